@@ -1,0 +1,1 @@
+//! scry-text

@@ -1,0 +1,6 @@
+//! Workspace: configuration, the server catalogue, routing of files to
+//! servers by file type and root markers, and the lifecycle of server
+//! processes (one per server and root, started lazily, reused).
+
+pub mod catalog;
+pub mod config;
