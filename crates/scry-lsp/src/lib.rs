@@ -1,1 +1,23 @@
-//! scry-lsp
+//! One language-server session: the child process (in its own process
+//! group), the `initialize` handshake, negotiated capabilities and position
+//! encoding, progress and readiness, answers to server→client requests, and
+//! document sync from disk.
+//!
+//! Invariants:
+//! - Every server→client request is answered (see [`handler`]).
+//! - The server's stderr never reaches an answer: it goes to a log file and
+//!   a bounded ring buffer.
+//! - Dropping the last handle of a [`Session`] kills its whole process group.
+//! - A document is sent to the server only as the disk holds it.
+
+pub mod docs;
+pub mod handler;
+pub mod session;
+pub mod state;
+pub mod types;
+pub mod uri;
+
+pub use scry_text::{CharPos, Encoding, LineIndex, LspPos};
+pub use session::{Session, SessionConfig, SessionError, client_capabilities};
+pub use state::ServerState;
+pub use uri::{path_to_uri, uri_to_path};

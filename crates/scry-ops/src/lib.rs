@@ -6,3 +6,8 @@ pub mod model;
 
 pub use error::OpError;
 pub use model::*;
+pub mod convert;
+pub mod engine;
+pub mod resolve;
+
+pub use engine::{Engine, MAX_TIMEOUT, Query};

@@ -308,9 +308,10 @@ impl Body {
             Body::Outline { symbols, .. } => symbols.is_empty(),
             Body::WorkspaceSymbols { symbols, .. } => symbols.is_empty(),
             Body::Calls { calls, .. } => calls.is_empty(),
-            Body::Status(_) | Body::Capabilities { .. } | Body::Raw { .. } | Body::Reloaded { .. } => {
-                false
-            }
+            Body::Status(_)
+            | Body::Capabilities { .. }
+            | Body::Raw { .. }
+            | Body::Reloaded { .. } => false,
         }
     }
 }

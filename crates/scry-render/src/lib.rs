@@ -1,1 +1,189 @@
-//! scry-render
+//! scry-render: the one place where operation answers ([`scry_ops::Answer`])
+//! become the text a model reads and the structured JSON scripts read.
+//!
+//! Both forms share the same choices: paths relative to the workspace root
+//! (with `/`), locations grouped by file (workspace files first, then paths
+//! outside it), sorted by line and column, de-duplicated, source lines trimmed
+//! and clipped to 200 characters, at most [`RenderOptions::max_locations`]
+//! items and about [`RenderOptions::max_chars`] characters, with an explicit
+//! account of what was left out.
+
+use std::path::{Component, Path};
+
+use scry_ops::{Answer, OpError};
+use serde_json::{Value, json};
+
+mod common;
+mod hover;
+mod json;
+mod text;
+
+/// Limits on what one rendering shows.
+#[derive(Debug, Clone)]
+pub struct RenderOptions {
+    /// Most locations (references, symbols, callers, ...) listed.
+    pub max_locations: usize,
+    /// Most characters (not bytes) in the whole output.
+    pub max_chars: usize,
+}
+
+impl Default for RenderOptions {
+    fn default() -> Self {
+        RenderOptions {
+            max_locations: 100,
+            max_chars: 16_000,
+        }
+    }
+}
+
+/// Model-facing text. Never empty.
+///
+/// The first line says what was answered and where it was asked; then the
+/// results; then what was left out, other declarations of the name, and notes.
+/// When lists are capped the last result line is `… N more references in M
+/// files (...)`; when anything else is over `max_chars` the text is cut at a
+/// line boundary and ends with `… output truncated at N characters (M more
+/// lines)`.
+pub fn render_text(answer: &Answer, workspace_root: &Path, opts: &RenderOptions) -> String {
+    text::render(answer, workspace_root, opts)
+}
+
+/// Structured JSON with the same content and the same caps as
+/// [`render_text`] (paths relative the same way; an `"omitted"` object says
+/// what was left out: `{"count", "files", "reason"}` for lists, `{"chars",
+/// "reason"}` for text and raw values).
+///
+/// Always present: `action`, `kind`, `question`, `server`, `asked_at`,
+/// `others`, `partial`, `empty`, `empty_reason`, `notes`; then per kind
+/// `locations`/`symbols`/`calls` with `total`, `text`, `result`, ...
+pub fn render_json(answer: &Answer, workspace_root: &Path, opts: &RenderOptions) -> Value {
+    json::render(answer, workspace_root, opts)
+}
+
+/// The error message with paths inside `root` shown relative, on one line.
+fn error_message(err: &OpError, root: &Path) -> String {
+    let msg = match err {
+        OpError::FileNotFound(p) => format!("file not found: {}", display_path(p, root)),
+        OpError::BinaryFile(p) => format!("{} is not a text file", display_path(p, root)),
+        OpError::OutsideWorkspace { path, root: ws } => format!(
+            "{} is outside the workspace {}; only files inside it can be asked about",
+            display_path(path, root),
+            ws.display()
+        ),
+        other => {
+            let msg = other.to_string();
+            let prefix = format!("{}{}", root.display(), std::path::MAIN_SEPARATOR);
+            if root.as_os_str().is_empty() || root == Path::new("/") {
+                msg
+            } else {
+                msg.replace(&prefix, "")
+            }
+        }
+    };
+    msg.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// An error as one line: `error[FILE_NOT_FOUND]: file not found: src/x.rs`
+/// (paths relative when inside the root).
+pub fn render_error(err: &OpError, workspace_root: &Path) -> String {
+    format!(
+        "error[{}]: {}",
+        err.code(),
+        error_message(err, workspace_root)
+    )
+}
+
+/// `{"error": {"code": "FILE_NOT_FOUND", "message": "file not found: src/x.rs"}}`
+pub fn error_json(err: &OpError, workspace_root: &Path) -> Value {
+    json!({
+        "error": {
+            "code": err.code(),
+            "message": error_message(err, workspace_root),
+        }
+    })
+}
+
+/// Path shown to the model: relative to the workspace root when inside it
+/// (with `/` separators, `.` for the root itself), else as given (absolute).
+pub fn display_path(path: &Path, workspace_root: &Path) -> String {
+    let rel = if workspace_root.as_os_str().is_empty() {
+        None
+    } else {
+        path.strip_prefix(workspace_root).ok()
+    };
+    match rel {
+        Some(rel) if rel.as_os_str().is_empty() => ".".to_string(),
+        Some(rel) => slash_join(rel),
+        None if path.is_absolute() => path.display().to_string(),
+        None => slash_join(path),
+    }
+}
+
+fn slash_join(rel: &Path) -> String {
+    rel.components()
+        .map(|c| match c {
+            Component::Normal(s) => s.to_string_lossy().into_owned(),
+            Component::CurDir => ".".to_string(),
+            Component::ParentDir => "..".to_string(),
+            Component::RootDir | Component::Prefix(_) => String::new(),
+        })
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+/// Hover normalisation: markdown kept readable, HTML tags stripped (`<br>` to
+/// a newline, `<p>` to a paragraph break, `<li>` to `- `, `<code>` to
+/// backticks, `<pre>` to a code fence), entities (`&lt; &gt; &amp; &quot;
+/// &#39; &nbsp;` and numeric ones) decoded, whitespace compacted (runs of
+/// blank lines to one, trailing spaces removed), horizontal rules between
+/// sections kept as a single `---` line, code fences kept verbatim.
+///
+/// Tags are only recognised outside code spans and fences, and only for known
+/// HTML names in lower case (or all upper case, longer than one letter), so
+/// generics such as `Vec<T>`, `Foo<B>` or `Option<Code>` survive.
+pub fn normalize_hover(raw: &str) -> String {
+    hover::normalize_hover(raw)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    #[test]
+    fn display_path_relativises() {
+        let root = Path::new("/ws/proj");
+        assert_eq!(
+            display_path(Path::new("/ws/proj/src/a.rs"), root),
+            "src/a.rs"
+        );
+        assert_eq!(display_path(Path::new("/ws/proj"), root), ".");
+        assert_eq!(
+            display_path(Path::new("/ws/proj2/a.rs"), root),
+            "/ws/proj2/a.rs"
+        );
+        assert_eq!(
+            display_path(Path::new("/usr/lib/x.rs"), root),
+            "/usr/lib/x.rs"
+        );
+        assert_eq!(
+            display_path(Path::new("/ws/proj/src/a.rs"), Path::new("/ws/proj/")),
+            "src/a.rs"
+        );
+    }
+
+    #[test]
+    fn errors_are_one_line_with_relative_paths() {
+        let root = Path::new("/ws/proj");
+        let e = OpError::FileNotFound(PathBuf::from("/ws/proj/src/x.rs"));
+        assert_eq!(
+            render_error(&e, root),
+            "error[FILE_NOT_FOUND]: file not found: src/x.rs"
+        );
+        let e = OpError::ServerError("rust-analyzer failed on /ws/proj/src/a.rs:\n  boom".into());
+        assert_eq!(
+            render_error(&e, root),
+            "error[SERVER_ERROR]: rust-analyzer failed on src/a.rs: boom"
+        );
+    }
+}

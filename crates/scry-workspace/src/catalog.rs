@@ -1,0 +1,269 @@
+//! The server catalogue: what a provider (a language server or a
+//! command-line linter) is, and the built-in ones.
+//!
+//! Per-language knowledge is data: the built-ins live in `catalog.json`
+//! (compiled in) and use exactly the same shape as the `servers` entries of
+//! a configuration file, so anything a built-in can say a user can say too.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::OnceLock;
+
+use serde::{Deserialize, Serialize};
+
+/// How a provider is run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ProviderKind {
+    /// A language server speaking LSP over stdio (the default).
+    #[default]
+    Lsp,
+    /// A command-line tool run once per request, its output parsed by
+    /// [`ServerSpec::parser`].
+    Cli,
+}
+
+/// One provider: a language server or a command-line linter.
+///
+/// JSON field names are camelCase (`fileTypes`, `rootMarkers`, ...); every
+/// field except `id` and `command` has a default.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ServerSpec {
+    /// Unique name, used in configuration files to override or disable it.
+    pub id: String,
+    /// `"lsp"` (default) or `"cli"`.
+    pub kind: ProviderKind,
+    /// The program (argv\[0\]); never run through a shell. A bare name is
+    /// looked up with [`crate::config::resolve_command`].
+    pub command: String,
+    /// Arguments. For `cli` providers the placeholder `{files}` stands for
+    /// the files to check (one argument each).
+    pub args: Vec<String>,
+    /// Extensions without the dot (`"rs"`, `"tsx"`, also compound ones like
+    /// `"d.ts"`) or exact basenames (`"Makefile"`, `"CMakeLists.txt"`).
+    pub file_types: Vec<String>,
+    /// File or directory names that mark a project root
+    /// (`"Cargo.toml"`, `"package.json"`, `".git"`); `"*.ext"` matches any
+    /// entry with that extension.
+    pub root_markers: Vec<String>,
+    /// Default `languageId` for `textDocument/didOpen`.
+    pub language_id: Option<String>,
+    /// Per-extension `languageId` overrides, e.g. `{"tsx": "typescriptreact"}`.
+    pub language_ids: BTreeMap<String, String>,
+    /// Returned for `workspace/configuration` requests (`Null` if none).
+    pub settings: serde_json::Value,
+    /// Sent as `initializationOptions` in `initialize`.
+    pub initialization_options: Option<serde_json::Value>,
+    /// Extra environment variables for the child process.
+    pub env: BTreeMap<String, String>,
+    /// Kept in the list (so status can show it) but never started.
+    pub disabled: bool,
+    /// Diagnostics only, never used for navigation.
+    pub is_linter: bool,
+    /// Only used when the server with this id is not installed or disabled.
+    pub alternative_to: Option<String>,
+    /// `cli` only: how to read the output: `eslint-json`, `ruff-json`,
+    /// `golangci-lint-json`, `sarif`, `shellcheck-json`, `generic`.
+    pub parser: Option<String>,
+    /// `cli` only: `"files"` (run on the given files) or `"workspace"`
+    /// (run once on the root).
+    pub mode: Option<String>,
+    /// Human language names for documentation and tool descriptions.
+    pub languages: Vec<String>,
+}
+
+impl ServerSpec {
+    /// The `languageId` to announce for `path`: `language_ids` by basename
+    /// or extension, else `language_id`, else the lower-cased extension
+    /// (`"plaintext"` when there is none).
+    pub fn language_id_for(&self, path: &Path) -> String {
+        let name = file_name(path);
+        if let Some(id) = name.and_then(|n| self.language_ids.get(n)) {
+            return id.clone();
+        }
+        let ext = path.extension().and_then(|e| e.to_str());
+        if let Some(ext) = ext {
+            let lower = ext.to_ascii_lowercase();
+            if let Some(id) = self
+                .language_ids
+                .get(ext)
+                .or_else(|| self.language_ids.get(&lower))
+            {
+                return id.clone();
+            }
+        }
+        if let Some(id) = &self.language_id {
+            return id.clone();
+        }
+        match ext {
+            Some(ext) => ext.to_ascii_lowercase(),
+            None => "plaintext".to_string(),
+        }
+    }
+
+    /// Whether `path` is one of this provider's file types: its extension
+    /// (case-insensitive, compound extensions allowed) or its exact
+    /// basename matches a `file_types` entry.
+    pub fn serves(&self, path: &Path) -> bool {
+        let Some(name) = file_name(path) else {
+            return false;
+        };
+        let lower = name.to_ascii_lowercase();
+        self.file_types.iter().any(|ft| {
+            let ft = ft.strip_prefix('.').unwrap_or(ft);
+            if ft.is_empty() {
+                return false;
+            }
+            if name == ft {
+                return true;
+            }
+            let ft = ft.to_ascii_lowercase();
+            lower.len() > ft.len() + 1
+                && lower.ends_with(&ft)
+                && lower.as_bytes()[lower.len() - ft.len() - 1] == b'.'
+        })
+    }
+}
+
+fn file_name(path: &Path) -> Option<&str> {
+    path.file_name().and_then(|n| n.to_str())
+}
+
+/// The compiled-in catalogue text.
+pub const CATALOG_JSON: &str = include_str!("catalog.json");
+
+/// The built-in providers, in priority order (earlier wins).
+pub fn builtins() -> Vec<ServerSpec> {
+    static BUILTINS: OnceLock<Vec<ServerSpec>> = OnceLock::new();
+    BUILTINS
+        .get_or_init(|| {
+            serde_json::from_str(CATALOG_JSON)
+                .unwrap_or_else(|e| panic!("built-in catalog.json is invalid: {e}"))
+        })
+        .clone()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashSet;
+
+    fn get(id: &str) -> ServerSpec {
+        builtins()
+            .into_iter()
+            .find(|s| s.id == id)
+            .unwrap_or_else(|| panic!("no built-in {id}"))
+    }
+
+    #[test]
+    fn builtins_parse_and_are_complete() {
+        let all = builtins();
+        assert!(all.len() >= 15);
+        let mut ids = HashSet::new();
+        for s in &all {
+            assert!(ids.insert(s.id.clone()), "duplicate id {}", s.id);
+            assert!(!s.command.is_empty(), "{} has no command", s.id);
+            assert!(!s.file_types.is_empty(), "{} has no fileTypes", s.id);
+            assert!(!s.languages.is_empty(), "{} has no languages", s.id);
+            assert!(!s.disabled, "{} disabled", s.id);
+            for ft in &s.file_types {
+                assert!(!ft.starts_with('.'), "{}: {ft}", s.id);
+            }
+            match s.kind {
+                ProviderKind::Lsp => {
+                    assert!(s.parser.is_none() && s.mode.is_none(), "{}", s.id);
+                    assert!(s.language_id.is_some(), "{} has no languageId", s.id);
+                }
+                ProviderKind::Cli => {
+                    assert!(s.is_linter, "{} cli but not linter", s.id);
+                    assert!(s.parser.is_some(), "{} has no parser", s.id);
+                    assert!(
+                        matches!(s.mode.as_deref(), Some("files" | "workspace")),
+                        "{} mode",
+                        s.id
+                    );
+                }
+            }
+            if let Some(p) = &s.alternative_to {
+                assert!(ids.contains(p), "{} is an alternative to later {p}", s.id);
+            }
+        }
+        let lsp: Vec<_> = all.iter().filter(|s| s.kind == ProviderKind::Lsp).collect();
+        for id in [
+            "rust-analyzer",
+            "pyright",
+            "typescript-language-server",
+            "gopls",
+            "clangd",
+            "bash-language-server",
+            "yaml-language-server",
+            "vscode-json-language-server",
+        ] {
+            assert!(lsp.iter().any(|s| s.id == id), "{id}");
+        }
+    }
+
+    #[test]
+    fn exact_commands() {
+        assert_eq!(get("pyright").command, "pyright-langserver");
+        assert_eq!(get("pyright").args, ["--stdio"]);
+        assert_eq!(get("bash-language-server").args, ["start"]);
+        assert!(get("clangd").args.is_empty());
+        assert!(get("gopls").args.is_empty());
+        let alts: Vec<_> = builtins()
+            .into_iter()
+            .filter(|s| s.alternative_to.as_deref() == Some("pyright"))
+            .map(|s| s.id)
+            .collect();
+        assert_eq!(alts, ["basedpyright", "pylsp", "jedi-language-server"]);
+        let bp = get("basedpyright");
+        assert_eq!(
+            bp.settings["basedpyright"]["analysis"]["diagnosticMode"],
+            "openFilesOnly"
+        );
+        assert_eq!(get("eslint").kind, ProviderKind::Cli);
+        assert_eq!(get("golangci-lint").mode.as_deref(), Some("workspace"));
+    }
+
+    #[test]
+    fn language_ids() {
+        let ts = get("typescript-language-server");
+        assert_eq!(ts.language_id_for(Path::new("a/b.tsx")), "typescriptreact");
+        assert_eq!(ts.language_id_for(Path::new("b.jsx")), "javascriptreact");
+        assert_eq!(ts.language_id_for(Path::new("b.mjs")), "javascript");
+        assert_eq!(ts.language_id_for(Path::new("b.mts")), "typescript");
+        assert_eq!(ts.language_id_for(Path::new("B.TS")), "typescript");
+        let c = get("clangd");
+        assert_eq!(c.language_id_for(Path::new("x.h")), "c");
+        assert_eq!(c.language_id_for(Path::new("x.c")), "c");
+        assert_eq!(c.language_id_for(Path::new("x.cpp")), "cpp");
+        assert_eq!(c.language_id_for(Path::new("x.hpp")), "cpp");
+        assert_eq!(
+            get("rust-analyzer").language_id_for(Path::new("src/lib.rs")),
+            "rust"
+        );
+        let bare = ServerSpec::default();
+        assert_eq!(bare.language_id_for(Path::new("x.Foo")), "foo");
+        assert_eq!(bare.language_id_for(Path::new("README")), "plaintext");
+    }
+
+    #[test]
+    fn serves_by_extension_and_basename() {
+        let ts = get("typescript-language-server");
+        assert!(ts.serves(Path::new("/p/src/App.tsx")));
+        assert!(ts.serves(Path::new("/p/src/App.TSX")));
+        assert!(!ts.serves(Path::new("/p/src/App.rs")));
+        let spec = ServerSpec {
+            file_types: vec!["Makefile".into(), "CMakeLists.txt".into(), "d.ts".into()],
+            ..Default::default()
+        };
+        assert!(spec.serves(Path::new("/p/Makefile")));
+        assert!(spec.serves(Path::new("sub/CMakeLists.txt")));
+        assert!(!spec.serves(Path::new("sub/other.txt")));
+        assert!(!spec.serves(Path::new("GNUmakefile")));
+        assert!(spec.serves(Path::new("types/index.d.ts")));
+        assert!(!spec.serves(Path::new("types/indexd.ts")));
+        assert!(!spec.serves(Path::new("/")));
+    }
+}

@@ -1,0 +1,1372 @@
+//! Layered JSON configuration.
+//!
+//! # Layers
+//!
+//! Later layers win:
+//!
+//! 1. the built-in catalogue ([`crate::catalog::builtins`]);
+//! 2. the user file: `$SCRY_CONFIG` if set, else
+//!    `$XDG_CONFIG_HOME/scry/config.json`, else `$HOME/.config/scry/config.json`
+//!    (see [`user_config_path`]);
+//! 3. project files in the workspace root, in this order:
+//!    `.scry.json`, `scry.json`, `.scry/config.json`
+//!    ([`PROJECT_CONFIG_FILES`]).
+//!
+//! Missing files are skipped (except an explicit `$SCRY_CONFIG`, which must
+//! exist).
+//!
+//! # Format
+//!
+//! ```jsonc
+//! {
+//!   // "lspServers" and "linters" are accepted too, with the same shape.
+//!   "servers": {
+//!     // Override: merged onto the server with that id (built-in or from an
+//!     // earlier layer). Objects are merged deeply; scalars and arrays replace.
+//!     "pyright": { "settings": { "python": { "analysis": { "typeCheckingMode": "strict" } } } },
+//!     // New server: needs a "command".
+//!     "my-lsp": { "command": "my-lsp", "args": ["--stdio"], "fileTypes": ["foo"] },
+//!     // Disable: kept in the list (status shows it) but never used.
+//!     "gopls": { "disabled": true }
+//!   },
+//!   // false: only servers named in some config file are kept (built-ins
+//!   // mentioned by id count as named). The last layer that sets it wins.
+//!   "autoDetect": false,
+//!   "limits": { "maxLocations": 50, "maxChars": 8000, "timeoutMs": 20000, "maxOpenDocuments": 100 }
+//! }
+//! ```
+//!
+//! Server entries use the fields of [`ServerSpec`] (camelCase). Being
+//! liberal in what is accepted:
+//!
+//! * `//` and `/* */` comments and trailing commas are allowed;
+//! * key spelling is loose: `file_types`, `file-types` and `fileTypes` are the
+//!   same key; aliases: `extensions` (fileTypes), `roots` (rootMarkers),
+//!   `cmd` (command), `initOptions` (initializationOptions);
+//! * `"enabled": false` means `"disabled": true`; an entry may be just
+//!   `true`/`false` (enabled/disabled) or `null` (disabled);
+//! * `"command": ["my-lsp", "--stdio"]` splits into command and args;
+//! * list fields may be a single string: `"args": "--stdio --verbose"`
+//!   (split on whitespace), `"fileTypes": "ts, tsx"` (split on commas or
+//!   whitespace);
+//! * `fileTypes` entries may start with `.` or `*.` (`".ts"`, `"*.ts"`);
+//! * `servers` may also be an array of objects with an `"id"`.
+//!
+//! New servers are placed before everything defined by earlier layers (so
+//! they win ties), in the order they are written. New servers under
+//! `"linters"` default to `"isLinter": true`; a new server with a `parser` or
+//! `mode` and no `kind` is a `"cli"` one.
+//!
+//! Unknown keys are reported in [`Config::warnings`], not rejected. Invalid
+//! JSON is a [`ConfigError::Parse`] with file, line and column; a new server
+//! without a command, a value of the wrong type or a non-positive limit is a
+//! [`ConfigError::Invalid`].
+//!
+//! Alternatives (`alternativeTo`) apply even to servers named in a config
+//! file; set `"alternativeTo": null` to use such a server unconditionally.
+
+use std::borrow::Cow;
+use std::collections::HashSet;
+use std::ffi::{OsStr, OsString};
+use std::io;
+use std::path::{Component, Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::catalog::{self, ProviderKind, ServerSpec};
+
+/// Project configuration files, relative to the workspace root, in the order
+/// they are layered (later wins).
+pub const PROJECT_CONFIG_FILES: [&str; 3] = [".scry.json", "scry.json", ".scry/config.json"];
+
+/// Output and time limits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Limits {
+    /// Most locations listed in one answer (default 100).
+    pub max_locations: usize,
+    /// Most characters in one answer (default 16000).
+    pub max_chars: usize,
+    /// Request timeout in milliseconds (default 30000).
+    pub timeout_ms: u64,
+    /// Most documents kept open per server (default 200).
+    pub max_open_documents: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_locations: 100,
+            max_chars: 16000,
+            timeout_ms: 30000,
+            max_open_documents: 200,
+        }
+    }
+}
+
+/// The resolved configuration.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Resolved servers in priority order; disabled ones are kept but flagged.
+    pub servers: Vec<ServerSpec>,
+    pub limits: Limits,
+    /// Config files that were read, in order.
+    pub sources: Vec<PathBuf>,
+    /// Non-fatal problems (unknown keys, servers that can never be used, ...).
+    pub warnings: Vec<String>,
+}
+
+/// A configuration file could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read config file {}: {source}", path.display())]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    #[error("invalid JSON in config file {}:{line}:{column}: {message}", path.display())]
+    Parse {
+        path: PathBuf,
+        line: usize,
+        column: usize,
+        message: String,
+    },
+    #[error("invalid config file {}: {message}", path.display())]
+    Invalid { path: PathBuf, message: String },
+}
+
+impl Default for Config {
+    /// The built-ins with default limits and no files.
+    fn default() -> Self {
+        Config {
+            servers: catalog::builtins(),
+            limits: Limits::default(),
+            sources: Vec::new(),
+            warnings: Vec::new(),
+        }
+    }
+}
+
+impl Config {
+    /// Layers, later wins: built-ins; the user file ($SCRY_CONFIG if set,
+    /// else $XDG_CONFIG_HOME/scry/config.json, else
+    /// $HOME/.config/scry/config.json); then project files in the workspace
+    /// root: `.scry.json`, `scry.json`, `.scry/config.json`.
+    pub fn load(workspace_root: &Path) -> Result<Config, ConfigError> {
+        load_with_env(workspace_root, &|k| std::env::var_os(k))
+    }
+
+    /// Same as [`Config::load`] with explicit layers: each (path, json text).
+    pub fn from_layers(layers: &[(PathBuf, String)]) -> Result<Config, ConfigError> {
+        let mut b = Builder::new();
+        for (path, text) in layers {
+            b.apply(path, text)?;
+        }
+        Ok(b.finish())
+    }
+
+    /// Enabled LSP servers (not linters) whose file types match `path`, in
+    /// priority order, with alternatives resolved (see
+    /// [`Config::providers_for`]).
+    pub fn servers_for(
+        &self,
+        path: &Path,
+        is_installed: &dyn Fn(&ServerSpec) -> bool,
+    ) -> Vec<&ServerSpec> {
+        self.providers_for(path, false, is_installed)
+    }
+
+    /// Enabled providers whose file types match `path`, in priority order:
+    /// LSP servers that are not linters, plus every linter (LSP or CLI) when
+    /// `include_linters`.
+    ///
+    /// Alternatives: a server with `alternative_to: Some(p)` stands in for
+    /// `p` and is returned (at `p`'s place) only when `p` is not installed or
+    /// is disabled, and only the first installed alternative is. A primary
+    /// that is not installed and has no installed alternative is still
+    /// returned, so that the caller can report it missing; a disabled primary
+    /// with no installed alternative yields nothing. When `p` is not
+    /// configured at all (or does not serve this file), the first installed
+    /// alternative, else the first alternative, is returned.
+    pub fn providers_for(
+        &self,
+        path: &Path,
+        include_linters: bool,
+        is_installed: &dyn Fn(&ServerSpec) -> bool,
+    ) -> Vec<&ServerSpec> {
+        let candidates: Vec<&ServerSpec> = self
+            .servers
+            .iter()
+            .filter(|s| {
+                !s.disabled
+                    && (include_linters || (s.kind == ProviderKind::Lsp && !s.is_linter))
+                    && s.serves(path)
+            })
+            .collect();
+        let alternatives = |primary: &str| -> Vec<&ServerSpec> {
+            candidates
+                .iter()
+                .copied()
+                .filter(|a| a.alternative_to.as_deref() == Some(primary))
+                .collect()
+        };
+        let mut out: Vec<&ServerSpec> = Vec::new();
+        for &s in &candidates {
+            let chosen = match &s.alternative_to {
+                None => {
+                    if is_installed(s) {
+                        Some(s)
+                    } else {
+                        Some(
+                            alternatives(&s.id)
+                                .into_iter()
+                                .find(|a| is_installed(a))
+                                .unwrap_or(s),
+                        )
+                    }
+                }
+                Some(p) => {
+                    if candidates.iter().any(|c| &c.id == p) {
+                        None // resolved at the primary's place
+                    } else if self.server(p).is_some_and(|pr| pr.disabled) {
+                        alternatives(p).into_iter().find(|a| is_installed(a))
+                    } else {
+                        let alts = alternatives(p);
+                        alts.iter()
+                            .copied()
+                            .find(|a| is_installed(a))
+                            .or_else(|| alts.first().copied())
+                    }
+                }
+            };
+            if let Some(c) = chosen
+                && !out.iter().any(|o| std::ptr::eq(*o, c))
+            {
+                out.push(c);
+            }
+        }
+        out
+    }
+
+    /// The server with this id, enabled or not.
+    pub fn server(&self, id: &str) -> Option<&ServerSpec> {
+        self.servers.iter().find(|s| s.id == id)
+    }
+}
+
+/// The user configuration file: `$SCRY_CONFIG` if set, else
+/// `$XDG_CONFIG_HOME/scry/config.json` (when absolute), else
+/// `$HOME/.config/scry/config.json`. `None` when none of these is set.
+pub fn user_config_path() -> Option<PathBuf> {
+    user_config_path_with(&|k| std::env::var_os(k)).map(|(p, _)| p)
+}
+
+type EnvFn<'a> = &'a dyn Fn(&str) -> Option<OsString>;
+
+/// The user config path and whether it was given explicitly.
+fn user_config_path_with(env: EnvFn<'_>) -> Option<(PathBuf, bool)> {
+    let var = |k: &str| env(k).filter(|v| !v.is_empty());
+    if let Some(p) = var("SCRY_CONFIG") {
+        return Some((PathBuf::from(p), true));
+    }
+    if let Some(x) = var("XDG_CONFIG_HOME").map(PathBuf::from)
+        && x.is_absolute()
+    {
+        return Some((x.join("scry").join("config.json"), false));
+    }
+    var("HOME").map(|h| {
+        (
+            PathBuf::from(h)
+                .join(".config")
+                .join("scry")
+                .join("config.json"),
+            false,
+        )
+    })
+}
+
+fn load_with_env(workspace_root: &Path, env: EnvFn<'_>) -> Result<Config, ConfigError> {
+    let mut files: Vec<(PathBuf, bool)> = Vec::new();
+    if let Some(user) = user_config_path_with(env) {
+        files.push(user);
+    }
+    files.extend(
+        PROJECT_CONFIG_FILES
+            .iter()
+            .map(|f| (workspace_root.join(f), false)),
+    );
+    let mut layers = Vec::new();
+    for (path, required) in files {
+        match std::fs::read_to_string(&path) {
+            Ok(text) => {
+                tracing::debug!(path = %path.display(), "reading config file");
+                layers.push((path, text));
+            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound && !required => {}
+            Err(source) => return Err(ConfigError::Read { path, source }),
+        }
+    }
+    let config = Config::from_layers(&layers)?;
+    for w in &config.warnings {
+        tracing::warn!("{w}");
+    }
+    Ok(config)
+}
+
+// ---------------------------------------------------------------------------
+// Layering
+
+struct Entry {
+    id: String,
+    value: Value,
+    spec: ServerSpec,
+}
+
+struct Builder {
+    entries: Vec<Entry>,
+    /// Every id ever defined (for alternativeTo checks).
+    known: HashSet<String>,
+    named: HashSet<String>,
+    auto_detect: bool,
+    limits: Limits,
+    sources: Vec<PathBuf>,
+    warnings: Vec<String>,
+}
+
+/// Lower-case alphanumerics only: `file_types`, `file-types`, `fileTypes`
+/// all become `filetypes`.
+fn canon(key: &str) -> String {
+    key.chars()
+        .filter(|c| c.is_ascii_alphanumeric())
+        .map(|c| c.to_ascii_lowercase())
+        .collect()
+}
+
+fn server_key(key: &str) -> Option<&'static str> {
+    Some(match canon(key).as_str() {
+        "id" => "id",
+        "kind" => "kind",
+        "command" | "cmd" => "command",
+        "args" | "arguments" => "args",
+        "filetypes" | "filetype" | "extensions" => "fileTypes",
+        "rootmarkers" | "roots" | "rootpatterns" => "rootMarkers",
+        "languageid" => "languageId",
+        "languageids" => "languageIds",
+        "settings" => "settings",
+        "initializationoptions" | "initoptions" => "initializationOptions",
+        "env" | "environment" => "env",
+        "disabled" => "disabled",
+        "enabled" => "enabled",
+        "islinter" | "linter" => "isLinter",
+        "alternativeto" => "alternativeTo",
+        "parser" => "parser",
+        "mode" => "mode",
+        "languages" => "languages",
+        _ => return None,
+    })
+}
+
+fn deep_merge(base: &mut Value, over: Value) {
+    match (base, over) {
+        (Value::Object(b), Value::Object(o)) => {
+            for (k, v) in o {
+                match b.get_mut(&k) {
+                    Some(bv) => deep_merge(bv, v),
+                    None => {
+                        b.insert(k, v);
+                    }
+                }
+            }
+        }
+        (b, o) => *b = o,
+    }
+}
+
+fn split_list(s: &str, commas: bool) -> Value {
+    Value::Array(
+        s.split(|c: char| c.is_whitespace() || (commas && c == ','))
+            .filter(|p| !p.is_empty())
+            .map(|p| Value::String(p.to_string()))
+            .collect(),
+    )
+}
+
+impl Builder {
+    fn new() -> Self {
+        let entries: Vec<Entry> = catalog::builtins()
+            .into_iter()
+            .map(|spec| Entry {
+                id: spec.id.clone(),
+                value: serde_json::to_value(&spec).expect("ServerSpec serialises"),
+                spec,
+            })
+            .collect();
+        Builder {
+            known: entries.iter().map(|e| e.id.clone()).collect(),
+            entries,
+            named: HashSet::new(),
+            auto_detect: true,
+            limits: Limits::default(),
+            sources: Vec::new(),
+            warnings: Vec::new(),
+        }
+    }
+
+    fn apply(&mut self, path: &Path, text: &str) -> Result<(), ConfigError> {
+        self.sources.push(path.to_path_buf());
+        let cleaned = strip_jsonc(text);
+        if cleaned.trim().is_empty() {
+            return Ok(());
+        }
+        let root: Value = serde_json::from_str(&cleaned).map_err(|e| {
+            let msg = e.to_string();
+            let message = match msg.rfind(" at line ") {
+                Some(i) => msg[..i].to_string(),
+                None => msg,
+            };
+            ConfigError::Parse {
+                path: path.to_path_buf(),
+                line: e.line(),
+                column: e.column(),
+                message,
+            }
+        })?;
+        let invalid = |message: String| ConfigError::Invalid {
+            path: path.to_path_buf(),
+            message,
+        };
+        let Value::Object(top) = root else {
+            return Err(invalid("the top level must be a JSON object".into()));
+        };
+        let mut insert_at = 0;
+        for (key, value) in top {
+            match canon(&key).as_str() {
+                "servers" | "lspservers" => {
+                    self.apply_servers(path, &key, value, false, &mut insert_at)?
+                }
+                "linters" => self.apply_servers(path, &key, value, true, &mut insert_at)?,
+                "autodetect" => match value {
+                    Value::Bool(b) => self.auto_detect = b,
+                    other => {
+                        return Err(invalid(format!(
+                            "\"{key}\" must be true or false, not {other}"
+                        )));
+                    }
+                },
+                "limits" => self.apply_limits(path, value)?,
+                "schema" | "comment" => {}
+                _ => self
+                    .warnings
+                    .push(format!("{}: unknown key \"{key}\" ignored", path.display())),
+            }
+        }
+        Ok(())
+    }
+
+    fn apply_servers(
+        &mut self,
+        path: &Path,
+        key: &str,
+        value: Value,
+        linters: bool,
+        insert_at: &mut usize,
+    ) -> Result<(), ConfigError> {
+        match value {
+            Value::Object(map) => {
+                for (id, entry) in map {
+                    self.apply_server(path, &id, entry, linters, insert_at)?;
+                }
+            }
+            Value::Array(items) => {
+                for (i, item) in items.into_iter().enumerate() {
+                    let id = item.get("id").and_then(Value::as_str).map(str::to_string);
+                    let Some(id) = id else {
+                        return Err(ConfigError::Invalid {
+                            path: path.to_path_buf(),
+                            message: format!("\"{key}\"[{i}] needs a string \"id\""),
+                        });
+                    };
+                    self.apply_server(path, &id, item, linters, insert_at)?;
+                }
+            }
+            Value::Null => {}
+            other => {
+                return Err(ConfigError::Invalid {
+                    path: path.to_path_buf(),
+                    message: format!(
+                        "\"{key}\" must be an object of servers by id, not {}",
+                        type_name(&other)
+                    ),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    fn apply_server(
+        &mut self,
+        path: &Path,
+        id: &str,
+        entry: Value,
+        linters: bool,
+        insert_at: &mut usize,
+    ) -> Result<(), ConfigError> {
+        let invalid = |message: String| ConfigError::Invalid {
+            path: path.to_path_buf(),
+            message,
+        };
+        if id.trim().is_empty() {
+            return Err(invalid("a server has an empty id".into()));
+        }
+        let mut obj = match entry {
+            Value::Object(o) => self.normalise_server(path, id, o)?,
+            Value::Bool(enabled) => Map::from_iter([("disabled".into(), Value::Bool(!enabled))]),
+            Value::Null => Map::from_iter([("disabled".into(), Value::Bool(true))]),
+            other => {
+                return Err(invalid(format!(
+                    "server \"{id}\" must be an object, not {}",
+                    type_name(&other)
+                )));
+            }
+        };
+        self.named.insert(id.to_string());
+        let pos = self.entries.iter().position(|e| e.id == id);
+        let index = match pos {
+            Some(i) => {
+                deep_merge(&mut self.entries[i].value, Value::Object(obj));
+                i
+            }
+            None => {
+                let has_command = obj
+                    .get("command")
+                    .and_then(Value::as_str)
+                    .is_some_and(|c| !c.trim().is_empty());
+                if !has_command {
+                    return Err(invalid(format!(
+                        "server \"{id}\" is not a known server and has no \"command\" \
+                         (to override a built-in use its id: {})",
+                        catalog::builtins()
+                            .iter()
+                            .map(|s| s.id.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )));
+                }
+                if linters && !obj.contains_key("isLinter") {
+                    obj.insert("isLinter".into(), Value::Bool(true));
+                }
+                if !obj.contains_key("kind")
+                    && (obj.contains_key("parser") || obj.contains_key("mode"))
+                {
+                    obj.insert("kind".into(), Value::String("cli".into()));
+                }
+                obj.insert("id".into(), Value::String(id.to_string()));
+                self.entries.insert(
+                    *insert_at,
+                    Entry {
+                        id: id.to_string(),
+                        value: Value::Object(obj),
+                        spec: ServerSpec::default(),
+                    },
+                );
+                self.known.insert(id.to_string());
+                *insert_at += 1;
+                *insert_at - 1
+            }
+        };
+        let entry = &mut self.entries[index];
+        let spec: ServerSpec = serde_json::from_value(entry.value.clone())
+            .map_err(|e| invalid(format!("server \"{id}\": {e}")))?;
+        if spec.command.trim().is_empty() {
+            return Err(invalid(format!("server \"{id}\" has an empty \"command\"")));
+        }
+        entry.spec = spec;
+        Ok(())
+    }
+
+    /// Canonical key names and the liberal value forms (see module docs).
+    fn normalise_server(
+        &mut self,
+        path: &Path,
+        id: &str,
+        obj: Map<String, Value>,
+    ) -> Result<Map<String, Value>, ConfigError> {
+        let mut out = Map::new();
+        let mut extra_args: Option<Vec<Value>> = None;
+        for (key, value) in obj {
+            let Some(k) = server_key(&key) else {
+                self.warnings.push(format!(
+                    "{}: server \"{id}\": unknown key \"{key}\" ignored",
+                    path.display()
+                ));
+                continue;
+            };
+            match (k, value) {
+                ("id", v) => {
+                    if v.as_str() != Some(id) {
+                        self.warnings.push(format!(
+                            "{}: server \"{id}\": \"id\" {v} ignored (the key names the server)",
+                            path.display()
+                        ));
+                    }
+                }
+                ("enabled", Value::Bool(b)) => {
+                    out.insert("disabled".into(), Value::Bool(!b));
+                }
+                ("command", Value::Array(mut parts)) => {
+                    if parts.is_empty() {
+                        continue;
+                    }
+                    let first = parts.remove(0);
+                    out.insert("command".into(), first);
+                    extra_args = Some(parts);
+                }
+                ("args", Value::String(s)) => {
+                    out.insert("args".into(), split_list(&s, false));
+                }
+                ("fileTypes" | "rootMarkers" | "languages", Value::String(s)) => {
+                    out.insert(k.into(), split_list(&s, true));
+                }
+                (k, v) => {
+                    out.insert(k.into(), v);
+                }
+            }
+        }
+        if let Some(mut parts) = extra_args {
+            if let Some(Value::Array(args)) = out.remove("args") {
+                parts.extend(args);
+            }
+            out.insert("args".into(), Value::Array(parts));
+        }
+        if let Some(Value::Array(fts)) = out.get_mut("fileTypes") {
+            for ft in fts.iter_mut() {
+                if let Value::String(s) = ft {
+                    let t = s.trim();
+                    let t = t.strip_prefix('*').unwrap_or(t);
+                    let t = t.strip_prefix('.').unwrap_or(t);
+                    *s = t.to_string();
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    fn apply_limits(&mut self, path: &Path, value: Value) -> Result<(), ConfigError> {
+        let invalid = |message: String| ConfigError::Invalid {
+            path: path.to_path_buf(),
+            message,
+        };
+        let Value::Object(map) = value else {
+            return Err(invalid(format!(
+                "\"limits\" must be an object, not {}",
+                type_name(&value)
+            )));
+        };
+        for (key, v) in map {
+            let slot = match canon(&key).as_str() {
+                "maxlocations" => 0,
+                "maxchars" => 1,
+                "timeoutms" | "timeout" => 2,
+                "maxopendocuments" => 3,
+                _ => {
+                    self.warnings.push(format!(
+                        "{}: unknown key \"limits.{key}\" ignored",
+                        path.display()
+                    ));
+                    continue;
+                }
+            };
+            let n = v
+                .as_u64()
+                .or_else(|| {
+                    v.as_f64()
+                        .filter(|f| f.fract() == 0.0 && *f >= 0.0)
+                        .map(|f| f as u64)
+                })
+                .filter(|n| *n > 0)
+                .ok_or_else(|| {
+                    invalid(format!(
+                        "\"limits.{key}\" must be a positive integer, not {v}"
+                    ))
+                })?;
+            let size = usize::try_from(n).unwrap_or(usize::MAX);
+            match slot {
+                0 => self.limits.max_locations = size,
+                1 => self.limits.max_chars = size,
+                2 => self.limits.timeout_ms = n,
+                _ => self.limits.max_open_documents = size,
+            }
+        }
+        Ok(())
+    }
+
+    fn finish(mut self) -> Config {
+        if !self.auto_detect {
+            let named = &self.named;
+            self.entries.retain(|e| named.contains(&e.id));
+        }
+        let mut warnings = self.warnings;
+        for e in &self.entries {
+            let s = &e.spec;
+            if s.file_types.is_empty() && !s.disabled {
+                warnings.push(format!(
+                    "server \"{}\" has no fileTypes and will never be used",
+                    s.id
+                ));
+            }
+            if let Some(p) = &s.alternative_to
+                && !self.known.contains(p)
+            {
+                warnings.push(format!(
+                    "server \"{}\" is an alternative to unknown server \"{p}\"",
+                    s.id
+                ));
+            }
+        }
+        Config {
+            servers: self.entries.into_iter().map(|e| e.spec).collect(),
+            limits: self.limits,
+            sources: self.sources,
+            warnings,
+        }
+    }
+}
+
+fn type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// Blank out `//` and `/* */` comments and trailing commas (and a BOM),
+/// keeping every other byte where it was so that error positions still
+/// match the file.
+fn strip_jsonc(text: &str) -> Cow<'_, str> {
+    let b = text.as_bytes();
+    if !b.iter().any(|&c| c == b'/' || c == b',') && !text.starts_with('\u{feff}') {
+        return Cow::Borrowed(text);
+    }
+    let mut out = b.to_vec();
+    let mut i = 0;
+    if text.starts_with('\u{feff}') {
+        out[..3].fill(b' ');
+        i = 3;
+    }
+    let mut in_str = false;
+    let mut last_comma: Option<usize> = None;
+    while i < b.len() {
+        let c = b[i];
+        if in_str {
+            match c {
+                b'\\' => i += 2,
+                b'"' => {
+                    in_str = false;
+                    i += 1;
+                }
+                _ => i += 1,
+            }
+            continue;
+        }
+        match (c, b.get(i + 1)) {
+            (b'"', _) => {
+                in_str = true;
+                last_comma = None;
+            }
+            (b'/', Some(b'/')) => {
+                while i < b.len() && b[i] != b'\n' && b[i] != b'\r' {
+                    out[i] = b' ';
+                    i += 1;
+                }
+                continue;
+            }
+            (b'/', Some(b'*')) => {
+                out[i] = b' ';
+                out[i + 1] = b' ';
+                i += 2;
+                while i < b.len() && !(b[i] == b'*' && b.get(i + 1) == Some(&b'/')) {
+                    if b[i] != b'\n' && b[i] != b'\r' {
+                        out[i] = b' ';
+                    }
+                    i += 1;
+                }
+                if i < b.len() {
+                    out[i] = b' ';
+                    out[i + 1] = b' ';
+                    i += 2;
+                }
+                continue;
+            }
+            (b',', _) => last_comma = Some(i),
+            (b'}' | b']', _) => {
+                if let Some(k) = last_comma.take() {
+                    out[k] = b' ';
+                }
+            }
+            (c, _) if c.is_ascii_whitespace() => {}
+            _ => last_comma = None,
+        }
+        i += 1;
+    }
+    match String::from_utf8(out) {
+        Ok(s) => Cow::Owned(s),
+        Err(_) => Cow::Borrowed(text),
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Roots and commands
+
+/// Lexically resolve `.` and `..` (no file system access).
+fn normalise(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if !out.pop() {
+                    out.push("..");
+                }
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// Match a file name against a pattern with at most one `*`.
+fn wildcard_match(pattern: &str, name: &str) -> bool {
+    match pattern.split_once('*') {
+        None => pattern == name,
+        Some((pre, post)) => {
+            name.len() >= pre.len() + post.len() && name.starts_with(pre) && name.ends_with(post)
+        }
+    }
+}
+
+fn has_marker(dir: &Path, markers: &[String]) -> bool {
+    markers.iter().any(|m| {
+        if m.is_empty() || Path::new(m).components().any(|c| c == Component::ParentDir) {
+            return false;
+        }
+        if m.contains('*') {
+            std::fs::read_dir(dir).is_ok_and(|rd| {
+                rd.flatten()
+                    .any(|e| e.file_name().to_str().is_some_and(|n| wildcard_match(m, n)))
+            })
+        } else {
+            dir.join(m).exists()
+        }
+    })
+}
+
+/// The root for a server and file: walk up from the file's directory to (and
+/// including) the workspace root; the nearest directory containing any of
+/// `spec.root_markers` wins; none found → `workspace_root`. Never returns a
+/// directory outside `workspace_root` (paths are compared lexically; a
+/// relative `file` is taken relative to `workspace_root`).
+pub fn find_root(spec: &ServerSpec, file: &Path, workspace_root: &Path) -> PathBuf {
+    let root = normalise(workspace_root);
+    let file = normalise(&root.join(file));
+    if !file.starts_with(&root) || spec.root_markers.is_empty() {
+        return root;
+    }
+    let mut dir: &Path = if file.is_dir() {
+        &file
+    } else {
+        match file.parent() {
+            Some(p) => p,
+            None => return root,
+        }
+    };
+    while dir.starts_with(&root) {
+        if has_marker(dir, &spec.root_markers) {
+            return dir.to_path_buf();
+        }
+        if dir == root {
+            break;
+        }
+        match dir.parent() {
+            Some(p) => dir = p,
+            None => break,
+        }
+    }
+    root
+}
+
+/// Find an executable: if `command` contains a '/', resolve it relative to
+/// the workspace root (`~/` is the home directory) and check it is an
+/// executable file; else look in project-local bin dirs first
+/// (`<root>/node_modules/.bin`, `<root>/.venv/bin`, `<root>/venv/bin`) then
+/// each absolute `PATH` entry. Returns the absolute path or `None`. No shell.
+pub fn resolve_command(command: &str, workspace_root: &Path) -> Option<PathBuf> {
+    resolve_command_in(command, workspace_root, std::env::var_os("PATH").as_deref())
+}
+
+/// [`resolve_command`] with an explicit `PATH` value.
+fn resolve_command_in(
+    command: &str,
+    workspace_root: &Path,
+    path_var: Option<&OsStr>,
+) -> Option<PathBuf> {
+    if command.is_empty() {
+        return None;
+    }
+    let absolute = |p: PathBuf| std::path::absolute(&p).ok().map(|p| normalise(&p));
+    let has_separator = command.contains('/') || (cfg!(windows) && command.contains('\\'));
+    if has_separator {
+        let p = match command.strip_prefix("~/") {
+            Some(rest) => PathBuf::from(std::env::var_os("HOME")?).join(rest),
+            None => workspace_root.join(command),
+        };
+        return executable_in(&p).and_then(absolute);
+    }
+    let local = [
+        workspace_root.join("node_modules").join(".bin"),
+        workspace_root.join(".venv").join("bin"),
+        workspace_root.join("venv").join("bin"),
+        workspace_root.join(".venv").join("Scripts"),
+    ];
+    let path_dirs = path_var
+        .map(|v| std::env::split_paths(v).collect::<Vec<_>>())
+        .unwrap_or_default();
+    local
+        .into_iter()
+        .chain(
+            path_dirs
+                .into_iter()
+                .filter(|d| !d.as_os_str().is_empty() && d.is_absolute()),
+        )
+        .find_map(|dir| executable_in(&dir.join(command)))
+        .and_then(absolute)
+}
+
+/// `path` itself (or, on Windows, with an executable extension) when it is
+/// an executable file.
+fn executable_in(path: &Path) -> Option<PathBuf> {
+    if is_executable(path) {
+        return Some(path.to_path_buf());
+    }
+    if cfg!(windows) && path.extension().is_none() {
+        for ext in ["exe", "cmd", "bat", "com"] {
+            let p = path.with_extension(ext);
+            if is_executable(&p) {
+                return Some(p);
+            }
+        }
+    }
+    None
+}
+
+fn is_executable(path: &Path) -> bool {
+    let Ok(meta) = std::fs::metadata(path) else {
+        return false;
+    };
+    if !meta.is_file() {
+        return false;
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        meta.permissions().mode() & 0o111 != 0
+    }
+    #[cfg(not(unix))]
+    {
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+    use std::fs;
+
+    fn layers(items: &[(&str, &str)]) -> Vec<(PathBuf, String)> {
+        items
+            .iter()
+            .map(|(p, t)| (PathBuf::from(p), t.to_string()))
+            .collect()
+    }
+
+    fn ids(specs: &[&ServerSpec]) -> Vec<String> {
+        specs.iter().map(|s| s.id.clone()).collect()
+    }
+
+    #[test]
+    fn no_layers_is_builtins() {
+        let c = Config::from_layers(&[]).unwrap();
+        assert_eq!(c.servers, catalog::builtins());
+        assert_eq!(c.limits, Limits::default());
+        assert!(c.sources.is_empty() && c.warnings.is_empty());
+        assert_eq!(c.limits.max_chars, 16000);
+    }
+
+    #[test]
+    fn layering_user_then_project() {
+        let user = r#"{
+            "servers": {
+                "pyright": { "settings": { "python": { "analysis": { "typeCheckingMode": "strict" } } } },
+                "gopls": { "disabled": true },
+                "my-lsp": { "command": "my-lsp", "args": ["--stdio"], "fileTypes": [".foo", "*.bar"] }
+            },
+            "autoDetect": false,
+            "limits": { "maxLocations": 50, "timeoutMs": 20000 }
+        }"#;
+        let project = r#"{
+            // project overrides
+            "servers": {
+                "pyright": { "settings": { "python": { "analysis": { "diagnosticMode": "workspace" } } } },
+                "my-lsp": { "env": { "A": "1" } },
+            },
+            "autoDetect": true,
+            "limits": { "maxChars": 8000 },
+        }"#;
+        let c = Config::from_layers(&layers(&[
+            ("/home/u/.config/scry/config.json", user),
+            ("/ws/.scry.json", project),
+        ]))
+        .unwrap();
+        assert!(c.warnings.is_empty(), "{:?}", c.warnings);
+        assert_eq!(c.sources.len(), 2);
+        let analysis = &c.server("pyright").unwrap().settings["python"]["analysis"];
+        assert_eq!(analysis["typeCheckingMode"], "strict");
+        assert_eq!(analysis["diagnosticMode"], "workspace");
+        assert_eq!(analysis["autoSearchPaths"], true);
+        // untouched fields survive the merge
+        assert_eq!(c.server("pyright").unwrap().args, ["--stdio"]);
+        assert!(c.server("gopls").unwrap().disabled);
+        let my = c.server("my-lsp").unwrap();
+        assert_eq!(my.file_types, ["foo", "bar"]);
+        assert_eq!(my.env["A"], "1");
+        assert_eq!(my.kind, ProviderKind::Lsp);
+        // new servers go first; autoDetect true again keeps the built-ins
+        assert_eq!(c.servers[0].id, "my-lsp");
+        assert!(c.server("rust-analyzer").is_some());
+        assert_eq!(
+            c.limits,
+            Limits {
+                max_locations: 50,
+                max_chars: 8000,
+                timeout_ms: 20000,
+                max_open_documents: 200
+            }
+        );
+        let all = |_: &ServerSpec| true;
+        assert!(c.servers_for(Path::new("/ws/main.go"), &all).is_empty());
+        assert_eq!(
+            ids(&c.servers_for(Path::new("/ws/x.foo"), &all)),
+            ["my-lsp"]
+        );
+    }
+
+    #[test]
+    fn auto_detect_false_keeps_only_named() {
+        let c = Config::from_layers(&layers(&[
+            ("/u.json", r#"{"servers": {"pyright": {}}}"#),
+            (
+                "/p.json",
+                r#"{"autoDetect": false, "servers": {"x": {"command": "x", "fileTypes": ["x"]}}}"#,
+            ),
+        ]))
+        .unwrap();
+        let mut got: Vec<_> = c.servers.iter().map(|s| s.id.as_str()).collect();
+        got.sort();
+        assert_eq!(got, ["pyright", "x"]);
+        // the last layer that sets it wins
+        let c = Config::from_layers(&layers(&[
+            ("/u.json", r#"{"autoDetect": false}"#),
+            ("/p.json", r#"{"servers": {}}"#),
+        ]))
+        .unwrap();
+        assert!(c.servers.is_empty());
+    }
+
+    #[test]
+    fn liberal_forms() {
+        let text = "\u{feff}{
+            \"lsp_servers\": {
+                \"rust-analyzer\": false,
+                \"tool\": { \"cmd\": [\"tool\", \"--stdio\"], \"args\": \"-v\", \"extensions\": \"ts, .tsx\", \"enabled\": true, \"colour\": 1 },
+                /* block
+                   comment */
+                \"yaml-language-server\": { \"enabled\": false },
+            },
+            \"linters\": [ { \"id\": \"mylint\", \"command\": \"mylint\", \"parser\": \"sarif\", \"fileTypes\": [\"ts\"] } ],
+            \"theme\": \"dark\", // unknown
+        }";
+        let c = Config::from_layers(&layers(&[("/ws/scry.json", text)])).unwrap();
+        assert!(c.server("rust-analyzer").unwrap().disabled);
+        assert!(c.server("yaml-language-server").unwrap().disabled);
+        let tool = c.server("tool").unwrap();
+        assert_eq!(tool.command, "tool");
+        assert_eq!(tool.args, ["--stdio", "-v"]);
+        assert_eq!(tool.file_types, ["ts", "tsx"]);
+        let lint = c.server("mylint").unwrap();
+        assert!(lint.is_linter);
+        assert_eq!(lint.kind, ProviderKind::Cli);
+        assert_eq!(c.warnings.len(), 2, "{:?}", c.warnings);
+        assert!(c.warnings.iter().any(|w| w.contains("\"theme\"")));
+        assert!(c.warnings.iter().any(|w| w.contains("\"colour\"")));
+        // new servers, in written order, ahead of the built-ins
+        assert_eq!(c.servers[0].id, "tool");
+        assert_eq!(c.servers[1].id, "mylint");
+        let all = |_: &ServerSpec| true;
+        let ts = Path::new("a.ts");
+        assert_eq!(
+            ids(&c.servers_for(ts, &all)),
+            ["tool", "typescript-language-server"]
+        );
+        assert_eq!(
+            ids(&c.providers_for(ts, true, &all)),
+            ["tool", "mylint", "typescript-language-server", "eslint"]
+        );
+        // strings keep their slashes, commas and comment look-alikes
+        let c = Config::from_layers(&layers(&[(
+            "/p.json",
+            r#"{"servers": {"pyright": {"args": ["--x=//y,", "/*z*/]"]}}}"#,
+        )]))
+        .unwrap();
+        assert_eq!(c.server("pyright").unwrap().args, ["--x=//y,", "/*z*/]"]);
+    }
+
+    #[test]
+    fn parse_error_names_path_and_line() {
+        let text = "{\n  \"servers\": {\n    \"pyright\": { \"args\": [\"a\" \"b\"] }\n  }\n}";
+        let err = Config::from_layers(&layers(&[("/ws/.scry.json", text)])).unwrap_err();
+        match &err {
+            ConfigError::Parse { path, line, .. } => {
+                assert_eq!(path, Path::new("/ws/.scry.json"));
+                assert_eq!(*line, 3);
+            }
+            other => panic!("{other:?}"),
+        }
+        let msg = err.to_string();
+        assert!(msg.contains("/ws/.scry.json:3:"), "{msg}");
+        assert!(!msg.contains('\n'), "{msg}");
+        // comments before the error do not shift the position
+        let text = "// c\n/* x\n y */ {\n \"a\": }";
+        match Config::from_layers(&layers(&[("/f", text)])).unwrap_err() {
+            ConfigError::Parse { line, column, .. } => assert_eq!((line, column), (4, 7)),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn invalid_configs() {
+        let bad = |text: &str| match Config::from_layers(&layers(&[("/ws/scry.json", text)])) {
+            Err(ConfigError::Invalid { path, message }) => {
+                assert_eq!(path, Path::new("/ws/scry.json"));
+                message
+            }
+            other => panic!("{text}: {other:?}"),
+        };
+        let m = bad(r#"{"servers": {"my-lsp": {"fileTypes": ["foo"]}}}"#);
+        assert!(m.contains("\"my-lsp\"") && m.contains("command"), "{m}");
+        let m = bad(r#"{"servers": {"pyright": {"args": 3}}}"#);
+        assert!(m.contains("\"pyright\""), "{m}");
+        let m = bad(r#"{"servers": {"pyright": {"kind": "grpc"}}}"#);
+        assert!(m.contains("\"pyright\""), "{m}");
+        let m = bad(r#"{"servers": {"pyright": {"command": ""}}}"#);
+        assert!(m.contains("empty"), "{m}");
+        let m = bad(r#"{"limits": {"maxChars": 0}}"#);
+        assert!(m.contains("maxChars"), "{m}");
+        bad(r#"{"autoDetect": "no"}"#);
+        bad(r#"[1, 2]"#);
+        bad(r#"{"servers": 3}"#);
+        // an empty file is no configuration
+        let c = Config::from_layers(&layers(&[("/e.json", "  \n")])).unwrap();
+        assert_eq!(c.servers.len(), catalog::builtins().len());
+    }
+
+    #[test]
+    fn alternatives() {
+        let c = Config::default();
+        let py = Path::new("/ws/pkg/mod.py");
+        let all = |_: &ServerSpec| true;
+        assert_eq!(ids(&c.servers_for(py, &all)), ["pyright"]);
+        let no_pyright = |s: &ServerSpec| s.id != "pyright";
+        assert_eq!(ids(&c.servers_for(py, &no_pyright)), ["basedpyright"]);
+        let only_jedi = |s: &ServerSpec| s.id == "jedi-language-server";
+        assert_eq!(
+            ids(&c.servers_for(py, &only_jedi)),
+            ["jedi-language-server"]
+        );
+        let none = |_: &ServerSpec| false;
+        assert_eq!(ids(&c.servers_for(py, &none)), ["pyright"]);
+        assert_eq!(
+            ids(&c.providers_for(py, true, &no_pyright)),
+            ["basedpyright", "ruff"]
+        );
+        assert_eq!(
+            ids(&c.servers_for(Path::new("lib.rs"), &all)),
+            ["rust-analyzer"]
+        );
+        assert!(c.servers_for(Path::new("notes.txt"), &all).is_empty());
+
+        let disabled = Config::from_layers(&layers(&[(
+            "/p.json",
+            r#"{"servers": {"pyright": {"disabled": true}}}"#,
+        )]))
+        .unwrap();
+        assert_eq!(ids(&disabled.servers_for(py, &all)), ["basedpyright"]);
+        let only_pylsp = |s: &ServerSpec| s.id == "pylsp";
+        assert_eq!(ids(&disabled.servers_for(py, &only_pylsp)), ["pylsp"]);
+        assert!(disabled.servers_for(py, &none).is_empty());
+
+        // primary not configured at all: first installed alternative, else first
+        let named = Config::from_layers(&layers(&[(
+            "/p.json",
+            r#"{"autoDetect": false, "servers": {"pylsp": {}, "jedi-language-server": {}}}"#,
+        )]))
+        .unwrap();
+        let only_jls = |s: &ServerSpec| s.id == "jedi-language-server";
+        assert_eq!(
+            ids(&named.servers_for(py, &only_jls)),
+            ["jedi-language-server"]
+        );
+        assert_eq!(ids(&named.servers_for(py, &none)), ["pylsp"]);
+        assert!(named.warnings.is_empty(), "{:?}", named.warnings);
+    }
+
+    #[test]
+    fn find_root_nearest_marker_inside_workspace() {
+        let tmp = tempfile::tempdir().unwrap();
+        let outer = tmp.path();
+        fs::write(outer.join("Cargo.toml"), "").unwrap();
+        let ws = outer.join("ws");
+        fs::create_dir_all(ws.join("crates/a/src/deep")).unwrap();
+        fs::create_dir_all(ws.join("other")).unwrap();
+        fs::write(ws.join("crates/a/Cargo.toml"), "").unwrap();
+        let ra = catalog::builtins()
+            .into_iter()
+            .find(|s| s.id == "rust-analyzer")
+            .unwrap();
+        let file = ws.join("crates/a/src/deep/x.rs");
+        assert_eq!(find_root(&ra, &file, &ws), ws.join("crates/a"));
+        assert_eq!(
+            find_root(&ra, Path::new("crates/a/src/lib.rs"), &ws),
+            ws.join("crates/a")
+        );
+        // the marker above the workspace is never used
+        assert_eq!(find_root(&ra, &ws.join("other/x.rs"), &ws), ws);
+        assert_eq!(find_root(&ra, &outer.join("x.rs"), &ws), ws);
+        assert_eq!(find_root(&ra, &ws.join("../x.rs"), &ws), ws);
+        // the workspace root itself counts, and nearer wins
+        fs::write(ws.join("Cargo.toml"), "").unwrap();
+        assert_eq!(find_root(&ra, &ws.join("other/x.rs"), &ws), ws);
+        assert_eq!(find_root(&ra, &file, &ws), ws.join("crates/a"));
+        // wildcard markers
+        let spec = ServerSpec {
+            root_markers: vec!["*.csproj".into()],
+            ..Default::default()
+        };
+        fs::write(ws.join("other/App.csproj"), "").unwrap();
+        assert_eq!(
+            find_root(&spec, &ws.join("other/x.cs"), &ws),
+            ws.join("other")
+        );
+        assert_eq!(find_root(&spec, &file, &ws), ws);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn resolve_command_on_custom_path() {
+        use std::os::unix::fs::PermissionsExt;
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("ws");
+        let bin = tmp.path().join("bin");
+        let local = root.join("node_modules/.bin");
+        fs::create_dir_all(&bin).unwrap();
+        fs::create_dir_all(&local).unwrap();
+        let make = |p: &Path, mode: u32| {
+            fs::write(p, "#!/bin/sh\n").unwrap();
+            fs::set_permissions(p, fs::Permissions::from_mode(mode)).unwrap();
+        };
+        make(&bin.join("tool"), 0o755);
+        make(&bin.join("plain"), 0o644);
+        make(&bin.join("both"), 0o755);
+        make(&local.join("both"), 0o755);
+        fs::create_dir(bin.join("dir")).unwrap();
+        let path_var = std::env::join_paths(["relative/bin".into(), bin.clone()]).unwrap();
+        let find = |c: &str| resolve_command_in(c, &root, Some(&path_var));
+        assert_eq!(find("tool"), Some(bin.join("tool")));
+        assert_eq!(find("plain"), None);
+        assert_eq!(find("dir"), None);
+        assert_eq!(find("missing"), None);
+        assert_eq!(find(""), None);
+        assert_eq!(find("both"), Some(local.join("both")));
+        assert_eq!(resolve_command_in("tool", &root, None), None);
+        // with a slash: relative to the workspace root, never searched
+        assert_eq!(find("node_modules/.bin/both"), Some(local.join("both")));
+        assert_eq!(find("../bin/tool"), Some(bin.join("tool")));
+        assert_eq!(find("../bin/plain"), None);
+        assert_eq!(
+            find(bin.join("tool").to_str().unwrap()),
+            Some(bin.join("tool"))
+        );
+    }
+
+    #[test]
+    fn load_reads_user_then_project_files() {
+        let tmp = tempfile::tempdir().unwrap();
+        let ws = tmp.path().join("ws");
+        let xdg = tmp.path().join("xdg");
+        fs::create_dir_all(ws.join(".scry")).unwrap();
+        fs::create_dir_all(xdg.join("scry")).unwrap();
+        fs::write(
+            xdg.join("scry/config.json"),
+            r#"{"limits": {"maxChars": 1000, "maxLocations": 7}}"#,
+        )
+        .unwrap();
+        fs::write(ws.join("scry.json"), r#"{"limits": {"maxChars": 2000}}"#).unwrap();
+        fs::write(
+            ws.join(".scry/config.json"),
+            r#"{"servers": {"gopls": {"disabled": true}}}"#,
+        )
+        .unwrap();
+        let vars: HashMap<&str, OsString> = HashMap::from([
+            ("XDG_CONFIG_HOME", xdg.clone().into_os_string()),
+            ("HOME", tmp.path().join("home").into_os_string()),
+        ]);
+        let env = |k: &str| vars.get(k).cloned();
+        let c = load_with_env(&ws, &env).unwrap();
+        assert_eq!(
+            c.sources,
+            [
+                xdg.join("scry/config.json"),
+                ws.join("scry.json"),
+                ws.join(".scry/config.json")
+            ]
+        );
+        assert_eq!((c.limits.max_chars, c.limits.max_locations), (2000, 7));
+        assert!(c.server("gopls").unwrap().disabled);
+
+        // explicit $SCRY_CONFIG wins and must exist
+        let missing = tmp.path().join("nope.json");
+        let vars2: HashMap<&str, OsString> =
+            HashMap::from([("SCRY_CONFIG", missing.clone().into_os_string())]);
+        let env2 = |k: &str| vars2.get(k).cloned();
+        match load_with_env(&ws, &env2) {
+            Err(ConfigError::Read { path, .. }) => assert_eq!(path, missing),
+            other => panic!("{other:?}"),
+        }
+        // HOME fallback when XDG is unset or relative
+        let vars3: HashMap<&str, OsString> = HashMap::from([
+            ("XDG_CONFIG_HOME", OsString::from("rel")),
+            ("HOME", OsString::from("/h")),
+        ]);
+        let env3 = |k: &str| vars3.get(k).cloned();
+        assert_eq!(
+            user_config_path_with(&env3),
+            Some((PathBuf::from("/h/.config/scry/config.json"), false))
+        );
+        assert_eq!(user_config_path_with(&|_| None), None);
+    }
+}

@@ -4,3 +4,6 @@
 
 pub mod catalog;
 pub mod config;
+pub mod pool;
+
+pub use pool::{Route, Workspace, WorkspaceError, default_log_dir};

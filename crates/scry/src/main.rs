@@ -1,1 +1,255 @@
-fn main() {}
+//! `scry`: the command-line front end. Parses arguments, runs one question
+//! through `scry_ops::Engine`, prints the rendered answer on stdout, errors
+//! as one line on stderr. Exit status: 0 answer (including "none found"),
+//! 1 error, 2 bad usage.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::Parser;
+use scry_ops::{Action, Engine, OpError, Query};
+use scry_render::{RenderOptions, error_json, render_error, render_json, render_text};
+use scry_workspace::Workspace;
+
+const AFTER_HELP: &str = "\
+Actions:
+  definition (def), declaration, type-definition, implementation (impl),
+  references (refs), hover, symbols, workspace-symbols, incoming-calls,
+  outgoing-calls, status, capabilities, reload, request
+
+Name the symbol instead of counting columns; lines and columns are 1-based,
+columns count characters.
+
+Examples:
+  scry refs src/inventory.rs total_weight
+  scry def src/main.rs Inventory::restock
+  scry hover src/main.rs total_weight --line 12
+  scry def --symbol Distance                 (no path: searched in the workspace)
+  scry workspace-symbols --query restock
+  scry symbols src/inventory.rs
+  scry request textDocument/foldingRange src/main.rs --params '{\"textDocument\":{\"uri\":\"$uri\"}}'
+  scry status";
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "scry",
+    version,
+    about = "Code intelligence from real language servers: definitions, references, hover, outlines.",
+    after_help = AFTER_HELP
+)]
+struct Cli {
+    /// The action (see below).
+    action: String,
+    /// PATH [SYMBOL]; for `request`: METHOD [PATH]; for `workspace-symbols`: [QUERY].
+    #[arg(num_args = 0..=2)]
+    args: Vec<String>,
+    /// The file (instead of the positional PATH).
+    #[arg(long)]
+    path: Option<PathBuf>,
+    /// The symbol's name, possibly qualified (`Type::method`, `Class.method`).
+    #[arg(long)]
+    symbol: Option<String>,
+    /// 1-based line: a hint for which occurrence of the symbol is meant.
+    #[arg(long)]
+    line: Option<i64>,
+    /// 1-based column in characters (with --line: asks exactly there).
+    #[arg(long)]
+    column: Option<i64>,
+    /// Query for workspace-symbols.
+    #[arg(long)]
+    query: Option<String>,
+    /// LSP method for `request`.
+    #[arg(long)]
+    method: Option<String>,
+    /// JSON params for `request` ("$uri" is replaced by the file's URI).
+    #[arg(long)]
+    params: Option<String>,
+    /// Workspace root (default: the current directory).
+    #[arg(long)]
+    root: Option<PathBuf>,
+    /// Print structured JSON instead of text.
+    #[arg(long)]
+    json: bool,
+    /// Time budget in milliseconds (default 30000, at most 120000).
+    #[arg(long = "timeout-ms")]
+    timeout_ms: Option<i64>,
+}
+
+fn usage(msg: &str) -> ExitCode {
+    eprintln!("scry: {msg} (see scry --help)");
+    ExitCode::from(2)
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let code = if e.use_stderr() { 2 } else { 0 };
+            let _ = e.print();
+            return ExitCode::from(code);
+        }
+    };
+    init_tracing();
+    let Some(action) = Action::parse(&cli.action) else {
+        return usage(&format!("unknown action `{}`", cli.action));
+    };
+    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+    let root = match &cli.root {
+        Some(r) => cwd.join(r),
+        None => cwd.clone(),
+    };
+    if !root.is_dir() {
+        return usage(&format!(
+            "workspace root {} is not a directory",
+            root.display()
+        ));
+    }
+    let query = match build_query(&cli, action, &cwd, &root) {
+        Ok(q) => q,
+        Err(msg) => return usage(&msg),
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("scry: cannot start the async runtime: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    runtime.block_on(run(cli.json, root, query))
+}
+
+async fn run(json: bool, root: PathBuf, query: Query) -> ExitCode {
+    let ws = match Workspace::open(&root) {
+        Ok(ws) => Arc::new(ws),
+        Err(e) => {
+            eprintln!("scry: error[CONFIG]: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    let root = ws.root().to_path_buf();
+    let limits = ws.config().limits;
+    let opts = RenderOptions {
+        max_locations: limits.max_locations,
+        max_chars: limits.max_chars,
+    };
+    let engine = Engine::new(ws);
+    let result = engine.run(&query).await;
+    // Stop the servers before printing nothing else; bounded.
+    let _ = tokio::time::timeout(Duration::from_secs(5), engine.shutdown()).await;
+    match result {
+        Ok(answer) => {
+            if json {
+                let v = render_json(&answer, &root, &opts);
+                println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
+            } else {
+                println!("{}", render_text(&answer, &root, &opts));
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => report(&e, &root, json),
+    }
+}
+
+fn report(e: &OpError, root: &Path, json: bool) -> ExitCode {
+    if json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&error_json(e, root)).unwrap_or_default()
+        );
+    }
+    eprintln!("scry: {}", render_error(e, root));
+    ExitCode::from(1)
+}
+
+/// A path as the user typed it: relative to the current directory when
+/// that exists, else relative to the workspace root.
+fn user_path(p: &Path, cwd: &Path, root: &Path) -> PathBuf {
+    if p.is_absolute() {
+        return p.to_path_buf();
+    }
+    let from_cwd = cwd.join(p);
+    if from_cwd.exists() {
+        from_cwd
+    } else {
+        root.join(p)
+    }
+}
+
+fn positive(name: &str, v: Option<i64>) -> Result<Option<u32>, String> {
+    match v {
+        None => Ok(None),
+        Some(n) if n >= 1 && n <= u32::MAX as i64 => Ok(Some(n as u32)),
+        Some(n) => Err(format!(
+            "--{name} must be a positive 1-based number, got {n}"
+        )),
+    }
+}
+
+fn build_query(cli: &Cli, action: Action, cwd: &Path, root: &Path) -> Result<Query, String> {
+    let mut q = Query::new(action);
+    q.line = positive("line", cli.line)?;
+    q.column = positive("column", cli.column)?;
+    q.query = cli.query.clone();
+    q.symbol = cli.symbol.clone();
+    q.method = cli.method.clone();
+    q.timeout = match cli.timeout_ms {
+        None => None,
+        Some(ms) if ms >= 1 => Some(Duration::from_millis(ms as u64)),
+        Some(ms) => return Err(format!("--timeout-ms must be positive, got {ms}")),
+    };
+    if let Some(p) = &cli.params {
+        q.params =
+            Some(serde_json::from_str(p).map_err(|e| format!("--params is not valid JSON: {e}"))?);
+    }
+    let mut pos = cli.args.iter().cloned();
+    let mut path = cli.path.clone();
+    match action {
+        Action::Request => {
+            if q.method.is_none() {
+                q.method = pos.next();
+            }
+            if path.is_none() {
+                path = pos.next().map(PathBuf::from);
+            }
+        }
+        Action::WorkspaceSymbols => {
+            if q.query.is_none() && q.symbol.is_none() {
+                q.query = pos.next();
+            } else if path.is_none() {
+                path = pos.next().map(PathBuf::from);
+            }
+        }
+        Action::Status | Action::Reload => {}
+        _ => {
+            if path.is_none() {
+                path = pos.next().map(PathBuf::from);
+            }
+            if q.symbol.is_none() {
+                q.symbol = pos.next();
+            }
+        }
+    }
+    if let Some(extra) = pos.next() {
+        return Err(format!("unexpected argument `{extra}`"));
+    }
+    q.path = path.map(|p| user_path(&p, cwd, root));
+    Ok(q)
+}
+
+/// Logs go to stderr (never stdout: the MCP front end owns it), filtered by
+/// `SCRY_LOG` (default: warnings).
+fn init_tracing() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("SCRY_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .try_init();
+}

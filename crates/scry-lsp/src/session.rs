@@ -1,0 +1,615 @@
+//! One running language server: its process (in its own process group), the
+//! `initialize` handshake, negotiated capabilities and encoding, progress,
+//! and document sync from disk.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use process_wrap::tokio::{ChildWrapper, CommandWrap, ProcessGroup};
+use scry_rpc::{Connection, ConnectionOptions, RpcError};
+use scry_text::{Encoding, LineIndex};
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+
+use crate::docs::{DiskFile, DocStore, SyncAction};
+use crate::handler::{ClientHandler, folder_name};
+use crate::state::ServerState;
+use crate::uri::path_to_uri;
+
+/// Everything needed to start one server for one root.
+#[derive(Debug, Clone)]
+pub struct SessionConfig {
+    /// Display name and id ("rust-analyzer").
+    pub name: String,
+    /// Resolved executable; run as argv, never through a shell.
+    pub program: PathBuf,
+    pub args: Vec<String>,
+    pub env: Vec<(String, String)>,
+    pub root: PathBuf,
+    /// Answers to `workspace/configuration`, also sent with
+    /// `workspace/didChangeConfiguration`.
+    pub settings: Value,
+    pub initialization_options: Option<Value>,
+    /// Where the server's stderr is appended (`<dir>/<name>.log`).
+    pub log_dir: Option<PathBuf>,
+    pub max_open_documents: usize,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum SessionError {
+    #[error("could not start {name} ({}): {source}", program.display())]
+    Spawn {
+        name: String,
+        program: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{name} failed during start-up: {detail}")]
+    InitFailed { name: String, detail: String },
+    #[error("{0}")]
+    Rpc(#[from] RpcError),
+    #[error("{name} sent a malformed {method} response: {detail}")]
+    Malformed {
+        name: String,
+        method: String,
+        detail: String,
+    },
+    #[error("cannot read {}: {source}", path.display())]
+    File {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{} is not a text file (binary or not UTF-8)", .0.display())]
+    NotText(PathBuf),
+}
+
+impl SessionError {
+    /// True when the server process is gone (crashed or exited).
+    pub fn is_crash(&self) -> bool {
+        matches!(
+            self,
+            SessionError::Rpc(RpcError::Closed { .. }) | SessionError::InitFailed { .. }
+        )
+    }
+}
+
+/// Kills the whole process group when dropped, so no server (nor the
+/// cargo/rustc children rust-analyzer spawns) outlives its session.
+struct ChildGuard(Mutex<Option<Box<dyn ChildWrapper>>>);
+
+impl ChildGuard {
+    fn kill(&self) {
+        if let Some(mut c) = self.0.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            let _ = c.start_kill();
+            // Reap in the background so no zombie stays behind.
+            if let Ok(handle) = tokio::runtime::Handle::try_current() {
+                handle.spawn(async move {
+                    let _ = c.wait().await;
+                });
+            }
+        }
+    }
+
+    /// Whether the leader process has exited.
+    fn exited(&self) -> bool {
+        match self.0.lock().unwrap_or_else(|e| e.into_inner()).as_mut() {
+            Some(c) => matches!(c.try_wait(), Ok(Some(_))),
+            None => true,
+        }
+    }
+}
+
+impl Drop for ChildGuard {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+struct Inner {
+    config: SessionConfig,
+    conn: Connection,
+    child: ChildGuard,
+    pid: Option<u32>,
+    state: Arc<ServerState>,
+    capabilities: Value,
+    server_info: Option<Value>,
+    encoding: Encoding,
+    docs: tokio::sync::Mutex<DocStore>,
+    token_seq: AtomicU64,
+    started: Instant,
+}
+
+/// A handle to a running server; cheap to clone.
+#[derive(Clone)]
+pub struct Session {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session")
+            .field("name", &self.inner.config.name)
+            .field("root", &self.inner.config.root)
+            .field("pid", &self.inner.pid)
+            .finish()
+    }
+}
+
+/// The client capabilities scry advertises.
+pub fn client_capabilities() -> Value {
+    let kinds: Vec<u32> = (1..=26).collect();
+    json!({
+        "general": {
+            "positionEncodings": ["utf-8", "utf-16", "utf-32"],
+        },
+        "workspace": {
+            "applyEdit": true,
+            "workspaceEdit": {
+                "documentChanges": true,
+                "resourceOperations": ["create", "rename", "delete"],
+                "failureHandling": "abort",
+            },
+            "didChangeConfiguration": { "dynamicRegistration": true },
+            "didChangeWatchedFiles": { "dynamicRegistration": true, "relativePatternSupport": true },
+            "symbol": { "symbolKind": { "valueSet": kinds } },
+            "executeCommand": {},
+            "workspaceFolders": true,
+            "configuration": true,
+            "diagnostics": { "refreshSupport": true },
+        },
+        "textDocument": {
+            "synchronization": { "didSave": true },
+            "hover": { "contentFormat": ["markdown", "plaintext"] },
+            "definition": { "linkSupport": true },
+            "declaration": { "linkSupport": true },
+            "typeDefinition": { "linkSupport": true },
+            "implementation": { "linkSupport": true },
+            "references": {},
+            "documentSymbol": {
+                "hierarchicalDocumentSymbolSupport": true,
+                "symbolKind": { "valueSet": kinds },
+            },
+            "callHierarchy": {},
+            "rename": { "prepareSupport": true },
+            "publishDiagnostics": { "relatedInformation": true, "versionSupport": true },
+            "diagnostic": { "dynamicRegistration": true },
+        },
+        "window": {
+            "workDoneProgress": true,
+            "showDocument": { "support": false },
+        },
+        "experimental": { "serverStatusNotification": true },
+    })
+}
+
+/// Which capability a request method needs, as a JSON key of
+/// `ServerCapabilities`, and whether it may be registered dynamically.
+fn capability_key(method: &str) -> Option<&'static str> {
+    Some(match method {
+        "textDocument/definition" => "definitionProvider",
+        "textDocument/declaration" => "declarationProvider",
+        "textDocument/typeDefinition" => "typeDefinitionProvider",
+        "textDocument/implementation" => "implementationProvider",
+        "textDocument/references" => "referencesProvider",
+        "textDocument/hover" => "hoverProvider",
+        "textDocument/documentSymbol" => "documentSymbolProvider",
+        "workspace/symbol" => "workspaceSymbolProvider",
+        "textDocument/prepareCallHierarchy"
+        | "callHierarchy/incomingCalls"
+        | "callHierarchy/outgoingCalls" => "callHierarchyProvider",
+        "textDocument/rename" | "textDocument/prepareRename" => "renameProvider",
+        "textDocument/codeAction" => "codeActionProvider",
+        "textDocument/diagnostic" | "workspace/diagnostic" => "diagnosticProvider",
+        _ => return None,
+    })
+}
+
+fn read_disk(path: &Path) -> Result<DiskFile, SessionError> {
+    let bytes = std::fs::read(path).map_err(|source| SessionError::File {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let meta = std::fs::metadata(path).ok();
+    if bytes[..bytes.len().min(8192)].contains(&0) {
+        return Err(SessionError::NotText(path.to_path_buf()));
+    }
+    let len = bytes.len() as u64;
+    let text = String::from_utf8(bytes).map_err(|_| SessionError::NotText(path.to_path_buf()))?;
+    Ok(DiskFile {
+        text,
+        mtime: meta.and_then(|m| m.modified().ok()),
+        len,
+    })
+}
+
+impl Session {
+    /// Spawn the server in its own process group and run `initialize`.
+    /// Dropping the returned future kills the process.
+    pub async fn start(config: SessionConfig) -> Result<Session, SessionError> {
+        let mut cmd = CommandWrap::with_new(&config.program, |c| {
+            c.args(&config.args)
+                .envs(config.env.iter().map(|(k, v)| (k, v)))
+                .current_dir(&config.root)
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .kill_on_drop(true);
+        });
+        cmd.wrap(ProcessGroup::leader());
+        let mut child = cmd.spawn().map_err(|source| SessionError::Spawn {
+            name: config.name.clone(),
+            program: config.program.clone(),
+            source,
+        })?;
+        let pid = child.id();
+        let stdin = child.stdin().take();
+        let stdout = child.stdout().take();
+        let stderr = child.stderr().take();
+        let guard = ChildGuard(Mutex::new(Some(child)));
+        let (Some(stdin), Some(stdout), Some(stderr)) = (stdin, stdout, stderr) else {
+            return Err(SessionError::InitFailed {
+                name: config.name.clone(),
+                detail: "no stdio pipes".into(),
+            });
+        };
+
+        let state = Arc::new(ServerState::default());
+        spawn_stderr_pump(&config, pid, stderr, state.clone());
+
+        let handler = Arc::new(ClientHandler {
+            name: config.name.clone(),
+            settings: config.settings.clone(),
+            root: config.root.clone(),
+            state: state.clone(),
+        });
+        let conn = Connection::start(
+            config.name.clone(),
+            stdout,
+            stdin,
+            handler,
+            ConnectionOptions::default(),
+        );
+
+        let root_uri = path_to_uri(&config.root);
+        let mut params = json!({
+            "processId": std::process::id(),
+            "clientInfo": { "name": "scry", "version": env!("CARGO_PKG_VERSION") },
+            "locale": "en",
+            "rootPath": config.root.to_string_lossy(),
+            "rootUri": root_uri,
+            "workspaceFolders": [{ "uri": root_uri, "name": folder_name(&config.root) }],
+            "capabilities": client_capabilities(),
+        });
+        if let Some(opts) = &config.initialization_options {
+            params["initializationOptions"] = opts.clone();
+        }
+        let result = match conn.request("initialize", Some(params)).await {
+            Ok(r) => r,
+            Err(e) => {
+                let tail = state.stderr_tail(3).join(" | ");
+                let detail = if tail.is_empty() {
+                    e.to_string()
+                } else {
+                    format!("{e} (stderr: {tail})")
+                };
+                tracing::warn!(server = %config.name, "initialize failed: {detail}");
+                return Err(SessionError::InitFailed {
+                    name: config.name.clone(),
+                    detail: e.to_string(),
+                });
+            }
+        };
+        let capabilities = result
+            .get("capabilities")
+            .cloned()
+            .unwrap_or_else(|| json!({}));
+        let encoding = capabilities["positionEncoding"]
+            .as_str()
+            .and_then(Encoding::from_lsp)
+            .unwrap_or(Encoding::Utf16);
+        conn.notify("initialized", Some(json!({})))?;
+        if !config.settings.is_null() {
+            conn.notify(
+                "workspace/didChangeConfiguration",
+                Some(json!({ "settings": config.settings })),
+            )?;
+        }
+        tracing::info!(server = %config.name, pid, encoding = encoding.as_lsp(), root = %config.root.display(), "server initialized");
+        Ok(Session {
+            inner: Arc::new(Inner {
+                docs: tokio::sync::Mutex::new(DocStore::new(config.max_open_documents)),
+                config,
+                conn,
+                child: guard,
+                pid,
+                state,
+                capabilities,
+                server_info: result.get("serverInfo").cloned(),
+                encoding,
+                token_seq: AtomicU64::new(1),
+                started: Instant::now(),
+            }),
+        })
+    }
+
+    pub fn name(&self) -> &str {
+        &self.inner.config.name
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.inner.config.root
+    }
+
+    pub fn pid(&self) -> Option<u32> {
+        self.inner.pid
+    }
+
+    pub fn encoding(&self) -> Encoding {
+        self.inner.encoding
+    }
+
+    pub fn capabilities(&self) -> &Value {
+        &self.inner.capabilities
+    }
+
+    pub fn server_info(&self) -> Option<&Value> {
+        self.inner.server_info.as_ref()
+    }
+
+    pub fn state(&self) -> &Arc<ServerState> {
+        &self.inner.state
+    }
+
+    pub fn uptime(&self) -> Duration {
+        self.inner.started.elapsed()
+    }
+
+    /// False once the server's output ended or its process exited.
+    pub fn is_alive(&self) -> bool {
+        !self.inner.conn.is_closed() && !self.inner.child.exited()
+    }
+
+    /// Why the session is dead, if it is.
+    pub async fn exit_reason(&self) -> Option<String> {
+        if self.inner.conn.is_closed() {
+            Some(self.inner.conn.closed().await)
+        } else if self.inner.child.exited() {
+            Some(format!("{} exited", self.name()))
+        } else {
+            None
+        }
+    }
+
+    /// Whether the server supports `method`, statically or by a dynamic
+    /// registration. Methods scry does not know are assumed supported.
+    pub fn supports(&self, method: &str) -> bool {
+        if self.inner.state.has_registration(method) {
+            return true;
+        }
+        let Some(key) = capability_key(method) else {
+            return true;
+        };
+        !matches!(
+            &self.inner.capabilities[key],
+            Value::Null | Value::Bool(false)
+        )
+    }
+
+    /// Send a request. Dropping the future (deadline, cancelled call) sends
+    /// `$/cancelRequest`. An object `params` gets a `workDoneToken` of ours,
+    /// so progress the server reports for it is not mistaken for indexing.
+    pub async fn request(
+        &self,
+        method: &str,
+        params: Option<Value>,
+    ) -> Result<Value, SessionError> {
+        let params = params.map(|mut p| {
+            if let Value::Object(map) = &mut p
+                && method.starts_with("textDocument/")
+                && !map.contains_key("workDoneToken")
+            {
+                let token = format!(
+                    "scry-{}",
+                    self.inner.token_seq.fetch_add(1, Ordering::Relaxed)
+                );
+                self.inner.state.our_token(token.clone());
+                map.insert("workDoneToken".into(), Value::String(token));
+            }
+            p
+        });
+        Ok(self.inner.conn.request(method, params).await?)
+    }
+
+    /// A typed request through the `gen-lsp-types` definitions.
+    pub async fn request_typed<R: crate::types::Request>(
+        &self,
+        params: R::Params,
+    ) -> Result<R::Result, SessionError> {
+        let method: String = R::METHOD.into();
+        let params = serde_json::to_value(params).map_err(|e| SessionError::Malformed {
+            name: self.name().to_string(),
+            method: method.clone(),
+            detail: e.to_string(),
+        })?;
+        let value = self.request(&method, Some(params)).await?;
+        serde_json::from_value(value).map_err(|e| SessionError::Malformed {
+            name: self.name().to_string(),
+            method,
+            detail: e.to_string(),
+        })
+    }
+
+    pub fn notify(&self, method: &str, params: Option<Value>) -> Result<(), SessionError> {
+        Ok(self.inner.conn.notify(method, params)?)
+    }
+
+    fn send_actions(&self, actions: Vec<SyncAction>) -> Result<(), SessionError> {
+        for a in actions {
+            match a {
+                SyncAction::Open {
+                    uri,
+                    language_id,
+                    version,
+                    text,
+                } => self.notify(
+                    "textDocument/didOpen",
+                    Some(json!({"textDocument": {
+                        "uri": uri, "languageId": language_id, "version": version, "text": text,
+                    }})),
+                )?,
+                SyncAction::Change { uri, version, text } => self.notify(
+                    "textDocument/didChange",
+                    Some(json!({
+                        "textDocument": { "uri": uri, "version": version },
+                        "contentChanges": [{ "text": text }],
+                    })),
+                )?,
+                SyncAction::Close { uri } => self.notify(
+                    "textDocument/didClose",
+                    Some(json!({ "textDocument": { "uri": uri } })),
+                )?,
+            }
+        }
+        Ok(())
+    }
+
+    /// Make the server's copy of `path` equal the disk (open it on first
+    /// use). Returns the text the server now has.
+    pub async fn sync_file(
+        &self,
+        path: &Path,
+        language_id: &str,
+    ) -> Result<Arc<LineIndex>, SessionError> {
+        let disk = read_disk(path);
+        let mut docs = self.inner.docs.lock().await;
+        let disk = match disk {
+            Ok(d) => d,
+            Err(e) => {
+                if let Some(a) = docs.remove(path) {
+                    self.send_actions(vec![a])?;
+                }
+                return Err(e);
+            }
+        };
+        let (actions, index) = docs.sync(path, disk, language_id);
+        self.send_actions(actions)?;
+        Ok(index)
+    }
+
+    /// Re-check every open document against the disk: changed ones get a
+    /// `didChange`, deleted ones a `didClose`. Cheap when nothing changed
+    /// (a `stat` per document).
+    pub async fn sync_open_documents(&self) -> Result<(), SessionError> {
+        let mut docs = self.inner.docs.lock().await;
+        let mut actions = Vec::new();
+        for (path, mtime, len) in docs.open_files() {
+            let meta = match std::fs::metadata(&path) {
+                Ok(m) => m,
+                Err(_) => {
+                    actions.extend(docs.remove(&path));
+                    continue;
+                }
+            };
+            if meta.modified().ok() == mtime && meta.len() == len {
+                continue;
+            }
+            match read_disk(&path) {
+                Ok(disk) => {
+                    // Keeps the language id chosen at open time.
+                    let (a, _) = docs.sync(&path, disk, "");
+                    actions.extend(a);
+                }
+                Err(_) => actions.extend(docs.remove(&path)),
+            }
+        }
+        self.send_actions(actions)
+    }
+
+    /// The text the server has for an open document.
+    pub async fn document(&self, path: &Path) -> Option<Arc<LineIndex>> {
+        self.inner.docs.lock().await.index(path)
+    }
+
+    pub async fn open_documents(&self) -> usize {
+        self.inner.docs.lock().await.len()
+    }
+
+    /// `shutdown` then `exit`, each bounded; then the whole process group is
+    /// killed whatever the server did.
+    pub async fn shutdown(&self) {
+        if !self.inner.conn.is_closed() {
+            let graceful = async {
+                let _ = self.inner.conn.request("shutdown", None).await;
+                let _ = self.inner.conn.notify("exit", None);
+            };
+            let _ = tokio::time::timeout(Duration::from_secs(2), graceful).await;
+            let deadline = Instant::now() + Duration::from_millis(500);
+            while Instant::now() < deadline && !self.inner.child.exited() {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        }
+        self.inner.child.kill();
+    }
+
+    /// Kill the process group now.
+    pub fn kill(&self) {
+        self.inner.child.kill();
+    }
+}
+
+fn spawn_stderr_pump(
+    config: &SessionConfig,
+    pid: Option<u32>,
+    stderr: impl tokio::io::AsyncRead + Unpin + Send + 'static,
+    state: Arc<ServerState>,
+) {
+    let log_path = config
+        .log_dir
+        .as_ref()
+        .map(|d| d.join(format!("{}.log", sanitize(&config.name))));
+    let name = config.name.clone();
+    tokio::spawn(async move {
+        let mut file = match &log_path {
+            Some(p) => {
+                if let Some(dir) = p.parent() {
+                    let _ = tokio::fs::create_dir_all(dir).await;
+                }
+                tokio::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(p)
+                    .await
+                    .ok()
+            }
+            None => None,
+        };
+        if let Some(f) = file.as_mut() {
+            let _ = f
+                .write_all(format!("--- {name} pid {pid:?} started\n").as_bytes())
+                .await;
+        }
+        let mut lines = BufReader::new(stderr).lines();
+        while let Ok(Some(line)) = lines.next_line().await {
+            if let Some(f) = file.as_mut() {
+                let _ = f.write_all(line.as_bytes()).await;
+                let _ = f.write_all(b"\n").await;
+            }
+            tracing::trace!(server = %name, "stderr: {line}");
+            state.on_stderr(line);
+        }
+    });
+}
+
+fn sanitize(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}

@@ -1,0 +1,421 @@
+//! LSP results (parsed through `scry_lsp::types`) into the answer model:
+//! ranges converted from the server's encoding to 1-based character
+//! columns, with the source line attached.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use scry_lsp::types as lsp;
+use scry_lsp::{Encoding, LineIndex, LspPos, Session, uri_to_path};
+use serde_json::Value;
+
+use crate::error::OpError;
+use crate::model::{Call, CallItem, Loc, SymbolItem, SymbolNode};
+use crate::resolve::{Declared, find_name_from};
+
+/// Texts of files, as the server has them when open, else from disk; read
+/// at most once per answer.
+pub struct Files {
+    session: Option<Session>,
+    cache: HashMap<PathBuf, Option<Arc<LineIndex>>>,
+}
+
+impl Files {
+    pub fn new(session: Option<Session>) -> Files {
+        Files {
+            session,
+            cache: HashMap::new(),
+        }
+    }
+
+    pub fn insert(&mut self, path: PathBuf, index: Arc<LineIndex>) {
+        self.cache.insert(path, Some(index));
+    }
+
+    pub async fn get(&mut self, path: &Path) -> Option<Arc<LineIndex>> {
+        if let Some(v) = self.cache.get(path) {
+            return v.clone();
+        }
+        let mut found = None;
+        if let Some(s) = &self.session {
+            found = s.document(path).await;
+        }
+        if found.is_none() {
+            found = std::fs::read(path)
+                .ok()
+                .and_then(|b| String::from_utf8(b).ok())
+                .map(|t| Arc::new(LineIndex::new(t)));
+        }
+        self.cache.insert(path.to_path_buf(), found.clone());
+        found
+    }
+}
+
+pub fn malformed(session: &Session, method: &str, e: impl std::fmt::Display) -> OpError {
+    OpError::MalformedResponse(format!(
+        "{} sent a malformed {method} response: {e}",
+        session.name()
+    ))
+}
+
+pub fn parse<T: serde::de::DeserializeOwned>(
+    session: &Session,
+    method: &str,
+    v: Value,
+) -> Result<T, OpError> {
+    serde_json::from_value(v).map_err(|e| malformed(session, method, e))
+}
+
+/// A range in a file to a `Loc` (1-based, characters), with the line text.
+pub async fn loc(files: &mut Files, enc: Encoding, path: PathBuf, range: &lsp::Range) -> Loc {
+    let start = LspPos {
+        line: range.start.line,
+        character: range.start.character,
+    };
+    let end = LspPos {
+        line: range.end.line,
+        character: range.end.character,
+    };
+    match files.get(&path).await {
+        Some(idx) => {
+            let s = idx.from_lsp(start, enc);
+            let e = idx.from_lsp(end, enc);
+            Loc {
+                text: idx.line(s.line).map(str::to_string),
+                path,
+                line: s.line + 1,
+                col: s.col + 1,
+                end_line: e.line + 1,
+                end_col: e.col + 1,
+            }
+        }
+        None => Loc {
+            path,
+            line: start.line + 1,
+            col: start.character + 1,
+            end_line: end.line + 1,
+            end_col: end.character + 1,
+            text: None,
+        },
+    }
+}
+
+fn uri_path(uri: &lsp::Uri) -> Option<PathBuf> {
+    uri_to_path(uri.as_ref())
+}
+
+/// Any of the location-shaped results: `Location`, `Location[]`,
+/// `LocationLink[]`, null.
+pub async fn locations(
+    session: &Session,
+    method: &str,
+    v: Value,
+    files: &mut Files,
+) -> Result<Vec<Loc>, OpError> {
+    if v.is_null() {
+        return Ok(Vec::new());
+    }
+    let resp: lsp::DefinitionResponse = parse(session, method, v)?;
+    let mut pairs: Vec<(PathBuf, lsp::Range)> = Vec::new();
+    match resp {
+        lsp::DefinitionResponse::Definition(lsp::Definition::Location(l)) => {
+            pairs.extend(uri_path(&l.uri).map(|p| (p, l.range)));
+        }
+        lsp::DefinitionResponse::Definition(lsp::Definition::LocationList(ls)) => {
+            pairs.extend(
+                ls.into_iter()
+                    .filter_map(|l| uri_path(&l.uri).map(|p| (p, l.range))),
+            );
+        }
+        lsp::DefinitionResponse::DefinitionLinkList(links) => {
+            pairs.extend(
+                links
+                    .into_iter()
+                    .filter_map(|l| uri_path(&l.target_uri).map(|p| (p, l.target_selection_range))),
+            );
+        }
+    }
+    let enc = session.encoding();
+    let mut out = Vec::with_capacity(pairs.len());
+    for (p, r) in pairs {
+        out.push(loc(files, enc, p, &r).await);
+    }
+    Ok(out)
+}
+
+pub fn kind_name(k: lsp::SymbolKind) -> String {
+    use lsp::SymbolKind as K;
+    match k {
+        K::File => "file",
+        K::Module => "module",
+        K::Namespace => "namespace",
+        K::Package => "package",
+        K::Class => "class",
+        K::Method => "method",
+        K::Property => "property",
+        K::Field => "field",
+        K::Constructor => "constructor",
+        K::Enum => "enum",
+        K::Interface => "interface",
+        K::Function => "function",
+        K::Variable => "variable",
+        K::Constant => "constant",
+        K::String => "string",
+        K::Number => "number",
+        K::Boolean => "boolean",
+        K::Array => "array",
+        K::Object => "object",
+        K::Key => "key",
+        K::Null => "null",
+        K::EnumMember => "enum member",
+        K::Struct => "struct",
+        K::Event => "event",
+        K::Operator => "operator",
+        K::TypeParameter => "type parameter",
+        K::Custom(n) => return format!("kind {n}"),
+    }
+    .to_string()
+}
+
+/// A document-symbol result as an outline tree plus a flat declaration list
+/// (0-based positions) for symbol resolution.
+pub fn document_symbols(
+    session: &Session,
+    v: Value,
+    index: &LineIndex,
+) -> Result<(Vec<SymbolNode>, Vec<Declared>), OpError> {
+    if v.is_null() {
+        return Ok((Vec::new(), Vec::new()));
+    }
+    let enc = session.encoding();
+    let resp: lsp::DocumentSymbolResponse = parse(session, "textDocument/documentSymbol", v)?;
+    let pos = |p: &lsp::Position| {
+        index.from_lsp(
+            LspPos {
+                line: p.line,
+                character: p.character,
+            },
+            enc,
+        )
+    };
+    let mut flat = Vec::new();
+    let nodes = match resp {
+        lsp::DocumentSymbolResponse::DocumentSymbolList(list) => {
+            fn walk(
+                list: &[lsp::DocumentSymbol],
+                containers: &mut Vec<String>,
+                flat: &mut Vec<Declared>,
+                pos: &dyn Fn(&lsp::Position) -> scry_text::CharPos,
+            ) -> Vec<SymbolNode> {
+                let mut out = Vec::new();
+                for s in list {
+                    let sel = pos(&s.selection_range.start);
+                    let end = pos(&s.range.end);
+                    flat.push(Declared {
+                        name: s.name.clone(),
+                        kind: kind_name(s.kind),
+                        pos: sel,
+                        containers: containers.clone(),
+                    });
+                    containers.push(s.name.clone());
+                    let children =
+                        walk(s.children.as_deref().unwrap_or(&[]), containers, flat, pos);
+                    containers.pop();
+                    out.push(SymbolNode {
+                        name: s.name.clone(),
+                        kind: kind_name(s.kind),
+                        detail: s.detail.clone().filter(|d| !d.trim().is_empty()),
+                        line: sel.line + 1,
+                        col: sel.col + 1,
+                        end_line: end.line + 1,
+                        children,
+                    });
+                }
+                out
+            }
+            let mut containers = Vec::new();
+            walk(&list, &mut containers, &mut flat, &pos)
+        }
+        lsp::DocumentSymbolResponse::SymbolInformationList(list) => {
+            let mut out = Vec::new();
+            for s in list {
+                let base = &s.base_symbol_information;
+                let start = pos(&s.location.range.start);
+                let at = find_name_from(index, start, crate::resolve::base_name(&base.name), 5);
+                let end = pos(&s.location.range.end);
+                let containers: Vec<String> = base.container_name.iter().cloned().collect();
+                flat.push(Declared {
+                    name: base.name.clone(),
+                    kind: kind_name(base.kind),
+                    pos: at,
+                    containers,
+                });
+                out.push(SymbolNode {
+                    name: base.name.clone(),
+                    kind: kind_name(base.kind),
+                    detail: base.container_name.clone().map(|c| format!("in {c}")),
+                    line: at.line + 1,
+                    col: at.col + 1,
+                    end_line: end.line + 1,
+                    children: Vec::new(),
+                });
+            }
+            out
+        }
+    };
+    Ok((nodes, flat))
+}
+
+/// name, kind, container, file, range (absent for `LocationUriOnly`).
+type RawSymbol = (
+    String,
+    lsp::SymbolKind,
+    Option<String>,
+    PathBuf,
+    Option<lsp::Range>,
+);
+
+/// Workspace-symbol results.
+pub async fn workspace_symbols(
+    session: &Session,
+    v: Value,
+    files: &mut Files,
+) -> Result<Vec<SymbolItem>, OpError> {
+    if v.is_null() {
+        return Ok(Vec::new());
+    }
+    let enc = session.encoding();
+    let resp: lsp::WorkspaceSymbolResponse = parse(session, "workspace/symbol", v)?;
+    let mut raw: Vec<RawSymbol> = Vec::new();
+    match resp {
+        lsp::WorkspaceSymbolResponse::SymbolInformationList(list) => {
+            for s in list {
+                let b = s.base_symbol_information;
+                if let Some(p) = uri_path(&s.location.uri) {
+                    raw.push((b.name, b.kind, b.container_name, p, Some(s.location.range)));
+                }
+            }
+        }
+        lsp::WorkspaceSymbolResponse::WorkspaceSymbolList(list) => {
+            for s in list {
+                let b = s.base_symbol_information;
+                let (uri, range) = match s.location {
+                    lsp::WorkspaceSymbolLocation::Location(l) => (l.uri, Some(l.range)),
+                    lsp::WorkspaceSymbolLocation::LocationUriOnly(l) => (l.uri, None),
+                };
+                if let Some(p) = uri_path(&uri) {
+                    raw.push((b.name, b.kind, b.container_name, p, range));
+                }
+            }
+        }
+    }
+    let mut out = Vec::with_capacity(raw.len());
+    for (name, kind, container, path, range) in raw {
+        let range = range.unwrap_or_default();
+        let mut l = loc(files, enc, path.clone(), &range).await;
+        // Ranges may cover the whole declaration: point at the name.
+        if let Some(idx) = files.get(&path).await {
+            let start = scry_text::CharPos {
+                line: l.line - 1,
+                col: l.col - 1,
+            };
+            let at = find_name_from(&idx, start, crate::resolve::base_name(&name), 5);
+            l.line = at.line + 1;
+            l.col = at.col + 1;
+            l.text = idx.line(at.line).map(str::to_string);
+        }
+        out.push(SymbolItem {
+            name,
+            kind: kind_name(kind),
+            container: container.filter(|c| !c.is_empty()),
+            loc: l,
+        });
+    }
+    Ok(out)
+}
+
+/// Hover contents as plain text (markdown kept; the renderer normalises).
+/// `MarkedString` is deprecated in LSP but still sent by servers.
+#[allow(deprecated)]
+pub fn hover_text(session: &Session, v: Value) -> Result<String, OpError> {
+    if v.is_null() {
+        return Ok(String::new());
+    }
+    let h: lsp::Hover = parse(session, "textDocument/hover", v)?;
+    fn marked(m: &lsp::MarkedString) -> String {
+        match m {
+            lsp::MarkedString::String(s) => s.clone(),
+            lsp::MarkedString::MarkedStringWithLanguage(l) => {
+                format!("```{}\n{}\n```", l.language, l.value)
+            }
+        }
+    }
+    Ok(match &h.contents {
+        lsp::Contents::MarkupContent(m) => m.value.clone(),
+        lsp::Contents::MarkedString(m) => marked(m),
+        lsp::Contents::MarkedStringList(list) => list
+            .iter()
+            .map(marked)
+            .collect::<Vec<_>>()
+            .join("\n\n---\n\n"),
+    })
+}
+
+pub async fn call_item(
+    session: &Session,
+    item: &lsp::CallHierarchyItem,
+    files: &mut Files,
+) -> Option<CallItem> {
+    let path = uri_path(&item.uri)?;
+    Some(CallItem {
+        name: item.name.clone(),
+        kind: kind_name(item.kind),
+        detail: item.detail.clone().filter(|d| !d.trim().is_empty()),
+        loc: loc(files, session.encoding(), path, &item.selection_range).await,
+    })
+}
+
+/// Incoming or outgoing calls. `site_path`: the file where outgoing call
+/// sites are (the item's own file); incoming sites are in the caller's file.
+pub async fn calls(
+    session: &Session,
+    method: &str,
+    v: Value,
+    site_path: Option<&Path>,
+    files: &mut Files,
+) -> Result<Vec<Call>, OpError> {
+    if v.is_null() {
+        return Ok(Vec::new());
+    }
+    let enc = session.encoding();
+    let mut out = Vec::new();
+    if method == "callHierarchy/incomingCalls" {
+        let list: Vec<lsp::CallHierarchyIncomingCall> = parse(session, method, v)?;
+        for c in list {
+            let Some(item) = call_item(session, &c.from, files).await else {
+                continue;
+            };
+            let mut sites = Vec::new();
+            for r in &c.from_ranges {
+                sites.push(loc(files, enc, item.loc.path.clone(), r).await);
+            }
+            out.push(Call { item, sites });
+        }
+    } else {
+        let list: Vec<lsp::CallHierarchyOutgoingCall> = parse(session, method, v)?;
+        for c in list {
+            let Some(item) = call_item(session, &c.to, files).await else {
+                continue;
+            };
+            let mut sites = Vec::new();
+            if let Some(p) = site_path {
+                for r in &c.from_ranges {
+                    sites.push(loc(files, enc, p.to_path_buf(), r).await);
+                }
+            }
+            out.push(Call { item, sites });
+        }
+    }
+    Ok(out)
+}

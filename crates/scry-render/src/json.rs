@@ -1,0 +1,392 @@
+//! The structured JSON form: same content, sorting and caps as the text.
+
+use std::path::Path;
+
+use scry_ops::{Answer, Body, Call, CallItem, Loc, ServerStatus, SymbolItem, SymbolNode};
+use serde_json::{Map, Value, json};
+
+use crate::common::{Placed, clip_line, distinct_files, flatten_outline, place, sort_dedup};
+use crate::{RenderOptions, display_path};
+
+fn chars(v: &Value) -> usize {
+    serde_json::to_string(v).map_or(0, |s| s.chars().count())
+}
+
+/// `build(n)` for the largest `n <= limit` whose compact serialisation fits
+/// in `max_chars` (or `build(0)` when nothing does).
+fn fit_json(limit: usize, max_chars: usize, build: impl Fn(usize) -> Value) -> Value {
+    let full = build(limit);
+    if chars(&full) <= max_chars || limit == 0 {
+        return full;
+    }
+    let (mut lo, mut hi) = (0usize, limit - 1); // answer in [lo, hi]
+    while lo < hi {
+        let mid = lo + (hi - lo).div_ceil(2);
+        if chars(&build(mid)) <= max_chars {
+            lo = mid;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    build(lo)
+}
+
+fn reason(shown: usize, max_locations: usize) -> &'static str {
+    if shown >= max_locations {
+        "max_locations"
+    } else {
+        "max_chars"
+    }
+}
+
+fn omitted_items(omitted: &[Placed], shown: usize, max_locations: usize) -> Option<Value> {
+    (!omitted.is_empty()).then(|| {
+        json!({
+            "count": omitted.len(),
+            "files": distinct_files(omitted),
+            "reason": reason(shown, max_locations),
+        })
+    })
+}
+
+fn loc_json(loc: &Loc, path: &str) -> Value {
+    let mut m = Map::new();
+    m.insert("path".into(), path.into());
+    m.insert("line".into(), loc.line.into());
+    m.insert("col".into(), loc.col.into());
+    m.insert("end_line".into(), loc.end_line.into());
+    m.insert("end_col".into(), loc.end_col.into());
+    if let Some(t) = &loc.text {
+        m.insert("text".into(), clip_line(t).into());
+    }
+    Value::Object(m)
+}
+
+fn placed_json(p: &Placed) -> Value {
+    loc_json(p.loc, &p.path)
+}
+
+fn call_item_json(item: &CallItem, root: &Path) -> Value {
+    let mut m = Map::new();
+    m.insert("name".into(), item.name.clone().into());
+    m.insert("kind".into(), item.kind.clone().into());
+    if let Some(d) = &item.detail {
+        m.insert("detail".into(), d.clone().into());
+    }
+    let loc = loc_json(&item.loc, &display_path(&item.loc.path, root));
+    if let Value::Object(l) = loc {
+        m.extend(l);
+    }
+    Value::Object(m)
+}
+
+/// The answer's common fields.
+fn base(answer: &Answer, root: &Path) -> Map<String, Value> {
+    let mut m = Map::new();
+    m.insert("action".into(), answer.action.name().into());
+    let q = &answer.question;
+    let mut question = Map::new();
+    if let Some(p) = &q.path {
+        question.insert("path".into(), display_path(p, root).into());
+    }
+    if let Some(s) = &q.symbol {
+        question.insert("symbol".into(), s.clone().into());
+    }
+    if let Some(l) = q.line {
+        question.insert("line".into(), l.into());
+    }
+    if let Some(c) = q.column {
+        question.insert("column".into(), c.into());
+    }
+    if let Some(s) = &q.query {
+        question.insert("query".into(), s.clone().into());
+    }
+    m.insert("question".into(), Value::Object(question));
+    let server = answer.server.clone().or_else(|| match &answer.body {
+        Body::Capabilities { server, .. } => Some(server.clone()),
+        _ => None,
+    });
+    m.insert("server".into(), server.into());
+    m.insert(
+        "asked_at".into(),
+        answer.asked_at.as_ref().map_or(Value::Null, |a| {
+            json!({
+                "path": display_path(&a.loc.path, root),
+                "line": a.loc.line,
+                "col": a.loc.col,
+                "via": a.via,
+            })
+        }),
+    );
+    let mut others: Vec<_> = answer.others.iter().collect();
+    others.sort_by_key(|o| (o.line, o.col));
+    m.insert(
+        "others".into(),
+        others
+            .iter()
+            .map(|o| serde_json::to_value(o).unwrap_or(Value::Null))
+            .collect(),
+    );
+    m.insert("partial".into(), answer.partial.clone().into());
+    m.insert("empty".into(), answer.body.is_empty().into());
+    m.insert("empty_reason".into(), answer.empty_reason.clone().into());
+    m.insert("notes".into(), answer.notes.clone().into());
+    m
+}
+
+fn with(base: &Map<String, Value>, fields: Vec<(&str, Value)>) -> Value {
+    let mut m = base.clone();
+    for (k, v) in fields {
+        m.insert(k.to_string(), v);
+    }
+    Value::Object(m)
+}
+
+pub(crate) fn render(answer: &Answer, root: &Path, opts: &RenderOptions) -> Value {
+    let mut b = base(answer, root);
+    let max = opts.max_chars;
+    let cap = opts.max_locations;
+    match &answer.body {
+        Body::Locations { locations } => {
+            b.insert("kind".into(), "locations".into());
+            let placed = sort_dedup(locations.iter().enumerate().map(|(i, l)| place(l, root, i)));
+            let limit = placed.len().min(cap);
+            fit_json(limit, max, |n| {
+                let mut fields = vec![
+                    ("locations", placed[..n].iter().map(placed_json).collect()),
+                    ("total", placed.len().into()),
+                ];
+                fields.extend(omitted_items(&placed[n..], n, cap).map(|o| ("omitted", o)));
+                with(&b, fields)
+            })
+        }
+        Body::Hover { text } => {
+            b.insert("kind".into(), "hover".into());
+            let text = text.trim().to_string();
+            let len = text.chars().count();
+            fit_json(len, max, |n| {
+                if n >= len {
+                    return with(&b, vec![("text", text.clone().into())]);
+                }
+                let cut: String = text.chars().take(n).collect();
+                with(
+                    &b,
+                    vec![
+                        ("text", format!("{cut}…").into()),
+                        ("omitted", json!({"chars": len - n, "reason": "max_chars"})),
+                    ],
+                )
+            })
+        }
+        Body::Outline { path, symbols } => {
+            b.insert("kind".into(), "outline".into());
+            b.insert("path".into(), display_path(path, root).into());
+            let total = flatten_outline(symbols).len();
+            fit_json(total.min(cap), max, |n| {
+                let mut budget = n;
+                let mut fields = vec![
+                    ("symbols", outline_json(symbols, &mut budget)),
+                    ("total", total.into()),
+                ];
+                if n < total {
+                    fields.push((
+                        "omitted",
+                        json!({"count": total - n, "reason": reason(n, cap)}),
+                    ));
+                }
+                with(&b, fields)
+            })
+        }
+        Body::WorkspaceSymbols { query, symbols } => {
+            b.insert("kind".into(), "workspace_symbols".into());
+            b.insert("query".into(), query.clone().into());
+            let placed = sort_dedup(
+                symbols
+                    .iter()
+                    .enumerate()
+                    .map(|(i, s)| place(&s.loc, root, i)),
+            );
+            fit_json(placed.len().min(cap), max, |n| {
+                let items = placed[..n]
+                    .iter()
+                    .map(|p| symbol_item_json(&symbols[p.idx], p))
+                    .collect();
+                let mut fields = vec![("symbols", items), ("total", placed.len().into())];
+                fields.extend(omitted_items(&placed[n..], n, cap).map(|o| ("omitted", o)));
+                with(&b, fields)
+            })
+        }
+        Body::Calls {
+            direction,
+            item,
+            calls,
+        } => {
+            b.insert("kind".into(), "calls".into());
+            b.insert(
+                "direction".into(),
+                serde_json::to_value(direction).unwrap_or(Value::Null),
+            );
+            b.insert(
+                "item".into(),
+                item.as_ref()
+                    .map_or(Value::Null, |i| call_item_json(i, root)),
+            );
+            let placed = sort_dedup(
+                calls
+                    .iter()
+                    .enumerate()
+                    .map(|(i, c)| place(&c.item.loc, root, i)),
+            );
+            let sites: usize = placed.iter().map(|p| calls[p.idx].sites.len()).sum();
+            fit_json(placed.len().min(cap), max, |n| {
+                let items = placed[..n]
+                    .iter()
+                    .map(|p| call_json(&calls[p.idx], root))
+                    .collect();
+                let mut fields = vec![
+                    ("calls", items),
+                    ("total", placed.len().into()),
+                    ("call_sites", sites.into()),
+                ];
+                fields.extend(omitted_items(&placed[n..], n, cap).map(|o| ("omitted", o)));
+                with(&b, fields)
+            })
+        }
+        Body::Status(report) => {
+            b.insert("kind".into(), "status".into());
+            with(
+                &b,
+                vec![
+                    (
+                        "workspace_root",
+                        report.workspace_root.display().to_string().into(),
+                    ),
+                    (
+                        "servers",
+                        report
+                            .servers
+                            .iter()
+                            .map(|s| server_json(s, root))
+                            .collect(),
+                    ),
+                    ("warnings", report.warnings.clone().into()),
+                ],
+            )
+        }
+        Body::Capabilities {
+            root: server_root,
+            encoding,
+            capabilities,
+            ..
+        } => {
+            b.insert("kind".into(), "capabilities".into());
+            b.insert("root".into(), display_path(server_root, root).into());
+            b.insert("encoding".into(), encoding.clone().into());
+            capped_value(&b, "capabilities", capabilities, max)
+        }
+        Body::Raw { method, result } => {
+            b.insert("kind".into(), "raw".into());
+            b.insert("method".into(), method.clone().into());
+            capped_value(&b, "result", result, max)
+        }
+        Body::Reloaded { stopped } => {
+            b.insert("kind".into(), "reloaded".into());
+            with(&b, vec![("stopped", (*stopped).into())])
+        }
+    }
+}
+
+/// `key: value`, or when that is over the cap, `key: null` plus
+/// `key_text` holding the start of the compact JSON.
+fn capped_value(b: &Map<String, Value>, key: &str, value: &Value, max: usize) -> Value {
+    let full = with(b, vec![(key, value.clone())]);
+    if chars(&full) <= max {
+        return full;
+    }
+    let text = value.to_string();
+    let len = text.chars().count();
+    let text_key = format!("{key}_text");
+    fit_json(len.saturating_sub(1), max, |n| {
+        let cut: String = text.chars().take(n).collect();
+        with(
+            b,
+            vec![
+                (key, Value::Null),
+                (&text_key, format!("{cut}…").into()),
+                ("omitted", json!({"chars": len - n, "reason": "max_chars"})),
+            ],
+        )
+    })
+}
+
+/// The outline as a tree, keeping only the first `budget` nodes in
+/// pre-order (children sorted by position, as in the text).
+fn outline_json(nodes: &[SymbolNode], budget: &mut usize) -> Value {
+    let mut sorted: Vec<&SymbolNode> = nodes.iter().collect();
+    sorted.sort_by_key(|n| (n.line, n.col));
+    let mut out = Vec::new();
+    for n in sorted {
+        if *budget == 0 {
+            break;
+        }
+        *budget -= 1;
+        let mut m = Map::new();
+        m.insert("name".into(), n.name.clone().into());
+        m.insert("kind".into(), n.kind.clone().into());
+        if let Some(d) = &n.detail {
+            m.insert("detail".into(), d.clone().into());
+        }
+        m.insert("line".into(), n.line.into());
+        m.insert("col".into(), n.col.into());
+        m.insert("end_line".into(), n.end_line.into());
+        if !n.children.is_empty() && *budget > 0 {
+            m.insert("children".into(), outline_json(&n.children, budget));
+        }
+        out.push(Value::Object(m));
+    }
+    Value::Array(out)
+}
+
+fn symbol_item_json(s: &SymbolItem, p: &Placed) -> Value {
+    let mut m = Map::new();
+    m.insert("name".into(), s.name.clone().into());
+    m.insert("kind".into(), s.kind.clone().into());
+    if let Some(c) = &s.container {
+        m.insert("container".into(), c.clone().into());
+    }
+    if let Value::Object(l) = placed_json(p) {
+        m.extend(l);
+    }
+    Value::Object(m)
+}
+
+fn call_json(call: &Call, root: &Path) -> Value {
+    let sites = sort_dedup(
+        call.sites
+            .iter()
+            .enumerate()
+            .map(|(i, l)| place(l, root, i)),
+    );
+    json!({
+        "item": call_item_json(&call.item, root),
+        "sites": sites.iter().map(placed_json).collect::<Vec<_>>(),
+    })
+}
+
+fn server_json(s: &ServerStatus, root: &Path) -> Value {
+    json!({
+        "id": s.id,
+        "command": s.command,
+        "installed": s.installed.as_ref().map(|p| p.display().to_string()),
+        "file_types": s.file_types,
+        "disabled": s.disabled,
+        "note": s.note,
+        "running": s.running.iter().map(|r| json!({
+            "root": display_path(&r.root, root),
+            "pid": r.pid,
+            "state": r.state,
+            "encoding": r.encoding,
+            "open_documents": r.open_documents,
+        })).collect::<Vec<_>>(),
+    })
+}

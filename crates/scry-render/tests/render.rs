@@ -1,0 +1,708 @@
+//! Snapshot tests of both forms: these snapshots are what a model reads.
+
+use std::path::{Path, PathBuf};
+
+use scry_ops::{
+    Action, Alternative, Answer, AskedAt, Body, Call, CallDirection, CallItem, Loc, OpError,
+    Question, RunningServer, ServerStatus, StatusReport, SymbolItem, SymbolNode,
+};
+use scry_render::{
+    RenderOptions, error_json, normalize_hover, render_error, render_json, render_text,
+};
+use serde_json::json;
+
+const ROOT: &str = "/ws/shop";
+
+fn root() -> &'static Path {
+    Path::new(ROOT)
+}
+
+fn p(rel: &str) -> PathBuf {
+    if rel.starts_with('/') {
+        PathBuf::from(rel)
+    } else {
+        Path::new(ROOT).join(rel)
+    }
+}
+
+fn loc(path: &str, line: u32, col: u32, len: u32, text: Option<&str>) -> Loc {
+    Loc {
+        path: p(path),
+        line,
+        col,
+        end_line: line,
+        end_col: col + len,
+        text: text.map(str::to_string),
+    }
+}
+
+fn asked(path: &str, line: u32, col: u32, text: &str, via: &str) -> AskedAt {
+    AskedAt {
+        loc: loc(path, line, col, 12, Some(text)),
+        via: via.to_string(),
+    }
+}
+
+fn question(symbol: &str, path: &str) -> Question {
+    Question {
+        path: Some(p(path)),
+        symbol: Some(symbol.to_string()),
+        ..Question::default()
+    }
+}
+
+fn both(answer: &Answer, opts: &RenderOptions) -> (String, serde_json::Value) {
+    (
+        render_text(answer, root(), opts),
+        render_json(answer, root(), opts),
+    )
+}
+
+/// References across three files, one outside the workspace, with a
+/// duplicate and out-of-order input.
+fn references() -> Answer {
+    let mut a = Answer::new(
+        Action::References,
+        question("total_weight", "src/inventory.rs"),
+        Body::Locations {
+            locations: vec![
+                loc(
+                    "src/main.rs",
+                    4,
+                    13,
+                    12,
+                    Some("    let w = total_weight(&inv);"),
+                ),
+                loc(
+                    "/home/u/.cargo/registry/src/shop-util/src/lib.rs",
+                    7,
+                    9,
+                    12,
+                    Some("\tshop::total_weight(x)"),
+                ),
+                loc(
+                    "src/inventory.rs",
+                    30,
+                    5,
+                    12,
+                    Some("    let w = total_weight(&inv);   "),
+                ),
+                loc(
+                    "src/inventory.rs",
+                    12,
+                    8,
+                    12,
+                    Some("pub fn total_weight(inv: &Inventory) -> u32 {"),
+                ),
+                loc(
+                    "src/main.rs",
+                    4,
+                    13,
+                    12,
+                    Some("    let w = total_weight(&inv);"),
+                ),
+                loc("src/inventory.rs", 30, 1, 12, None),
+            ],
+        },
+    );
+    a.server = Some("rust-analyzer".into());
+    a.asked_at = Some(asked(
+        "src/inventory.rs",
+        12,
+        8,
+        "pub fn total_weight(inv: &Inventory) -> u32 {",
+        "declaration of function `total_weight`",
+    ));
+    a
+}
+
+#[test]
+fn references_grouped_sorted_deduped() {
+    let (text, json) = both(&references(), &RenderOptions::default());
+    insta::assert_snapshot!("references_text", text);
+    insta::assert_json_snapshot!("references_json", json);
+}
+
+#[test]
+fn references_capped_at_three() {
+    let opts = RenderOptions {
+        max_locations: 3,
+        ..RenderOptions::default()
+    };
+    let (text, json) = both(&references(), &opts);
+    insta::assert_snapshot!("references_cap3_text", text);
+    insta::assert_json_snapshot!("references_cap3_json", json);
+}
+
+#[test]
+fn references_char_cap() {
+    let opts = RenderOptions {
+        max_locations: 100,
+        max_chars: 330,
+    };
+    let text = render_text(&references(), root(), &opts);
+    assert!(text.chars().count() <= 330, "{}", text.chars().count());
+    assert!(text.ends_with("(use a narrower query or --json to see all)"));
+    insta::assert_snapshot!("references_charcap_text", text);
+    let opts = RenderOptions {
+        max_locations: 100,
+        max_chars: 800,
+    };
+    let json = render_json(&references(), root(), &opts);
+    assert!(serde_json::to_string(&json).unwrap().chars().count() <= 800);
+    assert_eq!(json["omitted"]["reason"], "max_chars");
+    insta::assert_json_snapshot!("references_charcap_json", json);
+}
+
+#[test]
+fn emoji_and_long_lines() {
+    let long = format!("let s = \"{}\"; // 🎉 done", "é🎉".repeat(150));
+    let mut a = Answer::new(
+        Action::Definition,
+        Question {
+            path: Some(p("src/emoji.rs")),
+            line: Some(3),
+            column: Some(9),
+            ..Question::default()
+        },
+        Body::Locations {
+            locations: vec![
+                loc(
+                    "src/emoji.rs",
+                    1,
+                    8,
+                    5,
+                    Some("const PARTY: &str = \"🎉🎊\"; // ünïcödé"),
+                ),
+                loc("src/emoji.rs", 9, 3, 1, Some(&long)),
+            ],
+        },
+    );
+    a.asked_at = Some(AskedAt {
+        loc: loc("src/emoji.rs", 3, 9, 5, Some("    s = 🎉 PARTY;")),
+        via: "the given line and column".into(),
+    });
+    let (text, json) = both(&a, &RenderOptions::default());
+    for line in text.lines() {
+        assert!(line.chars().count() <= 220, "{line}");
+    }
+    insta::assert_snapshot!("emoji_text", text);
+    insta::assert_json_snapshot!("emoji_json", json);
+}
+
+#[test]
+fn empty_with_reason() {
+    let mut a = Answer::new(
+        Action::References,
+        question("restock", "src/inventory.rs"),
+        Body::Locations { locations: vec![] },
+    );
+    a.server = Some("rust-analyzer".into());
+    a.asked_at = Some(asked(
+        "src/inventory.rs",
+        14,
+        12,
+        "    pub fn restock(&mut self, n: u32) {",
+        "declaration of method `Inventory::restock`",
+    ));
+    a.empty_reason = Some("rust-analyzer is still indexing (Indexing 45%)".into());
+    let (text, json) = both(&a, &RenderOptions::default());
+    insta::assert_snapshot!("empty_text", text);
+    insta::assert_json_snapshot!("empty_json", json);
+
+    // Every kind of empty answer says something.
+    let kinds = [
+        Answer::new(
+            Action::Hover,
+            question("x", "src/a.rs"),
+            Body::Hover {
+                text: "  \n".into(),
+            },
+        ),
+        Answer::new(
+            Action::Symbols,
+            Question {
+                path: Some(p("src/a.rs")),
+                ..Question::default()
+            },
+            Body::Outline {
+                path: p("src/a.rs"),
+                symbols: vec![],
+            },
+        ),
+        Answer::new(
+            Action::WorkspaceSymbols,
+            Question {
+                query: Some("Foo".into()),
+                ..Question::default()
+            },
+            Body::WorkspaceSymbols {
+                query: "Foo".into(),
+                symbols: vec![],
+            },
+        ),
+        Answer::new(
+            Action::IncomingCalls,
+            question("main", "src/main.rs"),
+            Body::Calls {
+                direction: CallDirection::Incoming,
+                item: None,
+                calls: vec![],
+            },
+        ),
+        Answer::new(
+            Action::Definition,
+            Question::default(),
+            Body::Locations { locations: vec![] },
+        ),
+    ];
+    let lines: Vec<String> = kinds
+        .iter()
+        .map(|a| render_text(a, root(), &RenderOptions::default()))
+        .collect();
+    insta::assert_snapshot!("empty_kinds_text", lines.join("\n"));
+}
+
+#[test]
+fn partial_others_and_notes() {
+    let mut a = Answer::new(
+        Action::Definition,
+        question("restock", "src/main.rs"),
+        Body::Locations {
+            locations: vec![loc(
+                "src/inventory.rs",
+                14,
+                12,
+                7,
+                Some("    pub fn restock(&mut self, n: u32) {"),
+            )],
+        },
+    );
+    a.server = Some("rust-analyzer".into());
+    a.asked_at = Some(asked(
+        "src/main.rs",
+        9,
+        9,
+        "    inv.restock(3);",
+        "occurrence 1 of 2 of `restock`",
+    ));
+    a.partial = Some("rust-analyzer is indexing (Indexing 45%)".into());
+    a.others = vec![
+        Alternative {
+            name: "restock".into(),
+            kind: "function".into(),
+            line: 88,
+            col: 1,
+            container: None,
+        },
+        Alternative {
+            name: "restock".into(),
+            kind: "method".into(),
+            line: 40,
+            col: 5,
+            container: Some("Warehouse".into()),
+        },
+    ];
+    a.notes = vec!["pylsp is not installed".into()];
+    let (text, json) = both(&a, &RenderOptions::default());
+    insta::assert_snapshot!("partial_others_text", text);
+    insta::assert_json_snapshot!("partial_others_json", json);
+}
+
+#[test]
+fn hover_with_html() {
+    let raw = "```rust\npub struct Inventory<T>   \n```\n\n\n\n---\n\n\n<b>An inventory</b> of items&nbsp;of type &lt;T&gt;.<br>Use <code>restock</code> to add.<br/><br>\n\n\n\n\nSee also: `Vec<T>` &amp; friends.   \n\n";
+    let text = normalize_hover(raw);
+    let mut a = Answer::new(
+        Action::Hover,
+        question("Inventory", "src/inventory.rs"),
+        Body::Hover { text },
+    );
+    a.server = Some("rust-analyzer".into());
+    a.asked_at = Some(asked(
+        "src/inventory.rs",
+        3,
+        12,
+        "pub struct Inventory<T> {",
+        "declaration of struct `Inventory`",
+    ));
+    let (text, json) = both(&a, &RenderOptions::default());
+    insta::assert_snapshot!("hover_text", text);
+    insta::assert_json_snapshot!("hover_json", json);
+}
+
+fn sym(
+    name: &str,
+    kind: &str,
+    line: u32,
+    detail: Option<&str>,
+    children: Vec<SymbolNode>,
+) -> SymbolNode {
+    SymbolNode {
+        name: name.into(),
+        kind: kind.into(),
+        detail: detail.map(str::to_string),
+        line,
+        col: 5,
+        end_line: line + 3,
+        children,
+    }
+}
+
+#[test]
+fn outline_nested() {
+    let mut a = Answer::new(
+        Action::Symbols,
+        Question {
+            path: Some(p("src/inventory.rs")),
+            ..Question::default()
+        },
+        Body::Outline {
+            path: p("src/inventory.rs"),
+            symbols: vec![
+                sym(
+                    "total_weight",
+                    "function",
+                    120,
+                    Some("fn(inv: &Inventory) -> u32"),
+                    vec![],
+                ),
+                sym(
+                    "Inventory",
+                    "struct",
+                    3,
+                    None,
+                    vec![
+                        sym("items", "field", 4, Some("Vec<Item>"), vec![]),
+                        sym("capacity", "field", 5, Some("u32"), vec![]),
+                    ],
+                ),
+                sym(
+                    "impl Inventory",
+                    "object",
+                    9,
+                    None,
+                    vec![
+                        sym("new", "function", 10, Some("fn() -> Self"), vec![]),
+                        sym(
+                            "restock",
+                            "method",
+                            14,
+                            Some(
+                                "fn(&mut self, n: u32, reason: &'static str, when: std::time::SystemTime) -> Result<(), Error>",
+                            ),
+                            vec![sym("helper", "function", 15, None, vec![])],
+                        ),
+                    ],
+                ),
+            ],
+        },
+    );
+    a.server = Some("rust-analyzer".into());
+    let (text, json) = both(&a, &RenderOptions::default());
+    insta::assert_snapshot!("outline_text", text);
+    insta::assert_json_snapshot!("outline_json", json);
+
+    let opts = RenderOptions {
+        max_locations: 4,
+        ..RenderOptions::default()
+    };
+    let (text, json) = both(&a, &opts);
+    insta::assert_snapshot!("outline_cap4_text", text);
+    insta::assert_json_snapshot!("outline_cap4_json", json);
+}
+
+#[test]
+fn workspace_symbols() {
+    let item = |name: &str, kind: &str, container: Option<&str>, l: Loc| SymbolItem {
+        name: name.into(),
+        kind: kind.into(),
+        container: container.map(str::to_string),
+        loc: l,
+    };
+    let mut a = Answer::new(
+        Action::WorkspaceSymbols,
+        Question {
+            query: Some("restock".into()),
+            ..Question::default()
+        },
+        Body::WorkspaceSymbols {
+            query: "restock".into(),
+            symbols: vec![
+                item(
+                    "restock",
+                    "method",
+                    Some("Warehouse"),
+                    loc("src/warehouse.rs", 40, 12, 7, None),
+                ),
+                item(
+                    "restock",
+                    "method",
+                    Some("Inventory"),
+                    loc("src/inventory.rs", 14, 12, 7, None),
+                ),
+                item(
+                    "restock_all",
+                    "function",
+                    None,
+                    loc("src/inventory.rs", 88, 8, 11, None),
+                ),
+            ],
+        },
+    );
+    a.server = Some("rust-analyzer".into());
+    let (text, json) = both(&a, &RenderOptions::default());
+    insta::assert_snapshot!("workspace_symbols_text", text);
+    insta::assert_json_snapshot!("workspace_symbols_json", json);
+}
+
+#[test]
+fn incoming_calls() {
+    let citem = |name: &str, kind: &str, l: Loc| CallItem {
+        name: name.into(),
+        kind: kind.into(),
+        detail: None,
+        loc: l,
+    };
+    let mut a = Answer::new(
+        Action::IncomingCalls,
+        question("total_weight", "src/inventory.rs"),
+        Body::Calls {
+            direction: CallDirection::Incoming,
+            item: Some(citem(
+                "total_weight",
+                "function",
+                loc("src/inventory.rs", 12, 8, 12, None),
+            )),
+            calls: vec![
+                Call {
+                    item: citem("main", "function", loc("src/main.rs", 2, 4, 4, None)),
+                    sites: vec![
+                        loc(
+                            "src/main.rs",
+                            9,
+                            13,
+                            12,
+                            Some("    let again = total_weight(&inv);"),
+                        ),
+                        loc(
+                            "src/main.rs",
+                            4,
+                            13,
+                            12,
+                            Some("    let w = total_weight(&inv);"),
+                        ),
+                    ],
+                },
+                Call {
+                    item: citem("report", "method", loc("src/inventory.rs", 28, 12, 6, None)),
+                    sites: vec![loc(
+                        "src/inventory.rs",
+                        30,
+                        17,
+                        12,
+                        Some("        let w = total_weight(self);"),
+                    )],
+                },
+            ],
+        },
+    );
+    a.server = Some("rust-analyzer".into());
+    a.asked_at = Some(asked(
+        "src/inventory.rs",
+        12,
+        8,
+        "pub fn total_weight(inv: &Inventory) -> u32 {",
+        "declaration of function `total_weight`",
+    ));
+    let (text, json) = both(&a, &RenderOptions::default());
+    insta::assert_snapshot!("incoming_calls_text", text);
+    insta::assert_json_snapshot!("incoming_calls_json", json);
+}
+
+#[test]
+fn status() {
+    let server = |id: &str, installed: Option<&str>, types: &[&str]| ServerStatus {
+        id: id.into(),
+        command: id.into(),
+        installed: installed.map(PathBuf::from),
+        file_types: types.iter().map(|s| s.to_string()).collect(),
+        disabled: false,
+        note: None,
+        running: vec![],
+    };
+    let mut ra = server(
+        "rust-analyzer",
+        Some("/root/.cargo/bin/rust-analyzer"),
+        &["rs"],
+    );
+    ra.running = vec![RunningServer {
+        root: p("fixtures/rust"),
+        pid: Some(123),
+        state: "ready".into(),
+        encoding: Some("utf-8".into()),
+        open_documents: 3,
+    }];
+    let gopls = server("gopls", None, &["go"]);
+    let mut pylsp = server("pylsp", None, &["py", "pyi"]);
+    pylsp.note = Some("alternative to pyright, which is installed".into());
+    let pyright = server(
+        "pyright",
+        Some("/usr/local/bin/pyright-langserver"),
+        &["py", "pyi"],
+    );
+    let mut clangd = server("clangd", Some("/usr/bin/clangd"), &["c", "h", "cpp"]);
+    clangd.disabled = true;
+    let a = Answer::new(
+        Action::Status,
+        Question::default(),
+        Body::Status(StatusReport {
+            workspace_root: PathBuf::from(ROOT),
+            servers: vec![ra, gopls, pyright, pylsp, clangd],
+            warnings: vec!["gopls is not installed: install it with `go install golang.org/x/tools/gopls@latest`".into()],
+        }),
+    );
+    let (text, json) = both(&a, &RenderOptions::default());
+    insta::assert_snapshot!("status_text", text);
+    insta::assert_json_snapshot!("status_json", json);
+}
+
+#[test]
+fn capabilities_raw_reloaded() {
+    let mut caps = Answer::new(
+        Action::Capabilities,
+        Question::default(),
+        Body::Capabilities {
+            server: "rust-analyzer".into(),
+            root: p("fixtures/rust"),
+            encoding: "utf-8".into(),
+            capabilities: json!({"hoverProvider": true, "positionEncoding": "utf-8"}),
+        },
+    );
+    caps.server = Some("rust-analyzer".into());
+    let mut raw = Answer::new(
+        Action::Request,
+        Question::default(),
+        Body::Raw {
+            method: "rust-analyzer/viewSyntaxTree".into(),
+            result: json!({"lines": (1..=60).map(|i| format!("NODE@{i}")).collect::<Vec<_>>()}),
+        },
+    );
+    raw.server = Some("rust-analyzer".into());
+    let reloaded = Answer::new(
+        Action::Reload,
+        Question::default(),
+        Body::Reloaded { stopped: 1 },
+    );
+    let small = RenderOptions {
+        max_locations: 100,
+        max_chars: 300,
+    };
+    let raw_text = render_text(&raw, root(), &small);
+    assert!(raw_text.chars().count() <= 300);
+    let raw_json = render_json(&raw, root(), &small);
+    assert!(serde_json::to_string(&raw_json).unwrap().chars().count() <= 300);
+    let out = [
+        render_text(&caps, root(), &RenderOptions::default()),
+        raw_text,
+        render_text(&reloaded, root(), &RenderOptions::default()),
+    ];
+    insta::assert_snapshot!("caps_raw_reloaded_text", out.join("\n\n"));
+    insta::assert_json_snapshot!("raw_capped_json", raw_json);
+    insta::assert_json_snapshot!(
+        "caps_json",
+        render_json(&caps, root(), &RenderOptions::default())
+    );
+}
+
+#[test]
+fn hover_char_cap() {
+    let body: String = (1..=400)
+        .map(|i| format!("line {i} of the docs\n"))
+        .collect();
+    let a = Answer::new(
+        Action::Hover,
+        question("big", "src/a.rs"),
+        Body::Hover { text: body },
+    );
+    let opts = RenderOptions {
+        max_locations: 100,
+        max_chars: 200,
+    };
+    let text = render_text(&a, root(), &opts);
+    assert!(text.chars().count() <= 200);
+    insta::assert_snapshot!("hover_charcap_text", text);
+}
+
+#[test]
+fn errors() {
+    let errs = [
+        OpError::FileNotFound(p("src/x.rs")),
+        OpError::OutsideWorkspace {
+            path: PathBuf::from("/etc/passwd"),
+            root: PathBuf::from(ROOT),
+        },
+        OpError::BinaryFile(p("assets/logo.png")),
+        OpError::SymbolNotFound(format!(
+            "no symbol `restok` in {}/src/inventory.rs; did you mean `restock` (line 14)?",
+            ROOT
+        )),
+        OpError::Timeout("rust-analyzer did not answer textDocument/references within 30s".into()),
+        OpError::WorkspaceRequired,
+    ];
+    let lines: Vec<String> = errs.iter().map(|e| render_error(e, root())).collect();
+    insta::assert_snapshot!("errors_text", lines.join("\n"));
+    let json: Vec<_> = errs.iter().map(|e| error_json(e, root())).collect();
+    insta::assert_json_snapshot!("errors_json", json);
+}
+
+#[test]
+fn many_locations_under_default_caps() {
+    let locations: Vec<Loc> = (0..100_000u32)
+        .map(|i| {
+            loc(
+                &format!("src/mod{}/file{}.rs", i % 97, i % 13),
+                i / 7 + 1,
+                (i % 80) + 1,
+                4,
+                Some("        let value = compute_something_rather_long(argument_one, argument_two, argument_three);"),
+            )
+        })
+        .collect();
+    let a = Answer::new(
+        Action::References,
+        question("compute_something_rather_long", "src/lib.rs"),
+        Body::Locations { locations },
+    );
+    let opts = RenderOptions::default();
+    let text = render_text(&a, root(), &opts);
+    assert!(text.chars().count() <= 16_000, "{}", text.chars().count());
+    let last = text.lines().last().unwrap();
+    assert!(
+        last.starts_with("… ") && last.contains("more references in"),
+        "{last}"
+    );
+    assert_eq!(
+        text.lines().filter(|l| l.starts_with("  ")).count(),
+        100,
+        "{text}"
+    );
+
+    let json = render_json(&a, root(), &opts);
+    // JSON spends more characters per location: the character cap bites
+    // before the location cap, and "omitted" says so.
+    let shown = json["locations"].as_array().unwrap().len();
+    assert!(shown > 50 && shown < 100, "{shown}");
+    assert_eq!(json["total"], 100_000);
+    assert_eq!(json["omitted"]["count"], 100_000 - shown);
+    assert_eq!(json["omitted"]["reason"], "max_chars");
+    assert!(serde_json::to_string(&json).unwrap().chars().count() <= 16_000);
+
+    // A tiny character cap still never yields an empty string.
+    let tiny = RenderOptions {
+        max_locations: 100,
+        max_chars: 10,
+    };
+    let t = render_text(&a, root(), &tiny);
+    assert!(!t.is_empty() && t.chars().count() <= 10, "{t}");
+}

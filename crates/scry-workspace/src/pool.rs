@@ -1,0 +1,328 @@
+//! The servers of one workspace: routing a file to its server and root, and
+//! one process per (server, root), started lazily on first use, reused
+//! after, restarted when it died, stopped on `reload` and `shutdown`.
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, RwLock};
+
+use scry_lsp::{Session, SessionConfig, SessionError};
+
+use crate::catalog::{ProviderKind, ServerSpec};
+use crate::config::{Config, ConfigError, find_root, resolve_command};
+
+/// Where a file goes: which server, which executable, which root.
+#[derive(Debug, Clone)]
+pub struct Route {
+    pub spec: ServerSpec,
+    pub program: PathBuf,
+    pub root: PathBuf,
+    pub language_id: String,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum WorkspaceError {
+    /// No server can serve this file: none configured, or none installed.
+    #[error("{0}")]
+    NoServer(String),
+    #[error(transparent)]
+    Session(#[from] SessionError),
+}
+
+type Key = (String, PathBuf);
+type Slot = Arc<tokio::sync::Mutex<Option<Session>>>;
+
+/// A workspace root, its configuration and its running servers.
+pub struct Workspace {
+    root: PathBuf,
+    config: RwLock<Arc<Config>>,
+    slots: Mutex<HashMap<Key, Slot>>,
+    commands: Mutex<HashMap<String, Option<PathBuf>>>,
+    warned: Mutex<HashSet<String>>,
+    log_dir: Option<PathBuf>,
+}
+
+/// The directory where server logs go: `$SCRY_LOG_DIR`, else
+/// `$XDG_STATE_HOME/scry/logs`, else `~/.local/state/scry/logs`.
+pub fn default_log_dir() -> Option<PathBuf> {
+    if let Some(d) = std::env::var_os("SCRY_LOG_DIR") {
+        return Some(PathBuf::from(d));
+    }
+    let state = std::env::var_os("XDG_STATE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/state")))?;
+    Some(state.join("scry").join("logs"))
+}
+
+impl Workspace {
+    /// Open a workspace: canonical root, configuration loaded from disk.
+    pub fn open(root: &Path) -> Result<Workspace, ConfigError> {
+        let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+        let config = Config::load(&root)?;
+        Ok(Workspace::with_config(root, config))
+    }
+
+    pub fn with_config(root: PathBuf, config: Config) -> Workspace {
+        for w in &config.warnings {
+            tracing::warn!("{w}");
+        }
+        Workspace {
+            root,
+            config: RwLock::new(Arc::new(config)),
+            slots: Mutex::new(HashMap::new()),
+            commands: Mutex::new(HashMap::new()),
+            warned: Mutex::new(HashSet::new()),
+            log_dir: default_log_dir(),
+        }
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    pub fn config(&self) -> Arc<Config> {
+        self.config
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    pub fn log_dir(&self) -> Option<&Path> {
+        self.log_dir.as_deref()
+    }
+
+    /// Where `command` is installed (cached until `reload`).
+    pub fn installed(&self, command: &str) -> Option<PathBuf> {
+        let mut cache = self.commands.lock().unwrap_or_else(|e| e.into_inner());
+        cache
+            .entry(command.to_string())
+            .or_insert_with(|| resolve_command(command, &self.root))
+            .clone()
+    }
+
+    /// Log a warning once per workspace (missing servers and the like).
+    pub fn warn_once(&self, msg: &str) -> bool {
+        let fresh = self
+            .warned
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(msg.to_string());
+        if fresh {
+            tracing::warn!("{msg}");
+        }
+        fresh
+    }
+
+    /// The navigation server for `path` (not linters), or why there is none.
+    pub fn route(&self, path: &Path) -> Result<Route, WorkspaceError> {
+        let config = self.config();
+        let installed = |s: &ServerSpec| self.installed(&s.command).is_some();
+        let candidates: Vec<&ServerSpec> = config
+            .servers_for(path, &installed)
+            .into_iter()
+            .filter(|s| s.kind == ProviderKind::Lsp && !s.is_linter)
+            .collect();
+        let describe = describe_file(path);
+        if candidates.is_empty() {
+            return Err(WorkspaceError::NoServer(format!(
+                "no language server is configured for {describe}; add one to .scry.json (see `scry status`)"
+            )));
+        }
+        let mut missing = Vec::new();
+        for spec in candidates {
+            if let Some(program) = self.installed(&spec.command) {
+                return Ok(Route {
+                    root: find_root(spec, path, &self.root),
+                    language_id: spec.language_id_for(path),
+                    spec: spec.clone(),
+                    program,
+                });
+            }
+            missing.push(format!("{} (command `{}`)", spec.id, spec.command));
+        }
+        let msg = format!(
+            "no installed language server for {describe}: {} not found on PATH; install it or configure another server",
+            missing.join(", ")
+        );
+        self.warn_once(&msg);
+        Err(WorkspaceError::NoServer(msg))
+    }
+
+    /// The running session for a route, started if needed. Concurrent
+    /// callers for the same (server, root) wait for one start: never two
+    /// processes. A session that died is replaced.
+    pub async fn session(&self, route: &Route) -> Result<Session, WorkspaceError> {
+        let key = (route.spec.id.clone(), route.root.clone());
+        let slot = {
+            let mut slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
+            slots.entry(key).or_default().clone()
+        };
+        let mut guard = slot.lock().await;
+        if let Some(s) = guard.as_ref() {
+            if s.is_alive() {
+                return Ok(s.clone());
+            }
+            let reason = s.exit_reason().await.unwrap_or_default();
+            tracing::warn!(server = %route.spec.id, "restarting: previous process ended ({reason})");
+            s.kill();
+            *guard = None;
+        }
+        let config = self.config();
+        let session = Session::start(SessionConfig {
+            name: route.spec.id.clone(),
+            program: route.program.clone(),
+            args: route.spec.args.clone(),
+            env: route
+                .spec
+                .env
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+            root: route.root.clone(),
+            settings: route.spec.settings.clone(),
+            initialization_options: route.spec.initialization_options.clone(),
+            log_dir: self.log_dir.clone(),
+            max_open_documents: config.limits.max_open_documents,
+        })
+        .await?;
+        *guard = Some(session.clone());
+        Ok(session)
+    }
+
+    /// Route and start in one step.
+    pub async fn session_for_file(&self, path: &Path) -> Result<(Session, Route), WorkspaceError> {
+        let route = self.route(path)?;
+        let s = self.session(&route).await?;
+        Ok((s, route))
+    }
+
+    /// Sessions running now (for status, workspace-wide questions).
+    pub fn running(&self) -> Vec<Session> {
+        let slots: Vec<Slot> = self
+            .slots
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .values()
+            .cloned()
+            .collect();
+        slots
+            .iter()
+            .filter_map(|s| s.try_lock().ok().and_then(|g| g.clone()))
+            .collect()
+    }
+
+    /// Keys of sessions being started right now (status shows "starting").
+    pub fn starting(&self) -> Vec<(String, PathBuf)> {
+        self.slots
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .filter(|(_, s)| s.try_lock().is_err())
+            .map(|(k, _)| k.clone())
+            .collect()
+    }
+
+    /// Stop every server (gracefully, bounded), then forget them.
+    pub async fn shutdown(&self) -> usize {
+        let slots: Vec<Slot> = self
+            .slots
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .drain()
+            .map(|(_, s)| s)
+            .collect();
+        let mut stopped = 0;
+        let mut tasks = Vec::new();
+        for slot in slots {
+            if let Some(s) = slot.lock().await.take() {
+                stopped += 1;
+                tasks.push(tokio::spawn(async move { s.shutdown().await }));
+            }
+        }
+        for t in tasks {
+            let _ = t.await;
+        }
+        stopped
+    }
+
+    /// Stop everything and reread the configuration.
+    pub async fn reload(&self) -> Result<usize, ConfigError> {
+        let config = Config::load(&self.root)?;
+        let stopped = self.shutdown().await;
+        *self.config.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(config);
+        self.commands
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clear();
+        self.warned
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clear();
+        Ok(stopped)
+    }
+
+    /// Servers that could answer workspace-wide questions (no file given):
+    /// running ones first, then installed servers whose root markers are in
+    /// the workspace root.
+    pub fn workspace_routes(&self) -> Vec<Route> {
+        let config = self.config();
+        let mut out: Vec<Route> = Vec::new();
+        let mut seen = HashSet::new();
+        for s in self.running() {
+            if let Some(spec) = config.server(s.name())
+                && let Some(program) = self.installed(&spec.command)
+                && seen.insert(spec.id.clone())
+            {
+                out.push(Route {
+                    spec: spec.clone(),
+                    program,
+                    root: s.root().to_path_buf(),
+                    language_id: spec.language_id.clone().unwrap_or_default(),
+                });
+            }
+        }
+        for spec in &config.servers {
+            if spec.disabled || spec.kind != ProviderKind::Lsp || spec.is_linter {
+                continue;
+            }
+            if seen.contains(&spec.id) {
+                continue;
+            }
+            let marked = spec
+                .root_markers
+                .iter()
+                .filter(|m| m.as_str() != ".git")
+                .any(|m| self.root.join(m).exists());
+            if !marked {
+                continue;
+            }
+            if spec
+                .alternative_to
+                .as_ref()
+                .is_some_and(|p| seen.contains(p))
+            {
+                continue;
+            }
+            if let Some(program) = self.installed(&spec.command) {
+                seen.insert(spec.id.clone());
+                out.push(Route {
+                    spec: spec.clone(),
+                    program,
+                    root: self.root.clone(),
+                    language_id: spec.language_id.clone().unwrap_or_default(),
+                });
+            }
+        }
+        out
+    }
+}
+
+fn describe_file(path: &Path) -> String {
+    match path.extension() {
+        Some(e) => format!("*.{} files", e.to_string_lossy()),
+        None => format!(
+            "`{}`",
+            path.file_name().unwrap_or_default().to_string_lossy()
+        ),
+    }
+}
