@@ -266,7 +266,8 @@ pub enum Body {
         locations: Vec<Loc>,
     },
     Hover {
-        /// Normalised text (markdown kept, HTML stripped); empty when none.
+        /// The server's hover text as sent (markdown or plain text); the
+        /// renderer normalises it. Empty when none.
         text: String,
     },
     Outline {

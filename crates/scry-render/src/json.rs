@@ -162,7 +162,7 @@ pub(crate) fn render(answer: &Answer, root: &Path, opts: &RenderOptions) -> Valu
         }
         Body::Hover { text } => {
             b.insert("kind".into(), "hover".into());
-            let text = text.trim().to_string();
+            let text = crate::normalize_hover(text).trim().to_string();
             let len = text.chars().count();
             fit_json(len, max, |n| {
                 if n >= len {

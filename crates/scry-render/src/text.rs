@@ -105,7 +105,7 @@ impl Ctx<'_> {
     }
 }
 
-const NARROWER: &str = "(use a narrower query or --json to see all)";
+const NARROWER: &str = "(narrow the question to see the rest)";
 
 /// The rendered body: header, body lines, and the "… N more" marker.
 struct Rendered {
@@ -196,7 +196,7 @@ fn render_body(ctx: &Ctx) -> Rendered {
                 ctx.at_paren(),
                 ctx.server()
             ),
-            body: tidy(text),
+            body: tidy(&crate::normalize_hover(text)),
             marker: None,
         },
         Body::Outline { path, symbols } => render_outline(ctx, path, symbols),
@@ -235,7 +235,7 @@ fn render_body(ctx: &Ctx) -> Rendered {
 }
 
 /// Hover text as lines: trailing whitespace off, blank-line runs collapsed.
-/// (The operation already normalised it; this only tidies.)
+/// (Applied after `normalize_hover`.)
 fn tidy(text: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for line in text.trim_matches('\n').lines() {

@@ -142,7 +142,7 @@ fn references_char_cap() {
     };
     let text = render_text(&references(), root(), &opts);
     assert!(text.chars().count() <= 330, "{}", text.chars().count());
-    assert!(text.ends_with("(use a narrower query or --json to see all)"));
+    assert!(text.ends_with("(narrow the question to see the rest)"));
     insta::assert_snapshot!("references_charcap_text", text);
     let opts = RenderOptions {
         max_locations: 100,
