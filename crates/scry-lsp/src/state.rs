@@ -218,6 +218,7 @@ impl ServerState {
                 if kind == ProgressKind::Indexing {
                     s.saw_indexing = true;
                 }
+                tracing::debug!(%token, %title, ?kind, "progress begin");
                 s.progress.insert(
                     token,
                     ProgressEntry {
