@@ -343,18 +343,32 @@ impl Engine {
         }
         let reserve = (deadline - now) / 4;
         let wait_until = deadline - reserve;
-        // A young server may not have announced its indexing yet.
-        let (saw, _) = session.state().indexing_history();
-        if !saw && session.uptime() < Duration::from_secs(3) && session.state().is_ready() {
-            let mut rx = session.state().subscribe();
-            let grace = (Instant::now() + Duration::from_millis(1500)).min(wait_until);
-            while session.state().is_ready() && !session.state().indexing_history().0 {
+        session.state().wait_ready(wait_until).await;
+    }
+
+    /// After an empty answer: was the server (possibly) still indexing?
+    /// Waits for the index (bounded by `deadline`) and returns true when a
+    /// retry may give more. A young server that has not announced indexing
+    /// yet gets a moment to do so; servers that never report indexing cost
+    /// at most that moment, and only on an empty answer.
+    async fn index_pending(&self, session: &Session, deadline: Instant) -> bool {
+        let state = session.state();
+        let (saw, _) = state.indexing_history();
+        if state.is_ready() && !saw && session.uptime() < Duration::from_secs(5) {
+            let mut rx = state.subscribe();
+            let grace = (Instant::now() + Duration::from_millis(1500)).min(deadline);
+            while state.is_ready() && !state.indexing_history().0 {
                 if tokio::time::timeout_at(grace, rx.changed()).await.is_err() {
                     break;
                 }
             }
         }
-        session.state().wait_ready(wait_until).await;
+        if state.is_ready() && !state.indexing_history().0 {
+            return false;
+        }
+        let was_busy = !state.is_ready();
+        state.wait_ready(deadline).await;
+        was_busy || state.indexing_history().0 && !saw
     }
 
     // ---------------------------------------------------------------- positions
@@ -447,8 +461,7 @@ impl Engine {
                 break;
             }
             // Empty while indexing: wait for the index, ask once more here.
-            if !session.state().is_ready() {
-                session.state().wait_ready(deadline).await;
+            if self.index_pending(&session, deadline).await {
                 if let Ok(b) = self
                     .ask_at(
                         q.action, &session, &path, &index, cand.pos, deadline, &mut files,
@@ -809,46 +822,61 @@ impl Engine {
                 continue;
             }
             self.settle(s, deadline).await;
-            let v = match self
-                .ask(
-                    s,
-                    "workspace/symbol",
-                    json!({ "query": want.name }),
-                    deadline,
-                )
-                .await
-            {
-                Ok(v) => v,
-                Err(AskError::Timeout) => break,
-                Err(_) => continue,
-            };
             let mut files = Files::new(Some(s.clone()));
-            let items = convert::workspace_symbols(s, v, &mut files).await?;
-            for it in items {
-                let base = resolve::base_name(&it.name);
-                if base != want.name && it.name != want.name {
-                    continue;
-                }
-                let container_ok = match want.qualifiers.last() {
-                    None => true,
-                    Some(qual) => {
-                        it.container
-                            .as_deref()
-                            .is_some_and(|c| resolve::ident_tokens(c).contains(&qual.as_str()))
-                            || resolve::ident_tokens(&it.name).contains(&qual.as_str())
-                    }
+            for attempt in 0..2 {
+                let v = match self
+                    .ask(
+                        s,
+                        "workspace/symbol",
+                        json!({ "query": want.name }),
+                        deadline,
+                    )
+                    .await
+                {
+                    Ok(v) => v,
+                    Err(_) => break,
                 };
-                if want.is_qualified() && !container_ok {
-                    continue;
+                let items = convert::workspace_symbols(s, v, &mut files).await?;
+                let before = best.is_some();
+                for it in items {
+                    if let Some(score) = self.symbol_score(&it, want)
+                        && best.as_ref().is_none_or(|(b, _)| score > *b)
+                    {
+                        best = Some((score, it));
+                    }
                 }
-                let inside = it.loc.path.starts_with(self.ws.root());
-                let score = (u8::from(it.name == want.name) << 1) | u8::from(inside);
-                if best.as_ref().is_none_or(|(b, _)| score > *b) {
-                    best = Some((score, it));
+                // Nothing matched on a server that may still be indexing:
+                // wait for it and ask once more.
+                if best.is_some()
+                    || before
+                    || attempt == 1
+                    || !self.index_pending(s, deadline).await
+                {
+                    break;
                 }
             }
         }
         Ok(best.map(|(_, it)| it))
+    }
+
+    /// How well a workspace symbol matches a wanted name: `None` when it
+    /// does not; exact names beat decorated ones, the workspace beats
+    /// outside.
+    fn symbol_score(&self, it: &SymbolItem, want: &SymbolName) -> Option<u8> {
+        if resolve::base_name(&it.name) != want.name && it.name != want.name {
+            return None;
+        }
+        if let Some(qual) = want.qualifiers.last() {
+            let in_container = it
+                .container
+                .as_deref()
+                .is_some_and(|c| resolve::ident_tokens(c).contains(&qual.as_str()));
+            if !in_container && !resolve::ident_tokens(&it.name).contains(&qual.as_str()) {
+                return None;
+            }
+        }
+        let inside = it.loc.path.starts_with(self.ws.root());
+        Some((u8::from(it.name == want.name) << 1) | u8::from(inside))
     }
 
     // ---------------------------------------------------------------- files and workspace
@@ -941,19 +969,25 @@ impl Engine {
             }
             servers.push(s.name().to_string());
             self.settle(s, deadline).await;
-            let v = match self
-                .ask(s, method, json!({ "query": query }), deadline)
-                .await
-            {
-                Ok(v) => v,
-                Err(AskError::Timeout) => {
-                    return Err(self.timeout_error(s, method, self.budget(q)));
-                }
-                Err(AskError::Session(e)) => return Err(session_error(e, method)),
-                Err(AskError::Op(e)) => return Err(e),
-            };
             let mut files = Files::new(Some(s.clone()));
-            all.extend(convert::workspace_symbols(s, v, &mut files).await?);
+            for attempt in 0..2 {
+                let v = match self
+                    .ask(s, method, json!({ "query": query }), deadline)
+                    .await
+                {
+                    Ok(v) => v,
+                    Err(AskError::Timeout) => {
+                        return Err(self.timeout_error(s, method, self.budget(q)));
+                    }
+                    Err(AskError::Session(e)) => return Err(session_error(e, method)),
+                    Err(AskError::Op(e)) => return Err(e),
+                };
+                let items = convert::workspace_symbols(s, v, &mut files).await?;
+                if !items.is_empty() || attempt == 1 || !self.index_pending(s, deadline).await {
+                    all.extend(items);
+                    break;
+                }
+            }
             if let Some(ix) = s.state().indexing() {
                 partial.push(format!("{} is still indexing ({ix})", s.name()));
             }

@@ -144,12 +144,13 @@ async fn run(json: bool, root: PathBuf, query: Query) -> ExitCode {
     let _ = tokio::time::timeout(Duration::from_secs(5), engine.shutdown()).await;
     match result {
         Ok(answer) => {
-            if json {
-                let v = render_json(&answer, &root, &opts);
-                println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
+            let out = if json {
+                serde_json::to_string_pretty(&render_json(&answer, &root, &opts))
+                    .unwrap_or_default()
             } else {
-                println!("{}", render_text(&answer, &root, &opts));
-            }
+                render_text(&answer, &root, &opts)
+            };
+            print_out(&out);
             ExitCode::SUCCESS
         }
         Err(e) => report(&e, &root, json),
@@ -158,13 +159,17 @@ async fn run(json: bool, root: PathBuf, query: Query) -> ExitCode {
 
 fn report(e: &OpError, root: &Path, json: bool) -> ExitCode {
     if json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&error_json(e, root)).unwrap_or_default()
-        );
+        print_out(&serde_json::to_string_pretty(&error_json(e, root)).unwrap_or_default());
     }
     eprintln!("scry: {}", render_error(e, root));
     ExitCode::from(1)
+}
+
+/// Print to stdout; a closed pipe (`scry … | head`) is not an error.
+fn print_out(text: &str) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{text}").and_then(|_| out.flush());
 }
 
 /// A path as the user typed it: relative to the current directory when
@@ -251,5 +256,6 @@ fn init_tracing() {
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
         .with_target(false)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .try_init();
 }
