@@ -461,17 +461,16 @@ impl Engine {
                 break;
             }
             // Empty while indexing: wait for the index, ask once more here.
-            if self.index_pending(&session, deadline).await {
-                if let Ok(b) = self
+            if self.index_pending(&session, deadline).await
+                && let Ok(b) = self
                     .ask_at(
                         q.action, &session, &path, &index, cand.pos, deadline, &mut files,
                     )
                     .await
-                    && !b.is_empty()
-                {
-                    answer.body = b;
-                    break;
-                }
+                && !b.is_empty()
+            {
+                answer.body = b;
+                break;
             }
         }
         if answer.body.is_empty() {
