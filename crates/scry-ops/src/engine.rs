@@ -116,7 +116,7 @@ fn session_error(e: SessionError, method: &str) -> OpError {
     match e {
         SessionError::Rpc(RpcError::Closed { server, detail, .. }) => {
             OpError::ServerCrashed(format!(
-                "{server} exited while answering {method} ({detail}); it is restarted on the next call"
+                "{server} stopped answering {method}: {detail}; it is restarted on the next call"
             ))
         }
         SessionError::Rpc(RpcError::Server { server, error, .. }) => {

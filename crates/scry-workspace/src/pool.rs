@@ -76,6 +76,13 @@ impl Workspace {
         }
     }
 
+    /// Send server logs elsewhere (`None`: no log files, only the ring
+    /// buffer).
+    pub fn with_log_dir(mut self, dir: Option<PathBuf>) -> Workspace {
+        self.log_dir = dir;
+        self
+    }
+
     pub fn root(&self) -> &Path {
         &self.root
     }
