@@ -1,0 +1,33 @@
+//! gopls against `fixtures/go` (one server for all checks).
+
+mod common;
+
+use common::Fixture;
+use common::suite::{self, Lang};
+
+const LANG: Lang = Lang {
+    qualified_restock: "Inventory.restock",
+    restock_query: "restock",
+    inventory_decl: ("inventory.go", "type Inventory"),
+    // gopls lists methods at the top level as `(*Inventory).restock`.
+    restock_nested: false,
+};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn go_gopls() {
+    let Some(fx) = Fixture::open("go", "go_gopls") else {
+        return;
+    };
+    suite::references_by_name(&fx).await;
+    let def = suite::definition_from_main(&fx).await;
+    suite::qualified_definition(&fx, &LANG).await;
+    suite::definition_without_path(&fx, &LANG).await;
+    suite::hover(&fx).await;
+    suite::document_symbols(&fx, &LANG).await;
+    suite::workspace_symbols(&fx, &LANG).await;
+    suite::implementation(&fx).await;
+    suite::call_hierarchy(&fx).await;
+    let def_text = fx.text(&def);
+    fx.shutdown().await;
+    insta::assert_snapshot!("definition_total_weight_at_column", def_text);
+}
