@@ -1,0 +1,624 @@
+//! scry's added latency per request over driving the same language server
+//! directly, side by side, as a ratio.
+//!
+//! For each server (clangd on a copy of `fixtures/c`, pyright on a copy of
+//! `fixtures/python`, each skipped when not installed):
+//!
+//! * **raw**: the server spawned here with `tokio::process`, spoken to through
+//!   `scry_rpc::Connection` only: `initialize`, `initialized`, `didOpen` of the
+//!   two files, then `textDocument/references` / `textDocument/definition` at
+//!   the known positions from `fixtures/expected.json`.
+//! * **scry**: one `scry_ops::Engine` over `Workspace::open(copy)`; each timed
+//!   call is `engine.run(&query)` plus `scry_render::render_text` of the answer,
+//!   once by symbol name and once by explicit line + column.
+//!
+//! Both servers run at the same time, each on its own copy of the fixture, and
+//! the measurements are interleaved in rounds (raw block, scry block, ...) so
+//! that noise from the rest of the machine hits both sides alike. Only warm
+//! servers are timed: each side first repeats `references` until the server
+//! returns the full answer (clangd: after its background index ran), then runs
+//! a few untimed warm-up iterations of every operation.
+//!
+//! Run: `cargo bench -p scry --bench latency`
+//! Environment: `SCRY_BENCH_ITERS` (default 50), `SCRY_BENCH_SERVERS`
+//! (comma list, default `clangd,pyright`).
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use scry_ops::{Action, Answer, Body, Engine, Query};
+use scry_render::{RenderOptions, render_text};
+use scry_rpc::{Connection, ConnectionOptions, Handler, ResponseError};
+use scry_workspace::Workspace;
+use serde_json::{Value, json};
+
+const ROUNDS: usize = 5;
+const WARMUP_ITERS: usize = 5;
+const WARM_TIMEOUT: Duration = Duration::from_secs(30);
+
+// ------------------------------------------------------------------ stats
+
+struct Stats {
+    min: f64,
+    median: f64,
+    max: f64,
+}
+
+fn stats(v: &[Duration]) -> Stats {
+    let mut ms: Vec<f64> = v.iter().map(|d| d.as_secs_f64() * 1e3).collect();
+    ms.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    let n = ms.len();
+    let median = if n % 2 == 1 {
+        ms[n / 2]
+    } else {
+        (ms[n / 2 - 1] + ms[n / 2]) / 2.0
+    };
+    Stats {
+        min: ms[0],
+        median,
+        max: ms[n - 1],
+    }
+}
+
+// ------------------------------------------------------------------ fixtures
+
+struct ServerDef {
+    /// Display name and the command on PATH.
+    name: &'static str,
+    command: &'static str,
+    args: &'static [&'static str],
+    /// Key in `fixtures/expected.json` and folder under `fixtures/`.
+    lang: &'static str,
+    language_id: &'static str,
+    /// What `workspace/configuration` is answered with (same as scry's catalog).
+    settings: fn() -> Value,
+}
+
+const SERVERS: &[ServerDef] = &[
+    ServerDef {
+        name: "clangd",
+        command: "clangd",
+        args: &[],
+        lang: "c",
+        language_id: "c",
+        settings: || Value::Null,
+    },
+    ServerDef {
+        name: "pyright",
+        command: "pyright-langserver",
+        args: &["--stdio"],
+        lang: "python",
+        language_id: "python",
+        settings: || {
+            json!({"python": {"analysis": {
+                "autoSearchPaths": true,
+                "useLibraryCodeForTypes": true,
+                "diagnosticMode": "openFilesOnly"
+            }}})
+        },
+    },
+];
+
+fn on_path(cmd: &str) -> bool {
+    std::env::var_os("PATH")
+        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(cmd).is_file()))
+}
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// A position from expected.json: file relative to the fixture root,
+/// 1-based line and character column.
+#[derive(Clone, Debug)]
+struct Pos {
+    file: String,
+    line: u32,
+    col: u32,
+}
+
+fn pos(v: &Value) -> Pos {
+    Pos {
+        file: v["path"].as_str().unwrap().to_string(),
+        line: v["line"].as_u64().unwrap() as u32,
+        col: v["col"].as_u64().unwrap() as u32,
+    }
+}
+
+/// Copy `fixtures/<lang>` (files only, no caches) into a fresh directory; for
+/// C write `compile_commands.json` with the absolute directory so clangd's
+/// background index runs (see fixtures/README.md).
+fn copy_fixture(lang: &str) -> (tempfile::TempDir, PathBuf) {
+    let src = repo_root().join("fixtures").join(lang);
+    let tmp = tempfile::Builder::new()
+        .prefix(&format!("scry-bench-{lang}-"))
+        .tempdir()
+        .expect("tempdir");
+    let dir = tmp.path().canonicalize().expect("canonical tempdir");
+    for e in std::fs::read_dir(&src).expect("fixture dir") {
+        let e = e.unwrap();
+        if e.file_type().unwrap().is_file() {
+            std::fs::copy(e.path(), dir.join(e.file_name())).unwrap();
+        }
+    }
+    if lang == "c" {
+        let entries: Vec<Value> = ["inventory.c", "report.c", "main.c"]
+            .iter()
+            .map(|f| {
+                json!({
+                    "directory": dir.to_string_lossy(),
+                    "file": f,
+                    "arguments": ["cc", "-std=c11", "-Wall", "-I.", "-c", f],
+                })
+            })
+            .collect();
+        std::fs::write(
+            dir.join("compile_commands.json"),
+            serde_json::to_string_pretty(&entries).unwrap(),
+        )
+        .unwrap();
+    }
+    (tmp, dir)
+}
+
+/// 0-based LSP character of a 1-based character column. The benchmark only
+/// uses ASCII lines, where every encoding agrees; anything else is refused.
+fn lsp_character(dir: &Path, p: &Pos) -> u32 {
+    let text = std::fs::read_to_string(dir.join(&p.file)).unwrap();
+    let line = text.lines().nth(p.line as usize - 1).unwrap();
+    assert!(line.is_ascii(), "{}:{} is not ASCII", p.file, p.line);
+    p.col - 1
+}
+
+fn uri(path: &Path) -> String {
+    scry_lsp::path_to_uri(path)
+}
+
+// ------------------------------------------------------------------ raw client
+
+/// Answers what servers ask the client, minimally.
+struct RawHandler {
+    settings: Value,
+}
+
+impl Handler for RawHandler {
+    fn on_request(&self, method: &str, params: Value) -> Result<Value, ResponseError> {
+        match method {
+            "workspace/configuration" => Ok(Value::Array(
+                params["items"]
+                    .as_array()
+                    .map(|items| {
+                        items
+                            .iter()
+                            .map(|it| {
+                                scry_lsp::handler::lookup_section(
+                                    &self.settings,
+                                    it["section"].as_str(),
+                                )
+                            })
+                            .collect()
+                    })
+                    .unwrap_or_default(),
+            )),
+            "workspace/workspaceFolders" => Ok(Value::Null),
+            _ => Ok(Value::Null),
+        }
+    }
+    fn on_notification(&self, _method: &str, _params: Value) {}
+}
+
+struct Raw {
+    conn: Connection,
+    child: tokio::process::Child,
+}
+
+impl Raw {
+    async fn start(def: &ServerDef, dir: &Path, open: &[&str]) -> Raw {
+        let mut child = tokio::process::Command::new(def.command)
+            .args(def.args)
+            .current_dir(dir)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("spawn server");
+        let conn = Connection::start(
+            format!("{}(raw)", def.name),
+            child.stdout.take().unwrap(),
+            child.stdin.take().unwrap(),
+            Arc::new(RawHandler {
+                settings: (def.settings)(),
+            }),
+            ConnectionOptions::default(),
+        );
+        let root = uri(dir);
+        // The same capabilities scry advertises, so both sides negotiate the
+        // same position encoding and features.
+        conn.request(
+            "initialize",
+            Some(json!({
+                "processId": std::process::id(),
+                "rootUri": root,
+                "rootPath": dir.to_string_lossy(),
+                "workspaceFolders": [{"uri": root, "name": "bench"}],
+                "capabilities": scry_lsp::client_capabilities(),
+            })),
+        )
+        .await
+        .expect("initialize");
+        conn.notify("initialized", Some(json!({}))).unwrap();
+        let settings = (def.settings)();
+        if !settings.is_null() {
+            conn.notify(
+                "workspace/didChangeConfiguration",
+                Some(json!({ "settings": settings })),
+            )
+            .unwrap();
+        }
+        for f in open {
+            let path = dir.join(f);
+            conn.notify(
+                "textDocument/didOpen",
+                Some(json!({"textDocument": {
+                    "uri": uri(&path),
+                    "languageId": def.language_id,
+                    "version": 1,
+                    "text": std::fs::read_to_string(&path).unwrap(),
+                }})),
+            )
+            .unwrap();
+        }
+        Raw { conn, child }
+    }
+
+    /// One request; returns the number of locations in the result.
+    async fn ask(&self, method: &str, params: &Value) -> usize {
+        let v = self
+            .conn
+            .request(method, Some(params.clone()))
+            .await
+            .expect("raw request");
+        match v {
+            Value::Array(a) => a.len(),
+            Value::Null => 0,
+            _ => 1,
+        }
+    }
+
+    async fn stop(mut self) {
+        let _ =
+            tokio::time::timeout(Duration::from_secs(2), self.conn.request("shutdown", None)).await;
+        let _ = self.conn.notify("exit", None);
+        let _ = tokio::time::timeout(Duration::from_secs(2), self.child.wait()).await;
+        let _ = self.child.kill().await;
+    }
+}
+
+fn position_params(dir: &Path, p: &Pos, refs: bool) -> Value {
+    let mut v = json!({
+        "textDocument": {"uri": uri(&dir.join(&p.file))},
+        "position": {"line": p.line - 1, "character": lsp_character(dir, p)},
+    });
+    if refs {
+        v["context"] = json!({"includeDeclaration": true});
+    }
+    v
+}
+
+// ------------------------------------------------------------------ scry side
+
+fn count(a: &Answer) -> usize {
+    match &a.body {
+        Body::Locations { locations } => locations.len(),
+        _ => 0,
+    }
+}
+
+/// One scry call as a front end makes it: run + render_text. Returns the
+/// location count and the rendered length.
+async fn scry_call(engine: &Engine, q: &Query, opts: &RenderOptions) -> (usize, Answer) {
+    let a = engine.run(q).await.expect("scry run");
+    let text = render_text(&a, engine.workspace().root(), opts);
+    std::hint::black_box(&text);
+    (count(&a), a)
+}
+
+fn query(action: Action, p: &Pos, by_name: Option<&str>) -> Query {
+    let mut q = Query::new(action);
+    q.path = Some(PathBuf::from(&p.file));
+    match by_name {
+        Some(sym) => q.symbol = Some(sym.to_string()),
+        None => {
+            q.line = Some(p.line);
+            q.column = Some(p.col);
+        }
+    }
+    q
+}
+
+// ------------------------------------------------------------------ one server
+
+struct Row {
+    op: String,
+    raw: Stats,
+    scry: Stats,
+    results: String,
+}
+
+enum Side<'a> {
+    Raw(&'a str, Value),
+    Scry(Query),
+}
+
+async fn bench_server(def: &ServerDef, iters: usize, expected: &Value) -> Option<Vec<Row>> {
+    if !on_path(def.command) {
+        println!("{}: `{}` not on PATH; skipped", def.name, def.command);
+        return None;
+    }
+    let e = &expected[def.lang];
+    let symbol = e["total_weight"]["symbol"].as_str().unwrap().to_string();
+    let def_pos = pos(&e["total_weight"]["definition"]); // file A
+    let call_pos = pos(&e["total_weight"]["calls"][0]); // file B (ASCII line)
+    // A full references answer: definition + declarations + imports + calls.
+    let full_refs = 1
+        + e["total_weight"]["declarations"].as_array().unwrap().len()
+        + e["total_weight"]["imports"].as_array().unwrap().len()
+        + e["total_weight"]["calls"].as_array().unwrap().len();
+    let open = [def_pos.file.as_str(), call_pos.file.as_str()];
+
+    let (_raw_tmp, raw_dir) = copy_fixture(def.lang);
+    let (_scry_tmp, scry_dir) = copy_fixture(def.lang);
+
+    let t0 = Instant::now();
+    let raw = Raw::start(def, &raw_dir, &open).await;
+    let ws = Workspace::open(&scry_dir).expect("workspace");
+    let engine = Engine::new(Arc::new(ws));
+    let opts = RenderOptions::default();
+
+    // Warm both until references is complete (or the wait runs out).
+    let raw_refs = position_params(&raw_dir, &def_pos, true);
+    let raw_def = position_params(&raw_dir, &call_pos, false);
+    let q_refs_name = query(Action::References, &def_pos, Some(&symbol));
+    let q_refs_pos = query(Action::References, &def_pos, None);
+    let q_def_name = query(Action::Definition, &call_pos, Some(&symbol));
+    let q_def_pos = query(Action::Definition, &call_pos, None);
+
+    let warm_deadline = Instant::now() + WARM_TIMEOUT;
+    let mut raw_n = 0;
+    while Instant::now() < warm_deadline {
+        raw_n = raw.ask("textDocument/references", &raw_refs).await;
+        if raw_n >= full_refs {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let mut scry_n = 0;
+    while Instant::now() < warm_deadline {
+        scry_n = scry_call(&engine, &q_refs_name, &opts).await.0;
+        if scry_n >= full_refs {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    println!(
+        "{}: warm after {:.1} s (references: raw {raw_n}, scry {scry_n}; full answer is {full_refs})",
+        def.name,
+        t0.elapsed().as_secs_f64()
+    );
+
+    let ops: Vec<(String, Side, Side)> = vec![
+        (
+            "references, by name".into(),
+            Side::Raw("textDocument/references", raw_refs.clone()),
+            Side::Scry(q_refs_name.clone()),
+        ),
+        (
+            "references, line+col".into(),
+            Side::Raw("textDocument/references", raw_refs.clone()),
+            Side::Scry(q_refs_pos.clone()),
+        ),
+        (
+            "definition, by name".into(),
+            Side::Raw("textDocument/definition", raw_def.clone()),
+            Side::Scry(q_def_name.clone()),
+        ),
+        (
+            "definition, line+col".into(),
+            Side::Raw("textDocument/definition", raw_def.clone()),
+            Side::Scry(q_def_pos.clone()),
+        ),
+    ];
+
+    // One untimed pass per op, also to report what each side answered.
+    let mut results = Vec::new();
+    for (_, r, s) in &ops {
+        let (Side::Raw(m, p), Side::Scry(q)) = (r, s) else {
+            unreachable!()
+        };
+        let mut rn = 0;
+        let mut sn = (0, None);
+        for _ in 0..WARMUP_ITERS {
+            rn = raw.ask(m, p).await;
+            let (n, a) = scry_call(&engine, q, &opts).await;
+            sn = (n, Some(a));
+        }
+        let a = sn.1.unwrap();
+        let via = a
+            .asked_at
+            .as_ref()
+            .map(|x| {
+                format!(
+                    "{}:{}:{} via {}",
+                    scry_render::display_path(&x.loc.path, engine.workspace().root()),
+                    x.loc.line,
+                    x.loc.col,
+                    x.via
+                )
+            })
+            .unwrap_or_default();
+        results.push(format!("raw {rn} / scry {} (scry asked at {via})", sn.0));
+    }
+
+    // Timed, interleaved: per round, per op, a block of raw then a block of
+    // scry (order flipped every other round).
+    let per_round = iters.div_ceil(ROUNDS);
+    let mut raw_times: Vec<Vec<Duration>> = vec![Vec::new(); ops.len()];
+    let mut scry_times: Vec<Vec<Duration>> = vec![Vec::new(); ops.len()];
+    for round in 0..ROUNDS {
+        for (i, (_, r, s)) in ops.iter().enumerate() {
+            let sides: [&Side; 2] = if round % 2 == 0 { [r, s] } else { [s, r] };
+            for side in sides {
+                for _ in 0..per_round {
+                    match side {
+                        Side::Raw(m, p) => {
+                            if raw_times[i].len() >= iters {
+                                break;
+                            }
+                            let t = Instant::now();
+                            std::hint::black_box(raw.ask(m, p).await);
+                            raw_times[i].push(t.elapsed());
+                        }
+                        Side::Scry(q) => {
+                            if scry_times[i].len() >= iters {
+                                break;
+                            }
+                            let t = Instant::now();
+                            std::hint::black_box(scry_call(&engine, q, &opts).await);
+                            scry_times[i].push(t.elapsed());
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    // Rendering alone, for reading the by-name/line+col numbers.
+    let (_, a) = scry_call(&engine, &q_refs_pos, &opts).await;
+    let mut render_times = Vec::new();
+    for _ in 0..200 {
+        let t = Instant::now();
+        std::hint::black_box(render_text(&a, engine.workspace().root(), &opts));
+        render_times.push(t.elapsed());
+    }
+    let r = stats(&render_times);
+    println!(
+        "{}: render_text alone of the {}-location references answer: median {:.4} ms",
+        def.name,
+        count(&a),
+        r.median
+    );
+
+    engine.shutdown().await;
+    raw.stop().await;
+
+    Some(
+        ops.into_iter()
+            .zip(results)
+            .enumerate()
+            .map(|(i, ((op, _, _), results))| Row {
+                op,
+                raw: stats(&raw_times[i]),
+                scry: stats(&scry_times[i]),
+                results,
+            })
+            .collect(),
+    )
+}
+
+fn main() {
+    let iters: usize = std::env::var("SCRY_BENCH_ITERS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(50)
+        .max(1);
+    let wanted: Vec<String> = std::env::var("SCRY_BENCH_SERVERS")
+        .unwrap_or_else(|_| "clangd,pyright".into())
+        .split(',')
+        .map(|s| s.trim().to_string())
+        .collect();
+
+    // Server logs (scry appends each server's stderr to a log file) go to a
+    // scratch directory, not the user's state directory.
+    let logs = tempfile::tempdir().expect("log dir");
+    // SAFETY: set before the runtime (and any other thread) starts.
+    unsafe { std::env::set_var("SCRY_LOG_DIR", logs.path()) };
+
+    let expected: Value = serde_json::from_str(
+        &std::fs::read_to_string(repo_root().join("fixtures/expected.json")).unwrap(),
+    )
+    .unwrap();
+
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+
+    println!(
+        "latency bench: {iters} timed requests per operation and side, warm servers, \
+         interleaved in {ROUNDS} rounds; times are per request, end to end"
+    );
+    println!();
+    let started = Instant::now();
+    let mut all = Vec::new();
+    for def in SERVERS
+        .iter()
+        .filter(|d| wanted.iter().any(|w| w == d.name))
+    {
+        if let Some(rows) = rt.block_on(bench_server(def, iters, &expected)) {
+            all.push((def.name, rows));
+        }
+    }
+    println!("total wall time: {:.1} s", started.elapsed().as_secs_f64());
+    println!();
+    println!(
+        "{:<8} {:<22} {:>9} {:>9} {:>9} {:>9} {:>10} {:>9} {:>9}",
+        "server",
+        "operation",
+        "raw min",
+        "raw med",
+        "scry min",
+        "scry med",
+        "scry/raw",
+        "added ms",
+        "scry max"
+    );
+    for (server, rows) in &all {
+        for r in rows {
+            println!(
+                "{:<8} {:<22} {:>9.3} {:>9.3} {:>9.3} {:>9.3} {:>9.2}x {:>9.3} {:>9.3}",
+                server,
+                r.op,
+                r.raw.min,
+                r.raw.median,
+                r.scry.min,
+                r.scry.median,
+                r.scry.median / r.raw.median,
+                r.scry.median - r.raw.median,
+                r.scry.max,
+            );
+        }
+    }
+    println!();
+    println!("results per call (location counts):");
+    for (server, rows) in &all {
+        for r in rows {
+            println!("  {server:<8} {:<22} {}", r.op, r.results);
+        }
+    }
+    println!();
+    println!(
+        "what one call costs on each side:\n\
+         \x20 raw            1 server round trip (the LSP request over scry_rpc::Connection; JSON encode/decode).\n\
+         \x20 scry by name   Engine::run + render_text: resolve the path (canonicalize), route to the server,\n\
+         \x20                stat every open document and re-read + compare the asked file from disk, then\n\
+         \x20                2 server round trips (textDocument/documentSymbol to find the declaration, then\n\
+         \x20                the request), typed parsing of the result, line texts for every location (open\n\
+         \x20                documents, else a disk read per other file), and rendering the text answer.\n\
+         \x20 scry line+col  the same without documentSymbol: 1 server round trip plus the same local work.\n\
+         note: by name, scry asks at the first code occurrence when the file has no declaration of the\n\
+         name (see \"scry asked at\" above), which may differ from the raw position."
+    );
+}
