@@ -130,6 +130,17 @@ pub struct Occurrence {
     pub qualified: bool,
 }
 
+/// Byte offsets in `line` where `name` occurs as a whole word (not inside
+/// a longer identifier).
+pub fn whole_word_starts<'a>(line: &'a str, name: &'a str) -> impl Iterator<Item = usize> + 'a {
+    line.match_indices(name).map(|(s, _)| s).filter(move |&s| {
+        let e = s + name.len();
+        let before = line[..s].chars().next_back();
+        let after = line[e..].chars().next();
+        !before.is_some_and(is_ident_char) && !after.is_some_and(is_ident_char)
+    })
+}
+
 fn comment_start(line: &str, quote_single: bool) -> Option<usize> {
     // Byte index where a line comment starts, outside string literals.
     let mut in_str: Option<char> = None;
@@ -203,16 +214,7 @@ pub fn occurrences(
         }
         let comment_at = comment_start(line, quote_single);
         let comment_line = is_comment_line(line.trim_start());
-        let mut from = 0;
-        while let Some(rel) = line[from..].find(name) {
-            let start = from + rel;
-            let end = start + name.len();
-            from = end;
-            let before = line[..start].chars().next_back();
-            let after = line[end..].chars().next();
-            if before.is_some_and(is_ident_char) || after.is_some_and(is_ident_char) {
-                continue;
-            }
+        for start in whole_word_starts(line, name) {
             let prose = comment_line
                 || comment_at.is_some_and(|c| start >= c)
                 || in_string(line, start, quote_single);
@@ -254,35 +256,23 @@ pub fn first_identifier(index: &LineIndex, line: u32) -> Option<CharPos> {
 /// Find `name` as a whole word at or after `from` (within a few lines), for
 /// servers whose symbol ranges cover the whole declaration.
 pub fn find_name_from(index: &LineIndex, from: CharPos, name: &str, max_lines: u32) -> CharPos {
-    let want = SymbolName {
-        qualifiers: Vec::new(),
-        name: name.to_string(),
-    };
-    for l in from.line..from.line.saturating_add(max_lines).min(index.line_count()) {
+    let last = from.line.saturating_add(max_lines).min(index.line_count());
+    for l in from.line..last {
         let Some(line) = index.line(l) else { break };
-        let mut start_byte = 0;
-        if l == from.line {
-            start_byte = line
-                .char_indices()
+        let start_byte = if l == from.line {
+            line.char_indices()
                 .nth(from.col as usize)
-                .map_or(line.len(), |(b, _)| b);
-        }
-        let mut search = start_byte;
-        while let Some(rel) = line[search..].find(name) {
-            let s = search + rel;
-            let e = s + name.len();
-            search = e;
-            let before = line[..s].chars().next_back();
-            let after = line[e..].chars().next();
-            if !before.is_some_and(is_ident_char) && !after.is_some_and(is_ident_char) {
-                return CharPos {
-                    line: l,
-                    col: line[..s].chars().count() as u32,
-                };
-            }
+                .map_or(line.len(), |(b, _)| b)
+        } else {
+            0
+        };
+        if let Some(s) = whole_word_starts(line, name).find(|&s| s >= start_byte) {
+            return CharPos {
+                line: l,
+                col: line[..s].chars().count() as u32,
+            };
         }
     }
-    let _ = want;
     from
 }
 
