@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::SystemTime;
+use std::time::{Instant, SystemTime};
 
 use scry_text::LineIndex;
 
@@ -49,6 +49,8 @@ struct OpenDoc {
     len: u64,
     last_used: u64,
     index: Arc<LineIndex>,
+    /// When `version` was sent to the server.
+    since: Instant,
 }
 
 /// Open documents of one session, bounded in number.
@@ -95,6 +97,11 @@ impl DocStore {
         self.docs.get(path).map(|d| d.version)
     }
 
+    /// The version the server has for `path` and when it was sent.
+    pub fn synced(&self, path: &Path) -> Option<(i32, Instant)> {
+        self.docs.get(path).map(|d| (d.version, d.since))
+    }
+
     /// Open paths with the metadata recorded at their last sync.
     pub fn open_files(&self) -> Vec<(PathBuf, Option<SystemTime>, u64)> {
         self.docs
@@ -123,6 +130,7 @@ impl DocStore {
                 doc.version += 1;
                 doc.hash = hash;
                 doc.index = Arc::new(LineIndex::new(disk.text.clone()));
+                doc.since = Instant::now();
                 actions.push(SyncAction::Change {
                     uri: doc.uri.clone(),
                     version: doc.version,
@@ -162,6 +170,7 @@ impl DocStore {
                 len: disk.len,
                 last_used: now,
                 index: index.clone(),
+                since: Instant::now(),
             },
         );
         (actions, index)

@@ -2,10 +2,10 @@
 //! into [`ServerState`]. Every request gets an answer: servers built on
 //! vscode-languageserver exit when a request they rely on is rejected.
 
-use std::path::PathBuf;
-use std::sync::Arc;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, RwLock};
 
-use scry_rpc::{Handler, ResponseError};
+use scry_rpc::{DeferredReply, Handler, ResponseError};
 use serde_json::{Value, json};
 
 use crate::state::{Registration, ServerState};
@@ -16,6 +16,40 @@ pub(crate) struct ClientHandler {
     pub settings: Value,
     pub root: PathBuf,
     pub state: Arc<ServerState>,
+    pub edit_hook: EditHookSlot,
+}
+
+/// What answers a server's `workspace/applyEdit`. Installed by the layer
+/// that knows how to apply edits safely (scry-ops); scry-lsp only routes.
+pub trait ApplyEditHook: Send + Sync {
+    /// Apply (or refuse) the edit `server` (running for `root`) asks for;
+    /// resolves to an `ApplyWorkspaceEditResult` (`{applied, failureReason?}`).
+    fn apply_edit(&self, server: &str, root: &Path, params: Value) -> DeferredReply;
+}
+
+/// A shared, settable place for the [`ApplyEditHook`]: the workspace holds
+/// one and hands it to every session it starts.
+#[derive(Clone, Default)]
+pub struct EditHookSlot(Arc<RwLock<Option<Arc<dyn ApplyEditHook>>>>);
+
+impl EditHookSlot {
+    pub fn set(&self, hook: Option<Arc<dyn ApplyEditHook>>) {
+        *self.0.write().unwrap_or_else(|e| e.into_inner()) = hook;
+    }
+
+    pub fn get(&self) -> Option<Arc<dyn ApplyEditHook>> {
+        self.0.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+}
+
+impl std::fmt::Debug for EditHookSlot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.get().is_some() {
+            "EditHookSlot(set)"
+        } else {
+            "EditHookSlot(empty)"
+        })
+    }
 }
 
 /// Walk a dotted section ("python.analysis") through the settings. An empty
@@ -101,6 +135,7 @@ impl Handler for ClientHandler {
                 Ok(Value::Null)
             }
             "window/showDocument" => Ok(json!({ "success": false })),
+            // With a hook installed this is answered by `on_request_deferred`.
             "workspace/applyEdit" => Ok(json!({
                 "applied": false,
                 "failureReason": "scry applies workspace edits only when asked to (rename/code action)",
@@ -112,6 +147,14 @@ impl Handler for ClientHandler {
                 data: None,
             }),
         }
+    }
+
+    fn on_request_deferred(&self, method: &str, params: &Value) -> Option<DeferredReply> {
+        if method != "workspace/applyEdit" {
+            return None;
+        }
+        let hook = self.edit_hook.get()?;
+        Some(hook.apply_edit(&self.name, &self.root, params.clone()))
     }
 
     fn on_notification(&self, method: &str, params: Value) {
@@ -147,6 +190,7 @@ mod tests {
             settings,
             root: PathBuf::from("/w/proj"),
             state: Arc::new(ServerState::default()),
+            edit_hook: EditHookSlot::default(),
         }
     }
 

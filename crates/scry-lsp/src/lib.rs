@@ -10,6 +10,7 @@
 //! - Dropping the last handle of a [`Session`] kills its whole process group.
 //! - A document is sent to the server only as the disk holds it.
 
+pub mod diagnostics;
 pub mod docs;
 pub mod handler;
 pub mod session;
@@ -17,6 +18,8 @@ pub mod state;
 pub mod types;
 pub mod uri;
 
+pub use diagnostics::{DocDiagnostics, WaitOptions};
+pub use handler::{ApplyEditHook, EditHookSlot};
 pub use scry_text::{CharPos, Encoding, LineIndex, LspPos};
 pub use session::{Session, SessionConfig, SessionError, client_capabilities};
 pub use state::ServerState;

@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
 use crate::docs::{DiskFile, DocStore, SyncAction};
-use crate::handler::{ClientHandler, folder_name};
+use crate::handler::{ClientHandler, EditHookSlot, folder_name};
 use crate::state::ServerState;
 use crate::uri::path_to_uri;
 
@@ -36,6 +36,8 @@ pub struct SessionConfig {
     /// Where the server's stderr is appended (`<dir>/<name>.log`).
     pub log_dir: Option<PathBuf>,
     pub max_open_documents: usize,
+    /// Who answers the server's `workspace/applyEdit` (empty: refused).
+    pub edit_hook: EditHookSlot,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -173,6 +175,20 @@ pub fn client_capabilities() -> Value {
             },
             "callHierarchy": {},
             "rename": { "prepareSupport": true },
+            "codeAction": {
+                "codeActionLiteralSupport": {
+                    "codeActionKind": {
+                        "valueSet": [
+                            "", "quickfix", "refactor", "refactor.extract", "refactor.inline",
+                            "refactor.rewrite", "source", "source.organizeImports", "source.fixAll",
+                        ],
+                    },
+                },
+                "isPreferredSupport": true,
+                "disabledSupport": true,
+                "dataSupport": true,
+                "resolveSupport": { "properties": ["edit", "command"] },
+            },
             "publishDiagnostics": { "relatedInformation": true, "versionSupport": true },
             "diagnostic": { "dynamicRegistration": true },
         },
@@ -263,6 +279,7 @@ impl Session {
             settings: config.settings.clone(),
             root: config.root.clone(),
             state: state.clone(),
+            edit_hook: config.edit_hook.clone(),
         });
         let conn = Connection::start(
             config.name.clone(),
@@ -530,6 +547,23 @@ impl Session {
     /// The text the server has for an open document.
     pub async fn document(&self, path: &Path) -> Option<Arc<LineIndex>> {
         self.inner.docs.lock().await.index(path)
+    }
+
+    /// The version the server has of `path` (open documents only) and when
+    /// that version was sent.
+    pub async fn synced(&self, path: &Path) -> Option<(i32, Instant)> {
+        self.inner.docs.lock().await.synced(path)
+    }
+
+    /// The version scry last sent for an open document.
+    pub async fn document_version(&self, path: &Path) -> Option<i32> {
+        self.inner.docs.lock().await.version(path)
+    }
+
+    /// The text and version the server has for `path`, if open.
+    pub async fn document_state(&self, path: &Path) -> Option<(Arc<LineIndex>, i32)> {
+        let docs = self.inner.docs.lock().await;
+        Some((docs.index(path)?, docs.version(path)?))
     }
 
     pub async fn open_documents(&self) -> usize {

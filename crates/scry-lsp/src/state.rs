@@ -106,6 +106,9 @@ struct Inner {
     saw_indexing: bool,
     stderr: StderrRing,
     last_message: Option<String>,
+    /// When the server last published diagnostics or began or ended a
+    /// progress: "quiet for a window" is measured from here.
+    last_activity: Option<Instant>,
 }
 
 /// Shared server state. Every change bumps a generation counter that
@@ -219,6 +222,9 @@ impl ServerState {
                     s.saw_indexing = true;
                 }
                 tracing::debug!(%token, %title, ?kind, "progress begin");
+                if kind == ProgressKind::Indexing {
+                    s.last_activity = Some(Instant::now());
+                }
                 s.progress.insert(
                     token,
                     ProgressEntry {
@@ -245,6 +251,7 @@ impl ServerState {
                     && e.kind == ProgressKind::Indexing
                 {
                     s.last_indexing_end = Some(Instant::now());
+                    s.last_activity = s.last_indexing_end;
                 }
                 s.created.remove(&token);
             }
@@ -298,6 +305,7 @@ impl ServerState {
             .unwrap_or_default();
         let version = params["version"].as_i64();
         self.with(|s| {
+            s.last_activity = Some(Instant::now());
             s.diagnostics.insert(
                 uri.to_string(),
                 Published {
@@ -311,6 +319,22 @@ impl ServerState {
 
     pub fn diagnostics(&self, uri: &str) -> Option<Published> {
         self.read(|s| s.diagnostics.get(uri).cloned())
+    }
+
+    /// When the server last published diagnostics (for any document) or
+    /// began or ended an indexing progress.
+    pub fn last_activity(&self) -> Option<Instant> {
+        self.read(|s| s.last_activity)
+    }
+
+    /// Every document with published diagnostics (uri, publication).
+    pub fn all_diagnostics(&self) -> Vec<(String, Published)> {
+        self.read(|s| {
+            s.diagnostics
+                .iter()
+                .map(|(u, p)| (u.clone(), p.clone()))
+                .collect()
+        })
     }
 
     pub fn on_stderr(&self, line: String) {

@@ -32,7 +32,8 @@
 //!   // false: only servers named in some config file are kept (built-ins
 //!   // mentioned by id count as named). The last layer that sets it wins.
 //!   "autoDetect": false,
-//!   "limits": { "maxLocations": 50, "maxChars": 8000, "timeoutMs": 20000, "maxOpenDocuments": 100 }
+//!   "limits": { "maxLocations": 50, "maxChars": 8000, "timeoutMs": 20000, "maxOpenDocuments": 100,
+//!               "maxDiagnostics": 50, "diagnosticsDeltaMs": 2000 }
 //! }
 //! ```
 //!
@@ -92,6 +93,21 @@ pub struct Limits {
     pub timeout_ms: u64,
     /// Most documents kept open per server (default 200).
     pub max_open_documents: usize,
+    /// Most diagnostics listed in one `diagnostics` answer (default 50).
+    #[serde(default = "default_max_diagnostics")]
+    pub max_diagnostics: usize,
+    /// Budget of the after-edit diagnostics delta in milliseconds
+    /// (default 2000).
+    #[serde(default = "default_delta_ms")]
+    pub diagnostics_delta_ms: u64,
+}
+
+fn default_max_diagnostics() -> usize {
+    50
+}
+
+fn default_delta_ms() -> u64 {
+    2000
 }
 
 impl Default for Limits {
@@ -101,6 +117,8 @@ impl Default for Limits {
             max_chars: 16000,
             timeout_ms: 30000,
             max_open_documents: 200,
+            max_diagnostics: default_max_diagnostics(),
+            diagnostics_delta_ms: default_delta_ms(),
         }
     }
 }
@@ -670,6 +688,8 @@ impl Builder {
                 "maxchars" => 1,
                 "timeoutms" | "timeout" => 2,
                 "maxopendocuments" => 3,
+                "maxdiagnostics" => 4,
+                "diagnosticsdeltams" => 5,
                 _ => {
                     self.warnings.push(format!(
                         "{}: unknown key \"limits.{key}\" ignored",
@@ -696,7 +716,9 @@ impl Builder {
                 0 => self.limits.max_locations = size,
                 1 => self.limits.max_chars = size,
                 2 => self.limits.timeout_ms = n,
-                _ => self.limits.max_open_documents = size,
+                3 => self.limits.max_open_documents = size,
+                4 => self.limits.max_diagnostics = size,
+                _ => self.limits.diagnostics_delta_ms = n,
             }
         }
         Ok(())
@@ -900,6 +922,19 @@ pub fn find_root(spec: &ServerSpec, file: &Path, workspace_root: &Path) -> PathB
     root
 }
 
+/// Like [`find_root`], but `None` when no directory between the file and
+/// the workspace root (inclusive) holds one of `spec.root_markers` (and
+/// `Some(workspace_root)` when the spec has no markers at all). Linters use
+/// it: a linter whose root markers are absent does not apply.
+pub fn marker_root(spec: &ServerSpec, file: &Path, workspace_root: &Path) -> Option<PathBuf> {
+    let root = normalise(workspace_root);
+    if spec.root_markers.is_empty() {
+        return Some(root);
+    }
+    let found = find_root(spec, file, workspace_root);
+    (found != root || has_marker(&root, &spec.root_markers)).then_some(found)
+}
+
 /// Find an executable: if `command` contains a '/', resolve it relative to
 /// the workspace root (`~/` is the home directory) and check it is an
 /// executable file; else look in project-local bin dirs first
@@ -1055,7 +1090,8 @@ mod tests {
                 max_locations: 50,
                 max_chars: 8000,
                 timeout_ms: 20000,
-                max_open_documents: 200
+                max_open_documents: 200,
+                ..Limits::default()
             }
         );
         let all = |_: &ServerSpec| true;
@@ -1322,7 +1358,7 @@ mod tests {
         fs::create_dir_all(xdg.join("scry")).unwrap();
         fs::write(
             xdg.join("scry/config.json"),
-            r#"{"limits": {"maxChars": 1000, "maxLocations": 7}}"#,
+            r#"{"limits": {"maxChars": 1000, "maxLocations": 7, "maxDiagnostics": 9}}"#,
         )
         .unwrap();
         fs::write(ws.join("scry.json"), r#"{"limits": {"maxChars": 2000}}"#).unwrap();
@@ -1346,6 +1382,8 @@ mod tests {
             ]
         );
         assert_eq!((c.limits.max_chars, c.limits.max_locations), (2000, 7));
+        assert_eq!(c.limits.max_diagnostics, 9);
+        assert_eq!(c.limits.diagnostics_delta_ms, 2000);
         assert!(c.server("gopls").unwrap().disabled);
 
         // explicit $SCRY_CONFIG wins and must exist

@@ -6,7 +6,7 @@ use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, RwLock};
 
-use scry_lsp::{Session, SessionConfig, SessionError};
+use scry_lsp::{ApplyEditHook, EditHookSlot, Session, SessionConfig, SessionError};
 
 use crate::catalog::{ProviderKind, ServerSpec};
 use crate::config::{Config, ConfigError, find_root, resolve_command};
@@ -40,6 +40,7 @@ pub struct Workspace {
     commands: Mutex<HashMap<String, Option<PathBuf>>>,
     warned: Mutex<HashSet<String>>,
     log_dir: Option<PathBuf>,
+    edit_hook: EditHookSlot,
 }
 
 /// The directory where server logs go: `$SCRY_LOG_DIR`, else
@@ -73,6 +74,7 @@ impl Workspace {
             commands: Mutex::new(HashMap::new()),
             warned: Mutex::new(HashSet::new()),
             log_dir: default_log_dir(),
+            edit_hook: EditHookSlot::default(),
         }
     }
 
@@ -96,6 +98,12 @@ impl Workspace {
 
     pub fn log_dir(&self) -> Option<&Path> {
         self.log_dir.as_deref()
+    }
+
+    /// Install who answers servers' `workspace/applyEdit` requests (for
+    /// sessions already running and those started later).
+    pub fn set_apply_edit_hook(&self, hook: Option<Arc<dyn ApplyEditHook>>) {
+        self.edit_hook.set(hook);
     }
 
     /// Where `command` is installed (cached until `reload`).
@@ -190,6 +198,7 @@ impl Workspace {
             initialization_options: route.spec.initialization_options.clone(),
             log_dir: self.log_dir.clone(),
             max_open_documents: config.limits.max_open_documents,
+            edit_hook: self.edit_hook.clone(),
         })
         .await?;
         *guard = Some(session.clone());

@@ -1,0 +1,314 @@
+//! Diagnostics after an edit: what the edit introduced and what it
+//! resolved, within a short budget.
+//!
+//! Usage by an edit operation:
+//!
+//! ```ignore
+//! let before = engine.diagnostics_baseline(&files, None).await;   // before writing
+//! /* write the files */
+//! let delta = engine.diagnostics_after_edit(&before, &files, None).await;
+//! // delta.introduced / delta.resolved (≤ 8 each), delta.pending
+//! ```
+//!
+//! Identity is per file by severity, code and normalised message (a
+//! multiset), never by position: an edit that shifts lines does not replay
+//! an old error as new. Errors and warnings only. The delta never fails:
+//! when results do not come within the budget (default
+//! `limits.diagnosticsDeltaMs`, 2 s) it says "diagnostics still pending"
+//! and a later `diagnostics` call gives them.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::PathBuf;
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use crate::diagnostics::{Collected, merge};
+use crate::engine::Engine;
+use crate::model::{Diagnostic, DiagnosticsDelta, Severity, SeverityFilter};
+
+/// Most introduced (and most resolved) diagnostics listed.
+pub const MAX_DELTA_ITEMS: usize = 8;
+
+/// Diagnostics of some files before an edit.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DiagnosticsBaseline {
+    /// Files whose diagnostics are known (every provider answered), with
+    /// them (errors and warnings).
+    pub files: BTreeMap<PathBuf, Vec<Diagnostic>>,
+    /// Files whose diagnostics were not complete in time.
+    pub unknown: BTreeSet<PathBuf>,
+}
+
+impl DiagnosticsBaseline {
+    /// A baseline from diagnostics already at hand (e.g. the last
+    /// `diagnostics` answer): every file in `files` is known, with the
+    /// diagnostics of `diags` that are in it.
+    pub fn from_diagnostics(files: &[PathBuf], diags: &[Diagnostic]) -> DiagnosticsBaseline {
+        let mut b = DiagnosticsBaseline::default();
+        for f in files {
+            b.files.insert(
+                f.clone(),
+                diags.iter().filter(|d| &d.loc.path == f).cloned().collect(),
+            );
+        }
+        b
+    }
+
+    fn from_collected(files: &[PathBuf], c: Collected) -> DiagnosticsBaseline {
+        let unknown = c.pending_files();
+        let diags: Vec<Diagnostic> = merge::dedup(c.diagnostics)
+            .into_iter()
+            .filter(|d| SeverityFilter::Warning.admits(d.severity))
+            .collect();
+        let mut b = DiagnosticsBaseline::default();
+        for f in files {
+            if unknown.contains(f) {
+                b.unknown.insert(f.clone());
+            } else {
+                b.files.insert(
+                    f.clone(),
+                    diags.iter().filter(|d| &d.loc.path == f).cloned().collect(),
+                );
+            }
+        }
+        b
+    }
+}
+
+type Identity = (Severity, Option<String>, String);
+
+fn identity(d: &Diagnostic) -> Identity {
+    (d.severity, d.code.clone(), merge::normalise(&d.message))
+}
+
+/// Per-file multiset difference: `(introduced, resolved)`. An identity that
+/// appears n times before and m times after is introduced m-n times (the
+/// last ones after) or resolved n-m times.
+pub fn delta(before: &[Diagnostic], after: &[Diagnostic]) -> (Vec<Diagnostic>, Vec<Diagnostic>) {
+    fn bucket(v: &[Diagnostic]) -> HashMap<(PathBuf, Identity), Vec<&Diagnostic>> {
+        let mut m: HashMap<(PathBuf, Identity), Vec<&Diagnostic>> = HashMap::new();
+        for d in v {
+            m.entry((d.loc.path.clone(), identity(d)))
+                .or_default()
+                .push(d);
+        }
+        m
+    }
+    let b = bucket(before);
+    let a = bucket(after);
+    let mut introduced = Vec::new();
+    let mut resolved = Vec::new();
+    for (k, now) in &a {
+        let was = b.get(k).map_or(0, Vec::len);
+        introduced.extend(now.iter().skip(was).map(|d| (*d).clone()));
+    }
+    for (k, was) in &b {
+        let now = a.get(k).map_or(0, Vec::len);
+        resolved.extend(was.iter().skip(now).map(|d| (*d).clone()));
+    }
+    merge::sort(&mut introduced);
+    merge::sort(&mut resolved);
+    (introduced, resolved)
+}
+
+impl Engine {
+    /// Diagnostics of `files` now (before an edit), within `budget`
+    /// (default `limits.diagnosticsDeltaMs`). Files without complete
+    /// results are marked unknown. Paths absolute or relative to the
+    /// workspace root; files that do not exist are known and clean (an edit
+    /// may create them).
+    pub async fn diagnostics_baseline(
+        &self,
+        files: &[PathBuf],
+        budget: Option<Duration>,
+    ) -> DiagnosticsBaseline {
+        let deadline = Instant::now() + self.delta_budget(budget);
+        let (existing, absent) = self.edit_files(files);
+        let c = self.collect_diagnostics(&existing, false, deadline).await;
+        let mut b = DiagnosticsBaseline::from_collected(&existing, c);
+        for f in absent {
+            b.files.insert(f, Vec::new());
+        }
+        b
+    }
+
+    /// What an edit of `changed` introduced and resolved compared with
+    /// `baseline`, within `budget` (default `limits.diagnosticsDeltaMs`,
+    /// 2 s). Never fails: missing results make `pending` say "diagnostics
+    /// still pending ...". Files with no baseline list all their current
+    /// diagnostics as introduced (and `pending` says so).
+    pub async fn diagnostics_after_edit(
+        &self,
+        baseline: &DiagnosticsBaseline,
+        changed: &[PathBuf],
+        budget: Option<Duration>,
+    ) -> DiagnosticsDelta {
+        let start = Instant::now();
+        let deadline = start + self.delta_budget(budget);
+        let (existing, absent) = self.edit_files(changed);
+        let c = self.collect_diagnostics(&existing, false, deadline).await;
+        let checked_by = c.checked_by();
+        let pending_files = c.pending_files();
+        let mut pending_reasons: Vec<String> = Vec::new();
+        for p in &c.pending {
+            let line = format!("{} ({})", self.rel(&p.path), p.reason);
+            if !pending_reasons.contains(&line) {
+                pending_reasons.push(line);
+            }
+        }
+        let after: Vec<Diagnostic> = merge::dedup(c.diagnostics)
+            .into_iter()
+            .filter(|d| SeverityFilter::Warning.admits(d.severity))
+            .collect();
+        let mut before = Vec::new();
+        let mut after_known = Vec::new();
+        let mut no_baseline = Vec::new();
+        for f in existing.iter().chain(absent.iter()) {
+            if pending_files.contains(f) {
+                continue;
+            }
+            let now = after.iter().filter(|d| &d.loc.path == f).cloned();
+            match baseline.files.get(f) {
+                Some(was) => {
+                    before.extend(was.iter().cloned());
+                    after_known.extend(now);
+                }
+                None => {
+                    no_baseline.push(self.rel(f));
+                    after_known.extend(now);
+                }
+            }
+        }
+        let (introduced, resolved) = delta(&before, &after_known);
+        let mut pending = None;
+        if !pending_reasons.is_empty() {
+            pending = Some(format!(
+                "diagnostics still pending for {}; call diagnostics for them later",
+                pending_reasons.join(", ")
+            ));
+        }
+        if !no_baseline.is_empty() {
+            let note = format!(
+                "no diagnostics from before the edit for {}: all its current ones are listed as introduced",
+                no_baseline.join(", ")
+            );
+            pending = Some(match pending {
+                Some(p) => format!("{p}; {note}"),
+                None => note,
+            });
+        }
+        let cap = |mut v: Vec<Diagnostic>| {
+            let more = v.len().saturating_sub(MAX_DELTA_ITEMS);
+            v.truncate(MAX_DELTA_ITEMS);
+            (v, more)
+        };
+        let (introduced, more_introduced) = cap(introduced);
+        let (resolved, more_resolved) = cap(resolved);
+        DiagnosticsDelta {
+            introduced,
+            resolved,
+            more_introduced,
+            more_resolved,
+            pending,
+            checked_by,
+            elapsed_ms: start.elapsed().as_millis() as u64,
+        }
+    }
+
+    fn delta_budget(&self, budget: Option<Duration>) -> Duration {
+        budget
+            .unwrap_or_else(|| {
+                Duration::from_millis(self.workspace().config().limits.diagnostics_delta_ms)
+            })
+            .min(crate::engine::MAX_TIMEOUT)
+    }
+
+    /// Absolute paths of `files`, split into existing files and absent ones.
+    fn edit_files(&self, files: &[PathBuf]) -> (Vec<PathBuf>, Vec<PathBuf>) {
+        let root = self.workspace().root();
+        let mut existing = Vec::new();
+        let mut absent = Vec::new();
+        for f in files {
+            let abs = if f.is_absolute() {
+                f.clone()
+            } else {
+                root.join(f)
+            };
+            match abs.canonicalize() {
+                Ok(c) if c.is_file() && c.starts_with(root) => existing.push(c),
+                Ok(_) => {}
+                Err(_) => absent.push(abs),
+            }
+        }
+        existing.sort();
+        existing.dedup();
+        (existing, absent)
+    }
+
+    fn rel(&self, p: &std::path::Path) -> String {
+        p.strip_prefix(self.workspace().root())
+            .map(|r| r.display().to_string())
+            .unwrap_or_else(|_| p.display().to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::diagnostics::merge::loc;
+
+    fn d(path: &str, line: u32, sev: Severity, code: &str, msg: &str) -> Diagnostic {
+        Diagnostic {
+            loc: loc(path, line, 1, None),
+            severity: sev,
+            code: Some(code.into()),
+            source: "x".into(),
+            provider: "x".into(),
+            message: msg.into(),
+        }
+    }
+
+    #[test]
+    fn a_line_shift_is_not_a_new_error() {
+        let before = vec![
+            d("/w/a.py", 10, Severity::Error, "E1", "bad type"),
+            d("/w/a.py", 20, Severity::Warning, "W1", "unused x"),
+        ];
+        // two lines inserted above: same errors, shifted; one new, one fixed
+        let after = vec![
+            d("/w/a.py", 12, Severity::Error, "E1", "bad type"),
+            d("/w/a.py", 3, Severity::Error, "E2", "undefined name y"),
+        ];
+        let (intro, res) = delta(&before, &after);
+        assert_eq!(intro.len(), 1);
+        assert_eq!(intro[0].code.as_deref(), Some("E2"));
+        assert_eq!(res.len(), 1);
+        assert_eq!(res[0].code.as_deref(), Some("W1"));
+    }
+
+    #[test]
+    fn identity_is_a_multiset_per_file() {
+        let one = d("/w/a.py", 1, Severity::Error, "E1", "bad");
+        let before = vec![one.clone()];
+        let mut two = one.clone();
+        two.loc.line = 5;
+        let after = vec![one.clone(), two.clone()];
+        let (intro, res) = delta(&before, &after);
+        assert_eq!((intro.len(), res.len()), (1, 0));
+        // the same message in another file is another identity
+        let mut other = one.clone();
+        other.loc.path = "/w/b.py".into();
+        let (intro, res) = delta(&before, &[other]);
+        assert_eq!((intro.len(), res.len()), (1, 1));
+    }
+
+    #[test]
+    fn baseline_from_diagnostics() {
+        let a = d("/w/a.py", 1, Severity::Error, "E1", "bad");
+        let b = DiagnosticsBaseline::from_diagnostics(&["/w/a.py".into(), "/w/c.py".into()], &[a]);
+        assert_eq!(b.files[&PathBuf::from("/w/a.py")].len(), 1);
+        assert!(b.files[&PathBuf::from("/w/c.py")].is_empty());
+        assert!(b.unknown.is_empty());
+    }
+}

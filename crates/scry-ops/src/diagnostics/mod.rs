@@ -1,0 +1,784 @@
+//! The `diagnostics` action: fresh diagnostics from language servers and
+//! command-line linters, merged into one answer.
+//!
+//! 1. Targets (files, directories, globs, `*`) become files, walking with
+//!    `.gitignore` respected; only files some provider serves are kept.
+//! 2. Providers per file come from the configuration
+//!    (`Config::providers_for` with linters): language servers (routed to
+//!    their root; one session per server and root, shared with navigation)
+//!    and CLI linters (whose root markers must be present).
+//! 3. Every provider runs concurrently within the action's deadline:
+//!    sessions sync the files from disk, send `didSave` for changed ones,
+//!    and wait for diagnostics of exactly that content
+//!    (`Session::wait_diagnostics`); linters run once per root ([`cli`]) and
+//!    their output is parsed ([`parse`]).
+//! 4. Positions become 1-based characters (with the text the server synced,
+//!    or the disk for linters); [`merge`] deduplicates, orders, groups and
+//!    caps.
+//!
+//! A file whose current diagnostics did not come in time is listed as
+//! pending, never answered with older ones. [`delta`] builds the after-edit
+//! API on the same collection.
+
+pub mod cli;
+pub mod delta;
+pub mod merge;
+pub mod parse;
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use scry_lsp::{Encoding, LineIndex, LspPos, Session, WaitOptions};
+use scry_workspace::catalog::{ProviderKind, ServerSpec};
+use scry_workspace::config::{find_root, marker_root};
+use scry_workspace::{Route, Workspace};
+use serde_json::Value;
+use tokio::time::Instant;
+
+use crate::engine::{Engine, Query};
+use crate::error::OpError;
+use crate::model::*;
+
+pub use delta::{DiagnosticsBaseline, delta};
+pub use merge::ReportParts;
+pub use parse::Raw;
+
+/// Directories never walked (build outputs, dependencies, caches), even
+/// without a `.gitignore`.
+const SKIP_DIRS: [&str; 8] = [
+    "node_modules",
+    "target",
+    "__pycache__",
+    ".git",
+    ".venv",
+    "venv",
+    ".mypy_cache",
+    ".cache",
+];
+
+/// How long publications must have stopped before push results count as
+/// complete.
+pub const QUIET_WINDOW: Duration = Duration::from_millis(400);
+
+/// Diagnostics collected from every provider, not yet merged.
+#[derive(Debug, Clone, Default)]
+pub struct Collected {
+    pub diagnostics: Vec<Diagnostic>,
+    pub providers: Vec<ProviderRun>,
+    pub pending: Vec<PendingFile>,
+    pub files_checked: usize,
+    pub notes: Vec<String>,
+}
+
+impl Collected {
+    /// Files with at least one provider whose results are missing.
+    pub fn pending_files(&self) -> HashSet<PathBuf> {
+        self.pending.iter().map(|p| p.path.clone()).collect()
+    }
+
+    /// Providers that answered, in order.
+    pub fn checked_by(&self) -> Vec<String> {
+        self.providers
+            .iter()
+            .filter(|p| {
+                matches!(
+                    p.outcome,
+                    ProviderOutcome::Checked | ProviderOutcome::Partial
+                )
+            })
+            .map(|p| p.id.clone())
+            .collect()
+    }
+}
+
+/// Files to check, as expanded from targets.
+#[derive(Debug, Clone)]
+pub struct Targets {
+    pub files: Vec<PathBuf>,
+    /// `*`: the whole workspace.
+    pub whole: bool,
+    /// How to name what was checked (`src/`, `the workspace`, `a.py`).
+    pub scope: String,
+    pub notes: Vec<String>,
+}
+
+fn display(root: &Path, p: &Path) -> String {
+    match p.strip_prefix(root) {
+        Ok(r) if r.as_os_str().is_empty() => ".".into(),
+        Ok(r) => r.to_string_lossy().replace('\\', "/"),
+        Err(_) => p.display().to_string(),
+    }
+}
+
+fn is_glob(s: &str) -> bool {
+    s.contains(['*', '?', '[', '{'])
+}
+
+/// One provider's share of the work: a spec, its root and files.
+#[derive(Debug, Clone)]
+struct Job {
+    spec: ServerSpec,
+    program: PathBuf,
+    root: PathBuf,
+    files: Vec<PathBuf>,
+}
+
+/// What one job brought back.
+struct JobResult {
+    run: ProviderRun,
+    diagnostics: Vec<Diagnostic>,
+    pending: Vec<PendingFile>,
+}
+
+impl Engine {
+    /// Walk `dir` for files some provider serves (`.gitignore` respected,
+    /// [`SKIP_DIRS`] skipped).
+    fn walk(&self, dir: &Path, out: &mut Vec<PathBuf>, glob: Option<&globset::GlobMatcher>) {
+        let config = self.workspace().config();
+        let root = self.workspace().root().to_path_buf();
+        let walker = ignore::WalkBuilder::new(dir)
+            .require_git(false)
+            .hidden(true)
+            .filter_entry(|e| {
+                !(e.file_type().is_some_and(|t| t.is_dir())
+                    && e.file_name()
+                        .to_str()
+                        .is_some_and(|n| SKIP_DIRS.contains(&n)))
+            })
+            .build();
+        let any = |_: &ServerSpec| true;
+        for entry in walker.flatten() {
+            if !entry.file_type().is_some_and(|t| t.is_file()) {
+                continue;
+            }
+            let p = entry.path();
+            if let Some(g) = glob {
+                let rel = p.strip_prefix(&root).unwrap_or(p);
+                if !g.is_match(rel) {
+                    continue;
+                }
+            }
+            if !config.providers_for(p, true, &any).is_empty() {
+                out.push(p.to_path_buf());
+            }
+        }
+    }
+
+    /// Expand targets: files, directories, globs, `*` (empty: the
+    /// workspace). Paths must stay inside the workspace.
+    pub fn expand_targets(&self, targets: &[PathBuf]) -> Result<Targets, OpError> {
+        let root = self.workspace().root().to_path_buf();
+        let mut files = Vec::new();
+        let mut whole = false;
+        let mut names = Vec::new();
+        let targets: Vec<PathBuf> = if targets.is_empty() {
+            vec![PathBuf::from("*")]
+        } else {
+            targets.to_vec()
+        };
+        for t in &targets {
+            let s = t.to_string_lossy().to_string();
+            let rel = t.strip_prefix(&root).map(Path::to_path_buf).ok();
+            if s == "*" || s == "." || t == &root || s == "**" {
+                whole = true;
+                names.push("the workspace".to_string());
+                self.walk(&root, &mut files, None);
+            } else if is_glob(&s) {
+                let pattern = rel
+                    .map(|r| r.to_string_lossy().to_string())
+                    .unwrap_or(s.clone());
+                let pattern = pattern.strip_prefix("./").unwrap_or(&pattern).to_string();
+                let glob = globset::Glob::new(&pattern)
+                    .map_err(|e| OpError::InvalidArgument(format!("bad glob `{s}`: {e}")))?
+                    .compile_matcher();
+                names.push(pattern);
+                self.walk(&root, &mut files, Some(&glob));
+            } else {
+                let abs = if t.is_absolute() {
+                    t.clone()
+                } else {
+                    root.join(t)
+                };
+                let canon = abs.canonicalize().map_err(|_| {
+                    if abs.starts_with(&root) {
+                        OpError::FileNotFound(t.clone())
+                    } else {
+                        OpError::OutsideWorkspace {
+                            path: t.clone(),
+                            root: root.clone(),
+                        }
+                    }
+                })?;
+                if !canon.starts_with(&root) {
+                    return Err(OpError::OutsideWorkspace {
+                        path: t.clone(),
+                        root: root.clone(),
+                    });
+                }
+                if canon.is_dir() {
+                    if canon == root {
+                        whole = true;
+                        names.push("the workspace".into());
+                    } else {
+                        names.push(format!("{}/", display(&root, &canon)));
+                    }
+                    self.walk(&canon, &mut files, None);
+                } else {
+                    names.push(display(&root, &canon));
+                    files.push(canon);
+                }
+            }
+        }
+        let mut seen = HashSet::new();
+        files.retain(|f| seen.insert(f.clone()));
+        files.sort();
+        let mut notes = Vec::new();
+        let max = self.workspace().config().limits.max_open_documents.max(1);
+        if files.len() > max {
+            notes.push(format!(
+                "checked the first {max} of {} files (maxOpenDocuments); name a smaller target to see the rest",
+                files.len()
+            ));
+            files.truncate(max);
+        }
+        names.dedup();
+        let scope = if names.len() > 3 {
+            format!("{} and {} more", names[..3].join(", "), names.len() - 3)
+        } else {
+            names.join(", ")
+        };
+        Ok(Targets {
+            files,
+            whole,
+            scope,
+            notes,
+        })
+    }
+
+    /// Plan the jobs for `files`: (provider, root) → files. Providers that
+    /// apply but are not installed come back as runs.
+    fn plan(&self, files: &[PathBuf]) -> (Vec<Job>, Vec<ProviderRun>) {
+        let ws = self.workspace();
+        let config = ws.config();
+        let root = ws.root().to_path_buf();
+        let installed = |s: &ServerSpec| ws.installed(&s.command).is_some();
+        let mut jobs: BTreeMap<(String, PathBuf), Job> = BTreeMap::new();
+        let mut order: Vec<(String, PathBuf)> = Vec::new();
+        let mut missing: BTreeMap<String, (String, usize)> = BTreeMap::new();
+        for f in files {
+            for spec in config.providers_for(f, true, &installed) {
+                let pr_root = match spec.kind {
+                    ProviderKind::Lsp => find_root(spec, f, &root),
+                    ProviderKind::Cli => match marker_root(spec, f, &root) {
+                        Some(r) => r,
+                        None => continue,
+                    },
+                };
+                let Some(program) = ws.installed(&spec.command) else {
+                    let kind = kind_name(spec.kind).to_string();
+                    missing.entry(spec.id.clone()).or_insert((kind, 0)).1 += 1;
+                    continue;
+                };
+                let key = (spec.id.clone(), pr_root.clone());
+                let job = jobs.entry(key.clone()).or_insert_with(|| {
+                    order.push(key.clone());
+                    Job {
+                        spec: spec.clone(),
+                        program,
+                        root: pr_root,
+                        files: Vec::new(),
+                    }
+                });
+                job.files.push(f.clone());
+            }
+        }
+        let runs = missing
+            .into_iter()
+            .map(|(id, (kind, files))| ProviderRun {
+                id,
+                kind,
+                outcome: ProviderOutcome::NotInstalled,
+                files,
+                detail: None,
+                elapsed_ms: 0,
+            })
+            .collect();
+        let jobs = order.into_iter().filter_map(|k| jobs.remove(&k)).collect();
+        (jobs, runs)
+    }
+
+    /// Run every provider for `files` within `deadline`, concurrently.
+    pub async fn collect_diagnostics(
+        &self,
+        files: &[PathBuf],
+        whole: bool,
+        deadline: Instant,
+    ) -> Collected {
+        let (jobs, mut runs) = self.plan(files);
+        let mut set = tokio::task::JoinSet::new();
+        for job in jobs {
+            let ws = self.workspace().clone();
+            let whole_root = whole.then(|| ws.root().to_path_buf());
+            set.spawn(async move {
+                match job.spec.kind {
+                    ProviderKind::Lsp => lsp_job(ws, job, deadline, whole_root).await,
+                    ProviderKind::Cli => cli_job(job, deadline, whole_root).await,
+                }
+            });
+        }
+        let mut diagnostics = Vec::new();
+        let mut pending = Vec::new();
+        let mut by_id: BTreeMap<String, ProviderRun> = BTreeMap::new();
+        let mut order = Vec::new();
+        while let Some(r) = set.join_next().await {
+            let Ok(r) = r else { continue };
+            diagnostics.extend(r.diagnostics);
+            pending.extend(r.pending);
+            match by_id.get_mut(&r.run.id) {
+                Some(run) => {
+                    run.files += r.run.files;
+                    run.elapsed_ms = run.elapsed_ms.max(r.run.elapsed_ms);
+                    if outcome_rank(&r.run.outcome) > outcome_rank(&run.outcome) {
+                        run.outcome = r.run.outcome;
+                        run.detail = r.run.detail;
+                    }
+                }
+                None => {
+                    order.push(r.run.id.clone());
+                    by_id.insert(r.run.id.clone(), r.run);
+                }
+            }
+        }
+        order.sort();
+        let mut providers: Vec<ProviderRun> = order
+            .into_iter()
+            .filter_map(|id| by_id.remove(&id))
+            .collect();
+        providers.append(&mut runs);
+        Collected {
+            diagnostics,
+            providers,
+            pending,
+            files_checked: files.len(),
+            notes: Vec::new(),
+        }
+    }
+
+    /// The `diagnostics` action.
+    pub(crate) async fn diagnostics(
+        &self,
+        q: &Query,
+        deadline: Instant,
+    ) -> Result<Answer, OpError> {
+        let mut targets = q.targets.clone();
+        if targets.is_empty()
+            && let Some(p) = &q.path
+        {
+            targets.push(p.clone());
+        }
+        let t = self.expand_targets(&targets)?;
+        let mut collected = self.collect_diagnostics(&t.files, t.whole, deadline).await;
+        collected.notes.extend(t.notes);
+        let limits = self.workspace().config().limits;
+        let checked_by = collected.checked_by();
+        let report = merge::report(
+            collected.diagnostics,
+            ReportParts {
+                scope: t.scope,
+                filter: q.severity.unwrap_or_default(),
+                cap: limits.max_diagnostics,
+                files_checked: collected.files_checked,
+                providers: collected.providers,
+                pending: collected.pending,
+            },
+        );
+        let question = Question {
+            path: q.path.as_ref().map(|p| {
+                if p.is_absolute() {
+                    p.clone()
+                } else {
+                    self.workspace().root().join(p)
+                }
+            }),
+            query: (!q.targets.is_empty()).then(|| {
+                q.targets
+                    .iter()
+                    .map(|t| t.to_string_lossy().into_owned())
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            }),
+            ..Question::default()
+        };
+        let mut answer = Answer::new(Action::Diagnostics, question, Body::Diagnostics(report));
+        answer.server = Some(checked_by.join(", ")).filter(|s| !s.is_empty());
+        answer.notes = collected.notes;
+        Ok(answer)
+    }
+}
+
+fn kind_name(k: ProviderKind) -> &'static str {
+    match k {
+        ProviderKind::Lsp => "lsp",
+        ProviderKind::Cli => "cli",
+    }
+}
+
+fn outcome_rank(o: &ProviderOutcome) -> u8 {
+    match o {
+        ProviderOutcome::Checked => 0,
+        ProviderOutcome::Partial => 1,
+        ProviderOutcome::NotInstalled => 2,
+        ProviderOutcome::TimedOut => 3,
+        ProviderOutcome::Failed => 4,
+    }
+}
+
+fn elapsed_ms(start: Instant) -> u64 {
+    start.elapsed().as_millis() as u64
+}
+
+fn failed(job: &Job, outcome: ProviderOutcome, detail: String, start: Instant) -> JobResult {
+    JobResult {
+        pending: job
+            .files
+            .iter()
+            .map(|f| PendingFile {
+                path: f.clone(),
+                provider: job.spec.id.clone(),
+                reason: detail.clone(),
+            })
+            .collect(),
+        run: ProviderRun {
+            id: job.spec.id.clone(),
+            kind: kind_name(job.spec.kind).into(),
+            outcome,
+            files: job.files.len(),
+            detail: Some(detail),
+            elapsed_ms: elapsed_ms(start),
+        },
+        diagnostics: Vec::new(),
+    }
+}
+
+/// A raw diagnostic to the model: 1-based characters, the source line, the
+/// message compacted.
+pub fn convert_raw(r: &Raw, index: Option<&LineIndex>, provider: &str) -> Diagnostic {
+    let to_char = |line: u32, col: u32| match index {
+        Some(ix) => {
+            let c = ix.from_lsp(
+                LspPos {
+                    line,
+                    character: col,
+                },
+                r.unit,
+            );
+            (c.line, c.col)
+        }
+        None => (line, col),
+    };
+    let (l, c) = to_char(r.line, r.col);
+    let (el, ec) = to_char(r.end_line, r.end_col);
+    let source = r
+        .source
+        .clone()
+        .filter(|s| !s.trim().is_empty())
+        .unwrap_or_else(|| provider.to_string());
+    Diagnostic {
+        loc: Loc {
+            path: r.path.clone(),
+            line: l + 1,
+            col: c + 1,
+            end_line: el + 1,
+            end_col: ec + 1,
+            text: index.and_then(|ix| ix.line(l)).map(str::to_string),
+        },
+        severity: r.severity,
+        code: r.code.clone(),
+        source,
+        provider: provider.to_string(),
+        message: merge::compact(&r.message, merge::MAX_MESSAGE),
+    }
+}
+
+/// An LSP `Diagnostic` object to a raw one.
+pub fn raw_from_lsp(path: &Path, v: &Value, unit: Encoding) -> Option<Raw> {
+    let range = &v["range"];
+    let n = |x: &Value| x.as_u64().map(|n| n as u32);
+    let line = n(&range["start"]["line"])?;
+    let col = n(&range["start"]["character"]).unwrap_or(0);
+    let code = match &v["code"] {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    };
+    Some(Raw {
+        path: path.to_path_buf(),
+        line,
+        col,
+        end_line: n(&range["end"]["line"]).unwrap_or(line),
+        end_col: n(&range["end"]["character"]).unwrap_or(col),
+        unit,
+        severity: Severity::from_lsp(v["severity"].as_u64()),
+        code,
+        source: v["source"].as_str().map(str::to_string),
+        message: v["message"].as_str().unwrap_or("").to_string(),
+    })
+}
+
+async fn lsp_job(
+    ws: Arc<Workspace>,
+    job: Job,
+    deadline: Instant,
+    whole_root: Option<PathBuf>,
+) -> JobResult {
+    let start = Instant::now();
+    let id = job.spec.id.clone();
+    let route = Route {
+        spec: job.spec.clone(),
+        program: job.program.clone(),
+        root: job.root.clone(),
+        language_id: job.spec.language_id.clone().unwrap_or_default(),
+    };
+    let session = match tokio::time::timeout_at(deadline, ws.session(&route)).await {
+        Ok(Ok(s)) => s,
+        Ok(Err(e)) => return failed(&job, ProviderOutcome::Failed, e.to_string(), start),
+        Err(_) => {
+            return failed(
+                &job,
+                ProviderOutcome::TimedOut,
+                format!("{id} did not finish starting in time"),
+                start,
+            );
+        }
+    };
+    // What the server had before this call: a file whose content changes
+    // now (here or in the re-check of open documents) gets `didSave`.
+    let mut before = HashMap::new();
+    for f in &job.files {
+        before.insert(f.clone(), session.synced(f).await);
+    }
+    if let Err(e) = session.sync_open_documents().await {
+        return failed(&job, ProviderOutcome::Failed, e.to_string(), start);
+    }
+    // Sync every file first (the server works on them together), then save
+    // the changed ones for servers that check on save.
+    let mut synced = Vec::new();
+    let mut pending = Vec::new();
+    let mut saved = HashSet::new();
+    for f in &job.files {
+        match session.sync_file(f, &job.spec.language_id_for(f)).await {
+            Ok(_) => {
+                let after = session.synced(f).await;
+                let was = before.get(f).cloned().flatten();
+                if was != after && session.did_save(f).await.unwrap_or(false) {
+                    saved.insert(f.clone());
+                }
+                synced.push(f.clone());
+            }
+            Err(e) if e.is_crash() => {
+                return failed(&job, ProviderOutcome::Failed, e.to_string(), start);
+            }
+            Err(e) => pending.push(PendingFile {
+                path: f.clone(),
+                provider: id.clone(),
+                reason: e.to_string(),
+            }),
+        }
+    }
+    let unit = session.encoding();
+    let mut diagnostics = Vec::new();
+    let mut fresh_files = 0;
+    for f in &synced {
+        let opts = WaitOptions {
+            quiet: QUIET_WINDOW,
+            saved: saved.contains(f),
+        };
+        let got = session.wait_diagnostics(f, deadline, opts).await;
+        tracing::debug!(server = %id, path = %f.display(), waited_ms = got.waited.as_millis() as u64, fresh = got.fresh, pulled = got.pulled, n = got.items.len(), "diagnostics");
+        if !got.fresh {
+            pending.push(PendingFile {
+                path: f.clone(),
+                provider: id.clone(),
+                reason: got.pending.unwrap_or_else(|| "no result in time".into()),
+            });
+            continue;
+        }
+        if let Some(why) = got.pending {
+            pending.push(PendingFile {
+                path: f.clone(),
+                provider: id.clone(),
+                reason: format!("{why}; more may follow"),
+            });
+        }
+        fresh_files += 1;
+        let index = session.document(f).await;
+        diagnostics.extend(
+            got.items
+                .iter()
+                .filter_map(|v| raw_from_lsp(f, v, unit))
+                .map(|r| convert_raw(&r, index.as_deref(), &id)),
+        );
+    }
+    if let Some(ws_root) = whole_root {
+        workspace_pull(&session, &job, &ws_root, deadline, &mut diagnostics).await;
+    }
+    let outcome = if pending.is_empty() {
+        ProviderOutcome::Checked
+    } else if fresh_files > 0 {
+        ProviderOutcome::Partial
+    } else {
+        ProviderOutcome::TimedOut
+    };
+    let detail = (!pending.is_empty()).then(|| pending[0].reason.clone());
+    JobResult {
+        run: ProviderRun {
+            id,
+            kind: "lsp".into(),
+            outcome,
+            files: job.files.len(),
+            detail,
+            elapsed_ms: elapsed_ms(start),
+        },
+        diagnostics,
+        pending,
+    }
+}
+
+/// `workspace/diagnostic` for `*`: reports for workspace files the job did
+/// not open itself (beyond the file cap), where the server supports it.
+/// Documents scry has open are covered by the per-file wait; the others are
+/// as the disk holds them, which is what the server analysed.
+async fn workspace_pull(
+    session: &Session,
+    job: &Job,
+    ws_root: &Path,
+    deadline: Instant,
+    out: &mut Vec<Diagnostic>,
+) {
+    if !session.pulls_workspace_diagnostics() {
+        return;
+    }
+    let Some(reports) = session.pull_workspace_diagnostics(deadline).await else {
+        return;
+    };
+    let ours: HashSet<&PathBuf> = job.files.iter().collect();
+    let unit = session.encoding();
+    for (path, _version, items) in reports {
+        if ours.contains(&path)
+            || !path.starts_with(ws_root)
+            || session.synced(&path).await.is_some()
+        {
+            continue;
+        }
+        let index = std::fs::read_to_string(&path).ok().map(LineIndex::new);
+        out.extend(
+            items
+                .iter()
+                .filter_map(|v| raw_from_lsp(&path, v, unit))
+                .map(|r| convert_raw(&r, index.as_ref(), session.name())),
+        );
+    }
+}
+
+async fn cli_job(job: Job, deadline: Instant, whole_root: Option<PathBuf>) -> JobResult {
+    let start = Instant::now();
+    let id = job.spec.id.clone();
+    let workspace_mode = job.spec.mode.as_deref() == Some("workspace");
+    let files = cli::file_args(&job.files, &job.root);
+    let args = cli::expand_args(&job.spec.args, &files, workspace_mode);
+    let env: Vec<(String, String)> = job
+        .spec
+        .env
+        .iter()
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    let parser = job.spec.parser.clone().unwrap_or_else(|| "generic".into());
+    let out = match cli::run(&job.program, &args, &env, &job.root, deadline).await {
+        Ok(o) => o,
+        Err(cli::CliError::Spawn(e)) => return failed(&job, ProviderOutcome::Failed, e, start),
+        Err(cli::CliError::Timeout(t)) => {
+            return failed(
+                &job,
+                ProviderOutcome::TimedOut,
+                format!(
+                    "{id} did not finish within the time budget ({} ms); it was stopped",
+                    t.as_millis()
+                ),
+                start,
+            );
+        }
+    };
+    let parsed = if out.truncated {
+        Err(format!(
+            "output over {} MiB; not parsed",
+            cli::MAX_OUTPUT / (1024 * 1024)
+        ))
+    } else if out.stdout.trim().is_empty() && out.exit_code == Some(0) {
+        Ok(Vec::new())
+    } else {
+        parse::parse(&parser, &out.stdout, &job.root)
+    };
+    let raws = match parsed {
+        Ok(r) => r,
+        Err(e) => {
+            let mut detail = format!("{id}: {e}");
+            if let Some(c) = out.exit_code.filter(|c| *c != 0) {
+                detail.push_str(&format!(" (exit status {c})"));
+            }
+            if !out.stderr_tail.is_empty() {
+                detail.push_str(&format!("; stderr: {}", out.stderr_tail));
+            }
+            return failed(&job, ProviderOutcome::Failed, detail, start);
+        }
+    };
+    // Workspace-mode linters report on everything: keep what was asked.
+    let wanted: HashSet<&PathBuf> = job.files.iter().collect();
+    let mut cache: HashMap<PathBuf, Option<LineIndex>> = HashMap::new();
+    let mut diagnostics = Vec::new();
+    for r in raws {
+        let path = normalise_path(&r.path);
+        let keep = wanted.contains(&path)
+            || (workspace_mode && whole_root.as_ref().is_some_and(|w| path.starts_with(w)));
+        if !keep {
+            continue;
+        }
+        let index = cache
+            .entry(path.clone())
+            .or_insert_with(|| std::fs::read_to_string(&path).ok().map(LineIndex::new));
+        let mut r = r;
+        r.path = path;
+        diagnostics.push(convert_raw(&r, index.as_ref(), &id));
+    }
+    JobResult {
+        run: ProviderRun {
+            id,
+            kind: "cli".into(),
+            outcome: ProviderOutcome::Checked,
+            files: job.files.len(),
+            detail: None,
+            elapsed_ms: elapsed_ms(start),
+        },
+        diagnostics,
+        pending: Vec::new(),
+    }
+}
+
+/// Canonical when it exists (linters print paths as they like), else
+/// lexically cleaned.
+fn normalise_path(p: &Path) -> PathBuf {
+    p.canonicalize().unwrap_or_else(|_| {
+        let mut out = PathBuf::new();
+        for c in p.components() {
+            match c {
+                std::path::Component::ParentDir => {
+                    out.pop();
+                }
+                std::path::Component::CurDir => {}
+                other => out.push(other),
+            }
+        }
+        out
+    })
+}
