@@ -26,7 +26,20 @@ pub trait Handler: Send + Sync + 'static {
     fn on_request(&self, method: &str, params: Value) -> Result<Value, ResponseError>;
     /// A notification from the server. Called on the reader task.
     fn on_notification(&self, method: &str, params: Value);
+    /// A request whose answer needs asynchronous work (applying a workspace
+    /// edit): return a future and the reply is sent when it completes, while
+    /// the reader goes on reading (so the work may itself talk to the
+    /// server). `None` (the default) answers through [`Handler::on_request`].
+    /// Called on the reader task.
+    fn on_request_deferred(&self, _method: &str, _params: &Value) -> Option<DeferredReply> {
+        None
+    }
 }
+
+/// The later answer to a server request (see [`Handler::on_request_deferred`]).
+pub type DeferredReply = std::pin::Pin<
+    Box<dyn std::future::Future<Output = Result<Value, ResponseError>> + Send + 'static>,
+>;
 
 /// The `error` member of a JSON-RPC response.
 #[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize, thiserror::Error)]
@@ -183,6 +196,19 @@ impl Inner {
         match (obj.remove("method"), obj.remove("id")) {
             (Some(Value::String(method)), Some(id)) => {
                 tracing::debug!(server = %self.name, %method, %id, "server request");
+                if let Ok(Some(fut)) = catch_unwind(AssertUnwindSafe(|| {
+                    handler.on_request_deferred(&method, &params)
+                })) {
+                    let out = self.out_tx.clone();
+                    tokio::spawn(async move {
+                        let reply = match fut.await {
+                            Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
+                            Err(error) => json!({"jsonrpc": "2.0", "id": id, "error": error}),
+                        };
+                        let _ = out.send(reply);
+                    });
+                    return;
+                }
                 let outcome = catch_unwind(AssertUnwindSafe(|| {
                     handler.on_request(&method, params)
                 }))

@@ -34,5 +34,7 @@
 pub mod connection;
 pub mod framing;
 
-pub use connection::{Connection, ConnectionOptions, Handler, RequestId, ResponseError, RpcError};
+pub use connection::{
+    Connection, ConnectionOptions, DeferredReply, Handler, RequestId, ResponseError, RpcError,
+};
 pub use framing::{FramingError, read_message, write_message};

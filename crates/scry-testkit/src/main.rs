@@ -52,6 +52,15 @@
 //!   unknown value is announced verbatim, positions are then UTF-16.
 //! * `FAKE_LSP_PID_FILE`: the process id is written there at start.
 //! * `FAKE_LSP_HUGE_BYTES`, `FAKE_LSP_DELAY_MS`, `FAKE_LSP_INDEX_MS`: see above.
+//! * `FAKE_LSP_CODE_ACTIONS=1`: advertise `codeActionProvider` and
+//!   `executeCommandProvider` (command `fake.upper`).
+//!   `textDocument/codeAction` answers two actions: 1. "Uppercase first
+//!   line" (a CodeAction carrying only the command `fake.upper` with the
+//!   document URI as argument) and 2. "Insert header" (a CodeAction with an
+//!   `edit` inserting `// header\n` at the start). `workspace/executeCommand`
+//!   of `fake.upper` sends the client a `workspace/applyEdit` that uppercases
+//!   the first line of that document (as the server has it, version
+//!   included), waits for the reply, and answers the command with that reply.
 //!
 //! At start, the line `fake-lsp: started mode=<mode>` is written to stderr. An
 //! unknown mode makes the process exit with status 2.
@@ -89,6 +98,7 @@ const DEFAULT_DELAY_MS: u64 = 2000;
 const DEFAULT_INDEX_MS: u64 = 1500;
 const PROGRESS_TOKEN: &str = "idx";
 const CREATE_REQUEST_ID: &str = "fake-lsp-progress-create";
+const APPLY_EDIT_ID: &str = "fake-lsp-apply-edit";
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Mode {
@@ -449,6 +459,10 @@ struct Server {
     indexing: bool,
     /// Mode `indexing`: waiting for the answer to `window/workDoneProgress/create`.
     awaiting_create: bool,
+    /// `fake.upper`: the executeCommand request waiting for the client's
+    /// applyEdit reply.
+    awaiting_apply: Option<Value>,
+    versions: HashMap<String, i64>,
 }
 
 impl Server {
@@ -459,6 +473,8 @@ impl Server {
             timers: Vec::new(),
             indexing: false,
             awaiting_create: false,
+            awaiting_apply: None,
+            versions: HashMap::new(),
         }
     }
 
@@ -532,6 +548,13 @@ impl Server {
     }
 
     fn handle_client_response(&mut self, id: &Value, msg: &Value) {
+        if id.as_str() == Some(APPLY_EDIT_ID)
+            && let Some(exec_id) = self.awaiting_apply.take()
+        {
+            let result = msg.get("result").cloned().unwrap_or(Value::Null);
+            send(&response(&exec_id, result));
+            return;
+        }
         if self.awaiting_create && id.as_str() == Some(CREATE_REQUEST_ID) {
             self.awaiting_create = false;
             let ok = msg.get("error").is_none();
@@ -571,6 +594,8 @@ impl Server {
                 let doc = &params["textDocument"];
                 if let (Some(uri), Some(text)) = (doc["uri"].as_str(), doc["text"].as_str()) {
                     self.docs.insert(uri.to_owned(), text.to_owned());
+                    self.versions
+                        .insert(uri.to_owned(), doc["version"].as_i64().unwrap_or(0));
                 }
             }
             "textDocument/didChange" => {
@@ -581,6 +606,9 @@ impl Server {
                     .and_then(|c| c["text"].as_str());
                 if let (Some(uri), Some(text)) = (uri, last) {
                     self.docs.insert(uri.to_owned(), text.to_owned());
+                    if let Some(v) = params["textDocument"]["version"].as_i64() {
+                        self.versions.insert(uri.to_owned(), v);
+                    }
                 }
             }
             "textDocument/didClose" => {
@@ -631,6 +659,35 @@ impl Server {
             }
         }
         let params = msg.get("params").cloned().unwrap_or(Value::Null);
+        if method == "workspace/executeCommand" && code_actions_enabled() {
+            let uri = params["arguments"][0]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned();
+            let Some(text) = self.docs.get(&uri) else {
+                send(&error_response(&id, -32602, "document not open"));
+                return;
+            };
+            let first = lines(text).first().copied().unwrap_or_default();
+            let end = byte_to_col(first, first.len(), self.cfg.encoding);
+            let version = self.versions.get(&uri).copied();
+            self.awaiting_apply = Some(id);
+            send(&json!({
+                "jsonrpc": "2.0",
+                "id": APPLY_EDIT_ID,
+                "method": "workspace/applyEdit",
+                "params": {
+                    "label": "Uppercase first line",
+                    "edit": {"documentChanges": [{
+                        "textDocument": {"uri": uri, "version": version},
+                        "edits": [{"range": {"start": {"line": 0, "character": 0},
+                                             "end": {"line": 0, "character": end}},
+                                   "newText": first.to_uppercase()}],
+                    }]},
+                },
+            }));
+            return;
+        }
         let answer = self.answer(method, &id, &params);
         if targeted && mode == Mode::Slow {
             self.timers.push((
@@ -686,6 +743,20 @@ impl Server {
                 response(id, result)
             }
             "textDocument/documentSymbol" | "workspace/symbol" => response(id, json!([])),
+            "textDocument/codeAction" if code_actions_enabled() => {
+                let uri = params["textDocument"]["uri"].clone();
+                response(
+                    id,
+                    json!([
+                        {"title": "Uppercase first line", "kind": "quickfix", "isPreferred": true,
+                         "command": {"title": "Uppercase first line", "command": "fake.upper", "arguments": [uri]}},
+                        {"title": "Insert header", "kind": "source",
+                         "edit": {"changes": {uri.as_str().unwrap_or_default(): [
+                             {"range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}},
+                              "newText": "// header\n"}]}}},
+                    ]),
+                )
+            }
             _ => error_response(id, -32601, &format!("method not found: {method}")),
         }
     }
@@ -701,6 +772,10 @@ impl Server {
         });
         if let Some(enc) = &self.cfg.encoding_name {
             caps["positionEncoding"] = Value::String(enc.clone());
+        }
+        if code_actions_enabled() {
+            caps["codeActionProvider"] = json!(true);
+            caps["executeCommandProvider"] = json!({"commands": ["fake.upper"]});
         }
         json!({
             "capabilities": caps,
@@ -756,6 +831,10 @@ impl Server {
         body.extend_from_slice(b"]}");
         write_frame(&body);
     }
+}
+
+fn code_actions_enabled() -> bool {
+    std::env::var("FAKE_LSP_CODE_ACTIONS").is_ok_and(|v| v == "1")
 }
 
 fn main() {

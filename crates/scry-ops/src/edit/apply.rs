@@ -1,0 +1,310 @@
+//! Committing an [`EditPlan`] transactionally.
+//!
+//! 1. Every before-image is checked against the disk again (nothing written
+//!    if a file changed since the plan was made).
+//! 2. New directories are created; every new content is staged in a temp
+//!    file next to its target (same directory, so the final rename is
+//!    atomic), with the target's permissions, and fsynced.
+//! 3. The commit renames each temp file over its target (or removes a
+//!    deleted file), then removes directories the edit deletes, then fsyncs
+//!    every directory involved.
+//! 4. If anything fails, every file already committed is restored to its
+//!    before-image (the same way: temp file + rename), staged temp files and
+//!    created directories are removed, removed directories come back.
+
+use std::collections::BTreeSet;
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use super::plan::{EditPlan, FileChange, FileImage};
+use crate::error::OpError;
+
+/// Knobs of the writer; the failure seam is for tests.
+#[derive(Debug, Clone, Default)]
+pub struct WriteOptions {
+    /// Test seam: fail the commit of file `k` (0-based, in plan order), after
+    /// files `0..k` were committed.
+    pub fail_at: Option<usize>,
+}
+
+static TEMP_SEQ: AtomicU64 = AtomicU64::new(0);
+
+fn temp_path(target: &Path) -> PathBuf {
+    let name = target
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let n = TEMP_SEQ.fetch_add(1, Ordering::Relaxed);
+    target.with_file_name(format!(".{name}.scry-{}-{n}.tmp", std::process::id()))
+}
+
+fn fsync_dir(dir: &Path) {
+    if let Ok(f) = File::open(dir) {
+        let _ = f.sync_all();
+    }
+}
+
+/// Write `image` to a new temp file beside `target`, fsynced, with the
+/// image's permissions. Returns the temp path.
+fn stage(target: &Path, image: &FileImage) -> std::io::Result<PathBuf> {
+    let tmp = temp_path(target);
+    let mut opts = OpenOptions::new();
+    opts.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        opts.mode(0o600);
+    }
+    let result = (|| {
+        let mut f = opts.open(&tmp)?;
+        f.write_all(&image.bytes)?;
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = match image.mode {
+                Some(m) => m,
+                None => default_mode(),
+            };
+            f.set_permissions(std::fs::Permissions::from_mode(mode))?;
+        }
+        f.sync_all()
+    })();
+    match result {
+        Ok(()) => Ok(tmp),
+        Err(e) => {
+            let _ = std::fs::remove_file(&tmp);
+            Err(e)
+        }
+    }
+}
+
+/// Permissions of a new file: 0o666 less the process umask.
+#[cfg(unix)]
+fn default_mode() -> u32 {
+    static MODE: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+    *MODE.get_or_init(|| {
+        // Learn the umask without changing it: create a probe file.
+        let dir = std::env::temp_dir();
+        let probe = dir.join(format!(".scry-umask-{}", std::process::id()));
+        let mode = OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(&probe)
+            .and_then(|f| f.metadata())
+            .map(|m| {
+                use std::os::unix::fs::PermissionsExt;
+                m.permissions().mode() & 0o777
+            })
+            .unwrap_or(0o644);
+        let _ = std::fs::remove_file(&probe);
+        mode
+    })
+}
+
+/// Whether the disk still holds `expected` at `path` (content and
+/// permissions).
+fn disk_matches(path: &Path, expected: &Option<FileImage>) -> bool {
+    let meta = path.symlink_metadata();
+    match (expected, meta) {
+        (None, Err(e)) => e.kind() == std::io::ErrorKind::NotFound,
+        (None, Ok(_)) => false,
+        (Some(_), Err(_)) => false,
+        (Some(img), Ok(m)) => {
+            if !m.is_file() || m.len() != img.bytes.len() as u64 {
+                return false;
+            }
+            #[cfg(unix)]
+            if let Some(mode) = img.mode {
+                use std::os::unix::fs::PermissionsExt;
+                if m.permissions().mode() & 0o7777 != mode {
+                    return false;
+                }
+            }
+            std::fs::read(path).is_ok_and(|b| b == img.bytes)
+        }
+    }
+}
+
+fn show(p: &Path, root: &Path) -> String {
+    p.strip_prefix(root)
+        .map(|r| r.display().to_string())
+        .unwrap_or_else(|_| p.display().to_string())
+}
+
+/// What the commit did so far, for the rollback.
+#[derive(Default)]
+struct Done {
+    dirs_created: Vec<PathBuf>,
+    staged: Vec<Option<PathBuf>>,
+    committed: Vec<usize>,
+    dirs_removed: Vec<PathBuf>,
+}
+
+/// Restore one path to `image` (absent or content).
+fn restore(path: &Path, image: &Option<FileImage>) -> std::io::Result<()> {
+    match image {
+        None => match std::fs::remove_file(path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
+            _ => Ok(()),
+        },
+        Some(img) => {
+            let tmp = stage(path, img)?;
+            std::fs::rename(&tmp, path).inspect_err(|_| {
+                let _ = std::fs::remove_file(&tmp);
+            })
+        }
+    }
+}
+
+fn rollback(changes: &[FileChange], done: &Done, root: &Path) -> Vec<String> {
+    let mut failed = Vec::new();
+    for d in &done.dirs_removed {
+        let _ = std::fs::create_dir(d);
+    }
+    for &k in done.committed.iter().rev() {
+        let c = &changes[k];
+        if let Err(e) = restore(&c.path, &c.before) {
+            failed.push(format!("{}: {e}", show(&c.path, root)));
+        }
+    }
+    for t in done.staged.iter().flatten() {
+        let _ = std::fs::remove_file(t);
+    }
+    for d in done.dirs_created.iter().rev() {
+        let _ = std::fs::remove_dir(d);
+    }
+    let mut dirs: BTreeSet<PathBuf> = changes
+        .iter()
+        .filter_map(|c| c.path.parent().map(Path::to_path_buf))
+        .collect();
+    dirs.extend(
+        done.dirs_created
+            .iter()
+            .filter_map(|d| d.parent().map(Path::to_path_buf)),
+    );
+    for d in dirs {
+        fsync_dir(&d);
+    }
+    failed
+}
+
+/// Commit `plan` (see the module documentation). On error nothing of the
+/// edit remains on disk — or, if even the restore failed, the error names
+/// the files that could not be restored.
+pub fn commit(plan: &EditPlan, root: &Path, opts: &WriteOptions) -> Result<(), OpError> {
+    // 1. Still as planned?
+    for c in &plan.changes {
+        if !disk_matches(&c.path, &c.before) {
+            return Err(OpError::FileChanged(format!(
+                "{} changed on disk while the edit was prepared; nothing was written — ask again",
+                show(&c.path, root)
+            )));
+        }
+    }
+    let mut done = Done::default();
+    let fail = |what: String, done: &Done| {
+        let failed = rollback(&plan.changes, done, root);
+        if failed.is_empty() {
+            OpError::WriteFailed(format!(
+                "{what}; every file was restored, nothing of the edit remains"
+            ))
+        } else {
+            OpError::WriteFailed(format!(
+                "{what}; restoring failed for {} — their previous content is in scry's edit journal (scry undo)",
+                failed.join(", ")
+            ))
+        }
+    };
+    // 2. Directories, then staged contents.
+    for d in &plan.dirs_created {
+        if d.is_dir() {
+            continue;
+        }
+        if let Err(e) = std::fs::create_dir(d) {
+            return Err(fail(
+                format!("cannot create directory {}: {e}", show(d, root)),
+                &done,
+            ));
+        }
+        done.dirs_created.push(d.clone());
+    }
+    for c in &plan.changes {
+        match &c.after {
+            Some(img) => {
+                // A changed file keeps its permissions (the plan carries them).
+                match stage(&c.path, img) {
+                    Ok(t) => done.staged.push(Some(t)),
+                    Err(e) => {
+                        return Err(fail(
+                            format!("cannot write {}: {e}", show(&c.path, root)),
+                            &done,
+                        ));
+                    }
+                }
+            }
+            None => done.staged.push(None),
+        }
+    }
+    // 3. Commit.
+    let n = plan.changes.len();
+    for (k, c) in plan.changes.iter().enumerate() {
+        let result = if opts.fail_at == Some(k) {
+            Err(std::io::Error::other(format!(
+                "injected failure at file {} of {n}",
+                k + 1
+            )))
+        } else {
+            match &done.staged[k] {
+                Some(t) => std::fs::rename(t, &c.path),
+                None => std::fs::remove_file(&c.path),
+            }
+        };
+        match result {
+            Ok(()) => {
+                done.committed.push(k);
+                done.staged[k] = None;
+            }
+            Err(e) => {
+                return Err(fail(
+                    format!(
+                        "writing {} failed (file {} of {n}): {e}",
+                        show(&c.path, root),
+                        k + 1
+                    ),
+                    &done,
+                ));
+            }
+        }
+    }
+    for d in &plan.dirs_removed {
+        match std::fs::remove_dir(d) {
+            Ok(()) => done.dirs_removed.push(d.clone()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => {
+                return Err(fail(
+                    format!("cannot remove directory {}: {e}", show(d, root)),
+                    &done,
+                ));
+            }
+        }
+    }
+    // 4. Durable: the directories that hold the changed names.
+    let mut dirs: BTreeSet<PathBuf> = plan
+        .changes
+        .iter()
+        .filter_map(|c| c.path.parent().map(Path::to_path_buf))
+        .collect();
+    dirs.extend(
+        plan.dirs_created
+            .iter()
+            .chain(&plan.dirs_removed)
+            .filter_map(|d| d.parent().map(Path::to_path_buf)),
+    );
+    for d in dirs {
+        fsync_dir(&d);
+    }
+    Ok(())
+}

@@ -1,0 +1,620 @@
+//! The engine's side of edits: one path for every `WorkspaceEdit` (rename,
+//! code action, a server's `workspace/applyEdit`, undo) — plan, preview or
+//! journal + commit, re-sync the servers, diagnostics delta.
+
+use std::collections::{BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, Weak};
+
+use scry_lsp::{ApplyEditHook, Session, path_to_uri};
+use scry_rpc::DeferredReply;
+use scry_workspace::Workspace;
+use serde_json::{Value, json};
+
+use super::apply::{WriteOptions, commit};
+use super::diff::plan_diffs;
+use super::journal::{self, EntryState, Journal, Manifest, Stamp};
+use super::plan::{EditPlan, FileChange, FileImage, ServerView, build_plan, named_paths};
+use crate::engine::Engine;
+use crate::error::OpError;
+use crate::model::{EditKind, EditReport, EditedLine, FileMove, FilePreview};
+
+/// How one edit is to be carried out.
+#[derive(Debug, Clone)]
+pub struct EditOptions {
+    /// False: preview only (nothing written).
+    pub apply: bool,
+    /// The caller's idempotency key: an edit already applied under it is
+    /// not applied again; its answer is replayed.
+    pub key: Option<String>,
+    pub kind: EditKind,
+    pub title: String,
+    pub new_name: Option<String>,
+}
+
+/// A command of ours running at a server: its `workspace/applyEdit`s are
+/// applied (or captured, for a preview) on our behalf.
+#[derive(Debug, Default)]
+struct Armed {
+    preview: bool,
+    key: Option<String>,
+    title: String,
+    results: Vec<Result<EditReport, String>>,
+}
+
+/// Shared by all clones of an engine.
+#[derive(Debug, Default)]
+pub(crate) struct EditState {
+    /// One edit at a time per engine.
+    lock: tokio::sync::Mutex<()>,
+    journal_base: Mutex<Option<PathBuf>>,
+    write: Mutex<WriteOptions>,
+    armed: Mutex<HashMap<(String, PathBuf), Armed>>,
+}
+
+impl EditState {
+    pub(crate) fn new() -> EditState {
+        EditState {
+            journal_base: Mutex::new(journal::default_base()),
+            ..EditState::default()
+        }
+    }
+
+    fn journal(&self, root: &Path) -> Option<Journal> {
+        let base = self
+            .journal_base
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()?;
+        Some(Journal::open(&base, root))
+    }
+
+    fn write_options(&self) -> WriteOptions {
+        self.write.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+}
+
+/// Answers servers' `workspace/applyEdit` through the same path as every
+/// other edit.
+struct Hook {
+    engine: WeakEngine,
+}
+
+/// An engine without keeping its workspace alive (the workspace holds the
+/// hook).
+#[derive(Clone)]
+struct WeakEngine {
+    ws: Weak<Workspace>,
+    edits: Arc<EditState>,
+}
+
+impl ApplyEditHook for Hook {
+    fn apply_edit(&self, server: &str, root: &Path, params: Value) -> DeferredReply {
+        let weak = self.engine.clone();
+        let key = (server.to_string(), root.to_path_buf());
+        Box::pin(async move {
+            let refuse = |reason: String| Ok(json!({ "applied": false, "failureReason": reason }));
+            let Some(ws) = weak.ws.upgrade() else {
+                return refuse("scry is shutting down".into());
+            };
+            let engine = Engine::from_parts(ws, weak.edits.clone());
+            let (preview, key_base, title, n) = {
+                let armed = engine
+                    .edits()
+                    .armed
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner());
+                match armed.get(&key) {
+                    None => {
+                        return refuse(
+                            "scry applies a server's edits only while running a code action it was asked to apply"
+                                .into(),
+                        );
+                    }
+                    Some(a) => (a.preview, a.key.clone(), a.title.clone(), a.results.len()),
+                }
+            };
+            let session = engine
+                .workspace()
+                .running()
+                .into_iter()
+                .find(|s| s.name() == key.0 && s.root() == key.1);
+            let label = params["label"].as_str().map(str::to_string);
+            let opts = EditOptions {
+                apply: !preview,
+                key: key_base.map(|k| format!("{k}#{}", n + 1)),
+                kind: EditKind::ServerEdit,
+                title: label.unwrap_or(title),
+                new_name: None,
+            };
+            let result = engine
+                .apply_workspace_edit(session.as_ref(), &params["edit"], opts)
+                .await;
+            let reply = match &result {
+                Ok(_) if preview => json!({
+                    "applied": false,
+                    "failureReason": "preview only (dry run): scry did not apply the edit",
+                }),
+                Ok(_) => json!({ "applied": true }),
+                Err(e) => json!({ "applied": false, "failureReason": e.to_string() }),
+            };
+            if let Some(a) = engine
+                .edits()
+                .armed
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .get_mut(&key)
+            {
+                a.results.push(result.map_err(|e| e.to_string()));
+            }
+            Ok(reply)
+        })
+    }
+}
+
+/// Distinct files an edit touches, as reported.
+fn files_touched(report: &EditReport) -> usize {
+    let mut set: BTreeSet<&Path> = report.edits.iter().map(|e| e.path.as_path()).collect();
+    set.extend(report.created.iter().map(PathBuf::as_path));
+    set.extend(report.deleted.iter().map(PathBuf::as_path));
+    set.extend(report.renamed.iter().map(|m| m.to.as_path()));
+    set.len()
+}
+
+fn report_of(plan: &EditPlan, opts: &EditOptions, root: &Path) -> EditReport {
+    let mut r = EditReport {
+        kind: opts.kind,
+        title: opts.title.clone(),
+        new_name: opts.new_name.clone(),
+        applied: opts.apply,
+        edits: plan
+            .edits
+            .iter()
+            .map(|e| EditedLine {
+                path: e.path.clone(),
+                line: e.line,
+                col: e.col,
+                text: e.text.clone(),
+            })
+            .collect(),
+        files_changed: 0,
+        created: plan.created.clone(),
+        renamed: plan
+            .renamed
+            .iter()
+            .map(|(from, to)| FileMove {
+                from: from.clone(),
+                to: to.clone(),
+            })
+            .collect(),
+        deleted: plan.deleted.clone(),
+        previews: Vec::new(),
+        diagnostics: None,
+        journal_id: None,
+        replayed: false,
+    };
+    if !opts.apply {
+        r.previews = plan_diffs(plan, root)
+            .into_iter()
+            .map(|d| FilePreview {
+                path: d.path,
+                diff: d.diff,
+            })
+            .collect();
+    }
+    r.files_changed = files_touched(&r);
+    r
+}
+
+/// Merge the reports of one code action (its edit, then the edits its
+/// command made the server send).
+pub(crate) fn merge_reports(
+    mut parts: Vec<EditReport>,
+    kind: EditKind,
+    title: &str,
+) -> Option<EditReport> {
+    if parts.is_empty() {
+        return None;
+    }
+    let mut out = parts.remove(0);
+    for p in parts {
+        out.applied &= p.applied;
+        out.edits.extend(p.edits);
+        out.created.extend(p.created);
+        out.renamed.extend(p.renamed);
+        out.deleted.extend(p.deleted);
+        out.previews.extend(p.previews);
+        out.replayed |= p.replayed;
+        if p.journal_id.is_some() {
+            out.journal_id = p.journal_id;
+        }
+        if out.diagnostics.is_none() {
+            out.diagnostics = p.diagnostics;
+        }
+    }
+    out.kind = kind;
+    out.title = title.to_string();
+    out.files_changed = files_touched(&out);
+    Some(out)
+}
+
+fn stamp_matches(path: &Path, stamp: &Option<Stamp>) -> bool {
+    match stamp {
+        None => path.symlink_metadata().is_err(),
+        Some(s) => {
+            let Ok(meta) = path.symlink_metadata() else {
+                return false;
+            };
+            if !meta.is_file() || meta.len() != s.len {
+                return false;
+            }
+            #[cfg(unix)]
+            if let Some(mode) = s.mode {
+                use std::os::unix::fs::PermissionsExt;
+                if meta.permissions().mode() & 0o7777 != mode {
+                    return false;
+                }
+            }
+            std::fs::read(path).is_ok_and(|b| journal::content_hash(&b) == s.hash)
+        }
+    }
+}
+
+fn rel(p: &Path, root: &Path) -> String {
+    p.strip_prefix(root)
+        .map(|r| r.display().to_string())
+        .unwrap_or_else(|_| p.display().to_string())
+}
+
+impl Engine {
+    pub(crate) fn install_edit_hook(&self) {
+        let hook = Hook {
+            engine: WeakEngine {
+                ws: Arc::downgrade(self.workspace()),
+                edits: self.edits().clone(),
+            },
+        };
+        self.workspace().set_apply_edit_hook(Some(Arc::new(hook)));
+    }
+
+    /// Where the edit journal lives (default: `$SCRY_JOURNAL_DIR`, else
+    /// `$XDG_STATE_HOME/scry/journal`, else `~/.local/state/scry/journal`);
+    /// `None` disables it (no undo, no idempotent replay).
+    pub fn set_journal_dir(&self, dir: Option<PathBuf>) {
+        *self
+            .edits()
+            .journal_base
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = dir;
+    }
+
+    /// Test seam: make the writer fail at file `k` (0-based) of every
+    /// following commit; `None` turns it off.
+    #[doc(hidden)]
+    pub fn set_write_failure(&self, fail_at: Option<usize>) {
+        self.edits()
+            .write
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .fail_at = fail_at;
+    }
+
+    /// Apply (or preview) a `WorkspaceEdit` that `origin` (the server that
+    /// computed it) sent: the one path every edit takes. Validates it
+    /// completely before writing, journals the before-images, commits
+    /// transactionally, re-syncs the servers and appends the diagnostics
+    /// delta.
+    pub async fn apply_workspace_edit(
+        &self,
+        origin: Option<&Session>,
+        edit: &Value,
+        opts: EditOptions,
+    ) -> Result<EditReport, OpError> {
+        let root = self.workspace().root().to_path_buf();
+        let server = origin.map_or("the server", |s| s.name()).to_string();
+        let st = self.edits().clone();
+        let _guard = if opts.apply {
+            Some(st.lock.lock().await)
+        } else {
+            None
+        };
+        let journal = st.journal(&root);
+        if opts.apply
+            && let (Some(key), Some(j)) = (&opts.key, &journal)
+            && let Some(m) = j.find_key(key)
+        {
+            return replay(&m);
+        }
+        // What the server saw of the files it edits.
+        let mut views = HashMap::new();
+        if let Some(s) = origin {
+            for p in named_paths(&root, edit)? {
+                if let Some((text, version)) = s.document_state(&p).await {
+                    views.insert(p, ServerView { text, version });
+                }
+            }
+        }
+        let encoding = origin.map_or(scry_lsp::Encoding::Utf16, Session::encoding);
+        let plan = build_plan(&root, edit, encoding, &views, &server)?;
+        let mut report = report_of(&plan, &opts, &root);
+        if !opts.apply || plan.is_empty() {
+            return Ok(report);
+        }
+        let changed: Vec<PathBuf> = plan.changes.iter().map(|c| c.path.clone()).collect();
+        let baseline = self.diagnostics_baseline_for_edit(&changed).await;
+        let entry = match &journal {
+            Some(j) => match j.begin(&plan, &journal_title(&opts), opts.key.as_deref()) {
+                Ok(m) => Some(m),
+                Err(e) => {
+                    tracing::warn!("{e}; the edit is applied without undo");
+                    None
+                }
+            },
+            None => None,
+        };
+        if let Err(e) = commit(&plan, &root, &st.write_options()) {
+            if let (Some(j), Some(m)) = (&journal, &entry) {
+                j.discard(m);
+            }
+            return Err(e);
+        }
+        report.journal_id = entry.as_ref().map(|m| m.id.clone());
+        if let (Some(j), Some(mut m)) = (&journal, entry) {
+            m.state = EntryState::Applied;
+            m.report = serde_json::to_value(&report).unwrap_or(Value::Null);
+            if let Err(e) = j.save(&m) {
+                tracing::warn!("{e}");
+            }
+            j.prune();
+        }
+        resync(self.workspace(), &plan.changes).await;
+        report.diagnostics = self.diagnostics_after_edit_hook(baseline, &changed).await;
+        Ok(report)
+    }
+
+    /// Revert the last edit scry applied in this workspace, if every file
+    /// is still exactly as scry left it.
+    pub async fn undo_last_edit(
+        &self,
+        apply: bool,
+        key: Option<&str>,
+    ) -> Result<EditReport, OpError> {
+        let root = self.workspace().root().to_path_buf();
+        let st = self.edits().clone();
+        let _guard = st.lock.lock().await;
+        let Some(journal) = st.journal(&root) else {
+            return Err(OpError::EditRejected(
+                "nothing to undo: the edit journal is disabled (no state directory)".into(),
+            ));
+        };
+        if apply
+            && let Some(k) = key
+            && let Some(m) = journal.find_undo_key(k)
+        {
+            let mut r = undo_report(&m, &root, true);
+            r.replayed = true;
+            return Ok(r);
+        }
+        let Some(mut m) = journal.last_applied() else {
+            return Err(OpError::EditRejected(format!(
+                "nothing to undo: scry has applied no edit in {} (journal {})",
+                root.display(),
+                journal.dir().display()
+            )));
+        };
+        let mut plan = EditPlan::default();
+        for (i, f) in m.files.iter().enumerate() {
+            if !stamp_matches(&f.path, &f.after) {
+                return Err(OpError::FileChanged(format!(
+                    "{} changed since scry's edit `{}`; undo refused, nothing was written",
+                    rel(&f.path, &root),
+                    m.title
+                )));
+            }
+            let before = match &f.before {
+                None => None,
+                Some(_) => Some(journal.before_image(&m, i).ok_or_else(|| {
+                    OpError::EditRejected(format!(
+                        "the journal lost the previous content of {}; undo refused",
+                        rel(&f.path, &root)
+                    ))
+                })?),
+            };
+            // The current file (as scry left it), with its real permissions.
+            let current = f.after.as_ref().map(|st| FileImage {
+                bytes: std::fs::read(&f.path).unwrap_or_default(),
+                mode: file_mode(&f.path).or(st.mode),
+            });
+            plan.changes.push(FileChange {
+                path: f.path.clone(),
+                before: current,
+                after: before,
+            });
+        }
+        plan.dirs_created = m.dirs_removed.iter().rev().cloned().collect();
+        plan.dirs_removed = m.dirs_created.iter().rev().cloned().collect();
+        if !apply {
+            let mut r = undo_report(&m, &root, false);
+            r.previews = plan_diffs(&plan, &root)
+                .into_iter()
+                .map(|d| FilePreview {
+                    path: d.path,
+                    diff: d.diff,
+                })
+                .collect();
+            return Ok(r);
+        }
+        commit(&plan, &root, &st.write_options())?;
+        m.state = EntryState::Undone;
+        m.undo_key = key.map(str::to_string);
+        if let Err(e) = journal.save(&m) {
+            tracing::warn!("{e}");
+        }
+        resync(self.workspace(), &plan.changes).await;
+        Ok(undo_report(&m, &root, true))
+    }
+
+    /// Start applying the `workspace/applyEdit`s that `session` sends (or
+    /// capturing them, for a preview) while a command of ours runs.
+    pub(crate) fn arm_server_edits(
+        &self,
+        session: &Session,
+        preview: bool,
+        key: Option<String>,
+        title: &str,
+    ) {
+        self.edits()
+            .armed
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(
+                (session.name().to_string(), session.root().to_path_buf()),
+                Armed {
+                    preview,
+                    key,
+                    title: title.to_string(),
+                    results: Vec::new(),
+                },
+            );
+    }
+
+    /// Stop accepting `session`'s edits; what they gave.
+    pub(crate) fn disarm_server_edits(&self, session: &Session) -> Vec<Result<EditReport, String>> {
+        self.edits()
+            .armed
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&(session.name().to_string(), session.root().to_path_buf()))
+            .map(|a| a.results)
+            .unwrap_or_default()
+    }
+
+    /// The stored answer of an earlier edit under `key`, if any (a retried
+    /// call replays it instead of applying again).
+    pub(crate) fn replayed_edit(&self, key: &str) -> Option<EditReport> {
+        let j = self.edits().journal(self.workspace().root())?;
+        j.find_key(key).and_then(|m| replay(&m).ok())
+    }
+
+    async fn diagnostics_baseline_for_edit(
+        &self,
+        changed: &[PathBuf],
+    ) -> crate::diagnostics::delta::DiagnosticsBaseline {
+        self.diagnostics_baseline(changed, None).await
+    }
+
+    /// The single integration point with the diagnostics delta (issue 4):
+    /// what the edit introduced and resolved in the changed files, within
+    /// its short budget. Never fails the edit.
+    async fn diagnostics_after_edit_hook(
+        &self,
+        baseline: crate::diagnostics::delta::DiagnosticsBaseline,
+        changed: &[PathBuf],
+    ) -> Option<crate::model::DiagnosticsDelta> {
+        let existing: Vec<PathBuf> = changed.iter().filter(|p| p.exists()).cloned().collect();
+        if existing.is_empty() {
+            return None;
+        }
+        Some(
+            self.diagnostics_after_edit(&baseline, &existing, None)
+                .await,
+        )
+    }
+}
+
+fn file_mode(p: &Path) -> Option<u32> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        p.symlink_metadata()
+            .ok()
+            .map(|m| m.permissions().mode() & 0o7777)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = p;
+        None
+    }
+}
+
+fn journal_title(opts: &EditOptions) -> String {
+    match (&opts.kind, &opts.new_name) {
+        (EditKind::Rename, Some(n)) => format!("rename `{}` → `{n}`", opts.title),
+        (EditKind::CodeAction, _) => format!("code action `{}`", opts.title),
+        _ => opts.title.clone(),
+    }
+}
+
+fn replay(m: &Manifest) -> Result<EditReport, OpError> {
+    let mut r: EditReport = serde_json::from_value(m.report.clone()).map_err(|e| {
+        OpError::EditRejected(format!(
+            "an edit was already applied under this idempotency key, but its answer cannot be read back: {e}"
+        ))
+    })?;
+    r.replayed = true;
+    Ok(r)
+}
+
+fn undo_report(m: &Manifest, root: &Path, applied: bool) -> EditReport {
+    let _ = root;
+    let mut r = EditReport {
+        kind: EditKind::Undo,
+        title: m.title.clone(),
+        new_name: None,
+        applied,
+        edits: Vec::new(),
+        files_changed: m.files.len(),
+        created: Vec::new(),
+        renamed: Vec::new(),
+        deleted: Vec::new(),
+        previews: Vec::new(),
+        diagnostics: None,
+        journal_id: Some(m.id.clone()),
+        replayed: false,
+    };
+    for f in &m.files {
+        match (&f.before, &f.after) {
+            // Undo recreates what the edit deleted and deletes what it created.
+            (Some(_), None) => r.created.push(f.path.clone()),
+            (None, Some(_)) => r.deleted.push(f.path.clone()),
+            _ => {}
+        }
+    }
+    r
+}
+
+/// Tell every running server about the changed files: watched-file events
+/// for all, a `didChange`/`didClose` for those it has open.
+pub(crate) async fn resync(ws: &Workspace, changes: &[FileChange]) {
+    for s in ws.running() {
+        let mine: Vec<&FileChange> = changes
+            .iter()
+            .filter(|c| c.path.starts_with(s.root()))
+            .collect();
+        if mine.is_empty() {
+            continue;
+        }
+        let events: Vec<Value> = mine
+            .iter()
+            .map(|c| {
+                let kind = match (&c.before, &c.after) {
+                    (None, _) => 1,
+                    (_, None) => 3,
+                    _ => 2,
+                };
+                json!({ "uri": path_to_uri(&c.path), "type": kind })
+            })
+            .collect();
+        let _ = s.notify(
+            "workspace/didChangeWatchedFiles",
+            Some(json!({ "changes": events })),
+        );
+        for c in mine {
+            if s.document(&c.path).await.is_some()
+                && let Err(e) = s.sync_file(&c.path, "").await
+            {
+                tracing::debug!(server = s.name(), "re-sync of {}: {e}", c.path.display());
+            }
+        }
+    }
+}

@@ -1,0 +1,514 @@
+//! The safety core without servers: confinement, validation, faithful
+//! text edits, transactional commit with injected failures, journal, undo
+//! and idempotency.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use scry_lsp::{Encoding, LineIndex, path_to_uri};
+use scry_workspace::Workspace;
+use scry_workspace::config::Config;
+use serde_json::{Value, json};
+use tempfile::TempDir;
+
+use super::*;
+use crate::engine::Engine;
+use crate::error::OpError;
+use crate::model::EditKind;
+
+struct Ws {
+    _dir: TempDir,
+    root: PathBuf,
+    outside: PathBuf,
+}
+
+fn ws(files: &[(&str, &str)]) -> Ws {
+    let dir = tempfile::tempdir().unwrap();
+    let base = dir.path().canonicalize().unwrap();
+    let root = base.join("ws");
+    let outside = base.join("outside");
+    std::fs::create_dir_all(&root).unwrap();
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(outside.join("secret.txt"), "secret\n").unwrap();
+    for (name, text) in files {
+        let p = root.join(name);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+    Ws {
+        _dir: dir,
+        root,
+        outside,
+    }
+}
+
+fn uri(p: &Path) -> String {
+    path_to_uri(p)
+}
+
+fn edit(line: u32, col: u32, eline: u32, ecol: u32, text: &str) -> Value {
+    json!({"range": {"start": {"line": line, "character": col}, "end": {"line": eline, "character": ecol}}, "newText": text})
+}
+
+fn plan(w: &Ws, e: &Value) -> Result<EditPlan, OpError> {
+    build_plan(&w.root, e, Encoding::Utf16, &HashMap::new(), "test-server")
+}
+
+/// Every file under `dir` with its bytes (to prove nothing changed).
+fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            if p.symlink_metadata().unwrap().is_dir() {
+                stack.push(p.clone());
+                out.push((p, Vec::new()));
+            } else if p.symlink_metadata().unwrap().is_file() {
+                out.push((p.clone(), std::fs::read(&p).unwrap()));
+            } else {
+                out.push((p, b"<link>".to_vec()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+fn rejected_and_untouched(w: &Ws, e: Value) {
+    let before = snapshot(w.root.parent().unwrap());
+    let r = plan(w, &e).and_then(|p| commit(&p, &w.root, &WriteOptions::default()));
+    assert!(r.is_err(), "expected a rejection for {e}");
+    assert_eq!(
+        before,
+        snapshot(w.root.parent().unwrap()),
+        "nothing may be written"
+    );
+}
+
+#[test]
+fn attack_paths_are_rejected_with_nothing_written() {
+    let w = ws(&[("a.txt", "hello\n")]);
+    let a = uri(&w.root.join("a.txt"));
+    // `..` out of the root.
+    let dotdot = format!("{}/../outside/secret.txt", uri(&w.root));
+    rejected_and_untouched(
+        &w,
+        json!({"changes": {a.clone(): [edit(0,0,0,5,"HELLO")], dotdot: [edit(0,0,0,6,"pwned")]}}),
+    );
+    // Absolute path outside.
+    rejected_and_untouched(
+        &w,
+        json!({"documentChanges": [
+            {"textDocument": {"uri": a, "version": null}, "edits": [edit(0,0,0,5,"HELLO")]},
+            {"textDocument": {"uri": uri(&w.outside.join("secret.txt")), "version": null}, "edits": [edit(0,0,0,6,"pwned")]},
+        ]}),
+    );
+    // A symlink inside the root pointing outside: editing through it.
+    std::os::unix::fs::symlink(w.outside.join("secret.txt"), w.root.join("link.txt")).unwrap();
+    rejected_and_untouched(
+        &w,
+        json!({"changes": {uri(&w.root.join("link.txt")): [edit(0,0,0,6,"pwned")]}}),
+    );
+    // A symlinked directory pointing outside: creating a file through it.
+    std::os::unix::fs::symlink(&w.outside, w.root.join("out")).unwrap();
+    rejected_and_untouched(
+        &w,
+        json!({"documentChanges": [{"kind": "create", "uri": uri(&w.root.join("out/new.txt"))}]}),
+    );
+    // RenameFile into /tmp.
+    rejected_and_untouched(
+        &w,
+        json!({"documentChanges": [{"kind": "rename", "oldUri": uri(&w.root.join("a.txt")), "newUri": "file:///tmp/scry-stolen.txt"}]}),
+    );
+    assert!(!Path::new("/tmp/scry-stolen.txt").exists());
+    // DeleteFile of the root.
+    rejected_and_untouched(
+        &w,
+        json!({"documentChanges": [{"kind": "delete", "uri": uri(&w.root), "options": {"recursive": true}}]}),
+    );
+    // DeleteFile of the root spelt with `..`.
+    rejected_and_untouched(
+        &w,
+        json!({"documentChanges": [{"kind": "delete", "uri": format!("{}/sub/..", uri(&w.root)), "options": {"recursive": true}}]}),
+    );
+    // Inside .git; a non-file URI.
+    rejected_and_untouched(
+        &w,
+        json!({"documentChanges": [{"kind": "create", "uri": uri(&w.root.join(".git/hooks/pre-commit"))}]}),
+    );
+    rejected_and_untouched(
+        &w,
+        json!({"changes": {"untitled:Untitled-1": [edit(0,0,0,0,"x")]}}),
+    );
+    assert_eq!(
+        std::fs::read_to_string(w.outside.join("secret.txt")).unwrap(),
+        "secret\n"
+    );
+}
+
+#[test]
+fn invalid_ranges_and_overlaps_are_rejected() {
+    let w = ws(&[("a.txt", "ab😀c\nxyz\n")]);
+    let a = uri(&w.root.join("a.txt"));
+    // Inside the surrogate pair of 😀 (utf-16 units 2..4).
+    rejected_and_untouched(&w, json!({"changes": {a.clone(): [edit(0,3,0,3,"!")]}}));
+    // Past the line end, past the last line.
+    rejected_and_untouched(&w, json!({"changes": {a.clone(): [edit(1,4,1,4,"!")]}}));
+    rejected_and_untouched(&w, json!({"changes": {a.clone(): [edit(5,0,5,0,"!")]}}));
+    // Overlapping, and end before start.
+    rejected_and_untouched(
+        &w,
+        json!({"changes": {a.clone(): [edit(1,0,1,2,"A"), edit(1,1,1,3,"B")]}}),
+    );
+    rejected_and_untouched(&w, json!({"changes": {a.clone(): [edit(1,2,1,0,"A")]}}));
+    // Exact utf-16 positions after the emoji work.
+    let p = plan(
+        &w,
+        &json!({"changes": {a: [edit(0,4,0,5,"C"), edit(2,0,2,0,"end\n")]}}),
+    )
+    .unwrap();
+    commit(&p, &w.root, &WriteOptions::default()).unwrap();
+    assert_eq!(
+        std::fs::read_to_string(w.root.join("a.txt")).unwrap(),
+        "ab😀C\nxyz\nend\n"
+    );
+    assert_eq!((p.edits[0].line, p.edits[0].col), (1, 4));
+}
+
+#[test]
+fn stale_views_and_versions_refuse_naming_the_file() {
+    let w = ws(&[("a.txt", "one\n")]);
+    let path = w.root.join("a.txt");
+    let a = uri(&path);
+    let mut views = HashMap::new();
+    views.insert(
+        path.clone(),
+        ServerView {
+            text: Arc::new(LineIndex::new("old content\n")),
+            version: 3,
+        },
+    );
+    let e = json!({"documentChanges": [{"textDocument": {"uri": a, "version": 3}, "edits": [edit(0,0,0,3,"two")]}]});
+    let err = build_plan(&w.root, &e, Encoding::Utf16, &views, "srv").unwrap_err();
+    assert_eq!(err.code(), "FILE_CHANGED");
+    assert!(err.to_string().contains("a.txt"), "{err}");
+    views.insert(
+        path.clone(),
+        ServerView {
+            text: Arc::new(LineIndex::new("one\n")),
+            version: 4,
+        },
+    );
+    let err = build_plan(&w.root, &e, Encoding::Utf16, &views, "srv").unwrap_err();
+    assert_eq!(err.code(), "FILE_CHANGED");
+    assert!(err.to_string().contains("version 3"), "{err}");
+    views.get_mut(&path).unwrap().version = 3;
+    let p = build_plan(&w.root, &e, Encoding::Utf16, &views, "srv").unwrap();
+    // Changed on disk between plan and commit.
+    std::fs::write(&path, "uno\n").unwrap();
+    let err = commit(&p, &w.root, &WriteOptions::default()).unwrap_err();
+    assert_eq!(err.code(), "FILE_CHANGED");
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), "uno\n");
+}
+
+#[test]
+fn crlf_bom_trailing_newline_and_permissions_are_kept() {
+    let w = ws(&[
+        ("crlf.txt", "let a = 1;\r\nlet b = a;\r\n"),
+        ("bom.txt", "\u{feff}first\nsecond"),
+    ]);
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(
+        w.root.join("crlf.txt"),
+        std::fs::Permissions::from_mode(0o755),
+    )
+    .unwrap();
+    let e = json!({"changes": {
+        uri(&w.root.join("crlf.txt")): [edit(0,4,0,5,"x"), edit(1,8,1,9,"x\nlet c = x;")],
+        // Whole-document replacement without the BOM and with a trailing newline.
+        uri(&w.root.join("bom.txt")): [edit(0,0,1,6,"FIRST\nSECOND\n")],
+    }});
+    let p = plan(&w, &e).unwrap();
+    commit(&p, &w.root, &WriteOptions::default()).unwrap();
+    assert_eq!(
+        std::fs::read(w.root.join("crlf.txt")).unwrap(),
+        b"let x = 1;\r\nlet b = x\r\nlet c = x;;\r\n"
+    );
+    assert_eq!(
+        std::fs::metadata(w.root.join("crlf.txt"))
+            .unwrap()
+            .permissions()
+            .mode()
+            & 0o777,
+        0o755
+    );
+    assert_eq!(
+        std::fs::read_to_string(w.root.join("bom.txt")).unwrap(),
+        "\u{feff}FIRST\nSECOND"
+    );
+}
+
+#[test]
+fn resource_operations_create_rename_delete() {
+    let w = ws(&[
+        ("src/old.rs", "fn f() {}\n"),
+        ("gone.txt", "x"),
+        ("dir/a.txt", "a"),
+    ]);
+    let e = json!({"documentChanges": [
+        {"kind": "create", "uri": uri(&w.root.join("new/deep/n.rs"))},
+        {"textDocument": {"uri": uri(&w.root.join("new/deep/n.rs")), "version": null}, "edits": [edit(0,0,0,0,"// new\n")]},
+        {"kind": "rename", "oldUri": uri(&w.root.join("src/old.rs")), "newUri": uri(&w.root.join("src/renamed.rs"))},
+        {"textDocument": {"uri": uri(&w.root.join("src/renamed.rs")), "version": null}, "edits": [edit(0,3,0,4,"g")]},
+        {"kind": "rename", "oldUri": uri(&w.root.join("dir")), "newUri": uri(&w.root.join("dir2"))},
+        {"kind": "delete", "uri": uri(&w.root.join("gone.txt"))},
+    ]});
+    let p = plan(&w, &e).unwrap();
+    let diffs = diff::plan_diffs(&p, &w.root);
+    assert!(
+        diffs
+            .iter()
+            .any(|d| d.diff.starts_with("rename src/old.rs → src/renamed.rs"))
+    );
+    assert!(
+        diffs
+            .iter()
+            .any(|d| d.diff.starts_with("new file new/deep/n.rs"))
+    );
+    commit(&p, &w.root, &WriteOptions::default()).unwrap();
+    assert_eq!(
+        std::fs::read_to_string(w.root.join("new/deep/n.rs")).unwrap(),
+        "// new\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(w.root.join("src/renamed.rs")).unwrap(),
+        "fn g() {}\n"
+    );
+    assert!(!w.root.join("src/old.rs").exists());
+    assert!(!w.root.join("gone.txt").exists());
+    assert!(!w.root.join("dir").exists());
+    assert_eq!(
+        std::fs::read_to_string(w.root.join("dir2/a.txt")).unwrap(),
+        "a"
+    );
+    assert_eq!(
+        p.edits.iter().map(|e| e.path.clone()).collect::<Vec<_>>(),
+        vec![w.root.join("new/deep/n.rs"), w.root.join("src/renamed.rs")]
+    );
+    // Options: exists without overwrite → rejected; ignoreIfExists → nothing.
+    rejected_and_untouched(
+        &w,
+        json!({"documentChanges": [{"kind": "create", "uri": uri(&w.root.join("src/renamed.rs"))}]}),
+    );
+    let p = plan(&w, &json!({"documentChanges": [{"kind": "create", "uri": uri(&w.root.join("src/renamed.rs")), "options": {"ignoreIfExists": true}}]})).unwrap();
+    assert!(p.is_empty());
+    // A non-empty directory without `recursive`.
+    rejected_and_untouched(
+        &w,
+        json!({"documentChanges": [{"kind": "delete", "uri": uri(&w.root.join("dir2"))}]}),
+    );
+}
+
+/// Five files: edits, a creation, a deletion. A failure at every k restores
+/// every file byte for byte.
+#[test]
+fn failure_at_file_k_of_n_restores_everything() {
+    let files = [
+        ("a.txt", "alpha\r\n"),
+        ("b.txt", "\u{feff}beta"),
+        ("c/c.txt", "gamma 😀\n"),
+        ("d.txt", "delta\n"),
+    ];
+    let e = |w: &Ws| {
+        json!({"documentChanges": [
+            {"textDocument": {"uri": uri(&w.root.join("a.txt")), "version": null}, "edits": [edit(0,0,0,5,"ALPHA")]},
+            {"textDocument": {"uri": uri(&w.root.join("b.txt")), "version": null}, "edits": [edit(0,1,0,5,"BETA")]},
+            {"textDocument": {"uri": uri(&w.root.join("c/c.txt")), "version": null}, "edits": [edit(0,6,0,8,"🎉")]},
+            {"kind": "delete", "uri": uri(&w.root.join("d.txt"))},
+            {"kind": "create", "uri": uri(&w.root.join("e/new.txt"))},
+        ]})
+    };
+    for k in 0..5 {
+        let w = ws(&files);
+        let before = snapshot(&w.root);
+        let p = plan(&w, &e(&w)).unwrap();
+        assert_eq!(p.changes.len(), 5);
+        let err = commit(&p, &w.root, &WriteOptions { fail_at: Some(k) }).unwrap_err();
+        assert_eq!(err.code(), "WRITE_FAILED");
+        assert!(
+            err.to_string().contains(&format!("file {} of 5", k + 1)),
+            "{err}"
+        );
+        assert_eq!(
+            before,
+            snapshot(&w.root),
+            "failure at {k} left changes behind"
+        );
+    }
+    // And without a failure, all of it lands.
+    let w = ws(&files);
+    let p = plan(&w, &e(&w)).unwrap();
+    commit(&p, &w.root, &WriteOptions::default()).unwrap();
+    assert_eq!(
+        std::fs::read_to_string(w.root.join("c/c.txt")).unwrap(),
+        "gamma 🎉\n"
+    );
+    assert!(w.root.join("e/new.txt").exists() && !w.root.join("d.txt").exists());
+}
+
+#[test]
+fn read_only_directory_fails_before_anything_changes() {
+    let w = ws(&[("a.txt", "a\n"), ("ro/b.txt", "b\n")]);
+    use std::os::unix::fs::PermissionsExt;
+    let ro = w.root.join("ro");
+    std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o555)).unwrap();
+    // Root can write anyway: then the test proves nothing.
+    let probe = ro.join(".probe");
+    if std::fs::write(&probe, "x").is_ok() {
+        let _ = std::fs::remove_file(&probe);
+        std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o755)).unwrap();
+        return;
+    }
+    let before = snapshot(&w.root);
+    let p = plan(
+        &w,
+        &json!({"changes": {
+            uri(&w.root.join("a.txt")): [edit(0,0,0,1,"A")],
+            uri(&ro.join("b.txt")): [edit(0,0,0,1,"B")],
+        }}),
+    )
+    .unwrap();
+    let err = commit(&p, &w.root, &WriteOptions::default()).unwrap_err();
+    assert_eq!(err.code(), "WRITE_FAILED");
+    assert!(err.to_string().contains("b.txt"), "{err}");
+    std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o755)).unwrap();
+    assert_eq!(before, snapshot(&w.root));
+}
+
+fn engine(w: &Ws) -> (Engine, PathBuf) {
+    let config = Config::from_layers(&[(
+        PathBuf::from("t.json"),
+        json!({"autoDetect": false}).to_string(),
+    )])
+    .unwrap();
+    let engine = Engine::new(Arc::new(Workspace::with_config(w.root.clone(), config)));
+    let journal = w.root.parent().unwrap().join("journal");
+    engine.set_journal_dir(Some(journal.clone()));
+    (engine, journal)
+}
+
+fn opts(apply: bool, key: Option<&str>) -> EditOptions {
+    EditOptions {
+        apply,
+        key: key.map(str::to_string),
+        kind: EditKind::Rename,
+        title: "old".into(),
+        new_name: Some("new".into()),
+    }
+}
+
+#[tokio::test]
+async fn preview_apply_undo_and_refused_undo() {
+    let w = ws(&[("a.rs", "fn old() {}\r\n"), ("b.rs", "use old;\n")]);
+    let (engine, _) = engine(&w);
+    let e = json!({"documentChanges": [
+        {"textDocument": {"uri": uri(&w.root.join("a.rs")), "version": null}, "edits": [edit(0,3,0,6,"new")]},
+        {"textDocument": {"uri": uri(&w.root.join("b.rs")), "version": null}, "edits": [edit(0,4,0,7,"new")]},
+        {"kind": "rename", "oldUri": uri(&w.root.join("b.rs")), "newUri": uri(&w.root.join("c.rs"))},
+    ]});
+    let original = snapshot(&w.root);
+    let preview = engine
+        .apply_workspace_edit(None, &e, opts(false, None))
+        .await
+        .unwrap();
+    assert!(!preview.applied);
+    assert_eq!(original, snapshot(&w.root));
+    assert!(
+        preview
+            .previews
+            .iter()
+            .any(|d| d.diff.contains("-fn old() {}") && d.diff.contains("+fn new() {}")),
+        "{:?}",
+        preview.previews
+    );
+    let r = engine
+        .apply_workspace_edit(None, &e, opts(true, Some("req-1")))
+        .await
+        .unwrap();
+    assert!(r.applied && r.journal_id.is_some());
+    assert_eq!(r.edits.len(), 2);
+    assert_eq!(r.files_changed, 2);
+    assert_eq!(
+        std::fs::read_to_string(w.root.join("c.rs")).unwrap(),
+        "use new;\n"
+    );
+    // The same key again: replayed, not applied twice (it would fail: b.rs is gone).
+    let again = engine
+        .apply_workspace_edit(None, &e, opts(true, Some("req-1")))
+        .await
+        .unwrap();
+    assert!(again.replayed);
+    assert_eq!(
+        std::fs::read_to_string(w.root.join("a.rs")).unwrap(),
+        "fn new() {}\r\n"
+    );
+    // Undo restores the originals byte for byte.
+    let u = engine.undo_last_edit(true, Some("undo-1")).await.unwrap();
+    assert!(u.applied);
+    assert_eq!(original, snapshot(&w.root));
+    // A retried undo replays; a fresh one finds nothing left.
+    assert!(
+        engine
+            .undo_last_edit(true, Some("undo-1"))
+            .await
+            .unwrap()
+            .replayed
+    );
+    assert_eq!(original, snapshot(&w.root));
+    let err = engine.undo_last_edit(true, None).await.unwrap_err();
+    assert_eq!(err.code(), "EDIT_REJECTED");
+    // Apply again, then change a file by hand: undo refuses naming it.
+    engine
+        .apply_workspace_edit(None, &e, opts(true, None))
+        .await
+        .unwrap();
+    std::fs::write(w.root.join("c.rs"), "use new; // mine\n").unwrap();
+    let err = engine.undo_last_edit(true, None).await.unwrap_err();
+    assert_eq!(err.code(), "FILE_CHANGED");
+    assert!(err.to_string().contains("c.rs"), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(w.root.join("c.rs")).unwrap(),
+        "use new; // mine\n"
+    );
+}
+
+#[tokio::test]
+async fn failed_commit_leaves_no_journal_entry() {
+    let w = ws(&[("a.rs", "fn old() {}\n"), ("b.rs", "use old;\n")]);
+    let (engine, _) = engine(&w);
+    let e = json!({"changes": {
+        uri(&w.root.join("a.rs")): [edit(0,3,0,6,"new")],
+        uri(&w.root.join("b.rs")): [edit(0,4,0,7,"new")],
+    }});
+    let original = snapshot(&w.root);
+    engine.set_write_failure(Some(1));
+    let err = engine
+        .apply_workspace_edit(None, &e, opts(true, Some("k")))
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), "WRITE_FAILED");
+    assert_eq!(original, snapshot(&w.root));
+    engine.set_write_failure(None);
+    assert_eq!(
+        engine.undo_last_edit(true, None).await.unwrap_err().code(),
+        "EDIT_REJECTED"
+    );
+    // The retry under the same key applies (the first attempt left nothing).
+    let r = engine
+        .apply_workspace_edit(None, &e, opts(true, Some("k")))
+        .await
+        .unwrap();
+    assert!(r.applied && !r.replayed);
+}

@@ -1,0 +1,300 @@
+//! Renames and code actions against real language servers, on copies of
+//! `fixtures/<lang>` in temp dirs (the repository's fixtures are never
+//! edited). A test whose server is not installed is skipped with a message
+//! (or fails under `SCRY_REQUIRE_SERVERS=1`).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use scry_ops::{Action, Body, EditReport, Engine, Query};
+use scry_workspace::Workspace;
+use tempfile::TempDir;
+
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap().flatten() {
+        let name = e.file_name();
+        if name == "target" || name == "node_modules" || name == ".cache" || name == "__pycache__" {
+            continue;
+        }
+        let (src, dst) = (e.path(), to.join(&name));
+        if e.file_type().unwrap().is_dir() {
+            copy_tree(&src, &dst);
+        } else {
+            std::fs::copy(&src, &dst).unwrap();
+        }
+    }
+}
+
+struct Fx {
+    _dir: TempDir,
+    root: PathBuf,
+    engine: Engine,
+}
+
+fn fixture(lang: &str, command: &str) -> Option<Fx> {
+    let dir = tempfile::tempdir().unwrap();
+    let base = dir.path().canonicalize().unwrap();
+    let root = base.join(lang);
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fixtures")
+        .join(lang);
+    copy_tree(&src, &root);
+    let ws = Arc::new(Workspace::open(&root).unwrap());
+    if ws.installed(command).is_none() {
+        if std::env::var("SCRY_REQUIRE_SERVERS").is_ok_and(|v| v == "1") {
+            panic!("{command} is not installed but SCRY_REQUIRE_SERVERS=1");
+        }
+        eprintln!("skipping: {command} is not installed");
+        return None;
+    }
+    let engine = Engine::new(ws);
+    engine.set_journal_dir(Some(base.join("journal")));
+    Some(Fx {
+        _dir: dir,
+        root,
+        engine,
+    })
+}
+
+fn rename(path: &str, symbol: &str, new_name: &str, apply: bool) -> Query {
+    let mut q = Query::new(Action::Rename);
+    q.path = Some(path.into());
+    q.symbol = Some(symbol.into());
+    q.new_name = Some(new_name.into());
+    q.apply = apply;
+    q.timeout = Some(Duration::from_secs(90));
+    q
+}
+
+fn report(a: &scry_ops::Answer) -> &EditReport {
+    match &a.body {
+        Body::Edit(r) => r,
+        other => panic!("not an edit: {other:?}"),
+    }
+}
+
+fn read(fx: &Fx, p: &str) -> String {
+    std::fs::read_to_string(fx.root.join(p)).unwrap()
+}
+
+fn snapshot(root: &Path, files: &[&str]) -> Vec<String> {
+    files
+        .iter()
+        .map(|f| std::fs::read_to_string(root.join(f)).unwrap_or_default())
+        .collect()
+}
+
+async fn undo(fx: &Fx) -> EditReport {
+    let mut q = Query::new(Action::Undo);
+    q.timeout = Some(Duration::from_secs(30));
+    report(&fx.engine.run(&q).await.unwrap()).clone()
+}
+
+#[tokio::test]
+async fn rust_analyzer_renames_across_files_and_modules_and_undoes() {
+    let Some(fx) = fixture("rust", "rust-analyzer") else {
+        return;
+    };
+    let files = ["src/main.rs", "src/report.rs", "src/inventory.rs"];
+    let original = snapshot(&fx.root, &files);
+    // Preview first: exact diff, nothing written.
+    let p = fx
+        .engine
+        .run(&rename(
+            "src/inventory.rs",
+            "total_weight",
+            "weight_sum",
+            false,
+        ))
+        .await
+        .unwrap();
+    let r = report(&p);
+    assert!(!r.applied);
+    assert!(
+        r.previews.iter().any(|d| d
+            .diff
+            .contains("-use inventory::{total_weight, Inventory};")
+            && d.diff.contains("+use inventory::{weight_sum, Inventory};")),
+        "{:?}",
+        r.previews
+    );
+    assert_eq!(original, snapshot(&fx.root, &files));
+
+    let a = fx
+        .engine
+        .run(&rename(
+            "src/inventory.rs",
+            "total_weight",
+            "weight_sum",
+            true,
+        ))
+        .await
+        .unwrap();
+    let r = report(&a);
+    assert!(r.applied && r.title == "total_weight");
+    assert!(r.files_changed >= 3, "{r:?}");
+    assert!(read(&fx, "src/main.rs").contains("let (label, w) = (\"📦 café\", weight_sum(&inv));"));
+    assert!(read(&fx, "src/report.rs").contains("let w = weight_sum(inv);"));
+    assert!(read(&fx, "src/inventory.rs").contains("pub fn weight_sum("));
+    assert!(!read(&fx, "src/main.rs").contains("total_weight(&inv)"));
+
+    // A module: rust-analyzer renames its file through a RenameFile.
+    let a = fx
+        .engine
+        .run(&rename("src/main.rs", "report", "summary", true))
+        .await
+        .unwrap();
+    let r = report(&a);
+    assert!(
+        r.renamed
+            .iter()
+            .any(|m| m.from.ends_with("src/report.rs") && m.to.ends_with("src/summary.rs")),
+        "{r:?}"
+    );
+    assert!(fx.root.join("src/summary.rs").exists() && !fx.root.join("src/report.rs").exists());
+    assert!(read(&fx, "src/main.rs").contains("mod summary;"));
+    assert!(read(&fx, "src/main.rs").contains("summary::report(&mut inv)"));
+
+    // Undo both, newest first: byte for byte as before.
+    undo(&fx).await;
+    assert!(fx.root.join("src/report.rs").exists() && !fx.root.join("src/summary.rs").exists());
+    undo(&fx).await;
+    assert_eq!(original, snapshot(&fx.root, &files));
+
+    // A symbol that cannot be renamed (a std item) is a clear refusal.
+    let e = fx
+        .engine
+        .run(&rename("src/main.rs", "println", "say", true))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), "EDIT_REJECTED", "{e}");
+    assert_eq!(original, snapshot(&fx.root, &files));
+    fx.engine.shutdown().await;
+}
+
+#[tokio::test]
+async fn pyright_renames_across_files() {
+    let Some(fx) = fixture("python", "pyright-langserver") else {
+        return;
+    };
+    let a = fx
+        .engine
+        .run(&rename("inventory.py", "total_weight", "weight_sum", true))
+        .await
+        .unwrap();
+    let r = report(&a);
+    assert!(r.applied && r.files_changed >= 3, "{r:?}");
+    assert!(read(&fx, "main.py").contains("from inventory import Inventory, weight_sum"));
+    assert!(read(&fx, "main.py").contains("\"📦 café\", weight_sum(inv)"));
+    assert!(read(&fx, "report.py").contains("weight_sum("));
+    fx.engine.shutdown().await;
+}
+
+#[tokio::test]
+async fn typescript_renames_across_files() {
+    let Some(fx) = fixture("typescript", "typescript-language-server") else {
+        return;
+    };
+    let a = fx
+        .engine
+        .run(&rename(
+            "src/inventory.ts",
+            "total_weight",
+            "weightSum",
+            true,
+        ))
+        .await
+        .unwrap();
+    let r = report(&a);
+    assert!(r.applied && r.files_changed >= 3, "{r:?}");
+    assert!(
+        read(&fx, "src/main.ts").contains("import { Inventory, weightSum } from \"./inventory\";")
+    );
+    assert!(read(&fx, "src/main.ts").contains("[\"📦 café\", weightSum(inv)]"));
+    assert!(read(&fx, "src/report.ts").contains("const w = weightSum(inv);"));
+    fx.engine.shutdown().await;
+}
+
+#[tokio::test]
+async fn rust_analyzer_code_action_adds_a_missing_import() {
+    let Some(fx) = fixture("rust", "rust-analyzer") else {
+        return;
+    };
+    let main = fx.root.join("src/main.rs");
+    let text = read(&fx, "src/main.rs").replace(
+        "fn main() {\n",
+        "fn main() {\n    let _m: HashMap<u32, u32> = HashMap::new();\n",
+    );
+    std::fs::write(&main, text).unwrap();
+    let mut q = Query::new(Action::CodeActions);
+    q.path = Some("src/main.rs".into());
+    q.symbol = Some("HashMap".into());
+    q.timeout = Some(Duration::from_secs(90));
+    let list = fx.engine.run(&q).await.unwrap();
+    let Body::CodeActions(l) = &list.body else {
+        panic!("{list:?}")
+    };
+    let Some(import) = l
+        .actions
+        .iter()
+        .find(|a| a.title.contains("std::collections::HashMap"))
+    else {
+        panic!("no import action: {:?}", l.actions);
+    };
+    q.action_index = Some(import.index);
+    let done = fx.engine.run(&q).await.unwrap();
+    assert!(report(&done).applied);
+    assert!(read(&fx, "src/main.rs").contains("use std::collections::HashMap;"));
+    fx.engine.shutdown().await;
+}
+
+#[tokio::test]
+async fn typescript_quick_fix_from_a_diagnostic() {
+    let Some(fx) = fixture("typescript", "typescript-language-server") else {
+        return;
+    };
+    // A missing import: `item_weight` is used but not imported.
+    let main = fx.root.join("src/main.ts");
+    let text = read(&fx, "src/main.ts");
+    let text = format!("{text}\nexport const probe = item_weight(2);\n");
+    std::fs::write(&main, &text).unwrap();
+    let line = text.lines().count() as u32;
+    let mut q = Query::new(Action::CodeActions);
+    q.path = Some("src/main.ts".into());
+    q.symbol = Some("item_weight".into());
+    q.line = Some(line);
+    q.timeout = Some(Duration::from_secs(90));
+    let mut found = None;
+    for _ in 0..5 {
+        let list = fx.engine.run(&q).await.unwrap();
+        if let Body::CodeActions(l) = &list.body
+            && let Some(a) = l.actions.iter().find(|a| {
+                a.title.contains("import") && a.title.contains("item_weight")
+                    || a.title.contains("Update import")
+            })
+        {
+            found = Some(a.index);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    let Some(n) = found else {
+        panic!("no import quick fix offered");
+    };
+    q.action_index = Some(n);
+    let done = fx.engine.run(&q).await.unwrap();
+    assert!(report(&done).applied);
+    let now = read(&fx, "src/main.ts");
+    assert!(
+        now.contains("item_weight") && now.contains("from \"./inventory\""),
+        "{now}"
+    );
+    assert!(
+        now.lines()
+            .any(|l| l.starts_with("import") && l.contains("item_weight")),
+        "{now}"
+    );
+    fx.engine.shutdown().await;
+}
