@@ -40,6 +40,27 @@ pub struct Query {
     pub params: Option<Value>,
     /// The action's budget (default from the configuration, at most 120 s).
     pub timeout: Option<Duration>,
+    /// For `diagnostics`: files, directories, globs (`src/**/*.py`) or `*`
+    /// for the whole workspace; absolute or relative to the workspace root.
+    /// Empty: `path`, else the whole workspace.
+    pub targets: Vec<PathBuf>,
+    /// For `diagnostics`: which severities to show (default: errors and
+    /// warnings).
+    pub severity: Option<SeverityFilter>,
+    /// For `rename`: the new name.
+    pub new_name: Option<String>,
+    /// For `rename`, `code_actions` (with an action chosen) and `undo`:
+    /// apply the edit (default) or only preview it (`false`: a unified diff
+    /// of every file, nothing written).
+    pub apply: bool,
+    /// For `code_actions`: apply the action with this 1-based number …
+    pub action_index: Option<usize>,
+    /// … or with this title (exact, else a unique case-insensitive part).
+    pub action_title: Option<String>,
+    /// For edits: the caller's idempotency key (the MCP request id). An
+    /// edit already applied under it is not applied again: its answer is
+    /// replayed.
+    pub idempotency_key: Option<String>,
 }
 
 impl Query {
@@ -54,10 +75,17 @@ impl Query {
             method: None,
             params: None,
             timeout: None,
+            targets: Vec::new(),
+            severity: None,
+            new_name: None,
+            apply: true,
+            action_index: None,
+            action_title: None,
+            idempotency_key: None,
         }
     }
 
-    fn question(&self, root: &Path) -> Question {
+    pub(crate) fn question(&self, root: &Path) -> Question {
         Question {
             path: self.path.as_ref().map(|p| {
                 if p.is_absolute() {
@@ -79,22 +107,23 @@ impl Query {
 #[derive(Clone)]
 pub struct Engine {
     ws: Arc<Workspace>,
+    edits: Arc<crate::edit::service::EditState>,
 }
 
 /// A position to ask at, and how it was found.
 #[derive(Debug, Clone)]
-struct Candidate {
-    pos: CharPos,
-    via: String,
+pub(crate) struct Candidate {
+    pub(crate) pos: CharPos,
+    pub(crate) via: String,
 }
 
 /// The file a positional question is about, synced.
-struct Target {
-    path: PathBuf,
-    session: Session,
-    index: Arc<LineIndex>,
-    candidates: Vec<Candidate>,
-    others: Vec<Alternative>,
+pub(crate) struct Target {
+    pub(crate) path: PathBuf,
+    pub(crate) session: Session,
+    pub(crate) index: Arc<LineIndex>,
+    pub(crate) candidates: Vec<Candidate>,
+    pub(crate) others: Vec<Alternative>,
 }
 
 fn method_for(action: Action) -> &'static str {
@@ -112,7 +141,7 @@ fn method_for(action: Action) -> &'static str {
     }
 }
 
-fn session_error(e: SessionError, method: &str) -> OpError {
+pub(crate) fn session_error(e: SessionError, method: &str) -> OpError {
     match e {
         SessionError::Rpc(RpcError::Closed { server, detail, .. }) => {
             OpError::ServerCrashed(format!(
@@ -156,12 +185,12 @@ fn workspace_error(e: WorkspaceError, method: &str) -> OpError {
     }
 }
 
-fn is_method_not_found(e: &SessionError) -> bool {
+pub(crate) fn is_method_not_found(e: &SessionError) -> bool {
     matches!(e, SessionError::Rpc(RpcError::Server { error, .. })
         if error.code == ResponseError::METHOD_NOT_FOUND)
 }
 
-fn is_transient(e: &SessionError) -> bool {
+pub(crate) fn is_transient(e: &SessionError) -> bool {
     matches!(e, SessionError::Rpc(RpcError::Server { error, .. })
         if error.code == ResponseError::CONTENT_MODIFIED
             || error.code == ResponseError::SERVER_CANCELLED
@@ -170,7 +199,20 @@ fn is_transient(e: &SessionError) -> bool {
 
 impl Engine {
     pub fn new(ws: Arc<Workspace>) -> Engine {
-        Engine { ws }
+        let engine = Engine::from_parts(ws, Arc::new(crate::edit::service::EditState::new()));
+        engine.install_edit_hook();
+        engine
+    }
+
+    pub(crate) fn from_parts(
+        ws: Arc<Workspace>,
+        edits: Arc<crate::edit::service::EditState>,
+    ) -> Engine {
+        Engine { ws, edits }
+    }
+
+    pub(crate) fn edits(&self) -> &Arc<crate::edit::service::EditState> {
+        &self.edits
     }
 
     pub fn workspace(&self) -> &Arc<Workspace> {
@@ -182,7 +224,7 @@ impl Engine {
         self.ws.shutdown().await;
     }
 
-    fn budget(&self, q: &Query) -> Duration {
+    pub(crate) fn budget(&self, q: &Query) -> Duration {
         q.timeout
             .unwrap_or_else(|| Duration::from_millis(self.ws.config().limits.timeout_ms))
             .min(MAX_TIMEOUT)
@@ -225,6 +267,10 @@ impl Engine {
             Action::WorkspaceSymbols => self.workspace_symbols(q, deadline).await,
             Action::Capabilities => self.capabilities(q, deadline).await,
             Action::Request => self.raw_request(q, deadline).await,
+            Action::Diagnostics => self.diagnostics(q, deadline).await,
+            Action::Rename => self.rename(q, deadline).await,
+            Action::CodeActions => self.code_actions(q, deadline).await,
+            Action::Undo => self.undo(q).await,
             _ => self.positional(q, deadline).await,
         }
     }
@@ -281,7 +327,7 @@ impl Engine {
         }
     }
 
-    async fn open_file(
+    pub(crate) async fn open_file(
         &self,
         path: &Path,
         deadline: Instant,
@@ -305,7 +351,7 @@ impl Engine {
 
     /// A request bounded by the deadline; dropping it on timeout cancels it
     /// at the server.
-    async fn ask(
+    pub(crate) async fn ask(
         &self,
         session: &Session,
         method: &str,
@@ -319,7 +365,12 @@ impl Engine {
         }
     }
 
-    fn timeout_error(&self, session: &Session, method: &str, budget: Duration) -> OpError {
+    pub(crate) fn timeout_error(
+        &self,
+        session: &Session,
+        method: &str,
+        budget: Duration,
+    ) -> OpError {
         let mut msg = format!(
             "{} did not answer {method} within {} ms",
             session.name(),
@@ -336,7 +387,7 @@ impl Engine {
     /// Wait while the server indexes, keeping part of the budget for the
     /// request itself. Servers such as rust-analyzer answer "nothing" until
     /// their index is ready.
-    async fn settle(&self, session: &Session, deadline: Instant) {
+    pub(crate) async fn settle(&self, session: &Session, deadline: Instant) {
         let now = Instant::now();
         if deadline <= now {
             return;
@@ -351,7 +402,7 @@ impl Engine {
     /// retry may give more. A young server that has not announced indexing
     /// yet gets a moment to do so; servers that never report indexing cost
     /// at most that moment, and only on an empty answer.
-    async fn index_pending(&self, session: &Session, deadline: Instant) -> bool {
+    pub(crate) async fn index_pending(&self, session: &Session, deadline: Instant) -> bool {
         let state = session.state();
         let (saw, _) = state.indexing_history();
         if state.is_ready() && !saw && session.uptime() < Duration::from_secs(5) {
@@ -497,7 +548,7 @@ impl Engine {
         Ok(answer)
     }
 
-    fn asked_at(&self, path: &Path, index: &LineIndex, c: &Candidate) -> AskedAt {
+    pub(crate) fn asked_at(&self, path: &Path, index: &LineIndex, c: &Candidate) -> AskedAt {
         let line = index.line(c.pos.line).unwrap_or_default();
         let name_len = line
             .chars()
@@ -589,7 +640,7 @@ impl Engine {
     }
 
     /// Resolve the question to candidate positions in `path`.
-    async fn target_in_file(
+    pub(crate) async fn target_in_file(
         &self,
         q: &Query,
         path: PathBuf,
@@ -750,7 +801,7 @@ impl Engine {
     }
 
     /// No path: find the symbol with workspace symbols, then ask there.
-    async fn target_from_workspace(
+    pub(crate) async fn target_from_workspace(
         &self,
         q: &Query,
         symbol: &str,
@@ -1207,14 +1258,14 @@ impl Engine {
         answer
     }
 
-    fn display(&self, p: &Path) -> String {
+    pub(crate) fn display(&self, p: &Path) -> String {
         p.strip_prefix(self.ws.root())
             .map(|r| r.display().to_string())
             .unwrap_or_else(|_| p.display().to_string())
     }
 }
 
-enum AskError {
+pub(crate) enum AskError {
     Timeout,
     Session(SessionError),
     Op(OpError),

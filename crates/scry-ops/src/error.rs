@@ -28,6 +28,17 @@ pub enum OpError {
     MalformedResponse(String),
     #[error("{0}")]
     ServerError(String),
+    /// An edit refused before anything was written (invalid, overlapping,
+    /// cannot be renamed, …).
+    #[error("{0}")]
+    EditRejected(String),
+    /// A file changed since the server (or scry's last edit) saw it; nothing
+    /// was written.
+    #[error("{0}")]
+    FileChanged(String),
+    /// Writing failed midway; every file was restored to its before-image.
+    #[error("{0}")]
+    WriteFailed(String),
 }
 
 impl OpError {
@@ -45,6 +56,9 @@ impl OpError {
             OpError::Timeout(_) => "TIMEOUT",
             OpError::MalformedResponse(_) => "MALFORMED_RESPONSE",
             OpError::ServerError(_) => "SERVER_ERROR",
+            OpError::EditRejected(_) => "EDIT_REJECTED",
+            OpError::FileChanged(_) => "FILE_CHANGED",
+            OpError::WriteFailed(_) => "WRITE_FAILED",
         }
     }
 }

@@ -7,6 +7,8 @@ pub mod model;
 pub use error::OpError;
 pub use model::*;
 pub mod convert;
+pub mod diagnostics;
+pub mod edit;
 pub mod engine;
 pub mod resolve;
 

@@ -6,7 +6,7 @@
 
 use std::path::PathBuf;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// What was asked. One enum for CLI, MCP and library callers.
@@ -27,10 +27,14 @@ pub enum Action {
     Capabilities,
     Reload,
     Request,
+    Diagnostics,
+    Rename,
+    CodeActions,
+    Undo,
 }
 
 impl Action {
-    pub const ALL: [Action; 14] = [
+    pub const ALL: [Action; 18] = [
         Action::Definition,
         Action::Declaration,
         Action::TypeDefinition,
@@ -45,6 +49,10 @@ impl Action {
         Action::Capabilities,
         Action::Reload,
         Action::Request,
+        Action::Diagnostics,
+        Action::Rename,
+        Action::CodeActions,
+        Action::Undo,
     ];
 
     /// The canonical snake_case name (`type_definition`).
@@ -64,6 +72,10 @@ impl Action {
             Action::Capabilities => "capabilities",
             Action::Reload => "reload",
             Action::Request => "request",
+            Action::Diagnostics => "diagnostics",
+            Action::Rename => "rename",
+            Action::CodeActions => "code_actions",
+            Action::Undo => "undo",
         }
     }
 
@@ -84,6 +96,10 @@ impl Action {
             Action::Capabilities => "capabilities",
             Action::Reload => "reload",
             Action::Request => "result",
+            Action::Diagnostics => "diagnostics",
+            Action::Rename => "rename",
+            Action::CodeActions => "code actions",
+            Action::Undo => "undo",
         }
     }
 
@@ -106,6 +122,12 @@ impl Action {
             "capabilities" | "caps" => Action::Capabilities,
             "reload" => Action::Reload,
             "request" | "raw" => Action::Request,
+            "diagnostics" | "diagnostic" | "diag" | "diags" => Action::Diagnostics,
+            "rename" => Action::Rename,
+            "code_actions" | "code_action" | "codeaction" | "actions" | "fix" => {
+                Action::CodeActions
+            }
+            "undo" => Action::Undo,
             _ => return None,
         };
         Some(a)
@@ -297,6 +319,11 @@ pub enum Body {
     Reloaded {
         stopped: usize,
     },
+    Diagnostics(DiagnosticsReport),
+    /// An edit applied, previewed or undone.
+    Edit(EditReport),
+    /// The code actions available at a place.
+    CodeActions(CodeActionList),
 }
 
 impl Body {
@@ -312,7 +339,10 @@ impl Body {
             Body::Status(_)
             | Body::Capabilities { .. }
             | Body::Raw { .. }
-            | Body::Reloaded { .. } => false,
+            | Body::Reloaded { .. }
+            | Body::Diagnostics(_)
+            | Body::Edit(_) => false,
+            Body::CodeActions(l) => l.actions.is_empty(),
         }
     }
 }
@@ -373,4 +403,314 @@ impl Answer {
             notes: Vec::new(),
         }
     }
+}
+
+// ---------------------------------------------------------------- diagnostics
+
+/// How serious a diagnostic is; orders most serious first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Error,
+    Warning,
+    Info,
+    Hint,
+}
+
+impl Severity {
+    pub fn name(self) -> &'static str {
+        match self {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+            Severity::Info => "info",
+            Severity::Hint => "hint",
+        }
+    }
+
+    /// From an LSP `DiagnosticSeverity` number (missing: error).
+    pub fn from_lsp(n: Option<u64>) -> Severity {
+        match n {
+            Some(2) => Severity::Warning,
+            Some(3) => Severity::Info,
+            Some(4) => Severity::Hint,
+            _ => Severity::Error,
+        }
+    }
+
+    /// From a tool's word (`error`, `warning`, `note`, `style`, `fatal`,
+    /// ...); unknown words are warnings.
+    pub fn from_word(w: &str) -> Severity {
+        match w.trim().to_ascii_lowercase().as_str() {
+            "error" | "err" | "fatal" | "e" | "critical" | "blocker" | "major" => Severity::Error,
+            "info" | "information" | "note" | "i" | "minor" => Severity::Info,
+            "hint" | "style" | "none" | "h" => Severity::Hint,
+            _ => Severity::Warning,
+        }
+    }
+}
+
+/// Which severities a `diagnostics` answer shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SeverityFilter {
+    /// Errors only.
+    Error,
+    /// Errors and warnings (the default).
+    #[default]
+    Warning,
+    /// Everything, infos and hints included.
+    All,
+}
+
+impl SeverityFilter {
+    /// `error`/`errors`, `warning`/`warnings`, `all`/`info`/`hint`.
+    pub fn parse(s: &str) -> Option<SeverityFilter> {
+        Some(match s.trim().to_ascii_lowercase().as_str() {
+            "error" | "errors" | "e" => SeverityFilter::Error,
+            "warning" | "warnings" | "warn" | "w" => SeverityFilter::Warning,
+            "all" | "info" | "hint" | "any" => SeverityFilter::All,
+            _ => return None,
+        })
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            SeverityFilter::Error => "error",
+            SeverityFilter::Warning => "warning",
+            SeverityFilter::All => "all",
+        }
+    }
+
+    pub fn admits(self, s: Severity) -> bool {
+        match self {
+            SeverityFilter::Error => s == Severity::Error,
+            SeverityFilter::Warning => s <= Severity::Warning,
+            SeverityFilter::All => true,
+        }
+    }
+}
+
+/// One diagnostic from a language server or a linter.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+pub struct Diagnostic {
+    /// Where; 1-based, columns in characters, with the source line.
+    pub loc: Loc,
+    pub severity: Severity,
+    /// The tool's code (`reportAttributeAccessIssue`, `E0308`, `F401`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub code: Option<String>,
+    /// Who says so, as shown: the diagnostic's own `source` when it names
+    /// one (`rustc`, `clippy`, `typescript`), else the provider id.
+    pub source: String,
+    /// The provider that reported it (`pyright`, `ruff`).
+    pub provider: String,
+    /// Whitespace compacted, clipped.
+    pub message: String,
+}
+
+/// A diagnostic as listed: possibly standing for several identical ones,
+/// possibly with cascades beneath it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DiagnosticEntry {
+    pub diagnostic: Diagnostic,
+    /// How many identical messages (same severity, code, source and
+    /// message) this entry stands for, itself included.
+    pub count: usize,
+    /// Example locations of the others (at most 3).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub also: Vec<Loc>,
+    /// Follow-up errors caused by this one (an unresolved import or missing
+    /// module): SECONDARY.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub secondary: Vec<Diagnostic>,
+}
+
+/// What became of one provider in a `diagnostics` call.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ProviderOutcome {
+    /// Ran and answered for every file it was given.
+    Checked,
+    /// Answered for some files; `pending` lists the others.
+    Partial,
+    /// Configured and applicable, but its command is not installed.
+    NotInstalled,
+    /// Ran out of time before any result.
+    TimedOut,
+    /// Failed (could not start, crashed, unreadable output).
+    Failed,
+}
+
+/// One provider's part in a `diagnostics` answer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ProviderRun {
+    pub id: String,
+    /// `"lsp"` or `"cli"`.
+    pub kind: String,
+    pub outcome: ProviderOutcome,
+    /// Files it was asked about.
+    pub files: usize,
+    /// Why it failed, timed out or is partial.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+    pub elapsed_ms: u64,
+}
+
+/// A file whose diagnostics from one provider did not come in time.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PendingFile {
+    pub path: PathBuf,
+    pub provider: String,
+    pub reason: String,
+}
+
+/// The answer to `diagnostics`: merged, deduplicated, ordered (severity,
+/// path, position), grouped and capped.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DiagnosticsReport {
+    /// What was checked, as asked (`src/`, `*`, `a.py, b.py`).
+    pub scope: String,
+    pub filter: SeverityFilter,
+    pub files_checked: usize,
+    /// The listed entries (at most the cap).
+    pub entries: Vec<DiagnosticEntry>,
+    /// Entries left out by the cap.
+    pub omitted: usize,
+    /// Totals after deduplication and the severity filter (grouped and
+    /// secondary diagnostics counted one by one).
+    pub errors: usize,
+    pub warnings: usize,
+    pub infos: usize,
+    pub hints: usize,
+    /// Diagnostics hidden by the severity filter.
+    pub hidden: usize,
+    /// Files with at least one shown diagnostic.
+    pub files_with_problems: usize,
+    pub providers: Vec<ProviderRun>,
+    /// Files whose current diagnostics did not come in time (their old
+    /// ones are not shown).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub pending: Vec<PendingFile>,
+}
+
+/// What an edit changed in the diagnostics of the files it touched (see
+/// `Engine::diagnostics_after_edit`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DiagnosticsDelta {
+    /// Diagnostics the edit introduced (at most 8, errors first).
+    pub introduced: Vec<Diagnostic>,
+    /// Diagnostics the edit resolved (at most 8, errors first); their
+    /// locations are from before the edit.
+    pub resolved: Vec<Diagnostic>,
+    /// How many more were introduced / resolved than listed.
+    pub more_introduced: usize,
+    pub more_resolved: usize,
+    /// Set when some results did not come within the budget:
+    /// "diagnostics still pending for src/a.rs (rust-analyzer was still
+    /// checking); call diagnostics later". Never an error.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pending: Option<String>,
+    /// Providers that answered.
+    pub checked_by: Vec<String>,
+    pub elapsed_ms: u64,
+}
+
+// ---------------------------------------------------------------- edits
+
+/// What kind of edit an [`EditReport`] describes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EditKind {
+    Rename,
+    CodeAction,
+    /// An edit the server sent on its own (`workspace/applyEdit`), e.g.
+    /// while running a code action's command.
+    ServerEdit,
+    Undo,
+}
+
+/// Where one text edit landed: 1-based, columns in characters, in the new
+/// text, with the new source line.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EditedLine {
+    pub path: PathBuf,
+    pub line: u32,
+    pub col: u32,
+    pub text: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileMove {
+    pub from: PathBuf,
+    pub to: PathBuf,
+}
+
+/// A preview of one file: a unified diff (or `rename a → b`, `new file`,
+/// `deleted file` headers with their diffs).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FilePreview {
+    pub path: PathBuf,
+    pub diff: String,
+}
+
+/// An edit scry applied (or previewed, or undid).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EditReport {
+    pub kind: EditKind,
+    /// Rename: the old name; code action: its title; undo: the undone
+    /// edit's title.
+    pub title: String,
+    /// Rename: the new name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub new_name: Option<String>,
+    /// False for a preview (dry run): nothing was written.
+    pub applied: bool,
+    /// One per text edit, in the files' final paths.
+    pub edits: Vec<EditedLine>,
+    /// Files whose content changed, created and deleted ones included.
+    pub files_changed: usize,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub created: Vec<PathBuf>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub renamed: Vec<FileMove>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub deleted: Vec<PathBuf>,
+    /// Previews: one diff per file (filled for dry runs).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub previews: Vec<FilePreview>,
+    /// What the edit introduced/resolved in the diagnostics of the changed
+    /// files (after an applied edit, within a short budget).
+    #[serde(default, skip_deserializing, skip_serializing_if = "Option::is_none")]
+    pub diagnostics: Option<DiagnosticsDelta>,
+    /// The journal entry (for `undo`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub journal_id: Option<String>,
+    /// True when this is the stored answer of an earlier call with the same
+    /// idempotency key: nothing was applied again.
+    #[serde(default)]
+    pub replayed: bool,
+}
+
+/// One code action as listed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CodeActionInfo {
+    /// 1-based number to apply it by.
+    pub index: usize,
+    pub title: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    pub preferred: bool,
+    /// Why the server says it cannot be applied now.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub disabled: Option<String>,
+}
+
+/// The code actions available for a range.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CodeActionList {
+    /// The range asked about (1-based).
+    pub range: Loc,
+    /// How many diagnostics of that range were sent with the request.
+    pub diagnostics: usize,
+    pub actions: Vec<CodeActionInfo>,
 }

@@ -289,6 +289,22 @@ pub(crate) fn render(answer: &Answer, root: &Path, opts: &RenderOptions) -> Valu
             b.insert("method".into(), method.clone().into());
             capped_value(&b, "result", result, max)
         }
+        Body::Diagnostics(report) => {
+            b.insert("kind".into(), "diagnostics".into());
+            fit_json(report.entries.len(), max, |n| {
+                with(&b, crate::diagnostics::json_fields(report, root, n))
+            })
+        }
+        Body::Edit(r) => {
+            b.insert("kind".into(), "edit".into());
+            fit_json(r.edits.len().min(cap), max, |n| {
+                with(&b, crate::edit::json_fields(r, root, n, cap))
+            })
+        }
+        Body::CodeActions(list) => {
+            b.insert("kind".into(), "code_actions".into());
+            with(&b, crate::edit::actions_json(list, root))
+        }
         Body::Reloaded { stopped } => {
             b.insert("kind".into(), "reloaded".into());
             with(&b, vec![("stopped", (*stopped).into())])

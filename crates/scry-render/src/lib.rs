@@ -14,6 +14,8 @@ use scry_ops::{Answer, OpError};
 use serde_json::{Value, json};
 
 mod common;
+mod diagnostics;
+mod edit;
 mod hover;
 mod json;
 mod text;
@@ -58,6 +60,22 @@ pub fn render_text(answer: &Answer, workspace_root: &Path, opts: &RenderOptions)
 /// `locations`/`symbols`/`calls` with `total`, `text`, `result`, ...
 pub fn render_json(answer: &Answer, workspace_root: &Path, opts: &RenderOptions) -> Value {
     json::render(answer, workspace_root, opts)
+}
+
+/// The after-edit diagnostics delta (`Engine::diagnostics_after_edit`) as
+/// text: `Diagnostics after the edit: 1 introduced, 2 resolved (pyright)`,
+/// then `  + path:line:col  error[code] (source): message` lines for what
+/// the edit introduced and `  - … (resolved)` lines for what it fixed, and a
+/// `Note:` when results are still pending. For embedding in an edit answer.
+pub fn render_delta_text(delta: &scry_ops::DiagnosticsDelta, workspace_root: &Path) -> String {
+    diagnostics::delta_text(delta, workspace_root)
+}
+
+/// The after-edit diagnostics delta as JSON: `introduced`, `resolved`
+/// (diagnostic objects with relative paths), `more_introduced`,
+/// `more_resolved`, `pending`, `checked_by`.
+pub fn render_delta_json(delta: &scry_ops::DiagnosticsDelta, workspace_root: &Path) -> Value {
+    diagnostics::delta_json(delta, workspace_root)
 }
 
 /// The error message with paths inside `root` shown relative, on one line.

@@ -223,6 +223,38 @@ fn render_body(ctx: &Ctx) -> Rendered {
             body: pretty(result),
             marker: None,
         },
+        Body::Diagnostics(report) => {
+            let (mut body, marker) = crate::diagnostics::text_body(report, ctx.root);
+            body.extend(marker);
+            body.extend(crate::diagnostics::text_tail(report, ctx.root));
+            Rendered {
+                header: crate::diagnostics::summary(report),
+                body,
+                marker: None,
+            }
+        }
+        Body::Edit(r) => {
+            let header = crate::edit::header(r, &ctx.server());
+            let budget = ctx
+                .opts
+                .max_chars
+                .saturating_sub(ctx.fixed + header.chars().count() + 1);
+            let (body, marker) =
+                crate::edit::text_body(r, ctx.root, ctx.opts.max_locations, budget);
+            Rendered {
+                header,
+                body,
+                marker,
+            }
+        }
+        Body::CodeActions(list) => {
+            let (header, body) = crate::edit::actions_text(list, ctx.root, &ctx.server());
+            Rendered {
+                header,
+                body,
+                marker: None,
+            }
+        }
         Body::Reloaded { stopped } => Rendered {
             header: format!(
                 "Reloaded configuration; stopped {}.",

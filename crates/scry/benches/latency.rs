@@ -350,7 +350,7 @@ struct Row {
 
 enum Side<'a> {
     Raw(&'a str, Value),
-    Scry(Query),
+    Scry(Box<Query>),
 }
 
 async fn bench_server(def: &ServerDef, iters: usize, expected: &Value) -> Option<Vec<Row>> {
@@ -413,22 +413,22 @@ async fn bench_server(def: &ServerDef, iters: usize, expected: &Value) -> Option
         (
             "references, by name".into(),
             Side::Raw("textDocument/references", raw_refs.clone()),
-            Side::Scry(q_refs_name.clone()),
+            Side::Scry(Box::new(q_refs_name.clone())),
         ),
         (
             "references, line+col".into(),
             Side::Raw("textDocument/references", raw_refs.clone()),
-            Side::Scry(q_refs_pos.clone()),
+            Side::Scry(Box::new(q_refs_pos.clone())),
         ),
         (
             "definition, by name".into(),
             Side::Raw("textDocument/definition", raw_def.clone()),
-            Side::Scry(q_def_name.clone()),
+            Side::Scry(Box::new(q_def_name.clone())),
         ),
         (
             "definition, line+col".into(),
             Side::Raw("textDocument/definition", raw_def.clone()),
-            Side::Scry(q_def_pos.clone()),
+            Side::Scry(Box::new(q_def_pos.clone())),
         ),
     ];
 

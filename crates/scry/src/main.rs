@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Parser;
-use scry_ops::{Action, Engine, OpError, Query};
+use scry_ops::{Action, Engine, OpError, Query, SeverityFilter};
 use scry_render::{RenderOptions, error_json, render_error, render_json, render_text};
 use scry_workspace::Workspace;
 
@@ -17,7 +17,8 @@ const AFTER_HELP: &str = "\
 Actions:
   definition (def), declaration, type-definition, implementation (impl),
   references (refs), hover, symbols, workspace-symbols, incoming-calls,
-  outgoing-calls, status, capabilities, reload, request
+  outgoing-calls, status, capabilities, reload, request,
+  diagnostics (diag), rename, code-actions, undo
 
 Name the symbol instead of counting columns; lines and columns are 1-based,
 columns count characters.
@@ -30,7 +31,13 @@ Examples:
   scry workspace-symbols --query restock
   scry symbols src/inventory.rs
   scry request textDocument/foldingRange src/main.rs --params '{\"textDocument\":{\"uri\":\"$uri\"}}'
-  scry status";
+  scry diag src/                             (files, directories, globs; none or `*`: everything)
+  scry diag src/app.py src/util.py --severity error
+  scry rename src/inventory.rs total_weight weight_sum          (--dry-run: diff only)
+  scry code-actions src/main.py --line 3                       (list; --apply N|TITLE)
+  scry undo                                  (revert scry's last edit)
+  scry status
+  scry mcp --root .                          (MCP server on stdio for agents: the lsp tool)";
 
 #[derive(Parser, Debug)]
 #[command(
@@ -42,8 +49,9 @@ Examples:
 struct Cli {
     /// The action (see below).
     action: String,
-    /// PATH [SYMBOL]; for `request`: METHOD [PATH]; for `workspace-symbols`: [QUERY].
-    #[arg(num_args = 0..=2)]
+    /// PATH [SYMBOL]; for `request`: METHOD [PATH]; for `workspace-symbols`: [QUERY];
+    /// for `diagnostics`: TARGET ... (files, directories, globs, `*`).
+    #[arg(num_args = 0..)]
     args: Vec<String>,
     /// The file (instead of the positional PATH).
     #[arg(long)]
@@ -72,6 +80,18 @@ struct Cli {
     /// Print structured JSON instead of text.
     #[arg(long)]
     json: bool,
+    /// For `diagnostics`: error, warning (errors and warnings; the default) or all.
+    #[arg(long)]
+    severity: Option<String>,
+    /// For `rename`: the new name (instead of the third positional).
+    #[arg(long = "new-name")]
+    new_name: Option<String>,
+    /// For `code-actions`: apply the action with this number or title.
+    #[arg(long)]
+    apply: Option<String>,
+    /// For `rename`, `code-actions --apply`, `undo`: show the diff, write nothing.
+    #[arg(long = "dry-run")]
+    dry_run: bool,
     /// Time budget in milliseconds (default 30000, at most 120000).
     #[arg(long = "timeout-ms")]
     timeout_ms: Option<i64>,
@@ -83,6 +103,9 @@ fn usage(msg: &str) -> ExitCode {
 }
 
 fn main() -> ExitCode {
+    if std::env::args_os().nth(1).is_some_and(|a| a == "mcp") {
+        return mcp_main();
+    }
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
@@ -231,6 +254,57 @@ fn build_query(cli: &Cli, action: Action, cwd: &Path, root: &Path) -> Result<Que
             }
         }
         Action::Status | Action::Reload => {}
+        Action::Undo => q.apply = !cli.dry_run,
+        Action::Rename | Action::CodeActions => {
+            q.apply = !cli.dry_run;
+            if path.is_none() {
+                path = pos.next().map(PathBuf::from);
+            }
+            if q.symbol.is_none() {
+                q.symbol = pos.next();
+            }
+            if action == Action::Rename {
+                q.new_name = cli.new_name.clone().or_else(|| pos.next());
+                if q.new_name.is_none() {
+                    return Err("rename needs PATH SYMBOL NEW_NAME".into());
+                }
+            } else if let Some(a) = &cli.apply {
+                match a.trim().parse::<usize>() {
+                    Ok(n) => q.action_index = Some(n),
+                    Err(_) => q.action_title = Some(a.clone()),
+                }
+            } else if cli.dry_run {
+                return Err("--dry-run with code-actions needs --apply N|TITLE".into());
+            }
+        }
+        Action::Diagnostics => {
+            if let Some(s) = &cli.severity {
+                q.severity = Some(SeverityFilter::parse(s).ok_or_else(|| {
+                    format!("--severity must be error, warning or all, got `{s}`")
+                })?);
+            }
+            let mut targets: Vec<PathBuf> = path.take().into_iter().collect();
+            targets.extend(pos.by_ref().map(PathBuf::from));
+            q.targets = targets
+                .iter()
+                .map(|t| {
+                    let s = t.to_string_lossy();
+                    if s == "*" || (s == "." && cwd == root) {
+                        PathBuf::from("*")
+                    } else if t.is_absolute() {
+                        t.clone()
+                    } else if s.contains(['*', '?', '[', '{']) {
+                        if cwd.starts_with(root) {
+                            cwd.join(t)
+                        } else {
+                            root.join(t)
+                        }
+                    } else {
+                        user_path(t, cwd, root)
+                    }
+                })
+                .collect();
+        }
         _ => {
             if path.is_none() {
                 path = pos.next().map(PathBuf::from);
@@ -258,4 +332,67 @@ fn init_tracing() {
         .with_target(false)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .try_init();
+}
+
+/// `scry mcp [--root DIR] [--read-only]`: the MCP server on stdio.
+#[derive(Parser, Debug)]
+#[command(
+    name = "scry mcp",
+    version,
+    about = "Serve scry to AI agents over the Model Context Protocol (stdio): the `lsp` tool (read-only) and `lsp_edit`."
+)]
+struct McpCli {
+    /// Workspace root (default: the current directory).
+    #[arg(long)]
+    root: Option<PathBuf>,
+    /// Refuse writes: `lsp_edit` is not offered.
+    #[arg(long = "read-only")]
+    read_only: bool,
+}
+
+fn mcp_main() -> ExitCode {
+    let args =
+        std::iter::once(std::ffi::OsString::from("scry mcp")).chain(std::env::args_os().skip(2));
+    let cli = match McpCli::try_parse_from(args) {
+        Ok(c) => c,
+        Err(e) => {
+            let code = if e.use_stderr() { 2 } else { 0 };
+            let _ = e.print();
+            return ExitCode::from(code);
+        }
+    };
+    init_tracing();
+    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+    let root = cli.root.map(|r| cwd.join(r)).unwrap_or(cwd);
+    if !root.is_dir() {
+        return usage(&format!(
+            "workspace root {} is not a directory",
+            root.display()
+        ));
+    }
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("scry: cannot start the async runtime: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    let opts = scry_mcp::Options {
+        read_only: cli.read_only,
+        ..Default::default()
+    };
+    let result = runtime.block_on(scry_mcp::serve_stdio(&root, opts));
+    // The stdin reader may still be blocked: do not wait for it.
+    runtime.shutdown_timeout(Duration::from_secs(1));
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("scry mcp: {e}");
+            ExitCode::from(1)
+        }
+    }
 }

@@ -1,0 +1,209 @@
+//! Argument validation: a tool call's JSON arguments become a
+//! [`scry_ops::Query`], or a refusal with the reason. Nothing here starts a
+//! server or touches a file beyond resolving the path.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use rmcp::model::JsonObject;
+use scry_ops::{Action, Engine, OpError, Query};
+use serde_json::Value;
+
+use crate::tools::{self, EDIT_ARGS, LSP_ARGS, MAX_TIMEOUT_MS};
+
+fn invalid(msg: impl Into<String>) -> OpError {
+    OpError::InvalidArgument(msg.into())
+}
+
+fn string(args: &JsonObject, key: &str) -> Result<Option<String>, OpError> {
+    match args.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) if s.trim().is_empty() => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s.clone())),
+        Some(other) => Err(invalid(format!(
+            "{key} must be a string, got {}",
+            short(other)
+        ))),
+    }
+}
+
+fn number(args: &JsonObject, key: &str, max: u64) -> Result<Option<u64>, OpError> {
+    let v = match args.get(key) {
+        None | Some(Value::Null) => return Ok(None),
+        Some(v) => v,
+    };
+    // Integers, and integral strings ("12") some clients send.
+    let n = match v {
+        Value::Number(n) => n
+            .as_i64()
+            .or_else(|| n.as_f64().filter(|f| f.fract() == 0.0).map(|f| f as i64)),
+        Value::String(s) => s.trim().parse::<i64>().ok(),
+        _ => None,
+    };
+    match n {
+        Some(n) if n >= 1 && (n as u64) <= max => Ok(Some(n as u64)),
+        Some(n) if n >= 1 => Err(invalid(format!("{key} must be at most {max}, got {n}"))),
+        Some(0) if key == "line" || key == "column" => Err(invalid(format!(
+            "{key} is 1-based: the first {key} is 1, got 0"
+        ))),
+        Some(n) => Err(invalid(format!("{key} must be a positive number, got {n}"))),
+        None => Err(invalid(format!(
+            "{key} must be a positive integer, got {}",
+            short(v)
+        ))),
+    }
+}
+
+fn short(v: &Value) -> String {
+    let s = v.to_string();
+    if s.chars().count() > 40 {
+        let cut: String = s.chars().take(40).collect();
+        format!("{cut}…")
+    } else {
+        s
+    }
+}
+
+fn check_unknown(args: &JsonObject, allowed: &[&str], tool: &str) -> Result<(), OpError> {
+    let mut unknown: Vec<&str> = args
+        .keys()
+        .map(String::as_str)
+        .filter(|k| !allowed.contains(k))
+        .collect();
+    if unknown.is_empty() {
+        return Ok(());
+    }
+    unknown.sort();
+    Err(invalid(format!(
+        "unknown argument{} {} for {tool}; it takes {}",
+        if unknown.len() > 1 { "s" } else { "" },
+        unknown
+            .iter()
+            .map(|k| format!("`{k}`"))
+            .collect::<Vec<_>>()
+            .join(", "),
+        allowed.join(", ")
+    )))
+}
+
+fn action(args: &JsonObject, allowed: &[Action], tool: &str) -> Result<Action, OpError> {
+    let list = || {
+        allowed
+            .iter()
+            .map(|a| a.name())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let Some(name) = string(args, "action")? else {
+        return Err(invalid(format!(
+            "{tool} needs an action: one of {}",
+            list()
+        )));
+    };
+    match Action::parse(&name) {
+        Some(a) if allowed.contains(&a) => Ok(a),
+        Some(a) if tool == tools::LSP && tools::edit_actions().contains(&a) => Err(invalid(
+            format!("{} is an action of lsp_edit, not lsp", a.name()),
+        )),
+        Some(a) if tool == tools::LSP_EDIT && tools::lsp_actions().contains(&a) => Err(invalid(
+            format!("{} is an action of lsp (read-only), not lsp_edit", a.name()),
+        )),
+        _ => Err(invalid(format!(
+            "unknown action `{name}` for {tool}: use one of {}",
+            list()
+        ))),
+    }
+}
+
+/// Validate a call of `tool` and build the question. The path is checked
+/// (inside the workspace, existing, a file) but passed on as given.
+pub fn parse(tool: &str, args: Option<&JsonObject>, engine: &Engine) -> Result<Query, OpError> {
+    let empty = JsonObject::new();
+    let args = args.unwrap_or(&empty);
+    let (allowed_args, allowed_actions) = if tool == tools::LSP {
+        (LSP_ARGS, tools::lsp_actions())
+    } else {
+        (EDIT_ARGS, tools::edit_actions())
+    };
+    check_unknown(args, allowed_args, tool)?;
+    let action = action(args, &allowed_actions, tool)?;
+    let mut q = Query::new(action);
+    q.path = string(args, "path")?.map(PathBuf::from);
+    q.timeout = number(args, "timeout_ms", MAX_TIMEOUT_MS)?.map(Duration::from_millis);
+    if tool == tools::LSP {
+        q.symbol = string(args, "symbol")?;
+        q.line = number(args, "line", u32::MAX as u64)?.map(|n| n as u32);
+        q.column = number(args, "column", u32::MAX as u64)?.map(|n| n as u32);
+        q.query = string(args, "query")?;
+    } else {
+        q.method = string(args, "method")?;
+        q.params = match args.get("params") {
+            None | Some(Value::Null) => None,
+            Some(v @ (Value::Object(_) | Value::Array(_))) => Some(v.clone()),
+            Some(Value::String(s)) => Some(
+                serde_json::from_str(s)
+                    .map_err(|e| invalid(format!("params is a string but not JSON: {e}")))?,
+            ),
+            Some(other) => {
+                return Err(invalid(format!(
+                    "params must be a JSON object, got {}",
+                    short(other)
+                )));
+            }
+        };
+    }
+    requirements(&q)?;
+    if q.action.name() == "diagnostics" {
+        // A file, a directory or a glob: the engine expands and checks it
+        // (inside the workspace); relative to the workspace root.
+        if let Some(p) = q.path.take() {
+            q.path = Some(engine.workspace().root().join(p));
+        }
+    } else if let Some(p) = &q.path {
+        engine.resolve_path(p)?;
+    }
+    Ok(q)
+}
+
+/// What each action needs, checked before anything runs.
+fn requirements(q: &Query) -> Result<(), OpError> {
+    let a = q.action.name();
+    if q.column.is_some() && q.line.is_none() {
+        return Err(invalid(
+            "column needs line as well (or name the symbol instead)",
+        ));
+    }
+    if q.action.needs_position() {
+        match &q.path {
+            Some(_) if q.symbol.is_none() && q.line.is_none() => {
+                return Err(invalid(format!(
+                    "{a} needs a symbol (or a line): e.g. path=src/lib.rs symbol=Config"
+                )));
+            }
+            None if q.symbol.is_none() => {
+                return Err(invalid(format!(
+                    "{a} needs a symbol, and usually a path: e.g. path=src/lib.rs symbol=Config"
+                )));
+            }
+            None if q.line.is_some() => {
+                return Err(invalid(format!(
+                    "{a}: line and column need a path (the file they are in)"
+                )));
+            }
+            _ => {}
+        }
+        return Ok(());
+    }
+    match q.action {
+        Action::Symbols if q.path.is_none() => Err(invalid(
+            "symbols needs a path (to search across files use workspace_symbols with a query)",
+        )),
+        Action::WorkspaceSymbols if q.query.is_none() && q.symbol.is_none() => Err(invalid(
+            "workspace_symbols needs a query (part of a symbol name)",
+        )),
+        Action::Request if q.method.is_none() => Err(invalid(
+            "request needs a method (e.g. textDocument/foldingRange) and params",
+        )),
+        _ => Ok(()),
+    }
+}

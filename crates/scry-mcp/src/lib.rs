@@ -1,0 +1,90 @@
+//! scry-mcp: scry as a Model Context Protocol server, the way agents reach
+//! it (`scry mcp`).
+//!
+//! Two tools, so that a client's permission prompt can tell reading from
+//! writing: `lsp` (read-only: definitions, references, hover, outlines, ...)
+//! and `lsp_edit` (raw requests, reload; absent under `--read-only`). The
+//! answers are the CLI's text (`scry_render::render_text`) plus the same
+//! content as `structuredContent` (`render_json`); failures are tool results
+//! with `isError: true` and a stable code, never protocol errors.
+//!
+//! Every call: validate the arguments (nothing runs on bad ones) →
+//! permission (read-only refuses writes) → execute (at most
+//! [`Options::max_in_flight`] at once, cancellable by
+//! `notifications/cancelled`, which drops the request and so sends
+//! `$/cancelRequest` to the language server; progress notifications while a
+//! server starts or indexes, when the client sent a progress token) →
+//! journal writes → respond. A request id seen before is never run twice: a
+//! duplicate of a running id is answered with the first one's result
+//! ([`dedupe`]); a repeat of a finished id replays the stored result.
+//!
+//! One [`scry_ops::Engine`] per session: servers start lazily, are shared by
+//! all calls, and are stopped when the client goes away ([`serve`]).
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use rmcp::ServiceExt;
+use scry_ops::Engine;
+use scry_workspace::Workspace;
+use tokio::io::{AsyncRead, AsyncWrite};
+
+mod args;
+pub mod dedupe;
+pub mod scrub;
+mod server;
+pub mod tools;
+
+pub use scrub::ToolError;
+pub use server::{JournalEntry, Options, ScryMcp, is_write};
+
+/// Why a session ended badly.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    #[error("MCP handshake failed: {0}")]
+    Handshake(String),
+    #[error("MCP session failed: {0}")]
+    Session(String),
+    #[error("configuration: {0}")]
+    Config(String),
+}
+
+/// How long stopping the language servers may take after the session.
+const SHUTDOWN_BUDGET: Duration = Duration::from_secs(10);
+
+/// Serve one MCP session over `reader`/`writer` (newline-delimited
+/// JSON-RPC) until the client closes its side or disconnects; then stop
+/// every language server the session started.
+pub async fn serve<R, W>(server: ScryMcp, reader: R, writer: W) -> Result<(), ServeError>
+where
+    R: AsyncRead + Send + Unpin + 'static,
+    W: AsyncWrite + Send + Unpin + 'static,
+{
+    let engine = server.engine().clone();
+    let transport = dedupe::Dedupe::new(reader, writer);
+    let result = match server.serve(transport).await {
+        Ok(running) => running
+            .waiting()
+            .await
+            .map(|reason| tracing::debug!(?reason, "MCP session ended"))
+            .map_err(|e| ServeError::Session(e.to_string())),
+        Err(e) => Err(ServeError::Handshake(e.to_string())),
+    };
+    if tokio::time::timeout(SHUTDOWN_BUDGET, engine.shutdown())
+        .await
+        .is_err()
+    {
+        tracing::warn!("language servers did not stop in time; they are killed on exit");
+    }
+    result
+}
+
+/// `scry mcp`: serve on stdin/stdout for the workspace at `root`.
+pub async fn serve_stdio(root: &Path, opts: Options) -> Result<(), ServeError> {
+    let ws = Workspace::open(root).map_err(|e| ServeError::Config(e.to_string()))?;
+    let engine = Engine::new(Arc::new(ws));
+    let server = ScryMcp::new(engine, opts);
+    let (stdin, stdout) = rmcp::transport::stdio();
+    serve(server, stdin, stdout).await
+}

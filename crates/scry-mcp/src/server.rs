@@ -1,0 +1,474 @@
+//! The MCP handler: `tools/list` and `tools/call` with the call semantics
+//! (validate → permission → execute → journal → respond).
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    JsonObject, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ProgressToken,
+    RequestId, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::{RequestContext, RoleServer};
+use rmcp::{ErrorData, Peer, ServerHandler};
+use scry_ops::{Action, Engine, Query};
+use scry_render::{RenderOptions, display_path, render_json, render_text};
+use serde::Serialize;
+use serde_json::{Value, json};
+use tokio::sync::Semaphore;
+
+use crate::args;
+use crate::scrub::{self, ToolError};
+use crate::tools::{self, LSP, LSP_EDIT, Languages};
+
+/// Settings of one MCP session.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Refuse writes: `lsp_edit` is not listed and calls to it are refused.
+    pub read_only: bool,
+    /// Most tool calls running at once; one more gets a `BUSY` error.
+    pub max_in_flight: usize,
+    /// How many finished calls are kept for replay by request id.
+    pub replay_capacity: usize,
+    /// How many write calls the journal keeps.
+    pub journal_capacity: usize,
+    /// How often a running call looks for indexing servers to report
+    /// progress (when the client asked for progress).
+    pub progress_interval: Duration,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            read_only: false,
+            max_in_flight: 32,
+            replay_capacity: 256,
+            journal_capacity: 256,
+            progress_interval: Duration::from_millis(500),
+        }
+    }
+}
+
+/// What a write call did, as the journal keeps it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct JournalEntry {
+    /// The JSON-RPC request id, as text.
+    pub request_id: String,
+    pub tool: String,
+    pub action: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub method: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// `ok`, `error CODE`, or `cancelled (outcome at the server unknown)`.
+    pub outcome: String,
+    /// Milliseconds since the Unix epoch, when the call finished.
+    pub unix_ms: u64,
+}
+
+/// Finished calls by request id, oldest dropped first.
+struct Replay {
+    cap: usize,
+    map: HashMap<RequestId, (Value, CallToolResult)>,
+    order: VecDeque<RequestId>,
+}
+
+impl Replay {
+    fn insert(&mut self, id: RequestId, fingerprint: Value, result: CallToolResult) {
+        if self.cap == 0 {
+            return;
+        }
+        if self.map.insert(id.clone(), (fingerprint, result)).is_none() {
+            self.order.push_back(id);
+        }
+        while self.order.len() > self.cap {
+            if let Some(old) = self.order.pop_front() {
+                self.map.remove(&old);
+            }
+        }
+    }
+}
+
+struct Inner {
+    engine: Engine,
+    opts: Options,
+    languages: Languages,
+    tools: Vec<Tool>,
+    instructions: String,
+    permits: Arc<Semaphore>,
+    replay: Mutex<Replay>,
+    journal: Mutex<VecDeque<JournalEntry>>,
+    executions: AtomicU64,
+    secrets: Vec<String>,
+}
+
+/// scry's MCP server for one session (one client). Cheap to clone; all
+/// clones share the engine, hence the language servers.
+#[derive(Clone)]
+pub struct ScryMcp {
+    inner: Arc<Inner>,
+}
+
+/// How a call ended.
+enum Outcome {
+    /// A result to send; `keep` says whether a repeat of the id replays it.
+    Done {
+        result: Box<CallToolResult>,
+        keep: bool,
+    },
+    /// The client cancelled: nothing is sent.
+    Cancelled,
+}
+
+fn error_result(e: &ToolError) -> CallToolResult {
+    let mut r = CallToolResult::error(vec![ContentBlock::text(e.text())]);
+    r.structured_content = Some(e.json());
+    r
+}
+
+fn unix_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
+impl ScryMcp {
+    /// A server over `engine`. Looks once at which servers are installed:
+    /// the tool description names those languages (the missing ones are
+    /// logged); with none at all, no tool is offered.
+    pub fn new(engine: Engine, opts: Options) -> ScryMcp {
+        let ws = engine.workspace().clone();
+        let languages = Languages::detect(&ws);
+        if let Some(line) = languages.missing_line() {
+            ws.warn_once(&line);
+        }
+        let tools = if languages.installed.is_empty() {
+            tracing::warn!("no language server installed: scry mcp offers no tools");
+            Vec::new()
+        } else {
+            let mut t = vec![tools::lsp_tool(&languages.installed)];
+            if !opts.read_only {
+                t.push(tools::edit_tool());
+            }
+            t
+        };
+        let instructions = tools::instructions(&languages, opts.read_only);
+        let secrets = scrub::secrets(
+            ws.config()
+                .servers
+                .iter()
+                .flat_map(|s| s.env.values().cloned())
+                .collect::<Vec<_>>(),
+        );
+        ScryMcp {
+            inner: Arc::new(Inner {
+                permits: Arc::new(Semaphore::new(opts.max_in_flight)),
+                replay: Mutex::new(Replay {
+                    cap: opts.replay_capacity,
+                    map: HashMap::new(),
+                    order: VecDeque::new(),
+                }),
+                journal: Mutex::new(VecDeque::new()),
+                executions: AtomicU64::new(0),
+                engine,
+                opts,
+                languages,
+                tools,
+                instructions,
+                secrets,
+            }),
+        }
+    }
+
+    pub fn engine(&self) -> &Engine {
+        &self.inner.engine
+    }
+
+    /// The tools as `tools/list` returns them.
+    pub fn tools(&self) -> &[Tool] {
+        &self.inner.tools
+    }
+
+    /// The server's `instructions`.
+    pub fn instructions(&self) -> &str {
+        &self.inner.instructions
+    }
+
+    pub fn languages(&self) -> &Languages {
+        &self.inner.languages
+    }
+
+    /// How many calls reached the engine (validated, permitted, not busy,
+    /// not replayed).
+    pub fn executions(&self) -> u64 {
+        self.inner.executions.load(Ordering::SeqCst)
+    }
+
+    /// The write calls of this session, oldest first.
+    pub fn journal(&self) -> Vec<JournalEntry> {
+        self.inner
+            .journal
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .cloned()
+            .collect()
+    }
+
+    fn render_options(&self) -> RenderOptions {
+        let limits = self.inner.engine.workspace().config().limits;
+        RenderOptions {
+            max_locations: limits.max_locations,
+            max_chars: limits.max_chars,
+        }
+    }
+
+    fn tool_error(&self, e: &scry_ops::OpError) -> ToolError {
+        ToolError::from_op(e, self.inner.engine.workspace().root(), &self.inner.secrets)
+    }
+
+    /// One call, after the replay check.
+    async fn run(
+        &self,
+        tool: &str,
+        arguments: Option<&JsonObject>,
+        ctx: &RequestContext<RoleServer>,
+    ) -> Outcome {
+        let fail = |e: ToolError, keep: bool| Outcome::Done {
+            result: Box::new(error_result(&e)),
+            keep,
+        };
+        if self.inner.languages.installed.is_empty() {
+            return fail(
+                ToolError::new("NO_SERVER", scrub::scrub(&self.inner.instructions, &[])),
+                true,
+            );
+        }
+        // 1. Validate: nothing runs on bad arguments.
+        let q = match args::parse(tool, arguments, &self.inner.engine) {
+            Ok(q) => q,
+            Err(e) => return fail(self.tool_error(&e), true),
+        };
+        // 2. Permission.
+        let writes = tool == LSP_EDIT;
+        if writes && self.inner.opts.read_only {
+            return fail(
+                ToolError::new(
+                    "READ_ONLY",
+                    format!(
+                        "scry mcp runs with --read-only: {} ({}) changes state and is refused; restart it without --read-only to allow lsp_edit",
+                        tool,
+                        q.action.name()
+                    ),
+                ),
+                true,
+            );
+        }
+        let Ok(_permit) = self.inner.permits.clone().try_acquire_owned() else {
+            // Not kept: nothing ran, so a retry with the same id may run.
+            return fail(
+                ToolError::new(
+                    "BUSY",
+                    format!(
+                        "{} calls are already running; wait for one to finish, then retry",
+                        self.inner.opts.max_in_flight
+                    ),
+                ),
+                false,
+            );
+        };
+        // 3. Execute (cancellable, with progress).
+        self.inner.executions.fetch_add(1, Ordering::SeqCst);
+        let result = self.execute(&q, ctx).await;
+        // 4. Journal writes.
+        if writes {
+            let outcome = match &result {
+                None => "cancelled (outcome at the server unknown)".to_string(),
+                Some(Ok(_)) => "ok".to_string(),
+                Some(Err(e)) => format!("error {}", e.code()),
+            };
+            self.record(ctx, tool, &q, outcome);
+        }
+        // 5. Respond.
+        let root = self.inner.engine.workspace().root().to_path_buf();
+        match result {
+            None => Outcome::Cancelled,
+            Some(Ok(answer)) => {
+                let opts = self.render_options();
+                let text = render_text(&answer, &root, &opts);
+                let mut r = CallToolResult::success(vec![ContentBlock::text(text)]);
+                r.structured_content = Some(render_json(&answer, &root, &opts));
+                Outcome::Done {
+                    result: Box::new(r),
+                    keep: true,
+                }
+            }
+            Some(Err(e)) => fail(self.tool_error(&e), true),
+        }
+    }
+
+    /// Run the query until it answers or the client cancels (`None`);
+    /// dropping the engine's future cancels the request at the server.
+    async fn execute(
+        &self,
+        q: &Query,
+        ctx: &RequestContext<RoleServer>,
+    ) -> Option<Result<scry_ops::Answer, scry_ops::OpError>> {
+        let token = ctx.meta.get_progress_token();
+        let run = self.inner.engine.run(q);
+        tokio::pin!(run);
+        let mut tick = tokio::time::interval(self.inner.opts.progress_interval);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+        tick.tick().await;
+        let mut sent = 0u32;
+        loop {
+            tokio::select! {
+                biased;
+                _ = ctx.ct.cancelled() => {
+                    tracing::debug!(id = %ctx.id, "call cancelled by the client");
+                    return None;
+                }
+                r = &mut run => return Some(r),
+                _ = tick.tick(), if token.is_some() => {
+                    if let (Some(token), Some(msg)) = (&token, self.waiting_on()) {
+                        sent += 1;
+                        progress(&ctx.peer, token.clone(), sent, msg).await;
+                    }
+                }
+            }
+        }
+    }
+
+    /// What the call is waiting for, when a server is starting or indexing.
+    fn waiting_on(&self) -> Option<String> {
+        let ws = self.inner.engine.workspace();
+        let mut parts: Vec<String> = ws
+            .running()
+            .iter()
+            .filter_map(|s| {
+                s.state()
+                    .indexing()
+                    .map(|ix| format!("{} is indexing ({ix})", s.name()))
+            })
+            .collect();
+        parts.extend(
+            ws.starting()
+                .into_iter()
+                .map(|(id, _)| format!("{id} is starting")),
+        );
+        if parts.is_empty() {
+            None
+        } else {
+            parts.sort();
+            Some(format!("waiting: {}", parts.join("; ")))
+        }
+    }
+
+    fn record(&self, ctx: &RequestContext<RoleServer>, tool: &str, q: &Query, outcome: String) {
+        let root = self.inner.engine.workspace().root();
+        let entry = JournalEntry {
+            request_id: ctx.id.to_string(),
+            tool: tool.to_string(),
+            action: q.action.name().to_string(),
+            method: q.method.clone(),
+            path: q.path.as_ref().map(|p| display_path(p, root)),
+            outcome,
+            unix_ms: unix_ms(),
+        };
+        tracing::info!(?entry, "write call");
+        let mut j = self.inner.journal.lock().unwrap_or_else(|e| e.into_inner());
+        j.push_back(entry);
+        while j.len() > self.inner.opts.journal_capacity {
+            j.pop_front();
+        }
+    }
+}
+
+async fn progress(peer: &Peer<RoleServer>, token: ProgressToken, n: u32, message: String) {
+    let param = ProgressNotificationParam::new(token, f64::from(n)).with_message(message);
+    if let Err(e) = peer.notify_progress(param).await {
+        tracing::debug!("progress notification not sent: {e}");
+    }
+}
+
+impl ServerHandler for ScryMcp {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(
+                Implementation::new("scry", env!("CARGO_PKG_VERSION")).with_title("scry"),
+            )
+            .with_instructions(self.inner.instructions.clone())
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(self.inner.tools.clone()))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        self.inner.tools.iter().find(|t| t.name == name).cloned()
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let name = request.name.to_string();
+        if name != LSP && name != LSP_EDIT {
+            return Err(ErrorData::invalid_params(
+                format!("unknown tool `{name}`: scry offers lsp and lsp_edit"),
+                None,
+            ));
+        }
+        // A finished id: replay, never run again.
+        let fingerprint = json!({"name": name, "arguments": request.arguments});
+        let replayed = {
+            let replay = self.inner.replay.lock().unwrap_or_else(|e| e.into_inner());
+            replay.map.get(&context.id).map(|(fp, r)| {
+                if *fp == fingerprint {
+                    r.clone()
+                } else {
+                    error_result(&ToolError::new(
+                        "INVALID_ARGUMENT",
+                        format!(
+                            "request id {} was already used for a different call in this session; send a new id",
+                            context.id
+                        ),
+                    ))
+                }
+            })
+        };
+        if let Some(r) = replayed {
+            tracing::debug!(id = %context.id, "replaying a finished call");
+            return Ok(r.into());
+        }
+        match self.run(&name, request.arguments.as_ref(), &context).await {
+            Outcome::Done { result, keep } => {
+                if keep {
+                    self.inner
+                        .replay
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .insert(context.id.clone(), fingerprint, (*result).clone());
+                }
+                Ok((*result).into())
+            }
+            // rmcp sends nothing for a cancelled request; this is not seen.
+            Outcome::Cancelled => {
+                Ok(error_result(&ToolError::new("CANCELLED", "the call was cancelled")).into())
+            }
+        }
+    }
+}
+
+/// Whether an action changes state (belongs to `lsp_edit`).
+pub fn is_write(action: Action) -> bool {
+    tools::edit_actions().contains(&action)
+}

@@ -1,0 +1,176 @@
+//! tools/list: the schema snapshot, its size, and which languages it names.
+
+mod common;
+
+use common::*;
+use rmcp::model::CallToolRequestParams;
+use scry_mcp::tools;
+use serde_json::{Value, json};
+
+/// A workspace whose only server is `/bin/sh` posing as a "Fake" language
+/// server (never started here): the listing is then independent of what
+/// this machine has installed.
+fn sh_workspace(extra: Value) -> Ws {
+    let mut servers = json!({
+        "fake": {"command": "/bin/sh", "fileTypes": ["fake"], "languages": ["Fake"]}
+    });
+    if let (Some(s), Some(e)) = (servers.as_object_mut(), extra.as_object()) {
+        s.extend(e.clone());
+    }
+    workspace(
+        Some(json!({"autoDetect": false, "servers": servers})),
+        &[("a.fake", "alpha\n")],
+    )
+}
+
+#[tokio::test]
+async fn tools_list_snapshot_and_size() {
+    let ws = sh_workspace(json!({}));
+    let (client, _task) = rmcp_client(server(&ws, false)).await;
+    let tools = client.list_all_tools().await.expect("tools/list");
+    let json = serde_json::to_value(&tools).unwrap();
+    insta::assert_json_snapshot!("tools_list", json);
+
+    let lsp = serde_json::to_string(&json[0]).unwrap();
+    let edit = serde_json::to_string(&json[1]).unwrap();
+    eprintln!(
+        "tools/list sizes: lsp {} chars, lsp_edit {} chars",
+        lsp.chars().count(),
+        edit.chars().count()
+    );
+    assert!(
+        lsp.chars().count() < 1500,
+        "lsp is {} chars: {lsp}",
+        lsp.len()
+    );
+    assert!(
+        edit.chars().count() < 1000,
+        "lsp_edit is {} chars",
+        edit.len()
+    );
+    assert_eq!(json[0]["annotations"]["readOnlyHint"], json!(true));
+    assert_eq!(json[1]["annotations"]["readOnlyHint"], json!(false));
+    let _ = client.cancel().await;
+}
+
+/// Worst case: every language of the catalogue installed.
+#[test]
+fn lsp_tool_is_small_with_every_language() {
+    let mut langs: Vec<String> = Vec::new();
+    for s in scry_workspace::catalog::builtins() {
+        for l in s.languages {
+            if !langs.contains(&l) {
+                langs.push(l);
+            }
+        }
+    }
+    let t = tools::lsp_tool(&langs);
+    let n = serde_json::to_string(&t).unwrap().chars().count();
+    eprintln!(
+        "lsp tool with all {} catalogue languages: {n} chars",
+        langs.len()
+    );
+    assert!(n < 1500, "{n} chars");
+}
+
+#[test]
+fn action_list_comes_from_scry_ops() {
+    let names: Vec<&str> = tools::lsp_actions().iter().map(|a| a.name()).collect();
+    for must in [
+        "definition",
+        "declaration",
+        "type_definition",
+        "implementation",
+        "references",
+        "hover",
+        "symbols",
+        "workspace_symbols",
+        "incoming_calls",
+        "outgoing_calls",
+        "status",
+        "capabilities",
+    ] {
+        assert!(names.contains(&must), "{must} missing from {names:?}");
+    }
+    // diagnostics is offered exactly when scry-ops knows it.
+    let has = scry_ops::Action::parse("diagnostics").is_some_and(|a| a.name() == "diagnostics");
+    assert_eq!(names.contains(&"diagnostics"), has);
+    let edit: Vec<&str> = tools::edit_actions().iter().map(|a| a.name()).collect();
+    assert_eq!(edit, ["request", "reload"]);
+    assert!(!names.contains(&"request") && !names.contains(&"reload"));
+}
+
+#[tokio::test]
+async fn description_names_installed_languages_only() {
+    let ws = sh_workspace(json!({
+        "ghost": {"command": "scry-no-such-server-xyz", "fileTypes": ["ghost"], "languages": ["Ghostlang"]}
+    }));
+    let s = server(&ws, false);
+    let desc = s.tools()[0].description.clone().unwrap_or_default();
+    assert!(desc.contains("Fake"), "{desc}");
+    assert!(!desc.contains("Ghostlang"), "{desc}");
+    assert_eq!(s.languages().installed, ["Fake"]);
+    assert_eq!(
+        s.languages().missing,
+        [(
+            "Ghostlang".to_string(),
+            "scry-no-such-server-xyz".to_string()
+        )]
+    );
+}
+
+#[tokio::test]
+async fn real_catalogue_names_what_this_machine_has() {
+    let ws = workspace(None, &[]);
+    let s = server(&ws, false);
+    let desc = s
+        .tools()
+        .first()
+        .and_then(|t| t.description.clone())
+        .unwrap_or_default();
+    let have_py = scry_workspace::config::resolve_command("pyright-langserver", &ws.root).is_some()
+        || scry_workspace::config::resolve_command("pylsp", &ws.root).is_some()
+        || scry_workspace::config::resolve_command("basedpyright-langserver", &ws.root).is_some()
+        || scry_workspace::config::resolve_command("jedi-language-server", &ws.root).is_some();
+    assert_eq!(desc.contains("Python"), have_py, "{desc}");
+    let have_go = scry_workspace::config::resolve_command("gopls", &ws.root).is_some();
+    assert_eq!(desc.contains("Go"), have_go, "{desc}");
+}
+
+#[tokio::test]
+async fn no_server_means_no_tool_and_instructions_say_why() {
+    let ws = workspace(
+        Some(json!({"autoDetect": false, "servers": {}})),
+        &[("a.py", "x = 1\n")],
+    );
+    let (client, _task) = rmcp_client(server(&ws, false)).await;
+    let tools = client.list_all_tools().await.expect("tools/list");
+    assert!(tools.is_empty(), "{tools:?}");
+    let info = client.peer_info().expect("server info");
+    let instr = info.instructions.clone().unwrap_or_default();
+    assert!(instr.contains("no installed language server"), "{instr}");
+    assert!(instr.contains("PATH"), "{instr}");
+    // A client that calls anyway gets the reason as a tool error.
+    let mut args = serde_json::Map::new();
+    args.insert("action".into(), json!("status"));
+    let r = client
+        .call_tool(CallToolRequestParams::new("lsp").with_arguments(args))
+        .await
+        .expect("tool result, not a protocol error");
+    assert_eq!(r.is_error, Some(true));
+    assert_eq!(
+        r.structured_content.unwrap()["error"]["code"],
+        json!("NO_SERVER")
+    );
+    let _ = client.cancel().await;
+}
+
+#[tokio::test]
+async fn read_only_lists_no_edit_tool() {
+    let ws = sh_workspace(json!({}));
+    let (client, _task) = rmcp_client(server(&ws, true)).await;
+    let tools = client.list_all_tools().await.expect("tools/list");
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    assert_eq!(names, ["lsp"]);
+    let _ = client.cancel().await;
+}
