@@ -2,11 +2,11 @@
 //! [`scry_ops::Query`], or a refusal with the reason. Nothing here starts a
 //! server or touches a file beyond resolving the path.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use rmcp::model::JsonObject;
-use scry_ops::{Action, Engine, OpError, Query};
+use scry_ops::{Action, Engine, OpError, Query, SeverityFilter};
 use serde_json::Value;
 
 use crate::tools::{self, EDIT_ARGS, LSP_ARGS, MAX_TIMEOUT_MS};
@@ -115,9 +115,33 @@ fn action(args: &JsonObject, allowed: &[Action], tool: &str) -> Result<Action, O
     }
 }
 
+fn boolean(args: &JsonObject, key: &str) -> Result<Option<bool>, OpError> {
+    match args.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Bool(b)) => Ok(Some(*b)),
+        Some(Value::String(s)) if s.trim().eq_ignore_ascii_case("true") => Ok(Some(true)),
+        Some(Value::String(s)) if s.trim().eq_ignore_ascii_case("false") => Ok(Some(false)),
+        Some(other) => Err(invalid(format!(
+            "{key} must be true or false, got {}",
+            short(other)
+        ))),
+    }
+}
+
+/// A validated call: the question, and whether it changes state (so that
+/// read-only mode refuses it).
+#[derive(Debug)]
+pub struct Call {
+    pub query: Query,
+    /// `lsp_edit` (anything it does changes state), or `lsp` asked to
+    /// apply (which it never does).
+    pub writes: bool,
+}
+
 /// Validate a call of `tool` and build the question. The path is checked
-/// (inside the workspace, existing, a file) but passed on as given.
-pub fn parse(tool: &str, args: Option<&JsonObject>, engine: &Engine) -> Result<Query, OpError> {
+/// (inside the workspace, existing, a file; for diagnostics also a
+/// directory, a glob or `*`) but passed on as given.
+pub fn parse(tool: &str, args: Option<&JsonObject>, engine: &Engine) -> Result<Call, OpError> {
     let empty = JsonObject::new();
     let args = args.unwrap_or(&empty);
     let (allowed_args, allowed_actions) = if tool == tools::LSP {
@@ -125,17 +149,40 @@ pub fn parse(tool: &str, args: Option<&JsonObject>, engine: &Engine) -> Result<Q
     } else {
         (EDIT_ARGS, tools::edit_actions())
     };
-    check_unknown(args, allowed_args, tool)?;
+    // `apply` is not in lsp's schema; a client that sends it anyway is told
+    // where applying lives (or, read-only, that it is refused).
+    let lsp_apply = if tool == tools::LSP {
+        boolean(args, "apply")?
+    } else {
+        None
+    };
+    let mut checked = args.clone();
+    if lsp_apply.is_some() {
+        checked.remove("apply");
+    }
+    check_unknown(&checked, allowed_args, tool)?;
     let action = action(args, &allowed_actions, tool)?;
     let mut q = Query::new(action);
     q.path = string(args, "path")?.map(PathBuf::from);
     q.timeout = number(args, "timeout_ms", MAX_TIMEOUT_MS)?.map(Duration::from_millis);
-    if tool == tools::LSP {
-        q.symbol = string(args, "symbol")?;
-        q.line = number(args, "line", u32::MAX as u64)?.map(|n| n as u32);
-        q.column = number(args, "column", u32::MAX as u64)?.map(|n| n as u32);
+    q.symbol = string(args, "symbol")?;
+    q.line = number(args, "line", u32::MAX as u64)?.map(|n| n as u32);
+    q.column = number(args, "column", u32::MAX as u64)?.map(|n| n as u32);
+    q.new_name = string(args, "new_name")?;
+    q.action_index = number(args, "action_index", u32::MAX as u64)?.map(|n| n as usize);
+    q.action_title = string(args, "action_title")?;
+    let writes = if tool == tools::LSP {
         q.query = string(args, "query")?;
+        if let Some(s) = string(args, "severity")? {
+            q.severity = Some(SeverityFilter::parse(&s).ok_or_else(|| {
+                invalid(format!("severity must be error, warning or all, got `{s}`"))
+            })?);
+        }
+        // lsp never writes: rename and code actions are previews.
+        q.apply = false;
+        lsp_apply == Some(true)
     } else {
+        q.apply = boolean(args, "apply")?.unwrap_or(true);
         q.method = string(args, "method")?;
         q.params = match args.get("params") {
             None | Some(Value::Null) => None,
@@ -151,27 +198,82 @@ pub fn parse(tool: &str, args: Option<&JsonObject>, engine: &Engine) -> Result<Q
                 )));
             }
         };
-    }
-    requirements(&q)?;
-    if q.action.name() == "diagnostics" {
-        // A file, a directory or a glob: the engine expands and checks it
-        // (inside the workspace); relative to the workspace root.
+        true
+    };
+    requirements(&q, tool)?;
+    if q.action == Action::Diagnostics {
         if let Some(p) = q.path.take() {
-            q.path = Some(engine.workspace().root().join(p));
+            q.targets = vec![diagnostics_target(&p, engine)?];
         }
     } else if let Some(p) = &q.path {
         engine.resolve_path(p)?;
     }
-    Ok(q)
+    Ok(Call { query: q, writes })
+}
+
+/// A diagnostics target as the CLI passes it: `*` for the whole workspace,
+/// else absolute (relative to the workspace root). Files and directories
+/// must exist inside the workspace; a glob must not point outside it.
+fn diagnostics_target(p: &Path, engine: &Engine) -> Result<PathBuf, OpError> {
+    let root = engine.workspace().root();
+    let s = p.to_string_lossy();
+    let s = s.trim();
+    if s == "*" || s == "." || s == "**" || s == "./" {
+        return Ok(PathBuf::from("*"));
+    }
+    let abs = if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        root.join(p)
+    };
+    let outside = || OpError::OutsideWorkspace {
+        path: p.to_path_buf(),
+        root: root.to_path_buf(),
+    };
+    if s.contains(['*', '?', '[', '{']) {
+        let escapes = p
+            .components()
+            .any(|c| matches!(c, std::path::Component::ParentDir));
+        if escapes || !abs.starts_with(root) {
+            return Err(outside());
+        }
+        return Ok(abs);
+    }
+    match abs.canonicalize() {
+        Ok(c) if c.starts_with(root) => Ok(abs),
+        Ok(_) => Err(outside()),
+        Err(_) => {
+            let lexical_inside = abs.starts_with(root)
+                && !p
+                    .components()
+                    .any(|c| matches!(c, std::path::Component::ParentDir));
+            if lexical_inside {
+                Err(OpError::FileNotFound(p.to_path_buf()))
+            } else {
+                Err(outside())
+            }
+        }
+    }
 }
 
 /// What each action needs, checked before anything runs.
-fn requirements(q: &Query) -> Result<(), OpError> {
+fn requirements(q: &Query, tool: &str) -> Result<(), OpError> {
     let a = q.action.name();
     if q.column.is_some() && q.line.is_none() {
         return Err(invalid(
             "column needs line as well (or name the symbol instead)",
         ));
+    }
+    if q.new_name.is_some() && q.action != Action::Rename {
+        return Err(invalid(format!("new_name is for rename, not {a}")));
+    }
+    if (q.action_index.is_some() || q.action_title.is_some()) && q.action != Action::CodeActions {
+        return Err(invalid(format!(
+            "action_index and action_title pick a code action; {a} takes neither"
+        )));
+    }
+    if q.severity.is_some() && q.action != Action::Diagnostics {
+        return Err(invalid(format!("severity is for diagnostics, not {a}")));
     }
     if q.action.needs_position() {
         match &q.path {
@@ -204,6 +306,31 @@ fn requirements(q: &Query) -> Result<(), OpError> {
         Action::Request if q.method.is_none() => Err(invalid(
             "request needs a method (e.g. textDocument/foldingRange) and params",
         )),
+        Action::Rename if q.new_name.is_none() => Err(invalid(
+            "rename needs new_name (and path + symbol): e.g. path=src/lib.rs symbol=Config new_name=Settings",
+        )),
+        Action::Rename if q.symbol.is_none() && q.line.is_none() => Err(invalid(
+            "rename needs a symbol (or a line): e.g. path=src/lib.rs symbol=Config new_name=Settings",
+        )),
+        Action::Rename if q.path.is_none() && q.line.is_some() => Err(invalid(
+            "rename: line and column need a path (the file they are in)",
+        )),
+        Action::CodeActions if q.path.is_none() => Err(invalid(
+            "code_actions needs a path (and optionally a symbol or a line)",
+        )),
+        Action::CodeActions if q.action_index.is_some() && q.action_title.is_some() => Err(
+            invalid("pick a code action by action_index or by action_title, not both"),
+        ),
+        Action::CodeActions
+            if tool == tools::LSP_EDIT
+                && q.apply
+                && q.action_index.is_none()
+                && q.action_title.is_none() =>
+        {
+            Err(invalid(
+                "code_actions in lsp_edit applies one action: pass action_index (from the list lsp code_actions gives) or action_title",
+            ))
+        }
         _ => Ok(()),
     }
 }

@@ -2,8 +2,10 @@
 //! it (`scry mcp`).
 //!
 //! Two tools, so that a client's permission prompt can tell reading from
-//! writing: `lsp` (read-only: definitions, references, hover, outlines, ...)
-//! and `lsp_edit` (raw requests, reload; absent under `--read-only`). The
+//! writing: `lsp` (read-only: definitions, references, hover, outlines,
+//! diagnostics, and previews of rename and code actions — it never writes)
+//! and `lsp_edit` (applies renames and code actions, undo, raw requests,
+//! reload; absent under `--read-only`). The
 //! answers are the CLI's text (`scry_render::render_text`) plus the same
 //! content as `structuredContent` (`render_json`); failures are tool results
 //! with `isError: true` and a stable code, never protocol errors.
@@ -16,7 +18,10 @@
 //! server starts or indexes, when the client sent a progress token) →
 //! journal writes → respond. A request id seen before is never run twice: a
 //! duplicate of a running id is answered with the first one's result
-//! ([`dedupe`]); a repeat of a finished id replays the stored result.
+//! ([`dedupe`]); a repeat of a finished id replays the stored result. Writes
+//! also pass the id (with a session nonce and a hash of the arguments) to
+//! the engine as the edit's idempotency key, so the edit journal replays a
+//! retry the session no longer remembers instead of applying it again.
 //!
 //! One [`scry_ops::Engine`] per session: servers start lazily, are shared by
 //! all calls, and are stopped when the client goes away ([`serve`]).

@@ -102,6 +102,9 @@ struct Inner {
     journal: Mutex<VecDeque<JournalEntry>>,
     executions: AtomicU64,
     secrets: Vec<String>,
+    /// Distinguishes this session's request ids in the (persistent) edit
+    /// journal: clients number their requests from 1 in every session.
+    nonce: String,
 }
 
 /// scry's MCP server for one session (one client). Cheap to clone; all
@@ -126,6 +129,16 @@ fn error_result(e: &ToolError) -> CallToolResult {
     let mut r = CallToolResult::error(vec![ContentBlock::text(e.text())]);
     r.structured_content = Some(e.json());
     r
+}
+
+/// A random, per-session token.
+fn session_nonce() -> String {
+    use std::hash::BuildHasher;
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    let h =
+        std::collections::hash_map::RandomState::new().hash_one((unix_ms(), std::process::id(), n));
+    format!("{h:016x}")
 }
 
 fn unix_ms() -> u64 {
@@ -179,6 +192,7 @@ impl ScryMcp {
                 tools,
                 instructions,
                 secrets,
+                nonce: session_nonce(),
             }),
         }
     }
@@ -248,24 +262,58 @@ impl ScryMcp {
             );
         }
         // 1. Validate: nothing runs on bad arguments.
-        let q = match args::parse(tool, arguments, &self.inner.engine) {
-            Ok(q) => q,
+        let args::Call {
+            query: mut q,
+            writes,
+        } = match args::parse(tool, arguments, &self.inner.engine) {
+            Ok(c) => c,
             Err(e) => return fail(self.tool_error(&e), true),
         };
         // 2. Permission.
-        let writes = tool == LSP_EDIT;
         if writes && self.inner.opts.read_only {
+            let what = if tool == LSP {
+                format!(
+                    "applying {} is refused (lsp only previews edits)",
+                    q.action.name()
+                )
+            } else {
+                format!("{tool} ({}) changes state and is refused", q.action.name())
+            };
             return fail(
                 ToolError::new(
                     "READ_ONLY",
                     format!(
-                        "scry mcp runs with --read-only: {} ({}) changes state and is refused; restart it without --read-only to allow lsp_edit",
-                        tool,
+                        "scry mcp runs with --read-only: {what}; restart it without --read-only to allow lsp_edit"
+                    ),
+                ),
+                true,
+            );
+        }
+        if writes && tool == LSP {
+            return fail(
+                ToolError::new(
+                    "INVALID_ARGUMENT",
+                    format!(
+                        "lsp only previews {} (nothing is written); apply it with lsp_edit",
                         q.action.name()
                     ),
                 ),
                 true,
             );
+        }
+        let writes = tool == LSP_EDIT;
+        if writes {
+            // A retried call (same request id and arguments, even after the
+            // replay map forgot it, or after a cancel that came too late)
+            // is answered from the edit journal instead of applying again.
+            // The session nonce keeps another session's ids apart.
+            let args_text = serde_json::to_string(&arguments).unwrap_or_default();
+            q.idempotency_key = Some(format!(
+                "mcp:{}:{}:{}",
+                self.inner.nonce,
+                ctx.id,
+                scry_ops::edit::journal::content_hash(args_text.as_bytes())
+            ));
         }
         let Ok(_permit) = self.inner.permits.clone().try_acquire_owned() else {
             // Not kept: nothing ran, so a retry with the same id may run.
@@ -468,7 +516,8 @@ impl ServerHandler for ScryMcp {
     }
 }
 
-/// Whether an action changes state (belongs to `lsp_edit`).
+/// Whether an action can change state (an action of `lsp_edit`; `rename`
+/// and `code_actions` are also previews in `lsp`, which never writes).
 pub fn is_write(action: Action) -> bool {
     tools::edit_actions().contains(&action)
 }

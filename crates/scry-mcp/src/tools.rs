@@ -14,8 +14,8 @@ use serde_json::{Value, json};
 
 /// The read-only tool.
 pub const LSP: &str = "lsp";
-/// The tool that changes state (raw requests, reload; rename and code
-/// actions with the edits issue).
+/// The tool that changes state: applies renames and code actions, undoes
+/// them, sends raw requests, reloads.
 pub const LSP_EDIT: &str = "lsp_edit";
 
 /// Upper bound of `timeout_ms` (the engine's maximum budget).
@@ -38,12 +38,18 @@ const LSP_ACTION_NAMES: &[&str] = &[
     "incoming_calls",
     "outgoing_calls",
     "diagnostics",
+    "rename",
+    "code_actions",
     "status",
     "capabilities",
 ];
 
 /// The actions of `lsp_edit`, in schema order.
-const EDIT_ACTION_NAMES: &[&str] = &["request", "reload"];
+const EDIT_ACTION_NAMES: &[&str] = &["rename", "code_actions", "undo", "request", "reload"];
+
+/// Actions of both tools that edit files: previews in `lsp`, applied by
+/// `lsp_edit`.
+pub const EDIT_PREVIEWS: &[&str] = &["rename", "code_actions"];
 
 fn known(names: &[&str]) -> Vec<Action> {
     names
@@ -70,9 +76,26 @@ pub const LSP_ARGS: &[&str] = &[
     "line",
     "column",
     "query",
+    "severity",
+    "new_name",
+    "action_index",
+    "action_title",
     "timeout_ms",
 ];
-pub const EDIT_ARGS: &[&str] = &["action", "path", "method", "params", "timeout_ms"];
+pub const EDIT_ARGS: &[&str] = &[
+    "action",
+    "path",
+    "symbol",
+    "line",
+    "column",
+    "new_name",
+    "action_index",
+    "action_title",
+    "apply",
+    "method",
+    "params",
+    "timeout_ms",
+];
 
 /// Which languages the installed servers cover, and which are missing.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -147,31 +170,43 @@ fn names(actions: &[Action]) -> Vec<&'static str> {
 /// The `lsp` tool for these installed languages.
 pub fn lsp_tool(languages: &[String]) -> Tool {
     let actions = lsp_actions();
-    let has_diagnostics = actions.iter().any(|a| a.name() == "diagnostics");
+    let has = |n: &str| actions.iter().any(|a| a.name() == n);
     let mut d = format!(
         "Code intelligence from real language servers ({}). Name the symbol \
-         (path + symbol, e.g. Config or Config::load) instead of counting columns; \
-         line only picks an occurrence. Run references before changing a shared symbol",
+         (path + symbol, may be qualified: Config::load), don't count columns; line \
+         only picks an occurrence. Run references before changing a shared symbol",
         languages.join(", ")
     );
-    if has_diagnostics {
+    if has("diagnostics") {
         d.push_str("; diagnostics after an edit");
     }
-    d.push_str(
-        ". Lines and columns are 1-based, columns count characters; paths are relative \
-         to the workspace root.",
-    );
+    d.push('.');
+    if has("rename") {
+        d.push_str(" rename/code_actions here only preview; apply with lsp_edit.");
+    }
+    d.push_str(" Lines, columns 1-based (characters); paths relative to the root.");
+    let mut props = json!({
+        "action": {"type": "string", "enum": names(&actions)},
+        "path": {"type": "string", "description": "file (diagnostics: also dir, glob, *)"},
+        "symbol": {"type": "string"},
+        "line": {"type": "integer", "minimum": 1},
+        "column": {"type": "integer", "minimum": 1, "description": "with line: exact spot"},
+        "query": {"type": "string", "description": "workspace_symbols search"},
+    });
+    if has("diagnostics") {
+        props["severity"] = json!({"type": "string", "enum": ["error", "warning", "all"]});
+    }
+    if has("rename") {
+        props["new_name"] = json!({"type": "string"});
+    }
+    if has("code_actions") {
+        props["action_index"] = json!({"type": "integer", "minimum": 1});
+        props["action_title"] = json!({"type": "string"});
+    }
+    props["timeout_ms"] = json!({"type": "integer", "minimum": 1, "maximum": MAX_TIMEOUT_MS});
     let schema = json!({
         "type": "object",
-        "properties": {
-            "action": {"type": "string", "enum": names(&actions)},
-            "path": {"type": "string", "description": "file in the workspace"},
-            "symbol": {"type": "string", "description": "name, may be qualified (Type::method)"},
-            "line": {"type": "integer", "minimum": 1, "description": "hint: which occurrence"},
-            "column": {"type": "integer", "minimum": 1, "description": "with line: ask exactly there"},
-            "query": {"type": "string", "description": "workspace_symbols search"},
-            "timeout_ms": {"type": "integer", "minimum": 1, "maximum": MAX_TIMEOUT_MS}
-        },
+        "properties": props,
         "required": ["action"],
         "additionalProperties": false
     });
@@ -187,15 +222,23 @@ pub fn lsp_tool(languages: &[String]) -> Tool {
 /// The `lsp_edit` tool.
 pub fn edit_tool() -> Tool {
     let actions = edit_actions();
-    let d = "Acts on the language servers (not read-only). request: send any LSP \
-             method with params (\"$uri\" stands for path's URI) to the server of path; \
-             reload: stop the servers and reread the configuration. Use lsp for questions.";
+    let d = "Writes files. rename (new_name), code_actions (action_index or action_title): \
+             apply the edit (apply:false: preview only). undo: revert scry's last edit. \
+             request: any LSP method with params (\"$uri\" = path's URI). reload: restart \
+             servers. Preview with lsp first; diagnostics after.";
     let schema = json!({
         "type": "object",
         "properties": {
             "action": {"type": "string", "enum": names(&actions)},
             "path": {"type": "string"},
-            "method": {"type": "string", "description": "LSP method, e.g. textDocument/foldingRange"},
+            "symbol": {"type": "string"},
+            "line": {"type": "integer", "minimum": 1},
+            "column": {"type": "integer", "minimum": 1},
+            "new_name": {"type": "string"},
+            "action_index": {"type": "integer", "minimum": 1},
+            "action_title": {"type": "string"},
+            "apply": {"type": "boolean"},
+            "method": {"type": "string"},
             "params": {"type": "object"},
             "timeout_ms": {"type": "integer", "minimum": 1, "maximum": MAX_TIMEOUT_MS}
         },
@@ -230,11 +273,16 @@ pub fn instructions(languages: &Languages, read_only: bool) -> String {
     let mut s = format!(
         "scry answers code questions with real language servers ({}): call lsp with an \
          action, a path and the symbol's name. Check references before changing a shared \
-         symbol.",
+         symbol; run diagnostics after an edit.",
         languages.installed.join(", ")
     );
     if read_only {
-        s.push_str(" Read-only: lsp_edit is not available.");
+        s.push_str(
+            " Read-only: rename and code_actions in lsp preview edits; lsp_edit is not \
+             available and nothing is written.",
+        );
+    } else {
+        s.push_str(" Preview a rename with lsp, apply it with lsp_edit (undo reverts it).");
     }
     s
 }

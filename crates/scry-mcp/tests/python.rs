@@ -10,13 +10,19 @@ use scry_ops::{Action, Query};
 use scry_render::{RenderOptions, render_json, render_text};
 use serde_json::{Value, json};
 
-fn query(action: Action, args: &Value) -> Query {
+fn query(action: Action, args: &Value, root: &std::path::Path) -> Query {
     let mut q = Query::new(action);
     q.path = args["path"].as_str().map(Into::into);
     q.symbol = args["symbol"].as_str().map(Into::into);
     q.query = args["query"].as_str().map(Into::into);
     q.line = args["line"].as_u64().map(|n| n as u32);
     q.timeout = Some(std::time::Duration::from_secs(90));
+    // Diagnostics take targets, as the CLI passes them (absolute).
+    if action == Action::Diagnostics
+        && let Some(p) = q.path.take()
+    {
+        q.targets = vec![root.join(p)];
+    }
     q
 }
 
@@ -40,7 +46,7 @@ async fn every_action_matches_the_cli_text() {
     let ws = fixture("python");
     let s = server(&ws, false);
     let (client, _task) = rmcp_client(s.clone()).await;
-    let mut cases: Vec<(&str, Value)> = vec![
+    let cases: Vec<(&str, Value)> = vec![
         // First, so the server is warm for the rest.
         (
             "references",
@@ -77,11 +83,9 @@ async fn every_action_matches_the_cli_text() {
             json!({"path": "main.py", "symbol": "main"}),
         ),
         ("capabilities", json!({"path": "main.py"})),
+        ("diagnostics", json!({"path": "main.py"})),
         ("status", json!({})),
     ];
-    if scry_ops::Action::parse("diagnostics").is_some_and(|a| a.name() == "diagnostics") {
-        cases.push(("diagnostics", json!({"path": "main.py"})));
-    }
     let opts = RenderOptions::default();
     for (action, args) in cases {
         let mut call_args = args.as_object().unwrap().clone();
@@ -96,7 +100,7 @@ async fn every_action_matches_the_cli_text() {
             .map(|t| t.text.clone())
             .unwrap_or_default();
         // The same question straight to the engine (same servers).
-        let q = query(Action::parse(action).unwrap(), &args);
+        let q = query(Action::parse(action).unwrap(), &args, &ws.root);
         let want = match s.engine().run(&q).await {
             Ok(a) => (
                 render_text(&a, &ws.root, &opts),

@@ -60,6 +60,48 @@ async fn invalid_arguments_are_refused_before_anything_runs() {
         ),
         (json!({"action": "symbols"}), "symbols needs a path"),
         (json!({"action": "workspace_symbols"}), "needs a query"),
+        // Edits (previews in lsp) and diagnostics.
+        (json!({"action": "undo"}), "action of lsp_edit"),
+        (
+            json!({"action": "rename", "path": "a.fake", "symbol": "alpha"}),
+            "rename needs new_name",
+        ),
+        (
+            json!({"action": "rename", "path": "a.fake", "new_name": "omega"}),
+            "rename needs a symbol",
+        ),
+        (
+            json!({"action": "hover", "path": "a.fake", "symbol": "alpha", "new_name": "x"}),
+            "new_name is for rename",
+        ),
+        (
+            json!({"action": "code_actions"}),
+            "code_actions needs a path",
+        ),
+        (
+            json!({"action": "code_actions", "path": "a.fake", "action_index": 0}),
+            "positive",
+        ),
+        (
+            json!({"action": "code_actions", "path": "a.fake", "action_index": 1, "action_title": "Fix"}),
+            "not both",
+        ),
+        (
+            json!({"action": "hover", "path": "a.fake", "symbol": "alpha", "action_index": 1}),
+            "pick a code action",
+        ),
+        (
+            json!({"action": "diagnostics", "path": "a.fake", "severity": "loud"}),
+            "severity must be error, warning or all",
+        ),
+        (
+            json!({"action": "symbols", "path": "a.fake", "severity": "error"}),
+            "severity is for diagnostics",
+        ),
+        (
+            json!({"action": "rename", "path": "a.fake", "symbol": "alpha", "new_name": "omega", "apply": true}),
+            "apply it with lsp_edit",
+        ),
     ];
     for (i, (args, want)) in cases.iter().enumerate() {
         let id = json!(1000 + i);
@@ -84,6 +126,29 @@ async fn invalid_arguments_are_refused_before_anything_runs() {
         error_code(&raw.response(json!("e2")).await),
         "INVALID_ARGUMENT"
     );
+    for (i, (args, want)) in [
+        (
+            json!({"action": "code_actions", "path": "a.fake"}),
+            "pass action_index",
+        ),
+        (
+            json!({"action": "rename", "path": "a.fake", "symbol": "alpha", "new_name": "o", "apply": "maybe"}),
+            "apply must be true or false",
+        ),
+        (
+            json!({"action": "rename", "path": "a.fake", "symbol": "alpha", "new_name": "o", "query": "x"}),
+            "unknown argument `query`",
+        ),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let id = json!(format!("e{}", 10 + i));
+        raw.call(id.clone(), "lsp_edit", args.clone()).await;
+        let r = raw.response(id).await;
+        assert_eq!(error_code(&r), "INVALID_ARGUMENT", "{args}: {r}");
+        assert!(text(&r).contains(want), "{args}: {}", text(&r));
+    }
     assert_eq!(s.executions(), 0, "nothing may run on bad arguments");
     assert!(
         ws.engine.workspace().running().is_empty(),
@@ -199,6 +264,19 @@ fn every_op_error_keeps_its_code() {
             OpError::MalformedResponse("rust-analyzer sent a malformed reply:\n{...}".into()),
             "MALFORMED_RESPONSE",
         ),
+        (OpError::ServerError("boom".into()), "SERVER_ERROR"),
+        (
+            OpError::EditRejected("`x` cannot be renamed; nothing was changed".into()),
+            "EDIT_REJECTED",
+        ),
+        (
+            OpError::FileChanged("/ws/a.rs changed since the server saw it".into()),
+            "FILE_CHANGED",
+        ),
+        (
+            OpError::WriteFailed("disk full; every file was restored".into()),
+            "WRITE_FAILED",
+        ),
     ];
     for (e, code) in cases {
         let t = ToolError::from_op(&e, root, &[]);
@@ -208,6 +286,18 @@ fn every_op_error_keeps_its_code() {
     }
     let t = ToolError::from_op(&OpError::FileNotFound(PathBuf::from("/ws/a.rs")), root, &[]);
     assert_eq!(t.text(), "error[FILE_NOT_FOUND]: file not found: a.rs");
+    // Edit errors name files relative to the workspace, like the CLI.
+    let t = ToolError::from_op(
+        &OpError::FileChanged(
+            "/ws/src/a.rs changed since the server saw it; nothing was written".into(),
+        ),
+        root,
+        &[],
+    );
+    assert_eq!(
+        t.text(),
+        "error[FILE_CHANGED]: src/a.rs changed since the server saw it; nothing was written"
+    );
     // Secrets from the environment never come back.
     let secret = "hunter2-very-secret".to_string();
     let t = ToolError::from_op(

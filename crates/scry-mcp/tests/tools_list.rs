@@ -95,9 +95,16 @@ fn action_list_comes_from_scry_ops() {
     // diagnostics is offered exactly when scry-ops knows it.
     let has = scry_ops::Action::parse("diagnostics").is_some_and(|a| a.name() == "diagnostics");
     assert_eq!(names.contains(&"diagnostics"), has);
+    // Edits: previewed by lsp, applied (and undone) by lsp_edit.
+    assert!(names.contains(&"rename") && names.contains(&"code_actions"));
     let edit: Vec<&str> = tools::edit_actions().iter().map(|a| a.name()).collect();
-    assert_eq!(edit, ["request", "reload"]);
-    assert!(!names.contains(&"request") && !names.contains(&"reload"));
+    assert_eq!(
+        edit,
+        ["rename", "code_actions", "undo", "request", "reload"]
+    );
+    for write_only in ["request", "reload", "undo"] {
+        assert!(!names.contains(&write_only), "{write_only} in lsp");
+    }
 }
 
 #[tokio::test]

@@ -24,8 +24,12 @@ struct Env {
 
 impl Env {
     fn python() -> Env {
+        Env::fixture("python")
+    }
+
+    fn fixture(name: &str) -> Env {
         Env {
-            ws: common::copy_fixture("python"),
+            ws: common::copy_fixture(name),
             home: tempfile::tempdir().expect("tempdir"),
         }
     }
@@ -44,6 +48,8 @@ impl Env {
             .current_dir(self.home.path())
             .env("XDG_CONFIG_HOME", self.home.path().join("config"))
             .env("SCRY_LOG_DIR", self.home.path().join("logs"))
+            .env("XDG_STATE_HOME", self.home.path().join("state"))
+            .env_remove("SCRY_JOURNAL_DIR")
             .env_remove("SCRY_LOG");
         for (k, v) in env {
             cmd.env(k, v);
@@ -62,6 +68,18 @@ impl Env {
 
     fn root_str(&self) -> String {
         self.root().to_string_lossy().into_owned()
+    }
+
+    /// The edit journal of this environment (`$XDG_STATE_HOME/scry/journal`).
+    fn journal(&self) -> std::path::PathBuf {
+        self.home.path().join("state/scry/journal")
+    }
+
+    fn bytes(&self, files: &[&str]) -> Vec<Vec<u8>> {
+        files
+            .iter()
+            .map(|f| std::fs::read(self.root().join(f)).expect("fixture file"))
+            .collect()
     }
 }
 
@@ -252,5 +270,147 @@ fn status_lists_servers_and_starts_nothing() {
             .starts_with(&format!("Workspace: {}\n", canon.display())),
         "{}",
         r.stdout
+    );
+}
+
+#[test]
+fn diag_prints_the_summary_line_and_exits_0() {
+    let env = Env::fixture("diagnostics/python");
+    if !have_pyright(&env, "diag_prints_the_summary_line_and_exits_0") {
+        return;
+    }
+    let root = env.root_str();
+    let listing = || {
+        let mut names: Vec<String> = std::fs::read_dir(env.root())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    };
+    let before = listing();
+    // The whole workspace (no target), problems found: still exit 0.
+    let r = env.scry(&["diag", "--root", &root]);
+    assert_eq!(r.code, 0, "stderr: {}", r.stderr);
+    let first = r.stdout.lines().next().unwrap_or_default();
+    assert!(
+        first.starts_with("2 errors, 1 warning in 1 file — checked by pyright"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout
+            .contains("app.py:12:20  error[reportArgumentType] (Pyright): Argument of type"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout
+            .contains("\n    count: int = total([\"a\", \"b\"])\n"),
+        "{}",
+        r.stdout
+    );
+    // Errors only, for one file (relative to --root: not in the cwd).
+    let r = env.scry(&[
+        "diagnostics",
+        "app.py",
+        "--severity",
+        "error",
+        "--root",
+        &root,
+    ]);
+    assert_eq!(r.code, 0, "stderr: {}", r.stderr);
+    assert!(r.stdout.starts_with("2 errors in 1 file"), "{}", r.stdout);
+    assert!(!r.stdout.contains("warning["), "{}", r.stdout);
+    // A clean file says who checked it.
+    let r = env.scry(&["diag", "clean.py", "--root", &root]);
+    assert_eq!(r.code, 0, "stderr: {}", r.stderr);
+    assert!(
+        r.stdout.starts_with("No problems in clean.py (pyright"),
+        "{}",
+        r.stdout
+    );
+    // A bad severity is a usage error.
+    let r = env.scry(&["diag", "--severity", "loud", "--root", &root]);
+    assert_eq!(r.code, 2);
+    assert!(one_line(&r).contains("--severity"), "{}", r.stderr);
+    // Diagnostics never write into the workspace (no linter cache either).
+    assert_eq!(listing(), before);
+    assert!(!env.root().join(".ruff_cache").exists());
+}
+
+#[test]
+fn rename_dry_run_writes_nothing_then_apply_and_undo() {
+    let env = Env::python();
+    if !have_pyright(&env, "rename_dry_run_writes_nothing_then_apply_and_undo") {
+        return;
+    }
+    let root = env.root_str();
+    let files = ["inventory.py", "main.py", "report.py"];
+    let original = env.bytes(&files);
+    let r = env.scry(&[
+        "rename",
+        "inventory.py",
+        "total_weight",
+        "weight_sum",
+        "--dry-run",
+        "--root",
+        &root,
+    ]);
+    assert_eq!(r.code, 0, "stderr: {}", r.stderr);
+    assert!(
+        r.stdout.starts_with(
+            "Preview of renaming `total_weight` → `weight_sum` (nothing written): 5 edits in 3 files — pyright\n"
+        ),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout.contains("\n--- a/main.py\n+++ b/main.py\n"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout.contains("\n-    label, w = \"📦 café\", total_weight(inv)\n+    label, w = \"📦 café\", weight_sum(inv)\n"),
+        "{}",
+        r.stdout
+    );
+    assert_eq!(env.bytes(&files), original, "--dry-run wrote to disk");
+    assert!(!env.journal().exists(), "--dry-run journaled an edit");
+
+    // Applied, then undone by another process (the journal persists).
+    let r = env.scry(&[
+        "rename",
+        "inventory.py",
+        "total_weight",
+        "weight_sum",
+        "--root",
+        &root,
+    ]);
+    assert_eq!(r.code, 0, "stderr: {}", r.stderr);
+    assert!(
+        r.stdout
+            .starts_with("Renamed `total_weight` → `weight_sum`: 5 edits in 3 files — pyright\n"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout
+            .contains("main.py:11:26  label, w = \"📦 café\", weight_sum(inv)")
+    );
+    assert_ne!(env.bytes(&files), original);
+    assert!(env.journal().is_dir());
+    let r = env.scry(&["undo", "--root", &root]);
+    assert_eq!(r.code, 0, "stderr: {}", r.stderr);
+    assert!(
+        r.stdout
+            .starts_with("Undid rename `total_weight` → `weight_sum`: restored 3 files"),
+        "{}",
+        r.stdout
+    );
+    assert_eq!(
+        env.bytes(&files),
+        original,
+        "undo did not restore the bytes"
     );
 }

@@ -67,9 +67,22 @@ pub struct Ws {
     pub engine: Engine,
 }
 
-pub fn workspace(config: Option<Value>, files: &[(&str, &str)]) -> Ws {
+/// A temp dir holding the workspace root (`<tmp>/ws`) and, beside it, the
+/// edit journal (`<tmp>/journal`), so that no test writes to the user's
+/// state directory.
+fn temp_root() -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().expect("tempdir");
-    let root = dir.path().canonicalize().expect("canonical tempdir");
+    let root = dir
+        .path()
+        .canonicalize()
+        .expect("canonical tempdir")
+        .join("ws");
+    std::fs::create_dir_all(&root).unwrap();
+    (dir, root)
+}
+
+pub fn workspace(config: Option<Value>, files: &[(&str, &str)]) -> Ws {
+    let (dir, root) = temp_root();
     for (name, text) in files {
         let p = root.join(name);
         std::fs::create_dir_all(p.parent().unwrap()).unwrap();
@@ -88,11 +101,9 @@ fn engine_for(dir: tempfile::TempDir, root: PathBuf, config: Option<Value>) -> W
     }
     let cfg = Config::from_layers(&layers).expect("valid config");
     let ws = Workspace::with_config(root.clone(), cfg);
-    Ws {
-        dir,
-        root,
-        engine: Engine::new(Arc::new(ws)),
-    }
+    let engine = Engine::new(Arc::new(ws));
+    engine.set_journal_dir(Some(root.parent().unwrap().join("journal")));
+    Ws { dir, root, engine }
 }
 
 /// A copy of `fixtures/<name>` with the built-in catalogue.
@@ -100,8 +111,7 @@ pub fn fixture(name: &str) -> Ws {
     let src = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../fixtures")
         .join(name);
-    let dir = tempfile::tempdir().expect("tempdir");
-    let root = dir.path().canonicalize().unwrap();
+    let (dir, root) = temp_root();
     copy_dir(&src, &root);
     engine_for(dir, root, None)
 }
@@ -123,8 +133,7 @@ fn copy_dir(from: &Path, to: &Path) {
 /// with its log at `<root>/fake.log`. `None` when the binary is missing.
 pub fn fake_workspace(test: &str, mode: &str, extra_env: &[(&str, &str)]) -> Option<Ws> {
     let bin = fake_lsp(test)?;
-    let dir = tempfile::tempdir().expect("tempdir");
-    let root = dir.path().canonicalize().unwrap();
+    let (dir, root) = temp_root();
     let mut env = serde_json::Map::new();
     env.insert("FAKE_LSP_MODE".into(), json!(mode));
     env.insert(

@@ -405,7 +405,10 @@ impl Engine {
             query: (!q.targets.is_empty()).then(|| {
                 q.targets
                     .iter()
-                    .map(|t| t.to_string_lossy().into_owned())
+                    .map(|t| match t.strip_prefix(self.workspace().root()) {
+                        Ok(_) => display(self.workspace().root(), t),
+                        Err(_) => t.to_string_lossy().into_owned(),
+                    })
                     .collect::<Vec<_>>()
                     .join(" ")
             }),

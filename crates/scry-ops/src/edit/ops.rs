@@ -90,6 +90,11 @@ impl Engine {
                 "rename needs new_name (the symbol's new name)".into(),
             ));
         };
+        // A retry of an applied rename: the symbol may not even exist any
+        // more under its old name, so replay before asking the server.
+        if let Some(a) = self.replayed_answer(q) {
+            return Ok(a);
+        }
         let target = match &q.path {
             Some(_) => {
                 let path = self.edit_target_path(q)?;
@@ -280,6 +285,13 @@ impl Engine {
     ) -> Result<Answer, OpError> {
         let method = "textDocument/codeAction";
         let path = self.edit_target_path(q)?;
+        // A retry of an applied action: replayed before asking the server
+        // (after the fix, the server may no longer offer that action).
+        if (q.action_index.is_some() || q.action_title.is_some())
+            && let Some(a) = self.replayed_answer(q)
+        {
+            return Ok(a);
+        }
         let (session, index, start, end, asked) =
             if q.symbol.as_deref().is_some_and(|s| !s.trim().is_empty())
                 || (q.line.is_some() && q.column.is_some())
@@ -423,14 +435,6 @@ impl Engine {
                 .map_err(|e| ask_err(e, self, &session, "codeAction/resolve", q))?;
         }
         let key = q.idempotency_key.clone();
-        if q.apply
-            && let Some(k) = &key
-            && let Some(r) = self
-                .replayed_edit(k)
-                .or_else(|| self.replayed_edit(&format!("{k}#1")))
-        {
-            return Ok(self.edit_answer(q, &session, asked, r));
-        }
         let mut parts = Vec::new();
         let mut notes = Vec::new();
         if !is_command && action["edit"].is_object() {
@@ -512,6 +516,24 @@ impl Engine {
         let mut answer = self.edit_answer(q, &session, asked, report);
         answer.notes.extend(notes);
         Ok(answer)
+    }
+
+    /// The stored answer of an edit already applied under the query's
+    /// idempotency key (its own edit, else the first edit its command made
+    /// the server send), marked replayed; `None` for previews.
+    fn replayed_answer(&self, q: &Query) -> Option<Answer> {
+        if !q.apply {
+            return None;
+        }
+        let k = q.idempotency_key.as_deref()?;
+        let report = self
+            .replayed_edit(k)
+            .or_else(|| self.replayed_edit(&format!("{k}#1")))?;
+        Some(Answer::new(
+            q.action,
+            q.question(self.workspace().root()),
+            Body::Edit(report),
+        ))
     }
 
     fn edit_answer(

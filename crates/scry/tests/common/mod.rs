@@ -94,7 +94,7 @@ pub fn copy_tree(from: &Path, to: &Path) {
 /// clangd's background index runs (cross-file answers).
 pub fn copy_fixture(lang: &str) -> tempfile::TempDir {
     let tmp = tempfile::Builder::new()
-        .prefix(&format!("scry-it-{lang}-"))
+        .prefix(&format!("scry-it-{}-", lang.replace('/', "-")))
         .tempdir()
         .expect("tempdir");
     copy_tree(&fixtures_dir().join(lang), tmp.path());
