@@ -200,8 +200,18 @@ impl Inner {
                     handler.on_request_deferred(&method, &params)
                 })) {
                     let out = self.out_tx.clone();
+                    let name = self.name.clone();
                     tokio::spawn(async move {
-                        let reply = match fut.await {
+                        // The answer runs in its own task so that a panic in
+                        // it still gets the server an (error) answer.
+                        let outcome = tokio::spawn(fut).await.unwrap_or_else(|_| {
+                            tracing::error!(server = %name, %method, "deferred request handler panicked");
+                            Err(ResponseError::new(
+                                ResponseError::INTERNAL_ERROR,
+                                format!("client handler panicked on {method}"),
+                            ))
+                        });
+                        let reply = match outcome {
                             Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
                             Err(error) => json!({"jsonrpc": "2.0", "id": id, "error": error}),
                         };

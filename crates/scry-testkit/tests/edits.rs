@@ -69,18 +69,27 @@ async fn command_edits_go_through_the_edit_path_and_get_an_honest_reply() {
     );
     assert!(text.contains("2. Insert header [source]"), "{text}");
 
-    // Preview: the server's edit is captured, the file untouched, the
-    // server told "not applied".
+    // Preview: a command-carrying action is not run (the command could
+    // write files itself); the preview says so and the file is untouched.
     let preview = fx.engine.run(&query(Some(1), false)).await.unwrap();
     let Body::Edit(r) = &preview.body else {
         panic!("not an edit: {preview:?}")
     };
     assert!(!r.applied);
+    assert!(r.previews.is_empty(), "{r:?}");
     assert!(
-        r.previews
+        preview
+            .notes
             .iter()
-            .any(|p| p.diff.contains("+FN TARGET() {}")),
-        "{r:?}"
+            .any(|n| n.contains("also runs the command")),
+        "{:?}",
+        preview.notes
+    );
+    assert!(
+        !std::fs::read_to_string(&fx.log)
+            .unwrap()
+            .contains("workspace/executeCommand"),
+        "a preview ran the server command"
     );
     assert_eq!(
         std::fs::read_to_string(fx.root.join("a.fake")).unwrap(),
@@ -121,7 +130,7 @@ async fn command_edits_go_through_the_edit_path_and_get_an_honest_reply() {
         .unwrap()
         .matches("workspace/executeCommand")
         .count();
-    assert_eq!(runs, 2, "preview + one apply");
+    assert_eq!(runs, 1, "one apply, no run for the preview or the replay");
 
     // A direct edit (action 2), then undo restores it.
     fx.engine.run(&query(Some(2), true)).await.unwrap();

@@ -460,15 +460,17 @@ impl Engine {
                 .as_object()
                 .map(|_| action["command"].clone())
         };
-        if let Some(cmd) = command {
-            if !q.apply {
-                notes.push(format!(
-                    "the action runs the command `{}` at {}: its edits are shown as the server sends them; nothing was applied",
-                    cmd["command"].as_str().unwrap_or_default(),
-                    session.name()
-                ));
-            }
-            self.arm_server_edits(&session, !q.apply, key.clone(), &info.title);
+        // A preview never runs a server command: the command could write
+        // files itself (e.g. `go mod tidy`), which a preview must not.
+        if let Some(cmd) = command.as_ref().filter(|_| !q.apply) {
+            notes.push(format!(
+                "applying this action also runs the command `{}` at {}; its edits are known only when it runs, so they are not part of this preview",
+                cmd["command"].as_str().unwrap_or_default(),
+                session.name()
+            ));
+        }
+        if let Some(cmd) = command.filter(|_| q.apply) {
+            self.arm_server_edits(&session, false, key.clone(), &info.title);
             let mut params = json!({ "command": cmd["command"] });
             if !cmd["arguments"].is_null() {
                 params["arguments"] = cmd["arguments"].clone();

@@ -25,6 +25,14 @@ impl Handler for TestHandler {
         }
     }
 
+    fn on_request_deferred(&self, method: &str, _params: &Value) -> Option<DeferredReply> {
+        match method {
+            "later" => Some(Box::pin(async { Ok(json!("done later")) })),
+            "later-boom" => Some(Box::pin(async { panic!("deferred handler exploded") })),
+            _ => None,
+        }
+    }
+
     fn on_notification(&self, method: &str, params: Value) {
         if method == "boom" {
             panic!("notification handler exploded");
@@ -242,6 +250,25 @@ async fn server_requests_are_answered() {
         .await;
     let reply = server.recv().await;
     assert_eq!(reply["id"], json!(9));
+    assert_eq!(reply["error"]["code"], json!(ResponseError::INTERNAL_ERROR));
+    assert!(!conn.is_closed());
+}
+
+#[tokio::test]
+async fn deferred_requests_are_answered_even_when_they_panic() {
+    let (conn, mut server, _) = setup();
+    server
+        .send(json!({"jsonrpc": "2.0", "id": 1, "method": "later"}))
+        .await;
+    assert_eq!(
+        server.recv().await,
+        json!({"jsonrpc": "2.0", "id": 1, "result": "done later"})
+    );
+    server
+        .send(json!({"jsonrpc": "2.0", "id": 2, "method": "later-boom"}))
+        .await;
+    let reply = server.recv().await;
+    assert_eq!(reply["id"], json!(2));
     assert_eq!(reply["error"]["code"], json!(ResponseError::INTERNAL_ERROR));
     assert!(!conn.is_closed());
 }
