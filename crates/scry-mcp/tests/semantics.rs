@@ -497,6 +497,14 @@ async fn the_33rd_call_in_flight_is_busy() {
     }
     let s2 = s.clone();
     until("32 calls running", || s2.executions() == 32).await;
+    // Every call must have reached the server before one is cancelled, or
+    // the cancel has no request to reach (a call still syncing files ends
+    // without one).
+    let root = ws.root.clone();
+    until("32 requests at the server", || {
+        fake_count(&root, "textDocument/definition") >= 32
+    })
+    .await;
     let t0 = std::time::Instant::now();
     raw.call(json!(200), "lsp", def("alpha")).await;
     let r = raw.response(json!(200)).await;
@@ -505,7 +513,6 @@ async fn the_33rd_call_in_flight_is_busy() {
     assert_eq!(s.executions(), 32);
     // Cancelling one frees a slot; a BUSY id may then be retried.
     raw.cancel(json!(100)).await;
-    let root = ws.root.clone();
     until("the cancel", || fake_count(&root, "$/cancelRequest") >= 1).await;
     tokio::time::sleep(Duration::from_millis(100)).await;
     raw.call(json!(200), "lsp", json!({"action": "status"}))

@@ -258,6 +258,9 @@ pub struct RunningServer {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ServerStatus {
     pub id: String,
+    /// `lsp` (a language server, kept running) or `cli` (a linter run per
+    /// diagnostics call).
+    pub kind: String,
     /// The command (argv[0]) as configured.
     pub command: String,
     /// Where the command was found, `None` when it is not installed.

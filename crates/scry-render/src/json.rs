@@ -392,6 +392,7 @@ fn call_json(call: &Call, root: &Path) -> Value {
 fn server_json(s: &ServerStatus, root: &Path) -> Value {
     json!({
         "id": s.id,
+        "kind": s.kind,
         "command": s.command,
         "installed": s.installed.as_ref().map(|p| p.display().to_string()),
         "file_types": s.file_types,

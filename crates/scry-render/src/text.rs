@@ -555,7 +555,7 @@ fn server_line(s: &ServerStatus, width: usize, root: &Path) -> String {
             s.running.len(),
             instances.join("; ")
         ));
-    } else if s.installed.is_some() && !s.disabled {
+    } else if s.installed.is_some() && !s.disabled && s.kind != "cli" {
         parts.push("not running".to_string());
     }
     let mut line = parts.join("  ");

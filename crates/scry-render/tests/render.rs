@@ -524,6 +524,7 @@ fn incoming_calls() {
 fn status() {
     let server = |id: &str, installed: Option<&str>, types: &[&str]| ServerStatus {
         id: id.into(),
+        kind: "lsp".into(),
         command: id.into(),
         installed: installed.map(PathBuf::from),
         file_types: types.iter().map(|s| s.to_string()).collect(),
@@ -553,12 +554,15 @@ fn status() {
     );
     let mut clangd = server("clangd", Some("/usr/bin/clangd"), &["c", "h", "cpp"]);
     clangd.disabled = true;
+    let mut ruff = server("ruff", Some("/usr/local/bin/ruff"), &["py", "pyi"]);
+    ruff.kind = "cli".into();
+    ruff.note = Some("command-line linter (diagnostics only)".into());
     let a = Answer::new(
         Action::Status,
         Question::default(),
         Body::Status(StatusReport {
             workspace_root: PathBuf::from(ROOT),
-            servers: vec![ra, gopls, pyright, pylsp, clangd],
+            servers: vec![ra, gopls, pyright, pylsp, clangd, ruff],
             warnings: vec!["gopls is not installed: install it with `go install golang.org/x/tools/gopls@latest`".into()],
         }),
     );

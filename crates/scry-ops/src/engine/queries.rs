@@ -307,6 +307,11 @@ impl Engine {
             };
             servers.push(ServerStatus {
                 id: spec.id.clone(),
+                kind: match spec.kind {
+                    ProviderKind::Lsp => "lsp",
+                    ProviderKind::Cli => "cli",
+                }
+                .to_string(),
                 command: spec.command.clone(),
                 installed,
                 file_types: spec.file_types.clone(),
