@@ -5,5 +5,6 @@
 pub mod catalog;
 pub mod config;
 pub mod pool;
+pub mod watch;
 
 pub use pool::{Route, Workspace, WorkspaceError, default_log_dir};

@@ -10,6 +10,7 @@ use scry_lsp::{ApplyEditHook, EditHookSlot, Session, SessionConfig, SessionError
 
 use crate::catalog::{ProviderKind, ServerSpec};
 use crate::config::{Config, ConfigError, find_root, resolve_command};
+use crate::watch::{self, FileWatcher};
 
 /// Where a file goes: which server, which executable, which root.
 #[derive(Debug, Clone)]
@@ -41,6 +42,9 @@ pub struct Workspace {
     warned: Mutex<HashSet<String>>,
     log_dir: Option<PathBuf>,
     edit_hook: EditHookSlot,
+    /// Watches the root for changes made outside scry (started with the
+    /// first session; `None` inside when watching is impossible).
+    watcher: Mutex<Option<Option<Arc<FileWatcher>>>>,
 }
 
 /// The directory where server logs go: `$SCRY_LOG_DIR`, else
@@ -75,6 +79,7 @@ impl Workspace {
             warned: Mutex::new(HashSet::new()),
             log_dir: default_log_dir(),
             edit_hook: EditHookSlot::default(),
+            watcher: Mutex::new(None),
         }
     }
 
@@ -182,6 +187,7 @@ impl Workspace {
             s.kill();
             *guard = None;
         }
+        self.ensure_watcher();
         let config = self.config();
         let session = Session::start(SessionConfig {
             name: route.spec.id.clone(),
@@ -203,6 +209,40 @@ impl Workspace {
         .await?;
         *guard = Some(session.clone());
         Ok(session)
+    }
+
+    /// Start the workspace's file watcher if it is not running (never
+    /// fails: a watcher that cannot start is logged and left out).
+    fn ensure_watcher(&self) {
+        let mut w = self.watcher.lock().unwrap_or_else(|e| e.into_inner());
+        if w.is_none() {
+            *w = Some(FileWatcher::start(&self.root).map(Arc::new));
+        }
+    }
+
+    fn file_watcher(&self) -> Option<Arc<FileWatcher>> {
+        self.watcher
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+            .flatten()
+    }
+
+    /// Tell every running server what changed on disk: the changes the
+    /// watcher saw since the last call (each server gets those its
+    /// registered file watchers match), plus `own` — changes scry made
+    /// itself (`workspace/didChangeWatchedFiles` types: 1 created, 2
+    /// changed, 3 deleted), sent to every server whose root holds them.
+    /// Called before every request, so a file written just before is seen.
+    pub async fn announce_changes(&self, own: &[(PathBuf, u8)]) {
+        let seen = match self.file_watcher() {
+            Some(w) => w.drain().await,
+            None => Vec::new(),
+        };
+        if seen.is_empty() && own.is_empty() {
+            return;
+        }
+        watch::forward(&self.running(), &seen, own);
     }
 
     /// Route and start in one step.
@@ -258,6 +298,7 @@ impl Workspace {
         for t in tasks {
             let _ = t.await;
         }
+        *self.watcher.lock().unwrap_or_else(|e| e.into_inner()) = None;
         stopped
     }
 

@@ -562,6 +562,8 @@ async fn lsp_job(
     for f in &job.files {
         before.insert(f.clone(), session.synced(f).await);
     }
+    // Files changed outside scry that no server has open: announced first.
+    ws.announce_changes(&[]).await;
     if let Err(e) = session.sync_open_documents().await {
         return failed(&job, ProviderOutcome::Failed, e.to_string(), start);
     }

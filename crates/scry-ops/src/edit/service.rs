@@ -6,7 +6,7 @@ use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, Weak};
 
-use scry_lsp::{ApplyEditHook, Session, path_to_uri};
+use scry_lsp::{ApplyEditHook, Session};
 use scry_rpc::DeferredReply;
 use scry_workspace::Workspace;
 use serde_json::{Value, json};
@@ -584,32 +584,23 @@ fn undo_report(m: &Manifest, root: &Path, applied: bool) -> EditReport {
 }
 
 /// Tell every running server about the changed files: watched-file events
-/// for all, a `didChange`/`didClose` for those it has open.
+/// for all (merged with what the workspace's watcher saw, so nothing is
+/// announced twice), a `didChange`/`didClose` for those it has open.
 pub(crate) async fn resync(ws: &Workspace, changes: &[FileChange]) {
+    let own: Vec<(PathBuf, u8)> = changes
+        .iter()
+        .map(|c| {
+            let kind = match (&c.before, &c.after) {
+                (None, _) => 1,
+                (_, None) => 3,
+                _ => 2,
+            };
+            (c.path.clone(), kind)
+        })
+        .collect();
+    ws.announce_changes(&own).await;
     for s in ws.running() {
-        let mine: Vec<&FileChange> = changes
-            .iter()
-            .filter(|c| c.path.starts_with(s.root()))
-            .collect();
-        if mine.is_empty() {
-            continue;
-        }
-        let events: Vec<Value> = mine
-            .iter()
-            .map(|c| {
-                let kind = match (&c.before, &c.after) {
-                    (None, _) => 1,
-                    (_, None) => 3,
-                    _ => 2,
-                };
-                json!({ "uri": path_to_uri(&c.path), "type": kind })
-            })
-            .collect();
-        let _ = s.notify(
-            "workspace/didChangeWatchedFiles",
-            Some(json!({ "changes": events })),
-        );
-        for c in mine {
+        for c in changes.iter().filter(|c| c.path.starts_with(s.root())) {
             if s.document(&c.path).await.is_some()
                 && let Err(e) = s.sync_file(&c.path, "").await
             {

@@ -322,7 +322,13 @@ impl Engine {
         method: &str,
     ) -> Result<Session, OpError> {
         match tokio::time::timeout_at(deadline, self.ws.session(route)).await {
-            Ok(r) => r.map_err(|e| workspace_error(e, method)),
+            Ok(r) => {
+                let session = r.map_err(|e| workspace_error(e, method))?;
+                // Changes made on disk outside scry (files no server has
+                // open) reach the servers before this request.
+                self.ws.announce_changes(&[]).await;
+                Ok(session)
+            }
             Err(_) => Err(OpError::Timeout(format!(
                 "{} did not finish starting within the time budget; try again or raise timeout_ms",
                 route.spec.id

@@ -1,0 +1,580 @@
+//! Watching the workspace for changes scry did not make, and telling the
+//! servers about them (`workspace/didChangeWatchedFiles`), filtered by the
+//! file watchers each server registered.
+//!
+//! One `notify` watcher per workspace. notify's recursive mode cannot skip
+//! directories, so every directory is watched on its own (non-recursive),
+//! found by walking the root with the `ignore` crate (`.gitignore`
+//! respected; `.git`, `target`, `node_modules`, `.cache`, `__pycache__`,
+//! `.venv` never entered), bounded by [`MAX_DIRS`]. Directories created
+//! later are added when their event is drained, and the files already in
+//! them reported as created.
+//!
+//! Determinism: events are queued by the kernel when the write happens, but
+//! delivered by notify's thread. [`FileWatcher::drain`] therefore first
+//! creates a marker file in a private directory watched by the same watcher
+//! and waits (at most [`BARRIER_WAIT`]) until that marker's event arrives:
+//! with inotify, one queue, in order, so every change written before the
+//! drain began has been delivered by then. Where the backend does not
+//! order events (or the marker cannot be written) the wait is bounded and
+//! the drain takes what has arrived.
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use globset::{GlobBuilder, GlobMatcher};
+use notify::event::{ModifyKind, RenameMode};
+use notify::{Event, EventKind, RecursiveMode, Watcher};
+use scry_lsp::{Session, path_to_uri, uri_to_path};
+use serde_json::{Value, json};
+
+/// Directories never watched (nor descended into).
+pub const SKIPPED_DIRS: &[&str] = &[
+    ".git",
+    "target",
+    "node_modules",
+    ".cache",
+    "__pycache__",
+    ".venv",
+];
+
+/// At most this many directories are watched per workspace.
+pub const MAX_DIRS: usize = 10_000;
+
+/// How long a drain waits for its marker to come back.
+pub const BARRIER_WAIT: Duration = Duration::from_millis(100);
+
+/// LSP `FileChangeType`.
+pub const CREATED: u8 = 1;
+pub const CHANGED: u8 = 2;
+pub const DELETED: u8 = 3;
+
+/// Pending changes, one per path, in arrival order.
+#[derive(Debug, Default)]
+struct Pending {
+    order: Vec<PathBuf>,
+    kinds: HashMap<PathBuf, u8>,
+}
+
+impl Pending {
+    fn push(&mut self, path: PathBuf, kind: u8) {
+        match self.kinds.get_mut(&path) {
+            Some(old) => {
+                *old = match (*old, kind) {
+                    (CREATED, CHANGED) => CREATED,
+                    (DELETED, CREATED) => CHANGED,
+                    (_, k) => k,
+                };
+            }
+            None => {
+                self.kinds.insert(path.clone(), kind);
+                self.order.push(path);
+            }
+        }
+    }
+
+    fn take(&mut self) -> Vec<(PathBuf, u8)> {
+        let mut kinds = std::mem::take(&mut self.kinds);
+        std::mem::take(&mut self.order)
+            .into_iter()
+            .filter_map(|p| kinds.remove(&p).map(|k| (p, k)))
+            .collect()
+    }
+}
+
+struct Shared {
+    pending: Mutex<Pending>,
+    marker_dir: PathBuf,
+    /// Highest marker number seen by the event thread.
+    seen: AtomicU64,
+    seen_tx: tokio::sync::watch::Sender<u64>,
+    failed: AtomicBool,
+}
+
+/// The watcher of one workspace root.
+pub struct FileWatcher {
+    root: PathBuf,
+    shared: Arc<Shared>,
+    watcher: Mutex<notify::RecommendedWatcher>,
+    dirs: Mutex<HashSet<PathBuf>>,
+    next_marker: AtomicU64,
+    warned_full: AtomicBool,
+    marker_ok: bool,
+}
+
+fn skipped_name(name: &std::ffi::OsStr) -> bool {
+    SKIPPED_DIRS.iter().any(|s| name == *s)
+}
+
+/// Whether a path under `root` lies inside a skipped directory.
+fn in_skipped_dir(root: &Path, path: &Path) -> bool {
+    path.strip_prefix(root)
+        .map(|rel| rel.components().any(|c| skipped_name(c.as_os_str())))
+        .unwrap_or(true)
+}
+
+fn event_kinds(kind: &EventKind, n_paths: usize) -> Vec<u8> {
+    match kind {
+        EventKind::Create(_) => vec![CREATED; n_paths],
+        EventKind::Remove(_) => vec![DELETED; n_paths],
+        EventKind::Modify(ModifyKind::Name(RenameMode::From)) => vec![DELETED; n_paths],
+        EventKind::Modify(ModifyKind::Name(RenameMode::To)) => vec![CREATED; n_paths],
+        EventKind::Modify(ModifyKind::Name(RenameMode::Both)) => {
+            let mut v = vec![DELETED];
+            v.resize(n_paths, CREATED);
+            v
+        }
+        EventKind::Modify(ModifyKind::Name(_)) => vec![CHANGED; n_paths],
+        EventKind::Modify(ModifyKind::Metadata(_)) | EventKind::Access(_) => vec![],
+        EventKind::Modify(_) | EventKind::Any | EventKind::Other => vec![CHANGED; n_paths],
+    }
+}
+
+impl FileWatcher {
+    /// Start watching `root` (canonical). `None` when no watcher can be
+    /// created at all (logged); a partial failure (the kernel's limit on
+    /// watches) is logged once and the rest keeps working.
+    pub fn start(root: &Path) -> Option<FileWatcher> {
+        static COUNTER: AtomicU64 = AtomicU64::new(0);
+        let marker_dir = std::env::temp_dir().join(format!(
+            "scry-watch-{}-{}",
+            std::process::id(),
+            COUNTER.fetch_add(1, Ordering::Relaxed)
+        ));
+        let shared = Arc::new(Shared {
+            pending: Mutex::new(Pending::default()),
+            marker_dir: marker_dir.clone(),
+            seen: AtomicU64::new(0),
+            seen_tx: tokio::sync::watch::Sender::new(0),
+            failed: AtomicBool::new(false),
+        });
+        let root_c = root.to_path_buf();
+        let sh = shared.clone();
+        let watcher = notify::recommended_watcher(move |res: notify::Result<Event>| match res {
+            Ok(ev) => on_event(&sh, &root_c, ev),
+            Err(e) => {
+                if !sh.failed.swap(true, Ordering::Relaxed) {
+                    tracing::warn!("file watching: {e}; changes made outside scry may be missed");
+                }
+            }
+        });
+        let watcher = match watcher {
+            Ok(w) => w,
+            Err(e) => {
+                tracing::warn!(
+                    "cannot watch {}: {e}; changes made outside scry to files no server has open will not be reported",
+                    root.display()
+                );
+                return None;
+            }
+        };
+        let mut fw = FileWatcher {
+            root: root.to_path_buf(),
+            shared,
+            watcher: Mutex::new(watcher),
+            dirs: Mutex::new(HashSet::new()),
+            next_marker: AtomicU64::new(0),
+            warned_full: AtomicBool::new(false),
+            marker_ok: false,
+        };
+        fw.marker_ok = std::fs::create_dir_all(&marker_dir).is_ok()
+            && fw
+                .watcher
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .watch(&marker_dir, RecursiveMode::NonRecursive)
+                .is_ok();
+        fw.watch_tree(root, false);
+        Some(fw)
+    }
+
+    /// How many directories are watched.
+    pub fn watched_dirs(&self) -> usize {
+        self.dirs.lock().unwrap_or_else(|e| e.into_inner()).len()
+    }
+
+    /// Watch `dir` and the directories below it that should be watched.
+    /// With `report`, the files found are queued as created (they may have
+    /// appeared before the watch did).
+    fn watch_tree(&self, dir: &Path, report: bool) {
+        let walk = ignore::WalkBuilder::new(dir)
+            .hidden(false)
+            .parents(true)
+            .require_git(false)
+            .follow_links(false)
+            .filter_entry(|e| {
+                !(e.file_type().is_some_and(|t| t.is_dir()) && skipped_name(e.file_name()))
+            })
+            .build();
+        let mut found = Vec::new();
+        for entry in walk.flatten() {
+            let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
+            if is_dir {
+                if !self.add_dir(entry.path()) {
+                    break;
+                }
+            } else if report {
+                found.push(entry.into_path());
+            }
+        }
+        if report && !found.is_empty() {
+            let mut p = self
+                .shared
+                .pending
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
+            for f in found {
+                p.push(f, CREATED);
+            }
+        }
+    }
+
+    /// Watch one directory. False when the bound or the kernel's limit is
+    /// reached (warned once).
+    fn add_dir(&self, dir: &Path) -> bool {
+        let mut dirs = self.dirs.lock().unwrap_or_else(|e| e.into_inner());
+        if dirs.contains(dir) {
+            return true;
+        }
+        if dirs.len() >= MAX_DIRS {
+            if !self.warned_full.swap(true, Ordering::Relaxed) {
+                tracing::warn!(
+                    "{}: more than {MAX_DIRS} directories; changes made outside scry in the others will not be reported",
+                    self.root.display()
+                );
+            }
+            return false;
+        }
+        let r = self
+            .watcher
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .watch(dir, RecursiveMode::NonRecursive);
+        match r {
+            Ok(()) => {
+                dirs.insert(dir.to_path_buf());
+                true
+            }
+            Err(e) => {
+                if !self.warned_full.swap(true, Ordering::Relaxed) {
+                    tracing::warn!(
+                        "cannot watch {}: {e}; changes made outside scry there will not be reported",
+                        dir.display()
+                    );
+                }
+                // A vanished directory is no reason to stop; a full kernel
+                // table is.
+                !dir.is_dir()
+            }
+        }
+    }
+
+    /// Everything that changed since the last drain (see the module
+    /// documentation for how "since" is made deterministic).
+    pub async fn drain(&self) -> Vec<(PathBuf, u8)> {
+        if self.marker_ok {
+            let n = self.next_marker.fetch_add(1, Ordering::Relaxed) + 1;
+            let marker = self.shared.marker_dir.join(n.to_string());
+            if std::fs::write(&marker, b"").is_ok() {
+                let mut rx = self.shared.seen_tx.subscribe();
+                let _ = tokio::time::timeout(BARRIER_WAIT, rx.wait_for(|s| *s >= n)).await;
+                let _ = std::fs::remove_file(&marker);
+            }
+        }
+        let changes = self
+            .shared
+            .pending
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        // New directories: watch them (and report what is already inside).
+        let mut extra = false;
+        for (p, k) in &changes {
+            if *k == DELETED {
+                self.dirs
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .remove(p);
+            } else if *k == CREATED && p.is_dir() && !self.is_ignored_dir(p) {
+                self.watch_tree(p, true);
+                extra = true;
+            }
+        }
+        if !extra {
+            return changes;
+        }
+        let more = self
+            .shared
+            .pending
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        let mut all = Pending::default();
+        for (p, k) in changes.into_iter().chain(more) {
+            all.push(p, k);
+        }
+        all.take()
+    }
+
+    fn is_ignored_dir(&self, dir: &Path) -> bool {
+        if in_skipped_dir(&self.root, dir) {
+            return true;
+        }
+        let Some(parent) = dir.parent() else {
+            return true;
+        };
+        if !self
+            .dirs
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .contains(parent)
+        {
+            return true;
+        }
+        let (gi, _) = ignore::gitignore::Gitignore::new(self.root.join(".gitignore"));
+        gi.matched_path_or_any_parents(dir.strip_prefix(&self.root).unwrap_or(dir), true)
+            .is_ignore()
+    }
+}
+
+impl Drop for FileWatcher {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.shared.marker_dir);
+    }
+}
+
+fn on_event(sh: &Shared, root: &Path, ev: Event) {
+    if ev.paths.iter().any(|p| p.starts_with(&sh.marker_dir)) {
+        if let EventKind::Create(_) = ev.kind {
+            for p in &ev.paths {
+                if let Some(n) = p
+                    .file_name()
+                    .and_then(|n| n.to_str())
+                    .and_then(|n| n.parse::<u64>().ok())
+                {
+                    sh.seen.fetch_max(n, Ordering::Relaxed);
+                }
+            }
+            let seen = sh.seen.load(Ordering::Relaxed);
+            sh.seen_tx.send_replace(seen);
+        }
+        return;
+    }
+    let kinds = event_kinds(&ev.kind, ev.paths.len());
+    if kinds.is_empty() {
+        return;
+    }
+    let mut p = sh.pending.lock().unwrap_or_else(|e| e.into_inner());
+    for (path, kind) in ev.paths.into_iter().zip(kinds) {
+        if path.starts_with(root) && path != root && !in_skipped_dir(root, &path) {
+            p.push(path, kind);
+        }
+    }
+}
+
+/// One registered file watcher (`FileSystemWatcher`).
+struct WatchRule {
+    base: Option<PathBuf>,
+    glob: GlobMatcher,
+    kind: u8,
+}
+
+impl WatchRule {
+    fn matches(&self, path: &Path, change: u8) -> bool {
+        let bit = match change {
+            CREATED => 1,
+            CHANGED => 2,
+            _ => 4,
+        };
+        if self.kind & bit == 0 {
+            return false;
+        }
+        match &self.base {
+            Some(b) => path
+                .strip_prefix(b)
+                .is_ok_and(|rel| self.glob.is_match(rel)),
+            None => self.glob.is_match(path),
+        }
+    }
+}
+
+fn compile(pattern: &str) -> Option<GlobMatcher> {
+    GlobBuilder::new(pattern)
+        .literal_separator(true)
+        .build()
+        .ok()
+        .map(|g| g.compile_matcher())
+}
+
+/// The watchers a session's server registered for
+/// `workspace/didChangeWatchedFiles`.
+fn rules_of(session: &Session) -> Vec<WatchRule> {
+    let mut out = Vec::new();
+    for reg in session.state().registrations() {
+        if reg.method != "workspace/didChangeWatchedFiles" {
+            continue;
+        }
+        let Some(watchers) = reg.options["watchers"].as_array() else {
+            continue;
+        };
+        for w in watchers {
+            let kind = w["kind"].as_u64().map_or(7, |k| (k & 7) as u8);
+            let (base, pattern) = match &w["globPattern"] {
+                Value::String(s) => (None, s.clone()),
+                Value::Object(o) => {
+                    let base_uri = match &o.get("baseUri") {
+                        Some(Value::String(u)) => u.clone(),
+                        Some(Value::Object(f)) => {
+                            f.get("uri").and_then(Value::as_str).unwrap_or("").into()
+                        }
+                        _ => continue,
+                    };
+                    let Some(base) = uri_to_path(&base_uri) else {
+                        continue;
+                    };
+                    let Some(p) = o.get("pattern").and_then(Value::as_str) else {
+                        continue;
+                    };
+                    (Some(base), p.to_string())
+                }
+                _ => continue,
+            };
+            // A string pattern is matched against the absolute path; one
+            // that is not absolute matches anywhere below.
+            let pattern =
+                if base.is_none() && !pattern.starts_with('/') && !pattern.starts_with("**") {
+                    format!("**/{pattern}")
+                } else {
+                    pattern
+                };
+            if let Some(glob) = compile(&pattern) {
+                out.push(WatchRule { base, glob, kind });
+            }
+        }
+    }
+    out
+}
+
+/// Send `workspace/didChangeWatchedFiles` to each session: the `watched`
+/// changes its server registered a watcher for, and every one of `always`
+/// (scry's own edits, announced to all servers) under its root.
+pub fn forward(sessions: &[Session], watched: &[(PathBuf, u8)], always: &[(PathBuf, u8)]) {
+    for s in sessions {
+        let mut batch = Pending::default();
+        if !watched.is_empty() {
+            let rules = rules_of(s);
+            for (p, k) in watched {
+                if p.starts_with(s.root()) && rules.iter().any(|r| r.matches(p, *k)) {
+                    batch.push(p.clone(), *k);
+                }
+            }
+        }
+        for (p, k) in always {
+            if p.starts_with(s.root()) {
+                // scry's own report is the authority for its own edits.
+                batch.kinds.remove(p);
+                batch.order.retain(|x| x != p);
+                batch.push(p.clone(), *k);
+            }
+        }
+        let changes: Vec<Value> = batch
+            .take()
+            .into_iter()
+            .map(|(p, k)| json!({ "uri": path_to_uri(&p), "type": k }))
+            .collect();
+        if changes.is_empty() {
+            continue;
+        }
+        tracing::debug!(
+            server = s.name(),
+            n = changes.len(),
+            "didChangeWatchedFiles"
+        );
+        if let Err(e) = s.notify(
+            "workspace/didChangeWatchedFiles",
+            Some(json!({ "changes": changes })),
+        ) {
+            tracing::debug!(server = s.name(), "didChangeWatchedFiles: {e}");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pending_coalesces() {
+        let mut p = Pending::default();
+        p.push("/a".into(), CREATED);
+        p.push("/a".into(), CHANGED);
+        p.push("/b".into(), DELETED);
+        p.push("/b".into(), CREATED);
+        p.push("/c".into(), CHANGED);
+        p.push("/c".into(), DELETED);
+        assert_eq!(
+            p.take(),
+            vec![
+                ("/a".into(), CREATED),
+                ("/b".into(), CHANGED),
+                ("/c".into(), DELETED)
+            ]
+        );
+        assert!(p.take().is_empty());
+    }
+
+    #[test]
+    fn rules_match_string_and_relative_patterns() {
+        let abs = WatchRule {
+            base: None,
+            glob: compile("**/*.py").unwrap(),
+            kind: 7,
+        };
+        assert!(abs.matches(Path::new("/w/x/a.py"), CREATED));
+        assert!(!abs.matches(Path::new("/w/x/a.rs"), CREATED));
+        let rel = WatchRule {
+            base: Some("/w".into()),
+            glob: compile("src/*.rs").unwrap(),
+            kind: 4,
+        };
+        assert!(rel.matches(Path::new("/w/src/a.rs"), DELETED));
+        assert!(!rel.matches(Path::new("/w/src/a.rs"), CHANGED));
+        assert!(!rel.matches(Path::new("/w/src/x/a.rs"), DELETED));
+    }
+
+    #[test]
+    fn skipped_directories() {
+        let root = Path::new("/w");
+        assert!(in_skipped_dir(root, Path::new("/w/target/debug/x")));
+        assert!(in_skipped_dir(root, Path::new("/w/a/node_modules/b.js")));
+        assert!(!in_skipped_dir(root, Path::new("/w/src/a.rs")));
+        assert!(in_skipped_dir(root, Path::new("/elsewhere/a.rs")));
+    }
+
+    #[tokio::test]
+    async fn drain_sees_a_write_made_just_before() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join("src")).unwrap();
+        std::fs::create_dir_all(root.join("target")).unwrap();
+        let w = FileWatcher::start(&root).expect("watcher");
+        assert_eq!(w.watched_dirs(), 2, "root and src, not target");
+        std::fs::write(root.join("src/a.py"), "x = 1\n").unwrap();
+        std::fs::write(root.join("target/junk"), "x").unwrap();
+        let got = w.drain().await;
+        assert_eq!(got, vec![(root.join("src/a.py"), CREATED)]);
+        // A new directory is watched from the drain that reports it on.
+        std::fs::create_dir_all(root.join("pkg")).unwrap();
+        std::fs::write(root.join("pkg/b.py"), "y = 2\n").unwrap();
+        let got = w.drain().await;
+        assert!(got.contains(&(root.join("pkg/b.py"), CREATED)), "{got:?}");
+        std::fs::write(root.join("pkg/c.py"), "z\n").unwrap();
+        std::fs::remove_file(root.join("src/a.py")).unwrap();
+        let got = w.drain().await;
+        assert!(got.contains(&(root.join("pkg/c.py"), CREATED)), "{got:?}");
+        assert!(got.contains(&(root.join("src/a.py"), DELETED)), "{got:?}");
+    }
+}
