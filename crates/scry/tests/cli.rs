@@ -414,3 +414,57 @@ fn rename_dry_run_writes_nothing_then_apply_and_undo() {
         "undo did not restore the bytes"
     );
 }
+
+/// Issue 11: a file whose name starts with `-` is named with `--` or
+/// `./`; written bare it is a usage error, never the help text.
+#[test]
+fn file_names_starting_with_a_dash() {
+    let env = Env::python();
+    std::fs::write(env.root().join("-h.py"), "def dash_helper():\n    pass\n").unwrap();
+    let root = env.root_str();
+    let r = env.scry(&["symbols", "-h.py", "--root", &root]);
+    assert_eq!(r.code, 2, "stdout: {}", r.stdout);
+    assert!(r.stdout.is_empty(), "the help was printed: {}", r.stdout);
+    let line = one_line(&r);
+    assert!(
+        line.contains("./-h.py") && line.contains("-- -h.py"),
+        "{line}"
+    );
+    let r = env.scry(&["diag", "-V.sh", "--root", &root]);
+    assert_eq!(r.code, 2, "the version was printed: {}", r.stdout);
+    if !have_pyright(&env, "file_names_starting_with_a_dash") {
+        return;
+    }
+    for args in [
+        &["symbols", "--root", &root, "--", "-h.py"][..],
+        &["symbols", "./-h.py", "--root", &root],
+    ] {
+        let r = env.scry(args);
+        assert_eq!(r.code, 0, "{args:?}: {}", r.stderr);
+        assert!(r.stdout.contains("dash_helper"), "{args:?}: {}", r.stdout);
+    }
+}
+
+/// Issue 11: a `diag` target outside the workspace is refused as such,
+/// globs included (not "no server configured").
+#[test]
+fn diag_target_outside_the_workspace_is_refused() {
+    let env = Env::python();
+    let other = tempfile::tempdir().unwrap();
+    std::fs::write(other.path().join("b.py"), "import os\n").unwrap();
+    let root = env.root_str();
+    let abs_glob = format!("{}/*.py", other.path().display());
+    let abs_file = format!("{}/b.py", other.path().display());
+    for target in [
+        abs_glob.as_str(),
+        abs_file.as_str(),
+        "../*.py",
+        "sub/../../*.py",
+    ] {
+        let r = env.scry(&["diag", target, "--root", &root]);
+        assert_eq!(r.code, 1, "{target}: {}", r.stdout);
+        assert!(r.stdout.is_empty(), "{target}: {}", r.stdout);
+        let line = one_line(&r);
+        assert!(line.contains("OUTSIDE_WORKSPACE"), "{target}: {line}");
+    }
+}
