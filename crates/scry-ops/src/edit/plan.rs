@@ -16,6 +16,7 @@ use scry_lsp::{Encoding, LineIndex, LspPos, uri_to_path};
 use serde_json::Value;
 
 use crate::error::OpError;
+use scry_workspace::config::PROJECT_CONFIG_FILES;
 
 /// Most files one edit may touch (a directory rename counts every file).
 pub const MAX_FILES: usize = 5000;
@@ -160,17 +161,34 @@ pub fn confine(root: &Path, path: &Path) -> Result<PathBuf, OpError> {
             root.display()
         )));
     }
-    if full
-        .strip_prefix(root)
-        .map(|r| r.components().any(|c| c.as_os_str() == ".git"))
-        .unwrap_or(false)
-    {
+    if let Some(why) = protected(root, &full) {
         return Err(rejected(format!(
-            "the edit touches {} inside .git; refused",
-            path.display()
+            "the edit touches {} {why}; refused",
+            show(&full, root)
         )));
     }
     Ok(full)
+}
+
+/// Why no edit may write `path` (canonical, inside `root`), if so: it is
+/// inside a `.git` directory (at any depth), or one of scry's own
+/// configuration files (the project files of
+/// [`scry_workspace::config::PROJECT_CONFIG_FILES`], at any depth, since a
+/// subdirectory may be opened as a workspace later; and the user
+/// configuration file when it lies in the workspace). A server must not
+/// change what scry runs or trusts.
+pub fn protected(root: &Path, path: &Path) -> Option<&'static str> {
+    let rel = path.strip_prefix(root).ok()?;
+    if rel.components().any(|c| c.as_os_str() == ".git") {
+        return Some("inside .git");
+    }
+    if PROJECT_CONFIG_FILES.iter().any(|f| rel.ends_with(f)) {
+        return Some("(scry's own configuration)");
+    }
+    if scry_workspace::config::user_config_path().is_some_and(|u| u == path) {
+        return Some("(scry's user configuration)");
+    }
+    None
 }
 
 fn uri_path(root: &Path, v: &Value, what: &str) -> Result<PathBuf, OpError> {
@@ -828,7 +846,19 @@ pub fn build_plan(
             b.text_edits(&path, None, edits)?;
         }
     }
-    Ok(b.finish())
+    let plan = b.finish();
+    // Named paths were checked by `confine`; this also covers what a
+    // directory rename or delete carries along.
+    let all = plan.changes.iter().map(|c| &c.path);
+    for p in all.chain(&plan.dirs_created).chain(&plan.dirs_removed) {
+        if let Some(why) = protected(root, p) {
+            return Err(rejected(format!(
+                "the edit touches {} {why}; refused",
+                show(p, root)
+            )));
+        }
+    }
+    Ok(plan)
 }
 
 /// Every path a `WorkspaceEdit` names, confined, for collecting the server's

@@ -512,3 +512,64 @@ async fn failed_commit_leaves_no_journal_entry() {
         .unwrap();
     assert!(r.applied && !r.replayed);
 }
+
+/// Issue 11: no edit writes inside `.git` or scry's own configuration
+/// files, named directly or carried along by a directory rename/delete;
+/// refused as EDIT_REJECTED with the reason, nothing written.
+#[test]
+fn git_and_scry_config_are_never_written() {
+    let w = ws(&[
+        ("a.txt", "hello\n"),
+        (".scry.json", "{}\n"),
+        (".scry/config.json", "{}\n"),
+        ("sub/scry.json", "{}\n"),
+        ("vendored/.git/config", "[core]\n"),
+        ("vendored/lib.txt", "lib\n"),
+        (".git/config", "[core]\n"),
+    ]);
+    let reason = |e: Value| {
+        let before = snapshot(w.root.parent().unwrap());
+        let err = plan(&w, &e).unwrap_err();
+        assert_eq!(snapshot(w.root.parent().unwrap()), before);
+        assert_eq!(err.code(), "EDIT_REJECTED", "{err}");
+        err.to_string()
+    };
+    let config = [
+        ".scry.json",
+        ".scry/config.json",
+        "sub/scry.json",
+        "new/.scry.json",
+    ];
+    for f in config {
+        let p = uri(&w.root.join(f));
+        for e in [
+            json!({"changes": {p.clone(): [edit(0,0,0,2,"{\"servers\":{\"x\":{\"command\":\"sh\"}}}")]}}),
+            json!({"documentChanges": [{"kind": "create", "uri": p.clone(), "options": {"overwrite": true}}]}),
+            json!({"documentChanges": [{"kind": "delete", "uri": p.clone()}]}),
+            json!({"documentChanges": [{"kind": "rename", "oldUri": uri(&w.root.join("a.txt")), "newUri": p.clone(), "options": {"overwrite": true}}]}),
+        ] {
+            let msg = reason(e);
+            assert!(msg.contains("scry's own configuration"), "{f}: {msg}");
+        }
+    }
+    // .git, named or carried along by a directory operation.
+    for e in [
+        json!({"changes": {uri(&w.root.join(".git/config")): [edit(0,0,0,0,"x")]}}),
+        json!({"documentChanges": [{"kind": "rename", "oldUri": uri(&w.root.join("vendored")), "newUri": uri(&w.root.join("moved"))}]}),
+        json!({"documentChanges": [{"kind": "delete", "uri": uri(&w.root.join("vendored")), "options": {"recursive": true}}]}),
+        json!({"documentChanges": [{"kind": "rename", "oldUri": uri(&w.root.join(".scry")), "newUri": uri(&w.root.join("elsewhere"))}]}),
+    ] {
+        let msg = reason(e.clone());
+        assert!(
+            msg.contains(".git") || msg.contains("configuration"),
+            "{e}: {msg}"
+        );
+    }
+    // An ordinary file next to them is still editable.
+    let p = plan(
+        &w,
+        &json!({"changes": {uri(&w.root.join("a.txt")): [edit(0,0,0,5,"HELLO")]}}),
+    )
+    .unwrap();
+    assert_eq!(p.changes.len(), 1);
+}
