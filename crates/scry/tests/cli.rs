@@ -468,3 +468,30 @@ fn diag_target_outside_the_workspace_is_refused() {
         assert!(line.contains("OUTSIDE_WORKSPACE"), "{target}: {line}");
     }
 }
+
+/// Issue 11: a `new_name` with a line break is a clear error before any
+/// server is asked; nothing changes.
+#[test]
+fn rename_refuses_a_new_name_with_a_line_break() {
+    let env = Env::python();
+    let root = env.root_str();
+    let files = ["inventory.py", "main.py", "report.py"];
+    let before = env.bytes(&files);
+    for bad in ["weight\nsum", "weight_sum\t", &"w".repeat(300)] {
+        let r = env.scry(&[
+            "rename",
+            "inventory.py",
+            "total_weight",
+            bad,
+            "--root",
+            &root,
+        ]);
+        assert_eq!(r.code, 1, "{bad:?}: {}", r.stdout);
+        let line = one_line(&r);
+        assert!(
+            line.contains("INVALID_ARGUMENT") && line.contains("new_name"),
+            "{line}"
+        );
+        assert_eq!(env.bytes(&files), before);
+    }
+}
