@@ -502,6 +502,7 @@ impl Engine {
                 created: Vec::new(),
                 renamed: Vec::new(),
                 deleted: Vec::new(),
+                overwritten: Vec::new(),
                 previews: Vec::new(),
                 diagnostics: None,
                 journal_id: None,

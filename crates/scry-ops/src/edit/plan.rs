@@ -72,6 +72,9 @@ pub struct EditPlan {
     pub created: Vec<PathBuf>,
     pub renamed: Vec<(PathBuf, PathBuf)>,
     pub deleted: Vec<PathBuf>,
+    /// Existing files replaced whole: `CreateFile` with `overwrite` (the
+    /// file is emptied), `RenameFile` with `overwrite` onto a file.
+    pub overwritten: Vec<PathBuf>,
 }
 
 impl EditPlan {
@@ -601,6 +604,7 @@ impl<'a> Builder<'a> {
                         }),
                     )?;
                     self.vfs.touched.insert(p.clone());
+                    self.plan.overwritten.push(p);
                 } else if !opt(v, "ignoreIfExists") {
                     return Err(rejected(format!(
                         "CreateFile {rel}: the file already exists"
@@ -644,7 +648,9 @@ impl<'a> Builder<'a> {
         }
         match self.vfs.get(&to)? {
             Node::Absent => {}
-            Node::File(_) if opt(v, "overwrite") && matches!(node, Node::File(_)) => {}
+            Node::File(_) if opt(v, "overwrite") && matches!(node, Node::File(_)) => {
+                self.plan.overwritten.push(to.clone());
+            }
             _ if opt(v, "ignoreIfExists") && !opt(v, "overwrite") => return Ok(()),
             _ => {
                 return Err(rejected(format!(

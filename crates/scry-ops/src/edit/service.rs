@@ -158,6 +158,7 @@ fn files_touched(report: &EditReport) -> usize {
     set.extend(report.created.iter().map(PathBuf::as_path));
     set.extend(report.deleted.iter().map(PathBuf::as_path));
     set.extend(report.renamed.iter().map(|m| m.to.as_path()));
+    set.extend(report.overwritten.iter().map(PathBuf::as_path));
     set.len()
 }
 
@@ -188,6 +189,7 @@ fn report_of(plan: &EditPlan, opts: &EditOptions, root: &Path) -> EditReport {
             })
             .collect(),
         deleted: plan.deleted.clone(),
+        overwritten: plan.overwritten.clone(),
         previews: Vec::new(),
         diagnostics: None,
         journal_id: None,
@@ -223,6 +225,7 @@ pub(crate) fn merge_reports(
         out.created.extend(p.created);
         out.renamed.extend(p.renamed);
         out.deleted.extend(p.deleted);
+        out.overwritten.extend(p.overwritten);
         out.previews.extend(p.previews);
         out.replayed |= p.replayed;
         if p.journal_id.is_some() {
@@ -567,6 +570,7 @@ fn undo_report(m: &Manifest, root: &Path, applied: bool) -> EditReport {
         created: Vec::new(),
         renamed: Vec::new(),
         deleted: Vec::new(),
+        overwritten: Vec::new(),
         previews: Vec::new(),
         diagnostics: None,
         journal_id: Some(m.id.clone()),

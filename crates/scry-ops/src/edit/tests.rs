@@ -573,3 +573,47 @@ fn git_and_scry_config_are_never_written() {
     .unwrap();
     assert_eq!(p.changes.len(), 1);
 }
+
+/// Issue 11: a `create` with `overwrite: true` of an existing file empties
+/// it: the report counts it as an overwrite (a changed file), never as no
+/// change; undo restores the content.
+#[tokio::test]
+async fn create_with_overwrite_is_reported_as_an_overwrite() {
+    let w = ws(&[("setup.py", "import setuptools\n"), ("empty.txt", "")]);
+    let (engine, _) = engine(&w);
+    let original = snapshot(&w.root);
+    let e = json!({"documentChanges": [
+        {"kind": "create", "uri": uri(&w.root.join("setup.py")), "options": {"overwrite": true}},
+    ]});
+    let preview = engine
+        .apply_workspace_edit(None, &e, opts(false, None))
+        .await
+        .unwrap();
+    assert_eq!(preview.overwritten, vec![w.root.join("setup.py")]);
+    assert_eq!(preview.files_changed, 1);
+    assert!(
+        preview
+            .previews
+            .iter()
+            .any(|d| d.diff.contains("-import setuptools")),
+        "{:?}",
+        preview.previews
+    );
+    assert_eq!(original, snapshot(&w.root));
+    let r = engine
+        .apply_workspace_edit(None, &e, opts(true, None))
+        .await
+        .unwrap();
+    assert!(r.applied && r.created.is_empty());
+    assert_eq!(r.overwritten, vec![w.root.join("setup.py")]);
+    assert_eq!(r.files_changed, 1);
+    assert_eq!(std::fs::read(w.root.join("setup.py")).unwrap(), b"");
+    engine.undo_last_edit(true, None).await.unwrap();
+    assert_eq!(original, snapshot(&w.root));
+    // A rename onto an existing file with `overwrite` names it too.
+    let e = json!({"documentChanges": [
+        {"kind": "rename", "oldUri": uri(&w.root.join("empty.txt")), "newUri": uri(&w.root.join("setup.py")), "options": {"overwrite": true}},
+    ]});
+    let p = plan(&w, &e).unwrap();
+    assert_eq!(p.overwritten, vec![w.root.join("setup.py")]);
+}
