@@ -495,3 +495,41 @@ fn rename_refuses_a_new_name_with_a_line_break() {
         assert_eq!(env.bytes(&files), before);
     }
 }
+
+/// Issue 11: when the journal cannot be written (here SCRY_JOURNAL_DIR is
+/// under a regular file, which fails even for root) the edit is refused
+/// with WRITE_FAILED and nothing changes; no 0-byte entry is left.
+#[test]
+fn rename_is_refused_when_the_journal_cannot_be_written() {
+    let env = Env::python();
+    if !have_pyright(&env, "rename_is_refused_when_the_journal_cannot_be_written") {
+        return;
+    }
+    let root = env.root_str();
+    let files = ["inventory.py", "main.py", "report.py"];
+    let before = env.bytes(&files);
+    let blocker = env.home.path().join("blocker");
+    std::fs::write(&blocker, "x").unwrap();
+    let jdir = blocker.join("journal");
+    let jdir = jdir.to_str().unwrap();
+    let args = [
+        "rename",
+        "inventory.py",
+        "total_weight",
+        "weight_sum",
+        "--root",
+        &root,
+    ];
+    let r = env.scry_env(&args, &[("SCRY_JOURNAL_DIR", jdir)]);
+    assert_eq!(r.code, 1, "stdout: {}", r.stdout);
+    let line = one_line(&r);
+    assert!(
+        line.contains("WRITE_FAILED") && line.contains("nothing was changed"),
+        "{line}"
+    );
+    assert_eq!(env.bytes(&files), before);
+    assert_eq!(std::fs::read(&blocker).unwrap(), b"x");
+    let r = env.scry_env(&["undo", "--root", &root], &[("SCRY_JOURNAL_DIR", jdir)]);
+    assert_eq!(r.code, 1);
+    assert!(one_line(&r).contains("nothing to undo"), "{}", r.stderr);
+}
