@@ -335,3 +335,33 @@ async fn diagnostics_match_the_cli_text() {
     }
     s.engine().shutdown().await;
 }
+
+/// Issue 11: a `new_name` with a line break (or any control character, or
+/// too long) is refused before a server is asked; nothing changes.
+#[tokio::test]
+async fn bad_new_names_are_refused_before_the_server_is_asked() {
+    let ws = fixture("python");
+    let s = server(&ws, false);
+    let mut raw = Raw::start(s.clone()).await;
+    let original = bytes(&ws.root);
+    let long = "w".repeat(257);
+    for (i, bad) in [
+        "weight\nsum",
+        "weight_sum\r\n",
+        "\u{1b}[2Jx",
+        "",
+        long.as_str(),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        for tool in ["lsp_edit", "lsp"] {
+            let mut args = rename_args();
+            args["new_name"] = json!(bad);
+            let r = answer(&mut raw, json!(format!("{tool}-{i}")), tool, args).await;
+            assert_eq!(error_code(&r), "INVALID_ARGUMENT", "{bad:?}: {r}");
+            assert!(text(&r).contains("new_name"), "{}", text(&r));
+            assert_eq!(bytes(&ws.root), original, "{bad:?} changed a file");
+        }
+    }
+}

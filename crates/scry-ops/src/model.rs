@@ -678,6 +678,9 @@ pub struct EditReport {
     pub renamed: Vec<FileMove>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub deleted: Vec<PathBuf>,
+    /// Existing files replaced whole (a create or rename with `overwrite`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub overwritten: Vec<PathBuf>,
     /// Previews: one diff per file (filled for dry runs).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub previews: Vec<FilePreview>,

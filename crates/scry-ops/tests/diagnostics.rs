@@ -526,3 +526,118 @@ async fn hanging_and_garbage_linters_are_bounded_and_reported() {
     assert_eq!(gn.loc.text.as_deref(), Some("beta"));
     assert!(r.pending.iter().any(|p| p.provider == "hang"), "{r:#?}");
 }
+
+/// Every file under `root` with its bytes (the tree "hash": compared whole).
+fn tree(root: &Path) -> std::collections::BTreeMap<PathBuf, Vec<u8>> {
+    fn walk(dir: &Path, root: &Path, out: &mut std::collections::BTreeMap<PathBuf, Vec<u8>>) {
+        for e in std::fs::read_dir(dir).unwrap() {
+            let e = e.unwrap();
+            if e.file_type().unwrap().is_dir() {
+                walk(&e.path(), root, out);
+            } else {
+                let rel = e.path().strip_prefix(root).unwrap().to_path_buf();
+                out.insert(rel, std::fs::read(e.path()).unwrap());
+            }
+        }
+    }
+    let mut out = std::collections::BTreeMap::new();
+    walk(root, root, &mut out);
+    out
+}
+
+/// Issue 11, item 1: file names that look like options reach ruff, eslint
+/// and shellcheck as paths (`./`-prefixed, after `--`): nothing is written,
+/// no usage text, no foreign config loaded, and the seeded problems in those
+/// very files are reported where they are.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn option_like_file_names_never_become_linter_options() {
+    let dir = tempfile::Builder::new()
+        .prefix("scry-diag-")
+        .tempdir()
+        .unwrap();
+    let root = dir.path();
+    let files: &[(&str, &str)] = &[
+        ("ruff.toml", "[lint]\nselect = [\"F\"]\n"),
+        (
+            "eslint.config.js",
+            "export default [{ files: [\"**/*.js\"], rules: { \"no-unused-vars\": \"error\" } }];\n",
+        ),
+        // the language servers are not what is tested here
+        (
+            ".scry.json",
+            r#"{ "servers": { "pyright": false, "basedpyright": false, "pylsp": false,
+                 "jedi-language-server": false, "typescript-language-server": false,
+                 "bash-language-server": false } }"#,
+        ),
+        ("--output-file=x.py", "import sys\n"),
+        ("-h.py", "\nimport os\n"),
+        ("-V.sh", "#!/bin/sh\necho $1\n"),
+        ("-h.js", "var unused = 1;\n"),
+        ("--output-file=app.js", "\nvar u2 = 2;\n"),
+        // eslint would load (and run) evil.js as its config
+        ("--config=evil.js", "var e3 = 3;\n"),
+        (
+            "evil.js",
+            "require('fs').writeFileSync('pwned', 'x');\nexport default [];\n",
+        ),
+        ("--config=evil.toml", "[lint]\nselect = [\"E501\"]\n"),
+        ("evil.toml", "[lint]\nselect = [\"E501\"]\n"),
+        ("x.py", "print('x')\n"),
+        ("app.js", "console.log(1);\n"),
+    ];
+    for (name, text) in files {
+        std::fs::write(root.join(name), text).unwrap();
+    }
+    let before = tree(root);
+    let Some(fx) = Fx::at(dir, &["ruff", "eslint", "shellcheck"], "option_like_names") else {
+        return;
+    };
+    let targets = [
+        "--output-file=x.py",
+        "-h.py",
+        "-V.sh",
+        "-h.js",
+        "--output-file=app.js",
+        "--config=evil.js",
+    ];
+    for t in [&targets[..], &["*"]] {
+        let (r, _) = fx.diag(t, SeverityFilter::All).await;
+        for id in ["ruff", "eslint", "shellcheck"] {
+            assert_eq!(
+                outcome(&r, id),
+                Some(ProviderOutcome::Checked),
+                "{id}: {r:#?}"
+            );
+        }
+        assert_eq!(
+            tree(&fx.root),
+            before,
+            "a diagnostics call changed the tree"
+        );
+        let at = |file: &str, code: &str| {
+            let d = all(&r)
+                .into_iter()
+                .find(|d| {
+                    d.loc.path.file_name().and_then(|n| n.to_str()) == Some(file)
+                        && d.code.as_deref() == Some(code)
+                })
+                .unwrap_or_else(|| panic!("no {code} in {file}: {r:#?}"));
+            (d.loc.line, d.loc.col, d.provider.clone())
+        };
+        assert_eq!(at("--output-file=x.py", "F401"), (1, 8, "ruff".into()));
+        assert_eq!(at("-h.py", "F401"), (2, 8, "ruff".into()));
+        assert_eq!(at("-V.sh", "SC2086"), (2, 6, "shellcheck".into()));
+        assert_eq!(at("-h.js", "no-unused-vars"), (1, 5, "eslint".into()));
+        assert_eq!(
+            at("--output-file=app.js", "no-unused-vars"),
+            (2, 5, "eslint".into())
+        );
+        assert_eq!(
+            at("--config=evil.js", "no-unused-vars"),
+            (1, 5, "eslint".into())
+        );
+        // ruff.toml (select F) was used, not evil.toml (E501)
+        assert!(all(&r).iter().all(|d| d.code.as_deref() != Some("E501")));
+    }
+    assert!(!fx.root.join("pwned").exists());
+}

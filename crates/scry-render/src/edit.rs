@@ -4,7 +4,7 @@
 //! Text of an applied edit:
 //!
 //! ```text
-//! Renamed `total_weight` → `weight_sum`: 5 edits in 3 files — rust-analyzer
+//! Renamed `total_weight` → `weight_sum`: 5 edits in 3 files; renamed src/report.rs → src/summary.rs — rust-analyzer
 //! src/inventory.rs:17:8  pub fn weight_sum(inv: &Inventory) -> u32 {
 //! src/main.rs:7:17  use inventory::{weight_sum, Inventory};
 //! Renamed file: src/report.rs → src/summary.rs
@@ -13,6 +13,11 @@
 //!
 //! A preview says that nothing was written and shows the unified diff of
 //! every file instead of the edit lines.
+//!
+//! The first line names every resource operation (created, overwritten,
+//! renamed, deleted files; at most [`NAMES_IN_HEADER`] names each, then a
+//! count): an edit that only creates, replaces or removes files never reads
+//! as "no file changes".
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -23,13 +28,71 @@ use serde_json::{Map, Value, json};
 use crate::common::{clip_line, plural};
 use crate::display_path;
 
-fn edit_count(r: &EditReport) -> String {
+/// Most file names of one kind of resource operation in the first line.
+pub(crate) const NAMES_IN_HEADER: usize = 3;
+
+/// `a.rs, b.rs and 2 more`.
+fn names(mut items: Vec<String>) -> String {
+    let more = items.len().saturating_sub(NAMES_IN_HEADER);
+    items.truncate(NAMES_IN_HEADER);
+    let mut s = items.join(", ");
+    if more > 0 {
+        s.push_str(&format!(" and {more} more"));
+    }
+    s
+}
+
+/// The resource operations for the first line: `created a.rs; overwrote
+/// b.rs; renamed c.rs → d.rs; deleted e.rs` (empty when there are none).
+fn resource_summary(r: &EditReport, root: &Path) -> Vec<String> {
+    let (created, deleted) = if r.kind == EditKind::Undo {
+        ("restored", "removed")
+    } else {
+        ("created", "deleted")
+    };
+    let shown = |ps: &[std::path::PathBuf]| ps.iter().map(|p| display_path(p, root)).collect();
+    let mut out = Vec::new();
+    if !r.created.is_empty() {
+        out.push(format!("{created} {}", names(shown(&r.created))));
+    }
+    if !r.overwritten.is_empty() {
+        out.push(format!("overwrote {}", names(shown(&r.overwritten))));
+    }
+    if !r.renamed.is_empty() {
+        let moves = r
+            .renamed
+            .iter()
+            .map(|m| {
+                format!(
+                    "{} → {}",
+                    display_path(&m.from, root),
+                    display_path(&m.to, root)
+                )
+            })
+            .collect();
+        out.push(format!("renamed {}", names(moves)));
+    }
+    if !r.deleted.is_empty() {
+        out.push(format!("{deleted} {}", names(shown(&r.deleted))));
+    }
+    out
+}
+
+/// `4 edits in 3 files; created a.rs; renamed b.rs → c.rs` (the edit count
+/// left out when there are no text edits but resource operations).
+fn edit_count(r: &EditReport, root: &Path) -> String {
     let files: BTreeSet<&Path> = r.edits.iter().map(|e| e.path.as_path()).collect();
-    format!(
-        "{} in {}",
-        plural(r.edits.len(), "edit", "edits"),
-        plural(files.len(), "file", "files")
-    )
+    let mut parts = Vec::new();
+    let resources = resource_summary(r, root);
+    if !r.edits.is_empty() || resources.is_empty() {
+        parts.push(format!(
+            "{} in {}",
+            plural(r.edits.len(), "edit", "edits"),
+            plural(files.len(), "file", "files")
+        ));
+    }
+    parts.extend(resources);
+    parts.join("; ")
 }
 
 /// What the edit was, for the header.
@@ -44,7 +107,8 @@ fn what(r: &EditReport) -> String {
 }
 
 /// The first line.
-pub(crate) fn header(r: &EditReport, server: &str) -> String {
+pub(crate) fn header(r: &EditReport, root: &Path, server: &str) -> String {
+    let edit_count = |r: &EditReport| edit_count(r, root);
     let mut s = match (r.kind, r.applied) {
         (EditKind::Undo, true) => format!(
             "Undid {}: restored {}",
@@ -69,7 +133,11 @@ pub(crate) fn header(r: &EditReport, server: &str) -> String {
             edit_count(r)
         ),
     };
-    if r.files_changed == 0 && r.edits.is_empty() && r.kind != EditKind::Undo {
+    let resources = !(r.created.is_empty()
+        && r.overwritten.is_empty()
+        && r.renamed.is_empty()
+        && r.deleted.is_empty());
+    if r.files_changed == 0 && r.edits.is_empty() && !resources && r.kind != EditKind::Undo {
         s.push_str(" — no file changes");
     }
     s.push_str(server);
@@ -110,6 +178,12 @@ fn resource_lines(r: &EditReport, root: &Path) -> Vec<String> {
     let mut out = Vec::new();
     for p in &r.created {
         out.push(format!("{created} file: {}", display_path(p, root)));
+    }
+    for p in &r.overwritten {
+        out.push(format!(
+            "Overwrote file: {} (its old content replaced)",
+            display_path(p, root)
+        ));
     }
     for m in &r.renamed {
         out.push(format!(
@@ -216,6 +290,7 @@ pub(crate) fn json_fields(
             "deleted",
             r.deleted.iter().map(|p| display_path(p, root)).collect(),
         ),
+
         (
             "previews",
             r.previews
@@ -231,6 +306,15 @@ pub(crate) fn json_fields(
                 .map_or(Value::Null, |d| crate::diagnostics::delta_json(d, root)),
         ),
     ];
+    if !r.overwritten.is_empty() {
+        fields.push((
+            "overwritten",
+            r.overwritten
+                .iter()
+                .map(|p| display_path(p, root))
+                .collect(),
+        ));
+    }
     if n < edits.len() {
         let files: BTreeSet<&str> = edits[n..].iter().map(|e| e.0.as_str()).collect();
         fields.push((

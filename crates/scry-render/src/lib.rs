@@ -123,18 +123,41 @@ pub fn error_json(err: &OpError, workspace_root: &Path) -> Value {
 
 /// Path shown to the model: relative to the workspace root when inside it
 /// (with `/` separators, `.` for the root itself), else as given (absolute).
+///
+/// Control characters and line/paragraph separators are escaped (`\n`,
+/// `\t`, `\u{1b}`, …): a file name can never start a new answer line or
+/// hide text. Every path an answer shows goes through here.
 pub fn display_path(path: &Path, workspace_root: &Path) -> String {
     let rel = if workspace_root.as_os_str().is_empty() {
         None
     } else {
         path.strip_prefix(workspace_root).ok()
     };
-    match rel {
+    let shown = match rel {
         Some(rel) if rel.as_os_str().is_empty() => ".".to_string(),
         Some(rel) => slash_join(rel),
         None if path.is_absolute() => path.display().to_string(),
         None => slash_join(path),
+    };
+    escape_controls(shown)
+}
+
+/// `s` with control characters (C0, DEL, C1) and U+2028/U+2029 escaped as
+/// Rust writes them; unchanged (no copy) when there are none.
+fn escape_controls(s: String) -> String {
+    let bad = |c: char| c.is_control() || c == '\u{2028}' || c == '\u{2029}';
+    if !s.chars().any(bad) {
+        return s;
     }
+    s.chars()
+        .map(|c| {
+            if bad(c) {
+                c.escape_default().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
 }
 
 fn slash_join(rel: &Path) -> String {
@@ -187,6 +210,28 @@ mod tests {
         assert_eq!(
             display_path(Path::new("/ws/proj/src/a.rs"), Path::new("/ws/proj/")),
             "src/a.rs"
+        );
+    }
+
+    #[test]
+    fn control_characters_in_paths_are_escaped() {
+        let root = Path::new("/ws/proj");
+        assert_eq!(
+            display_path(Path::new("/ws/proj/a\nerror[E1]: fake.py"), root),
+            "a\\nerror[E1]: fake.py"
+        );
+        assert_eq!(
+            display_path(
+                Path::new("/elsewhere/t\tb\r\u{1b}[2J\u{85}\u{2028}.rs"),
+                root
+            ),
+            "/elsewhere/t\\tb\\r\\u{1b}[2J\\u{85}\\u{2028}.rs"
+        );
+        assert_eq!(display_path(Path::new("/ws/proj/café.rs"), root), "café.rs");
+        let e = OpError::FileNotFound(PathBuf::from("/ws/proj/x\ny.rs"));
+        assert_eq!(
+            render_error(&e, root),
+            "error[FILE_NOT_FOUND]: file not found: x\\ny.rs"
         );
     }
 

@@ -234,7 +234,7 @@ fn render_body(ctx: &Ctx) -> Rendered {
             }
         }
         Body::Edit(r) => {
-            let header = crate::edit::header(r, &ctx.server());
+            let header = crate::edit::header(r, ctx.root, &ctx.server());
             let budget = ctx
                 .opts
                 .max_chars

@@ -54,6 +54,7 @@ fn rename_report(applied: bool) -> EditReport {
             to: p("src/summary.rs"),
         }],
         deleted: vec![],
+        overwritten: vec![],
         previews: if applied {
             vec![]
         } else {
@@ -128,4 +129,61 @@ fn code_action_list_text() {
     };
     let a = answer(Body::CodeActions(list), Action::CodeActions);
     insta::assert_snapshot!(render_text(&a, Path::new(ROOT), &RenderOptions::default()));
+}
+
+/// Issue 11: resource operations are named in the first line. A code
+/// action that only overwrites a file (emptying it) never reads as "no file
+/// changes"; many operations are capped with a count.
+#[test]
+fn resource_operations_in_the_summary_line() {
+    let resources = |applied: bool| EditReport {
+        kind: EditKind::CodeAction,
+        title: "Reset config".into(),
+        new_name: None,
+        applied,
+        edits: vec![],
+        files_changed: 1,
+        created: vec![],
+        renamed: vec![],
+        deleted: vec![],
+        overwritten: vec![p("setup.py")],
+        previews: if applied {
+            vec![]
+        } else {
+            vec![FilePreview {
+                path: p("setup.py"),
+                diff: "--- a/setup.py\n+++ b/setup.py\n@@ -1 +0,0 @@\n-import setuptools\n".into(),
+            }]
+        },
+        diagnostics: None,
+        journal_id: applied.then(|| "abc123".into()),
+        replayed: false,
+    };
+    let a = answer(Body::Edit(resources(true)), Action::CodeActions);
+    let text = render_text(&a, Path::new(ROOT), &RenderOptions::default());
+    assert!(!text.contains("no file changes"), "{text}");
+    insta::assert_snapshot!("overwrite_only_applied_text", text);
+    let a = answer(Body::Edit(resources(false)), Action::CodeActions);
+    insta::assert_snapshot!(
+        "overwrite_only_preview_text",
+        render_text(&a, Path::new(ROOT), &RenderOptions::default())
+    );
+    insta::assert_json_snapshot!(
+        "overwrite_only_preview_json",
+        render_json(&a, Path::new(ROOT), &RenderOptions::default())
+    );
+    // Every kind, with more names than the first line shows.
+    let mut r = rename_report(true);
+    r.kind = EditKind::CodeAction;
+    r.title = "Split module".into();
+    r.new_name = None;
+    r.created = (1..=5).map(|i| p(&format!("src/part{i}.rs"))).collect();
+    r.overwritten = vec![p("src/lib.rs")];
+    r.deleted = vec![p("src/old.rs")];
+    r.files_changed = 12;
+    let a = answer(Body::Edit(r), Action::CodeActions);
+    insta::assert_snapshot!(
+        "all_resource_operations_text",
+        render_text(&a, Path::new(ROOT), &RenderOptions::default())
+    );
 }

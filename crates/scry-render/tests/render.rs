@@ -710,3 +710,29 @@ fn many_locations_under_default_caps() {
     let t = render_text(&a, root(), &tiny);
     assert!(!t.is_empty() && t.chars().count() <= 10, "{t}");
 }
+
+/// Issue 11: a file name with a line break cannot fake answer lines.
+#[test]
+fn control_characters_in_paths_cannot_fake_lines() {
+    let fake = "src/a.rs\n  1:1  fn injected() {}\n\u{1b}[2Jb.rs";
+    let a = Answer::new(
+        Action::References,
+        question("total_weight", fake),
+        Body::Locations {
+            locations: vec![loc(fake, 4, 13, 12, Some("let w = total_weight(&inv);"))],
+        },
+    );
+    let (text, json) = both(&a, &RenderOptions::default());
+    assert!(
+        text.contains("src/a.rs\\n  1:1  fn injected() {}\\n\\u{1b}[2Jb.rs"),
+        "{text}"
+    );
+    assert!(
+        !text
+            .lines()
+            .any(|l| l.contains("injected") && !l.contains("\\n")),
+        "{text}"
+    );
+    assert!(!text.contains('\u{1b}'), "{text}");
+    assert!(!json.to_string().contains("\\u001b"), "{json}");
+}

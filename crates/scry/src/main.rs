@@ -3,6 +3,8 @@
 //! as one line on stderr. Exit status: 0 answer (including "none found"),
 //! 1 error, 2 bad usage.
 
+mod argv;
+
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -105,6 +107,9 @@ fn usage(msg: &str) -> ExitCode {
 fn main() -> ExitCode {
     if std::env::args_os().nth(1).is_some_and(|a| a == "mcp") {
         return mcp_main();
+    }
+    if let Some(msg) = argv::option_like_file(&std::env::args_os().collect::<Vec<_>>()) {
+        return usage(&msg);
     }
     let cli = match Cli::try_parse() {
         Ok(c) => c,

@@ -414,3 +414,127 @@ fn rename_dry_run_writes_nothing_then_apply_and_undo() {
         "undo did not restore the bytes"
     );
 }
+
+/// Issue 11: a file whose name starts with `-` is named with `--` or
+/// `./`; written bare it is a usage error, never the help text.
+#[test]
+fn file_names_starting_with_a_dash() {
+    let env = Env::python();
+    std::fs::write(env.root().join("-h.py"), "def dash_helper():\n    pass\n").unwrap();
+    let root = env.root_str();
+    let r = env.scry(&["symbols", "-h.py", "--root", &root]);
+    assert_eq!(r.code, 2, "stdout: {}", r.stdout);
+    assert!(r.stdout.is_empty(), "the help was printed: {}", r.stdout);
+    let line = one_line(&r);
+    assert!(
+        line.contains("./-h.py") && line.contains("-- -h.py"),
+        "{line}"
+    );
+    let r = env.scry(&["diag", "-V.sh", "--root", &root]);
+    assert_eq!(r.code, 2, "the version was printed: {}", r.stdout);
+    if !have_pyright(&env, "file_names_starting_with_a_dash") {
+        return;
+    }
+    for args in [
+        &["symbols", "--root", &root, "--", "-h.py"][..],
+        &["symbols", "./-h.py", "--root", &root],
+    ] {
+        let r = env.scry(args);
+        assert_eq!(r.code, 0, "{args:?}: {}", r.stderr);
+        assert!(r.stdout.contains("dash_helper"), "{args:?}: {}", r.stdout);
+    }
+}
+
+/// Issue 11: a `diag` target outside the workspace is refused as such,
+/// globs included (not "no server configured").
+#[test]
+fn diag_target_outside_the_workspace_is_refused() {
+    let env = Env::python();
+    let other = tempfile::tempdir().unwrap();
+    std::fs::write(other.path().join("b.py"), "import os\n").unwrap();
+    let root = env.root_str();
+    let abs_glob = format!("{}/*.py", other.path().display());
+    let abs_file = format!("{}/b.py", other.path().display());
+    for target in [
+        abs_glob.as_str(),
+        abs_file.as_str(),
+        "../*.py",
+        "sub/../../*.py",
+    ] {
+        let r = env.scry(&["diag", target, "--root", &root]);
+        assert_eq!(r.code, 1, "{target}: {}", r.stdout);
+        assert!(r.stdout.is_empty(), "{target}: {}", r.stdout);
+        let line = one_line(&r);
+        assert!(line.contains("OUTSIDE_WORKSPACE"), "{target}: {line}");
+    }
+}
+
+/// Issue 11: a `new_name` with a line break is a clear error before any
+/// server is asked; nothing changes.
+#[test]
+fn rename_refuses_a_new_name_with_a_line_break() {
+    let env = Env::python();
+    let root = env.root_str();
+    let files = ["inventory.py", "main.py", "report.py"];
+    let before = env.bytes(&files);
+    for bad in ["weight\nsum", "weight_sum\t", &"w".repeat(300)] {
+        let r = env.scry(&[
+            "rename",
+            "inventory.py",
+            "total_weight",
+            bad,
+            "--root",
+            &root,
+        ]);
+        assert_eq!(r.code, 1, "{bad:?}: {}", r.stdout);
+        let line = one_line(&r);
+        assert!(
+            line.contains("INVALID_ARGUMENT") && line.contains("new_name"),
+            "{line}"
+        );
+        assert_eq!(env.bytes(&files), before);
+    }
+}
+
+/// Issue 11: when the journal cannot be written (here SCRY_JOURNAL_DIR is
+/// under a regular file, which fails even for root) the edit is refused
+/// with WRITE_FAILED and nothing changes; no 0-byte entry is left.
+#[test]
+fn rename_is_refused_when_the_journal_cannot_be_written() {
+    let env = Env::python();
+    if !have_pyright(&env, "rename_is_refused_when_the_journal_cannot_be_written") {
+        return;
+    }
+    let root = env.root_str();
+    let files = ["inventory.py", "main.py", "report.py"];
+    let before = env.bytes(&files);
+    let blocker = env.home.path().join("blocker");
+    std::fs::write(&blocker, "x").unwrap();
+    let jdir = blocker.join("journal");
+    let jdir = jdir.to_str().unwrap();
+    let args = [
+        "rename",
+        "inventory.py",
+        "total_weight",
+        "weight_sum",
+        "--root",
+        &root,
+    ];
+    let r = env.scry_env(&args, &[("SCRY_JOURNAL_DIR", jdir)]);
+    assert_eq!(r.code, 1, "stdout: {}", r.stdout);
+    // (a server's own warning may be logged before the error line)
+    let line = r
+        .stderr
+        .lines()
+        .find(|l| l.starts_with("scry: error"))
+        .unwrap_or_else(|| panic!("{}", r.stderr));
+    assert!(
+        line.contains("WRITE_FAILED") && line.contains("nothing was changed"),
+        "{line}"
+    );
+    assert_eq!(env.bytes(&files), before);
+    assert_eq!(std::fs::read(&blocker).unwrap(), b"x");
+    let r = env.scry_env(&["undo", "--root", &root], &[("SCRY_JOURNAL_DIR", jdir)]);
+    assert_eq!(r.code, 1);
+    assert!(one_line(&r).contains("nothing to undo"), "{}", r.stderr);
+}

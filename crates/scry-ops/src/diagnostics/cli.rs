@@ -1,6 +1,12 @@
 //! Running a command-line linter: argv only (never a shell), `{files}`
 //! expanded, in the provider's root, with its output capped before parsing
 //! and its whole process group killed when the time budget runs out.
+//!
+//! Invariant: a file name never becomes an option. Every path handed to a
+//! linter starts with `./` (relative) or `/` (absolute), so a file named
+//! `--output-file=setup.py` or `-h.py` is a path to every option parser.
+//! Where a tool understands `--`, the catalogue puts it before `{files}`
+//! (data, not code).
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -61,12 +67,14 @@ pub fn expand_args(args: &[String], files: &[String], workspace_mode: bool) -> V
     out
 }
 
-/// `path` relative to `root` when inside it (else as is).
+/// `path` relative to `root` when inside it, as `./rel/path` (else
+/// absolute, made so against `root` if it was not). Never starts with `-`.
 pub fn relative_arg(path: &Path, root: &Path) -> String {
     match path.strip_prefix(root) {
-        Ok(r) if !r.as_os_str().is_empty() => r.to_string_lossy().into_owned(),
+        Ok(r) if !r.as_os_str().is_empty() => format!("./{}", r.to_string_lossy()),
         Ok(_) => ".".to_string(),
-        Err(_) => path.to_string_lossy().into_owned(),
+        Err(_) if path.is_absolute() => path.to_string_lossy().into_owned(),
+        Err(_) => format!("./{}", path.to_string_lossy()),
     }
 }
 
@@ -208,8 +216,15 @@ mod tests {
         assert_eq!(expand_args(&s(&["run"]), &files, true), s(&["run"]));
         assert_eq!(
             relative_arg(Path::new("/w/a/b.py"), Path::new("/w")),
-            "a/b.py"
+            "./a/b.py"
         );
+        // a file name is never an option
+        assert_eq!(
+            relative_arg(Path::new("/w/--output-file=x.py"), Path::new("/w")),
+            "./--output-file=x.py"
+        );
+        assert_eq!(relative_arg(Path::new("-h.py"), Path::new("/w")), "./-h.py");
+        assert_eq!(relative_arg(Path::new("/w"), Path::new("/w")), ".");
         assert_eq!(
             relative_arg(Path::new("/x/b.py"), Path::new("/w")),
             "/x/b.py"

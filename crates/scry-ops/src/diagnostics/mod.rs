@@ -186,10 +186,19 @@ impl Engine {
                 names.push("the workspace".to_string());
                 self.walk(&root, &mut files, None);
             } else if is_glob(&s) {
-                let pattern = rel
-                    .map(|r| r.to_string_lossy().to_string())
-                    .unwrap_or(s.clone());
-                let pattern = pattern.strip_prefix("./").unwrap_or(&pattern).to_string();
+                // A glob is confined like a path: absolute elsewhere, or
+                // climbing out with `..`, it is outside the workspace.
+                let outside = || OpError::OutsideWorkspace {
+                    path: t.clone(),
+                    root: root.clone(),
+                };
+                let rel = match rel {
+                    Some(r) => r,
+                    None if t.is_absolute() => return Err(outside()),
+                    None => t.clone(),
+                };
+                let rel = confine_relative(&rel).ok_or_else(outside)?;
+                let pattern = rel.to_string_lossy().to_string();
                 let glob = globset::Glob::new(&pattern)
                     .map_err(|e| OpError::InvalidArgument(format!("bad glob `{s}`: {e}")))?
                     .compile_matcher();
@@ -649,6 +658,26 @@ async fn lsp_job(
         diagnostics,
         pending,
     }
+}
+
+/// `rel` with `.` and `..` resolved lexically; `None` when it climbs out of
+/// the directory it is relative to.
+fn confine_relative(rel: &Path) -> Option<PathBuf> {
+    use std::path::Component;
+    let mut out = PathBuf::new();
+    for c in rel.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if !out.pop() {
+                    return None;
+                }
+            }
+            Component::Normal(n) => out.push(n),
+            Component::RootDir | Component::Prefix(_) => return None,
+        }
+    }
+    Some(out)
 }
 
 /// `workspace/diagnostic` for `*`: reports for workspace files the job did

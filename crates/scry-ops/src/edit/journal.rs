@@ -9,6 +9,18 @@
 //! [`MAX_ENTRIES`] entries and about [`MAX_BYTES`] of before-images are kept
 //! per workspace; the oldest go first.
 //!
+//! Write-ahead invariants:
+//! * [`Journal::begin`] returns only when the before-images and the
+//!   manifest are durable: each file fsynced, then the entry directory and
+//!   the directories above it up to the base. It fails (and the caller
+//!   refuses the edit) otherwise, removing what it had written: a partial
+//!   entry never stays behind.
+//! * An entry is counted only through a readable manifest; a directory
+//!   without one (a crash mid-`begin`) is never an entry and is removed by
+//!   a later `begin` once older than [`STALE_PARTIAL`].
+//! * A `pending` entry whose files all hold their after-images (the commit
+//!   finished but marking it `applied` failed) is still undoable.
+//!
 //! Base directory: `$SCRY_JOURNAL_DIR`, else `$XDG_STATE_HOME/scry/journal`,
 //! else `~/.local/state/scry/journal`.
 
@@ -21,6 +33,9 @@ use super::plan::{EditPlan, FileImage};
 
 pub const MAX_ENTRIES: usize = 50;
 pub const MAX_BYTES: u64 = 128 * 1024 * 1024;
+/// Age after which an entry directory without a readable manifest is
+/// debris of an interrupted `begin` (never one in progress).
+pub const STALE_PARTIAL: std::time::Duration = std::time::Duration::from_secs(600);
 
 /// FNV-1a, 64 bits: stable across processes and toolchains.
 pub fn content_hash(bytes: &[u8]) -> String {
@@ -96,6 +111,8 @@ pub struct Manifest {
 pub struct Journal {
     dir: PathBuf,
     root: PathBuf,
+    /// Test seam: fail `begin` after writing this many before-images.
+    fail_after: Option<usize>,
 }
 
 /// `$SCRY_JOURNAL_DIR`, else `$XDG_STATE_HOME/scry/journal`, else
@@ -136,7 +153,14 @@ impl Journal {
         Journal {
             dir: base.join(format!("{name}-{hash}")),
             root: root.to_path_buf(),
+            fail_after: None,
         }
+    }
+
+    /// Test seam: make `begin` fail after `n` before-images.
+    pub fn with_failure(mut self, fail_after: Option<usize>) -> Journal {
+        self.fail_after = fail_after;
+        self
     }
 
     pub fn dir(&self) -> &Path {
@@ -176,13 +200,36 @@ impl Journal {
             .find(|m| m.undo_key.as_deref() == Some(key))
     }
 
-    /// The most recent applied (not undone) entry.
-    pub fn last_applied(&self) -> Option<Manifest> {
-        self.entries()
-            .into_iter()
-            .rev()
-            .map(|(_, m)| m)
-            .find(|m| m.state == EntryState::Applied)
+    /// The most recent applied (not undone) entry; a `pending` one counts
+    /// when `committed` says its edit is on disk (marking it failed).
+    pub fn last_applied(&self, committed: impl Fn(&Manifest) -> bool) -> Option<Manifest> {
+        self.entries().into_iter().rev().map(|(_, m)| m).find(|m| {
+            m.state == EntryState::Applied
+                || (m.state == EntryState::Pending && !m.files.is_empty() && committed(m))
+        })
+    }
+
+    /// Remove entry directories without a readable manifest older than
+    /// [`STALE_PARTIAL`] (debris of an interrupted `begin`).
+    fn remove_partial(&self) {
+        let Ok(rd) = std::fs::read_dir(&self.dir) else {
+            return;
+        };
+        for e in rd.flatten() {
+            let p = e.path();
+            let readable = std::fs::read_to_string(p.join("manifest.json"))
+                .ok()
+                .is_some_and(|t| serde_json::from_str::<Manifest>(&t).is_ok());
+            let old = e
+                .metadata()
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|t| t.elapsed().ok())
+                .is_some_and(|age| age >= STALE_PARTIAL);
+            if !readable && old && e.file_type().is_ok_and(|t| t.is_dir()) {
+                let _ = std::fs::remove_dir_all(&p);
+            }
+        }
     }
 
     fn entry_dir(&self, m: &Manifest) -> PathBuf {
@@ -200,15 +247,22 @@ impl Journal {
         })
     }
 
-    /// Write a `pending` entry for `plan` (before-images fsynced) before it
-    /// is committed.
+    /// Write a `pending` entry for `plan` before it is committed, durable
+    /// (before-images, manifest and directories fsynced) when this returns
+    /// `Ok`; on `Err` nothing of the entry is left.
     pub fn begin(
         &self,
         plan: &EditPlan,
         title: &str,
         key: Option<&str>,
     ) -> Result<Manifest, String> {
-        std::fs::create_dir_all(&self.dir).map_err(|e| io(e, "cannot create its directory"))?;
+        std::fs::create_dir_all(&self.dir).map_err(|e| {
+            io(
+                e,
+                &format!("cannot create its directory {}", self.dir.display()),
+            )
+        })?;
+        self.remove_partial();
         let seq = self.entries().last().map_or(1, |(_, m)| m.seq + 1);
         let unix_ms = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -240,15 +294,41 @@ impl Journal {
             report: Value::Null,
         };
         let dir = self.entry_dir(&m);
-        std::fs::create_dir_all(&dir).map_err(|e| io(e, "cannot create an entry"))?;
-        for (i, c) in plan.changes.iter().enumerate() {
-            if let Some(b) = &c.before {
-                write_synced(&dir.join(format!("{i}.before")), &b.bytes)
-                    .map_err(|e| io(e, "cannot save a before-image"))?;
+        std::fs::create_dir(&dir).map_err(|e| io(e, "cannot create an entry"))?;
+        match self.write_entry(plan, &m, &dir) {
+            Ok(()) => Ok(m),
+            Err(e) => {
+                let _ = std::fs::remove_dir_all(&dir);
+                Err(e)
             }
         }
-        self.save(&m)?;
-        Ok(m)
+    }
+
+    /// The before-images and the manifest of `m`, then the directories
+    /// from the entry's up to the base, all fsynced.
+    fn write_entry(&self, plan: &EditPlan, m: &Manifest, dir: &Path) -> Result<(), String> {
+        let mut written = 0;
+        for (i, c) in plan.changes.iter().enumerate() {
+            if let Some(b) = &c.before {
+                if self.fail_after == Some(written) {
+                    return Err(io(
+                        std::io::Error::other("injected failure"),
+                        "cannot save a before-image",
+                    ));
+                }
+                write_synced(&dir.join(format!("{i}.before")), &b.bytes)
+                    .map_err(|e| io(e, "cannot save a before-image"))?;
+                written += 1;
+            }
+        }
+        self.save(m)?;
+        for d in [dir, self.dir.as_path()]
+            .into_iter()
+            .chain(self.dir.parent())
+        {
+            sync_dir(d).map_err(|e| io(e, &format!("cannot sync {}", d.display())))?;
+        }
+        Ok(())
     }
 
     /// Rewrite an entry's manifest (state, report, undo key).
@@ -259,10 +339,7 @@ impl Journal {
         write_synced(&tmp, &text).map_err(|e| io(e, "cannot write a manifest"))?;
         std::fs::rename(&tmp, dir.join("manifest.json"))
             .map_err(|e| io(e, "cannot write a manifest"))?;
-        if let Ok(f) = std::fs::File::open(&dir) {
-            let _ = f.sync_all();
-        }
-        Ok(())
+        sync_dir(&dir).map_err(|e| io(e, "cannot sync its directory"))
     }
 
     /// Forget an entry (its edit was rolled back).
@@ -296,6 +373,16 @@ impl Journal {
             count -= 1;
             total -= size;
         }
+    }
+}
+
+/// fsync a directory (its entries' names); a file system that cannot
+/// sync directories (`EINVAL`) is not an error.
+fn sync_dir(dir: &Path) -> std::io::Result<()> {
+    match std::fs::File::open(dir)?.sync_all() {
+        Err(e) if e.kind() == std::io::ErrorKind::InvalidInput => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::Unsupported => Ok(()),
+        r => r,
     }
 }
 

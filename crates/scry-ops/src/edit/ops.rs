@@ -76,20 +76,12 @@ impl Engine {
         self.resolve_path(p)
     }
 
-    /// `rename`: prepareRename (where supported) at the symbol, then
+    /// `rename`: `new_name` checked first ([`validate_new_name`]), then
+    /// prepareRename (where supported) at the symbol, then
     /// `textDocument/rename`, then the edit (applied or previewed).
     pub(crate) async fn rename(&self, q: &Query, deadline: Instant) -> Result<Answer, OpError> {
         let method = "textDocument/rename";
-        let Some(new_name) = q
-            .new_name
-            .as_deref()
-            .map(str::trim)
-            .filter(|n| !n.is_empty())
-        else {
-            return Err(OpError::InvalidArgument(
-                "rename needs new_name (the symbol's new name)".into(),
-            ));
-        };
+        let new_name = validate_new_name(q.new_name.as_deref())?;
         // A retry of an applied rename: the symbol may not even exist any
         // more under its old name, so replay before asking the server.
         if let Some(a) = self.replayed_answer(q) {
@@ -510,6 +502,7 @@ impl Engine {
                 created: Vec::new(),
                 renamed: Vec::new(),
                 deleted: Vec::new(),
+                overwritten: Vec::new(),
                 previews: Vec::new(),
                 diagnostics: None,
                 journal_id: None,
@@ -640,5 +633,73 @@ fn pick_by_title(infos: &[CodeActionInfo], t: &str) -> Result<usize, OpError> {
                 .collect::<Vec<_>>()
                 .join("; ")
         ))),
+    }
+}
+
+/// The most characters a new name may have.
+pub const MAX_NEW_NAME_CHARS: usize = 256;
+
+/// `new_name` as a rename may use it, checked before any server is asked:
+/// present and not blank (surrounding spaces are dropped), no control
+/// characters (line breaks, tabs, escapes) or line/paragraph separators,
+/// at most [`MAX_NEW_NAME_CHARS`] characters. Anything else is
+/// `INVALID_ARGUMENT` and nothing changes.
+pub fn validate_new_name(raw: Option<&str>) -> Result<&str, OpError> {
+    let invalid = |why: String| {
+        OpError::InvalidArgument(format!(
+            "new_name {why}; nothing was changed. Give the new identifier alone, on one line"
+        ))
+    };
+    let Some(name) = raw.map(|n| n.trim_matches(' ')).filter(|n| !n.is_empty()) else {
+        return Err(OpError::InvalidArgument(
+            "rename needs new_name (the symbol's new name)".into(),
+        ));
+    };
+    if let Some(c) = name
+        .chars()
+        .find(|c| c.is_control() || matches!(c, '\u{2028}' | '\u{2029}'))
+    {
+        return Err(invalid(format!(
+            "contains the control character {}",
+            c.escape_default()
+        )));
+    }
+    let n = name.chars().count();
+    if n > MAX_NEW_NAME_CHARS {
+        return Err(invalid(format!(
+            "is {n} characters long (at most {MAX_NEW_NAME_CHARS})"
+        )));
+    }
+    Ok(name)
+}
+
+#[cfg(test)]
+mod new_name_tests {
+    use super::*;
+
+    #[test]
+    fn new_names_are_validated() {
+        assert_eq!(validate_new_name(Some("weight_sum")), Ok("weight_sum"));
+        assert_eq!(validate_new_name(Some("  Café ")), Ok("Café"));
+        let long = "x".repeat(MAX_NEW_NAME_CHARS);
+        assert_eq!(validate_new_name(Some(&long)), Ok(long.as_str()));
+        for bad in [
+            None,
+            Some(""),
+            Some("   "),
+            Some("foo\nbar"),
+            Some("foo\n"),
+            Some("\tfoo"),
+            Some("foo\r"),
+            Some("a\u{1b}[31m"),
+            Some("a\u{2028}b"),
+            Some("a\u{0}"),
+            Some(&*"y".repeat(MAX_NEW_NAME_CHARS + 1)),
+        ] {
+            let e = validate_new_name(bad).unwrap_err();
+            assert_eq!(e.code(), "INVALID_ARGUMENT", "{bad:?}");
+        }
+        let e = validate_new_name(Some("foo\nbar")).unwrap_err();
+        assert!(e.to_string().contains("\\n"), "{e}");
     }
 }

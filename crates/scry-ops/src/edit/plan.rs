@@ -16,6 +16,7 @@ use scry_lsp::{Encoding, LineIndex, LspPos, uri_to_path};
 use serde_json::Value;
 
 use crate::error::OpError;
+use scry_workspace::config::PROJECT_CONFIG_FILES;
 
 /// Most files one edit may touch (a directory rename counts every file).
 pub const MAX_FILES: usize = 5000;
@@ -71,6 +72,9 @@ pub struct EditPlan {
     pub created: Vec<PathBuf>,
     pub renamed: Vec<(PathBuf, PathBuf)>,
     pub deleted: Vec<PathBuf>,
+    /// Existing files replaced whole: `CreateFile` with `overwrite` (the
+    /// file is emptied), `RenameFile` with `overwrite` onto a file.
+    pub overwritten: Vec<PathBuf>,
 }
 
 impl EditPlan {
@@ -160,17 +164,34 @@ pub fn confine(root: &Path, path: &Path) -> Result<PathBuf, OpError> {
             root.display()
         )));
     }
-    if full
-        .strip_prefix(root)
-        .map(|r| r.components().any(|c| c.as_os_str() == ".git"))
-        .unwrap_or(false)
-    {
+    if let Some(why) = protected(root, &full) {
         return Err(rejected(format!(
-            "the edit touches {} inside .git; refused",
-            path.display()
+            "the edit touches {} {why}; refused",
+            show(&full, root)
         )));
     }
     Ok(full)
+}
+
+/// Why no edit may write `path` (canonical, inside `root`), if so: it is
+/// inside a `.git` directory (at any depth), or one of scry's own
+/// configuration files (the project files of
+/// [`scry_workspace::config::PROJECT_CONFIG_FILES`], at any depth, since a
+/// subdirectory may be opened as a workspace later; and the user
+/// configuration file when it lies in the workspace). A server must not
+/// change what scry runs or trusts.
+pub fn protected(root: &Path, path: &Path) -> Option<&'static str> {
+    let rel = path.strip_prefix(root).ok()?;
+    if rel.components().any(|c| c.as_os_str() == ".git") {
+        return Some("inside .git");
+    }
+    if PROJECT_CONFIG_FILES.iter().any(|f| rel.ends_with(f)) {
+        return Some("(scry's own configuration)");
+    }
+    if scry_workspace::config::user_config_path().is_some_and(|u| u == path) {
+        return Some("(scry's user configuration)");
+    }
+    None
 }
 
 fn uri_path(root: &Path, v: &Value, what: &str) -> Result<PathBuf, OpError> {
@@ -583,6 +604,7 @@ impl<'a> Builder<'a> {
                         }),
                     )?;
                     self.vfs.touched.insert(p.clone());
+                    self.plan.overwritten.push(p);
                 } else if !opt(v, "ignoreIfExists") {
                     return Err(rejected(format!(
                         "CreateFile {rel}: the file already exists"
@@ -626,7 +648,9 @@ impl<'a> Builder<'a> {
         }
         match self.vfs.get(&to)? {
             Node::Absent => {}
-            Node::File(_) if opt(v, "overwrite") && matches!(node, Node::File(_)) => {}
+            Node::File(_) if opt(v, "overwrite") && matches!(node, Node::File(_)) => {
+                self.plan.overwritten.push(to.clone());
+            }
             _ if opt(v, "ignoreIfExists") && !opt(v, "overwrite") => return Ok(()),
             _ => {
                 return Err(rejected(format!(
@@ -828,7 +852,19 @@ pub fn build_plan(
             b.text_edits(&path, None, edits)?;
         }
     }
-    Ok(b.finish())
+    let plan = b.finish();
+    // Named paths were checked by `confine`; this also covers what a
+    // directory rename or delete carries along.
+    let all = plan.changes.iter().map(|c| &c.path);
+    for p in all.chain(&plan.dirs_created).chain(&plan.dirs_removed) {
+        if let Some(why) = protected(root, p) {
+            return Err(rejected(format!(
+                "the edit touches {} {why}; refused",
+                show(p, root)
+            )));
+        }
+    }
+    Ok(plan)
 }
 
 /// Every path a `WorkspaceEdit` names, confined, for collecting the server's

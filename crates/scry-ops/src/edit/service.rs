@@ -48,6 +48,8 @@ pub(crate) struct EditState {
     /// One edit at a time per engine.
     lock: tokio::sync::Mutex<()>,
     journal_base: Mutex<Option<PathBuf>>,
+    /// Test seam: the journal fails after this many before-images.
+    journal_fail_after: Mutex<Option<usize>>,
     write: Mutex<WriteOptions>,
     armed: Mutex<HashMap<(String, PathBuf), Armed>>,
 }
@@ -66,7 +68,11 @@ impl EditState {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .clone()?;
-        Some(Journal::open(&base, root))
+        let fail = *self
+            .journal_fail_after
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        Some(Journal::open(&base, root).with_failure(fail))
     }
 
     fn write_options(&self) -> WriteOptions {
@@ -158,6 +164,7 @@ fn files_touched(report: &EditReport) -> usize {
     set.extend(report.created.iter().map(PathBuf::as_path));
     set.extend(report.deleted.iter().map(PathBuf::as_path));
     set.extend(report.renamed.iter().map(|m| m.to.as_path()));
+    set.extend(report.overwritten.iter().map(PathBuf::as_path));
     set.len()
 }
 
@@ -188,6 +195,7 @@ fn report_of(plan: &EditPlan, opts: &EditOptions, root: &Path) -> EditReport {
             })
             .collect(),
         deleted: plan.deleted.clone(),
+        overwritten: plan.overwritten.clone(),
         previews: Vec::new(),
         diagnostics: None,
         journal_id: None,
@@ -223,6 +231,7 @@ pub(crate) fn merge_reports(
         out.created.extend(p.created);
         out.renamed.extend(p.renamed);
         out.deleted.extend(p.deleted);
+        out.overwritten.extend(p.overwritten);
         out.previews.extend(p.previews);
         out.replayed |= p.replayed;
         if p.journal_id.is_some() {
@@ -288,6 +297,17 @@ impl Engine {
             .unwrap_or_else(|e| e.into_inner()) = dir;
     }
 
+    /// Test seam: make the journal fail after writing `n` before-images
+    /// of every following edit; `None` turns it off.
+    #[doc(hidden)]
+    pub fn set_journal_failure(&self, fail_after: Option<usize>) {
+        *self
+            .edits()
+            .journal_fail_after
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = fail_after;
+    }
+
     /// Test seam: make the writer fail at file `k` (0-based) of every
     /// following commit; `None` turns it off.
     #[doc(hidden)]
@@ -342,12 +362,16 @@ impl Engine {
         }
         let changed: Vec<PathBuf> = plan.changes.iter().map(|c| c.path.clone()).collect();
         let baseline = self.diagnostics_baseline_for_edit(&changed).await;
+        // Write-ahead: the before-images are durable before the first
+        // file is replaced, or the edit does not happen.
         let entry = match &journal {
             Some(j) => match j.begin(&plan, &journal_title(&opts), opts.key.as_deref()) {
                 Ok(m) => Some(m),
                 Err(e) => {
-                    tracing::warn!("{e}; the edit is applied without undo");
-                    None
+                    return Err(OpError::WriteFailed(format!(
+                        "{e}; the edit was refused and nothing was changed (undo needs the \
+                         journal: free space there, or set SCRY_JOURNAL_DIR to a writable directory)"
+                    )));
                 }
             },
             None => None,
@@ -395,7 +419,8 @@ impl Engine {
             r.replayed = true;
             return Ok(r);
         }
-        let Some(mut m) = journal.last_applied() else {
+        let committed = |m: &Manifest| m.files.iter().all(|f| stamp_matches(&f.path, &f.after));
+        let Some(mut m) = journal.last_applied(committed) else {
             return Err(OpError::EditRejected(format!(
                 "nothing to undo: scry has applied no edit in {} (journal {})",
                 root.display(),
@@ -567,6 +592,7 @@ fn undo_report(m: &Manifest, root: &Path, applied: bool) -> EditReport {
         created: Vec::new(),
         renamed: Vec::new(),
         deleted: Vec::new(),
+        overwritten: Vec::new(),
         previews: Vec::new(),
         diagnostics: None,
         journal_id: Some(m.id.clone()),

@@ -512,3 +512,218 @@ async fn failed_commit_leaves_no_journal_entry() {
         .unwrap();
     assert!(r.applied && !r.replayed);
 }
+
+/// Issue 11: no edit writes inside `.git` or scry's own configuration
+/// files, named directly or carried along by a directory rename/delete;
+/// refused as EDIT_REJECTED with the reason, nothing written.
+#[test]
+fn git_and_scry_config_are_never_written() {
+    let w = ws(&[
+        ("a.txt", "hello\n"),
+        (".scry.json", "{}\n"),
+        (".scry/config.json", "{}\n"),
+        ("sub/scry.json", "{}\n"),
+        ("vendored/.git/config", "[core]\n"),
+        ("vendored/lib.txt", "lib\n"),
+        (".git/config", "[core]\n"),
+    ]);
+    let reason = |e: Value| {
+        let before = snapshot(w.root.parent().unwrap());
+        let err = plan(&w, &e).unwrap_err();
+        assert_eq!(snapshot(w.root.parent().unwrap()), before);
+        assert_eq!(err.code(), "EDIT_REJECTED", "{err}");
+        err.to_string()
+    };
+    let config = [
+        ".scry.json",
+        ".scry/config.json",
+        "sub/scry.json",
+        "new/.scry.json",
+    ];
+    for f in config {
+        let p = uri(&w.root.join(f));
+        for e in [
+            json!({"changes": {p.clone(): [edit(0,0,0,2,"{\"servers\":{\"x\":{\"command\":\"sh\"}}}")]}}),
+            json!({"documentChanges": [{"kind": "create", "uri": p.clone(), "options": {"overwrite": true}}]}),
+            json!({"documentChanges": [{"kind": "delete", "uri": p.clone()}]}),
+            json!({"documentChanges": [{"kind": "rename", "oldUri": uri(&w.root.join("a.txt")), "newUri": p.clone(), "options": {"overwrite": true}}]}),
+        ] {
+            let msg = reason(e);
+            assert!(msg.contains("scry's own configuration"), "{f}: {msg}");
+        }
+    }
+    // .git, named or carried along by a directory operation.
+    for e in [
+        json!({"changes": {uri(&w.root.join(".git/config")): [edit(0,0,0,0,"x")]}}),
+        json!({"documentChanges": [{"kind": "rename", "oldUri": uri(&w.root.join("vendored")), "newUri": uri(&w.root.join("moved"))}]}),
+        json!({"documentChanges": [{"kind": "delete", "uri": uri(&w.root.join("vendored")), "options": {"recursive": true}}]}),
+        json!({"documentChanges": [{"kind": "rename", "oldUri": uri(&w.root.join(".scry")), "newUri": uri(&w.root.join("elsewhere"))}]}),
+    ] {
+        let msg = reason(e.clone());
+        assert!(
+            msg.contains(".git") || msg.contains("configuration"),
+            "{e}: {msg}"
+        );
+    }
+    // An ordinary file next to them is still editable.
+    let p = plan(
+        &w,
+        &json!({"changes": {uri(&w.root.join("a.txt")): [edit(0,0,0,5,"HELLO")]}}),
+    )
+    .unwrap();
+    assert_eq!(p.changes.len(), 1);
+}
+
+/// Issue 11: a `create` with `overwrite: true` of an existing file empties
+/// it: the report counts it as an overwrite (a changed file), never as no
+/// change; undo restores the content.
+#[tokio::test]
+async fn create_with_overwrite_is_reported_as_an_overwrite() {
+    let w = ws(&[("setup.py", "import setuptools\n"), ("empty.txt", "")]);
+    let (engine, _) = engine(&w);
+    let original = snapshot(&w.root);
+    let e = json!({"documentChanges": [
+        {"kind": "create", "uri": uri(&w.root.join("setup.py")), "options": {"overwrite": true}},
+    ]});
+    let preview = engine
+        .apply_workspace_edit(None, &e, opts(false, None))
+        .await
+        .unwrap();
+    assert_eq!(preview.overwritten, vec![w.root.join("setup.py")]);
+    assert_eq!(preview.files_changed, 1);
+    assert!(
+        preview
+            .previews
+            .iter()
+            .any(|d| d.diff.contains("-import setuptools")),
+        "{:?}",
+        preview.previews
+    );
+    assert_eq!(original, snapshot(&w.root));
+    let r = engine
+        .apply_workspace_edit(None, &e, opts(true, None))
+        .await
+        .unwrap();
+    assert!(r.applied && r.created.is_empty());
+    assert_eq!(r.overwritten, vec![w.root.join("setup.py")]);
+    assert_eq!(r.files_changed, 1);
+    assert_eq!(std::fs::read(w.root.join("setup.py")).unwrap(), b"");
+    engine.undo_last_edit(true, None).await.unwrap();
+    assert_eq!(original, snapshot(&w.root));
+    // A rename onto an existing file with `overwrite` names it too.
+    let e = json!({"documentChanges": [
+        {"kind": "rename", "oldUri": uri(&w.root.join("empty.txt")), "newUri": uri(&w.root.join("setup.py")), "options": {"overwrite": true}},
+    ]});
+    let p = plan(&w, &e).unwrap();
+    assert_eq!(p.overwritten, vec![w.root.join("setup.py")]);
+}
+
+/// Entry directories of the journal of `w` under `base`.
+fn journal_entries(base: &Path, w: &Ws) -> Vec<PathBuf> {
+    let dir = journal::Journal::open(base, &w.root).dir().to_path_buf();
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|rd| rd.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+/// Issue 11: when the journal cannot be written the edit is refused with
+/// WRITE_FAILED and nothing changes (a journal directory under a regular
+/// file fails even for root).
+#[tokio::test]
+async fn unwritable_journal_refuses_the_edit() {
+    let w = ws(&[("a.rs", "fn old() {}\n"), ("b.rs", "use old;\n")]);
+    let (engine, _) = engine(&w);
+    let blocker = w.root.parent().unwrap().join("not-a-dir");
+    std::fs::write(&blocker, "x").unwrap();
+    engine.set_journal_dir(Some(blocker.join("journal")));
+    let e = json!({"changes": {
+        uri(&w.root.join("a.rs")): [edit(0,3,0,6,"new")],
+        uri(&w.root.join("b.rs")): [edit(0,4,0,7,"new")],
+    }});
+    let original = snapshot(w.root.parent().unwrap());
+    let err = engine
+        .apply_workspace_edit(None, &e, opts(true, Some("k1")))
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), "WRITE_FAILED", "{err}");
+    assert!(err.to_string().contains("nothing was changed"), "{err}");
+    assert!(err.to_string().contains("not-a-dir"), "{err}");
+    assert_eq!(original, snapshot(w.root.parent().unwrap()));
+    // A preview still works: it needs no journal.
+    let p = engine
+        .apply_workspace_edit(None, &e, opts(false, None))
+        .await
+        .unwrap();
+    assert!(!p.applied && p.files_changed == 2);
+    assert_eq!(original, snapshot(w.root.parent().unwrap()));
+}
+
+/// Issue 11: a journal failure midway (after one of two before-images)
+/// refuses the edit, changes nothing and leaves no partial entry; debris
+/// of an interrupted entry (0-byte files, no readable manifest) is never
+/// counted and is removed once stale.
+#[tokio::test]
+async fn partial_journal_entries_are_never_left_or_counted() {
+    let w = ws(&[("a.rs", "fn old() {}\n"), ("b.rs", "use old;\n")]);
+    let (engine, base) = engine(&w);
+    let e = json!({"changes": {
+        uri(&w.root.join("a.rs")): [edit(0,3,0,6,"new")],
+        uri(&w.root.join("b.rs")): [edit(0,4,0,7,"new")],
+    }});
+    let original = snapshot(&w.root);
+    engine.set_journal_failure(Some(1));
+    let err = engine
+        .apply_workspace_edit(None, &e, opts(true, None))
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), "WRITE_FAILED", "{err}");
+    assert_eq!(original, snapshot(&w.root));
+    assert_eq!(journal_entries(&base, &w), Vec::<PathBuf>::new());
+    engine.set_journal_failure(None);
+    // Debris of a crash mid-entry: one stale, one fresh (maybe in progress).
+    let jdir = journal::Journal::open(&base, &w.root).dir().to_path_buf();
+    let stale = jdir.join("000000000007-deadbeef00");
+    let fresh = jdir.join("000000000008-deadbeef01");
+    for d in [&stale, &fresh] {
+        std::fs::create_dir_all(d).unwrap();
+        std::fs::write(d.join("manifest.json"), "").unwrap();
+        std::fs::write(d.join("0.before"), "").unwrap();
+    }
+    let old = std::time::SystemTime::now() - journal::STALE_PARTIAL * 2;
+    std::fs::File::open(&stale)
+        .unwrap()
+        .set_modified(old)
+        .unwrap();
+    let err = engine.undo_last_edit(true, None).await.unwrap_err();
+    assert!(err.to_string().contains("nothing to undo"), "{err}");
+    let r = engine
+        .apply_workspace_edit(None, &e, opts(true, None))
+        .await
+        .unwrap();
+    assert!(r.applied && r.journal_id.is_some());
+    let left = journal_entries(&base, &w);
+    assert!(!left.contains(&stale), "{left:?}");
+    assert!(left.contains(&fresh), "{left:?}");
+    assert_eq!(left.len(), 2, "{left:?}");
+    // Every before-image of the real entry is whole.
+    let entry = left.iter().find(|p| **p != fresh).unwrap();
+    assert_eq!(
+        std::fs::read(entry.join("0.before")).unwrap(),
+        b"fn old() {}\n"
+    );
+    assert_eq!(
+        std::fs::read(entry.join("1.before")).unwrap(),
+        b"use old;\n"
+    );
+    // Marking it applied "failed" (still pending), yet it was committed:
+    // undo still restores.
+    let mpath = entry.join("manifest.json");
+    let mut m: Value = serde_json::from_str(&std::fs::read_to_string(&mpath).unwrap()).unwrap();
+    m["state"] = json!("pending");
+    std::fs::write(&mpath, m.to_string()).unwrap();
+    let u = engine.undo_last_edit(true, None).await.unwrap();
+    assert!(u.applied);
+    assert_eq!(original, snapshot(&w.root));
+}

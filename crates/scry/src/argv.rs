@@ -1,0 +1,59 @@
+//! Guarding the command line before clap sees it: an argument that starts
+//! with a single `-` and is longer than a short flag (`-h.py`, `-V.sh`) is a
+//! file name, never a cluster of short flags; clap would take `-h.py` for
+//! `-h` and print the help instead of answering. Such an argument is a usage
+//! error that says how to name the file (`./-h.py`, or after `--`).
+//! Everything after `--` is positional and never inspected.
+
+use std::ffi::OsString;
+
+/// The first argument (after the program name, before `--`) that looks
+/// like a file name written as an option, with the message to show.
+pub fn option_like_file(args: &[OsString]) -> Option<String> {
+    for a in args.iter().skip(1) {
+        let a = a.to_string_lossy();
+        if a == "--" {
+            return None;
+        }
+        let Some(rest) = a.strip_prefix('-') else {
+            continue;
+        };
+        if rest.starts_with('-') || rest.chars().count() < 2 {
+            continue; // a long option or a short flag
+        }
+        if rest.parse::<i64>().is_ok() {
+            continue; // a negative number: the option's own check explains it
+        }
+        return Some(format!(
+            "`{a}` is not an option; to name a file that starts with `-`, write `./{a}` \
+             or put it after `--` (scry ACTION -- {a})"
+        ));
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v(a: &[&str]) -> Vec<OsString> {
+        a.iter().map(OsString::from).collect()
+    }
+
+    #[test]
+    fn file_names_written_as_options_are_caught() {
+        let m = option_like_file(&v(&["scry", "symbols", "-h.py"])).unwrap();
+        assert!(m.contains("./-h.py") && m.contains("-- -h.py"), "{m}");
+        assert!(option_like_file(&v(&["scry", "diag", "-V.sh"])).is_some());
+        for ok in [
+            &["scry", "symbols", "--", "-h.py"][..],
+            &["scry", "symbols", "./-h.py"],
+            &["scry", "-h"],
+            &["scry", "-V"],
+            &["scry", "refs", "a.py", "x", "--line", "-12"],
+            &["scry", "refs", "a.py", "x", "--line=3", "--json"],
+        ] {
+            assert_eq!(option_like_file(&v(ok)), None, "{ok:?}");
+        }
+    }
+}
