@@ -438,7 +438,7 @@ fn clip_strings(v: &mut Value, max: usize) -> usize {
     let mut removed_all = 0usize;
     let mut strings = Vec::new();
     collect_strings(v, String::new(), &mut strings);
-    strings.sort_by(|a, b| b.1.cmp(&a.1));
+    strings.sort_by_key(|s| std::cmp::Reverse(s.1));
     for (ptr, len) in strings {
         if excess == 0 || len <= 200 {
             break;

@@ -137,7 +137,7 @@ fn mcp_calls(repo: &Repo, calls: &[Value]) -> Vec<String> {
         .expect("spawn scry mcp");
     let mut stdin = child.stdin.take().unwrap();
     let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let mut send = |v: Value| {
+    let send = |stdin: &mut std::process::ChildStdin, v: Value| {
         writeln!(stdin, "{v}").unwrap();
         stdin.flush().unwrap();
     };
@@ -151,17 +151,24 @@ fn mcp_calls(repo: &Repo, calls: &[Value]) -> Vec<String> {
         }
     };
     send(
+        &mut stdin,
         json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-06-18", "capabilities": {},
         "clientInfo": {"name": "trust-test", "version": "0"}}}),
     );
     response(1);
-    send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    send(
+        &mut stdin,
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    );
     let mut out = Vec::new();
     for (i, args) in calls.iter().enumerate() {
         let id = i as u64 + 2;
-        send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
-            "params": {"name": "lsp", "arguments": args}}));
+        send(
+            &mut stdin,
+            json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": "lsp", "arguments": args}}),
+        );
         let r = response(id);
         out.push(
             r["result"]["content"][0]["text"]
@@ -170,7 +177,6 @@ fn mcp_calls(repo: &Repo, calls: &[Value]) -> Vec<String> {
                 .to_string(),
         );
     }
-    drop(send);
     drop(stdin);
     let deadline = Instant::now() + Duration::from_secs(20);
     while child.try_wait().unwrap().is_none() {
