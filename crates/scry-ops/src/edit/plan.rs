@@ -115,7 +115,8 @@ fn normalize(p: &Path) -> PathBuf {
 
 /// The path an edit may touch: absolute, `..` and symlinks resolved (for a
 /// path that does not exist yet, through its nearest existing ancestor),
-/// inside `root` (canonical) and not `root` itself, not inside `.git`.
+/// inside `root` (canonical) and not `root` itself, not inside `.git`, not
+/// one of scry's project configuration files.
 pub fn confine(root: &Path, path: &Path) -> Result<PathBuf, OpError> {
     let outside = || OpError::OutsideWorkspace {
         path: path.to_path_buf(),
@@ -168,6 +169,18 @@ pub fn confine(root: &Path, path: &Path) -> Result<PathBuf, OpError> {
         return Err(rejected(format!(
             "the edit touches {} inside .git; refused",
             path.display()
+        )));
+    }
+    // scry's own project configuration decides what runs (see workspace
+    // trust): no server edit may write it.
+    if let Ok(rel) = full.strip_prefix(root)
+        && scry_workspace::config::PROJECT_CONFIG_FILES
+            .iter()
+            .any(|f| rel == Path::new(f))
+    {
+        return Err(rejected(format!(
+            "the edit touches scry's configuration file {}; refused",
+            rel.display()
         )));
     }
     Ok(full)

@@ -512,3 +512,44 @@ async fn failed_commit_leaves_no_journal_entry() {
         .unwrap();
     assert!(r.applied && !r.replayed);
 }
+
+#[test]
+fn scry_config_files_are_never_written() {
+    let w = ws(&[
+        ("a.txt", "hello\n"),
+        (".scry/config.json", "{}\n"),
+        (".scry.json", "{}\n"),
+    ]);
+    // edited, created, renamed onto, renamed away, deleted
+    rejected_and_untouched(
+        &w,
+        json!({"changes": {uri(&w.root.join(".scry.json")): [edit(0,0,0,0,"{\"servers\": {}}")]}}),
+    );
+    rejected_and_untouched(
+        &w,
+        json!({"documentChanges": [{"kind": "create", "uri": uri(&w.root.join("scry.json"))}]}),
+    );
+    rejected_and_untouched(
+        &w,
+        json!({"documentChanges": [{"kind": "rename", "oldUri": uri(&w.root.join("a.txt")), "newUri": uri(&w.root.join(".scry/config.json")), "options": {"overwrite": true}}]}),
+    );
+    rejected_and_untouched(
+        &w,
+        json!({"documentChanges": [{"kind": "rename", "oldUri": uri(&w.root.join(".scry.json")), "newUri": uri(&w.root.join("b.txt"))}]}),
+    );
+    rejected_and_untouched(
+        &w,
+        json!({"documentChanges": [{"kind": "delete", "uri": uri(&w.root.join(".scry/config.json"))}]}),
+    );
+    // spelt with `..`: still the same file
+    rejected_and_untouched(
+        &w,
+        json!({"changes": {format!("{}/sub/../.scry.json", uri(&w.root)): [edit(0,0,0,0,"x")]}}),
+    );
+    // a file merely named like one elsewhere is fine
+    let ok = plan(
+        &w,
+        &json!({"documentChanges": [{"kind": "create", "uri": uri(&w.root.join("docs/scry.json"))}]}),
+    );
+    assert!(ok.is_ok(), "{:?}", ok.err());
+}
