@@ -12,22 +12,23 @@
 //! follows a cancel). Finished ids are replayed by the handler (see
 //! `server.rs`), which knows what the call was.
 //!
-//! Reading is rmcp's `AsyncRwTransport`; writing is one task that owns the
-//! writer, fed through a channel, so that one answer can go out several
-//! times (rmcp's `Transport::send` borrows the transport for each send).
+//! Reading is [`crate::wire::LineReader`] (bounded lines; malformed and
+//! oversized ones answered with JSON-RPC errors, which go out here); writing
+//! is one task that owns the writer, fed through a channel, so that one
+//! answer can go out several times (rmcp's `Transport::send` borrows the
+//! transport for each send).
 
 use std::collections::HashMap;
-use std::pin::Pin;
 use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll};
 
 use rmcp::RoleServer;
 use rmcp::model::{ClientNotification, ClientRequest, JsonRpcMessage, RequestId};
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
-use rmcp::transport::async_rw::AsyncRwTransport;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
+
+use crate::wire::{Incoming, LineReader, MAX_MESSAGE_BYTES};
 
 /// `tools/call` ids in flight → how many extra copies arrived.
 #[derive(Default)]
@@ -39,35 +40,10 @@ struct InFlight {
 /// calls in flight and the caps on answers.
 type Out = mpsc::UnboundedSender<Vec<u8>>;
 
-/// An `AsyncWrite` that hands each write to the writer task, so that the
-/// reading side's own error replies go out in order with everything else.
-struct ChannelWriter(Out);
-
-impl AsyncWrite for ChannelWriter {
-    fn poll_write(
-        self: Pin<&mut Self>,
-        _cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<std::io::Result<usize>> {
-        match self.0.send(buf.to_vec()) {
-            Ok(()) => Poll::Ready(Ok(buf.len())),
-            Err(_) => Poll::Ready(Err(std::io::ErrorKind::BrokenPipe.into())),
-        }
-    }
-
-    fn poll_flush(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn poll_shutdown(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        Poll::Ready(Ok(()))
-    }
-}
-
 /// Newline-delimited JSON-RPC over a reader and a writer, collapsing
 /// duplicate in-flight `tools/call` ids (see the module documentation).
 pub struct Dedupe<R: AsyncRead, W> {
-    read: AsyncRwTransport<RoleServer, R, ChannelWriter>,
+    read: LineReader<R>,
     out: Option<Out>,
     writer: Option<tokio::task::JoinHandle<W>>,
     state: Arc<Mutex<InFlight>>,
@@ -78,7 +54,12 @@ where
     R: AsyncRead + Send + Unpin + 'static,
     W: AsyncWrite + Send + Unpin + 'static,
 {
-    pub fn new(reader: R, mut writer: W) -> Dedupe<R, W> {
+    pub fn new(reader: R, writer: W) -> Dedupe<R, W> {
+        Dedupe::with_max_message(reader, writer, MAX_MESSAGE_BYTES)
+    }
+
+    /// [`Dedupe::new`] with another limit on one message's size in bytes.
+    pub fn with_max_message(reader: R, mut writer: W, max: usize) -> Dedupe<R, W> {
         let (tx, mut rx) = mpsc::unbounded_channel::<Vec<u8>>();
         let task = tokio::spawn(async move {
             while let Some(bytes) = rx.recv().await {
@@ -93,7 +74,7 @@ where
             writer
         });
         Dedupe {
-            read: AsyncRwTransport::new(reader, ChannelWriter(tx.clone())),
+            read: LineReader::new(reader, max),
             out: Some(tx),
             writer: Some(task),
             state: Arc::default(),
@@ -145,7 +126,18 @@ where
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
         loop {
-            let msg = self.read.receive().await?;
+            let msg = match self.read.next().await {
+                Incoming::Eof => return None,
+                Incoming::Message(m) => *m,
+                Incoming::Reply(v) => {
+                    if let Some(out) = &self.out {
+                        let mut line = v.to_string().into_bytes();
+                        line.push(b'\n');
+                        let _ = out.send(line);
+                    }
+                    continue;
+                }
+            };
             match &msg {
                 JsonRpcMessage::Request(r)
                     if matches!(r.request, ClientRequest::CallToolRequest(_)) =>
@@ -178,7 +170,6 @@ where
     async fn close(&mut self) -> Result<(), Self::Error> {
         // Let the writer drain what is queued, then shut the output down.
         self.out = None;
-        let _ = self.read.close().await;
         if let Some(task) = self.writer.take()
             && let Ok(mut w) = task.await
         {

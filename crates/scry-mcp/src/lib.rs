@@ -40,6 +40,7 @@ pub mod dedupe;
 pub mod scrub;
 mod server;
 pub mod tools;
+mod wire;
 
 pub use scrub::ToolError;
 pub use server::{JournalEntry, Options, ScryMcp, is_write};

@@ -53,11 +53,17 @@ impl Fx {
             .tempdir()
             .unwrap();
         copy_tree(&fixtures().join(rel), dir.path());
-        Fx::at(dir, needs, test)
+        Fx::at(dir, needs, test, false)
     }
 
-    fn at(dir: tempfile::TempDir, needs: &[&str], test: &str) -> Option<Fx> {
-        let ws = Workspace::open(dir.path()).unwrap();
+    /// `trusted`: the test's own project configuration names commands,
+    /// which run only in a trusted workspace.
+    fn at(dir: tempfile::TempDir, needs: &[&str], test: &str, trusted: bool) -> Option<Fx> {
+        let ws = if trusted {
+            Workspace::open_trusted(dir.path()).unwrap()
+        } else {
+            Workspace::open(dir.path()).unwrap()
+        };
         for c in needs {
             if ws.installed(c).is_none() {
                 if std::env::var("SCRY_REQUIRE_SERVERS").is_ok_and(|v| v == "1") {
@@ -487,7 +493,7 @@ async fn hanging_and_garbage_linters_are_bounded_and_reported() {
         }"#,
     )
     .unwrap();
-    let Some(fx) = Fx::at(dir, &["sleep", "echo", "cat"], "hanging_linter") else {
+    let Some(fx) = Fx::at(dir, &["sleep", "echo", "cat"], "hanging_linter", true) else {
         return;
     };
     let mut q = Query::new(Action::Diagnostics);
@@ -589,7 +595,12 @@ async fn option_like_file_names_never_become_linter_options() {
         std::fs::write(root.join(name), text).unwrap();
     }
     let before = tree(root);
-    let Some(fx) = Fx::at(dir, &["ruff", "eslint", "shellcheck"], "option_like_names") else {
+    let Some(fx) = Fx::at(
+        dir,
+        &["ruff", "eslint", "shellcheck"],
+        "option_like_names",
+        false,
+    ) else {
         return;
     };
     let targets = [

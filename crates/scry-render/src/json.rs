@@ -1,4 +1,10 @@
 //! The structured JSON form: same content, sorting and caps as the text.
+//!
+//! Invariant: the compact serialisation stays within about `max_chars`
+//! characters whatever the answer holds. Lists are cut to fit with an
+//! `"omitted"` object; edit previews' diffs share what is left, each cut at
+//! a line with its own `"omitted"`; and a last pass ([`bound`]) clips any
+//! other long string or list, saying so in a top-level `"truncated"`.
 
 use std::path::Path;
 
@@ -143,7 +149,24 @@ fn with(base: &Map<String, Value>, fields: Vec<(&str, Value)>) -> Value {
 }
 
 pub(crate) fn render(answer: &Answer, root: &Path, opts: &RenderOptions) -> Value {
-    let mut b = base(answer, root);
+    bound(render_body(answer, root, opts), opts.max_chars)
+}
+
+fn render_body(answer: &Answer, root: &Path, opts: &RenderOptions) -> Value {
+    let b = base(answer, root);
+    // Huge notes or reasons must not crowd the results out: the common
+    // fields get at most a quarter of the budget.
+    let mut common = Value::Object(b);
+    let clipped = clip_strings(&mut common, opts.max_chars / 4);
+    let Value::Object(mut b) = common else {
+        unreachable!("base is an object")
+    };
+    if clipped > 0 {
+        b.insert(
+            "truncated".into(),
+            json!({"chars": clipped, "items": 0, "reason": "max_chars"}),
+        );
+    }
     let max = opts.max_chars;
     let cap = opts.max_locations;
     match &answer.body {
@@ -297,8 +320,26 @@ pub(crate) fn render(answer: &Answer, root: &Path, opts: &RenderOptions) -> Valu
         }
         Body::Edit(r) => {
             b.insert("kind".into(), "edit".into());
+            // The previews' diffs get what the rest leaves of the budget.
+            let fields = |n: usize, previews: &Value| {
+                let mut f = crate::edit::json_fields(r, root, n, cap);
+                for (k, v) in f.iter_mut() {
+                    if *k == "previews" {
+                        *v = previews.clone();
+                    }
+                }
+                f
+            };
+            let empty: Value = r
+                .previews
+                .iter()
+                .map(|p| json!({"path": display_path(&p.path, root), "diff": ""}))
+                .collect();
+            // each cut preview adds its "omitted" object
+            let rest = chars(&with(&b, fields(0, &empty))) + 100 * r.previews.len();
+            let previews = clipped_previews(r, root, max.saturating_sub(rest));
             fit_json(r.edits.len().min(cap), max, |n| {
-                with(&b, crate::edit::json_fields(r, root, n, cap))
+                with(&b, fields(n, &previews))
             })
         }
         Body::CodeActions(list) => {
@@ -309,6 +350,149 @@ pub(crate) fn render(answer: &Answer, root: &Path, opts: &RenderOptions) -> Valu
             b.insert("kind".into(), "reloaded".into());
             with(&b, vec![("stopped", (*stopped).into())])
         }
+    }
+}
+
+/// Each preview's diff cut at a line so that all of them together take at
+/// most `budget` characters (as JSON); a cut one says what it left out:
+/// `"omitted": {"lines", "chars", "reason": "max_chars"}`.
+fn clipped_previews(r: &scry_ops::EditReport, root: &Path, budget: usize) -> Value {
+    let mut used = 0usize;
+    let mut out = Vec::new();
+    for p in &r.previews {
+        let mut kept = String::new();
+        let mut lines = p.diff.split_inclusive('\n');
+        let mut full = true;
+        for line in lines.by_ref() {
+            // as JSON: escapes count (`\n` is two characters)
+            let cost = chars(&Value::String(line.to_string())).saturating_sub(2);
+            if used + cost > budget {
+                full = false;
+                let rest_lines = 1 + lines.clone().count();
+                let rest_chars =
+                    line.chars().count() + lines.map(|l| l.chars().count()).sum::<usize>();
+                out.push(json!({
+                    "path": display_path(&p.path, root),
+                    "diff": std::mem::take(&mut kept),
+                    "omitted": {"lines": rest_lines, "chars": rest_chars, "reason": "max_chars"},
+                }));
+                break;
+            }
+            used += cost;
+            kept.push_str(line);
+        }
+        if full {
+            out.push(json!({"path": display_path(&p.path, root), "diff": kept}));
+        }
+    }
+    Value::Array(out)
+}
+
+/// The last guard of the cap: when `v` is still over `max` characters,
+/// clip its longest strings (to at least 200 characters, ending with `…`)
+/// and then halve its longest lists until it fits, and say so in a
+/// top-level `"truncated": {"chars", "items", "reason": "max_chars"}`
+/// (added to one already there).
+fn bound(mut v: Value, max: usize) -> Value {
+    if chars(&v) <= max {
+        return v;
+    }
+    let budget = max.saturating_sub(100); // room for the marker
+    let clipped = clip_strings(&mut v, budget);
+    let mut dropped_items = 0usize;
+    for _ in 0..64 {
+        if chars(&v) <= budget {
+            break;
+        }
+        let mut arrays = Vec::new();
+        collect_arrays(&v, String::new(), &mut arrays);
+        let Some((ptr, _)) = arrays.into_iter().max_by_key(|a| a.1) else {
+            break;
+        };
+        if let Some(Value::Array(a)) = v.pointer_mut(&ptr) {
+            let keep = a.len() / 2;
+            dropped_items += a.len() - keep;
+            a.truncate(keep);
+        }
+    }
+    if let Value::Object(m) = &mut v {
+        let before = |k: &str| m.get("truncated").and_then(|t| t[k].as_u64()).unwrap_or(0) as usize;
+        let (c, i) = (before("chars") + clipped, before("items") + dropped_items);
+        m.insert(
+            "truncated".into(),
+            json!({"chars": c, "items": i, "reason": "max_chars"}),
+        );
+    }
+    v
+}
+
+/// Clip the longest strings of `v` (to at least 200 characters, ending with
+/// `…`) until it takes at most `max` characters or no string is longer;
+/// the number of characters removed.
+fn clip_strings(v: &mut Value, max: usize) -> usize {
+    let total = chars(v);
+    if total <= max {
+        return 0;
+    }
+    let mut excess = total - max;
+    let mut removed_all = 0usize;
+    let mut strings = Vec::new();
+    collect_strings(v, String::new(), &mut strings);
+    strings.sort_by_key(|s| std::cmp::Reverse(s.1));
+    for (ptr, len) in strings {
+        if excess == 0 || len <= 200 {
+            break;
+        }
+        let keep = len.saturating_sub(excess + 1).max(200);
+        if let Some(Value::String(s)) = v.pointer_mut(&ptr) {
+            let cut: String = s.chars().take(keep).collect();
+            let removed = len - keep;
+            *s = format!("{cut}…");
+            removed_all += removed;
+            excess = excess.saturating_sub(removed);
+        }
+    }
+    removed_all
+}
+
+fn pointer_escape(key: &str) -> String {
+    key.replace('~', "~0").replace('/', "~1")
+}
+
+fn collect_strings(v: &Value, ptr: String, out: &mut Vec<(String, usize)>) {
+    match v {
+        Value::String(s) => out.push((ptr, s.chars().count())),
+        Value::Array(a) => {
+            for (i, x) in a.iter().enumerate() {
+                collect_strings(x, format!("{ptr}/{i}"), out);
+            }
+        }
+        Value::Object(m) => {
+            for (k, x) in m {
+                collect_strings(x, format!("{ptr}/{}", pointer_escape(k)), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Arrays with at least two items, with their size in characters.
+fn collect_arrays(v: &Value, ptr: String, out: &mut Vec<(String, usize)>) {
+    match v {
+        Value::Array(a) => {
+            if a.len() >= 2 {
+                out.push((ptr.clone(), chars(v)));
+            }
+            for (i, x) in a.iter().enumerate() {
+                collect_arrays(x, format!("{ptr}/{i}"), out);
+            }
+        }
+        Value::Object(m) => {
+            for (k, x) in m {
+                collect_arrays(x, format!("{ptr}/{}", pointer_escape(k)), out);
+            }
+        }
+        _ => {}
     }
 }
 

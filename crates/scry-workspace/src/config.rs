@@ -15,6 +15,11 @@
 //! Missing files are skipped (except an explicit `$SCRY_CONFIG`, which must
 //! exist).
 //!
+//! Every layer but the user file is a *project* layer: unless the workspace
+//! is trusted, what it says about what runs (`command`, `args`, `env`, new
+//! servers) is ignored, and `trustedRoots` is read from the user file only
+//! (see [`crate::trust`]).
+//!
 //! # Format
 //!
 //! ```jsonc
@@ -76,6 +81,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::catalog::{self, ProviderKind, ServerSpec};
+use crate::trust::{self, TrustPolicy, TrustState};
 
 /// Project configuration files, relative to the workspace root, in the order
 /// they are layered (later wins).
@@ -133,6 +139,8 @@ pub struct Config {
     pub sources: Vec<PathBuf>,
     /// Non-fatal problems (unknown keys, servers that can never be used, ...).
     pub warnings: Vec<String>,
+    /// Whether the project layers were trusted, and what was ignored.
+    pub trust: TrustState,
 }
 
 /// A configuration file could not be used.
@@ -163,6 +171,7 @@ impl Default for Config {
             limits: Limits::default(),
             sources: Vec::new(),
             warnings: Vec::new(),
+            trust: TrustState::default(),
         }
     }
 }
@@ -172,8 +181,19 @@ impl Config {
     /// else $XDG_CONFIG_HOME/scry/config.json, else
     /// $HOME/.config/scry/config.json); then project files in the workspace
     /// root: `.scry.json`, `scry.json`, `.scry/config.json`.
+    /// Project layers are trusted or not as [`TrustPolicy::FromEnvironment`]
+    /// decides.
     pub fn load(workspace_root: &Path) -> Result<Config, ConfigError> {
-        load_with_env(workspace_root, &|k| std::env::var_os(k))
+        Config::load_with_policy(workspace_root, TrustPolicy::FromEnvironment)
+    }
+
+    /// [`Config::load`] with the trust of the project layers decided by
+    /// `policy`.
+    pub fn load_with_policy(
+        workspace_root: &Path,
+        policy: TrustPolicy,
+    ) -> Result<Config, ConfigError> {
+        load_with(workspace_root, &|k| std::env::var_os(k), policy)
     }
 
     /// Same as [`Config::load`] with explicit layers: each (path, json text).
@@ -305,9 +325,67 @@ fn user_config_path_with(env: EnvFn<'_>) -> Option<(PathBuf, bool)> {
     })
 }
 
+/// The project configuration layers of `workspace_root` as they are now:
+/// (path, text) of each project file present, in layer order. What `scry
+/// trust` hashes.
+pub fn project_layers(workspace_root: &Path) -> Result<Vec<(PathBuf, String)>, ConfigError> {
+    let env = |k: &str| std::env::var_os(k);
+    Ok(read_layers(workspace_root, &env)?.1)
+}
+
+#[cfg(test)]
 fn load_with_env(workspace_root: &Path, env: EnvFn<'_>) -> Result<Config, ConfigError> {
+    load_with(workspace_root, env, TrustPolicy::FromEnvironment)
+}
+
+fn load_with(
+    workspace_root: &Path,
+    env: EnvFn<'_>,
+    policy: TrustPolicy,
+) -> Result<Config, ConfigError> {
+    let (user, project) = read_layers(workspace_root, env)?;
+    let mut b = Builder::new();
+    if let Some((path, text)) = &user {
+        b.apply(path, text)?;
+    }
+    let mut warnings = Vec::new();
+    let decision = trust::decide(
+        workspace_root,
+        &project,
+        &b.trusted_roots,
+        policy,
+        env,
+        &mut warnings,
+    );
+    b.warnings.extend(warnings);
+    b.project = true;
+    b.untrusted = !decision.is_trusted();
+    for (path, text) in &project {
+        b.apply(path, text)?;
+    }
+    let ignored = std::mem::take(&mut b.ignored);
+    let mut config = b.finish();
+    config.trust = TrustState {
+        trust: decision,
+        project_files: project.into_iter().map(|(p, _)| p).collect(),
+        ignored,
+    };
+    for w in &config.warnings {
+        tracing::warn!("{w}");
+    }
+    Ok(config)
+}
+
+/// The user layer (if any) and the project layers, read from disk.
+#[allow(clippy::type_complexity)]
+fn read_layers(
+    workspace_root: &Path,
+    env: EnvFn<'_>,
+) -> Result<(Option<(PathBuf, String)>, Vec<(PathBuf, String)>), ConfigError> {
     let mut files: Vec<(PathBuf, bool)> = Vec::new();
-    if let Some(user) = user_config_path_with(env) {
+    let user = user_config_path_with(env);
+    let user_path = user.as_ref().map(|(p, _)| p.clone());
+    if let Some(user) = user {
         files.push(user);
     }
     files.extend(
@@ -326,11 +404,13 @@ fn load_with_env(workspace_root: &Path, env: EnvFn<'_>) -> Result<Config, Config
             Err(source) => return Err(ConfigError::Read { path, source }),
         }
     }
-    let config = Config::from_layers(&layers)?;
-    for w in &config.warnings {
-        tracing::warn!("{w}");
+    let mut user = None;
+    if let Some(up) = &user_path
+        && let Some(i) = layers.iter().position(|(p, _)| p == up)
+    {
+        user = Some(layers.remove(i));
     }
-    Ok(config)
+    Ok((user, layers))
 }
 
 // ---------------------------------------------------------------------------
@@ -351,6 +431,14 @@ struct Builder {
     limits: Limits,
     sources: Vec<PathBuf>,
     warnings: Vec<String>,
+    /// The layers being applied are project layers.
+    project: bool,
+    /// ... and not trusted: what chooses what runs is ignored.
+    untrusted: bool,
+    /// `trustedRoots` of the user layer.
+    trusted_roots: Vec<String>,
+    /// What untrusted layers asked for and was ignored.
+    ignored: Vec<(PathBuf, String)>,
 }
 
 /// Lower-case alphanumerics only: `file_types`, `file-types`, `fileTypes`
@@ -429,6 +517,10 @@ impl Builder {
             limits: Limits::default(),
             sources: Vec::new(),
             warnings: Vec::new(),
+            project: false,
+            untrusted: false,
+            trusted_roots: Vec::new(),
+            ignored: Vec::new(),
         }
     }
 
@@ -474,12 +566,55 @@ impl Builder {
                     }
                 },
                 "limits" => self.apply_limits(path, value)?,
+                "trustedroots" => self.apply_trusted_roots(path, &key, value)?,
                 "schema" | "comment" => {}
                 _ => self
                     .warnings
                     .push(format!("{}: unknown key \"{key}\" ignored", path.display())),
             }
         }
+        Ok(())
+    }
+
+    /// `trustedRoots`: a list of directories, honoured in the user layer
+    /// only (a project cannot trust itself).
+    fn apply_trusted_roots(
+        &mut self,
+        path: &Path,
+        key: &str,
+        value: Value,
+    ) -> Result<(), ConfigError> {
+        if self.project {
+            self.warnings.push(format!(
+                "{}: \"{key}\" is only read from the user configuration; ignored",
+                path.display()
+            ));
+            return Ok(());
+        }
+        let roots = match value {
+            Value::String(s) => vec![s],
+            Value::Array(items) => items
+                .into_iter()
+                .map(|v| match v {
+                    Value::String(s) => Ok(s),
+                    other => Err(other),
+                })
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|other| ConfigError::Invalid {
+                    path: path.to_path_buf(),
+                    message: format!("\"{key}\" must list directories, not {other}"),
+                })?,
+            other => {
+                return Err(ConfigError::Invalid {
+                    path: path.to_path_buf(),
+                    message: format!(
+                        "\"{key}\" must be an array of directories, not {}",
+                        type_name(&other)
+                    ),
+                });
+            }
+        };
+        self.trusted_roots.extend(roots);
         Ok(())
     }
 
@@ -549,6 +684,12 @@ impl Builder {
                 )));
             }
         };
+        if self.untrusted {
+            let is_new = !self.entries.iter().any(|e| e.id == id);
+            if !trust::restrict_server(path, id, &mut obj, is_new, &mut self.ignored) {
+                return Ok(());
+            }
+        }
         self.named.insert(id.to_string());
         let pos = self.entries.iter().position(|e| e.id == id);
         let index = match pos {
@@ -752,6 +893,7 @@ impl Builder {
             limits: self.limits,
             sources: self.sources,
             warnings,
+            trust: TrustState::default(),
         }
     }
 }
@@ -944,11 +1086,56 @@ pub fn resolve_command(command: &str, workspace_root: &Path) -> Option<PathBuf> 
     resolve_command_in(command, workspace_root, std::env::var_os("PATH").as_deref())
 }
 
+/// [`resolve_command`] for an untrusted workspace: the project-local bin
+/// dirs are not searched (`PATH` only; a command with a '/' still resolves,
+/// as only trusted configuration can name one). The second value is the
+/// project-local executable that was passed over, if any.
+pub fn resolve_command_untrusted(
+    command: &str,
+    workspace_root: &Path,
+) -> (Option<PathBuf>, Option<PathBuf>) {
+    let path_var = std::env::var_os("PATH");
+    resolve_command_local(command, workspace_root, path_var.as_deref(), false)
+}
+
 /// [`resolve_command`] with an explicit `PATH` value.
 fn resolve_command_in(
     command: &str,
     workspace_root: &Path,
     path_var: Option<&OsStr>,
+) -> Option<PathBuf> {
+    resolve_command_local(command, workspace_root, path_var, true).0
+}
+
+/// The command found (project-local dirs searched first when `local`), and
+/// when not `local`, the project-local executable passed over.
+fn resolve_command_local(
+    command: &str,
+    workspace_root: &Path,
+    path_var: Option<&OsStr>,
+    local: bool,
+) -> (Option<PathBuf>, Option<PathBuf>) {
+    if local {
+        return (
+            resolve_command_search(command, workspace_root, path_var, true),
+            None,
+        );
+    }
+    let found = resolve_command_search(command, workspace_root, path_var, false);
+    let has_separator = command.contains('/') || (cfg!(windows) && command.contains('\\'));
+    let skipped = if has_separator {
+        None
+    } else {
+        resolve_command_search(command, workspace_root, None, true)
+    };
+    (found, skipped)
+}
+
+fn resolve_command_search(
+    command: &str,
+    workspace_root: &Path,
+    path_var: Option<&OsStr>,
+    local_dirs: bool,
 ) -> Option<PathBuf> {
     if command.is_empty() {
         return None;
@@ -962,12 +1149,15 @@ fn resolve_command_in(
         };
         return executable_in(&p).and_then(absolute);
     }
-    let local = [
+    let mut local = vec![
         workspace_root.join("node_modules").join(".bin"),
         workspace_root.join(".venv").join("bin"),
         workspace_root.join("venv").join("bin"),
         workspace_root.join(".venv").join("Scripts"),
     ];
+    if !local_dirs {
+        local.clear();
+    }
     let path_dirs = path_var
         .map(|v| std::env::split_paths(v).collect::<Vec<_>>())
         .unwrap_or_default();
@@ -1406,5 +1596,130 @@ mod tests {
             Some((PathBuf::from("/h/.config/scry/config.json"), false))
         );
         assert_eq!(user_config_path_with(&|_| None), None);
+    }
+
+    #[test]
+    fn untrusted_project_layers_cannot_choose_what_runs() {
+        let tmp = tempfile::tempdir().unwrap();
+        let ws = tmp.path().join("ws");
+        let xdg = tmp.path().join("xdg");
+        fs::create_dir_all(&ws).unwrap();
+        fs::create_dir_all(xdg.join("scry")).unwrap();
+        fs::write(
+            xdg.join("scry/config.json"),
+            r#"{"servers": {"mine": {"command": "mine-lsp", "fileTypes": ["m"]}}}"#,
+        )
+        .unwrap();
+        fs::write(
+            ws.join(".scry.json"),
+            r#"{"servers": {
+                "pyright": {"command": "./evil", "args": ["x"], "env": {"A": "1"},
+                            "settings": {"python": {"x": 1}}},
+                "gopls": {"disabled": true},
+                "mine": {"cmd": ["./evil2", "--stdio"], "fileTypes": ["m", "mm"]},
+                "evil": {"command": "./evil3", "fileTypes": ["py"]}
+              },
+              "linters": {"evil-lint": {"command": "./evil4", "fileTypes": ["py"], "parser": "generic"}},
+              "trustedRoots": ["/"],
+              "limits": {"maxChars": 1234}}"#,
+        )
+        .unwrap();
+        let vars: HashMap<&str, OsString> = HashMap::from([
+            ("XDG_CONFIG_HOME", xdg.clone().into_os_string()),
+            ("SCRY_STATE_DIR", tmp.path().join("state").into_os_string()),
+        ]);
+        let env = |k: &str| vars.get(k).cloned();
+        let c = load_with(&ws, &env, TrustPolicy::FromEnvironment).unwrap();
+        assert_eq!(c.trust.trust, trust::Trust::Untrusted { revoked: false });
+        let builtin = catalog::builtins();
+        let py = builtin.iter().find(|s| s.id == "pyright").unwrap();
+        let pyright = c.server("pyright").unwrap();
+        assert_eq!((&pyright.command, &pyright.args), (&py.command, &py.args));
+        assert!(pyright.env.is_empty());
+        // settings, disabled, limits and file types apply without trust
+        assert_eq!(pyright.settings["python"]["x"], 1);
+        assert!(c.server("gopls").unwrap().disabled);
+        assert_eq!(c.limits.max_chars, 1234);
+        let mine = c.server("mine").unwrap();
+        assert_eq!(mine.command, "mine-lsp");
+        assert!(mine.args.is_empty());
+        assert_eq!(mine.file_types, ["m", "mm"]);
+        assert!(c.server("evil").is_none() && c.server("evil-lint").is_none());
+        let what: Vec<&str> = c.trust.ignored.iter().map(|(_, w)| w.as_str()).collect();
+        assert_eq!(
+            what,
+            [
+                "server \"pyright\": command, args, env",
+                "server \"mine\": command, args",
+                "new server \"evil\"",
+                "new server \"evil-lint\""
+            ]
+        );
+        assert!(
+            c.warnings.iter().any(|w| w.contains("trustedRoots")),
+            "{:?}",
+            c.warnings
+        );
+        assert_eq!(c.trust.project_files, [ws.join(".scry.json")]);
+
+        // trusted: everything applies
+        let t = load_with(&ws, &env, TrustPolicy::Trusted).unwrap();
+        assert_eq!(t.server("pyright").unwrap().command, "./evil");
+        assert_eq!(t.server("evil-lint").unwrap().command, "./evil4");
+        assert!(t.trust.ignored.is_empty());
+
+        // the user's trustedRoots trusts the workspace
+        fs::write(
+            xdg.join("scry/config.json"),
+            format!(r#"{{"trustedRoots": ["{}"]}}"#, tmp.path().display()),
+        )
+        .unwrap();
+        let u = load_with(&ws, &env, TrustPolicy::FromEnvironment).unwrap();
+        assert!(
+            matches!(u.trust.trust, trust::Trust::UserRoot(_)),
+            "{:?}",
+            u.trust
+        );
+        assert_eq!(u.server("evil").unwrap().command, "./evil3");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn untrusted_lookup_skips_project_bins() {
+        use std::os::unix::fs::PermissionsExt;
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("ws");
+        let bin = tmp.path().join("bin");
+        for d in [
+            root.join("node_modules/.bin"),
+            root.join(".venv/bin"),
+            bin.clone(),
+        ] {
+            fs::create_dir_all(&d).unwrap();
+        }
+        for p in [
+            root.join("node_modules/.bin/tool"),
+            root.join(".venv/bin/ruff"),
+            bin.join("tool"),
+        ] {
+            fs::write(&p, "#!/bin/sh\n").unwrap();
+            fs::set_permissions(&p, fs::Permissions::from_mode(0o755)).unwrap();
+        }
+        let path_var = bin.clone().into_os_string();
+        let find = |c: &str| resolve_command_local(c, &root, Some(&path_var), false);
+        assert_eq!(
+            find("tool"),
+            (
+                Some(bin.join("tool")),
+                Some(root.join("node_modules/.bin/tool"))
+            )
+        );
+        assert_eq!(find("ruff"), (None, Some(root.join(".venv/bin/ruff"))));
+        assert_eq!(find("other"), (None, None));
+        // trusted: the project's own first
+        assert_eq!(
+            resolve_command_local("ruff", &root, Some(&path_var), true).0,
+            Some(root.join(".venv/bin/ruff"))
+        );
     }
 }

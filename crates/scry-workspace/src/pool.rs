@@ -1,15 +1,20 @@
 //! The servers of one workspace: routing a file to its server and root, and
 //! one process per (server, root), started lazily on first use, reused
 //! after, restarted when it died, stopped on `reload` and `shutdown`.
+//!
+//! Commands are looked up in the project-local bin dirs only when the
+//! workspace is trusted ([`crate::trust`]); what an untrusted workspace
+//! passed over is told once per session ([`Workspace::take_trust_notice`]).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, RwLock};
 
 use scry_lsp::{ApplyEditHook, EditHookSlot, Session, SessionConfig, SessionError};
 
 use crate::catalog::{ProviderKind, ServerSpec};
-use crate::config::{Config, ConfigError, find_root, resolve_command};
+use crate::config::{Config, ConfigError, find_root, resolve_command, resolve_command_untrusted};
+use crate::trust::{self, TrustPolicy};
 use crate::watch::{self, FileWatcher};
 
 /// Where a file goes: which server, which executable, which root.
@@ -45,6 +50,12 @@ pub struct Workspace {
     /// Watches the root for changes made outside scry (started with the
     /// first session; `None` inside when watching is impossible).
     watcher: Mutex<Option<Option<Arc<FileWatcher>>>>,
+    /// How `reload` decides trust.
+    policy: TrustPolicy,
+    /// Project-local executables passed over (untrusted workspace).
+    skipped_bins: Mutex<BTreeSet<PathBuf>>,
+    /// The trust notice items already told this session.
+    trust_told: Mutex<HashSet<String>>,
 }
 
 /// The directory where server logs go: `$SCRY_LOG_DIR`, else
@@ -61,10 +72,24 @@ pub fn default_log_dir() -> Option<PathBuf> {
 
 impl Workspace {
     /// Open a workspace: canonical root, configuration loaded from disk.
+    /// Project configuration is trusted or not as the environment says
+    /// (`SCRY_TRUST`, `trustedRoots`, `scry trust`; see [`crate::trust`]).
     pub fn open(root: &Path) -> Result<Workspace, ConfigError> {
+        Workspace::open_with_policy(root, TrustPolicy::FromEnvironment)
+    }
+
+    /// [`Workspace::open`] with the project configuration trusted (for
+    /// callers that decided themselves, e.g. tests of project configs).
+    pub fn open_trusted(root: &Path) -> Result<Workspace, ConfigError> {
+        Workspace::open_with_policy(root, TrustPolicy::Trusted)
+    }
+
+    pub fn open_with_policy(root: &Path, policy: TrustPolicy) -> Result<Workspace, ConfigError> {
         let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
-        let config = Config::load(&root)?;
-        Ok(Workspace::with_config(root, config))
+        let config = Config::load_with_policy(&root, policy)?;
+        let mut ws = Workspace::with_config(root, config);
+        ws.policy = policy;
+        Ok(ws)
     }
 
     pub fn with_config(root: PathBuf, config: Config) -> Workspace {
@@ -80,6 +105,9 @@ impl Workspace {
             log_dir: default_log_dir(),
             edit_hook: EditHookSlot::default(),
             watcher: Mutex::new(None),
+            policy: TrustPolicy::FromEnvironment,
+            skipped_bins: Mutex::new(BTreeSet::new()),
+            trust_told: Mutex::new(HashSet::new()),
         }
     }
 
@@ -111,13 +139,53 @@ impl Workspace {
         self.edit_hook.set(hook);
     }
 
-    /// Where `command` is installed (cached until `reload`).
+    /// Where `command` is installed (cached until `reload`). Untrusted
+    /// workspaces: `PATH` only, never the project-local bin dirs.
     pub fn installed(&self, command: &str) -> Option<PathBuf> {
+        let trusted = self.config().trust.trust.is_trusted();
         let mut cache = self.commands.lock().unwrap_or_else(|e| e.into_inner());
         cache
             .entry(command.to_string())
-            .or_insert_with(|| resolve_command(command, &self.root))
+            .or_insert_with(|| {
+                if trusted {
+                    return resolve_command(command, &self.root);
+                }
+                let (found, skipped) = resolve_command_untrusted(command, &self.root);
+                if let Some(s) = skipped {
+                    tracing::debug!(path = %s.display(), "untrusted workspace: project-local command not used");
+                    self.skipped_bins
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .insert(s);
+                }
+                found
+            })
             .clone()
+    }
+
+    /// What the untrusted workspace's configuration and bin dirs asked for
+    /// and was ignored, with how to trust; `None` when trusted or nothing
+    /// was ignored.
+    pub fn trust_notice(&self) -> Option<String> {
+        let bins: Vec<PathBuf> = self
+            .skipped_bins
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .cloned()
+            .collect();
+        trust::notice(&self.config().trust, &self.root, &bins)
+    }
+
+    /// [`Workspace::trust_notice`], but only when it says something not
+    /// told before in this session (so each answer does not repeat it).
+    pub fn take_trust_notice(&self) -> Option<String> {
+        let notice = self.trust_notice()?;
+        self.trust_told
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(notice.clone())
+            .then_some(notice)
     }
 
     /// Log a warning once per workspace (missing servers and the like).
@@ -143,9 +211,15 @@ impl Workspace {
             .filter(|s| s.kind == ProviderKind::Lsp && !s.is_linter)
             .collect();
         let describe = describe_file(path);
+        let hint = || {
+            self.trust_notice()
+                .map(|n| format!(" ({n})"))
+                .unwrap_or_default()
+        };
         if candidates.is_empty() {
             return Err(WorkspaceError::NoServer(format!(
-                "no language server is configured for {describe}; add one to .scry.json (see `scry status`)"
+                "no language server is configured for {describe}; add one to .scry.json (see `scry status`){}",
+                hint()
             )));
         }
         let mut missing = Vec::new();
@@ -161,8 +235,9 @@ impl Workspace {
             missing.push(format!("{} (command `{}`)", spec.id, spec.command));
         }
         let msg = format!(
-            "no installed language server for {describe}: {} not found on PATH; install it or configure another server",
-            missing.join(", ")
+            "no installed language server for {describe}: {} not found on PATH; install it or configure another server{}",
+            missing.join(", "),
+            hint()
         );
         self.warn_once(&msg);
         Err(WorkspaceError::NoServer(msg))
@@ -304,7 +379,7 @@ impl Workspace {
 
     /// Stop everything and reread the configuration.
     pub async fn reload(&self) -> Result<usize, ConfigError> {
-        let config = Config::load(&self.root)?;
+        let config = Config::load_with_policy(&self.root, self.policy)?;
         let stopped = self.shutdown().await;
         *self.config.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(config);
         self.commands
@@ -312,6 +387,10 @@ impl Workspace {
             .unwrap_or_else(|e| e.into_inner())
             .clear();
         self.warned
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clear();
+        self.skipped_bins
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .clear();

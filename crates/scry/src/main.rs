@@ -15,6 +15,8 @@ use scry_ops::{Action, Engine, OpError, Query, SeverityFilter};
 use scry_render::{RenderOptions, error_json, render_error, render_json, render_text};
 use scry_workspace::Workspace;
 
+mod trust_cmd;
+
 const AFTER_HELP: &str = "\
 Actions:
   definition (def), declaration, type-definition, implementation (impl),
@@ -39,6 +41,7 @@ Examples:
   scry code-actions src/main.py --line 3                       (list; --apply N|TITLE)
   scry undo                                  (revert scry's last edit)
   scry status
+  scry trust [DIR]                           (let DIR's .scry.json choose commands; --list, --revoke)
   scry mcp --root .                          (MCP server on stdio for agents: the lsp tool)";
 
 #[derive(Parser, Debug)]
@@ -107,6 +110,9 @@ fn usage(msg: &str) -> ExitCode {
 fn main() -> ExitCode {
     if std::env::args_os().nth(1).is_some_and(|a| a == "mcp") {
         return mcp_main();
+    }
+    if std::env::args_os().nth(1).is_some_and(|a| a == "trust") {
+        return trust_cmd::main();
     }
     if let Some(msg) = argv::option_like_file(&std::env::args_os().collect::<Vec<_>>()) {
         return usage(&msg);

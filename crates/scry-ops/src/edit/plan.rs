@@ -119,7 +119,8 @@ fn normalize(p: &Path) -> PathBuf {
 
 /// The path an edit may touch: absolute, `..` and symlinks resolved (for a
 /// path that does not exist yet, through its nearest existing ancestor),
-/// inside `root` (canonical) and not `root` itself, not inside `.git`.
+/// inside `root` (canonical) and not `root` itself, not inside `.git`, not
+/// one of scry's project configuration files.
 pub fn confine(root: &Path, path: &Path) -> Result<PathBuf, OpError> {
     let outside = || OpError::OutsideWorkspace {
         path: path.to_path_buf(),

@@ -252,7 +252,7 @@ impl Engine {
                 "column needs line as well (or name the symbol instead)".into(),
             ));
         }
-        match q.action {
+        let mut result = match q.action {
             Action::Status => Ok(self.status(q).await),
             Action::Reload => {
                 let stopped = self
@@ -275,7 +275,16 @@ impl Engine {
             Action::CodeActions => self.code_actions(q, deadline).await,
             Action::Undo => self.undo(q).await,
             _ => self.positional(q, deadline).await,
+        };
+        // What an untrusted workspace's configuration asked to run and was
+        // ignored: said once per session, in the first answer after it.
+        if let Ok(answer) = &mut result
+            && answer.action != Action::Status
+            && let Some(n) = self.ws.take_trust_notice()
+        {
+            answer.notes.push(n);
         }
+        result
     }
 
     /// Validate a path: inside the workspace (after resolving `..` and

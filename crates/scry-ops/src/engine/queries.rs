@@ -325,6 +325,10 @@ impl Engine {
             warnings.retain(|w| !w.is_empty());
             let _ = s;
         }
+        // Trust: what was ignored, and how to trust (always, in status).
+        if let Some(n) = self.ws.trust_notice() {
+            warnings.push(n);
+        }
         let mut answer = Answer::new(
             q.action,
             q.question(self.ws.root()),
@@ -336,6 +340,11 @@ impl Engine {
         );
         if let Some(d) = self.ws.log_dir() {
             answer.notes.push(format!("server logs: {}", d.display()));
+        }
+        if !config.trust.project_files.is_empty() {
+            answer
+                .notes
+                .push(format!("workspace {}", config.trust.trust.describe()));
         }
         if !config.sources.is_empty() {
             answer.notes.push(format!(
