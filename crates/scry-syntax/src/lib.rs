@@ -9,10 +9,8 @@
 //! recovers). Depends on scry-workspace only for the directory skip list.
 
 pub mod extract;
-
+pub mod index;
 pub mod lang;
 
-
 pub use extract::{Def, FileIndex, Implementation, Ref};
-
-
+pub use index::{MAX_FILE_BYTES, Skipped, Snapshot, SyntaxIndex, default_cache_dir};

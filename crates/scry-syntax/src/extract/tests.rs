@@ -59,7 +59,7 @@ fn total(x: f64) -> f64 { x }
             name: "Square".into(),
             parent: "Shape".into(),
             line: 6,
-            col: 16
+            col: 15
         }]
     );
     assert!(!ix.syntax_errors);
