@@ -40,6 +40,7 @@ const LSP_ACTION_NAMES: &[&str] = &[
     "diagnostics",
     "rename",
     "code_actions",
+    "map",
     "status",
     "capabilities",
 ];
@@ -80,6 +81,7 @@ pub const LSP_ARGS: &[&str] = &[
     "new_name",
     "action_index",
     "action_title",
+    "budget",
     "timeout_ms",
 ];
 pub const EDIT_ARGS: &[&str] = &[
@@ -184,6 +186,12 @@ pub fn lsp_tool(languages: &[String]) -> Tool {
     if has("rename") {
         d.push_str(" rename/code_actions here only preview; apply with lsp_edit.");
     }
+    if has("map") {
+        d.push_str(
+            " map: ranked repository map to start from (path/symbol focus it; budget in chars). \
+             Without a usable server, answers are syntactic (labelled).",
+        );
+    }
     d.push_str(" Lines, columns 1-based (characters); paths relative to the root.");
     let mut props = json!({
         "action": {"type": "string", "enum": names(&actions)},
@@ -202,6 +210,10 @@ pub fn lsp_tool(languages: &[String]) -> Tool {
     if has("code_actions") {
         props["action_index"] = json!({"type": "integer", "minimum": 1});
         props["action_title"] = json!({"type": "string"});
+    }
+    if has("map") {
+        props["budget"] =
+            json!({"type": "integer", "minimum": 1, "description": "map: characters"});
     }
     props["timeout_ms"] = json!({"type": "integer", "minimum": 1, "maximum": MAX_TIMEOUT_MS});
     let schema = json!({

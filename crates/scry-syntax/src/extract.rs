@@ -280,7 +280,8 @@ pub fn index_text(lang: &Lang, parser: &mut Parser, text: &str) -> FileIndex {
             }
         }
     }
-    out.impls.sort_by(|a, b| (a.line, a.col).cmp(&(b.line, b.col)));
+    out.impls
+        .sort_by(|a, b| (a.line, a.col).cmp(&(b.line, b.col)));
     out.impls.dedup();
 
     let mut raw: Vec<RawDef> = raw.into_values().collect();
@@ -358,7 +359,8 @@ pub fn index_text(lang: &Lang, parser: &mut Parser, text: &str) -> FileIndex {
                 let next = interned.len() as u32;
                 let id = *interned.entry(t).or_insert(next);
                 let p = node.start_position();
-                out.refs.push(Ref(id, p.row as u32, lines.col(p.row, p.column)));
+                out.refs
+                    .push(Ref(id, p.row as u32, lines.col(p.row, p.column)));
             }
         } else if import_kinds.contains(&kid) {
             imports.extend(

@@ -248,7 +248,10 @@ impl SyntaxIndex {
                 _ => todo.push((rel, size, mtime)),
             }
         }
-        let removed = st.files.keys().any(|k| !files.contains_key(k) && !todo.iter().any(|t| &t.0 == k));
+        let removed = st
+            .files
+            .keys()
+            .any(|k| !files.contains_key(k) && !todo.iter().any(|t| &t.0 == k));
         let done = self.index_files(&todo, &st.files);
         let mut parsed = 0;
         let mut changed = removed;

@@ -147,8 +147,7 @@ pub fn spec_for(path: &Path) -> Option<&'static LanguageSpec> {
 
 /// The compiled language for a spec id (compiled on first use).
 pub fn lang(id: &str) -> Option<Arc<Lang>> {
-    static LANGS: OnceLock<std::sync::Mutex<HashMap<String, Option<Arc<Lang>>>>> =
-        OnceLock::new();
+    static LANGS: OnceLock<std::sync::Mutex<HashMap<String, Option<Arc<Lang>>>>> = OnceLock::new();
     let map = LANGS.get_or_init(Default::default);
     let mut map = map.lock().unwrap_or_else(|e| e.into_inner());
     map.entry(id.to_string())

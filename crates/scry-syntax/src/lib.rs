@@ -14,3 +14,7 @@ pub mod lang;
 
 pub use extract::{Def, FileIndex, Implementation, Ref};
 pub use index::{MAX_FILE_BYTES, Skipped, Snapshot, SyntaxIndex, default_cache_dir};
+pub mod map;
+pub mod query;
+
+pub use map::{Focus, MapDef, MapFile, RepoMap};

@@ -107,7 +107,10 @@ fn ruby_and_go_and_typescript() {
         "package main\n\n// Inventory holds items.\ntype Inventory struct{ n int }\n\nfunc (i *Inventory) Restock(n int) { i.n += n }\n",
     );
     assert_eq!(def(&go, "Inventory").kind, "struct");
-    assert_eq!(def(&go, "Inventory").doc.as_deref(), Some("Inventory holds items."));
+    assert_eq!(
+        def(&go, "Inventory").doc.as_deref(),
+        Some("Inventory holds items.")
+    );
     let r = def(&go, "Restock");
     assert_eq!(r.kind, "method");
     assert_eq!(r.container.as_deref(), Some("Inventory"));
@@ -127,13 +130,34 @@ fn ruby_and_go_and_typescript() {
 #[test]
 fn every_language_indexes_something() {
     let samples = [
-        ("c", "struct point { int x; };\nint area(struct point p) { return p.x; }\n"),
-        ("cpp", "namespace geo { class Square : public Shape { int side; }; }\nint Square::area() { return side; }\n"),
-        ("bash", "LIMIT=3\nbuild() {\n  echo \"build $LIMIT\"\n}\nbuild\n"),
-        ("csharp", "namespace N { public class Store : IRepo { public int Count { get; set; } public void Add() {} } }\n"),
-        ("php", "<?php\nclass Store extends Base implements Repo {\n  public function add($x) { return helper($x); }\n}\nfunction helper($x) { return $x; }\n"),
-        ("javascript", "class A extends B { m() { return f(1) } }\nfunction f(x) { return x }\n"),
-        ("tsx", "export function App(): JSX.Element { return <div/> }\n"),
+        (
+            "c",
+            "struct point { int x; };\nint area(struct point p) { return p.x; }\n",
+        ),
+        (
+            "cpp",
+            "namespace geo { class Square : public Shape { int side; }; }\nint Square::area() { return side; }\n",
+        ),
+        (
+            "bash",
+            "LIMIT=3\nbuild() {\n  echo \"build $LIMIT\"\n}\nbuild\n",
+        ),
+        (
+            "csharp",
+            "namespace N { public class Store : IRepo { public int Count { get; set; } public void Add() {} } }\n",
+        ),
+        (
+            "php",
+            "<?php\nclass Store extends Base implements Repo {\n  public function add($x) { return helper($x); }\n}\nfunction helper($x) { return $x; }\n",
+        ),
+        (
+            "javascript",
+            "class A extends B { m() { return f(1) } }\nfunction f(x) { return x }\n",
+        ),
+        (
+            "tsx",
+            "export function App(): JSX.Element { return <div/> }\n",
+        ),
     ];
     for (l, src) in samples {
         let ix = index(l, src);
