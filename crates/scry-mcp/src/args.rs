@@ -173,7 +173,6 @@ pub fn parse(tool: &str, args: Option<&JsonObject>, engine: &Engine) -> Result<C
     q.action_title = string(args, "action_title")?;
     let writes = if tool == tools::LSP {
         q.query = string(args, "query")?;
-        q.budget = number(args, "budget", u32::MAX as u64)?.map(|n| n as usize);
         if let Some(s) = string(args, "severity")? {
             q.severity = Some(SeverityFilter::parse(&s).ok_or_else(|| {
                 invalid(format!("severity must be error, warning or all, got `{s}`"))
@@ -274,9 +273,6 @@ fn requirements(q: &Query, tool: &str) -> Result<(), OpError> {
         return Err(invalid(format!(
             "action_index and action_title pick a code action; {a} takes neither"
         )));
-    }
-    if q.budget.is_some() && q.action != Action::Map {
-        return Err(invalid(format!("budget is for map, not {a}")));
     }
     if q.severity.is_some() && q.action != Action::Diagnostics {
         return Err(invalid(format!("severity is for diagnostics, not {a}")));

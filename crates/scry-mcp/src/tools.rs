@@ -81,7 +81,6 @@ pub const LSP_ARGS: &[&str] = &[
     "new_name",
     "action_index",
     "action_title",
-    "budget",
     "timeout_ms",
 ];
 pub const EDIT_ARGS: &[&str] = &[
@@ -187,10 +186,7 @@ pub fn lsp_tool(languages: &[String]) -> Tool {
         d.push_str(" rename/code_actions here only preview; apply with lsp_edit.");
     }
     if has("map") {
-        d.push_str(
-            " map: ranked repository map to start from (path/symbol focus it; budget in chars). \
-             Without a usable server, answers are syntactic (labelled).",
-        );
+        d.push_str(" map: ranked repo overview (no server needed).");
     }
     d.push_str(" Lines, columns 1-based (characters); paths relative to the root.");
     let mut props = json!({
@@ -210,10 +206,6 @@ pub fn lsp_tool(languages: &[String]) -> Tool {
     if has("code_actions") {
         props["action_index"] = json!({"type": "integer", "minimum": 1});
         props["action_title"] = json!({"type": "string"});
-    }
-    if has("map") {
-        props["budget"] =
-            json!({"type": "integer", "minimum": 1, "description": "map: characters"});
     }
     props["timeout_ms"] = json!({"type": "integer", "minimum": 1, "maximum": MAX_TIMEOUT_MS});
     let schema = json!({

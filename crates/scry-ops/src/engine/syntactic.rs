@@ -322,10 +322,13 @@ impl Engine {
                     root: root.clone(),
                 });
             }
-            shown_focus.push(p.display().to_string());
-            focus
-                .paths
-                .push(canon.strip_prefix(&root).unwrap_or(&canon).to_path_buf());
+            let rel = canon.strip_prefix(&root).unwrap_or(&canon).to_path_buf();
+            shown_focus.push(if rel.as_os_str().is_empty() {
+                ".".to_string()
+            } else {
+                rel.display().to_string()
+            });
+            focus.paths.push(rel);
         }
         for s in q.symbol.iter().chain(q.focus_symbols.iter()) {
             let s = s.trim();
