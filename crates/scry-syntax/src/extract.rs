@@ -280,8 +280,8 @@ pub fn index_text(lang: &Lang, parser: &mut Parser, text: &str) -> FileIndex {
             }
         }
     }
-    out.impls
-        .sort_by(|a, b| (a.line, a.col).cmp(&(b.line, b.col)));
+    out.impls.sort_by_key(|a| (a.line, a.col));
+
     out.impls.dedup();
 
     let mut raw: Vec<RawDef> = raw.into_values().collect();
