@@ -4,3 +4,9 @@
 (class_definition
   name: (identifier) @impl.name
   superclasses: (argument_list [(identifier) @impl.parent (attribute attribute: (identifier) @impl.parent)])) @implementation
+; Attributes set in __init__ are the class's fields.
+(function_definition
+  name: (identifier) @_init
+  body: (block (expression_statement (assignment left: (attribute object: (identifier) @_self attribute: (identifier) @name)) @definition.field))
+  (#eq? @_init "__init__")
+  (#eq? @_self "self"))
