@@ -399,3 +399,63 @@ async fn a_working_server_answers_itself() {
     assert_eq!(a.server.as_deref(), Some(SERVER));
     ws.engine.shutdown().await;
 }
+
+/// Huge and binary files are skipped and said; a file with syntax errors
+/// still answers, with a note.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn huge_binary_and_broken_files() {
+    let mut huge = String::from("class Huge {\n");
+    while huge.len() <= 1024 * 1024 {
+        huge.push_str("  int filler;\n");
+    }
+    huge.push_str("}\n");
+    let ws = workspace(
+        json!({}),
+        None,
+        &[
+            ("Huge.java", &huge),
+            (
+                "Broken.java",
+                "class Broken {\n  void ok() {}\n  void bad( {\n}\nclass After {}\n",
+            ),
+            (
+                "Uses.java",
+                "class Uses { void f() { new Broken().ok(); } }\n",
+            ),
+        ],
+    );
+    std::fs::write(ws.root.join("Bin.java"), b"class Bin {}\0\x01").unwrap();
+    let mut sym = Query::new(Action::Symbols);
+    sym.path = Some(PathBuf::from("Huge.java"));
+    let a = ws.engine.run(&sym).await.unwrap();
+    let reason = a.empty_reason.clone().unwrap_or_default();
+    assert!(
+        reason
+            .contains("Huge.java is not in the syntactic index: 1025 KiB, over the 1024 KiB limit"),
+        "{reason}"
+    );
+    sym.path = Some(PathBuf::from("Bin.java"));
+    let a = ws.engine.run(&sym).await.unwrap();
+    assert!(
+        a.empty_reason.unwrap_or_default().contains("binary"),
+        "binary said"
+    );
+    let d = ws
+        .engine
+        .run(&query(Action::Definition, "Uses.java", "ok", 5000))
+        .await
+        .unwrap();
+    assert_eq!(places(&ws, &d), vec![("Broken.java".to_string(), 2, 8)]);
+    let d = ws
+        .engine
+        .run(&query(Action::References, "Broken.java", "ok", 5000))
+        .await
+        .unwrap();
+    assert!(
+        d.notes
+            .iter()
+            .any(|n| n.contains("Broken.java has syntax errors")),
+        "{:?}",
+        d.notes
+    );
+}

@@ -166,13 +166,36 @@ impl Engine {
         };
         let mut lines = SourceLines::new(&root);
         let mut answer = Answer::new(q.action, q.question(&root), empty_body(q.action));
+        let skipped = rel_path
+            .as_ref()
+            .and_then(|rel| snap.skipped.iter().find(|s| &s.path == rel))
+            .map(|s| {
+                format!(
+                    "{} is not in the syntactic index: {}",
+                    s.path.display(),
+                    s.reason
+                )
+            });
         let body = match q.action {
             Action::Symbols => {
                 let Some(rel) = &rel_path else {
                     return Ok(None);
                 };
                 let Some(file) = snap.files.get(rel) else {
-                    return Ok(None);
+                    let Some(reason) = skipped else {
+                        return Ok(None);
+                    };
+                    // Said, not silently empty.
+                    answer.server = Some(LABEL.to_string());
+                    answer.precision = Some(PRECISION.to_string());
+                    answer.body = Body::Outline {
+                        path: root.join(rel),
+                        symbols: Vec::new(),
+                    };
+                    answer.empty_reason = Some(reason);
+                    let (Why::NoServer(m) | Why::Partial(m)) = why;
+                    answer.notes.push(m.clone());
+                    return Ok(Some(answer));
                 };
                 Body::Outline {
                     path: root.join(rel),
@@ -252,6 +275,7 @@ impl Engine {
                     .push("syntactic answer: names matched as written, not resolved".into());
             }
         }
+        answer.notes.extend(skipped);
         if let Some(rel) = &rel_path
             && snap.files.get(rel).is_some_and(|f| f.syntax_errors)
         {
