@@ -60,6 +60,7 @@ async fn main() {
     let sample: Vec<_> = uses.into_iter().step_by(stride).take(n).collect();
 
     let (mut asked, mut outside, mut top1, mut any) = (0, 0, 0, 0);
+    let (mut item_targets, mut item_top1) = (0, 0);
     for (path, r, name) in &sample {
         let mut q = Query::new(Action::Definition);
         q.path = Some(root.join(path));
@@ -78,13 +79,33 @@ async fn main() {
             continue;
         }
         asked += 1;
+        // Is the server's target something the index records as a
+        // definition (not a local variable or parameter)?
+        let indexed = truth.iter().any(|(p, l)| {
+            snap.files
+                .get(p)
+                .is_some_and(|f| f.defs.iter().any(|d| d.line + 1 == *l && &d.name == name))
+        });
+        if indexed {
+            item_targets += 1;
+        }
         let hits = query::definitions(&snap, name, &[], Some(path));
-        let ours: Vec<(PathBuf, u32)> = hits
-            .iter()
-            .map(|h| (h.path.to_path_buf(), h.def.line + 1))
-            .collect();
+        let local = snap
+            .files
+            .get(path)
+            .and_then(|f| query::local_binding(f, name, r.line(), r.col()));
+        let ours: Vec<(PathBuf, u32)> = match local {
+            Some((l, _)) => vec![(path.clone(), l + 1)],
+            None => hits
+                .iter()
+                .map(|h| (h.path.to_path_buf(), h.def.line + 1))
+                .collect(),
+        };
         if ours.first().is_some_and(|o| truth.contains(o)) {
             top1 += 1;
+            if indexed {
+                item_top1 += 1;
+            }
         }
         if ours.iter().any(|o| truth.contains(o)) {
             any += 1;
@@ -102,6 +123,11 @@ async fn main() {
          top-1 {top1}/{asked} = {:.0}%, among candidates {any}/{asked} = {:.0}%",
         100.0 * top1 as f64 / asked.max(1) as f64,
         100.0 * any as f64 / asked.max(1) as f64
+    );
+    println!(
+        "  of which {item_targets} target an item the index records (not a local or parameter): \
+         top-1 {item_top1}/{item_targets} = {:.0}%",
+        100.0 * item_top1 as f64 / item_targets.max(1) as f64
     );
 
     // References of definitions (every k-th top-level one).

@@ -80,6 +80,10 @@ pub struct FileIndex {
     /// Distinct identifier names of the references.
     pub names: Vec<String>,
     pub refs: Vec<Ref>,
+    /// The references that bind a local name (parameters, `let`,
+    /// assignments in a function), in document order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub locals: Vec<Ref>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub impls: Vec<Implementation>,
     /// Identifier tokens of the import/use statements, sorted, distinct.
@@ -224,6 +228,7 @@ pub fn index_text(lang: &Lang, parser: &mut Parser, text: &str) -> FileIndex {
     // Definitions and implementations from the query.
     let names = lang.query.capture_names();
     let mut raw: HashMap<usize, RawDef> = HashMap::new();
+    let mut local_starts: std::collections::HashSet<usize> = std::collections::HashSet::new();
     let mut cursor = QueryCursor::new();
     let mut matches = cursor.matches(&lang.query, root, src);
     while let Some(m) = matches.next() {
@@ -239,6 +244,9 @@ pub fn index_text(lang: &Lang, parser: &mut Parser, text: &str) -> FileIndex {
                 "container" => container = Some(c.node),
                 "impl.name" => impl_name = Some(c.node),
                 "impl.parent" => impl_parent = Some(c.node),
+                "local" => {
+                    local_starts.insert(c.node.start_byte());
+                }
                 _ => {
                     if let Some(k) = cap.strip_prefix("definition.") {
                         def = Some((c.node, k));
@@ -359,8 +367,11 @@ pub fn index_text(lang: &Lang, parser: &mut Parser, text: &str) -> FileIndex {
                 let next = interned.len() as u32;
                 let id = *interned.entry(t).or_insert(next);
                 let p = node.start_position();
-                out.refs
-                    .push(Ref(id, p.row as u32, lines.col(p.row, p.column)));
+                let r = Ref(id, p.row as u32, lines.col(p.row, p.column));
+                out.refs.push(r);
+                if local_starts.contains(&node.start_byte()) {
+                    out.locals.push(r);
+                }
             }
         } else if import_kinds.contains(&kid) {
             imports.extend(

@@ -31,7 +31,7 @@ pub const MAX_FILE_BYTES: u64 = 1024 * 1024;
 pub const SKIPPED_DIRS: &[&str] = &["venv", ".mypy_cache", "vendor", "third_party"];
 
 /// Bump when the extraction changes: older caches are then ignored.
-const CACHE_VERSION: u32 = 1;
+const CACHE_VERSION: u32 = 2;
 
 /// Where scry keeps caches: `$SCRY_CACHE_DIR`, else `$XDG_CACHE_HOME/scry`,
 /// else `~/.cache/scry`.

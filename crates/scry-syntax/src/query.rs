@@ -246,3 +246,22 @@ pub fn first_name_on(file: &FileIndex, line: u32) -> Option<&str> {
         (a, b) => a.or(b).map(|x| x.1),
     }
 }
+
+/// The local binding (parameter, `let`, assignment) that a use of `name` at
+/// (line, col) of `file` most likely refers to: the nearest one before it
+/// inside the innermost definition enclosing the use. 0-based.
+pub fn local_binding(file: &FileIndex, name: &str, line: u32, col: u32) -> Option<(u32, u32)> {
+    let id = file.name_id(name)?;
+    let scope = file
+        .defs
+        .iter()
+        .filter(|d| d.start_line <= line && line <= d.end_line && d.end_line > d.start_line)
+        .max_by_key(|d| (d.start_line, std::cmp::Reverse(d.end_line)))?;
+    file.locals
+        .iter()
+        .filter(|r| {
+            r.name_id() == id && r.line() >= scope.start_line && (r.line(), r.col()) <= (line, col)
+        })
+        .max_by_key(|r| (r.line(), r.col()))
+        .map(|r| (r.line(), r.col()))
+}

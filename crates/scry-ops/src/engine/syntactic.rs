@@ -242,6 +242,29 @@ impl Engine {
                             })
                             .collect(),
                     },
+                    _ if let Some((rel, l, c)) =
+                        local_use(q, &snap, rel_path.as_deref(), &name) =>
+                    {
+                        // A use inside a function of a name bound there.
+                        let len = name.name.chars().count() as u32;
+                        let loc = lines.loc(&rel, l, c, c + len);
+                        answer
+                            .notes
+                            .push(format!("`{}` is a local binding there", name.name));
+                        if q.action == Action::Hover {
+                            let lang = snap.files.get(&rel).map_or("", |f| f.language.as_str());
+                            Body::Hover {
+                                text: format!(
+                                    "```{lang}\n{}\n```\n\nlocal binding",
+                                    loc.text.as_deref().unwrap_or_default().trim()
+                                ),
+                            }
+                        } else {
+                            Body::Locations {
+                                locations: vec![loc],
+                            }
+                        }
+                    }
                     _ => {
                         let hits =
                             self.ranked_definitions(&snap, &name, rel_path.as_deref(), q.line);
@@ -436,6 +459,35 @@ impl Engine {
             }
         }
     }
+}
+
+/// Where the use asked about binds locally, when the question gives its
+/// position (line and column, or line and the name): (file, line, col),
+/// 0-based.
+fn local_use(
+    q: &Query,
+    snap: &Snapshot,
+    rel: Option<&Path>,
+    name: &SymbolName,
+) -> Option<(PathBuf, u32, u32)> {
+    if name.is_qualified() {
+        return None;
+    }
+    let rel = rel?;
+    let file = snap.files.get(rel)?;
+    let line = q.line? - 1;
+    let col = match q.column {
+        Some(c) => c - 1,
+        None => {
+            let id = file.name_id(&name.name)?;
+            file.refs
+                .iter()
+                .find(|r| r.name_id() == id && r.line() == line)?
+                .col()
+        }
+    };
+    let (l, c) = sq::local_binding(file, &name.name, line, col)?;
+    Some((rel.to_path_buf(), l, c))
 }
 
 fn human_bytes(b: u64) -> String {

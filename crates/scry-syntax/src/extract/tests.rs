@@ -184,3 +184,21 @@ fn columns_count_characters() {
     let ix = index("python", "s = 'ééé'; total = 1\n");
     assert_eq!(ref_lines(&ix, "total"), vec![(0, 11)]);
 }
+
+#[test]
+fn local_bindings_resolve_uses_in_their_function() {
+    let src = "fn old() {}\nfn diff<Old>(old: &[u8], n: usize) -> usize {\n    let total = n;\n    old.len() + total\n}\n";
+    let ix = index("rust", src);
+    // `old` on line 3 is the parameter, not the function `old`.
+    assert_eq!(crate::query::local_binding(&ix, "old", 3, 4), Some((1, 13)));
+    assert_eq!(
+        crate::query::local_binding(&ix, "total", 3, 16),
+        Some((2, 8))
+    );
+    assert_eq!(crate::query::local_binding(&ix, "Old", 1, 8), Some((1, 8)));
+    // Outside the function nothing is local.
+    assert_eq!(crate::query::local_binding(&ix, "old", 0, 3), None);
+    let py = index("python", "def f(a, b=1):\n    c = a + b\n    return c\n");
+    assert_eq!(crate::query::local_binding(&py, "c", 2, 11), Some((1, 4)));
+    assert_eq!(crate::query::local_binding(&py, "b", 1, 12), Some((0, 9)));
+}

@@ -8,3 +8,8 @@
 (preproc_function_def name: (identifier) @name) @definition.macro
 (field_declaration declarator: (field_identifier) @name) @definition.field
 (translation_unit (declaration declarator: (init_declarator declarator: (identifier) @name)) @definition.variable)
+; Local bindings.
+(parameter_declaration declarator: (identifier) @local)
+(parameter_declaration declarator: (pointer_declarator declarator: (identifier) @local))
+(declaration declarator: (init_declarator declarator: (identifier) @local))
+(declaration declarator: (identifier) @local)

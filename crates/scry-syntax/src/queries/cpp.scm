@@ -14,3 +14,8 @@
 (function_definition declarator: (function_declarator declarator: (qualified_identifier scope: (namespace_identifier) @container name: (identifier) @name))) @definition.method
 (class_specifier name: (type_identifier) @impl.name (base_class_clause [(type_identifier) @impl.parent (qualified_identifier name: (type_identifier) @impl.parent) (template_type name: (type_identifier) @impl.parent)])) @implementation
 (struct_specifier name: (type_identifier) @impl.name (base_class_clause [(type_identifier) @impl.parent (qualified_identifier name: (type_identifier) @impl.parent) (template_type name: (type_identifier) @impl.parent)])) @implementation
+; Local bindings.
+(parameter_declaration declarator: (identifier) @local)
+(parameter_declaration declarator: (pointer_declarator declarator: (identifier) @local))
+(declaration declarator: (init_declarator declarator: (identifier) @local))
+(declaration declarator: (identifier) @local)

@@ -8,3 +8,8 @@
 (source_file (var_declaration (var_spec name: (identifier) @name) @definition.variable))
 (field_declaration name: (field_identifier) @name) @definition.field
 (method_elem name: (field_identifier) @name) @definition.method
+; Local bindings.
+(parameter_declaration name: (identifier) @local)
+(short_var_declaration left: (expression_list (identifier) @local))
+(var_spec name: (identifier) @local)
+(range_clause left: (expression_list (identifier) @local))

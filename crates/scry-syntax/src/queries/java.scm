@@ -10,3 +10,7 @@
 (class_declaration name: (identifier) @impl.name interfaces: (super_interfaces (type_list [(type_identifier) @impl.parent (generic_type (type_identifier) @impl.parent)]))) @implementation
 (enum_declaration name: (identifier) @impl.name interfaces: (super_interfaces (type_list [(type_identifier) @impl.parent (generic_type (type_identifier) @impl.parent)]))) @implementation
 (interface_declaration name: (identifier) @impl.name (extends_interfaces (type_list [(type_identifier) @impl.parent (generic_type (type_identifier) @impl.parent)]))) @implementation
+; Local bindings.
+(formal_parameter name: (identifier) @local)
+(local_variable_declaration declarator: (variable_declarator name: (identifier) @local))
+(enhanced_for_statement name: (identifier) @local)

@@ -10,3 +10,10 @@
   body: (block (expression_statement (assignment left: (attribute object: (identifier) @_self attribute: (identifier) @name)) @definition.field))
   (#eq? @_init "__init__")
   (#eq? @_self "self"))
+; Local bindings.
+(parameters (identifier) @local)
+(default_parameter name: (identifier) @local)
+(typed_parameter (identifier) @local)
+(typed_default_parameter name: (identifier) @local)
+(assignment left: (identifier) @local)
+(for_statement left: (identifier) @local)

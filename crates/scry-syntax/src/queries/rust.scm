@@ -13,3 +13,11 @@
 (impl_item
   trait: [(type_identifier) @impl.parent (generic_type type: (type_identifier) @impl.parent) (scoped_type_identifier name: (type_identifier) @impl.parent)]
   type: [(type_identifier) @impl.name (generic_type type: (type_identifier) @impl.name) (scoped_type_identifier name: (type_identifier) @impl.name)]) @implementation
+; Local bindings (parameters, let, closures, for, generics): a use inside the
+; same function resolves to the nearest one before it.
+(parameter pattern: (identifier) @local)
+(let_declaration pattern: (identifier) @local)
+(let_declaration pattern: (tuple_pattern (identifier) @local))
+(closure_parameters (identifier) @local)
+(for_expression pattern: (identifier) @local)
+(type_parameter name: (type_identifier) @local)

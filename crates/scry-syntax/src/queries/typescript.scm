@@ -14,3 +14,7 @@
 (class_declaration name: (type_identifier) @impl.name (class_heritage (extends_clause value: [(identifier) @impl.parent (member_expression property: (property_identifier) @impl.parent)]))) @implementation
 (class_declaration name: (type_identifier) @impl.name (class_heritage (implements_clause [(type_identifier) @impl.parent (generic_type name: (type_identifier) @impl.parent)]))) @implementation
 (interface_declaration name: (type_identifier) @impl.name (extends_type_clause [(type_identifier) @impl.parent (generic_type name: (type_identifier) @impl.parent)])) @implementation
+; Local bindings.
+(required_parameter pattern: (identifier) @local)
+(optional_parameter pattern: (identifier) @local)
+(variable_declarator name: (identifier) @local)
