@@ -139,6 +139,20 @@ pub fn map(snap: &Snapshot, focus: &Focus, budget: usize) -> RepoMap {
     }
 
     let out_w: Vec<f64> = edges.iter().map(|e| e.values().sum()).collect();
+    // The walk only needs file → file weights (names summed).
+    let agg: Vec<Vec<(usize, f64)>> = edges
+        .iter()
+        .map(|e| {
+            let mut v: Vec<(usize, f64)> = Vec::new();
+            for (&(b, _), w) in e {
+                match v.last_mut() {
+                    Some((lb, lw)) if *lb == b => *lw += w,
+                    _ => v.push((b, *w)),
+                }
+            }
+            v
+        })
+        .collect();
     let mut rank = pers.clone();
     for _ in 0..ITERATIONS {
         let mut next: Vec<f64> = pers.iter().map(|p| (1.0 - DAMPING) * p).collect();
@@ -148,7 +162,7 @@ pub fn map(snap: &Snapshot, focus: &Focus, budget: usize) -> RepoMap {
                 dangling += rank[a];
                 continue;
             }
-            for (&(b, _), w) in &edges[a] {
+            for &(b, w) in &agg[a] {
                 next[b] += DAMPING * rank[a] * w / out_w[a];
             }
         }
