@@ -205,7 +205,9 @@ pub fn parse(tool: &str, args: Option<&JsonObject>, engine: &Engine) -> Result<C
         if let Some(p) = q.path.take() {
             q.targets = vec![diagnostics_target(&p, engine)?];
         }
-    } else if let Some(p) = &q.path {
+    } else if let Some(p) = &q.path
+        && q.action != Action::Map
+    {
         engine.resolve_path(p)?;
     }
     Ok(Call { query: q, writes })

@@ -40,6 +40,7 @@ const LSP_ACTION_NAMES: &[&str] = &[
     "diagnostics",
     "rename",
     "code_actions",
+    "map",
     "status",
     "capabilities",
 ];
@@ -183,6 +184,9 @@ pub fn lsp_tool(languages: &[String]) -> Tool {
     d.push('.');
     if has("rename") {
         d.push_str(" rename/code_actions here only preview; apply with lsp_edit.");
+    }
+    if has("map") {
+        d.push_str(" map: ranked repo overview (no server needed).");
     }
     d.push_str(" Lines, columns 1-based (characters); paths relative to the root.");
     let mut props = json!({

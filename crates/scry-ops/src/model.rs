@@ -31,10 +31,12 @@ pub enum Action {
     Rename,
     CodeActions,
     Undo,
+    /// A ranked repository map (syntactic; no server needed).
+    Map,
 }
 
 impl Action {
-    pub const ALL: [Action; 18] = [
+    pub const ALL: [Action; 19] = [
         Action::Definition,
         Action::Declaration,
         Action::TypeDefinition,
@@ -53,6 +55,7 @@ impl Action {
         Action::Rename,
         Action::CodeActions,
         Action::Undo,
+        Action::Map,
     ];
 
     /// The canonical snake_case name (`type_definition`).
@@ -76,6 +79,7 @@ impl Action {
             Action::Rename => "rename",
             Action::CodeActions => "code_actions",
             Action::Undo => "undo",
+            Action::Map => "map",
         }
     }
 
@@ -100,6 +104,7 @@ impl Action {
             Action::Rename => "rename",
             Action::CodeActions => "code actions",
             Action::Undo => "undo",
+            Action::Map => "repository map",
         }
     }
 
@@ -128,6 +133,7 @@ impl Action {
                 Action::CodeActions
             }
             "undo" => Action::Undo,
+            "map" | "repo_map" | "repomap" => Action::Map,
             _ => return None,
         };
         Some(a)
@@ -281,6 +287,48 @@ pub struct StatusReport {
     pub servers: Vec<ServerStatus>,
     /// Configuration problems and warnings (missing servers, bad config).
     pub warnings: Vec<String>,
+    /// The syntactic index: files indexed in this process, cache size.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub syntactic: Option<String>,
+}
+
+/// One definition in a repository map.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct MapEntry {
+    /// 1-based.
+    pub line: u32,
+    pub kind: String,
+    pub name: String,
+    /// The source line holding the name, trimmed and clipped.
+    pub signature: String,
+}
+
+/// One file in a repository map, with its chosen definitions in line order.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct MapFileEntry {
+    pub path: PathBuf,
+    pub definitions: Vec<MapEntry>,
+}
+
+/// The answer to `map`: files ranked by the reference graph (personalised
+/// PageRank), cut to a character budget.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RepoMapReport {
+    /// What the map was biased towards (paths and symbols as given).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub focus: Vec<String>,
+    pub files: Vec<MapFileEntry>,
+    /// Files indexed.
+    pub total_files: usize,
+    /// Files with definitions that did not fit.
+    pub omitted_files: usize,
+    /// Definitions that did not fit.
+    pub omitted_definitions: usize,
+    /// The character budget of the listing.
+    pub budget: usize,
+    /// Files not indexed (binary, over the size limit), with the reason.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub skipped: Vec<String>,
 }
 
 /// The payload of an answer.
@@ -327,6 +375,8 @@ pub enum Body {
     Edit(EditReport),
     /// The code actions available at a place.
     CodeActions(CodeActionList),
+    /// A repository map.
+    Map(RepoMapReport),
 }
 
 impl Body {
@@ -346,6 +396,7 @@ impl Body {
             | Body::Diagnostics(_)
             | Body::Edit(_) => false,
             Body::CodeActions(l) => l.actions.is_empty(),
+            Body::Map(m) => m.files.is_empty(),
         }
     }
 }
@@ -390,6 +441,11 @@ pub struct Answer {
     /// Extra one-line notes (e.g. "pylsp is not installed").
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// `Some("syntactic")` when the answer comes from the syntactic index
+    /// (tree-sitter) instead of a language server: matched by name, not by
+    /// meaning.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub precision: Option<String>,
 }
 
 impl Answer {
@@ -404,6 +460,7 @@ impl Answer {
             empty_reason: None,
             partial: None,
             notes: Vec::new(),
+            precision: None,
         }
     }
 }

@@ -137,6 +137,9 @@ fn base(answer: &Answer, root: &Path) -> Map<String, Value> {
     m.insert("empty".into(), answer.body.is_empty().into());
     m.insert("empty_reason".into(), answer.empty_reason.clone().into());
     m.insert("notes".into(), answer.notes.clone().into());
+    if let Some(p) = &answer.precision {
+        m.insert("precision".into(), p.clone().into());
+    }
     m
 }
 
@@ -293,8 +296,20 @@ fn render_body(answer: &Answer, root: &Path, opts: &RenderOptions) -> Value {
                             .collect(),
                     ),
                     ("warnings", report.warnings.clone().into()),
-                ],
+                ]
+                .into_iter()
+                .chain(
+                    report
+                        .syntactic
+                        .as_ref()
+                        .map(|s| ("syntactic", s.clone().into())),
+                )
+                .collect(),
             )
+        }
+        Body::Map(m) => {
+            b.insert("kind".into(), "map".into());
+            with(&b, crate::map::map_json(m, root))
         }
         Body::Capabilities {
             root: server_root,

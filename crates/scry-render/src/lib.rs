@@ -18,6 +18,7 @@ mod diagnostics;
 mod edit;
 mod hover;
 mod json;
+mod map;
 mod text;
 
 /// Limits on what one rendering shows.

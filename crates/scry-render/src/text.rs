@@ -108,17 +108,18 @@ impl Ctx<'_> {
 const NARROWER: &str = "(narrow the question to see the rest)";
 
 /// The rendered body: header, body lines, and the "… N more" marker.
-struct Rendered {
-    header: String,
-    body: Vec<String>,
-    marker: Option<String>,
+pub(crate) struct Rendered {
+    pub(crate) header: String,
+    pub(crate) body: Vec<String>,
+    pub(crate) marker: Option<String>,
 }
 
 pub(crate) fn render(answer: &Answer, root: &Path, opts: &RenderOptions) -> String {
-    let partial = answer
-        .partial
-        .as_ref()
-        .map(|p| format!("Partial: {p} — results may be incomplete; ask again shortly."));
+    let partial = answer.partial.as_ref().map(|p| match answer.precision {
+        // A syntactic answer's reason already says to ask again.
+        Some(_) => format!("Partial: {p}."),
+        None => format!("Partial: {p} — results may be incomplete; ask again shortly."),
+    });
     let mut extras = Vec::new();
     if let Some(line) = others_line(answer) {
         extras.push(line);
@@ -255,6 +256,7 @@ fn render_body(ctx: &Ctx) -> Rendered {
                 marker: None,
             }
         }
+        Body::Map(m) => crate::map::render_map(m, ctx.root),
         Body::Reloaded { stopped } => Rendered {
             header: format!(
                 "Reloaded configuration; stopped {}.",
@@ -580,6 +582,12 @@ fn render_status(ctx: &Ctx, report: &StatusReport) -> Rendered {
     if report.servers.is_empty() {
         body.push("No language servers configured.".to_string());
     }
+    body.extend(
+        report
+            .syntactic
+            .iter()
+            .map(|s| format!("Syntactic index: {s}")),
+    );
     body.extend(report.warnings.iter().map(|w| format!("Warning: {w}")));
     Rendered {
         header: format!("Workspace: {}", report.workspace_root.display()),
@@ -597,6 +605,7 @@ fn empty_line(ctx: &Ctx) -> String {
     let mut s = match &a.body {
         Body::Hover { .. } => format!("No hover information{}{at}", ctx.about("for")),
         Body::Outline { path, .. } => format!("No symbols in {}", display_path(path, ctx.root)),
+        Body::Map(_) => "No repository map".to_string(),
         Body::WorkspaceSymbols { query, .. } => format!("No workspace symbols match `{query}`"),
         Body::Calls { direction, .. } => {
             let dir = match direction {

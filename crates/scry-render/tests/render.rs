@@ -564,6 +564,7 @@ fn status() {
             workspace_root: PathBuf::from(ROOT),
             servers: vec![ra, gopls, pyright, pylsp, clangd, ruff],
             warnings: vec!["gopls is not installed: install it with `go install golang.org/x/tools/gopls@latest`".into()],
+            syntactic: None,
         }),
     );
     let (text, json) = both(&a, &RenderOptions::default());

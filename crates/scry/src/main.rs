@@ -22,7 +22,7 @@ Actions:
   definition (def), declaration, type-definition, implementation (impl),
   references (refs), hover, symbols, workspace-symbols, incoming-calls,
   outgoing-calls, status, capabilities, reload, request,
-  diagnostics (diag), rename, code-actions, undo
+  diagnostics (diag), rename, code-actions, undo, map
 
 Name the symbol instead of counting columns; lines and columns are 1-based,
 columns count characters.
@@ -40,6 +40,7 @@ Examples:
   scry rename src/inventory.rs total_weight weight_sum          (--dry-run: diff only)
   scry code-actions src/main.py --line 3                       (list; --apply N|TITLE)
   scry undo                                  (revert scry's last edit)
+  scry map src/ --symbol Engine --budget 6000  (ranked repository map; no server needed)
   scry status
   scry trust [DIR]                           (let DIR's .scry.json choose commands; --list, --revoke)
   scry mcp --root .                          (MCP server on stdio for agents: the lsp tool)";
@@ -62,8 +63,12 @@ struct Cli {
     #[arg(long)]
     path: Option<PathBuf>,
     /// The symbol's name, possibly qualified (`Type::method`, `Class.method`).
+    /// For `map`: repeatable, the symbols to focus on.
     #[arg(long)]
-    symbol: Option<String>,
+    symbol: Vec<String>,
+    /// For `map`: the character budget (default 4000).
+    #[arg(long)]
+    budget: Option<i64>,
     /// 1-based line: a hint for which occurrence of the symbol is meant.
     #[arg(long)]
     line: Option<i64>,
@@ -235,7 +240,10 @@ fn build_query(cli: &Cli, action: Action, cwd: &Path, root: &Path) -> Result<Que
     q.line = positive("line", cli.line)?;
     q.column = positive("column", cli.column)?;
     q.query = cli.query.clone();
-    q.symbol = cli.symbol.clone();
+    if cli.symbol.len() > 1 && action != Action::Map {
+        return Err("--symbol is given once (several only for map)".into());
+    }
+    q.symbol = cli.symbol.first().cloned();
     q.method = cli.method.clone();
     q.timeout = match cli.timeout_ms {
         None => None,
@@ -265,6 +273,21 @@ fn build_query(cli: &Cli, action: Action, cwd: &Path, root: &Path) -> Result<Que
             }
         }
         Action::Status | Action::Reload => {}
+        Action::Map => {
+            q.focus_symbols = cli.symbol.iter().skip(1).cloned().collect();
+            q.budget = match cli.budget {
+                None => None,
+                Some(b) if b >= 1 => Some(b as usize),
+                Some(b) => {
+                    return Err(format!(
+                        "--budget must be a positive number of characters, got {b}"
+                    ));
+                }
+            };
+            let mut targets: Vec<PathBuf> = path.take().into_iter().collect();
+            targets.extend(pos.by_ref().map(PathBuf::from));
+            q.targets = targets.iter().map(|t| user_path(t, cwd, root)).collect();
+        }
         Action::Undo => q.apply = !cli.dry_run,
         Action::Rename | Action::CodeActions => {
             q.apply = !cli.dry_run;

@@ -20,6 +20,7 @@ use crate::resolve::{self, Declared, OccurrenceKind, SymbolName};
 
 mod navigate;
 mod queries;
+pub mod syntactic;
 
 /// Upper bound of an action's time budget.
 pub const MAX_TIMEOUT: Duration = Duration::from_secs(120);
@@ -64,6 +65,10 @@ pub struct Query {
     /// edit already applied under it is not applied again: its answer is
     /// replayed.
     pub idempotency_key: Option<String>,
+    /// For `map`: symbols to bias the map towards (paths go in `targets`).
+    pub focus_symbols: Vec<String>,
+    /// For `map`: the character budget (default [`syntactic::DEFAULT_MAP_BUDGET`]).
+    pub budget: Option<usize>,
 }
 
 impl Query {
@@ -85,6 +90,8 @@ impl Query {
             action_index: None,
             action_title: None,
             idempotency_key: None,
+            focus_symbols: Vec::new(),
+            budget: None,
         }
     }
 
@@ -111,6 +118,8 @@ impl Query {
 pub struct Engine {
     ws: Arc<Workspace>,
     edits: Arc<crate::edit::service::EditState>,
+    /// The syntactic index (built on first use).
+    syntax: Arc<scry_syntax::SyntaxIndex>,
 }
 
 /// A position to ask at, and how it was found.
@@ -211,7 +220,11 @@ impl Engine {
         ws: Arc<Workspace>,
         edits: Arc<crate::edit::service::EditState>,
     ) -> Engine {
-        Engine { ws, edits }
+        let syntax = Arc::new(scry_syntax::SyntaxIndex::new(
+            ws.root(),
+            scry_syntax::default_cache_dir().as_deref(),
+        ));
+        Engine { ws, edits, syntax }
     }
 
     pub(crate) fn edits(&self) -> &Arc<crate::edit::service::EditState> {
@@ -252,8 +265,30 @@ impl Engine {
                 "column needs line as well (or name the symbol instead)".into(),
             ));
         }
-        let mut result = match q.action {
-            Action::Status => Ok(self.status(q).await),
+        let server_deadline = self.server_deadline(q, deadline);
+        let result = self.dispatch(q, server_deadline).await;
+        let mut result = self.with_fallback(q, result).await;
+        // What an untrusted workspace's configuration asked to run and was
+        // ignored: said once per session, in the first answer after it.
+        if let Ok(answer) = &mut result
+            && answer.action != Action::Status
+            && let Some(n) = self.ws.take_trust_notice()
+        {
+            answer.notes.push(n);
+        }
+        result
+    }
+
+    async fn dispatch(&self, q: &Query, deadline: Instant) -> Result<Answer, OpError> {
+        match q.action {
+            Action::Status => {
+                let mut a = self.status(q).await;
+                if let Body::Status(r) = &mut a.body {
+                    r.syntactic = Some(self.syntactic_status());
+                }
+                Ok(a)
+            }
+            Action::Map => self.map(q).await,
             Action::Reload => {
                 let stopped = self
                     .ws
@@ -275,16 +310,7 @@ impl Engine {
             Action::CodeActions => self.code_actions(q, deadline).await,
             Action::Undo => self.undo(q).await,
             _ => self.positional(q, deadline).await,
-        };
-        // What an untrusted workspace's configuration asked to run and was
-        // ignored: said once per session, in the first answer after it.
-        if let Ok(answer) = &mut result
-            && answer.action != Action::Status
-            && let Some(n) = self.ws.take_trust_notice()
-        {
-            answer.notes.push(n);
         }
-        result
     }
 
     /// Validate a path: inside the workspace (after resolving `..` and

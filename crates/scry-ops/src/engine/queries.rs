@@ -336,6 +336,7 @@ impl Engine {
                 workspace_root: self.ws.root().to_path_buf(),
                 servers,
                 warnings: std::mem::take(&mut warnings),
+                syntactic: None,
             }),
         );
         if let Some(d) = self.ws.log_dir() {

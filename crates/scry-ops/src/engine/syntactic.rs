@@ -1,0 +1,596 @@
+//! Answers from the syntactic index (scry-syntax, tree-sitter) when no
+//! language server can give them, and the `map` action.
+//!
+//! When it answers (decided in [`Engine::run`], never instead of a server
+//! that can answer):
+//! - (a) no server is configured or installed for the file type (`NO_SERVER`):
+//!   the note carries the workspace's message naming the server and command;
+//! - (b) the server failed to start or crashed (`SERVER_CRASHED`): the note
+//!   gives the reason;
+//! - (c) the server is still indexing and the call's deadline passed (a
+//!   timeout, or an empty answer while indexing): marked partial.
+//!
+//! Invariants: every such answer has `precision: "syntactic"`, the header
+//! names the syntactic index, and a note says why and how far to trust it;
+//! when the index has nothing either, the server's own error or empty answer
+//! is returned unchanged (no silent empty answer); the positions come from
+//! the index, the source lines from the file on disk.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use scry_syntax::query::{self as sq, DefHit};
+use scry_syntax::{Snapshot, map::Focus};
+
+use super::*;
+
+/// Default character budget of `map`.
+pub const DEFAULT_MAP_BUDGET: usize = 4_000;
+/// Largest `map` budget (the rendered answer is capped at 16,000 chars).
+pub const MAX_MAP_BUDGET: usize = 15_000;
+/// How the header names the answerer.
+pub const LABEL: &str = "tree-sitter (syntactic)";
+/// What `precision` says.
+pub const PRECISION: &str = "syntactic";
+/// Most workspace symbols listed.
+const MAX_WORKSPACE_SYMBOLS: usize = 200;
+
+/// Why the syntactic index answers.
+#[derive(Debug, Clone)]
+pub(crate) enum Why {
+    /// (a) or (b): the server's error.
+    NoServer(String),
+    /// (c): the server is still indexing (or did not answer in time).
+    Partial(String),
+}
+
+/// Actions the syntactic index can answer.
+pub(crate) fn serves(action: Action) -> bool {
+    matches!(
+        action,
+        Action::Definition
+            | Action::Declaration
+            | Action::Implementation
+            | Action::References
+            | Action::Hover
+            | Action::Symbols
+            | Action::WorkspaceSymbols
+    )
+}
+
+/// Whether a path has a grammar.
+pub(crate) fn has_grammar(path: &Path) -> bool {
+    scry_syntax::lang::spec_for(path).is_some()
+}
+
+impl Engine {
+    /// An engine whose syntactic index caches under `cache_dir` (none: in
+    /// memory only) instead of the user cache directory (tests, tools).
+    pub fn with_syntax_cache(ws: Arc<Workspace>, cache_dir: Option<&Path>) -> Engine {
+        let mut engine = Engine::new(ws);
+        engine.syntax = Arc::new(scry_syntax::SyntaxIndex::new(engine.ws.root(), cache_dir));
+        engine
+    }
+
+    /// The index, brought up to date with the disk (off the async runtime).
+    pub(crate) async fn syntax_snapshot(&self) -> Arc<Snapshot> {
+        let ix = self.syntax.clone();
+        match tokio::task::spawn_blocking(move || ix.refresh()).await {
+            Ok(s) => s,
+            Err(_) => Arc::new(Snapshot::default()),
+        }
+    }
+
+    /// The deadline the server part of a call gets: a reserve is kept for a
+    /// syntactic answer when one is possible.
+    pub(crate) fn server_deadline(&self, q: &Query, deadline: Instant) -> Instant {
+        if !serves(q.action) || q.path.as_ref().is_some_and(|p| !has_grammar(p)) {
+            return deadline;
+        }
+        let now = Instant::now();
+        let left = deadline.saturating_duration_since(now);
+        let reserve = (left / 5).min(Duration::from_secs(2));
+        deadline - reserve
+    }
+
+    /// After the server path: answer syntactically when the rules say so,
+    /// else pass the server's result on.
+    pub(crate) async fn with_fallback(
+        &self,
+        q: &Query,
+        result: Result<Answer, OpError>,
+    ) -> Result<Answer, OpError> {
+        if !serves(q.action) {
+            return result;
+        }
+        let why = match &result {
+            Err(OpError::NoServer(m)) | Err(OpError::ServerCrashed(m)) => Why::NoServer(m.clone()),
+            Err(OpError::Timeout(m)) => Why::Partial(match self.indexing_server(q) {
+                Some((name, ix)) => format!(
+                    "{name} is still indexing ({ix}); syntactic answer — ask again for the exact one"
+                ),
+                None => format!("{m}; syntactic answer — ask again for the exact one"),
+            }),
+            Ok(a) if a.body.is_empty() => match self.indexing_server(q) {
+                Some((name, ix)) => Why::Partial(format!(
+                    "{name} is still indexing ({ix}); syntactic answer — ask again for the exact one"
+                )),
+                None => return result,
+            },
+            _ => return result,
+        };
+        if q.path.as_ref().is_some_and(|p| !has_grammar(p)) {
+            return result;
+        }
+        match self.syntactic(q, &why).await {
+            Ok(Some(a)) => Ok(a),
+            Ok(None) => result,
+            // A question the index cannot place either: the server's error
+            // says more.
+            Err(e) => match result {
+                Err(orig) => Err(orig),
+                Ok(_) => Err(e),
+            },
+        }
+    }
+
+    /// The server serving the question's file (or any running one), when it
+    /// reports indexing.
+    fn indexing_server(&self, q: &Query) -> Option<(String, String)> {
+        let route = q
+            .path
+            .as_ref()
+            .and_then(|p| self.resolve_path(p).ok())
+            .and_then(|p| self.ws.route(&p).ok());
+        self.ws.running().into_iter().find_map(|s| {
+            if let Some(r) = &route
+                && (s.name() != r.spec.id || s.root() != r.root)
+            {
+                return None;
+            }
+            s.state().indexing().map(|ix| (s.name().to_string(), ix))
+        })
+    }
+
+    /// The syntactic answer, or `None` when the index has nothing.
+    pub(crate) async fn syntactic(&self, q: &Query, why: &Why) -> Result<Option<Answer>, OpError> {
+        let snap = self.syntax_snapshot().await;
+        let root = self.ws.root().to_path_buf();
+        let rel_path = match &q.path {
+            Some(p) => {
+                let abs = self.resolve_path(p)?;
+                Some(abs.strip_prefix(&root).unwrap_or(&abs).to_path_buf())
+            }
+            None => None,
+        };
+        let mut lines = SourceLines::new(&root);
+        let mut answer = Answer::new(q.action, q.question(&root), empty_body(q.action));
+        let skipped = rel_path
+            .as_ref()
+            .and_then(|rel| snap.skipped.iter().find(|s| &s.path == rel))
+            .map(|s| {
+                format!(
+                    "{} is not in the syntactic index: {}",
+                    s.path.display(),
+                    s.reason
+                )
+            });
+        let body = match q.action {
+            Action::Symbols => {
+                let Some(rel) = &rel_path else {
+                    return Ok(None);
+                };
+                let Some(file) = snap.files.get(rel) else {
+                    let Some(reason) = skipped else {
+                        return Ok(None);
+                    };
+                    // Said, not silently empty.
+                    answer.server = Some(LABEL.to_string());
+                    answer.precision = Some(PRECISION.to_string());
+                    answer.body = Body::Outline {
+                        path: root.join(rel),
+                        symbols: Vec::new(),
+                    };
+                    answer.empty_reason = Some(reason);
+                    let (Why::NoServer(m) | Why::Partial(m)) = why;
+                    answer.notes.push(m.clone());
+                    return Ok(Some(answer));
+                };
+                Body::Outline {
+                    path: root.join(rel),
+                    symbols: outline(file),
+                }
+            }
+            Action::WorkspaceSymbols => {
+                let query = q
+                    .query
+                    .clone()
+                    .or_else(|| q.symbol.clone())
+                    .unwrap_or_default();
+                let hits = sq::workspace_symbols(&snap, &query, MAX_WORKSPACE_SYMBOLS);
+                Body::WorkspaceSymbols {
+                    symbols: hits
+                        .iter()
+                        .map(|h| SymbolItem {
+                            name: h.def.name.clone(),
+                            kind: h.def.kind.clone(),
+                            container: h.containers().last().cloned(),
+                            loc: lines.def_loc(h),
+                        })
+                        .collect(),
+                    query,
+                }
+            }
+            _ => {
+                let Some(name) = self.name_asked(q, &snap, rel_path.as_deref())? else {
+                    return Ok(None);
+                };
+                match q.action {
+                    Action::References => Body::Locations {
+                        locations: sq::references(&snap, &name.name)
+                            .into_iter()
+                            .map(|o| lines.loc(o.path, o.line, o.col, o.col + o.len))
+                            .collect(),
+                    },
+                    Action::Implementation => Body::Locations {
+                        locations: sq::implementations(&snap, &name.name)
+                            .into_iter()
+                            .map(|(p, i)| {
+                                let len = i.name.chars().count() as u32;
+                                lines.loc(p, i.line, i.col, i.col + len)
+                            })
+                            .collect(),
+                    },
+                    _ if let Some((rel, l, c)) =
+                        local_use(q, &snap, rel_path.as_deref(), &name) =>
+                    {
+                        // A use inside a function of a name bound there.
+                        let len = name.name.chars().count() as u32;
+                        let loc = lines.loc(&rel, l, c, c + len);
+                        answer
+                            .notes
+                            .push(format!("`{}` is a local binding there", name.name));
+                        if q.action == Action::Hover {
+                            let lang = snap.files.get(&rel).map_or("", |f| f.language.as_str());
+                            Body::Hover {
+                                text: format!(
+                                    "```{lang}\n{}\n```\n\nlocal binding",
+                                    loc.text.as_deref().unwrap_or_default().trim()
+                                ),
+                            }
+                        } else {
+                            Body::Locations {
+                                locations: vec![loc],
+                            }
+                        }
+                    }
+                    _ => {
+                        let hits =
+                            self.ranked_definitions(&snap, &name, rel_path.as_deref(), q.line);
+                        if q.action == Action::Hover {
+                            Body::Hover {
+                                text: hits.first().map(|h| hover_text(h)).unwrap_or_default(),
+                            }
+                        } else {
+                            Body::Locations {
+                                locations: hits.iter().map(|h| lines.def_loc(h)).collect(),
+                            }
+                        }
+                    }
+                }
+            }
+        };
+        if body.is_empty() {
+            return Ok(None);
+        }
+        answer.body = body;
+        answer.server = Some(LABEL.to_string());
+        answer.precision = Some(PRECISION.to_string());
+        match why {
+            Why::NoServer(m) => answer.notes.push(format!(
+                "syntactic answer (tree-sitter, names matched as written, not resolved): {m}"
+            )),
+            Why::Partial(m) => {
+                answer.partial = Some(m.clone());
+                answer
+                    .notes
+                    .push("syntactic answer: names matched as written, not resolved".into());
+            }
+        }
+        answer.notes.extend(skipped);
+        if let Some(rel) = &rel_path
+            && snap.files.get(rel).is_some_and(|f| f.syntax_errors)
+        {
+            answer.notes.push(format!(
+                "{} has syntax errors; the parser recovered around them",
+                rel.display()
+            ));
+        }
+        Ok(Some(answer))
+    }
+
+    /// The name a positional question is about.
+    fn name_asked(
+        &self,
+        q: &Query,
+        snap: &Snapshot,
+        rel: Option<&Path>,
+    ) -> Result<Option<resolve::SymbolName>, OpError> {
+        if let Some(s) = q.symbol.as_deref().filter(|s| !s.trim().is_empty()) {
+            return Ok(Some(SymbolName::parse(s)));
+        }
+        let (Some(rel), Some(line)) = (rel, q.line) else {
+            return Ok(None);
+        };
+        let Some(file) = snap.files.get(rel) else {
+            return Ok(None);
+        };
+        let name = match q.column {
+            Some(c) => sq::name_at(file, line - 1, c - 1),
+            None => sq::first_name_on(file, line - 1),
+        };
+        Ok(name.map(SymbolName::parse))
+    }
+
+    /// Definitions of the name, ranked, with a line hint in the asking file
+    /// first.
+    fn ranked_definitions<'a>(
+        &self,
+        snap: &'a Snapshot,
+        name: &SymbolName,
+        rel: Option<&Path>,
+        line: Option<u32>,
+    ) -> Vec<DefHit<'a>> {
+        let mut hits = sq::definitions(snap, &name.name, &name.qualifiers, rel);
+        if let Some(l) = line {
+            hits.sort_by_key(|h| !(h.tier == sq::Tier::SameFile && h.def.line + 1 == l));
+        }
+        hits
+    }
+
+    /// `map`: the repository map, biased to the given paths and symbols.
+    pub(crate) async fn map(&self, q: &Query) -> Result<Answer, OpError> {
+        let root = self.ws.root().to_path_buf();
+        let mut focus = Focus::default();
+        let mut shown_focus = Vec::new();
+        for p in q.path.iter().chain(q.targets.iter()) {
+            let abs = if p.is_absolute() {
+                p.clone()
+            } else {
+                root.join(p)
+            };
+            let canon = abs
+                .canonicalize()
+                .map_err(|_| OpError::FileNotFound(p.clone()))?;
+            if !canon.starts_with(&root) {
+                return Err(OpError::OutsideWorkspace {
+                    path: p.clone(),
+                    root: root.clone(),
+                });
+            }
+            let rel = canon.strip_prefix(&root).unwrap_or(&canon).to_path_buf();
+            shown_focus.push(if rel.as_os_str().is_empty() {
+                ".".to_string()
+            } else {
+                rel.display().to_string()
+            });
+            focus.paths.push(rel);
+        }
+        for s in q.symbol.iter().chain(q.focus_symbols.iter()) {
+            let s = s.trim();
+            if !s.is_empty() {
+                shown_focus.push(format!("`{s}`"));
+                focus.symbols.push(SymbolName::parse(s).name);
+            }
+        }
+        let budget = q.budget.unwrap_or(DEFAULT_MAP_BUDGET);
+        if budget == 0 || budget > MAX_MAP_BUDGET {
+            return Err(OpError::InvalidArgument(format!(
+                "budget is a number of characters from 1 to {MAX_MAP_BUDGET} (default {DEFAULT_MAP_BUDGET})"
+            )));
+        }
+        let snap = self.syntax_snapshot().await;
+        let m = tokio::task::spawn_blocking({
+            let snap = snap.clone();
+            move || scry_syntax::map::map(&snap, &focus, budget)
+        })
+        .await
+        .map_err(|e| OpError::InvalidArgument(format!("map failed: {e}")))?;
+        let report = RepoMapReport {
+            focus: shown_focus,
+            files: m
+                .files
+                .into_iter()
+                .map(|f| MapFileEntry {
+                    path: root.join(&f.path),
+                    definitions: f
+                        .defs
+                        .into_iter()
+                        .map(|d| MapEntry {
+                            line: d.line,
+                            kind: d.kind,
+                            name: d.name,
+                            signature: d.signature,
+                        })
+                        .collect(),
+                })
+                .collect(),
+            total_files: m.total_files,
+            omitted_files: m.omitted_files,
+            omitted_definitions: m.omitted_defs,
+            budget,
+            skipped: snap
+                .skipped
+                .iter()
+                .map(|s| format!("{} ({})", s.path.display(), s.reason))
+                .collect(),
+        };
+        let mut answer = Answer::new(q.action, q.question(&root), Body::Map(report));
+        answer.server = Some(LABEL.to_string());
+        answer.precision = Some(PRECISION.to_string());
+        if snap.files.is_empty() {
+            answer.empty_reason = Some(
+                "no source file a grammar serves was found (scry-syntax: Rust, Python, Go, TypeScript, JavaScript, C, C++, Bash, Java, Ruby, C#, PHP)".into(),
+            );
+        }
+        Ok(answer)
+    }
+
+    /// The `status` line about the syntactic index.
+    pub(crate) fn syntactic_status(&self) -> String {
+        let cache = match self.syntax.cache_bytes() {
+            0 => "no disk cache yet".to_string(),
+            b => format!("disk cache {}", human_bytes(b)),
+        };
+        match self.syntax.last() {
+            Some(s) => format!(
+                "{} files indexed syntactically ({} lines{}), {cache}",
+                s.files.len(),
+                s.lines(),
+                if s.skipped.is_empty() {
+                    String::new()
+                } else {
+                    format!(", {} skipped", s.skipped.len())
+                }
+            ),
+            None => {
+                format!("syntactic index not built in this process (built on first need), {cache}")
+            }
+        }
+    }
+}
+
+/// Where the use asked about binds locally, when the question gives its
+/// position (line and column, or line and the name): (file, line, col),
+/// 0-based.
+fn local_use(
+    q: &Query,
+    snap: &Snapshot,
+    rel: Option<&Path>,
+    name: &SymbolName,
+) -> Option<(PathBuf, u32, u32)> {
+    if name.is_qualified() {
+        return None;
+    }
+    let rel = rel?;
+    let file = snap.files.get(rel)?;
+    let line = q.line? - 1;
+    let col = match q.column {
+        Some(c) => c - 1,
+        None => {
+            let id = file.name_id(&name.name)?;
+            file.refs
+                .iter()
+                .find(|r| r.name_id() == id && r.line() == line)?
+                .col()
+        }
+    };
+    let (l, c) = sq::local_binding(file, &name.name, line, col)?;
+    Some((rel.to_path_buf(), l, c))
+}
+
+fn human_bytes(b: u64) -> String {
+    if b < 1024 * 1024 {
+        format!("{} KiB", b.div_ceil(1024))
+    } else {
+        format!("{:.1} MiB", b as f64 / (1024.0 * 1024.0))
+    }
+}
+
+/// Hover text: the signature in a code block, then the doc comment.
+fn hover_text(h: &DefHit) -> String {
+    let mut s = format!("```{}\n{}\n```", h.file.language, h.def.signature);
+    if let Some(doc) = &h.def.doc {
+        s.push_str("\n\n");
+        s.push_str(doc);
+    }
+    s
+}
+
+/// A file's definitions as an outline tree.
+fn outline(file: &scry_syntax::FileIndex) -> Vec<SymbolNode> {
+    fn node(
+        file: &scry_syntax::FileIndex,
+        i: usize,
+        kids: &HashMap<u32, Vec<usize>>,
+    ) -> SymbolNode {
+        let d = &file.defs[i];
+        SymbolNode {
+            name: d.name.clone(),
+            kind: d.kind.clone(),
+            detail: None,
+            line: d.line + 1,
+            col: d.col + 1,
+            end_line: d.end_line + 1,
+            children: kids
+                .get(&(i as u32))
+                .map(|v| v.iter().map(|&k| node(file, k, kids)).collect())
+                .unwrap_or_default(),
+        }
+    }
+    let mut kids: HashMap<u32, Vec<usize>> = HashMap::new();
+    let mut tops = Vec::new();
+    for (i, d) in file.defs.iter().enumerate() {
+        match d.parent {
+            Some(p) => kids.entry(p).or_default().push(i),
+            None => tops.push(i),
+        }
+    }
+    tops.into_iter().map(|i| node(file, i, &kids)).collect()
+}
+
+/// Source lines of the files an answer cites, read once each from disk.
+struct SourceLines {
+    root: PathBuf,
+    files: HashMap<PathBuf, Option<Arc<LineIndex>>>,
+}
+
+impl SourceLines {
+    fn new(root: &Path) -> SourceLines {
+        SourceLines {
+            root: root.to_path_buf(),
+            files: HashMap::new(),
+        }
+    }
+
+    fn loc(&mut self, rel: &Path, line: u32, col: u32, end_col: u32) -> Loc {
+        let abs = self.root.join(rel);
+        let index = self
+            .files
+            .entry(abs.clone())
+            .or_insert_with(|| {
+                std::fs::read_to_string(&abs)
+                    .ok()
+                    .map(|t| Arc::new(LineIndex::new(&t)))
+            })
+            .clone();
+        Loc {
+            path: abs,
+            line: line + 1,
+            col: col + 1,
+            end_line: line + 1,
+            end_col: end_col + 1,
+            text: index.and_then(|ix| ix.line(line).map(str::to_string)),
+        }
+    }
+
+    fn def_loc(&mut self, h: &DefHit) -> Loc {
+        self.loc(h.path, h.def.line, h.def.col, h.def.end_col)
+    }
+}
+
+/// A map's file line, as its budget counts it.
+pub fn map_file_line(rel: &Path) -> String {
+    scry_syntax::map::file_line(rel)
+}
+
+/// A map's definition line, as its budget counts it.
+pub fn map_def_line(line: u32, signature: &str) -> String {
+    scry_syntax::map::def_line(&scry_syntax::MapDef {
+        line,
+        kind: String::new(),
+        name: String::new(),
+        signature: signature.to_string(),
+    })
+}

@@ -1,0 +1,556 @@
+//! The workspace's syntactic index: the files `ignore` selects
+//! (`.gitignore` respected, hidden files and the build/vendor directories of
+//! [`SKIPPED_DIRS`] skipped) that a grammar serves, each indexed once and
+//! cached by (size, mtime, content hash) in memory and on disk.
+//!
+//! Invariants: built lazily (on [`SyntaxIndex::refresh`], never at
+//! construction); a file whose size and mtime are unchanged is reused, one
+//! whose content hash is unchanged is reused, any other is parsed again, so a
+//! change on disk is always seen; files over [`MAX_FILE_BYTES`] and binary
+//! files are skipped and listed with the reason; the disk cache is one JSON
+//! file per workspace root, written atomically, and a missing, stale or
+//! unreadable cache only costs a cold build.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::UNIX_EPOCH;
+
+use serde::{Deserialize, Serialize};
+use tree_sitter::Parser;
+
+use crate::extract::{FileIndex, index_text};
+use crate::lang;
+
+/// Files larger than this are not indexed (said in [`Snapshot::skipped`]).
+pub const MAX_FILE_BYTES: u64 = 1024 * 1024;
+
+/// Directories never entered: the workspace watcher's list and a few more
+/// vendored/virtualenv ones.
+pub const SKIPPED_DIRS: &[&str] = &["venv", ".mypy_cache", "vendor", "third_party"];
+
+/// Bump when the extraction changes: older caches are then ignored.
+const CACHE_VERSION: u32 = 2;
+
+/// Where scry keeps caches: `$SCRY_CACHE_DIR`, else `$XDG_CACHE_HOME/scry`,
+/// else `~/.cache/scry`.
+pub fn default_cache_dir() -> Option<PathBuf> {
+    if let Some(d) = std::env::var_os("SCRY_CACHE_DIR") {
+        return Some(PathBuf::from(d));
+    }
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
+    Some(base.join("scry"))
+}
+
+/// A file left out of the index, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Skipped {
+    /// Relative to the root.
+    pub path: PathBuf,
+    pub reason: String,
+}
+
+/// The index at one moment: immutable, cheap to share.
+#[derive(Debug, Default)]
+pub struct Snapshot {
+    pub root: PathBuf,
+    /// By path relative to the root, sorted.
+    pub files: BTreeMap<PathBuf, Arc<FileIndex>>,
+    pub skipped: Vec<Skipped>,
+    /// Files parsed by the refresh that made this snapshot (the rest came
+    /// from the cache).
+    pub parsed: usize,
+}
+
+impl Snapshot {
+    /// Lines indexed.
+    pub fn lines(&self) -> u64 {
+        self.files.values().map(|f| f.lines as u64).sum()
+    }
+
+    /// Approximate heap bytes of the index.
+    pub fn heap_bytes(&self) -> usize {
+        self.files
+            .iter()
+            .map(|(p, f)| f.heap_bytes() + p.as_os_str().len() + 64)
+            .sum()
+    }
+}
+
+#[derive(Debug, Clone)]
+struct Entry {
+    size: u64,
+    mtime: u64,
+    hash: u64,
+    index: Arc<FileIndex>,
+}
+
+#[derive(Default)]
+struct State {
+    disk_loaded: bool,
+    files: HashMap<PathBuf, Entry>,
+    last: Option<Arc<Snapshot>>,
+}
+
+/// The index of one workspace. Share one per workspace.
+pub struct SyntaxIndex {
+    root: PathBuf,
+    cache_file: Option<PathBuf>,
+    state: Mutex<State>,
+}
+
+#[derive(Serialize)]
+struct DiskOut<'a> {
+    version: u32,
+    root: &'a Path,
+    files: Vec<DiskFileOut<'a>>,
+}
+
+#[derive(Serialize)]
+struct DiskFileOut<'a> {
+    path: &'a Path,
+    size: u64,
+    mtime: u64,
+    hash: u64,
+    index: &'a FileIndex,
+}
+
+#[derive(Deserialize)]
+struct DiskIn {
+    version: u32,
+    root: PathBuf,
+    files: Vec<DiskFileIn>,
+}
+
+#[derive(Deserialize)]
+struct DiskFileIn {
+    path: PathBuf,
+    size: u64,
+    mtime: u64,
+    hash: u64,
+    index: FileIndex,
+}
+
+/// FNV-1a, 64 bits: stable across builds (the disk cache relies on it).
+pub fn content_hash(bytes: &[u8]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for chunk in bytes.chunks(8) {
+        for &b in chunk {
+            h ^= b as u64;
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    h
+}
+
+fn mtime_of(m: &std::fs::Metadata) -> u64 {
+    m.modified()
+        .ok()
+        .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_nanos() as u64)
+}
+
+/// Why a file's bytes are not indexed as text, if they are not.
+fn binary_reason(bytes: &[u8]) -> Option<&'static str> {
+    if bytes[..bytes.len().min(8192)].contains(&0) {
+        return Some("binary (contains NUL bytes)");
+    }
+    if std::str::from_utf8(bytes).is_err() {
+        return Some("not UTF-8 text");
+    }
+    None
+}
+
+impl SyntaxIndex {
+    /// An index of `root` (canonical), cached under `cache_dir` (none: in
+    /// memory only). Builds nothing yet.
+    pub fn new(root: &Path, cache_dir: Option<&Path>) -> SyntaxIndex {
+        let cache_file = cache_dir.map(|d| {
+            d.join("syntax").join(format!(
+                "{:016x}.json",
+                content_hash(root.as_os_str().as_encoded_bytes())
+            ))
+        });
+        SyntaxIndex {
+            root: root.to_path_buf(),
+            cache_file,
+            state: Mutex::new(State::default()),
+        }
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    pub fn cache_file(&self) -> Option<&Path> {
+        self.cache_file.as_deref()
+    }
+
+    /// Size of the disk cache in bytes (0 when there is none).
+    pub fn cache_bytes(&self) -> u64 {
+        self.cache_file
+            .as_ref()
+            .and_then(|f| std::fs::metadata(f).ok())
+            .map_or(0, |m| m.len())
+    }
+
+    /// The last snapshot built by this process, without touching the disk.
+    pub fn last(&self) -> Option<Arc<Snapshot>> {
+        self.lock().last.clone()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Bring the index up to date with the disk and return it. The first
+    /// call loads the disk cache; every call walks the workspace and
+    /// re-indexes changed files (in parallel). Blocking: call it off the
+    /// async runtime.
+    pub fn refresh(&self) -> Arc<Snapshot> {
+        let mut st = self.lock();
+        if !st.disk_loaded {
+            st.disk_loaded = true;
+            st.files = self.load_disk();
+        }
+        let mut skipped = Vec::new();
+        let mut found: Vec<(PathBuf, u64, u64)> = Vec::new();
+        for abs in walk(&self.root) {
+            let Ok(rel) = abs.strip_prefix(&self.root).map(Path::to_path_buf) else {
+                continue;
+            };
+            let Ok(meta) = std::fs::metadata(&abs) else {
+                continue;
+            };
+            if meta.len() > MAX_FILE_BYTES {
+                skipped.push(Skipped {
+                    path: rel,
+                    reason: format!(
+                        "{} KiB, over the {} KiB limit",
+                        meta.len().div_ceil(1024),
+                        MAX_FILE_BYTES / 1024
+                    ),
+                });
+                continue;
+            }
+            found.push((rel, meta.len(), mtime_of(&meta)));
+        }
+        let mut files: HashMap<PathBuf, Entry> = HashMap::with_capacity(found.len());
+        let mut todo: Vec<(PathBuf, u64, u64)> = Vec::new();
+        for (rel, size, mtime) in found {
+            match st.files.get(&rel) {
+                Some(e) if e.size == size && e.mtime == mtime => {
+                    files.insert(rel, e.clone());
+                }
+                _ => todo.push((rel, size, mtime)),
+            }
+        }
+        let removed = st
+            .files
+            .keys()
+            .any(|k| !files.contains_key(k) && !todo.iter().any(|t| &t.0 == k));
+        let done = self.index_files(&todo, &st.files);
+        let mut parsed = 0;
+        let mut changed = removed;
+        for (rel, outcome) in done {
+            match outcome {
+                Outcome::Indexed(e, was_parsed) => {
+                    parsed += usize::from(was_parsed);
+                    changed = true;
+                    files.insert(rel, e);
+                }
+                Outcome::Skipped(reason) => skipped.push(Skipped { path: rel, reason }),
+            }
+        }
+        skipped.sort_by(|a, b| a.path.cmp(&b.path));
+        if let Some(last) = &st.last
+            && !changed
+            && last.skipped == skipped
+        {
+            return last.clone();
+        }
+        st.files = files;
+        if changed {
+            self.save_disk(&st.files);
+        }
+        let snap = Arc::new(Snapshot {
+            root: self.root.clone(),
+            files: st
+                .files
+                .iter()
+                .map(|(p, e)| (p.clone(), e.index.clone()))
+                .collect(),
+            skipped,
+            parsed,
+        });
+        st.last = Some(snap.clone());
+        snap
+    }
+
+    fn index_files(
+        &self,
+        todo: &[(PathBuf, u64, u64)],
+        old: &HashMap<PathBuf, Entry>,
+    ) -> Vec<(PathBuf, Outcome)> {
+        if todo.is_empty() {
+            return Vec::new();
+        }
+        let next = AtomicUsize::new(0);
+        let out = Mutex::new(Vec::with_capacity(todo.len()));
+        let threads = std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .clamp(1, 8)
+            .min(todo.len());
+        std::thread::scope(|s| {
+            for _ in 0..threads {
+                s.spawn(|| {
+                    let mut parser = Parser::new();
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        let Some((rel, size, mtime)) = todo.get(i) else {
+                            break;
+                        };
+                        let o = self.index_one(&mut parser, rel, *size, *mtime, old.get(rel));
+                        out.lock()
+                            .unwrap_or_else(|e| e.into_inner())
+                            .push((rel.clone(), o));
+                    }
+                });
+            }
+        });
+        out.into_inner().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn index_one(
+        &self,
+        parser: &mut Parser,
+        rel: &Path,
+        size: u64,
+        mtime: u64,
+        old: Option<&Entry>,
+    ) -> Outcome {
+        let Ok(bytes) = std::fs::read(self.root.join(rel)) else {
+            return Outcome::Skipped("unreadable".into());
+        };
+        let hash = content_hash(&bytes);
+        if let Some(e) = old
+            && e.hash == hash
+            && e.size == bytes.len() as u64
+        {
+            let mut e = e.clone();
+            e.mtime = mtime;
+            return Outcome::Indexed(e, false);
+        }
+        if let Some(r) = binary_reason(&bytes) {
+            return Outcome::Skipped(r.into());
+        }
+        let text = std::str::from_utf8(&bytes).unwrap_or_default();
+        let Some(spec) = lang::spec_for(rel) else {
+            return Outcome::Skipped("no grammar".into());
+        };
+        let Some(l) = lang::lang(&spec.id) else {
+            return Outcome::Skipped(format!("grammar {} unavailable", spec.grammar));
+        };
+        let index = index_text(&l, parser, text);
+        let _ = size;
+        Outcome::Indexed(
+            Entry {
+                size: bytes.len() as u64,
+                mtime,
+                hash,
+                index: Arc::new(index),
+            },
+            true,
+        )
+    }
+
+    fn load_disk(&self) -> HashMap<PathBuf, Entry> {
+        let Some(f) = &self.cache_file else {
+            return HashMap::new();
+        };
+        let Ok(bytes) = std::fs::read(f) else {
+            return HashMap::new();
+        };
+        match serde_json::from_slice::<DiskIn>(&bytes) {
+            Ok(d) if d.version == CACHE_VERSION && d.root == self.root => d
+                .files
+                .into_iter()
+                .map(|f| {
+                    (
+                        f.path,
+                        Entry {
+                            size: f.size,
+                            mtime: f.mtime,
+                            hash: f.hash,
+                            index: Arc::new(f.index),
+                        },
+                    )
+                })
+                .collect(),
+            Ok(_) => HashMap::new(),
+            Err(e) => {
+                tracing::debug!("syntax cache {} unreadable: {e}", f.display());
+                HashMap::new()
+            }
+        }
+    }
+
+    fn save_disk(&self, files: &HashMap<PathBuf, Entry>) {
+        let Some(f) = &self.cache_file else {
+            return;
+        };
+        let mut list: Vec<DiskFileOut> = files
+            .iter()
+            .map(|(p, e)| DiskFileOut {
+                path: p,
+                size: e.size,
+                mtime: e.mtime,
+                hash: e.hash,
+                index: &e.index,
+            })
+            .collect();
+        list.sort_by(|a, b| a.path.cmp(b.path));
+        let out = DiskOut {
+            version: CACHE_VERSION,
+            root: &self.root,
+            files: list,
+        };
+        let write = || -> std::io::Result<()> {
+            if let Some(dir) = f.parent() {
+                std::fs::create_dir_all(dir)?;
+            }
+            let tmp = f.with_extension(format!("tmp{}", std::process::id()));
+            let bytes = serde_json::to_vec(&out).map_err(std::io::Error::other)?;
+            std::fs::write(&tmp, bytes)?;
+            std::fs::rename(&tmp, f)
+        };
+        if let Err(e) = write() {
+            tracing::debug!("syntax cache {} not written: {e}", f.display());
+        }
+    }
+}
+
+enum Outcome {
+    /// The entry, and whether it was parsed (false: same content).
+    Indexed(Entry, bool),
+    Skipped(String),
+}
+
+/// The files under `root` a grammar serves, sorted.
+fn walk(root: &Path) -> Vec<PathBuf> {
+    let skip = |name: &std::ffi::OsStr| {
+        name.to_str().is_some_and(|n| {
+            scry_workspace::watch::SKIPPED_DIRS.contains(&n) || SKIPPED_DIRS.contains(&n)
+        })
+    };
+    let mut out: Vec<PathBuf> = ignore::WalkBuilder::new(root)
+        .hidden(true)
+        .require_git(false)
+        .filter_entry(move |e| !(e.file_type().is_some_and(|t| t.is_dir()) && skip(e.file_name())))
+        .build()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
+        .map(|e| e.into_path())
+        .filter(|p| lang::spec_for(p).is_some())
+        .collect();
+    out.sort();
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(dir: &Path, rel: &str, text: &[u8]) {
+        let p = dir.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+
+    #[test]
+    fn builds_caches_and_sees_changes() {
+        let ws = tempfile::tempdir().unwrap();
+        let cache = tempfile::tempdir().unwrap();
+        let root = ws.path().canonicalize().unwrap();
+        write(&root, "src/a.rs", b"pub fn alpha() {}\n");
+        write(&root, "src/b.py", b"def beta():\n    return alpha()\n");
+        write(&root, "target/gen.rs", b"fn generated() {}\n");
+        write(&root, "node_modules/x/i.js", b"function vendored() {}\n");
+        write(&root, "ignored.rs", b"fn ignored() {}\n");
+        write(&root, ".gitignore", b"ignored.rs\n");
+        write(&root, "notes.txt", b"alpha\n");
+
+        let ix = SyntaxIndex::new(&root, Some(cache.path()));
+        let s1 = ix.refresh();
+        let names: Vec<_> = s1.files.keys().map(|p| p.display().to_string()).collect();
+        assert_eq!(names, vec!["src/a.rs", "src/b.py"]);
+        assert_eq!(s1.parsed, 2);
+        assert!(ix.cache_bytes() > 0);
+
+        // Unchanged: the same snapshot, nothing parsed.
+        let s2 = ix.refresh();
+        assert!(Arc::ptr_eq(&s1, &s2));
+
+        // A new process starts warm from the disk cache.
+        let ix2 = SyntaxIndex::new(&root, Some(cache.path()));
+        let s3 = ix2.refresh();
+        assert_eq!(s3.parsed, 0);
+        assert_eq!(s3.files.len(), 2);
+
+        // A change on disk (same size even) is seen.
+        write(&root, "src/a.rs", b"pub fn gamma() {}\n");
+        let s4 = ix2.refresh();
+        assert_eq!(s4.parsed, 1);
+        assert_eq!(s4.files[Path::new("src/a.rs")].defs[0].name, "gamma");
+
+        // Touched but identical: reused, not parsed.
+        let t = std::fs::File::options()
+            .write(true)
+            .open(root.join("src/b.py"))
+            .unwrap();
+        t.set_modified(std::time::SystemTime::now() + std::time::Duration::from_secs(5))
+            .unwrap();
+        let s5 = ix2.refresh();
+        assert_eq!(s5.parsed, 0);
+
+        // Deleted: gone.
+        std::fs::remove_file(root.join("src/b.py")).unwrap();
+        let s6 = ix2.refresh();
+        assert_eq!(s6.files.len(), 1);
+    }
+
+    #[test]
+    fn binary_and_huge_files_are_skipped_and_said() {
+        let ws = tempfile::tempdir().unwrap();
+        let root = ws.path().canonicalize().unwrap();
+        write(&root, "bin.c", b"int x;\0\0\x01\x02");
+        write(&root, "latin1.py", b"s = '\xe9'\n");
+        let mut huge = Vec::new();
+        while huge.len() as u64 <= MAX_FILE_BYTES {
+            huge.extend_from_slice(b"fn filler() {}\n");
+        }
+        write(&root, "huge.rs", &huge);
+        write(&root, "broken.rs", b"fn ok() {}\nfn broken( {\n");
+        let ix = SyntaxIndex::new(&root, None);
+        let s = ix.refresh();
+        let skipped: Vec<(String, &str)> = s
+            .skipped
+            .iter()
+            .map(|k| (k.path.display().to_string(), k.reason.as_str()))
+            .collect();
+        assert_eq!(
+            skipped,
+            vec![
+                ("bin.c".to_string(), "binary (contains NUL bytes)"),
+                ("huge.rs".to_string(), "1025 KiB, over the 1024 KiB limit"),
+                ("latin1.py".to_string(), "not UTF-8 text"),
+            ]
+        );
+        let broken = &s.files[Path::new("broken.rs")];
+        assert!(broken.syntax_errors);
+        assert_eq!(broken.defs[0].name, "ok");
+    }
+}

@@ -1,0 +1,20 @@
+//! scry-syntax: a syntactic index built with tree-sitter, for answers when
+//! no language server can give them (none installed, failed to start, still
+//! indexing) and for the repository map.
+//!
+//! Invariants: it never claims more than syntax shows (callers label its
+//! answers `precision: "syntactic"`); references are identifier nodes only,
+//! never text in comments or strings; files over the size limit and binary
+//! files are skipped and said; syntax errors are tolerated (tree-sitter
+//! recovers). Depends on scry-workspace only for the directory skip list.
+
+pub mod extract;
+pub mod index;
+pub mod lang;
+
+pub use extract::{Def, FileIndex, Implementation, Ref};
+pub use index::{MAX_FILE_BYTES, Skipped, Snapshot, SyntaxIndex, default_cache_dir};
+pub mod map;
+pub mod query;
+
+pub use map::{Focus, MapDef, MapFile, RepoMap};

@@ -1,0 +1,461 @@
+//! The syntactic fallback (scry-syntax behind scry-ops): it answers, labelled
+//! `precision: "syntactic"`, only when no server can — (a) none configured or
+//! the server disabled, (b) the server exits at once, (c) the server is still
+//! indexing when the deadline comes (partial) — and never when a server
+//! answers. Java and Ruby (no server in the catalogue) answer definition,
+//! references, symbols, hover and implementation from the fixtures.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use scry_ops::{Action, Answer, Body, Engine, Loc, OpError, Query};
+use scry_render::{RenderOptions, render_json, render_text};
+use scry_workspace::Workspace;
+use scry_workspace::config::Config;
+use serde_json::json;
+use tempfile::TempDir;
+
+const SERVER: &str = "fakels";
+const RUST_SOURCE: &str = "/// The target.\nfn target() {}\n// target in a comment\nfn caller() { target(); let s = \"target\"; }\n";
+
+struct Ws {
+    _dir: TempDir,
+    root: PathBuf,
+    engine: Engine,
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let t = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &t);
+        } else {
+            std::fs::copy(e.path(), t).unwrap();
+        }
+    }
+}
+
+/// A workspace with `servers` as the only configuration (no auto-detect),
+/// holding a copy of `fixture` (under the repository's `fixtures/`) or
+/// `files`.
+fn workspace(servers: serde_json::Value, fixture: Option<&str>, files: &[(&str, &str)]) -> Ws {
+    let dir = tempfile::tempdir().unwrap();
+    let base = dir.path().canonicalize().unwrap();
+    let root = base.join("ws");
+    std::fs::create_dir(&root).unwrap();
+    if let Some(f) = fixture {
+        let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../fixtures")
+            .join(f);
+        copy_dir(&src, &root);
+    }
+    for (name, text) in files {
+        std::fs::write(root.join(name), text).unwrap();
+    }
+    let layer = json!({ "autoDetect": false, "servers": servers });
+    let config = Config::from_layers(&[(PathBuf::from("test.json"), layer.to_string())]).unwrap();
+    let ws = Arc::new(Workspace::with_config(root.clone(), config));
+    let engine = Engine::with_syntax_cache(ws, Some(&base.join("cache")));
+    Ws {
+        _dir: dir,
+        root,
+        engine,
+    }
+}
+
+fn fake(mode: &str, file_types: &[&str], env: &[(&str, &str)]) -> serde_json::Value {
+    let mut vars = serde_json::Map::new();
+    vars.insert("FAKE_LSP_MODE".into(), mode.into());
+    for (k, v) in env {
+        vars.insert((*k).into(), (*v).into());
+    }
+    json!({ SERVER: {
+        "command": env!("CARGO_BIN_EXE_scry-fake-lsp"),
+        "fileTypes": file_types,
+        "env": vars,
+    }})
+}
+
+fn query(action: Action, path: &str, symbol: &str, timeout_ms: u64) -> Query {
+    let mut q = Query::new(action);
+    q.path = Some(PathBuf::from(path));
+    q.symbol = Some(symbol.to_string());
+    q.timeout = Some(Duration::from_millis(timeout_ms));
+    q
+}
+
+/// (relative path, line, col) of each location.
+fn places(ws: &Ws, a: &Answer) -> Vec<(String, u32, u32)> {
+    let Body::Locations { locations } = &a.body else {
+        panic!("expected locations, got {:?}", a.body);
+    };
+    locations
+        .iter()
+        .map(|l: &Loc| {
+            (
+                l.path.strip_prefix(&ws.root).unwrap().display().to_string(),
+                l.line,
+                l.col,
+            )
+        })
+        .collect()
+}
+
+fn assert_syntactic(ws: &Ws, a: &Answer) {
+    assert_eq!(a.precision.as_deref(), Some("syntactic"));
+    let text = render_text(a, &ws.root, &RenderOptions::default());
+    assert!(text.lines().next().unwrap().contains("syntactic"), "{text}");
+    let json = render_json(a, &ws.root, &RenderOptions::default());
+    assert_eq!(json["precision"], "syntactic", "{json}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn java_answers_without_a_server() {
+    let ws = workspace(json!({}), Some("java"), &[]);
+    let dir = "src/main/java/shop";
+    let def = ws
+        .engine
+        .run(&query(
+            Action::Definition,
+            &format!("{dir}/Report.java"),
+            "totalWeight",
+            5000,
+        ))
+        .await
+        .unwrap();
+    assert_syntactic(&ws, &def);
+    assert_eq!(
+        places(&ws, &def),
+        vec![(format!("{dir}/Inventory.java"), 20, 23)]
+    );
+    let note = def.notes.join("\n");
+    assert!(
+        note.contains("no language server is configured for *.java"),
+        "{note}"
+    );
+
+    // References: code only; the comment in Report.java (line 7) and the
+    // string in Main.java (line 9) are not references.
+    let refs = ws
+        .engine
+        .run(&query(
+            Action::References,
+            &format!("{dir}/Inventory.java"),
+            "totalWeight",
+            5000,
+        ))
+        .await
+        .unwrap();
+    assert_syntactic(&ws, &refs);
+    assert_eq!(
+        places(&ws, &refs),
+        vec![
+            (format!("{dir}/Inventory.java"), 20, 23),
+            (format!("{dir}/Main.java"), 8, 52),
+            (format!("{dir}/Report.java"), 8, 27),
+        ]
+    );
+
+    let mut sym = Query::new(Action::Symbols);
+    sym.path = Some(PathBuf::from(format!("{dir}/Inventory.java")));
+    let outline = ws.engine.run(&sym).await.unwrap();
+    assert_syntactic(&ws, &outline);
+    let Body::Outline { symbols, .. } = &outline.body else {
+        panic!()
+    };
+    assert_eq!(symbols.len(), 1);
+    assert_eq!(
+        (symbols[0].name.as_str(), symbols[0].kind.as_str()),
+        ("Inventory", "class")
+    );
+    let kids: Vec<(&str, &str)> = symbols[0]
+        .children
+        .iter()
+        .map(|c| (c.name.as_str(), c.kind.as_str()))
+        .collect();
+    assert_eq!(
+        kids,
+        vec![
+            ("items", "field"),
+            ("restock", "method"),
+            ("itemWeight", "method"),
+            ("totalWeight", "method")
+        ]
+    );
+
+    let hover = ws
+        .engine
+        .run(&query(
+            Action::Hover,
+            &format!("{dir}/Main.java"),
+            "restock",
+            5000,
+        ))
+        .await
+        .unwrap();
+    let Body::Hover { text } = &hover.body else {
+        panic!()
+    };
+    assert!(text.contains("public void restock(int n) {"), "{text}");
+    assert!(text.contains("Adds an item of weight n."), "{text}");
+
+    let imp = ws
+        .engine
+        .run(&query(
+            Action::Implementation,
+            &format!("{dir}/Shape.java"),
+            "Shape",
+            5000,
+        ))
+        .await
+        .unwrap();
+    assert_eq!(
+        places(&ws, &imp),
+        vec![(format!("{dir}/Square.java"), 4, 14)]
+    );
+
+    // Qualified names resolve by the enclosing class.
+    let q = ws
+        .engine
+        .run(&query(
+            Action::Definition,
+            &format!("{dir}/Main.java"),
+            "Square.area",
+            5000,
+        ))
+        .await
+        .unwrap();
+    assert_eq!(
+        places(&ws, &q),
+        vec![(format!("{dir}/Square.java"), 12, 19)]
+    );
+
+    let mut wsq = Query::new(Action::WorkspaceSymbols);
+    wsq.query = Some("weight".into());
+    let found = ws.engine.run(&wsq).await.unwrap();
+    assert_syntactic(&ws, &found);
+    let Body::WorkspaceSymbols { symbols, .. } = &found.body else {
+        panic!()
+    };
+    let names: Vec<&str> = symbols.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, vec!["itemWeight", "totalWeight"]);
+
+    // A name nothing defines: the server's error stands.
+    let err = ws
+        .engine
+        .run(&query(
+            Action::Definition,
+            &format!("{dir}/Main.java"),
+            "nowhere",
+            5000,
+        ))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, OpError::NoServer(_)), "{err:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ruby_answers_without_a_server() {
+    let ws = workspace(json!({}), Some("ruby"), &[]);
+    let def = ws
+        .engine
+        .run(&query(
+            Action::Definition,
+            "lib/main.rb",
+            "total_weight",
+            5000,
+        ))
+        .await
+        .unwrap();
+    assert_syntactic(&ws, &def);
+    assert_eq!(
+        places(&ws, &def),
+        vec![("lib/inventory.rb".to_string(), 21, 5)]
+    );
+    let refs = ws
+        .engine
+        .run(&query(
+            Action::References,
+            "lib/inventory.rb",
+            "total_weight",
+            5000,
+        ))
+        .await
+        .unwrap();
+    // Not the comment (report.rb:6) nor the string (main.rb:10).
+    assert_eq!(
+        places(&ws, &refs),
+        vec![
+            ("lib/inventory.rb".to_string(), 21, 5),
+            ("lib/main.rb".to_string(), 9, 24),
+            ("lib/report.rb".to_string(), 7, 7),
+        ]
+    );
+    let mut sym = Query::new(Action::Symbols);
+    sym.path = Some(PathBuf::from("lib/shapes.rb"));
+    let outline = ws.engine.run(&sym).await.unwrap();
+    let Body::Outline { symbols, .. } = &outline.body else {
+        panic!()
+    };
+    let tops: Vec<&str> = symbols.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(tops, vec!["Shape", "Square"]);
+    let imp = ws
+        .engine
+        .run(&query(
+            Action::Implementation,
+            "lib/shapes.rb",
+            "Shape",
+            5000,
+        ))
+        .await
+        .unwrap();
+    assert_eq!(
+        places(&ws, &imp),
+        vec![("lib/shapes.rb".to_string(), 11, 7)]
+    );
+}
+
+/// (a) A configured but disabled server: the syntactic answer names it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn disabled_server_falls_back() {
+    let mut servers = fake("normal", &["rs"], &[]);
+    servers[SERVER]["disabled"] = true.into();
+    let ws = workspace(servers, None, &[("a.rs", RUST_SOURCE)]);
+    let a = ws
+        .engine
+        .run(&query(Action::References, "a.rs", "target", 5000))
+        .await
+        .unwrap();
+    assert_syntactic(&ws, &a);
+    // The comment and the string are not references.
+    assert_eq!(
+        places(&ws, &a),
+        vec![("a.rs".to_string(), 2, 4), ("a.rs".to_string(), 4, 15)]
+    );
+}
+
+/// (b) A server that exits during start-up: the reason is given.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn server_exiting_at_once_falls_back_with_the_reason() {
+    let ws = workspace(
+        fake("exit-during-init", &["rs"], &[]),
+        None,
+        &[("a.rs", RUST_SOURCE)],
+    );
+    let a = ws
+        .engine
+        .run(&query(Action::Definition, "a.rs", "target", 5000))
+        .await
+        .unwrap();
+    assert_syntactic(&ws, &a);
+    assert_eq!(places(&ws, &a), vec![("a.rs".to_string(), 2, 4)]);
+    let note = a.notes.join("\n");
+    assert!(note.contains("fakels failed to start"), "{note}");
+    let text = render_text(&a, &ws.root, &RenderOptions::default());
+    assert!(text.contains("failed to start"), "{text}");
+}
+
+/// (c) A server still indexing when the deadline comes: a partial
+/// syntactic answer within the budget.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn indexing_past_the_deadline_gives_a_partial_syntactic_answer() {
+    let ws = workspace(
+        fake("indexing", &["rs"], &[("FAKE_LSP_INDEX_MS", "30000")]),
+        None,
+        &[("a.rs", RUST_SOURCE)],
+    );
+    let t0 = Instant::now();
+    let a = ws
+        .engine
+        .run(&query(Action::Definition, "a.rs", "target", 3000))
+        .await
+        .unwrap();
+    let took = t0.elapsed();
+    assert!(took < Duration::from_millis(4000), "took {took:?}");
+    assert_syntactic(&ws, &a);
+    assert_eq!(places(&ws, &a), vec![("a.rs".to_string(), 2, 4)]);
+    let partial = a.partial.clone().expect("marked partial");
+    assert!(
+        partial.starts_with("fakels is still indexing (")
+            && partial.ends_with("); syntactic answer — ask again for the exact one"),
+        "{partial}"
+    );
+    ws.engine.shutdown().await;
+}
+
+/// A server that answers is never replaced.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_working_server_answers_itself() {
+    let ws = workspace(fake("normal", &["rs"], &[]), None, &[("a.rs", RUST_SOURCE)]);
+    let a = ws
+        .engine
+        .run(&query(Action::Definition, "a.rs", "target", 5000))
+        .await
+        .unwrap();
+    assert_eq!(a.precision, None);
+    assert_eq!(a.server.as_deref(), Some(SERVER));
+    ws.engine.shutdown().await;
+}
+
+/// Huge and binary files are skipped and said; a file with syntax errors
+/// still answers, with a note.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn huge_binary_and_broken_files() {
+    let mut huge = String::from("class Huge {\n");
+    while huge.len() <= 1024 * 1024 {
+        huge.push_str("  int filler;\n");
+    }
+    huge.push_str("}\n");
+    let ws = workspace(
+        json!({}),
+        None,
+        &[
+            ("Huge.java", &huge),
+            (
+                "Broken.java",
+                "class Broken {\n  void ok() {}\n  void bad( {\n}\nclass After {}\n",
+            ),
+            (
+                "Uses.java",
+                "class Uses { void f() { new Broken().ok(); } }\n",
+            ),
+        ],
+    );
+    std::fs::write(ws.root.join("Bin.java"), b"class Bin {}\0\x01").unwrap();
+    let mut sym = Query::new(Action::Symbols);
+    sym.path = Some(PathBuf::from("Huge.java"));
+    let a = ws.engine.run(&sym).await.unwrap();
+    let reason = a.empty_reason.clone().unwrap_or_default();
+    assert!(
+        reason
+            .contains("Huge.java is not in the syntactic index: 1025 KiB, over the 1024 KiB limit"),
+        "{reason}"
+    );
+    sym.path = Some(PathBuf::from("Bin.java"));
+    let a = ws.engine.run(&sym).await.unwrap();
+    assert!(
+        a.empty_reason.unwrap_or_default().contains("binary"),
+        "binary said"
+    );
+    let d = ws
+        .engine
+        .run(&query(Action::Definition, "Uses.java", "ok", 5000))
+        .await
+        .unwrap();
+    assert_eq!(places(&ws, &d), vec![("Broken.java".to_string(), 2, 8)]);
+    let d = ws
+        .engine
+        .run(&query(Action::References, "Broken.java", "ok", 5000))
+        .await
+        .unwrap();
+    assert!(
+        d.notes
+            .iter()
+            .any(|n| n.contains("Broken.java has syntax errors")),
+        "{:?}",
+        d.notes
+    );
+}
