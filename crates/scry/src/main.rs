@@ -8,10 +8,12 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use clap::Parser;
+use clap::{CommandFactory, Parser};
 use scry_ops::{Action, Engine, OpError, Query, SeverityFilter};
 use scry_render::{RenderOptions, error_json, render_error, render_json, render_text};
 use scry_workspace::Workspace;
+
+mod completions;
 
 const AFTER_HELP: &str = "\
 Actions:
@@ -37,6 +39,7 @@ Examples:
   scry code-actions src/main.py --line 3                       (list; --apply N|TITLE)
   scry undo                                  (revert scry's last edit)
   scry status
+  scry completions bash                      (also zsh, fish: shell completions)
   scry mcp --root .                          (MCP server on stdio for agents: the lsp tool)";
 
 #[derive(Parser, Debug)]
@@ -105,6 +108,12 @@ fn usage(msg: &str) -> ExitCode {
 fn main() -> ExitCode {
     if std::env::args_os().nth(1).is_some_and(|a| a == "mcp") {
         return mcp_main();
+    }
+    if std::env::args_os()
+        .nth(1)
+        .is_some_and(|a| a == "completions")
+    {
+        return completions::main(Cli::command(), std::env::args_os().skip(2));
     }
     let cli = match Cli::try_parse() {
         Ok(c) => c,
