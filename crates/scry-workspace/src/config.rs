@@ -382,6 +382,9 @@ fn server_key(key: &str) -> Option<&'static str> {
         "parser" => "parser",
         "mode" => "mode",
         "languages" => "languages",
+        "install" => "install",
+        "versionargs" => "versionArgs",
+        "hints" => "hints",
         _ => return None,
     })
 }
@@ -945,6 +948,14 @@ pub fn resolve_command(command: &str, workspace_root: &Path) -> Option<PathBuf> 
 }
 
 /// [`resolve_command`] with an explicit `PATH` value.
+pub fn resolve_command_with_path(
+    command: &str,
+    workspace_root: &Path,
+    path_var: Option<&OsStr>,
+) -> Option<PathBuf> {
+    resolve_command_in(command, workspace_root, path_var)
+}
+
 fn resolve_command_in(
     command: &str,
     workspace_root: &Path,

@@ -4,6 +4,7 @@
 
 pub mod catalog;
 pub mod config;
+pub mod doctor;
 pub mod pool;
 pub mod watch;
 

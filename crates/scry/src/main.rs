@@ -14,6 +14,7 @@ use scry_render::{RenderOptions, error_json, render_error, render_json, render_t
 use scry_workspace::Workspace;
 
 mod completions;
+mod doctor;
 
 const AFTER_HELP: &str = "\
 Actions:
@@ -39,6 +40,7 @@ Examples:
   scry code-actions src/main.py --line 3                       (list; --apply N|TITLE)
   scry undo                                  (revert scry's last edit)
   scry status
+  scry doctor                                (set-up check: servers, versions, install commands)
   scry completions bash                      (also zsh, fish: shell completions)
   scry mcp --root .                          (MCP server on stdio for agents: the lsp tool)";
 
@@ -114,6 +116,9 @@ fn main() -> ExitCode {
         .is_some_and(|a| a == "completions")
     {
         return completions::main(Cli::command(), std::env::args_os().skip(2));
+    }
+    if std::env::args_os().nth(1).is_some_and(|a| a == "doctor") {
+        return doctor::main(std::env::args_os().skip(2));
     }
     let cli = match Cli::try_parse() {
         Ok(c) => c,
