@@ -12,6 +12,10 @@
 //!    `.scry.json`, `scry.json`, `.scry/config.json`
 //!    ([`PROJECT_CONFIG_FILES`]).
 //!
+//! Between 2 and 3, at the project level: other agents' `lsp.json` files
+//! ([`crate::seed_config::SEED_CONFIG_FILES`]), translated by
+//! [`crate::seed_config`].
+//!
 //! Missing files are skipped (except an explicit `$SCRY_CONFIG`, which must
 //! exist).
 //!
@@ -281,7 +285,7 @@ pub fn user_config_path() -> Option<PathBuf> {
     user_config_path_with(&|k| std::env::var_os(k)).map(|(p, _)| p)
 }
 
-type EnvFn<'a> = &'a dyn Fn(&str) -> Option<OsString>;
+pub(crate) type EnvFn<'a> = &'a dyn Fn(&str) -> Option<OsString>;
 
 /// The user config path and whether it was given explicitly.
 fn user_config_path_with(env: EnvFn<'_>) -> Option<(PathBuf, bool)> {
@@ -305,18 +309,35 @@ fn user_config_path_with(env: EnvFn<'_>) -> Option<(PathBuf, bool)> {
     })
 }
 
-fn load_with_env(workspace_root: &Path, env: EnvFn<'_>) -> Result<Config, ConfigError> {
+pub(crate) fn load_with_env(workspace_root: &Path, env: EnvFn<'_>) -> Result<Config, ConfigError> {
     let mut files: Vec<(PathBuf, bool)> = Vec::new();
     if let Some(user) = user_config_path_with(env) {
         files.push(user);
     }
+    let user_files = files.len();
     files.extend(
         PROJECT_CONFIG_FILES
             .iter()
             .map(|f| (workspace_root.join(f), false)),
     );
     let mut layers = Vec::new();
-    for (path, required) in files {
+    let mut seed_warnings = Vec::new();
+    for (i, (path, required)) in files.into_iter().enumerate() {
+        if i == user_files {
+            // Project level too: other agents' lsp.json files, below scry's own.
+            let (seeds, warnings) = crate::seed_config::read_layers(workspace_root);
+            seed_warnings = warnings;
+            for seed in seeds {
+                // Another agent's file never stops scry: one scry would
+                // refuse is skipped with a warning.
+                let mut trial = layers.clone();
+                trial.push(seed.clone());
+                match Config::from_layers(&trial) {
+                    Ok(_) => layers.push(seed),
+                    Err(e) => seed_warnings.push(format!("not used: {e}")),
+                }
+            }
+        }
         match std::fs::read_to_string(&path) {
             Ok(text) => {
                 tracing::debug!(path = %path.display(), "reading config file");
@@ -326,7 +347,8 @@ fn load_with_env(workspace_root: &Path, env: EnvFn<'_>) -> Result<Config, Config
             Err(source) => return Err(ConfigError::Read { path, source }),
         }
     }
-    let config = Config::from_layers(&layers)?;
+    let mut config = Config::from_layers(&layers)?;
+    config.warnings.extend(seed_warnings);
     for w in &config.warnings {
         tracing::warn!("{w}");
     }
@@ -355,14 +377,14 @@ struct Builder {
 
 /// Lower-case alphanumerics only: `file_types`, `file-types`, `fileTypes`
 /// all become `filetypes`.
-fn canon(key: &str) -> String {
+pub(crate) fn canon(key: &str) -> String {
     key.chars()
         .filter(|c| c.is_ascii_alphanumeric())
         .map(|c| c.to_ascii_lowercase())
         .collect()
 }
 
-fn server_key(key: &str) -> Option<&'static str> {
+pub(crate) fn server_key(key: &str) -> Option<&'static str> {
     Some(match canon(key).as_str() {
         "id" => "id",
         "kind" => "kind",
@@ -773,7 +795,7 @@ fn type_name(v: &Value) -> &'static str {
 /// Blank out `//` and `/* */` comments and trailing commas (and a BOM),
 /// keeping every other byte where it was so that error positions still
 /// match the file.
-fn strip_jsonc(text: &str) -> Cow<'_, str> {
+pub(crate) fn strip_jsonc(text: &str) -> Cow<'_, str> {
     let b = text.as_bytes();
     if !b.iter().any(|&c| c == b'/' || c == b',') && !text.starts_with('\u{feff}') {
         return Cow::Borrowed(text);

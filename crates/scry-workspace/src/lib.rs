@@ -6,6 +6,7 @@ pub mod catalog;
 pub mod config;
 pub mod doctor;
 pub mod pool;
+pub mod seed_config;
 pub mod watch;
 
 pub use pool::{Route, Workspace, WorkspaceError, default_log_dir};

@@ -65,7 +65,7 @@ fn write_exe(path: &std::path::Path, text: &str) {
 
 /// `scry doctor` on a machine with only rust-analyzer and npm on `PATH`
 /// (fakes), a project-local typescript-language-server and a C project
-/// without compile_commands.json.
+/// without compile_commands.json; a zut `lsp.json` is read.
 #[cfg(unix)]
 #[test]
 fn doctor_with_servers_missing() {
@@ -94,6 +94,11 @@ fn doctor_with_servers_missing() {
         "int main(void) { return 0; }\n",
     );
     write(&ws.path().join("native/a.h"), "\n");
+    // Another agent's configuration, read below scry's own files.
+    write(
+        &ws.path().join(".zut/lsp.json"),
+        r#"{"lspServers": {"gopls": {"fileTypes": [".go"]}}, "lsp_enabled": true}"#,
+    );
     let out = scry()
         .args(["doctor", "--root"])
         .arg(ws.path())
