@@ -71,6 +71,70 @@ pub struct ServerSpec {
     pub mode: Option<String>,
     /// Human language names for documentation and tool descriptions.
     pub languages: Vec<String>,
+    /// How to install it, by method (`npm`, `pipx`, `pip`, `rustup`, `apt`,
+    /// `go`, `brew`): the exact command, in order of preference. Shown by
+    /// `scry doctor`; never run by scry.
+    #[serde(skip_serializing_if = "InstallCommands::is_empty")]
+    pub install: InstallCommands,
+    /// Arguments that make the command print its version (`scry doctor`);
+    /// absent: `["--version"]`; empty: the command has no such flag.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub version_args: Option<Vec<String>>,
+    /// Known set-up problems `scry doctor` looks for.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub hints: Vec<Hint>,
+}
+
+/// A set-up problem: reported when the workspace has files this provider
+/// serves and none of `unless` exists in the workspace root or in the
+/// provider's root (the nearest root marker) for those files.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Hint {
+    /// Paths relative to the root; any one of them existing means no problem.
+    pub unless: Vec<String>,
+    /// What is wrong and what it limits.
+    pub problem: String,
+    /// How to fix it.
+    pub fix: String,
+}
+
+/// Install commands by method, in the order written (a JSON object:
+/// `{"npm": "npm install -g pyright", "pip": "pip install pyright"}`).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct InstallCommands(pub Vec<(String, String)>);
+
+impl InstallCommands {
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl Serialize for InstallCommands {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = s.serialize_map(Some(self.0.len()))?;
+        for (k, v) in &self.0 {
+            m.serialize_entry(k, v)?;
+        }
+        m.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for InstallCommands {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        // serde_json is built with `preserve_order`: the map keeps the order.
+        let m = serde_json::Map::<String, serde_json::Value>::deserialize(d)?;
+        m.into_iter()
+            .map(|(k, v)| match v {
+                serde_json::Value::String(c) => Ok((k, c)),
+                other => Err(serde::de::Error::custom(format!(
+                    "install.{k} must be a command string, not {other}"
+                ))),
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .map(InstallCommands)
+    }
 }
 
 impl ServerSpec {
@@ -167,6 +231,16 @@ mod tests {
             assert!(!s.file_types.is_empty(), "{} has no fileTypes", s.id);
             assert!(!s.languages.is_empty(), "{} has no languages", s.id);
             assert!(!s.disabled, "{} disabled", s.id);
+            assert!(!s.install.is_empty(), "{} has no install command", s.id);
+            for (method, cmd) in &s.install.0 {
+                assert!(
+                    ["npm", "pipx", "pip", "rustup", "apt", "go", "brew"]
+                        .contains(&method.as_str()),
+                    "{}: install method {method}",
+                    s.id
+                );
+                assert!(!cmd.trim().is_empty(), "{}: empty install.{method}", s.id);
+            }
             for ft in &s.file_types {
                 assert!(!ft.starts_with('.'), "{}: {ft}", s.id);
             }

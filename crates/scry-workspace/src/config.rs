@@ -12,6 +12,10 @@
 //!    `.scry.json`, `scry.json`, `.scry/config.json`
 //!    ([`PROJECT_CONFIG_FILES`]).
 //!
+//! Between 2 and 3, at the project level: other agents' `lsp.json` files
+//! ([`crate::seed_config::SEED_CONFIG_FILES`]), translated by
+//! [`crate::seed_config`].
+//!
 //! Missing files are skipped (except an explicit `$SCRY_CONFIG`, which must
 //! exist).
 //!
@@ -301,7 +305,7 @@ pub fn user_config_path() -> Option<PathBuf> {
     user_config_path_with(&|k| std::env::var_os(k)).map(|(p, _)| p)
 }
 
-type EnvFn<'a> = &'a dyn Fn(&str) -> Option<OsString>;
+pub(crate) type EnvFn<'a> = &'a dyn Fn(&str) -> Option<OsString>;
 
 /// The user config path and whether it was given explicitly.
 fn user_config_path_with(env: EnvFn<'_>) -> Option<(PathBuf, bool)> {
@@ -330,20 +334,24 @@ fn user_config_path_with(env: EnvFn<'_>) -> Option<(PathBuf, bool)> {
 /// trust` hashes.
 pub fn project_layers(workspace_root: &Path) -> Result<Vec<(PathBuf, String)>, ConfigError> {
     let env = |k: &str| std::env::var_os(k);
-    Ok(read_layers(workspace_root, &env)?.1)
+    Ok(read_layers(workspace_root, &env)?.project)
 }
 
 #[cfg(test)]
-fn load_with_env(workspace_root: &Path, env: EnvFn<'_>) -> Result<Config, ConfigError> {
+pub(crate) fn load_with_env(workspace_root: &Path, env: EnvFn<'_>) -> Result<Config, ConfigError> {
     load_with(workspace_root, env, TrustPolicy::FromEnvironment)
 }
 
-fn load_with(
+pub(crate) fn load_with(
     workspace_root: &Path,
     env: EnvFn<'_>,
     policy: TrustPolicy,
 ) -> Result<Config, ConfigError> {
-    let (user, project) = read_layers(workspace_root, env)?;
+    let Layers {
+        user,
+        project,
+        warnings: seed_warnings,
+    } = read_layers(workspace_root, env)?;
     let mut b = Builder::new();
     if let Some((path, text)) = &user {
         b.apply(path, text)?;
@@ -365,6 +373,7 @@ fn load_with(
     }
     let ignored = std::mem::take(&mut b.ignored);
     let mut config = b.finish();
+    config.warnings.extend(seed_warnings);
     config.trust = TrustState {
         trust: decision,
         project_files: project.into_iter().map(|(p, _)| p).collect(),
@@ -376,25 +385,49 @@ fn load_with(
     Ok(config)
 }
 
+/// The configuration files of a workspace as read from disk.
+struct Layers {
+    /// The user layer, if any.
+    user: Option<(PathBuf, String)>,
+    /// The project layers in precedence order: other agents' files
+    /// ([`crate::seed_config`]) below scry's own.
+    project: Vec<(PathBuf, String)>,
+    /// Why another agent's file was skipped.
+    warnings: Vec<String>,
+}
+
 /// The user layer (if any) and the project layers, read from disk.
-#[allow(clippy::type_complexity)]
-fn read_layers(
-    workspace_root: &Path,
-    env: EnvFn<'_>,
-) -> Result<(Option<(PathBuf, String)>, Vec<(PathBuf, String)>), ConfigError> {
+fn read_layers(workspace_root: &Path, env: EnvFn<'_>) -> Result<Layers, ConfigError> {
     let mut files: Vec<(PathBuf, bool)> = Vec::new();
     let user = user_config_path_with(env);
     let user_path = user.as_ref().map(|(p, _)| p.clone());
     if let Some(user) = user {
         files.push(user);
     }
+    let user_files = files.len();
     files.extend(
         PROJECT_CONFIG_FILES
             .iter()
             .map(|f| (workspace_root.join(f), false)),
     );
     let mut layers = Vec::new();
-    for (path, required) in files {
+    let mut seed_warnings = Vec::new();
+    for (i, (path, required)) in files.into_iter().enumerate() {
+        if i == user_files {
+            // Project level too: other agents' lsp.json files, below scry's own.
+            let (seeds, warnings) = crate::seed_config::read_layers(workspace_root);
+            seed_warnings = warnings;
+            for seed in seeds {
+                // Another agent's file never stops scry: one scry would
+                // refuse is skipped with a warning.
+                let mut trial = layers.clone();
+                trial.push(seed.clone());
+                match Config::from_layers(&trial) {
+                    Ok(_) => layers.push(seed),
+                    Err(e) => seed_warnings.push(format!("not used: {e}")),
+                }
+            }
+        }
         match std::fs::read_to_string(&path) {
             Ok(text) => {
                 tracing::debug!(path = %path.display(), "reading config file");
@@ -410,7 +443,11 @@ fn read_layers(
     {
         user = Some(layers.remove(i));
     }
-    Ok((user, layers))
+    Ok(Layers {
+        user,
+        project: layers,
+        warnings: seed_warnings,
+    })
 }
 
 // ---------------------------------------------------------------------------
@@ -443,14 +480,14 @@ struct Builder {
 
 /// Lower-case alphanumerics only: `file_types`, `file-types`, `fileTypes`
 /// all become `filetypes`.
-fn canon(key: &str) -> String {
+pub(crate) fn canon(key: &str) -> String {
     key.chars()
         .filter(|c| c.is_ascii_alphanumeric())
         .map(|c| c.to_ascii_lowercase())
         .collect()
 }
 
-fn server_key(key: &str) -> Option<&'static str> {
+pub(crate) fn server_key(key: &str) -> Option<&'static str> {
     Some(match canon(key).as_str() {
         "id" => "id",
         "kind" => "kind",
@@ -470,6 +507,9 @@ fn server_key(key: &str) -> Option<&'static str> {
         "parser" => "parser",
         "mode" => "mode",
         "languages" => "languages",
+        "install" => "install",
+        "versionargs" => "versionArgs",
+        "hints" => "hints",
         _ => return None,
     })
 }
@@ -912,7 +952,7 @@ fn type_name(v: &Value) -> &'static str {
 /// Blank out `//` and `/* */` comments and trailing commas (and a BOM),
 /// keeping every other byte where it was so that error positions still
 /// match the file.
-fn strip_jsonc(text: &str) -> Cow<'_, str> {
+pub(crate) fn strip_jsonc(text: &str) -> Cow<'_, str> {
     let b = text.as_bytes();
     if !b.iter().any(|&c| c == b'/' || c == b',') && !text.starts_with('\u{feff}') {
         return Cow::Borrowed(text);
@@ -1099,6 +1139,14 @@ pub fn resolve_command_untrusted(
 }
 
 /// [`resolve_command`] with an explicit `PATH` value.
+pub fn resolve_command_with_path(
+    command: &str,
+    workspace_root: &Path,
+    path_var: Option<&OsStr>,
+) -> Option<PathBuf> {
+    resolve_command_in(command, workspace_root, path_var)
+}
+
 fn resolve_command_in(
     command: &str,
     workspace_root: &Path,

@@ -5,7 +5,9 @@
 
 pub mod catalog;
 pub mod config;
+pub mod doctor;
 pub mod pool;
+pub mod seed_config;
 pub mod trust;
 pub mod watch;
 

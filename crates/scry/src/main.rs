@@ -10,11 +10,13 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use clap::Parser;
+use clap::{CommandFactory, Parser};
 use scry_ops::{Action, Engine, OpError, Query, SeverityFilter};
 use scry_render::{RenderOptions, error_json, render_error, render_json, render_text};
 use scry_workspace::Workspace;
 
+mod completions;
+mod doctor;
 mod trust_cmd;
 
 const AFTER_HELP: &str = "\
@@ -42,6 +44,8 @@ Examples:
   scry undo                                  (revert scry's last edit)
   scry map src/ --symbol Engine --budget 6000  (ranked repository map; no server needed)
   scry status
+  scry doctor                                (set-up check: servers, versions, install commands)
+  scry completions bash                      (also zsh, fish: shell completions)
   scry trust [DIR]                           (let DIR's .scry.json choose commands; --list, --revoke)
   scry mcp --root .                          (MCP server on stdio for agents: the lsp tool)";
 
@@ -115,6 +119,15 @@ fn usage(msg: &str) -> ExitCode {
 fn main() -> ExitCode {
     if std::env::args_os().nth(1).is_some_and(|a| a == "mcp") {
         return mcp_main();
+    }
+    if std::env::args_os()
+        .nth(1)
+        .is_some_and(|a| a == "completions")
+    {
+        return completions::main(Cli::command(), std::env::args_os().skip(2));
+    }
+    if std::env::args_os().nth(1).is_some_and(|a| a == "doctor") {
+        return doctor::main(std::env::args_os().skip(2));
     }
     if std::env::args_os().nth(1).is_some_and(|a| a == "trust") {
         return trust_cmd::main();

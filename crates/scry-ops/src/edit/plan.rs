@@ -17,6 +17,7 @@ use serde_json::Value;
 
 use crate::error::OpError;
 use scry_workspace::config::PROJECT_CONFIG_FILES;
+use scry_workspace::seed_config::SEED_CONFIG_FILES;
 
 /// Most files one edit may touch (a directory rename counts every file).
 pub const MAX_FILES: usize = 5000;
@@ -188,6 +189,11 @@ pub fn protected(root: &Path, path: &Path) -> Option<&'static str> {
     }
     if PROJECT_CONFIG_FILES.iter().any(|f| rel.ends_with(f)) {
         return Some("(scry's own configuration)");
+    }
+    // Other agents' configuration files that scry reads as project layers
+    // (at the workspace root only, where scry reads them).
+    if SEED_CONFIG_FILES.iter().any(|f| rel == Path::new(f)) {
+        return Some("(configuration scry reads)");
     }
     if scry_workspace::config::user_config_path().is_some_and(|u| u == path) {
         return Some("(scry's user configuration)");

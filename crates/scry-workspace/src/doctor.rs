@@ -1,0 +1,444 @@
+//! `scry doctor`: what would serve each language in this workspace, whether
+//! it is installed, its version and where it was found, the install command
+//! that fits this machine for what is missing, and known set-up problems.
+//!
+//! Everything per language comes from the catalogue (`install`,
+//! `versionArgs`, `hints` of each [`ServerSpec`]); nothing here names a
+//! language. Invariants: no language server is started; the only programs
+//! run are `<command> <versionArgs>` for commands found on `PATH` whose
+//! command comes from the catalogue or the user's own configuration file,
+//! never a project-local binary nor a command a project file chose, with
+//! stdin closed and a short timeout.
+
+use std::collections::{BTreeMap, HashSet};
+use std::ffi::OsStr;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+use crate::catalog::{self, ProviderKind, ServerSpec};
+use crate::config::{self, Config};
+
+/// How long a `--version` may take.
+pub const VERSION_TIMEOUT: Duration = Duration::from_secs(3);
+/// At most this many files are looked at to see which languages are here.
+pub const MAX_FILES: usize = 20_000;
+
+/// Install methods and the program that must be on `PATH` for each.
+const METHOD_PROGRAMS: &[(&str, &[&str])] = &[
+    ("npm", &["npm"]),
+    ("pipx", &["pipx"]),
+    ("pip", &["pip3", "pip"]),
+    ("rustup", &["rustup"]),
+    ("apt", &["apt-get"]),
+    ("go", &["go"]),
+    ("brew", &["brew"]),
+];
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Report {
+    pub workspace_root: PathBuf,
+    /// Configuration files read, in order.
+    pub config_files: Vec<PathBuf>,
+    pub warnings: Vec<String>,
+    /// One row per built-in language group (a primary server).
+    pub languages: Vec<LanguageRow>,
+    /// Linters (diagnostics only).
+    pub linters: Vec<LanguageRow>,
+    pub problems: Vec<Problem>,
+    /// Install methods usable here (`npm`, `pip`, …).
+    pub install_methods: Vec<String>,
+    /// Whether the file count stopped at [`MAX_FILES`].
+    pub files_capped: bool,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LanguageRow {
+    /// `"Rust"`, `"C, C++"`.
+    pub languages: String,
+    /// Files in the workspace this row's server serves.
+    pub files: usize,
+    /// The provider that would serve them; `None` when every candidate is disabled.
+    pub provider: Option<ProviderRow>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ProviderRow {
+    pub id: String,
+    pub command: String,
+    /// Where the command was found (`None`: not installed).
+    pub found: Option<PathBuf>,
+    pub version: Version,
+    /// Stands in for this server (an alternative), when it is not the primary.
+    pub alternative_to: Option<String>,
+    /// The install command that fits this machine (first method whose
+    /// program is on `PATH`, else the catalogue's first), when not found.
+    pub install: Option<String>,
+    /// Method of `install`.
+    pub install_method: Option<String>,
+    /// The program `install` needs when it is not on `PATH` (`apt-get`).
+    pub install_needs: Option<String>,
+    /// The other install commands.
+    pub install_alternatives: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[serde(tag = "kind", content = "text", rename_all = "camelCase")]
+pub enum Version {
+    /// The first line it printed.
+    Known(String),
+    /// Not asked; why.
+    NotChecked(String),
+    /// Asked, no usable answer; why.
+    Unknown(String),
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Problem {
+    pub provider: String,
+    /// The root it applies to.
+    pub root: PathBuf,
+    pub problem: String,
+    pub fix: String,
+}
+
+/// Examine `root` under `config` with the `PATH` of this process.
+pub fn diagnose(config: &Config, root: &Path) -> Report {
+    diagnose_with(config, root, std::env::var_os("PATH").as_deref())
+}
+
+/// [`diagnose`] with an explicit `PATH` value.
+pub fn diagnose_with(config: &Config, root: &Path, path_var: Option<&OsStr>) -> Report {
+    let path_dirs: Vec<PathBuf> = path_var
+        .map(|v| std::env::split_paths(v).collect::<Vec<_>>())
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|d| d.is_absolute())
+        .collect();
+    let found =
+        |spec: &ServerSpec| config::resolve_command_with_path(&spec.command, root, path_var);
+    let installed = |spec: &ServerSpec| found(spec).is_some();
+    let methods: Vec<String> = METHOD_PROGRAMS
+        .iter()
+        .filter(|(_, progs)| progs.iter().any(|p| on_path(p, &path_dirs)))
+        .map(|(m, _)| m.to_string())
+        .collect();
+    let trusted = trusted_commands();
+
+    // Which files are here: the first one and a count per provider.
+    let (files, files_capped) = workspace_files(root);
+    let mut count: BTreeMap<&str, (usize, Option<&PathBuf>)> = BTreeMap::new();
+    for spec in &config.servers {
+        let mut n = 0;
+        let mut first = None;
+        for f in &files {
+            if spec.serves(f) {
+                n += 1;
+                first.get_or_insert(f);
+            }
+        }
+        count.insert(&spec.id, (n, first));
+    }
+
+    let mut rows: Vec<(LanguageRow, Option<&ServerSpec>)> = Vec::new();
+    let mut linters: Vec<(LanguageRow, Option<&ServerSpec>)> = Vec::new();
+    for spec in &config.servers {
+        let is_linter = spec.is_linter || spec.kind == ProviderKind::Cli;
+        if spec.alternative_to.is_some() && !is_linter {
+            continue;
+        }
+        let (n, _) = count.get(spec.id.as_str()).copied().unwrap_or((0, None));
+        if is_linter {
+            let chosen = (!spec.disabled).then_some(spec);
+            linters.push((
+                LanguageRow {
+                    languages: spec.languages.join(", "),
+                    files: n,
+                    provider: chosen
+                        .map(|s| provider_row(s, None, &found, &methods, &trusted, root)),
+                },
+                chosen,
+            ));
+            continue;
+        }
+        let Some(ft) = spec.file_types.first() else {
+            continue;
+        };
+        let sample = root.join(format!("x.{ft}"));
+        let chosen = config.servers_for(&sample, &installed).into_iter().next();
+        let languages = if spec.languages.is_empty() {
+            spec.id.clone()
+        } else {
+            spec.languages.join(", ")
+        };
+        if rows.iter().any(|(r, _)| r.languages == languages) {
+            continue;
+        }
+        let alt = chosen.filter(|c| c.id != spec.id).map(|_| spec.id.clone());
+        rows.push((
+            LanguageRow {
+                languages,
+                files: n,
+                provider: chosen.map(|c| provider_row(c, alt, &found, &methods, &trusted, root)),
+            },
+            chosen,
+        ));
+    }
+
+    // Versions, probed concurrently.
+    std::thread::scope(|s| {
+        for (row, _) in rows.iter_mut().chain(linters.iter_mut()) {
+            if let Some(p) = row.provider.as_mut()
+                && matches!(p.version, Version::Unknown(_))
+            {
+                let spec = config.server(&p.id).cloned();
+                s.spawn(move || {
+                    if let (Some(spec), Some(path)) = (spec, p.found.clone()) {
+                        p.version = probe_version(&path, &spec);
+                    }
+                });
+            }
+        }
+    });
+
+    let mut problems = Vec::new();
+    for (row, chosen) in rows.iter().chain(linters.iter()) {
+        let Some(spec) = chosen else { continue };
+        if row.files == 0 {
+            continue;
+        }
+        let sample = count
+            .get(spec.id.as_str())
+            .and_then(|(_, f)| *f)
+            .cloned()
+            .unwrap_or_else(|| root.to_path_buf());
+        let server_root = config::find_root(spec, &sample, root);
+        for hint in &spec.hints {
+            let fine = [root, server_root.as_path()]
+                .iter()
+                .any(|dir| hint.unless.iter().any(|u| dir.join(u).exists()));
+            if !fine {
+                problems.push(Problem {
+                    provider: spec.id.clone(),
+                    root: server_root.clone(),
+                    problem: hint.problem.clone(),
+                    fix: hint.fix.clone(),
+                });
+            }
+        }
+    }
+
+    Report {
+        workspace_root: root.to_path_buf(),
+        config_files: config.sources.clone(),
+        warnings: config.warnings.clone(),
+        languages: rows.into_iter().map(|(r, _)| r).collect(),
+        linters: linters.into_iter().map(|(r, _)| r).collect(),
+        problems,
+        install_methods: methods,
+        files_capped,
+    }
+}
+
+fn provider_row(
+    spec: &ServerSpec,
+    alternative_to: Option<String>,
+    found: &dyn Fn(&ServerSpec) -> Option<PathBuf>,
+    methods: &[String],
+    trusted: &HashSet<(String, String)>,
+    root: &Path,
+) -> ProviderRow {
+    let path = found(spec);
+    let version = match &path {
+        None => Version::NotChecked("not installed".into()),
+        Some(p) if p.starts_with(root) => {
+            Version::NotChecked("project-local binary: not run".into())
+        }
+        Some(_) if !trusted.contains(&(spec.id.clone(), spec.command.clone())) => {
+            Version::NotChecked("command from a project configuration file: not run".into())
+        }
+        Some(_) if spec.version_args.as_ref().is_some_and(|a| a.is_empty()) => {
+            Version::NotChecked("it has no version flag".into())
+        }
+        // Probed later, concurrently.
+        Some(_) => Version::Unknown(String::new()),
+    };
+    let (mut install, mut install_method, mut install_needs) = (None, None, None);
+    let mut install_alternatives = Vec::new();
+    if path.is_none() && !spec.install.is_empty() {
+        let pick = spec
+            .install
+            .0
+            .iter()
+            .position(|(m, _)| methods.contains(m))
+            .map(|i| (i, true))
+            .unwrap_or((0, false));
+        let (m, c) = &spec.install.0[pick.0];
+        install = Some(c.clone());
+        install_method = Some(m.clone());
+        if !pick.1 {
+            install_needs = Some(
+                METHOD_PROGRAMS
+                    .iter()
+                    .find(|(name, _)| name == m)
+                    .map(|(_, progs)| progs[0].to_string())
+                    .unwrap_or_else(|| m.clone()),
+            );
+        }
+        install_alternatives = spec
+            .install
+            .0
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| *i != pick.0)
+            .map(|(_, (_, c))| c.clone())
+            .collect();
+    }
+    ProviderRow {
+        id: spec.id.clone(),
+        command: spec.command.clone(),
+        found: path,
+        version,
+        alternative_to: alternative_to.and_then(|_| spec.alternative_to.clone()),
+        install,
+        install_method,
+        install_needs,
+        install_alternatives,
+    }
+}
+
+/// (id, command) pairs that the catalogue or the user's configuration file
+/// define: only those are run for their version.
+fn trusted_commands() -> HashSet<(String, String)> {
+    let mut out: HashSet<(String, String)> = catalog::builtins()
+        .into_iter()
+        .map(|s| (s.id, s.command))
+        .collect();
+    if let Some(p) = config::user_config_path()
+        && let Ok(text) = std::fs::read_to_string(&p)
+        && let Ok(c) = Config::from_layers(&[(p, text)])
+    {
+        out.extend(c.servers.into_iter().map(|s| (s.id, s.command)));
+    }
+    out
+}
+
+fn on_path(program: &str, dirs: &[PathBuf]) -> bool {
+    dirs.iter().any(|d| {
+        let p = d.join(program);
+        std::fs::metadata(&p).is_ok_and(|m| {
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::PermissionsExt;
+                m.is_file() && m.permissions().mode() & 0o111 != 0
+            }
+            #[cfg(not(unix))]
+            {
+                m.is_file()
+            }
+        })
+    })
+}
+
+/// The workspace's files (gitignore respected, the watcher's skipped
+/// directories skipped), at most [`MAX_FILES`], sorted.
+fn workspace_files(root: &Path) -> (Vec<PathBuf>, bool) {
+    let walk = ignore::WalkBuilder::new(root)
+        .hidden(false)
+        .parents(true)
+        .require_git(false)
+        .follow_links(false)
+        .filter_entry(|e| {
+            !(e.file_type().is_some_and(|t| t.is_dir())
+                && e.file_name()
+                    .to_str()
+                    .is_some_and(|n| crate::watch::SKIPPED_DIRS.contains(&n)))
+        })
+        .build();
+    let mut files = Vec::new();
+    let mut capped = false;
+    for entry in walk.flatten() {
+        if entry.file_type().is_some_and(|t| t.is_file()) {
+            if files.len() >= MAX_FILES {
+                capped = true;
+                break;
+            }
+            files.push(entry.into_path());
+        }
+    }
+    files.sort();
+    (files, capped)
+}
+
+/// Run `path versionArgs` (argv, stdin closed, [`VERSION_TIMEOUT`]) and take
+/// the first line of stdout (else stderr) that holds a digit, else its
+/// first non-empty line.
+pub fn probe_version(path: &Path, spec: &ServerSpec) -> Version {
+    let args = spec
+        .version_args
+        .clone()
+        .unwrap_or_else(|| vec!["--version".into()]);
+    let child = Command::new(path)
+        .args(&args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn();
+    let mut child = match child {
+        Ok(c) => c,
+        Err(e) => return Version::Unknown(format!("cannot run it: {e}")),
+    };
+    let mut out = child.stdout.take();
+    let mut err = child.stderr.take();
+    let reader = std::thread::spawn(move || {
+        let mut o = Vec::new();
+        let mut e = Vec::new();
+        if let Some(s) = out.as_mut() {
+            let _ = s.take(64 * 1024).read_to_end(&mut o);
+        }
+        if let Some(s) = err.as_mut() {
+            let _ = s.take(64 * 1024).read_to_end(&mut e);
+        }
+        (o, e)
+    });
+    let start = Instant::now();
+    loop {
+        match child.try_wait() {
+            Ok(Some(_)) => break,
+            Ok(None) if start.elapsed() < VERSION_TIMEOUT => {
+                std::thread::sleep(Duration::from_millis(20))
+            }
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Version::Unknown(format!(
+                    "`{} {}` did not answer within {} s",
+                    spec.command,
+                    args.join(" "),
+                    VERSION_TIMEOUT.as_secs()
+                ));
+            }
+        }
+    }
+    let (o, e) = reader.join().unwrap_or_default();
+    let first = |b: &[u8]| {
+        let text = String::from_utf8_lossy(b);
+        let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
+        let any = lines.clone().next();
+        lines
+            .find(|l| l.chars().any(|c| c.is_ascii_digit()))
+            .or(any)
+            .map(|l| l.chars().take(100).collect::<String>())
+    };
+    match first(&o).or_else(|| first(&e)) {
+        Some(l) => Version::Known(l),
+        None => Version::Unknown("it printed nothing".into()),
+    }
+}

@@ -1,0 +1,190 @@
+//! `scry doctor [--root DIR] [--json]`: the set-up report of
+//! `scry_workspace::doctor` as text (or JSON). Starts no language server;
+//! runs only `--version` of catalogue/user-configured commands on `PATH`.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::Parser;
+use scry_workspace::doctor::{LanguageRow, Report, Version};
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "scry doctor",
+    about = "Check the set-up: the server for each language, installed or not, its version and where it was found; how to install what is missing; known problems."
+)]
+struct DoctorCli {
+    /// Workspace root (default: the current directory).
+    #[arg(long)]
+    root: Option<PathBuf>,
+    /// Print structured JSON instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+/// What the text says about the daemon (there is none yet).
+pub const DAEMON_LINE: &str = "daemon: none — each `scry` command starts the servers it needs and stops them when it has answered; `scry mcp` keeps them for its session";
+
+/// Run `scry doctor …`; `args` are the words after `doctor`.
+pub fn main(args: impl Iterator<Item = std::ffi::OsString>) -> ExitCode {
+    let cli = match DoctorCli::try_parse_from(
+        std::iter::once(std::ffi::OsString::from("scry doctor")).chain(args),
+    ) {
+        Ok(c) => c,
+        Err(e) => {
+            let code = if e.use_stderr() { 2 } else { 0 };
+            let _ = e.print();
+            return ExitCode::from(code);
+        }
+    };
+    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+    let root = cli.root.map(|r| cwd.join(r)).unwrap_or(cwd);
+    let root = match std::fs::canonicalize(&root) {
+        Ok(r) if r.is_dir() => r,
+        _ => {
+            eprintln!(
+                "scry: workspace root {} is not a directory (see scry doctor --help)",
+                root.display()
+            );
+            return ExitCode::from(2);
+        }
+    };
+    let config = match scry_workspace::config::Config::load(&root) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("scry: error[CONFIG]: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    let report = scry_workspace::doctor::diagnose(&config, &root);
+    let text = if cli.json {
+        serde_json::to_string_pretty(&report).unwrap_or_default()
+    } else {
+        render(&report)
+    };
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{text}").and_then(|_| out.flush());
+    ExitCode::SUCCESS
+}
+
+fn rel(p: &Path, root: &Path) -> String {
+    match p.strip_prefix(root) {
+        Ok(r) if r.as_os_str().is_empty() => ".".into(),
+        Ok(r) => r.display().to_string(),
+        Err(_) => p.display().to_string(),
+    }
+}
+
+fn files(n: usize) -> String {
+    match n {
+        0 => "no files here".into(),
+        1 => "1 file".into(),
+        n => format!("{n} files"),
+    }
+}
+
+fn row(out: &mut String, label: &str, r: &LanguageRow, root: &Path) {
+    let Some(p) = &r.provider else {
+        let _ = writeln!(out, "  {label}: disabled in the configuration");
+        return;
+    };
+    let alt = p
+        .alternative_to
+        .as_ref()
+        .map(|a| format!(" (alternative to {a})"))
+        .unwrap_or_default();
+    match &p.found {
+        Some(path) => {
+            let version = match &p.version {
+                Version::Known(v) => v.clone(),
+                Version::NotChecked(why) => format!("version not checked ({why})"),
+                Version::Unknown(why) => format!("version unknown ({why})"),
+            };
+            let _ = writeln!(
+                out,
+                "  {label} — {}{alt}: installed, {version}, {}",
+                p.id,
+                rel(path, root)
+            );
+        }
+        None => {
+            let _ = writeln!(
+                out,
+                "  {label} — {}{alt}: NOT INSTALLED (`{}` not found on PATH)",
+                p.id, p.command
+            );
+            if let Some(cmd) = &p.install {
+                let missing = match &p.install_needs {
+                    None => String::new(),
+                    Some(prog) => format!("   (needs `{prog}`, not on PATH here)"),
+                };
+                let _ = writeln!(out, "      install: {cmd}{missing}");
+                if !p.install_alternatives.is_empty() {
+                    let _ = writeln!(out, "      or: {}", p.install_alternatives.join("  |  "));
+                }
+            }
+        }
+    }
+}
+
+/// The report as text.
+pub fn render(r: &Report) -> String {
+    let root = r.workspace_root.as_path();
+    let mut out = String::new();
+    let _ = writeln!(out, "scry doctor: {}", root.display());
+    if r.config_files.is_empty() {
+        let _ = writeln!(
+            out,
+            "configuration: built-in catalogue only (no configuration file found)"
+        );
+    } else {
+        let _ = writeln!(
+            out,
+            "configuration files read: {}",
+            r.config_files
+                .iter()
+                .map(|p| rel(p, root))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    let _ = writeln!(out, "{DAEMON_LINE}");
+    let _ = writeln!(out, "\nLanguage servers:");
+    for l in &r.languages {
+        let label = format!("{} ({}{})", l.languages, files(l.files), capped(r, l.files));
+        row(&mut out, &label, l, root);
+    }
+    let _ = writeln!(out, "\nLinters (diagnostics only):");
+    for l in &r.linters {
+        let label = format!("{} ({})", l.languages, files(l.files));
+        row(&mut out, &label, l, root);
+    }
+    if r.problems.is_empty() {
+        let _ = writeln!(out, "\nNo set-up problems found.");
+    } else {
+        let _ = writeln!(out, "\nProblems:");
+        for p in &r.problems {
+            let _ = writeln!(
+                out,
+                "  {} (root {}): {}",
+                p.provider,
+                rel(&p.root, root),
+                p.problem
+            );
+            let _ = writeln!(out, "      fix: {}", p.fix);
+        }
+    }
+    if !r.warnings.is_empty() {
+        let _ = writeln!(out, "\nConfiguration warnings:");
+        for w in &r.warnings {
+            let _ = writeln!(out, "  {w}");
+        }
+    }
+    out.trim_end().to_string()
+}
+
+fn capped(r: &Report, n: usize) -> &'static str {
+    if r.files_capped && n > 0 { "+" } else { "" }
+}
