@@ -7,7 +7,8 @@
 //! construction); a file whose size and mtime are unchanged is reused, one
 //! whose content hash is unchanged is reused, any other is parsed again, so a
 //! change on disk is always seen; files over [`MAX_FILE_BYTES`] and binary
-//! files are skipped and listed with the reason; the disk cache is one JSON
+//! files are skipped and listed with the reason, and so are the files past
+//! [`MAX_FILES`]; the disk cache is one JSON
 //! file per workspace root, written atomically, and a missing, stale or
 //! unreadable cache only costs a cold build.
 
@@ -25,6 +26,9 @@ use crate::lang;
 
 /// Files larger than this are not indexed (said in [`Snapshot::skipped`]).
 pub const MAX_FILE_BYTES: u64 = 1024 * 1024;
+
+/// At most this many files are indexed (in path order); the rest are said.
+pub const MAX_FILES: usize = 50_000;
 
 /// Directories never entered: the workspace watcher's list and a few more
 /// vendored/virtualenv ones.
@@ -218,7 +222,18 @@ impl SyntaxIndex {
         }
         let mut skipped = Vec::new();
         let mut found: Vec<(PathBuf, u64, u64)> = Vec::new();
-        for abs in walk(&self.root) {
+        let mut paths = walk(&self.root);
+        if paths.len() > MAX_FILES {
+            skipped.push(Skipped {
+                path: PathBuf::from("."),
+                reason: format!(
+                    "{} more source files not indexed: over the {MAX_FILES}-file limit",
+                    paths.len() - MAX_FILES
+                ),
+            });
+            paths.truncate(MAX_FILES);
+        }
+        for abs in paths {
             let Ok(rel) = abs.strip_prefix(&self.root).map(Path::to_path_buf) else {
                 continue;
             };
