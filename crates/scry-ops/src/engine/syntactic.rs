@@ -445,7 +445,7 @@ impl Engine {
         };
         match self.syntax.last() {
             Some(s) => format!(
-                "{} files indexed syntactically ({} lines{}), {cache}",
+                "{} files indexed ({} lines{}), {cache}",
                 s.files.len(),
                 s.lines(),
                 if s.skipped.is_empty() {
@@ -455,7 +455,7 @@ impl Engine {
                 }
             ),
             None => {
-                format!("syntactic index not built in this process (built on first need), {cache}")
+                format!("not built in this process (built on first need), {cache}")
             }
         }
     }
