@@ -201,6 +201,14 @@ impl SyntaxIndex {
             .map_or(0, |m| m.len())
     }
 
+    /// Files and lines the disk cache holds (from its small summary file),
+    /// without loading it.
+    pub fn disk_summary(&self) -> Option<(usize, u64)> {
+        let f = self.cache_file.as_ref()?.with_extension("summary.json");
+        let v: serde_json::Value = serde_json::from_slice(&std::fs::read(f).ok()?).ok()?;
+        Some((v["files"].as_u64()? as usize, v["lines"].as_u64()?))
+    }
+
     /// The last snapshot built by this process, without touching the disk.
     pub fn last(&self) -> Option<Arc<Snapshot>> {
         self.lock().last.clone()
@@ -440,7 +448,10 @@ impl SyntaxIndex {
             let tmp = f.with_extension(format!("tmp{}", std::process::id()));
             let bytes = serde_json::to_vec(&out).map_err(std::io::Error::other)?;
             std::fs::write(&tmp, bytes)?;
-            std::fs::rename(&tmp, f)
+            std::fs::rename(&tmp, f)?;
+            let lines: u64 = files.values().map(|e| e.index.lines as u64).sum();
+            let summary = serde_json::json!({"files": files.len(), "lines": lines});
+            std::fs::write(f.with_extension("summary.json"), summary.to_string())
         };
         if let Err(e) = write() {
             tracing::debug!("syntax cache {} not written: {e}", f.display());
@@ -511,6 +522,7 @@ mod tests {
 
         // A new process starts warm from the disk cache.
         let ix2 = SyntaxIndex::new(&root, Some(cache.path()));
+        assert_eq!(ix2.disk_summary(), Some((2, 3)));
         let s3 = ix2.refresh();
         assert_eq!(s3.parsed, 0);
         assert_eq!(s3.files.len(), 2);

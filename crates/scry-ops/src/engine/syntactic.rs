@@ -454,9 +454,13 @@ impl Engine {
                     format!(", {} skipped", s.skipped.len())
                 }
             ),
-            None => {
-                format!("not built in this process (built on first need), {cache}")
-            }
+            None => match self.syntax.disk_summary() {
+                Some((files, lines)) => format!(
+                    "{files} files ({lines} lines) cached on disk ({}), loaded on first need",
+                    human_bytes(self.syntax.cache_bytes())
+                ),
+                None => format!("not built in this process (built on first need), {cache}"),
+            },
         }
     }
 }
