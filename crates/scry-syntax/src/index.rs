@@ -35,7 +35,7 @@ pub const MAX_FILES: usize = 50_000;
 pub const SKIPPED_DIRS: &[&str] = &["venv", ".mypy_cache", "vendor", "third_party"];
 
 /// Bump when the extraction changes: older caches are then ignored.
-const CACHE_VERSION: u32 = 2;
+const CACHE_VERSION: u32 = 3;
 
 /// Where scry keeps caches: `$SCRY_CACHE_DIR`, else `$XDG_CACHE_HOME/scry`,
 /// else `~/.cache/scry`.
