@@ -219,7 +219,7 @@ pub fn index_text(lang: &Lang, parser: &mut Parser, text: &str) -> FileIndex {
         return out;
     };
     let lines = Lines::new(text);
-    out.lines = lines.starts.len() as u32;
+    out.lines = (lines.starts.len() - usize::from(text.ends_with('\n'))) as u32;
     let root = tree.root_node();
     out.syntax_errors = root.has_error();
     let src = text.as_bytes();

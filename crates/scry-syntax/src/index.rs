@@ -7,7 +7,8 @@
 //! construction); a file whose size and mtime are unchanged is reused, one
 //! whose content hash is unchanged is reused, any other is parsed again, so a
 //! change on disk is always seen; files over [`MAX_FILE_BYTES`] and binary
-//! files are skipped and listed with the reason; the disk cache is one JSON
+//! files are skipped and listed with the reason, and so are the files past
+//! [`MAX_FILES`]; the disk cache is one JSON
 //! file per workspace root, written atomically, and a missing, stale or
 //! unreadable cache only costs a cold build.
 
@@ -26,12 +27,15 @@ use crate::lang;
 /// Files larger than this are not indexed (said in [`Snapshot::skipped`]).
 pub const MAX_FILE_BYTES: u64 = 1024 * 1024;
 
+/// At most this many files are indexed (in path order); the rest are said.
+pub const MAX_FILES: usize = 50_000;
+
 /// Directories never entered: the workspace watcher's list and a few more
 /// vendored/virtualenv ones.
 pub const SKIPPED_DIRS: &[&str] = &["venv", ".mypy_cache", "vendor", "third_party"];
 
 /// Bump when the extraction changes: older caches are then ignored.
-const CACHE_VERSION: u32 = 2;
+const CACHE_VERSION: u32 = 3;
 
 /// Where scry keeps caches: `$SCRY_CACHE_DIR`, else `$XDG_CACHE_HOME/scry`,
 /// else `~/.cache/scry`.
@@ -197,6 +201,14 @@ impl SyntaxIndex {
             .map_or(0, |m| m.len())
     }
 
+    /// Files and lines the disk cache holds (from its small summary file),
+    /// without loading it.
+    pub fn disk_summary(&self) -> Option<(usize, u64)> {
+        let f = self.cache_file.as_ref()?.with_extension("summary.json");
+        let v: serde_json::Value = serde_json::from_slice(&std::fs::read(f).ok()?).ok()?;
+        Some((v["files"].as_u64()? as usize, v["lines"].as_u64()?))
+    }
+
     /// The last snapshot built by this process, without touching the disk.
     pub fn last(&self) -> Option<Arc<Snapshot>> {
         self.lock().last.clone()
@@ -218,7 +230,18 @@ impl SyntaxIndex {
         }
         let mut skipped = Vec::new();
         let mut found: Vec<(PathBuf, u64, u64)> = Vec::new();
-        for abs in walk(&self.root) {
+        let mut paths = walk(&self.root);
+        if paths.len() > MAX_FILES {
+            skipped.push(Skipped {
+                path: PathBuf::from("."),
+                reason: format!(
+                    "{} more source files not indexed: over the {MAX_FILES}-file limit",
+                    paths.len() - MAX_FILES
+                ),
+            });
+            paths.truncate(MAX_FILES);
+        }
+        for abs in paths {
             let Ok(rel) = abs.strip_prefix(&self.root).map(Path::to_path_buf) else {
                 continue;
             };
@@ -425,7 +448,10 @@ impl SyntaxIndex {
             let tmp = f.with_extension(format!("tmp{}", std::process::id()));
             let bytes = serde_json::to_vec(&out).map_err(std::io::Error::other)?;
             std::fs::write(&tmp, bytes)?;
-            std::fs::rename(&tmp, f)
+            std::fs::rename(&tmp, f)?;
+            let lines: u64 = files.values().map(|e| e.index.lines as u64).sum();
+            let summary = serde_json::json!({"files": files.len(), "lines": lines});
+            std::fs::write(f.with_extension("summary.json"), summary.to_string())
         };
         if let Err(e) = write() {
             tracing::debug!("syntax cache {} not written: {e}", f.display());
@@ -496,6 +522,7 @@ mod tests {
 
         // A new process starts warm from the disk cache.
         let ix2 = SyntaxIndex::new(&root, Some(cache.path()));
+        assert_eq!(ix2.disk_summary(), Some((2, 3)));
         let s3 = ix2.refresh();
         assert_eq!(s3.parsed, 0);
         assert_eq!(s3.files.len(), 2);

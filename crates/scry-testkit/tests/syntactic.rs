@@ -255,6 +255,18 @@ async fn java_answers_without_a_server() {
         .await
         .unwrap_err();
     assert!(matches!(err, OpError::NoServer(_)), "{err:?}");
+
+    // `status` says how much is indexed and how big the cache is.
+    let st = ws.engine.run(&Query::new(Action::Status)).await.unwrap();
+    let text = render_text(&st, &ws.root, &RenderOptions::default());
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("Syntactic index: "))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(
+        line.starts_with("Syntactic index: 5 files indexed (") && line.contains("disk cache"),
+        "{line}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

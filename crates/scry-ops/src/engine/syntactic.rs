@@ -445,7 +445,7 @@ impl Engine {
         };
         match self.syntax.last() {
             Some(s) => format!(
-                "{} files indexed syntactically ({} lines{}), {cache}",
+                "{} files indexed ({} lines{}), {cache}",
                 s.files.len(),
                 s.lines(),
                 if s.skipped.is_empty() {
@@ -454,9 +454,13 @@ impl Engine {
                     format!(", {} skipped", s.skipped.len())
                 }
             ),
-            None => {
-                format!("syntactic index not built in this process (built on first need), {cache}")
-            }
+            None => match self.syntax.disk_summary() {
+                Some((files, lines)) => format!(
+                    "{files} files ({lines} lines) cached on disk ({}), loaded on first need",
+                    human_bytes(self.syntax.cache_bytes())
+                ),
+                None => format!("not built in this process (built on first need), {cache}"),
+            },
         }
     }
 }
