@@ -400,7 +400,7 @@ pub struct Answer {
 /// The asked name resolves to different targets at its occurrences.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SameName {
-    /// "line 12", or "this file" when no line was given.
+    /// "on line 12", or "in this file" when no line was given.
     pub scope: String,
     /// How the answered occurrence is written (`HirKind::Literal`).
     pub answered_form: String,

@@ -670,7 +670,7 @@ fn same_name_lines(answer: &Answer, root: &Path) -> Vec<String> {
     };
     let name = scry_ops::resolve::SymbolName::parse(&same.answered_form).name;
     let label = |o: &scry_ops::SameNameOccurrence| {
-        let at = if same.scope.starts_with("line") {
+        let at = if same.scope.starts_with("on line") {
             format!("col {}", o.col)
         } else {
             format!("{}:{}", o.line, o.col)
@@ -683,10 +683,7 @@ fn same_name_lines(answer: &Answer, root: &Path) -> Vec<String> {
         .is_some_and(|s| s.others.iter().any(|o| o.body.is_some()));
     let mut lines = Vec::new();
     if shown {
-        lines.push(format!(
-            "`{name}` in {} also resolves to other targets:",
-            same.scope
-        ));
+        lines.push(format!("Other targets of `{name}` {}:", same.scope));
         for o in &same.others {
             let what = match &o.body {
                 Some(Body::Locations { locations }) if !locations.is_empty() => locations
@@ -717,7 +714,7 @@ fn same_name_lines(answer: &Answer, root: &Path) -> Vec<String> {
     } else {
         let items: Vec<String> = same.others.iter().map(label).collect();
         lines.push(format!(
-            "`{name}` in {} also has other targets (answered for `{}`): {}",
+            "Other targets of `{name}` {} (this answer is for `{}`): {}",
             same.scope,
             same.answered_form,
             items.join(", ")

@@ -238,8 +238,8 @@ impl Engine {
                 | Action::Hover
         );
         let scope = match q.line {
-            Some(l) => format!("line {l}"),
-            None => "this file".to_string(),
+            Some(l) => format!("on line {l}"),
+            None => "in this file".to_string(),
         };
         let mut others = Vec::new();
         for (c, def) in groups.iter().filter(|(c, _)| c.pos != answered_pos) {
@@ -273,24 +273,19 @@ impl Engine {
             });
         }
         if let Some(a) = answer.asked_at.as_mut() {
-            a.via = format!(
-                "{}; {} different targets of `{}` in {scope}, answered for col {} `{}`",
-                a.via,
-                others.len() + 1,
-                resolve::SymbolName::parse(&answered_form).name,
-                answered_pos.col + 1,
-                answered_form,
-            );
-            if q.line.is_none() {
-                a.via = a.via.replace(
-                    &format!("answered for col {}", answered_pos.col + 1),
-                    &format!(
-                        "answered for {}:{}",
-                        answered_pos.line + 1,
-                        answered_pos.col + 1
-                    ),
-                );
-            }
+            let name = resolve::SymbolName::parse(&answered_form).name;
+            let k = others.len() + 1;
+            a.via = match q.line {
+                Some(l) => format!(
+                    "col {} `{answered_form}`, 1 of {k} different targets of `{name}` on line {l}",
+                    answered_pos.col + 1
+                ),
+                None => format!(
+                    "{}:{} `{answered_form}`, 1 of {k} different targets of `{name}`, which this file only uses",
+                    answered_pos.line + 1,
+                    answered_pos.col + 1
+                ),
+            };
         }
         answer.same_name = Some(SameName {
             scope,
