@@ -195,7 +195,8 @@ async fn main() {
 
     let mut out = out_path.map(|p| std::fs::File::create(p).expect("create out"));
     let (mut n, mut def_ok, mut def_labelled, mut tries) = (0usize, 0usize, 0usize, 0usize);
-    let (mut recall_sum, mut precision_sum, mut refs_n) = (0f64, 0f64, 0usize);
+    let (mut recall_sum, mut precision_sum, mut refs_n, mut refs_named) =
+        (0f64, 0f64, 0usize, 0usize);
     let mut misses: Vec<String> = Vec::new();
     let t0 = Instant::now();
     while n < want && tries < want * 20 {
@@ -258,8 +259,17 @@ async fn main() {
             query(Action::References, f, Some(&sym), line, None),
         )
         .await;
-        let (recall, precision, truth_refs, got_refs) = match (t1, g) {
-            (Some(t1), Some(g)) => {
+        // Questions the server cannot answer references for at the exact
+        // position (an error) have no truth and are left out of the figures.
+        let Some(t1) = t1 else {
+            continue;
+        };
+        let named = g
+            .as_ref()
+            .and_then(|a| a.same_name.as_ref())
+            .is_some_and(|s| s.others.iter().any(|o| o.line == line && o.col == col + 1));
+        let (recall, precision, truth_refs, got_refs) = match g {
+            Some(g) => {
                 let (t1, g) = (locs(&t1), locs(&g));
                 let (stable, unstable) = if t1 == g {
                     (t1.clone(), Set::new())
@@ -289,8 +299,9 @@ async fn main() {
                 };
                 (r, p, stable, g)
             }
-            _ => (0.0, 0.0, Set::new(), Set::new()),
+            None => (0.0, 0.0, locs(&t1), Set::new()),
         };
+        refs_named += usize::from(named && (recall < 1.0 || precision < 1.0));
         refs_n += 1;
         recall_sum += recall;
         precision_sum += precision;
@@ -340,7 +351,7 @@ async fn main() {
     }
     let pct = |a: f64| 100.0 * a;
     println!(
-        "{lang}: {n} questions; definition {:.1}% right ({def_ok}/{n}), +{def_labelled} labelled among other targets; references recall {:.1}%, precision {:.1}% ({:.0}s)",
+        "{lang}: {n} questions; definition {:.1}% right ({def_ok}/{n}), +{def_labelled} labelled among other targets; references ({refs_n} questions) recall {:.1}%, precision {:.1}%, {refs_named} answered for another target named in the answer ({:.0}s)",
         pct(def_ok as f64 / n.max(1) as f64),
         pct(recall_sum / refs_n.max(1) as f64),
         pct(precision_sum / refs_n.max(1) as f64),
