@@ -16,6 +16,12 @@ fn def(symbol: &str) -> Value {
     json!({"action": "definition", "path": "a.fake", "symbol": symbol})
 }
 
+/// With a line, one definition request per execution (without one, a name
+/// the file only uses is asked at each of its first uses and compared).
+fn def_on_line(symbol: &str, line: u32) -> Value {
+    json!({"action": "definition", "path": "a.fake", "symbol": symbol, "line": line})
+}
+
 // ------------------------------------------------------------------ errors
 
 #[tokio::test]
@@ -405,13 +411,13 @@ async fn duplicate_id_in_flight_runs_once_and_both_are_answered() {
     };
     let s = server(&ws, false);
     let mut raw = Raw::start(s.clone()).await;
-    raw.call(json!("dup"), "lsp", def("alpha")).await;
+    raw.call(json!("dup"), "lsp", def_on_line("alpha", 1)).await;
     let root = ws.root.clone();
     until("the first call to reach the server", || {
         fake_count(&root, "textDocument/definition") == 1
     })
     .await;
-    raw.call(json!("dup"), "lsp", def("alpha")).await;
+    raw.call(json!("dup"), "lsp", def_on_line("alpha", 1)).await;
     let a = raw.response(json!("dup")).await;
     let b = raw.response(json!("dup")).await;
     assert!(!is_error(&a), "{a}");

@@ -446,6 +446,37 @@ pub struct Answer {
     /// meaning.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub precision: Option<String>,
+    /// Other occurrences of the asked name that resolve to different
+    /// targets than the one answered: on the asked line, or (no line given,
+    /// the name only used in the file) elsewhere in the file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub same_name: Option<SameName>,
+}
+
+/// The asked name resolves to different targets at its occurrences.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SameName {
+    /// "on line 12", or "in this file" when no line was given.
+    pub scope: String,
+    /// How the answered occurrence is written (`HirKind::Literal`).
+    pub answered_form: String,
+    pub others: Vec<SameNameOccurrence>,
+}
+
+/// One more occurrence of the asked name, with a different target.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SameNameOccurrence {
+    /// 1-based line and column (characters).
+    pub line: u32,
+    pub col: u32,
+    /// How it is written on its line: `hir::Literal`, `self.span`, `Literal`.
+    pub form: String,
+    /// The arguments that select it: `column=35`, `symbol=hir::Literal`.
+    pub select: Vec<String>,
+    /// Its own answer, for definition, declaration, type_definition,
+    /// implementation and hover; `None` for the rest (only named).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub body: Option<Body>,
 }
 
 impl Answer {
@@ -461,6 +492,7 @@ impl Answer {
             partial: None,
             notes: Vec::new(),
             precision: None,
+            same_name: None,
         }
     }
 }

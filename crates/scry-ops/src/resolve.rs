@@ -126,8 +126,11 @@ pub enum OccurrenceKind {
 pub struct Occurrence {
     pub pos: CharPos,
     pub kind: OccurrenceKind,
-    /// Preceded by one of the qualifiers (`Inventory::restock`, `inv.restock`).
+    /// Written with a qualifier: the asked one (`Inventory::restock`), or
+    /// any receiver when the asked name is qualified (`inv.restock`).
     pub qualified: bool,
+    /// Written with exactly the asked qualifier (`self.span` for `self.span`).
+    pub exact: bool,
 }
 
 /// Byte offsets in `line` where `name` occurs as a whole word (not inside
@@ -141,46 +144,44 @@ pub fn whole_word_starts<'a>(line: &'a str, name: &'a str) -> impl Iterator<Item
     })
 }
 
-fn comment_start(line: &str, quote_single: bool) -> Option<usize> {
-    // Byte index where a line comment starts, outside string literals.
-    let mut in_str: Option<char> = None;
-    let mut prev = '\0';
-    for (i, c) in line.char_indices() {
-        if let Some(q) = in_str {
-            if c == q && prev != '\\' {
-                in_str = None;
-            }
-        } else if c == '"' || c == '`' || (quote_single && c == '\'') {
-            in_str = Some(c);
-        } else if c == '/' && prev == '/' {
-            return Some(i - 1);
-        } else if c == '#' && (i == 0 || prev.is_whitespace()) {
-            return Some(i);
-        } else if c == '-' && prev == '-' && line[..i - 1].trim().is_empty() {
-            return Some(i - 1);
-        }
-        prev = if prev == '\\' && c == '\\' { '\0' } else { c };
-    }
-    None
+/// Where strings and a line comment sit on one line, computed in one pass:
+/// `strings` are byte ranges inside string literals (sorted, disjoint),
+/// `comment` the byte where a line comment starts, outside strings.
+#[derive(Debug, Default)]
+struct LineShape {
+    strings: Vec<(usize, usize)>,
+    comment: Option<usize>,
 }
 
-fn in_string(line: &str, byte: usize, quote_single: bool) -> bool {
-    let mut in_str: Option<char> = None;
+fn line_shape(line: &str, quote_single: bool) -> LineShape {
+    let mut shape = LineShape::default();
+    let first_non_ws = line.find(|c: char| !c.is_whitespace());
+    let mut in_str: Option<(char, usize)> = None;
     let mut prev = '\0';
     for (i, c) in line.char_indices() {
-        if i >= byte {
-            break;
-        }
-        if let Some(q) = in_str {
+        if let Some((q, from)) = in_str {
             if c == q && prev != '\\' {
+                shape.strings.push((from, i + c.len_utf8()));
                 in_str = None;
             }
         } else if c == '"' || c == '`' || (quote_single && c == '\'') {
-            in_str = Some(c);
+            in_str = Some((c, i));
+        } else if c == '/' && prev == '/' {
+            shape.comment = Some(i - 1);
+            break;
+        } else if c == '#' && (i == 0 || prev.is_whitespace()) {
+            shape.comment = Some(i);
+            break;
+        } else if c == '-' && prev == '-' && first_non_ws == Some(i - 1) {
+            shape.comment = Some(i - 1);
+            break;
         }
         prev = if prev == '\\' && c == '\\' { '\0' } else { c };
     }
-    in_str.is_some()
+    if let Some((_, from)) = in_str {
+        shape.strings.push((from, line.len()));
+    }
+    shape
 }
 
 fn is_comment_line(trimmed: &str) -> bool {
@@ -193,54 +194,141 @@ fn is_comment_line(trimmed: &str) -> bool {
         && !trimmed.starts_with("#!")
 }
 
+const SEPARATORS: [&str; 4] = ["::", "->", ".", "#"];
+
+/// The separator and identifier written right before byte `start`
+/// (`HirKind::Literal` -> (`HirKind`, `::`), `self.span` -> (`self`, `.`)).
+fn qualifier_parts(line: &str, start: usize) -> Option<(&str, &'static str)> {
+    let before = line[..start].trim_end();
+    let sep = SEPARATORS.iter().find(|s| before.ends_with(**s))?;
+    let rest = before[..before.len() - sep.len()].trim_end();
+    let tok_start = rest
+        .char_indices()
+        .rev()
+        .take_while(|(_, c)| is_ident_char(*c))
+        .last()
+        .map(|(i, _)| i)?;
+    Some((&rest[tok_start..], sep))
+}
+
+/// The identifier written right before byte `start` across one `::`, `.`,
+/// `->` or `#` separator, if any.
+pub fn qualifier_before(line: &str, start: usize) -> Option<&str> {
+    qualifier_parts(line, start).map(|(q, _)| q)
+}
+
+/// The form an occurrence is written in on its line, with at most one
+/// qualifier: `hir::Literal`, `self.span`, `Literal`.
+pub fn written_form(line: &str, start: usize, name: &str) -> String {
+    match qualifier_parts(line, start) {
+        Some((q, sep)) => format!("{q}{sep}{name}"),
+        None => name.to_string(),
+    }
+}
+
+/// The ordered, capped result of an occurrence scan.
+#[derive(Debug, Clone, Default)]
+pub struct Occurrences {
+    /// At most `cap` occurrences, in the order they should be tried.
+    pub list: Vec<Occurrence>,
+    /// How many occurrences were found in all.
+    pub total: usize,
+    /// The scan stopped at the deadline: `list` covers the lines before it.
+    pub timed_out: bool,
+}
+
 /// Whole-word occurrences of `name` in the text, in the order they should be
-/// tried: code before strings/comments; qualified uses first; then nearest
-/// to `line_hint` (0-based), else in file order.
+/// tried. With a `line_hint` (0-based): the occurrences on that line first
+/// (code before strings/comments, qualified before bare, in column order),
+/// then the others, nearest first. Without: code before strings/comments,
+/// qualified uses first, then file order.
+///
+/// Linear in the text: each line holding the name is walked once (string
+/// and comment spans are found in one pass, columns counted incrementally),
+/// and at most `cap` occurrences are kept. `deadline` is checked every few
+/// thousand lines or occurrences.
 pub fn occurrences(
     index: &LineIndex,
     want: &SymbolName,
     line_hint: Option<u32>,
     quote_single: bool,
-) -> Vec<Occurrence> {
+    cap: usize,
+    deadline: Option<std::time::Instant>,
+) -> Occurrences {
     let name = want.name.as_str();
-    let mut out = Vec::new();
+    let mut res = Occurrences::default();
     if name.is_empty() {
-        return out;
+        return res;
     }
-    for l in 0..index.line_count() {
+    let past = |ticks: usize| {
+        ticks.is_multiple_of(4096) && deadline.is_some_and(|d| std::time::Instant::now() >= d)
+    };
+    let mut all = Vec::new();
+    let mut ticks = 0usize;
+    'lines: for l in 0..index.line_count() {
+        ticks += 1;
+        if past(ticks) {
+            res.timed_out = true;
+            break;
+        }
         let Some(line) = index.line(l) else { continue };
         if !line.contains(name) {
             continue;
         }
-        let comment_at = comment_start(line, quote_single);
+        let shape = line_shape(line, quote_single);
         let comment_line = is_comment_line(line.trim_start());
+        let mut string_i = 0;
+        let (mut counted_byte, mut counted_chars) = (0usize, 0u32);
         for start in whole_word_starts(line, name) {
-            let prose = comment_line
-                || comment_at.is_some_and(|c| start >= c)
-                || in_string(line, start, quote_single);
-            let prefix = line[..start].trim_end_matches([':', '.', '>', '-']);
-            let qualified = want
+            ticks += 1;
+            if past(ticks) {
+                res.timed_out = true;
+                break 'lines;
+            }
+            while string_i < shape.strings.len() && shape.strings[string_i].1 <= start {
+                string_i += 1;
+            }
+            let in_string = shape
+                .strings
+                .get(string_i)
+                .is_some_and(|&(a, b)| a < start && start < b);
+            let prose = comment_line || shape.comment.is_some_and(|c| start >= c) || in_string;
+            let exact = want
                 .qualifiers
                 .last()
-                .is_some_and(|q| prefix.ends_with(q.as_str()))
-                || (want.is_qualified() && line[..start].ends_with('.'));
-            let col = line[..start].chars().count() as u32;
-            out.push(Occurrence {
-                pos: CharPos { line: l, col },
+                .is_some_and(|q| qualifier_before(line, start) == Some(q.as_str()));
+            let qualified =
+                exact || (want.is_qualified() && line[..start].trim_end().ends_with('.'));
+            counted_chars += line[counted_byte..start].chars().count() as u32;
+            counted_byte = start;
+            all.push(Occurrence {
+                pos: CharPos {
+                    line: l,
+                    col: counted_chars,
+                },
                 kind: if prose {
                     OccurrenceKind::Prose
                 } else {
                     OccurrenceKind::Code
                 },
                 qualified,
+                exact,
             });
         }
     }
-    out.sort_by_key(|o| {
+    res.total = all.len();
+    let key = |o: &Occurrence| {
+        let off_line = line_hint.is_some_and(|h| o.pos.line != h);
         let dist = line_hint.map_or(0, |h| o.pos.line.abs_diff(h));
-        (o.kind, !o.qualified, dist, o.pos)
-    });
-    out
+        (off_line, o.kind, !o.exact, !o.qualified, dist, o.pos)
+    };
+    if all.len() > cap {
+        all.select_nth_unstable_by_key(cap, key);
+        all.truncate(cap);
+    }
+    all.sort_by_key(key);
+    res.list = all;
+    res
 }
 
 /// The position of the first identifier on a line (for a bare `line`).
@@ -333,7 +421,7 @@ mod tests {
     fn occurrences_put_code_first_and_skip_partial_words() {
         let text = "// total is summed\nlet total = 1;\nlet s = \"total\";\nlet totally = total + 1; # total\n";
         let idx = LineIndex::new(text);
-        let occ = occurrences(&idx, &SymbolName::parse("total"), None, false);
+        let occ = occurrences(&idx, &SymbolName::parse("total"), None, false, 100, None).list;
         let code: Vec<(u32, u32)> = occ
             .iter()
             .filter(|o| o.kind == OccurrenceKind::Code)
@@ -348,18 +436,43 @@ mod tests {
     fn occurrences_nearest_to_hint_and_qualified_first() {
         let text = "a.restock();\nrestock();\nInventory::restock();\n";
         let idx = LineIndex::new(text);
-        let occ = occurrences(&idx, &SymbolName::parse("restock"), Some(1), false);
+        let occ = occurrences(
+            &idx,
+            &SymbolName::parse("restock"),
+            Some(1),
+            false,
+            100,
+            None,
+        )
+        .list;
         assert_eq!(occ[0].pos.line, 1);
-        let occ = occurrences(&idx, &SymbolName::parse("Inventory::restock"), None, false);
-        assert!(occ[0].qualified);
-        assert_eq!(occ[0].pos.line, 0);
+        let occ = occurrences(
+            &idx,
+            &SymbolName::parse("Inventory::restock"),
+            None,
+            false,
+            100,
+            None,
+        )
+        .list;
+        assert!(occ[0].exact);
+        assert_eq!(occ[0].pos.line, 2);
+        assert!(occ[1].qualified && !occ[1].exact);
         assert!(occ.iter().find(|o| o.pos.line == 2).unwrap().qualified);
     }
 
     #[test]
     fn emoji_columns_are_characters() {
         let idx = LineIndex::new("let (l, w) = (\"📦 café\", total_weight(&inv));\n");
-        let occ = occurrences(&idx, &SymbolName::parse("total_weight"), None, false);
+        let occ = occurrences(
+            &idx,
+            &SymbolName::parse("total_weight"),
+            None,
+            false,
+            100,
+            None,
+        )
+        .list;
         assert_eq!(occ.len(), 1);
         assert_eq!(occ[0].pos.col, 24);
         assert_eq!(occ[0].kind, OccurrenceKind::Code);
@@ -370,5 +483,69 @@ mod tests {
         let idx = LineIndex::new("pub fn total_weight(x: u32) {}\n");
         let p = find_name_from(&idx, CharPos { line: 0, col: 0 }, "total_weight", 3);
         assert_eq!(p, CharPos { line: 0, col: 7 });
+    }
+
+    #[test]
+    fn the_hinted_line_comes_first_code_before_prose() {
+        let text = "fn span() {}\nlet s = \"span\"; self.span(); // span\nspan();\n";
+        let idx = LineIndex::new(text);
+        let occ = occurrences(&idx, &SymbolName::parse("span"), Some(1), false, 100, None);
+        let got: Vec<(u32, u32, OccurrenceKind)> = occ
+            .list
+            .iter()
+            .map(|o| (o.pos.line, o.pos.col, o.kind))
+            .collect();
+        assert_eq!(got[0], (1, 21, OccurrenceKind::Code));
+        assert_eq!(got[1].0, 1);
+        assert_eq!(got[2].0, 1);
+        assert!(got[1..3].iter().all(|g| g.2 == OccurrenceKind::Prose));
+        assert_eq!(occ.total, 5);
+    }
+
+    #[test]
+    fn receiver_and_path_forms_pick_their_occurrence() {
+        let line = "HirKind::Literal(hir::Literal(ref bytes)) => self.span(), other.span()";
+        let idx = LineIndex::new(line);
+        let occ = occurrences(
+            &idx,
+            &SymbolName::parse("hir::Literal"),
+            Some(0),
+            false,
+            100,
+            None,
+        );
+        assert!(occ.list[0].exact);
+        assert_eq!(occ.list[0].pos.col, 22);
+        let occ = occurrences(
+            &idx,
+            &SymbolName::parse("other.span"),
+            Some(0),
+            false,
+            100,
+            None,
+        );
+        assert_eq!(
+            occ.list[0].pos.col,
+            line.find("other.span").unwrap() as u32 + 6
+        );
+        let b = line.find("hir::Literal").unwrap() + 5;
+        assert_eq!(written_form(line, b, "Literal"), "hir::Literal");
+        assert_eq!(written_form(line, 9, "Literal"), "HirKind::Literal");
+        assert_eq!(written_form(line, 0, "HirKind"), "HirKind");
+    }
+
+    #[test]
+    fn occurrences_are_capped_and_counted() {
+        let line = "x ".repeat(10_000);
+        let idx = LineIndex::new(&line);
+        let occ = occurrences(&idx, &SymbolName::parse("x"), Some(0), false, 8, None);
+        assert_eq!(occ.total, 10_000);
+        assert_eq!(occ.list.len(), 8);
+        assert_eq!(occ.list[0].pos.col, 0);
+        assert_eq!(occ.list[7].pos.col, 14);
+        // A deadline already past stops the scan.
+        let past = std::time::Instant::now();
+        let occ = occurrences(&idx, &SymbolName::parse("x"), Some(0), false, 8, Some(past));
+        assert!(occ.timed_out);
     }
 }

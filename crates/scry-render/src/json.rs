@@ -133,6 +133,9 @@ fn base(answer: &Answer, root: &Path) -> Map<String, Value> {
             .map(|o| serde_json::to_value(o).unwrap_or(Value::Null))
             .collect(),
     );
+    if let Some(same) = &answer.same_name {
+        m.insert("same_name".into(), same_name(same, root));
+    }
     m.insert("partial".into(), answer.partial.clone().into());
     m.insert("empty".into(), answer.body.is_empty().into());
     m.insert("empty_reason".into(), answer.empty_reason.clone().into());
@@ -604,5 +607,49 @@ fn server_json(s: &ServerStatus, root: &Path) -> Value {
             "encoding": r.encoding,
             "open_documents": r.open_documents,
         })).collect::<Vec<_>>(),
+    })
+}
+
+/// `same_name`: the other targets of the asked name, each with the
+/// arguments that select it and (for target-showing actions) its answer,
+/// at most 5 locations each, paths relative.
+fn same_name(same: &scry_ops::SameName, root: &Path) -> Value {
+    let others: Vec<Value> = same
+        .others
+        .iter()
+        .map(|o| {
+            let mut v = json!({
+                "line": o.line,
+                "col": o.col,
+                "form": o.form,
+                "select": o.select,
+            });
+            match &o.body {
+                Some(Body::Locations { locations }) => {
+                    v["locations"] = locations
+                        .iter()
+                        .take(5)
+                        .map(|l| {
+                            json!({
+                                "path": display_path(&l.path, root),
+                                "line": l.line,
+                                "col": l.col,
+                                "text": l.text,
+                            })
+                        })
+                        .collect();
+                }
+                Some(Body::Hover { text }) => {
+                    v["hover"] = text.chars().take(2000).collect::<String>().into()
+                }
+                _ => {}
+            }
+            v
+        })
+        .collect();
+    json!({
+        "scope": same.scope,
+        "answered_form": same.answered_form,
+        "others": others,
     })
 }

@@ -124,6 +124,7 @@ pub(crate) fn render(answer: &Answer, root: &Path, opts: &RenderOptions) -> Stri
     if let Some(line) = others_line(answer) {
         extras.push(line);
     }
+    extras.extend(same_name_lines(answer, root));
     extras.extend(answer.notes.iter().map(|n| format!("Note: {n}")));
 
     let fixed = lines_chars(&extras) + partial.as_ref().map_or(0, |p| p.chars().count() + 1);
@@ -667,4 +668,66 @@ fn others_line(answer: &Answer) -> Option<String> {
         "Other declarations of `{name}` in this file (pick one with line): {}",
         items.join(", ")
     ))
+}
+
+/// The lines naming the other targets of the asked name (see
+/// [`scry_ops::SameName`]): with their own answer for the actions that
+/// show a target, else only with the argument that selects each.
+fn same_name_lines(answer: &Answer, root: &Path) -> Vec<String> {
+    let Some(same) = &answer.same_name else {
+        return Vec::new();
+    };
+    let name = scry_ops::resolve::SymbolName::parse(&same.answered_form).name;
+    let label = |o: &scry_ops::SameNameOccurrence| {
+        let at = if same.scope.starts_with("on line") {
+            format!("col {}", o.col)
+        } else {
+            format!("{}:{}", o.line, o.col)
+        };
+        format!("{at} `{}` ({})", o.form, o.select.join(" or "))
+    };
+    let shown = answer
+        .same_name
+        .as_ref()
+        .is_some_and(|s| s.others.iter().any(|o| o.body.is_some()));
+    let mut lines = Vec::new();
+    if shown {
+        lines.push(format!("Other targets of `{name}` {}:", same.scope));
+        for o in &same.others {
+            let what = match &o.body {
+                Some(Body::Locations { locations }) if !locations.is_empty() => locations
+                    .iter()
+                    .take(3)
+                    .map(|l| {
+                        let text = l.text.as_deref().map(clip_line).unwrap_or_default();
+                        format!(
+                            "{}:{}:{}  {}",
+                            display_path(&l.path, root),
+                            l.line,
+                            l.col,
+                            text.trim()
+                        )
+                    })
+                    .collect::<Vec<_>>()
+                    .join("; "),
+                Some(Body::Hover { text }) => crate::normalize_hover(text)
+                    .lines()
+                    .map(str::trim)
+                    .find(|l| !l.is_empty() && !l.starts_with("```"))
+                    .map(clip_line)
+                    .unwrap_or_default(),
+                _ => "nothing found".to_string(),
+            };
+            lines.push(format!("  {} → {what}", label(o)));
+        }
+    } else {
+        let items: Vec<String> = same.others.iter().map(label).collect();
+        lines.push(format!(
+            "Other targets of `{name}` {} (this answer is for `{}`): {}",
+            same.scope,
+            same.answered_form,
+            items.join(", ")
+        ));
+    }
+    lines
 }

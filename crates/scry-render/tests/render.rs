@@ -737,3 +737,110 @@ fn control_characters_in_paths_cannot_fake_lines() {
     assert!(!text.contains('\u{1b}'), "{text}");
     assert!(!json.to_string().contains("\\u001b"), "{json}");
 }
+
+/// Several occurrences of the name on the asked line with different
+/// targets: a definition gives each target, labelled by column and form.
+fn same_line_answer(action: Action) -> Answer {
+    let line = "        HirKind::Literal(hir::Literal(ref bytes)) => {";
+    let mut q = question("Literal", "src/hir/print.rs");
+    q.line = Some(12);
+    let body = Body::Locations {
+        locations: vec![loc(
+            "src/hir/mod.rs",
+            140,
+            5,
+            7,
+            Some("    Literal(Literal),"),
+        )],
+    };
+    let mut a = Answer::new(action, q, body);
+    a.server = Some("rust-analyzer".into());
+    a.asked_at = Some(asked(
+        "src/hir/print.rs",
+        12,
+        18,
+        line,
+        "col 18 `HirKind::Literal`, 1 of 2 different targets of `Literal` on line 12",
+    ));
+    let other_body = (action != Action::References).then(|| Body::Locations {
+        locations: vec![loc(
+            "src/hir/mod.rs",
+            610,
+            12,
+            7,
+            Some("pub struct Literal(pub Box<[u8]>);"),
+        )],
+    });
+    a.same_name = Some(scry_ops::SameName {
+        scope: "on line 12".into(),
+        answered_form: "HirKind::Literal".into(),
+        others: vec![scry_ops::SameNameOccurrence {
+            line: 12,
+            col: 35,
+            form: "hir::Literal".into(),
+            select: vec!["column=35".into(), "symbol=hir::Literal".into()],
+            body: other_body,
+        }],
+    });
+    a
+}
+
+#[test]
+fn same_line_definition_gives_each_target() {
+    let (text, json) = both(
+        &same_line_answer(Action::Definition),
+        &RenderOptions::default(),
+    );
+    insta::assert_snapshot!("same_line_definition_text", text);
+    insta::assert_json_snapshot!("same_line_definition_json", json);
+}
+
+#[test]
+fn same_line_references_name_the_others() {
+    let mut a = same_line_answer(Action::References);
+    a.body = Body::Locations {
+        locations: vec![
+            loc("src/hir/mod.rs", 140, 5, 7, Some("    Literal(Literal),")),
+            loc(
+                "src/hir/print.rs",
+                12,
+                18,
+                7,
+                Some("        HirKind::Literal(hir::Literal(ref bytes)) => {"),
+            ),
+        ],
+    };
+    let (text, json) = both(&a, &RenderOptions::default());
+    insta::assert_snapshot!("same_line_references_text", text);
+    insta::assert_json_snapshot!("same_line_references_json", json);
+}
+
+#[test]
+fn not_on_the_asked_line() {
+    let mut q = question("span", "src/parser.rs");
+    q.line = Some(12);
+    let mut a = Answer::new(
+        Action::Definition,
+        q,
+        Body::Locations {
+            locations: vec![loc(
+                "src/parser.rs",
+                301,
+                12,
+                4,
+                Some("    pub fn span(&self) -> Span {"),
+            )],
+        },
+    );
+    a.server = Some("rust-analyzer".into());
+    a.asked_at = Some(asked(
+        "src/parser.rs",
+        14,
+        22,
+        "        let s = self.span();",
+        "`span` is not on line 12; asked at line 14",
+    ));
+    let (text, json) = both(&a, &RenderOptions::default());
+    insta::assert_snapshot!("not_on_line_text", text);
+    insta::assert_json_snapshot!("not_on_line_json", json);
+}

@@ -26,6 +26,11 @@ pub mod syntactic;
 pub const MAX_TIMEOUT: Duration = Duration::from_secs(120);
 /// How many candidate positions are tried before giving up.
 const MAX_CANDIDATES: usize = 6;
+/// How many occurrences of a name are kept as candidates (the scan counts
+/// them all, but keeps only the best this many).
+const MAX_OCCURRENCES: usize = 32;
+/// How many occurrences on the asked line are asked each and compared.
+const MAX_SAME_LINE: usize = 4;
 
 /// A question, as any front end puts it.
 #[derive(Debug, Clone)]
@@ -127,6 +132,12 @@ pub struct Engine {
 pub(crate) struct Candidate {
     pub(crate) pos: CharPos,
     pub(crate) via: String,
+    /// How the name is written there (`hir::Literal`), for occurrences.
+    pub(crate) form: Option<String>,
+    /// One of the occurrences that are asked each, and compared, because
+    /// the name occurs several times on the asked line (or, without a line,
+    /// is only used in the file): see `navigate::split_targets`.
+    pub(crate) compare: bool,
 }
 
 /// The file a positional question is about, synced.

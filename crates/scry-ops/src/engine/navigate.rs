@@ -49,6 +49,15 @@ impl Engine {
 
         self.settle(&session, deadline).await;
 
+        // The name occurs several times on the asked line (or is only used
+        // in the file): ask each and compare their targets.
+        let split = self
+            .split_targets(&session, &path, &index, &candidates, deadline, &mut files)
+            .await;
+        if split.is_some() && Instant::now() >= deadline {
+            return Err(self.timeout_error(&session, method, budget));
+        }
+
         let mut last_err: Option<OpError> = None;
         let mut tried = 0;
         for cand in candidates.iter().take(MAX_CANDIDATES) {
@@ -125,7 +134,164 @@ impl Engine {
         } else if let Some(ix) = session.state().indexing() {
             answer.partial = Some(format!("{} is still indexing ({ix})", session.name()));
         }
+        if let Some(groups) = split {
+            self.name_other_targets(
+                q,
+                &mut answer,
+                groups,
+                &session,
+                &path,
+                &index,
+                deadline,
+                &mut files,
+            )
+            .await;
+        }
         Ok(answer)
+    }
+
+    /// Ask `definition` at each occurrence marked `compare` and group them
+    /// by target. `Some` (the first of each group, in candidate order, with
+    /// its definition) when they resolve to more than one target.
+    #[allow(clippy::too_many_arguments)]
+    async fn split_targets(
+        &self,
+        session: &Session,
+        path: &Path,
+        index: &LineIndex,
+        candidates: &[Candidate],
+        deadline: Instant,
+        files: &mut Files,
+    ) -> Option<Vec<(Candidate, Body)>> {
+        let compare: Vec<&Candidate> = candidates.iter().filter(|c| c.compare).collect();
+        if compare.len() < 2 || !session.supports("textDocument/definition") {
+            return None;
+        }
+        let mut groups: Vec<(Vec<(PathBuf, u32, u32)>, Candidate, Body)> = Vec::new();
+        for c in compare {
+            let Ok(body) = self
+                .ask_at(
+                    Action::Definition,
+                    session,
+                    path,
+                    index,
+                    c.pos,
+                    deadline,
+                    files,
+                )
+                .await
+            else {
+                continue;
+            };
+            let Body::Locations { locations } = &body else {
+                continue;
+            };
+            let mut key: Vec<(PathBuf, u32, u32)> = locations
+                .iter()
+                .map(|l| (l.path.clone(), l.line, l.col))
+                .collect();
+            key.sort();
+            key.dedup();
+            if key.is_empty() || groups.iter().any(|(k, _, _)| *k == key) {
+                continue;
+            }
+            groups.push((key, c.clone(), body));
+        }
+        (groups.len() > 1).then(|| groups.into_iter().map(|(_, c, b)| (c, b)).collect())
+    }
+
+    /// Fill `answer.same_name` from the groups of [`split_targets`]: each
+    /// other target named with the argument that selects it, and with its
+    /// own answer for the actions that show a target.
+    #[allow(clippy::too_many_arguments)]
+    async fn name_other_targets(
+        &self,
+        q: &Query,
+        answer: &mut Answer,
+        groups: Vec<(Candidate, Body)>,
+        session: &Session,
+        path: &Path,
+        index: &LineIndex,
+        deadline: Instant,
+        files: &mut Files,
+    ) {
+        let asked = answer.asked_at.as_ref().map(|a| (a.loc.line, a.loc.col));
+        let Some(first) = groups
+            .iter()
+            .find(|(c, _)| Some((c.pos.line + 1, c.pos.col + 1)) == asked)
+            .or(groups.first())
+        else {
+            return;
+        };
+        let answered_form = first.0.form.clone().unwrap_or_default();
+        let answered_pos = first.0.pos;
+        let forms: Vec<String> = groups
+            .iter()
+            .map(|(c, _)| c.form.clone().unwrap_or_default())
+            .collect();
+        let shows_target = matches!(
+            q.action,
+            Action::Definition
+                | Action::Declaration
+                | Action::TypeDefinition
+                | Action::Implementation
+                | Action::Hover
+        );
+        let scope = match q.line {
+            Some(l) => format!("on line {l}"),
+            None => "in this file".to_string(),
+        };
+        let mut others = Vec::new();
+        for (c, def) in groups.iter().filter(|(c, _)| c.pos != answered_pos) {
+            let form = c.form.clone().unwrap_or_default();
+            let mut select = Vec::new();
+            if q.line.is_none() {
+                select.push(format!("line={}", c.pos.line + 1));
+            }
+            select.push(format!("column={}", c.pos.col + 1));
+            if form != answered_form
+                && form.len() > resolve::SymbolName::parse(&form).name.len()
+                && forms.iter().filter(|f| **f == form).count() == 1
+            {
+                select.push(format!("symbol={form}"));
+            }
+            let body = if !shows_target {
+                None
+            } else if q.action == Action::Definition {
+                Some(def.clone())
+            } else {
+                self.ask_at(q.action, session, path, index, c.pos, deadline, files)
+                    .await
+                    .ok()
+            };
+            others.push(SameNameOccurrence {
+                line: c.pos.line + 1,
+                col: c.pos.col + 1,
+                form,
+                select,
+                body,
+            });
+        }
+        if let Some(a) = answer.asked_at.as_mut() {
+            let name = resolve::SymbolName::parse(&answered_form).name;
+            let k = others.len() + 1;
+            a.via = match q.line {
+                Some(l) => format!(
+                    "col {} `{answered_form}`, 1 of {k} different targets of `{name}` on line {l}",
+                    answered_pos.col + 1
+                ),
+                None => format!(
+                    "{}:{} `{answered_form}`, 1 of {k} different targets of `{name}`, which this file only uses",
+                    answered_pos.line + 1,
+                    answered_pos.col + 1
+                ),
+            };
+        }
+        answer.same_name = Some(SameName {
+            scope,
+            answered_form,
+            others,
+        });
     }
 
     pub(crate) fn asked_at(&self, path: &Path, index: &LineIndex, c: &Candidate) -> AskedAt {
@@ -248,6 +414,8 @@ impl Engine {
                         col: col - 1,
                     },
                     via: "the given line and column".into(),
+                    form: None,
+                    compare: false,
                 }],
                 path,
                 session,
@@ -264,6 +432,8 @@ impl Engine {
                     candidates: vec![Candidate {
                         pos,
                         via: "the first identifier on the given line".into(),
+                        form: None,
+                        compare: false,
                     }],
                     path,
                     session,
@@ -309,39 +479,146 @@ impl Engine {
         if let Some(h) = line_hint {
             matches.sort_by_key(|d| (d.pos.line.abs_diff(h), d.pos));
         }
-        let mut candidates = Vec::new();
-        let mut others = Vec::new();
-        if let Some(first) = matches.first() {
-            candidates.push(Candidate {
-                pos: first.pos,
-                via: format!("declaration of {} `{}`", first.kind, symbol),
-            });
-            for d in matches.iter().skip(1) {
-                others.push(Alternative {
-                    name: d.name.clone(),
-                    kind: d.kind.clone(),
-                    line: d.pos.line + 1,
-                    col: d.pos.col + 1,
-                    container: d.container(),
-                });
-            }
+        // 2. Occurrences of the (last segment of the) name: linear, capped,
+        //    and within the deadline.
+        let occ = resolve::occurrences(
+            &index,
+            &want,
+            line_hint,
+            quote_single,
+            MAX_OCCURRENCES,
+            Some(deadline.into_std()),
+        );
+        if occ.timed_out {
+            return Err(OpError::Timeout(format!(
+                "scanning {rel} for `{}` ran past the time budget ({} occurrences seen); pass line and column",
+                want.name, occ.total
+            )));
         }
-        // 2. Occurrences of the (last segment of the) name.
-        let occ = resolve::occurrences(&index, &want, line_hint, quote_single);
-        let n = occ.len();
-        for (i, o) in occ.iter().enumerate() {
-            if candidates.iter().any(|c| c.pos == o.pos) {
-                continue;
-            }
-            let what = if o.kind == OccurrenceKind::Prose {
+        let n = occ.total;
+        let form_of = |o: &resolve::Occurrence| {
+            let line = index.line(o.pos.line).unwrap_or_default();
+            let byte = line
+                .char_indices()
+                .nth(o.pos.col as usize)
+                .map_or(line.len(), |(b, _)| b);
+            resolve::written_form(line, byte, &want.name)
+        };
+        let occ_candidate = |o: &resolve::Occurrence, via: String| Candidate {
+            pos: o.pos,
+            via,
+            form: Some(form_of(o)),
+            compare: false,
+        };
+        let prose = |o: &resolve::Occurrence| {
+            if o.kind == OccurrenceKind::Prose {
                 " (in a comment or string)"
             } else {
                 ""
-            };
-            candidates.push(Candidate {
-                pos: o.pos,
-                via: format!("occurrence {} of {n} of `{}`{what}", i + 1, want.name),
-            });
+            }
+        };
+        let mut candidates: Vec<Candidate> = Vec::new();
+        let mut others = Vec::new();
+        let decl_candidate = |d: &Declared| Candidate {
+            pos: d.pos,
+            via: format!("declaration of {} `{}`", d.kind, symbol),
+            form: None,
+            compare: false,
+        };
+        match line_hint {
+            None => {
+                // Without a line: the first declaration, the others listed.
+                if let Some(first) = matches.first() {
+                    candidates.push(decl_candidate(first));
+                    others.extend(matches.iter().skip(1).map(|d| alternative(d)));
+                }
+                for (i, o) in occ.list.iter().enumerate() {
+                    if candidates.iter().any(|c| c.pos == o.pos) {
+                        continue;
+                    }
+                    let via = format!("occurrence {} of {n} of `{}`{}", i + 1, want.name, prose(o));
+                    candidates.push(occ_candidate(o, via));
+                }
+                // Only used here (no declaration): its code uses are asked
+                // each and compared.
+                if matches.is_empty() {
+                    for c in candidates
+                        .iter_mut()
+                        .filter(|c| !c.via.ends_with("(in a comment or string)"))
+                        .take(MAX_SAME_LINE)
+                    {
+                        c.compare = true;
+                    }
+                }
+            }
+            Some(h) => {
+                // With a line: the occurrences on it first (code before
+                // comments and strings), else the nearest one, said so.
+                let on_line: Vec<&resolve::Occurrence> =
+                    occ.list.iter().filter(|o| o.pos.line == h).collect();
+                if on_line.is_empty() {
+                    for (i, o) in occ.list.iter().enumerate() {
+                        let via = if i == 0 {
+                            format!(
+                                "`{}` is not on line {}; asked at line {}{}",
+                                want.name,
+                                h + 1,
+                                o.pos.line + 1,
+                                prose(o)
+                            )
+                        } else {
+                            format!(
+                                "`{}` is not on line {}; occurrence at line {}{}",
+                                want.name,
+                                h + 1,
+                                o.pos.line + 1,
+                                prose(o)
+                            )
+                        };
+                        candidates.push(occ_candidate(o, via));
+                    }
+                } else {
+                    // A qualified question picks the occurrences written
+                    // with its qualifier, when the line has some.
+                    let exact: Vec<&resolve::Occurrence> =
+                        on_line.iter().copied().filter(|o| o.exact).collect();
+                    let chosen = if exact.is_empty() { on_line } else { exact };
+                    let code = chosen
+                        .iter()
+                        .filter(|o| o.kind == OccurrenceKind::Code)
+                        .count();
+                    for (i, o) in chosen.iter().enumerate() {
+                        let via = if chosen.len() == 1 {
+                            format!("`{}` on the given line{}", want.name, prose(o))
+                        } else {
+                            format!(
+                                "occurrence {} of {} of `{}` on the given line{}",
+                                i + 1,
+                                chosen.len(),
+                                want.name,
+                                prose(o)
+                            )
+                        };
+                        let mut c = occ_candidate(o, via);
+                        c.compare = code > 1 && i < MAX_SAME_LINE && o.kind == OccurrenceKind::Code;
+                        candidates.push(c);
+                    }
+                }
+                for d in &matches {
+                    if !candidates.iter().any(|c| c.pos == d.pos) {
+                        candidates.push(decl_candidate(d));
+                    }
+                }
+                if matches.len() > 1 {
+                    let asked = candidates.first().map(|c| c.pos);
+                    others.extend(
+                        matches
+                            .iter()
+                            .filter(|d| Some(d.pos) != asked)
+                            .map(|d| alternative(d)),
+                    );
+                }
+            }
         }
         if candidates.is_empty() && want.is_qualified() {
             // 3. Qualified and not in this file: workspace symbols.
@@ -358,6 +635,8 @@ impl Engine {
                             col: found.loc.col - 1,
                         },
                         via: format!("workspace symbol `{symbol}`"),
+                        form: None,
+                        compare: false,
                     }],
                     path: fpath,
                     session: s2,
@@ -430,6 +709,8 @@ impl Engine {
                     col: found.loc.col - 1,
                 },
                 via: format!("workspace symbol {} `{}`", found.kind, found.name),
+                form: None,
+                compare: false,
             }],
             path,
             session,
@@ -507,5 +788,15 @@ impl Engine {
         }
         let inside = it.loc.path.starts_with(self.ws.root());
         Some((u8::from(it.name == want.name) << 1) | u8::from(inside))
+    }
+}
+
+fn alternative(d: &Declared) -> Alternative {
+    Alternative {
+        name: d.name.clone(),
+        kind: d.kind.clone(),
+        line: d.pos.line + 1,
+        col: d.pos.col + 1,
+        container: d.container(),
     }
 }

@@ -1,0 +1,75 @@
+//! Name lookup cost inside scry (no server): finding and ordering the
+//! occurrences of a name in a file, as a question by (path, symbol, line)
+//! does before it asks anything, plus turning the kept ones into candidates.
+//!
+//! Two shapes:
+//! * one 1 MB line holding ~87k occurrences of the name (minified code);
+//! * a 100k-line file with the name on every line (one in a string, one in
+//!   a comment, two in code).
+//!
+//! Prints min / median / max of a few iterations. The figures before the
+//! linear scan (per-occurrence rescans of the line) are in the closing note
+//! of the change that made it linear.
+//!
+//! Run: `cargo bench -p scry-ops --bench name_lookup` (`SCRY_BENCH_ITERS`,
+//! default 5).
+
+use std::time::{Duration, Instant};
+
+use scry_ops::resolve::{self, SymbolName};
+use scry_text::LineIndex;
+
+fn time(label: &str, iters: usize, mut f: impl FnMut() -> usize) {
+    let mut v: Vec<Duration> = Vec::new();
+    let mut n = 0;
+    for _ in 0..iters {
+        let t = Instant::now();
+        n = f();
+        v.push(t.elapsed());
+    }
+    v.sort();
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    println!(
+        "{label}: {n} occurrences; min {:.1} ms, median {:.1} ms, max {:.1} ms",
+        ms(v[0]),
+        ms(v[v.len() / 2]),
+        ms(v[v.len() - 1])
+    );
+}
+
+fn main() {
+    let iters: usize = std::env::var("SCRY_BENCH_ITERS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(5);
+    let want = SymbolName::parse("total");
+
+    // ~87k occurrences in one 1 MB line, with strings in between.
+    let unit = "total+f(\"x\"),";
+    let long = unit.repeat(1_000_000 / unit.len());
+    let idx = LineIndex::new(&long);
+    println!("1 MB line: {} bytes", long.len());
+    time("1 MB line, line given", iters, || {
+        let o = resolve::occurrences(&idx, &want, Some(0), true, 32, None);
+        o.total
+    });
+    time("1 MB line, no line", iters, || {
+        resolve::occurrences(&idx, &want, None, true, 32, None).total
+    });
+
+    // 100k lines.
+    let mut text = String::new();
+    for i in 0..50_000 {
+        text.push_str(&format!(
+            "    let v{i} = total(x) + self.total; // total\n    s = \"total\";\n"
+        ));
+    }
+    let idx = LineIndex::new(&text);
+    println!("{} lines: {} bytes", idx.line_count(), text.len());
+    time("100k-line file, line given", iters, || {
+        resolve::occurrences(&idx, &want, Some(75_000), true, 32, None).total
+    });
+    time("100k-line file, no line", iters, || {
+        resolve::occurrences(&idx, &want, None, true, 32, None).total
+    });
+}
