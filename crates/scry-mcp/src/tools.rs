@@ -77,6 +77,7 @@ pub const LSP_ARGS: &[&str] = &[
     "column",
     "query",
     "severity",
+    "changes",
     "new_name",
     "action_index",
     "action_title",
@@ -178,7 +179,7 @@ pub fn lsp_tool(languages: &[String]) -> Tool {
         languages.join(", ")
     );
     if has("diagnostics") {
-        d.push_str("; diagnostics after an edit");
+        d.push_str("; diagnostics after an edit (changes:true = only new ones)");
     }
     d.push('.');
     if has("rename") {
@@ -195,6 +196,7 @@ pub fn lsp_tool(languages: &[String]) -> Tool {
     });
     if has("diagnostics") {
         props["severity"] = json!({"type": "string", "enum": ["error", "warning", "all"]});
+        props["changes"] = json!({"type": "boolean"});
     }
     if has("rename") {
         props["new_name"] = json!({"type": "string"});

@@ -50,6 +50,8 @@ pub(crate) struct EditState {
     journal_base: Mutex<Option<PathBuf>>,
     write: Mutex<WriteOptions>,
     armed: Mutex<HashMap<(String, PathBuf), Armed>>,
+    /// The `diagnostics` `changes: true` baseline of this session.
+    pub(crate) changes: Mutex<crate::diagnostics::changes::ChangesBaseline>,
 }
 
 impl EditState {

@@ -64,6 +64,9 @@ pub struct Query {
     /// edit already applied under it is not applied again: its answer is
     /// replayed.
     pub idempotency_key: Option<String>,
+    /// `diagnostics`: only what is new since the session's previous
+    /// `changes` check of the files, plus how many were resolved.
+    pub changes: bool,
 }
 
 impl Query {
@@ -85,6 +88,7 @@ impl Query {
             action_index: None,
             action_title: None,
             idempotency_key: None,
+            changes: false,
         }
     }
 
