@@ -16,6 +16,7 @@ use scry_workspace::Workspace;
 mod changes;
 mod completions;
 mod doctor;
+mod progress;
 
 const AFTER_HELP: &str = "\
 Actions:
@@ -104,6 +105,9 @@ struct Cli {
     /// For `rename`, `code-actions --apply`, `undo`: show the diff, write nothing.
     #[arg(long = "dry-run")]
     dry_run: bool,
+    /// No progress line on stderr while servers start or index.
+    #[arg(long, short = 'q')]
+    quiet: bool,
     /// Time budget in milliseconds (default 30000, at most 120000).
     #[arg(long = "timeout-ms")]
     timeout_ms: Option<i64>,
@@ -165,10 +169,10 @@ fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    runtime.block_on(run(cli.json, root, query))
+    runtime.block_on(run(cli.json, cli.quiet, root, query))
 }
 
-async fn run(json: bool, root: PathBuf, query: Query) -> ExitCode {
+async fn run(json: bool, quiet: bool, root: PathBuf, query: Query) -> ExitCode {
     let ws = match Workspace::open(&root) {
         Ok(ws) => Arc::new(ws),
         Err(e) => {
@@ -186,7 +190,11 @@ async fn run(json: bool, root: PathBuf, query: Query) -> ExitCode {
     if query.changes {
         changes::load(&engine);
     }
+    let progress = progress::Progress::start(engine.workspace().clone(), quiet);
     let result = engine.run(&query).await;
+    if let Some(p) = progress {
+        p.finish();
+    }
     if query.changes && result.is_ok() {
         changes::save(&engine);
     }

@@ -276,3 +276,78 @@ fn diagnostics_changes_after_the_agents_own_edits() {
         "an old error reported as new: {text}"
     );
 }
+
+/// The progress line: drawn on a pseudo-terminal while rust-analyzer starts
+/// and indexes, never when stderr is piped, nor with `--quiet`.
+#[test]
+fn progress_line_only_on_a_terminal() {
+    let has = |prog: &str| {
+        std::env::var_os("PATH")
+            .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(prog).is_file()))
+    };
+    if !has("rust-analyzer") || !has("script") {
+        assert!(
+            std::env::var("SCRY_REQUIRE_SERVERS").as_deref() != Ok("1"),
+            "rust-analyzer or script(1) missing but SCRY_REQUIRE_SERVERS=1"
+        );
+        eprintln!("skipping: rust-analyzer or script(1) is not installed");
+        return;
+    }
+    let home = tempfile::tempdir().unwrap();
+    let fresh = || {
+        let ws = tempfile::tempdir().unwrap();
+        let src = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures/rust"));
+        copy_dir(src, ws.path());
+        copy_dir(&src.join("src"), &ws.path().join("src"));
+        ws
+    };
+    let envs = |c: &mut Command| {
+        c.env("XDG_CONFIG_HOME", home.path().join("config"))
+            .env("SCRY_LOG_DIR", home.path().join("logs"))
+            .env("SCRY_STATE_DIR", home.path().join("state"))
+            .env("TERM", "xterm")
+            .env_remove("SCRY_CONFIG")
+            .env_remove("SCRY_LOG");
+    };
+    let scry_bin = env!("CARGO_BIN_EXE_scry");
+    let on_pty = |extra: &str| -> String {
+        let ws = fresh();
+        let mut c = Command::new("script");
+        c.args([
+            "-q",
+            "-e",
+            "-c",
+            &format!("'{scry_bin}' refs src/inventory.rs total_weight {extra}"),
+            "/dev/null",
+        ])
+        .current_dir(ws.path())
+        .stdin(std::process::Stdio::null());
+        envs(&mut c);
+        let out = c.output().unwrap();
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let tty = on_pty("");
+    assert!(
+        tty.contains("rust-analyzer: "),
+        "no progress line on the pty: {tty}"
+    );
+    assert!(tty.contains('…'), "{tty}");
+    assert!(tty.contains("references to `total_weight`"), "{tty}");
+    let quiet = on_pty("--quiet");
+    assert!(
+        !quiet.contains("rust-analyzer: "),
+        "--quiet drew progress: {quiet}"
+    );
+    assert!(quiet.contains("references to `total_weight`"), "{quiet}");
+    // Piped: stderr carries nothing, stdout only the answer.
+    let ws = fresh();
+    let mut c = scry();
+    c.args(["refs", "src/inventory.rs", "total_weight"])
+        .current_dir(ws.path());
+    envs(&mut c);
+    let out = c.output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "");
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("rust-analyzer: "));
+}
