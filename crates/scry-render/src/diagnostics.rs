@@ -90,6 +90,11 @@ pub(crate) fn summary(r: &DiagnosticsReport) -> String {
         }
         let who = providers_phrase(r, "");
         if let Some(c) = &r.changes {
+            if c.resolved == 0 && c.first_check.len() >= r.files_checked && c.unchanged == 0 {
+                return format!(
+                    "First check of {scope}: no problems (the baseline for the next check) — checked by {who}{hidden}."
+                );
+            }
             if c.resolved == 0 && c.first_check.len() >= r.files_checked {
                 return format!(
                     "First check of {scope}: {} taken as the baseline (not listed; \
