@@ -78,6 +78,11 @@ fn doctor_with_servers_missing() {
         "#!/bin/sh\necho \"rust-analyzer 1.2.3 (test)\"\n",
     );
     write_exe(&bin.join("npm"), "#!/bin/sh\nexit 0\n");
+    // A proxy whose component is missing (like rustup's): found, but broken.
+    write_exe(
+        &bin.join("yaml-language-server"),
+        "#!/bin/sh\necho \"error: no such component\" >&2\nexit 1\n",
+    );
     // Found first (project-local), never run: it would leave a trace.
     write_exe(
         &ws.path()
