@@ -178,6 +178,13 @@ pub fn parse(tool: &str, args: Option<&JsonObject>, engine: &Engine) -> Result<C
                 invalid(format!("severity must be error, warning or all, got `{s}`"))
             })?);
         }
+        q.changes = boolean(args, "changes")?.unwrap_or(false);
+        if q.changes && q.action != Action::Diagnostics {
+            return Err(invalid(format!(
+                "changes is for diagnostics, not {}",
+                q.action.name()
+            )));
+        }
         // lsp never writes: rename and code actions are previews.
         q.apply = false;
         lsp_apply == Some(true)

@@ -78,6 +78,7 @@ pub const LSP_ARGS: &[&str] = &[
     "column",
     "query",
     "severity",
+    "changes",
     "new_name",
     "action_index",
     "action_title",
@@ -175,21 +176,21 @@ pub fn lsp_tool(languages: &[String]) -> Tool {
     let mut d = format!(
         "Code intelligence from real language servers ({}). Name the symbol \
          (path + symbol, may be qualified: Config::load), don't count columns; line \
-         picks the occurrence on it (a line holding several with different targets: each named \
-         with its column=; not on the line: says where it asked). Run references before changing a shared symbol",
+         picks the occurrence on it (several targets there, or none: the answer names them). \
+         Run references before changing a shared symbol",
         languages.join(", ")
     );
     if has("diagnostics") {
-        d.push_str("; diagnostics after an edit");
+        d.push_str("; diagnostics after an edit (changes:true: only new)");
     }
     d.push('.');
     if has("rename") {
         d.push_str(" rename/code_actions here only preview; apply with lsp_edit.");
     }
     if has("map") {
-        d.push_str(" map: ranked repo overview (no server needed).");
+        d.push_str(" map: repo overview, no server needed.");
     }
-    d.push_str(" Lines, columns 1-based (characters); paths relative to the root.");
+    d.push_str(" Lines, columns 1-based; paths relative to the root.");
     let mut props = json!({
         "action": {"type": "string", "enum": names(&actions)},
         "path": {"type": "string", "description": "file (diagnostics: also dir, glob, *)"},
@@ -200,6 +201,7 @@ pub fn lsp_tool(languages: &[String]) -> Tool {
     });
     if has("diagnostics") {
         props["severity"] = json!({"type": "string", "enum": ["error", "warning", "all"]});
+        props["changes"] = json!({"type": "boolean"});
     }
     if has("rename") {
         props["new_name"] = json!({"type": "string"});

@@ -38,8 +38,10 @@ async fn tools_list_snapshot_and_size() {
         lsp.chars().count(),
         edit.chars().count()
     );
+    // 1,367 before the map action, `changes` and the same-line wording
+    // (1,510 with them); every character is paid on every model request.
     assert!(
-        lsp.chars().count() < 1500,
+        lsp.chars().count() < 1550,
         "lsp is {} chars: {lsp}",
         lsp.len()
     );
@@ -70,7 +72,7 @@ fn lsp_tool_is_small_with_every_language() {
         "lsp tool with all {} catalogue languages: {n} chars",
         langs.len()
     );
-    assert!(n < 1500, "{n} chars");
+    assert!(n < 1600, "{n} chars");
 }
 
 #[test]

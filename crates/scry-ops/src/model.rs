@@ -683,6 +683,24 @@ pub struct DiagnosticsReport {
     /// ones are not shown).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub pending: Vec<PendingFile>,
+    /// Set for `changes: true`: the entries are only the new diagnostics.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub changes: Option<ChangesSummary>,
+}
+
+/// What `diagnostics` with `changes: true` compared (counts under the
+/// severity filter).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct ChangesSummary {
+    /// Diagnostics new since the previous check.
+    pub new: usize,
+    /// Diagnostics of the previous check that are gone.
+    pub resolved: usize,
+    /// Diagnostics still there (not listed), first-checked files included.
+    pub unchanged: usize,
+    /// Files checked for the first time: their diagnostics became the
+    /// baseline, none reported as new.
+    pub first_check: Vec<PathBuf>,
 }
 
 /// What an edit changed in the diagnostics of the files it touched (see

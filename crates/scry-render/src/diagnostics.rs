@@ -11,8 +11,8 @@
 use std::path::Path;
 
 use scry_ops::{
-    Diagnostic, DiagnosticEntry, DiagnosticsDelta, DiagnosticsReport, Loc, ProviderOutcome,
-    ProviderRun,
+    ChangesSummary, Diagnostic, DiagnosticEntry, DiagnosticsDelta, DiagnosticsReport, Loc,
+    ProviderOutcome, ProviderRun,
 };
 use serde_json::{Map, Value, json};
 
@@ -89,6 +89,24 @@ pub(crate) fn summary(r: &DiagnosticsReport) -> String {
             );
         }
         let who = providers_phrase(r, "");
+        if let Some(c) = &r.changes {
+            if c.resolved == 0 && c.first_check.len() >= r.files_checked && c.unchanged == 0 {
+                return format!(
+                    "First check of {scope}: no problems (the baseline for the next check) — checked by {who}{hidden}."
+                );
+            }
+            if c.resolved == 0 && c.first_check.len() >= r.files_checked {
+                return format!(
+                    "First check of {scope}: {} taken as the baseline (not listed; \
+                     diagnostics without changes lists them) — checked by {who}{hidden}.",
+                    plural(c.unchanged, "current problem", "current problems")
+                );
+            }
+            return format!(
+                "No new problems in {scope} since the previous check{} — checked by {who}{hidden}.",
+                changes_counts(c)
+            );
+        }
         if !r.pending.is_empty() {
             return format!(
                 "No problems reported so far in {scope} ({who}), but results are still pending (below){hidden}."
@@ -107,12 +125,60 @@ pub(crate) fn summary(r: &DiagnosticsReport) -> String {
             counts.push(plural(n, one, many));
         }
     }
+    if let Some(c) = &r.changes {
+        return format!(
+            "{} new in {} since the previous check{}{hidden} — {}",
+            counts.join(", "),
+            plural(r.files_with_problems, "file", "files"),
+            changes_counts(c),
+            providers_phrase(r, "checked by ")
+        );
+    }
     format!(
         "{} in {}{hidden} — {}",
         counts.join(", "),
         plural(r.files_with_problems, "file", "files"),
         providers_phrase(r, "checked by ")
     )
+}
+
+/// ` (1 resolved, 3 unchanged not listed)` for a `changes` answer.
+fn changes_counts(c: &ChangesSummary) -> String {
+    let mut parts = Vec::new();
+    if c.resolved > 0 {
+        parts.push(format!("{} resolved", c.resolved));
+    }
+    if c.unchanged > 0 {
+        parts.push(format!("{} unchanged not listed", c.unchanged));
+    }
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", parts.join(", "))
+    }
+}
+
+/// The tail line of a `changes` answer about files checked for the first time.
+fn first_check_line(c: &ChangesSummary, root: &Path) -> Option<String> {
+    if c.first_check.is_empty() {
+        return None;
+    }
+    let shown: Vec<String> = c
+        .first_check
+        .iter()
+        .take(5)
+        .map(|p| display_path(p, root))
+        .collect();
+    let more = if c.first_check.len() > 5 {
+        format!(" and {} more", c.first_check.len() - 5)
+    } else {
+        String::new()
+    };
+    Some(format!(
+        "First check of {}{more}: its current problems are the baseline, none reported as new \
+         (diagnostics without changes lists them).",
+        shown.join(", ")
+    ))
 }
 
 fn head(d: &Diagnostic, root: &Path) -> String {
@@ -183,6 +249,12 @@ pub(crate) fn text_body(r: &DiagnosticsReport, root: &Path) -> (Vec<String>, Opt
 /// Lines after the list: pending files and provider failures.
 pub(crate) fn text_tail(r: &DiagnosticsReport, root: &Path) -> Vec<String> {
     let mut out = Vec::new();
+    if let Some(c) = &r.changes
+        && (c.resolved > 0 || c.new > 0 || c.first_check.len() < r.files_checked)
+        && let Some(line) = first_check_line(c, root)
+    {
+        out.push(line);
+    }
     if !r.pending.is_empty() {
         let mut by_reason: Vec<(String, Vec<String>)> = Vec::new();
         for p in &r.pending {
@@ -284,7 +356,7 @@ pub(crate) fn json_fields(
 ) -> Vec<(&'static str, Value)> {
     let n = n.min(r.entries.len());
     let omitted = r.omitted + (r.entries.len() - n);
-    vec![
+    let mut fields = vec![
         ("summary", summary(r).into()),
         ("scope", r.scope.clone().into()),
         ("severity_filter", r.filter.name().into()),
@@ -325,7 +397,19 @@ pub(crate) fn json_fields(
                 })
                 .collect(),
         ),
-    ]
+    ];
+    if let Some(c) = &r.changes {
+        fields.push((
+            "changes",
+            json!({
+                "new": c.new,
+                "resolved": c.resolved,
+                "unchanged": c.unchanged,
+                "first_check": c.first_check.iter().map(|p| display_path(p, root)).collect::<Vec<_>>(),
+            }),
+        ));
+    }
+    fields
 }
 
 /// The after-edit delta as text lines: a head line, `+` introduced and `-`

@@ -80,6 +80,7 @@ fn report(entries: Vec<DiagnosticEntry>) -> DiagnosticsReport {
             run("eslint", "cli", ProviderOutcome::NotInstalled, None),
         ],
         pending: Vec::new(),
+        changes: None,
     }
 }
 

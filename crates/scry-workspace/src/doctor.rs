@@ -78,7 +78,7 @@ pub struct ProviderRow {
     /// Stands in for this server (an alternative), when it is not the primary.
     pub alternative_to: Option<String>,
     /// The install command that fits this machine (first method whose
-    /// program is on `PATH`, else the catalogue's first), when not found.
+    /// program is on `PATH`, else the catalogue's first).
     pub install: Option<String>,
     /// Method of `install`.
     pub install_method: Option<String>,
@@ -97,6 +97,9 @@ pub enum Version {
     NotChecked(String),
     /// Asked, no usable answer; why.
     Unknown(String),
+    /// It ran and failed (e.g. a rustup proxy without its component): the
+    /// install command is shown as for a missing one.
+    Failed(String),
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -272,7 +275,7 @@ fn provider_row(
     };
     let (mut install, mut install_method, mut install_needs) = (None, None, None);
     let mut install_alternatives = Vec::new();
-    if path.is_none() && !spec.install.is_empty() {
+    if !spec.install.is_empty() {
         let pick = spec
             .install
             .0
@@ -409,9 +412,9 @@ pub fn probe_version(path: &Path, spec: &ServerSpec) -> Version {
         (o, e)
     });
     let start = Instant::now();
-    loop {
+    let status = loop {
         match child.try_wait() {
-            Ok(Some(_)) => break,
+            Ok(Some(status)) => break status,
             Ok(None) if start.elapsed() < VERSION_TIMEOUT => {
                 std::thread::sleep(Duration::from_millis(20))
             }
@@ -426,7 +429,7 @@ pub fn probe_version(path: &Path, spec: &ServerSpec) -> Version {
                 ));
             }
         }
-    }
+    };
     let (o, e) = reader.join().unwrap_or_default();
     let first = |b: &[u8]| {
         let text = String::from_utf8_lossy(b);
@@ -437,7 +440,17 @@ pub fn probe_version(path: &Path, spec: &ServerSpec) -> Version {
             .or(any)
             .map(|l| l.chars().take(100).collect::<String>())
     };
-    match first(&o).or_else(|| first(&e)) {
+    let line = first(&o).or_else(|| first(&e));
+    if !status.success() {
+        // e.g. a rustup proxy whose component is not installed.
+        return Version::Failed(format!(
+            "`{} {}` failed ({status}){}",
+            spec.command,
+            args.join(" "),
+            line.map(|l| format!(": {l}")).unwrap_or_default()
+        ));
+    }
+    match line {
         Some(l) => Version::Known(l),
         None => Version::Unknown("it printed nothing".into()),
     }

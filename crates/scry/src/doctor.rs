@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::Parser;
-use scry_workspace::doctor::{LanguageRow, Report, Version};
+use scry_workspace::doctor::{LanguageRow, ProviderRow, Report, Version};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -97,17 +97,21 @@ fn row(out: &mut String, label: &str, r: &LanguageRow, root: &Path) {
         .unwrap_or_default();
     match &p.found {
         Some(path) => {
-            let version = match &p.version {
-                Version::Known(v) => v.clone(),
-                Version::NotChecked(why) => format!("version not checked ({why})"),
-                Version::Unknown(why) => format!("version unknown ({why})"),
+            let state = match &p.version {
+                Version::Known(v) => format!("installed, {v}"),
+                Version::NotChecked(why) => format!("installed, version not checked ({why})"),
+                Version::Unknown(why) => format!("installed, version unknown ({why})"),
+                Version::Failed(why) => format!("found but BROKEN: {why}"),
             };
             let _ = writeln!(
                 out,
-                "  {label} — {}{alt}: installed, {version}, {}",
+                "  {label} — {}{alt}: {state}, {}",
                 p.id,
                 rel(path, root)
             );
+            if matches!(p.version, Version::Failed(_)) {
+                install_lines(out, p);
+            }
         }
         None => {
             let _ = writeln!(
@@ -115,17 +119,20 @@ fn row(out: &mut String, label: &str, r: &LanguageRow, root: &Path) {
                 "  {label} — {}{alt}: NOT INSTALLED (`{}` not found on PATH)",
                 p.id, p.command
             );
-            if let Some(cmd) = &p.install {
-                let missing = match &p.install_needs {
-                    None => String::new(),
-                    Some(prog) => format!("   (needs `{prog}`, not on PATH here)"),
-                };
-                let _ = writeln!(out, "      install: {cmd}{missing}");
-                if !p.install_alternatives.is_empty() {
-                    let _ = writeln!(out, "      or: {}", p.install_alternatives.join("  |  "));
-                }
-            }
+            install_lines(out, p);
         }
+    }
+}
+
+fn install_lines(out: &mut String, p: &ProviderRow) {
+    let Some(cmd) = &p.install else { return };
+    let missing = match &p.install_needs {
+        None => String::new(),
+        Some(prog) => format!("   (needs `{prog}`, not on PATH here)"),
+    };
+    let _ = writeln!(out, "      install: {cmd}{missing}");
+    if !p.install_alternatives.is_empty() {
+        let _ = writeln!(out, "      or: {}", p.install_alternatives.join("  |  "));
     }
 }
 

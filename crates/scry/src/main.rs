@@ -15,8 +15,10 @@ use scry_ops::{Action, Engine, OpError, Query, SeverityFilter};
 use scry_render::{RenderOptions, error_json, render_error, render_json, render_text};
 use scry_workspace::Workspace;
 
+mod changes;
 mod completions;
 mod doctor;
+mod progress;
 mod trust_cmd;
 
 const AFTER_HELP: &str = "\
@@ -39,6 +41,7 @@ Examples:
   scry request textDocument/foldingRange src/main.rs --params '{\"textDocument\":{\"uri\":\"$uri\"}}'
   scry diag src/                             (files, directories, globs; none or `*`: everything)
   scry diag src/app.py src/util.py --severity error
+  scry diag --changes src/app.py             (only what is new since the last --changes check)
   scry rename src/inventory.rs total_weight weight_sum          (--dry-run: diff only)
   scry code-actions src/main.py --line 3                       (list; --apply N|TITLE)
   scry undo                                  (revert scry's last edit)
@@ -97,6 +100,11 @@ struct Cli {
     /// For `diagnostics`: error, warning (errors and warnings; the default) or all.
     #[arg(long)]
     severity: Option<String>,
+    /// For `diagnostics`: only what is new since the previous `--changes`
+    /// check of these files (kept per workspace in the state directory), and
+    /// how many were resolved.
+    #[arg(long)]
+    changes: bool,
     /// For `rename`: the new name (instead of the third positional).
     #[arg(long = "new-name")]
     new_name: Option<String>,
@@ -106,6 +114,9 @@ struct Cli {
     /// For `rename`, `code-actions --apply`, `undo`: show the diff, write nothing.
     #[arg(long = "dry-run")]
     dry_run: bool,
+    /// No progress line on stderr while servers start or index.
+    #[arg(long, short = 'q')]
+    quiet: bool,
     /// Time budget in milliseconds (default 30000, at most 120000).
     #[arg(long = "timeout-ms")]
     timeout_ms: Option<i64>,
@@ -173,10 +184,10 @@ fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    runtime.block_on(run(cli.json, root, query))
+    runtime.block_on(run(cli.json, cli.quiet, root, query))
 }
 
-async fn run(json: bool, root: PathBuf, query: Query) -> ExitCode {
+async fn run(json: bool, quiet: bool, root: PathBuf, query: Query) -> ExitCode {
     let ws = match Workspace::open(&root) {
         Ok(ws) => Arc::new(ws),
         Err(e) => {
@@ -191,7 +202,17 @@ async fn run(json: bool, root: PathBuf, query: Query) -> ExitCode {
         max_chars: limits.max_chars,
     };
     let engine = Engine::new(ws);
+    if query.changes {
+        changes::load(&engine);
+    }
+    let progress = progress::Progress::start(engine.workspace().clone(), quiet);
     let result = engine.run(&query).await;
+    if let Some(p) = progress {
+        p.finish();
+    }
+    if query.changes && result.is_ok() {
+        changes::save(&engine);
+    }
     // Stop the servers before printing nothing else; bounded.
     let _ = tokio::time::timeout(Duration::from_secs(5), engine.shutdown()).await;
     match result {
@@ -325,6 +346,7 @@ fn build_query(cli: &Cli, action: Action, cwd: &Path, root: &Path) -> Result<Que
             }
         }
         Action::Diagnostics => {
+            q.changes = cli.changes;
             if let Some(s) = &cli.severity {
                 q.severity = Some(SeverityFilter::parse(s).ok_or_else(|| {
                     format!("--severity must be error, warning or all, got `{s}`")
@@ -360,6 +382,9 @@ fn build_query(cli: &Cli, action: Action, cwd: &Path, root: &Path) -> Result<Que
                 q.symbol = pos.next();
             }
         }
+    }
+    if cli.changes && action != Action::Diagnostics {
+        return Err("--changes is for diagnostics (scry diag --changes FILE...)".into());
     }
     if let Some(extra) = pos.next() {
         return Err(format!("unexpected argument `{extra}`"));

@@ -78,6 +78,11 @@ fn doctor_with_servers_missing() {
         "#!/bin/sh\necho \"rust-analyzer 1.2.3 (test)\"\n",
     );
     write_exe(&bin.join("npm"), "#!/bin/sh\nexit 0\n");
+    // A proxy whose component is missing (like rustup's): found, but broken.
+    write_exe(
+        &bin.join("yaml-language-server"),
+        "#!/bin/sh\necho \"error: no such component\" >&2\nexit 1\n",
+    );
     // Found first (project-local), never run: it would leave a trace.
     write_exe(
         &ws.path()
@@ -116,4 +121,238 @@ fn doctor_with_servers_missing() {
         .replace(&root.display().to_string(), "$WS")
         .replace(&bin.display().to_string(), "$BIN");
     insta::assert_snapshot!("doctor_with_servers_missing", text);
+}
+
+/// The README's Claude Code hook commands (the JSON block after the
+/// `hook-recipe` marker): (PreToolUse command, PostToolUse command).
+fn readme_hooks() -> (String, String) {
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md"))
+        .expect("README.md");
+    let at = readme.find("<!-- hook-recipe").expect("hook-recipe marker");
+    let rest = &readme[at..];
+    let start = rest.find("```json\n").expect("json block") + "```json\n".len();
+    let end = rest[start..].find("```").expect("block end");
+    let v: serde_json::Value = serde_json::from_str(&rest[start..start + end]).expect("hook JSON");
+    let cmd = |event: &str| {
+        v["hooks"][event][0]["hooks"][0]["command"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{event} command"))
+            .to_string()
+    };
+    (cmd("PreToolUse"), cmd("PostToolUse"))
+}
+
+fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        if e.file_type().unwrap().is_file() {
+            std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+        }
+    }
+}
+
+/// `diag --changes` with pyright, through the README's hook commands and
+/// directly: a type error introduced (new), fixed (resolved), introduced
+/// again on another line (new again); an unrelated old error is never new.
+#[test]
+fn diagnostics_changes_after_the_agents_own_edits() {
+    if !std::env::var_os("PATH")
+        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join("pyright-langserver").is_file()))
+    {
+        assert!(
+            std::env::var("SCRY_REQUIRE_SERVERS").as_deref() != Ok("1"),
+            "pyright-langserver is not installed but SCRY_REQUIRE_SERVERS=1"
+        );
+        eprintln!("skipping: pyright-langserver is not installed");
+        return;
+    }
+    let ws = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    copy_dir(
+        std::path::Path::new(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../fixtures/python"
+        )),
+        ws.path(),
+    );
+    let file = ws.path().join("inventory.py");
+    let original = std::fs::read_to_string(&file).unwrap();
+    // An old, unrelated error, there before any check.
+    let with_old = format!("{original}\n\nold_bad: str = 1\n");
+    std::fs::write(&file, &with_old).unwrap();
+
+    let bin_dir = std::path::Path::new(env!("CARGO_BIN_EXE_scry"))
+        .parent()
+        .unwrap();
+    let path = std::env::join_paths(
+        std::iter::once(bin_dir.to_path_buf())
+            .chain(std::env::split_paths(&std::env::var_os("PATH").unwrap())),
+    )
+    .unwrap();
+    let envs = |c: &mut Command| {
+        c.current_dir(ws.path())
+            .env("PATH", &path)
+            .env("SCRY_STATE_DIR", home.path().join("state"))
+            .env("XDG_CONFIG_HOME", home.path().join("config"))
+            .env("SCRY_LOG_DIR", home.path().join("logs"))
+            .env("CLAUDE_PROJECT_DIR", ws.path())
+            .env_remove("SCRY_CONFIG")
+            .env_remove("SCRY_LOG");
+    };
+    let (pre, post) = readme_hooks();
+    let hook = |cmd: &str| -> (i32, String, String) {
+        use std::io::Write;
+        let mut c = Command::new("sh");
+        c.args(["-c", cmd])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        envs(&mut c);
+        let mut child = c.spawn().unwrap();
+        let input = serde_json::json!({
+            "hook_event_name": "PostToolUse",
+            "tool_name": "Edit",
+            "tool_input": {"file_path": file, "old_string": "x", "new_string": "y"},
+            "cwd": ws.path(),
+        });
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.to_string().as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        (
+            out.status.code().unwrap(),
+            String::from_utf8(out.stdout).unwrap(),
+            String::from_utf8(out.stderr).unwrap(),
+        )
+    };
+    let diag = || -> String {
+        let mut c = scry();
+        c.args(["diag", "--changes", "inventory.py"]);
+        envs(&mut c);
+        let out = c.output().unwrap();
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+
+    // Before the edit: the baseline (the old error included), silently.
+    let (code, out, err) = hook(&pre);
+    assert_eq!((code, out.as_str(), err.as_str()), (0, "", ""));
+    // The edit introduces a type error above the old one (shifting it).
+    let edited = with_old.replacen(
+        "def total_weight",
+        "bad: int = \"a\"\n\n\ndef total_weight",
+        1,
+    );
+    assert_ne!(edited, with_old);
+    std::fs::write(&file, &edited).unwrap();
+    let (code, out, err) = hook(&post);
+    assert_eq!(code, 2, "stdout: {out}\nstderr: {err}");
+    assert!(
+        err.starts_with("1 error new in 1 file since the previous check"),
+        "{err}"
+    );
+    assert!(err.contains("bad: int = \"a\""), "{err}");
+    assert!(
+        !err.contains("old_bad"),
+        "an old error reported as new: {err}"
+    );
+    // Nothing new since: the hook is silent.
+    let (code, out, err) = hook(&post);
+    assert_eq!((code, out.as_str(), err.as_str()), (0, "", ""));
+    // Fixed: resolved.
+    std::fs::write(&file, &with_old).unwrap();
+    let text = diag();
+    assert!(
+        text.starts_with("No new problems in inventory.py since the previous check (1 resolved"),
+        "{text}"
+    );
+    assert!(!text.contains("old_bad"), "{text}");
+    // Introduced again, on another line: new again.
+    std::fs::write(&file, format!("{with_old}bad: int = \"a\"\n")).unwrap();
+    let text = diag();
+    assert!(text.starts_with("1 error new in 1 file"), "{text}");
+    assert!(text.contains("bad: int = \"a\""), "{text}");
+    assert!(
+        !text.contains("old_bad"),
+        "an old error reported as new: {text}"
+    );
+}
+
+/// The progress line: drawn on a pseudo-terminal while rust-analyzer starts
+/// and indexes, never when stderr is piped, nor with `--quiet`.
+#[test]
+fn progress_line_only_on_a_terminal() {
+    let has = |prog: &str| {
+        std::env::var_os("PATH")
+            .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(prog).is_file()))
+    };
+    if !has("rust-analyzer") || !has("script") {
+        assert!(
+            std::env::var("SCRY_REQUIRE_SERVERS").as_deref() != Ok("1"),
+            "rust-analyzer or script(1) missing but SCRY_REQUIRE_SERVERS=1"
+        );
+        eprintln!("skipping: rust-analyzer or script(1) is not installed");
+        return;
+    }
+    let home = tempfile::tempdir().unwrap();
+    let fresh = || {
+        let ws = tempfile::tempdir().unwrap();
+        let src = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures/rust"));
+        copy_dir(src, ws.path());
+        copy_dir(&src.join("src"), &ws.path().join("src"));
+        ws
+    };
+    let envs = |c: &mut Command| {
+        c.env("XDG_CONFIG_HOME", home.path().join("config"))
+            .env("SCRY_LOG_DIR", home.path().join("logs"))
+            .env("SCRY_STATE_DIR", home.path().join("state"))
+            .env("TERM", "xterm")
+            .env_remove("SCRY_CONFIG")
+            .env_remove("SCRY_LOG");
+    };
+    let scry_bin = env!("CARGO_BIN_EXE_scry");
+    let on_pty = |extra: &str| -> String {
+        let ws = fresh();
+        let mut c = Command::new("script");
+        c.args([
+            "-q",
+            "-e",
+            "-c",
+            &format!("'{scry_bin}' refs src/inventory.rs total_weight {extra}"),
+            "/dev/null",
+        ])
+        .current_dir(ws.path())
+        .stdin(std::process::Stdio::null());
+        envs(&mut c);
+        let out = c.output().unwrap();
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let tty = on_pty("");
+    assert!(
+        tty.contains("rust-analyzer: "),
+        "no progress line on the pty: {tty}"
+    );
+    assert!(tty.contains('…'), "{tty}");
+    assert!(tty.contains("references to `total_weight`"), "{tty}");
+    let quiet = on_pty("--quiet");
+    assert!(
+        !quiet.contains("rust-analyzer: "),
+        "--quiet drew progress: {quiet}"
+    );
+    assert!(quiet.contains("references to `total_weight`"), "{quiet}");
+    // Piped: stderr carries nothing, stdout only the answer.
+    let ws = fresh();
+    let mut c = scry();
+    c.args(["refs", "src/inventory.rs", "total_weight"])
+        .current_dir(ws.path());
+    envs(&mut c);
+    let out = c.output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "");
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("rust-analyzer: "));
 }

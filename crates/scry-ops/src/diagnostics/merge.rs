@@ -311,6 +311,7 @@ pub fn report(diags: Vec<Diagnostic>, parts: ReportParts) -> DiagnosticsReport {
         files_with_problems,
         providers: parts.providers,
         pending,
+        changes: None,
     }
 }
 

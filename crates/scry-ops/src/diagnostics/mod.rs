@@ -20,6 +20,7 @@
 //! pending, never answered with older ones. [`delta`] builds the after-edit
 //! API on the same collection.
 
+pub mod changes;
 pub mod cli;
 pub mod delta;
 pub mod merge;
@@ -392,7 +393,13 @@ impl Engine {
         collected.notes.extend(t.notes);
         let limits = self.workspace().config().limits;
         let checked_by = collected.checked_by();
-        let report = merge::report(
+        let mut changes = None;
+        if q.changes {
+            let (new, summary) = self.changes_since_last(&t.files, &collected, q);
+            collected.diagnostics = new;
+            changes = Some(summary);
+        }
+        let mut report = merge::report(
             collected.diagnostics,
             ReportParts {
                 scope: t.scope,
@@ -423,6 +430,7 @@ impl Engine {
             }),
             ..Question::default()
         };
+        report.changes = changes;
         let mut answer = Answer::new(Action::Diagnostics, question, Body::Diagnostics(report));
         answer.server = Some(checked_by.join(", ")).filter(|s| !s.is_empty());
         answer.notes = collected.notes;
@@ -815,4 +823,30 @@ fn normalise_path(p: &Path) -> PathBuf {
         }
         out
     })
+}
+
+impl Engine {
+    /// `changes: true`: the new diagnostics of the checked (not pending)
+    /// files since the session's previous check of them; updates the baseline.
+    fn changes_since_last(
+        &self,
+        files: &[PathBuf],
+        collected: &Collected,
+        q: &Query,
+    ) -> (Vec<Diagnostic>, crate::model::ChangesSummary) {
+        let pending = collected.pending_files();
+        let mut checked: Vec<PathBuf> = files
+            .iter()
+            .filter(|f| !pending.contains(*f))
+            .cloned()
+            .collect();
+        for d in &collected.diagnostics {
+            if !pending.contains(&d.loc.path) && !checked.contains(&d.loc.path) {
+                checked.push(d.loc.path.clone());
+            }
+        }
+        let now = merge::dedup(collected.diagnostics.clone());
+        let mut baseline = self.changes_baseline();
+        baseline.update(&checked, &now, q.severity.unwrap_or_default())
+    }
 }

@@ -52,6 +52,8 @@ pub(crate) struct EditState {
     journal_fail_after: Mutex<Option<usize>>,
     write: Mutex<WriteOptions>,
     armed: Mutex<HashMap<(String, PathBuf), Armed>>,
+    /// The `diagnostics` `changes: true` baseline of this session.
+    pub(crate) changes: Mutex<crate::diagnostics::changes::ChangesBaseline>,
 }
 
 impl EditState {

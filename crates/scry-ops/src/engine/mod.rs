@@ -74,6 +74,9 @@ pub struct Query {
     pub focus_symbols: Vec<String>,
     /// For `map`: the character budget (default [`syntactic::DEFAULT_MAP_BUDGET`]).
     pub budget: Option<usize>,
+    /// `diagnostics`: only what is new since the session's previous
+    /// `changes` check of the files, plus how many were resolved.
+    pub changes: bool,
 }
 
 impl Query {
@@ -97,6 +100,7 @@ impl Query {
             idempotency_key: None,
             focus_symbols: Vec::new(),
             budget: None,
+            changes: false,
         }
     }
 

@@ -1,0 +1,66 @@
+//! The CLI's `diag --changes` baseline between runs: a JSON file per
+//! workspace in the state directory (`$SCRY_STATE_DIR`, else
+//! `$XDG_STATE_HOME/scry`, else `~/.local/state/scry`, then
+//! `changes/<workspace name>-<hash of its path>.json`). There is no daemon:
+//! each run loads it into the engine before the question and saves the
+//! engine's baseline after, atomically (temporary file + rename).
+
+use std::path::{Path, PathBuf};
+
+use scry_ops::Engine;
+
+/// The state directory of scry.
+pub fn state_base() -> Option<PathBuf> {
+    if let Some(d) = std::env::var_os("SCRY_STATE_DIR").filter(|d| !d.is_empty()) {
+        return Some(PathBuf::from(d));
+    }
+    let state = std::env::var_os("XDG_STATE_HOME")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/state")))?;
+    Some(state.join("scry"))
+}
+
+/// The baseline file of workspace `root`.
+pub fn baseline_file(root: &Path) -> Option<PathBuf> {
+    let dir = scry_ops::edit::journal::Journal::open(&state_base()?.join("changes"), root)
+        .dir()
+        .to_path_buf();
+    Some(dir.with_extension("json"))
+}
+
+/// Load the saved baseline (none or unreadable: an empty one).
+pub fn load(engine: &Engine) {
+    let Some(file) = baseline_file(engine.workspace().root()) else {
+        return;
+    };
+    if let Ok(text) = std::fs::read_to_string(&file)
+        && let Ok(v) = serde_json::from_str(&text)
+    {
+        engine.import_changes_baseline(&v);
+    }
+}
+
+/// Save the engine's baseline; a failure is a warning on stderr.
+pub fn save(engine: &Engine) {
+    let Some(file) = baseline_file(engine.workspace().root()) else {
+        eprintln!(
+            "scry: warning: no state directory (HOME unset): the --changes baseline is not kept"
+        );
+        return;
+    };
+    let text = engine.export_changes_baseline().to_string();
+    let tmp = file.with_extension(format!("json.{}.tmp", std::process::id()));
+    let result = file
+        .parent()
+        .map_or(Ok(()), std::fs::create_dir_all)
+        .and_then(|_| std::fs::write(&tmp, text))
+        .and_then(|_| std::fs::rename(&tmp, &file));
+    if let Err(e) = result {
+        let _ = std::fs::remove_file(&tmp);
+        eprintln!(
+            "scry: warning: cannot save the --changes baseline to {}: {e}",
+            file.display()
+        );
+    }
+}
