@@ -44,6 +44,12 @@ pub struct Report {
     pub workspace_root: PathBuf,
     /// Configuration files read, in order.
     pub config_files: Vec<PathBuf>,
+    /// Whether the project's own configuration may choose what runs
+    /// ([`crate::trust`]), in words.
+    pub trust: String,
+    /// What the project configuration asked to run and was ignored
+    /// because the workspace is not trusted.
+    pub trust_ignored: Vec<String>,
     pub warnings: Vec<String>,
     /// One row per built-in language group (a primary server).
     pub languages: Vec<LanguageRow>,
@@ -241,6 +247,16 @@ pub fn diagnose_with(config: &Config, root: &Path, path_var: Option<&OsStr>) -> 
     Report {
         workspace_root: root.to_path_buf(),
         config_files: config.sources.clone(),
+        trust: config.trust.trust.describe(),
+        trust_ignored: config
+            .trust
+            .ignored
+            .iter()
+            .map(|(file, what)| {
+                let file = file.strip_prefix(root).unwrap_or(file);
+                format!("{}: {what}", file.display())
+            })
+            .collect(),
         warnings: config.warnings.clone(),
         languages: rows.into_iter().map(|(r, _)| r).collect(),
         linters: linters.into_iter().map(|(r, _)| r).collect(),

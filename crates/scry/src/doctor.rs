@@ -157,6 +157,16 @@ pub fn render(r: &Report) -> String {
                 .join(", ")
         );
     }
+    let _ = writeln!(out, "workspace: {}", r.trust);
+    if r.trust.starts_with("not trusted") && !r.config_files.is_empty() {
+        let _ = writeln!(
+            out,
+            "  its configuration sets settings only; `scry trust` lets it choose commands"
+        );
+    }
+    for what in &r.trust_ignored {
+        let _ = writeln!(out, "  ignored until `scry trust`: {what}");
+    }
     let _ = writeln!(out, "{DAEMON_LINE}");
     let _ = writeln!(out, "\nLanguage servers:");
     for l in &r.languages {
