@@ -589,7 +589,7 @@ impl Engine {
                         .count();
                     for (i, o) in chosen.iter().enumerate() {
                         let via = if chosen.len() == 1 {
-                            format!("`{}` on the given line{}", want.name, prose(o))
+                            format!("occurrence of `{}` on the given line{}", want.name, prose(o))
                         } else {
                             format!(
                                 "occurrence {} of {} of `{}` on the given line{}",
