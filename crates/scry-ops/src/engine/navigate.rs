@@ -190,7 +190,7 @@ impl Engine {
         if compare.len() < 2 || !session.supports(method_for(by)) {
             return (None, own);
         }
-        let mut groups: Vec<(Vec<(PathBuf, u32, u32)>, Candidate, Body)> = Vec::new();
+        let mut groups: Vec<(TargetKey, Candidate, Body)> = Vec::new();
         for c in compare {
             let body = match self
                 .ask_at(by, session, path, index, c.pos, deadline, files)
@@ -209,7 +209,7 @@ impl Engine {
             let Body::Locations { locations } = &body else {
                 continue;
             };
-            let mut key: Vec<(PathBuf, u32, u32)> = locations
+            let mut key: TargetKey = locations
                 .iter()
                 .map(|l| (l.path.clone(), l.line, l.col))
                 .collect();
@@ -844,3 +844,6 @@ fn split_action(q: &Query) -> Option<Action> {
         _ => None,
     }
 }
+
+/// The targets an occurrence resolves to, sorted: what tells occurrences apart.
+type TargetKey = Vec<(PathBuf, u32, u32)>;
