@@ -176,8 +176,8 @@ pub fn lsp_tool(languages: &[String]) -> Tool {
     let mut d = format!(
         "Code intelligence from real language servers ({}). Name the symbol \
          (path + symbol, may be qualified: Config::load), don't count columns; line \
-         picks the occurrence on it (several targets there, or none: the answer names them). \
-         Run references before changing a shared symbol",
+         picks its occurrence (not on it: nearest, said; several targets on it: each named, \
+         column=). Run references before changing a shared symbol",
         languages.join(", ")
     );
     if has("diagnostics") {

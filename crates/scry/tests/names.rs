@@ -7,8 +7,8 @@
 //! the other targets the answer names for that line (`same_name`: the name
 //! means different things on the line, and the answer says so). References
 //! pass when they equal the truth, or when the asked occurrence is one of the
-//! named other targets; questions whose references reach into the standard
-//! library by the thousand have `truth_references: null`. Runs against the real servers (skipped when one is
+//! named other targets; Rust questions whose references reach into the
+//! standard library have `truth_references: null`. Runs against the real servers (skipped when one is
 //! missing unless `SCRY_REQUIRE_SERVERS=1`).
 
 mod common;
@@ -121,7 +121,7 @@ async fn run_language(lang: &'static str, questions: &[Value]) {
             }
             Err(e) => failures.push(format!("definition {path}:{line} `{symbol}`: {e}")),
         }
-        // References into the standard library (thousands, e.g. of `u8`)
+        // Rust references reaching into the standard library (`u8`, `vec!`)
         // differ between server instances: the fixture leaves them out (null).
         if q["truth_references"].is_null() {
             continue;

@@ -51,10 +51,18 @@ impl Engine {
 
         // The name occurs several times on the asked line (or is only used
         // in the file): ask each and compare their targets.
-        let split = self
-            .split_targets(&session, &path, &index, &candidates, deadline, &mut files)
+        let (split, mut asked) = self
+            .split_targets(
+                q,
+                &session,
+                &path,
+                &index,
+                &candidates,
+                deadline,
+                &mut files,
+            )
             .await;
-        if split.is_some() && Instant::now() >= deadline {
+        if Instant::now() >= deadline {
             return Err(self.timeout_error(&session, method, budget));
         }
 
@@ -64,6 +72,14 @@ impl Engine {
             tried += 1;
             answer.asked_at = Some(self.asked_at(&path, &index, cand));
             let mut attempt = 0;
+            // Already asked while comparing the occurrences: not again.
+            if let Some(i) = asked.iter().position(|(p, _)| *p == cand.pos) {
+                let (_, b) = asked.swap_remove(i);
+                if !b.is_empty() {
+                    answer.body = b;
+                    break;
+                }
+            }
             let body = loop {
                 attempt += 1;
                 match self
@@ -150,43 +166,50 @@ impl Engine {
         Ok(answer)
     }
 
-    /// Ask `definition` at each occurrence marked `compare` and group them
-    /// by target. `Some` (the first of each group, in candidate order, with
-    /// its definition) when they resolve to more than one target.
+    /// Ask at each occurrence marked `compare` (see [`split_action`]) and
+    /// group them by target: `Some` (the first of each group, in candidate
+    /// order, with its answer) when they resolve to more than one target.
+    /// Also returns the answers taken for the question's own action, so
+    /// that they are not asked again.
     #[allow(clippy::too_many_arguments)]
     async fn split_targets(
         &self,
+        q: &Query,
         session: &Session,
         path: &Path,
         index: &LineIndex,
         candidates: &[Candidate],
         deadline: Instant,
         files: &mut Files,
-    ) -> Option<Vec<(Candidate, Body)>> {
+    ) -> (Option<Vec<(Candidate, Body)>>, Vec<(CharPos, Body)>) {
+        let mut own = Vec::new();
         let compare: Vec<&Candidate> = candidates.iter().filter(|c| c.compare).collect();
-        if compare.len() < 2 || !session.supports("textDocument/definition") {
-            return None;
+        let Some(by) = split_action(q) else {
+            return (None, own);
+        };
+        if compare.len() < 2 || !session.supports(method_for(by)) {
+            return (None, own);
         }
-        let mut groups: Vec<(Vec<(PathBuf, u32, u32)>, Candidate, Body)> = Vec::new();
+        let mut groups: Vec<(TargetKey, Candidate, Body)> = Vec::new();
         for c in compare {
-            let Ok(body) = self
-                .ask_at(
-                    Action::Definition,
-                    session,
-                    path,
-                    index,
-                    c.pos,
-                    deadline,
-                    files,
-                )
+            let body = match self
+                .ask_at(by, session, path, index, c.pos, deadline, files)
                 .await
-            else {
-                continue;
+            {
+                Ok(body) => body,
+                // A dead or slow server: stop comparing, the question
+                // itself reports it.
+                Err(AskError::Timeout) => return (None, own),
+                Err(AskError::Session(e)) if e.is_crash() => return (None, own),
+                Err(_) => continue,
             };
+            if by == q.action {
+                own.push((c.pos, body.clone()));
+            }
             let Body::Locations { locations } = &body else {
                 continue;
             };
-            let mut key: Vec<(PathBuf, u32, u32)> = locations
+            let mut key: TargetKey = locations
                 .iter()
                 .map(|l| (l.path.clone(), l.line, l.col))
                 .collect();
@@ -197,7 +220,9 @@ impl Engine {
             }
             groups.push((key, c.clone(), body));
         }
-        (groups.len() > 1).then(|| groups.into_iter().map(|(_, c, b)| (c, b)).collect())
+        let split =
+            (groups.len() > 1).then(|| groups.into_iter().map(|(_, c, b)| (c, b)).collect());
+        (split, own)
     }
 
     /// Fill `answer.same_name` from the groups of [`split_targets`]: each
@@ -257,7 +282,7 @@ impl Engine {
             }
             let body = if !shows_target {
                 None
-            } else if q.action == Action::Definition {
+            } else if Some(q.action) == split_action(q) {
                 Some(def.clone())
             } else {
                 self.ask_at(q.action, session, path, index, c.pos, deadline, files)
@@ -589,7 +614,11 @@ impl Engine {
                         .count();
                     for (i, o) in chosen.iter().enumerate() {
                         let via = if chosen.len() == 1 {
-                            format!("`{}` on the given line{}", want.name, prose(o))
+                            format!(
+                                "occurrence of `{}` on the given line{}",
+                                want.name,
+                                prose(o)
+                            )
                         } else {
                             format!(
                                 "occurrence {} of {} of `{}` on the given line{}",
@@ -800,3 +829,21 @@ fn alternative(d: &Declared) -> Alternative {
         container: d.container(),
     }
 }
+
+/// How the occurrences marked `compare` are told apart: by the action's own
+/// answer when it shows a target; by `definition` for hover, references and
+/// calls, and then only for several occurrences on the asked line (without
+/// a line, those questions are not multiplied into definition requests).
+fn split_action(q: &Query) -> Option<Action> {
+    match q.action {
+        Action::Definition
+        | Action::Declaration
+        | Action::TypeDefinition
+        | Action::Implementation => Some(q.action),
+        _ if q.line.is_some() => Some(Action::Definition),
+        _ => None,
+    }
+}
+
+/// The targets an occurrence resolves to, sorted: what tells occurrences apart.
+type TargetKey = Vec<(PathBuf, u32, u32)>;
