@@ -159,7 +159,7 @@ fn value(bytes: &mut impl Iterator<Item = u8>, depth: u32) -> Value {
     };
     let arg = bytes.next().unwrap_or(0);
     match tag % 9 {
-        0 | 1 | 2 => {
+        0..=2 => {
             let mut s = STRINGS[usize::from(arg) % STRINGS.len()].to_string();
             if tag & 0x80 != 0 {
                 // Odd bytes appended: control characters, non-ASCII.
