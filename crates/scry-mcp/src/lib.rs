@@ -24,7 +24,9 @@
 //! retry the session no longer remembers instead of applying it again.
 //!
 //! One [`scry_ops::Engine`] per session: servers start lazily, are shared by
-//! all calls, and are stopped when the client goes away ([`serve`]).
+//! all calls, and are stopped when the client goes away ([`serve`]). Over
+//! HTTP ([`http`], `scry mcp --http`) one engine serves every session, and
+//! its servers stop with the HTTP server.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -37,11 +39,16 @@ use tokio::io::{AsyncRead, AsyncWrite};
 
 mod args;
 pub mod dedupe;
+#[cfg(any(test, feature = "fuzzing"))]
+#[doc(hidden)]
+pub mod fuzzing;
+pub mod http;
 pub mod scrub;
 mod server;
 pub mod tools;
 mod wire;
 
+pub use http::{HttpOptions, HttpServer, serve_http};
 pub use scrub::ToolError;
 pub use server::{JournalEntry, Options, ScryMcp, is_write};
 
@@ -57,7 +64,7 @@ pub enum ServeError {
 }
 
 /// How long stopping the language servers may take after the session.
-const SHUTDOWN_BUDGET: Duration = Duration::from_secs(10);
+pub(crate) const SHUTDOWN_BUDGET: Duration = Duration::from_secs(10);
 
 /// Serve one MCP session over `reader`/`writer` (newline-delimited
 /// JSON-RPC) until the client closes its side or disconnects; then stop

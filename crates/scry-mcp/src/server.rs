@@ -197,6 +197,32 @@ impl ScryMcp {
         }
     }
 
+    /// A handler for another session of the same server (HTTP): the same
+    /// engine, tools and limit of calls running at once, its own replay
+    /// map, journal and nonce.
+    pub fn new_session(&self) -> ScryMcp {
+        let i = &self.inner;
+        ScryMcp {
+            inner: Arc::new(Inner {
+                engine: i.engine.clone(),
+                opts: i.opts.clone(),
+                languages: i.languages.clone(),
+                tools: i.tools.clone(),
+                instructions: i.instructions.clone(),
+                permits: i.permits.clone(),
+                replay: Mutex::new(Replay {
+                    cap: i.opts.replay_capacity,
+                    map: HashMap::new(),
+                    order: VecDeque::new(),
+                }),
+                journal: Mutex::new(VecDeque::new()),
+                executions: AtomicU64::new(0),
+                secrets: i.secrets.clone(),
+                nonce: session_nonce(),
+            }),
+        }
+    }
+
     pub fn engine(&self) -> &Engine {
         &self.inner.engine
     }

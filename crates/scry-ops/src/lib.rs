@@ -10,6 +10,9 @@ pub mod convert;
 pub mod diagnostics;
 pub mod edit;
 pub mod engine;
+#[cfg(any(test, feature = "fuzzing"))]
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod resolve;
 
 pub use engine::{Engine, MAX_TIMEOUT, Query};

@@ -33,6 +33,9 @@
 
 pub mod connection;
 pub mod framing;
+#[cfg(any(test, feature = "fuzzing"))]
+#[doc(hidden)]
+pub mod fuzzing;
 
 pub use connection::{
     Connection, ConnectionOptions, DeferredReply, Handler, RequestId, ResponseError, RpcError,

@@ -372,3 +372,7 @@ impl From<&str> for LineIndex {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(any(test, feature = "fuzzing"))]
+#[doc(hidden)]
+pub mod fuzzing;

@@ -406,12 +406,13 @@ fn init_tracing() {
         .try_init();
 }
 
-/// `scry mcp [--root DIR] [--read-only]`: the MCP server on stdio.
+/// `scry mcp [--root DIR] [--read-only] [--http ADDR …]`: the MCP server on
+/// stdio, or over Streamable HTTP.
 #[derive(Parser, Debug)]
 #[command(
     name = "scry mcp",
     version,
-    about = "Serve scry to AI agents over the Model Context Protocol (stdio): the `lsp` tool (read-only) and `lsp_edit`."
+    about = "Serve scry to AI agents over the Model Context Protocol (stdio, or Streamable HTTP with --http): the `lsp` tool (read-only) and `lsp_edit`."
 )]
 struct McpCli {
     /// Workspace root (default: the current directory).
@@ -420,6 +421,40 @@ struct McpCli {
     /// Refuse writes: `lsp_edit` is not offered.
     #[arg(long = "read-only")]
     read_only: bool,
+    /// Serve MCP over Streamable HTTP at ADDR (`127.0.0.1:8765`, or a port)
+    /// instead of stdio, at path /mcp, with a bearer token.
+    #[arg(long, value_name = "ADDR")]
+    http: Option<String>,
+    /// With --http: allow a non-loopback address.
+    #[arg(long = "allow-remote", requires = "http")]
+    allow_remote: bool,
+    /// With --http: read the bearer token from FILE (mode 0600) instead of
+    /// generating one in the state directory.
+    #[arg(long = "token-file", value_name = "FILE", requires = "http")]
+    token_file: Option<PathBuf>,
+    /// With --http: a browser Origin allowed to call (`http://host:port`);
+    /// repeatable. By default a request with an Origin is refused.
+    #[arg(long = "allow-origin", value_name = "ORIGIN", requires = "http")]
+    allow_origin: Vec<String>,
+    /// With --http --allow-remote: a Host name clients use besides the
+    /// loopback ones; repeatable.
+    #[arg(long = "allow-host", value_name = "HOST", requires = "allow_remote")]
+    allow_host: Vec<String>,
+    /// With --http: most MCP sessions at once.
+    #[arg(
+        long = "max-sessions",
+        value_name = "N",
+        default_value_t = 16,
+        requires = "http"
+    )]
+    max_sessions: usize,
+}
+
+/// `path` relative to the current directory.
+fn cwd_join(path: &std::path::Path) -> PathBuf {
+    std::env::current_dir()
+        .map(|d| d.join(path))
+        .unwrap_or_else(|_| path.to_path_buf())
 }
 
 fn mcp_main() -> ExitCode {
@@ -457,7 +492,32 @@ fn mcp_main() -> ExitCode {
         read_only: cli.read_only,
         ..Default::default()
     };
-    let result = runtime.block_on(scry_mcp::serve_stdio(&root, opts));
+    let result = match &cli.http {
+        Some(addr) => {
+            let addr = match scry_mcp::http::parse_addr(addr) {
+                Ok(a) => a,
+                Err(e) => return usage(&e),
+            };
+            let http = scry_mcp::HttpOptions {
+                addr,
+                allow_remote: cli.allow_remote,
+                token_file: cli.token_file.map(|f| cwd_join(&f)),
+                allowed_origins: cli.allow_origin,
+                allowed_hosts: cli.allow_host,
+                max_sessions: cli.max_sessions,
+                ..Default::default()
+            };
+            runtime.block_on(scry_mcp::serve_http(&root, opts, http, |s| {
+                eprintln!(
+                    "scry mcp: serving {} over Streamable HTTP (workspace {}); send `Authorization: Bearer <token>` with the token in {}",
+                    s.url(),
+                    root.display(),
+                    s.token_file().display()
+                );
+            }))
+        }
+        None => runtime.block_on(scry_mcp::serve_stdio(&root, opts)),
+    };
     // The stdin reader may still be blocked: do not wait for it.
     runtime.shutdown_timeout(Duration::from_secs(1));
     match result {

@@ -1,0 +1,697 @@
+//! `scry mcp --http ADDR`: the MCP server over Streamable HTTP (rmcp's
+//! `StreamableHttpService`, served by hyper), for clients that connect
+//! instead of spawning scry.
+//!
+//! Invariants:
+//! - **Loopback only** unless [`HttpOptions::allow_remote`]: a non-loopback
+//!   bind address is refused before anything listens.
+//! - Every request passes, in this order: the path is `/mcp` (else 404); a
+//!   present `Origin` is one of [`HttpOptions::allowed_origins`] (else 403;
+//!   none are allowed by default, so a browser page can never call);
+//!   `Authorization: Bearer <token>` matches the token, compared in constant
+//!   time (else 401). rmcp then checks `Host` against the allow-list (403,
+//!   DNS rebinding) and the `Origin` again, and limits the body (413).
+//! - The token is a 256-bit random hex string, in a file only the user can
+//!   read: `--token-file FILE` (must exist, mode 0600), else generated once
+//!   into `$XDG_STATE_HOME/scry/mcp-http-token` (else
+//!   `~/.local/state/scry/mcp-http-token`) and reused while it stays
+//!   private. The token itself is never printed or logged.
+//! - At most [`HttpOptions::max_sessions`] sessions (a new one beyond gets
+//!   503), at most [`HttpOptions::max_connections`] open connections (more
+//!   are closed at once), idle sessions end after
+//!   [`HttpOptions::session_idle`].
+//! - Same tools and semantics as stdio: each session gets its own
+//!   [`ScryMcp`] (its own replay map and journal, its own nonce), all
+//!   sharing one engine (hence the language servers) and one limit of
+//!   calls running at once ([`Options::max_in_flight`] for the whole
+//!   server). The servers stop when the HTTP server stops.
+
+use std::convert::Infallible;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::{Request, Response, StatusCode, header};
+use http_body_util::combinators::BoxBody;
+use http_body_util::{BodyExt, Full};
+use hyper::body::Incoming;
+use hyper_util::rt::TokioIo;
+use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
+use rmcp::transport::streamable_http_server::session::local::{
+    LocalSessionManager, LocalSessionManagerError,
+};
+use rmcp::transport::streamable_http_server::session::{
+    EventStore, RestoreOutcome, ServerSseMessage, SessionId, SessionManager,
+};
+use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+use scry_ops::Engine;
+use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
+use tokio_util::sync::CancellationToken;
+
+use crate::{Options, SHUTDOWN_BUDGET, ScryMcp, ServeError};
+
+/// The only path served.
+pub const MCP_PATH: &str = "/mcp";
+/// The generated token's file name in the state directory.
+pub const TOKEN_FILE_NAME: &str = "mcp-http-token";
+
+/// Settings of the HTTP transport.
+#[derive(Debug, Clone)]
+pub struct HttpOptions {
+    /// Where to listen (port 0: any free port).
+    pub addr: SocketAddr,
+    /// Allow a non-loopback `addr`.
+    pub allow_remote: bool,
+    /// Read the token from this file instead of the generated one.
+    pub token_file: Option<PathBuf>,
+    /// Where the generated token lives (default: the state directory).
+    pub state_dir: Option<PathBuf>,
+    /// `Origin`s allowed to call (`scheme://host:port`); empty: a request
+    /// with any `Origin` header is refused.
+    pub allowed_origins: Vec<String>,
+    /// `Host` names accepted besides the loopback ones (`localhost`,
+    /// `127.0.0.1`, `::1`) — for `--allow-remote`.
+    pub allowed_hosts: Vec<String>,
+    /// Most MCP sessions at once.
+    pub max_sessions: usize,
+    /// Most open TCP connections at once.
+    pub max_connections: usize,
+    /// Largest request body.
+    pub max_body_bytes: usize,
+    /// A session without requests for this long ends.
+    pub session_idle: Duration,
+}
+
+impl Default for HttpOptions {
+    fn default() -> Self {
+        HttpOptions {
+            addr: SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 0),
+            allow_remote: false,
+            token_file: None,
+            state_dir: None,
+            allowed_origins: Vec::new(),
+            allowed_hosts: Vec::new(),
+            max_sessions: 16,
+            max_connections: 64,
+            max_body_bytes: 1 << 20,
+            session_idle: Duration::from_secs(600),
+        }
+    }
+}
+
+/// Parse `--http`'s value: `HOST:PORT`, `[V6]:PORT`, `localhost:PORT` or a
+/// bare `PORT` (on 127.0.0.1).
+pub fn parse_addr(s: &str) -> Result<SocketAddr, String> {
+    let s = s.trim();
+    if let Ok(port) = s.parse::<u16>() {
+        return Ok(SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), port));
+    }
+    if let Ok(a) = s.parse::<SocketAddr>() {
+        return Ok(a);
+    }
+    if let Some(port) = s.strip_prefix("localhost:")
+        && let Ok(port) = port.parse::<u16>()
+    {
+        return Ok(SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), port));
+    }
+    Err(format!(
+        "--http takes HOST:PORT (e.g. 127.0.0.1:8765) or a port, got `{s}`"
+    ))
+}
+
+/// `$XDG_STATE_HOME/scry`, else `~/.local/state/scry`.
+pub fn default_state_dir() -> Option<PathBuf> {
+    let state = std::env::var_os("XDG_STATE_HOME")
+        .filter(|s| !s.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/state")))?;
+    Some(state.join("scry"))
+}
+
+/// A token scry generates: 32 random bytes, hex.
+fn new_token() -> Result<String, ServeError> {
+    let mut buf = [0u8; 32];
+    getrandom::fill(&mut buf)
+        .map_err(|e| ServeError::Config(format!("no randomness for the token: {e}")))?;
+    Ok(buf.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+fn is_private(meta: &std::fs::Metadata) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        meta.permissions().mode() & 0o077 == 0
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = meta;
+        true
+    }
+}
+
+/// The token in `--token-file FILE`: the file's first line, at least 16
+/// characters, in a file only its owner can read.
+fn read_token_file(path: &Path) -> Result<String, ServeError> {
+    let bad = |why: String| ServeError::Config(format!("--token-file {}: {why}", path.display()));
+    let meta = std::fs::metadata(path).map_err(|e| bad(e.to_string()))?;
+    if !is_private(&meta) {
+        return Err(bad(format!(
+            "others can read it; run `chmod 600 {}`",
+            path.display()
+        )));
+    }
+    let text = std::fs::read_to_string(path).map_err(|e| bad(e.to_string()))?;
+    let token = text.lines().next().unwrap_or("").trim().to_string();
+    if token.chars().count() < 16 || token.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return Err(bad(
+            "the first line must be the token: at least 16 characters, no spaces".into(),
+        ));
+    }
+    Ok(token)
+}
+
+/// The generated token in `dir`: reused while the file is private and
+/// well-formed, else written anew (0600, atomically).
+fn generated_token(dir: &Path) -> Result<(String, PathBuf), ServeError> {
+    let path = dir.join(TOKEN_FILE_NAME);
+    if let Ok(meta) = std::fs::symlink_metadata(&path)
+        && meta.is_file()
+        && is_private(&meta)
+        && let Ok(text) = std::fs::read_to_string(&path)
+    {
+        let t = text.trim();
+        if t.len() == 64 && t.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Ok((t.to_string(), path));
+        }
+    }
+    let fail = |e: std::io::Error| {
+        ServeError::Config(format!("cannot write the token to {}: {e}", path.display()))
+    };
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::DirBuilderExt;
+        builder.mode(0o700);
+    }
+    builder.create(dir).map_err(fail)?;
+    let token = new_token()?;
+    let tmp = dir.join(format!(".{TOKEN_FILE_NAME}.{}.tmp", std::process::id()));
+    let _ = std::fs::remove_file(&tmp);
+    let mut opts = std::fs::OpenOptions::new();
+    opts.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        opts.mode(0o600);
+    }
+    let written = (|| {
+        use std::io::Write;
+        let mut f = opts.open(&tmp)?;
+        f.write_all(format!("{token}\n").as_bytes())?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, &path)
+    })();
+    if let Err(e) = written {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(fail(e));
+    }
+    Ok((token, path))
+}
+
+/// Equal, in time independent of where they differ.
+fn same(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// `scheme://host[:port]`, lower-cased, without a trailing slash.
+fn normal_origin(s: &str) -> String {
+    s.trim().trim_end_matches('/').to_ascii_lowercase()
+}
+
+type Body = BoxBody<Bytes, Infallible>;
+
+fn plain(status: StatusCode, text: &str) -> Response<Body> {
+    let mut r = Response::new(Full::new(Bytes::from(text.to_string())).boxed());
+    *r.status_mut() = status;
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        header::HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    r
+}
+
+/// rmcp's session manager with a cap on the number of sessions.
+struct Limited {
+    inner: LocalSessionManager,
+    max: usize,
+    creating: tokio::sync::Mutex<()>,
+}
+
+#[derive(Debug, thiserror::Error)]
+enum LimitedError {
+    #[error("{0}")]
+    Inner(#[from] LocalSessionManagerError),
+    #[error("too many MCP sessions (at most {0}); close one or wait until an idle one ends")]
+    TooMany(usize),
+}
+
+impl Limited {
+    async fn count(&self) -> usize {
+        self.inner.sessions.read().await.len()
+    }
+}
+
+impl SessionManager for Limited {
+    type Error = LimitedError;
+    type Transport = <LocalSessionManager as SessionManager>::Transport;
+
+    async fn create_session(&self) -> Result<(SessionId, Self::Transport), Self::Error> {
+        // Checked and created under one lock: the limit holds under races.
+        let _one = self.creating.lock().await;
+        if self.count().await >= self.max {
+            return Err(LimitedError::TooMany(self.max));
+        }
+        Ok(self.inner.create_session().await?)
+    }
+    async fn initialize_session(
+        &self,
+        id: &SessionId,
+        message: ClientJsonRpcMessage,
+    ) -> Result<ServerJsonRpcMessage, Self::Error> {
+        Ok(self.inner.initialize_session(id, message).await?)
+    }
+    async fn has_session(&self, id: &SessionId) -> Result<bool, Self::Error> {
+        Ok(self.inner.has_session(id).await?)
+    }
+    async fn close_session(&self, id: &SessionId) -> Result<(), Self::Error> {
+        Ok(self.inner.close_session(id).await?)
+    }
+    async fn create_stream(
+        &self,
+        id: &SessionId,
+        message: ClientJsonRpcMessage,
+    ) -> Result<
+        impl futures_core::Stream<Item = ServerSseMessage> + Send + Sync + 'static,
+        Self::Error,
+    > {
+        Ok(self.inner.create_stream(id, message).await?)
+    }
+    async fn accept_message(
+        &self,
+        id: &SessionId,
+        message: ClientJsonRpcMessage,
+    ) -> Result<(), Self::Error> {
+        Ok(self.inner.accept_message(id, message).await?)
+    }
+    async fn create_standalone_stream(
+        &self,
+        id: &SessionId,
+    ) -> Result<
+        impl futures_core::Stream<Item = ServerSseMessage> + Send + Sync + 'static,
+        Self::Error,
+    > {
+        Ok(self.inner.create_standalone_stream(id).await?)
+    }
+    async fn resume(
+        &self,
+        id: &SessionId,
+        last_event_id: String,
+    ) -> Result<
+        impl futures_core::Stream<Item = ServerSseMessage> + Send + Sync + 'static,
+        Self::Error,
+    > {
+        Ok(self.inner.resume(id, last_event_id).await?)
+    }
+    async fn restore_session(
+        &self,
+        _id: SessionId,
+    ) -> Result<RestoreOutcome<Self::Transport>, Self::Error> {
+        Ok(RestoreOutcome::NotSupported)
+    }
+    fn event_store(&self) -> Option<Arc<dyn EventStore>> {
+        None
+    }
+}
+
+/// What every request passes before rmcp sees it.
+struct Gate {
+    token: String,
+    origins: Vec<String>,
+    sessions: Arc<Limited>,
+}
+
+impl Gate {
+    /// `Some(response)` when the request is refused.
+    async fn refuse(&self, req: &Request<Incoming>) -> Option<Response<Body>> {
+        if req.uri().path() != MCP_PATH {
+            return Some(plain(
+                StatusCode::NOT_FOUND,
+                "Not Found: scry serves MCP at /mcp\n",
+            ));
+        }
+        if let Some(origin) = req.headers().get(header::ORIGIN) {
+            let ok = origin
+                .to_str()
+                .is_ok_and(|o| self.origins.contains(&normal_origin(o)));
+            if !ok {
+                tracing::warn!(?origin, "refused a request from a disallowed Origin");
+                return Some(plain(
+                    StatusCode::FORBIDDEN,
+                    "Forbidden: Origin not allowed (scry mcp --allow-origin ORIGIN allows one)\n",
+                ));
+            }
+        }
+        let authorized = req
+            .headers()
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| {
+                let (scheme, token) = v.trim().split_once(' ')?;
+                scheme
+                    .eq_ignore_ascii_case("bearer")
+                    .then(|| token.trim().to_string())
+            })
+            .is_some_and(|t| same(t.as_bytes(), self.token.as_bytes()));
+        if !authorized {
+            let mut r = plain(
+                StatusCode::UNAUTHORIZED,
+                "Unauthorized: send `Authorization: Bearer <token>` with the token from the file `scry mcp --http` named at start\n",
+            );
+            r.headers_mut().insert(
+                header::WWW_AUTHENTICATE,
+                header::HeaderValue::from_static("Bearer realm=\"scry\""),
+            );
+            return Some(r);
+        }
+        // A new session (a POST without a session id) beyond the limit.
+        if req.method() == http::Method::POST
+            && !req.headers().contains_key("mcp-session-id")
+            && self.sessions.count().await >= self.sessions.max
+        {
+            let mut r = plain(
+                StatusCode::SERVICE_UNAVAILABLE,
+                &format!("{}\n", LimitedError::TooMany(self.sessions.max)),
+            );
+            r.headers_mut()
+                .insert(header::RETRY_AFTER, header::HeaderValue::from_static("30"));
+            return Some(r);
+        }
+        None
+    }
+}
+
+/// A running HTTP server.
+pub struct HttpServer {
+    addr: SocketAddr,
+    token_path: PathBuf,
+    engine: Engine,
+    stop: CancellationToken,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl HttpServer {
+    /// Bind and start serving `engine`'s workspace. Fails (nothing
+    /// listening) on a non-loopback address without `allow_remote`, an
+    /// unusable token file, or an address in use.
+    pub async fn start(
+        engine: Engine,
+        opts: Options,
+        http: HttpOptions,
+    ) -> Result<HttpServer, ServeError> {
+        let ip = http.addr.ip();
+        if !ip.is_loopback() && !http.allow_remote {
+            return Err(ServeError::Config(format!(
+                "{ip} is not a loopback address: scry mcp --http listens on 127.0.0.1 or ::1 unless --allow-remote is given"
+            )));
+        }
+        let (token, token_path) = match &http.token_file {
+            Some(f) => (read_token_file(f)?, f.clone()),
+            None => {
+                let dir = http.state_dir.clone().or_else(default_state_dir).ok_or_else(|| {
+                    ServeError::Config(
+                        "no state directory for the token (set XDG_STATE_HOME or HOME, or pass --token-file)".into(),
+                    )
+                })?;
+                generated_token(&dir)?
+            }
+        };
+        let listener = TcpListener::bind(http.addr)
+            .await
+            .map_err(|e| ServeError::Config(format!("cannot listen on {}: {e}", http.addr)))?;
+        let addr = listener
+            .local_addr()
+            .map_err(|e| ServeError::Config(e.to_string()))?;
+
+        let mut hosts: Vec<String> = vec!["localhost".into(), "127.0.0.1".into(), "::1".into()];
+        if !ip.is_unspecified() {
+            hosts.push(ip.to_string());
+        }
+        hosts.extend(http.allowed_hosts.iter().cloned());
+        let origins: Vec<String> = http
+            .allowed_origins
+            .iter()
+            .map(|o| normal_origin(o))
+            .collect();
+        let stop = CancellationToken::new();
+        let config = StreamableHttpServerConfig::default()
+            .with_allowed_hosts(hosts)
+            .with_allowed_origins(origins.clone())
+            .enforce_origin_validation()
+            .with_max_request_body_bytes(http.max_body_bytes)
+            .with_cancellation_token(stop.child_token());
+        let mut local = LocalSessionManager::default();
+        local.session_config.keep_alive = Some(http.session_idle);
+        let sessions = Arc::new(Limited {
+            inner: local,
+            max: http.max_sessions.max(1),
+            creating: tokio::sync::Mutex::new(()),
+        });
+        let prototype = ScryMcp::new(engine.clone(), opts);
+        let service = StreamableHttpService::new(
+            move || Ok(prototype.new_session()),
+            sessions.clone(),
+            config,
+        );
+        let gate = Arc::new(Gate {
+            token,
+            origins,
+            sessions,
+        });
+        let connections = Arc::new(Semaphore::new(http.max_connections.max(1)));
+        let task = tokio::spawn(accept_loop(
+            listener,
+            service,
+            gate,
+            connections,
+            stop.clone(),
+        ));
+        Ok(HttpServer {
+            addr,
+            token_path,
+            engine,
+            stop,
+            task,
+        })
+    }
+
+    /// The address it listens on (the real port when 0 was asked).
+    pub fn local_addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// `http://ADDR/mcp`.
+    pub fn url(&self) -> String {
+        format!("http://{}{MCP_PATH}", self.addr)
+    }
+
+    /// The file holding the bearer token.
+    pub fn token_file(&self) -> &Path {
+        &self.token_path
+    }
+
+    /// Stop listening, end every session, stop the language servers.
+    pub async fn shutdown(self) {
+        self.stop.cancel();
+        let _ = self.task.await;
+        if tokio::time::timeout(SHUTDOWN_BUDGET, self.engine.shutdown())
+            .await
+            .is_err()
+        {
+            tracing::warn!("language servers did not stop in time; they are killed on exit");
+        }
+    }
+}
+
+async fn accept_loop(
+    listener: TcpListener,
+    service: StreamableHttpService<ScryMcp, Limited>,
+    gate: Arc<Gate>,
+    connections: Arc<Semaphore>,
+    stop: CancellationToken,
+) {
+    loop {
+        let (stream, peer) = tokio::select! {
+            _ = stop.cancelled() => return,
+            accepted = listener.accept() => match accepted {
+                Ok(a) => a,
+                Err(e) => {
+                    tracing::warn!("accept failed: {e}");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+        };
+        let Ok(permit) = connections.clone().try_acquire_owned() else {
+            tracing::warn!(%peer, "too many connections; closing a new one");
+            drop(stream);
+            continue;
+        };
+        let service = service.clone();
+        let gate = gate.clone();
+        let stop = stop.clone();
+        tokio::spawn(async move {
+            let _permit = permit;
+            let handler = hyper::service::service_fn(move |req: Request<Incoming>| {
+                let service = service.clone();
+                let gate = gate.clone();
+                async move {
+                    if let Some(refused) = gate.refuse(&req).await {
+                        return Ok::<_, Infallible>(refused);
+                    }
+                    Ok(service.handle(req).await)
+                }
+            });
+            let conn = hyper::server::conn::http1::Builder::new()
+                .serve_connection(TokioIo::new(stream), handler);
+            tokio::pin!(conn);
+            tokio::select! {
+                r = conn.as_mut() => {
+                    if let Err(e) = r {
+                        tracing::debug!(%peer, "connection ended: {e}");
+                    }
+                }
+                _ = stop.cancelled() => conn.as_mut().graceful_shutdown(),
+            }
+        });
+    }
+}
+
+/// `scry mcp --http`: serve the workspace at `root` until Ctrl-C or
+/// SIGTERM; `ready` is told where (the front end prints it).
+pub async fn serve_http(
+    root: &Path,
+    opts: Options,
+    http: HttpOptions,
+    ready: impl FnOnce(&HttpServer),
+) -> Result<(), ServeError> {
+    let ws =
+        scry_workspace::Workspace::open(root).map_err(|e| ServeError::Config(e.to_string()))?;
+    let engine = Engine::new(Arc::new(ws));
+    let server = HttpServer::start(engine, opts, http).await?;
+    ready(&server);
+    wait_for_signal().await;
+    server.shutdown().await;
+    Ok(())
+}
+
+async fn wait_for_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        if let Ok(mut term) = signal(SignalKind::terminate()) {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+            }
+            return;
+        }
+    }
+    let _ = tokio::signal::ctrl_c().await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn addresses() {
+        assert_eq!(parse_addr("8765").unwrap().to_string(), "127.0.0.1:8765");
+        assert_eq!(
+            parse_addr("localhost:1").unwrap().to_string(),
+            "127.0.0.1:1"
+        );
+        assert_eq!(parse_addr("[::1]:2").unwrap().to_string(), "[::1]:2");
+        assert!(parse_addr("example.com:80").is_err());
+    }
+
+    #[test]
+    fn token_is_generated_private_and_reused() {
+        let dir = tempfile::tempdir().unwrap();
+        let state = dir.path().join("state/scry");
+        let (t1, p1) = generated_token(&state).unwrap();
+        assert_eq!(t1.len(), 64);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(&p1).unwrap().permissions().mode();
+            assert_eq!(mode & 0o777, 0o600);
+        }
+        let (t2, _) = generated_token(&state).unwrap();
+        assert_eq!(t1, t2, "a private, well-formed token is reused");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&p1, std::fs::Permissions::from_mode(0o644)).unwrap();
+            let (t3, _) = generated_token(&state).unwrap();
+            assert_ne!(t1, t3, "a token others could read is replaced");
+            let mode = std::fs::metadata(&p1).unwrap().permissions().mode();
+            assert_eq!(mode & 0o777, 0o600);
+        }
+    }
+
+    #[test]
+    fn token_file_must_be_private_and_long() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("tok");
+        std::fs::write(&f, "short\n").unwrap();
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o600)).unwrap();
+        }
+        assert!(
+            read_token_file(&f)
+                .unwrap_err()
+                .to_string()
+                .contains("at least 16")
+        );
+        std::fs::write(&f, "0123456789abcdef-long-enough\nsecond line\n").unwrap();
+        assert_eq!(read_token_file(&f).unwrap(), "0123456789abcdef-long-enough");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o644)).unwrap();
+            assert!(
+                read_token_file(&f)
+                    .unwrap_err()
+                    .to_string()
+                    .contains("chmod 600")
+            );
+        }
+        assert!(read_token_file(&dir.path().join("missing")).is_err());
+    }
+
+    #[test]
+    fn constant_time_compare() {
+        assert!(same(b"abc", b"abc"));
+        assert!(!same(b"abc", b"abd"));
+        assert!(!same(b"abc", b"abcd"));
+    }
+}

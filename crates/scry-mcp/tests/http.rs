@@ -1,0 +1,334 @@
+//! `scry mcp --http`: the gate (token → 401, Origin → 403, Host → 403,
+//! path → 404, body limit → 413, session limit → 503) with plain HTTP
+//! requests, and real calls through rmcp's streamable HTTP client: the same
+//! answers as over stdio, several sessions sharing one language server,
+//! which stops with the HTTP server. Everything binds 127.0.0.1 port 0.
+
+mod common;
+
+use std::time::Duration;
+
+use common::*;
+use rmcp::ServiceExt;
+use rmcp::model::CallToolRequestParams;
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use scry_mcp::{HttpOptions, HttpServer, Options};
+use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+fn http_options(ws: &Ws) -> HttpOptions {
+    HttpOptions {
+        state_dir: Some(ws.dir.path().join("state/scry")),
+        ..HttpOptions::default()
+    }
+}
+
+async fn start(ws: &Ws, http: HttpOptions) -> (HttpServer, String) {
+    let server = HttpServer::start(ws.engine.clone(), Options::default(), http)
+        .await
+        .expect("the HTTP server starts");
+    let token = std::fs::read_to_string(server.token_file())
+        .expect("the token file")
+        .trim()
+        .to_string();
+    (server, token)
+}
+
+/// One HTTP/1.1 request; returns the status and the head (status line and
+/// headers, lower-cased names) of the answer.
+async fn raw(server: &HttpServer, head: &str, body: &str) -> (u16, String) {
+    let mut s = tokio::net::TcpStream::connect(server.local_addr())
+        .await
+        .expect("connect");
+    let req = format!(
+        "{head}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    s.write_all(req.as_bytes()).await.expect("send");
+    let mut got = Vec::new();
+    let mut buf = [0u8; 4096];
+    // The head is enough (an SSE body may stay open).
+    let read = tokio::time::timeout(WAIT, async {
+        while !got.windows(4).any(|w| w == b"\r\n\r\n") {
+            match s.read(&mut buf).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => got.extend_from_slice(&buf[..n]),
+            }
+        }
+    });
+    read.await.expect("an answer in time");
+    let text = String::from_utf8_lossy(&got).to_string();
+    let status = text
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("no status line in {text:?}"));
+    (status, text.to_ascii_lowercase())
+}
+
+const INIT: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}"#;
+
+fn post(server: &HttpServer, path: &str, extra: &str) -> String {
+    let mut h = format!(
+        "POST {path} HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream",
+        server.local_addr().port()
+    );
+    if !extra.is_empty() {
+        h.push_str("\r\n");
+        h.push_str(extra);
+    }
+    h
+}
+
+#[tokio::test]
+async fn the_gate_refuses_what_it_must() {
+    let ws = workspace(None, &[("a.py", "x = 1\n")]);
+    let http = HttpOptions {
+        max_sessions: 2,
+        max_body_bytes: 64 * 1024,
+        ..http_options(&ws)
+    };
+    let (server, token) = start(&ws, http).await;
+    assert_eq!(token.len(), 64);
+    assert!(
+        server
+            .token_file()
+            .starts_with(ws.dir.path().join("state/scry"))
+    );
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(server.token_file())
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600, "the token file is private");
+    }
+    let auth = format!("Authorization: Bearer {token}");
+
+    // No token, a wrong one, another scheme: 401, saying how.
+    let (st, head) = raw(&server, &post(&server, "/mcp", ""), INIT).await;
+    assert_eq!(st, 401, "{head}");
+    assert!(head.contains("www-authenticate: bearer"), "{head}");
+    let wrong = format!("Authorization: Bearer {}", "0".repeat(64));
+    assert_eq!(
+        raw(&server, &post(&server, "/mcp", &wrong), INIT).await.0,
+        401
+    );
+    let basic = format!("Authorization: Basic {token}");
+    assert_eq!(
+        raw(&server, &post(&server, "/mcp", &basic), INIT).await.0,
+        401
+    );
+
+    // A present, invalid Origin: 403, with or without the token.
+    for extra in [
+        format!("{auth}\r\nOrigin: http://evil.example"),
+        "Origin: http://evil.example".to_string(),
+        format!("{auth}\r\nOrigin: null"),
+        format!(
+            "{auth}\r\nOrigin: http://127.0.0.1:{}",
+            server.local_addr().port()
+        ),
+    ] {
+        let (st, head) = raw(&server, &post(&server, "/mcp", &extra), INIT).await;
+        assert_eq!(st, 403, "{extra}: {head}");
+    }
+
+    // A foreign Host (DNS rebinding): 403.
+    let rebound = format!(
+        "POST /mcp HTTP/1.1\r\nHost: evil.example:{}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n{auth}",
+        server.local_addr().port()
+    );
+    assert_eq!(raw(&server, &rebound, INIT).await.0, 403);
+
+    // Another path: 404. A body over the limit: 413.
+    assert_eq!(
+        raw(&server, &post(&server, "/other", &auth), INIT).await.0,
+        404
+    );
+    let big = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"ping","params":{{"pad":"{}"}}}}"#,
+        "x".repeat(70 * 1024)
+    );
+    assert_eq!(
+        raw(&server, &post(&server, "/mcp", &auth), &big).await.0,
+        413
+    );
+
+    // The token opens it; two sessions, then 503 for a third.
+    for _ in 0..2 {
+        let (st, head) = raw(&server, &post(&server, "/mcp", &auth), INIT).await;
+        assert_eq!(st, 200, "{head}");
+        assert!(head.contains("mcp-session-id:"), "{head}");
+    }
+    let (st, head) = raw(&server, &post(&server, "/mcp", &auth), INIT).await;
+    assert_eq!(st, 503, "{head}");
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn refuses_remote_addresses_and_bad_token_files() {
+    let ws = workspace(None, &[("a.py", "x = 1\n")]);
+    let remote = HttpOptions {
+        addr: "0.0.0.0:0".parse().unwrap(),
+        ..http_options(&ws)
+    };
+    let e = HttpServer::start(ws.engine.clone(), Options::default(), remote)
+        .await
+        .err()
+        .expect("a non-loopback address is refused");
+    assert!(e.to_string().contains("--allow-remote"), "{e}");
+
+    let file = ws.dir.path().join("token");
+    std::fs::write(&file, "a-token-of-sufficient-length\n").unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let opts = HttpOptions {
+            token_file: Some(file.clone()),
+            ..http_options(&ws)
+        };
+        let e = HttpServer::start(ws.engine.clone(), Options::default(), opts)
+            .await
+            .err()
+            .expect("a token file others can read is refused");
+        assert!(e.to_string().contains("chmod 600"), "{e}");
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
+    }
+    let opts = HttpOptions {
+        token_file: Some(file.clone()),
+        ..http_options(&ws)
+    };
+    let (server, token) = start(&ws, opts).await;
+    assert_eq!(token, "a-token-of-sufficient-length");
+    assert_eq!(server.token_file(), file);
+    let auth = format!("Authorization: Bearer {token}");
+    assert_eq!(
+        raw(&server, &post(&server, "/mcp", &auth), INIT).await.0,
+        200
+    );
+    server.shutdown().await;
+}
+
+fn client_config(server: &HttpServer, token: Option<&str>) -> StreamableHttpClientTransportConfig {
+    let c = StreamableHttpClientTransportConfig::with_uri(server.url());
+    match token {
+        Some(t) => c.auth_header(t),
+        None => c,
+    }
+}
+
+/// Timings differ between two runs of the same question.
+fn untimed(v: &mut Value) {
+    match v {
+        Value::Object(m) => {
+            m.remove("elapsed_ms");
+            m.values_mut().for_each(untimed);
+        }
+        Value::Array(a) => a.iter_mut().for_each(untimed),
+        _ => {}
+    }
+}
+
+#[tokio::test]
+async fn rmcp_client_calls_tools_like_stdio() {
+    if !have("pyright-langserver", "rmcp_client_calls_tools_like_stdio") {
+        return;
+    }
+    let ws = fixture("python");
+    let (server, token) = start(&ws, http_options(&ws)).await;
+
+    // Without the token rmcp's client cannot even initialize.
+    let denied = ()
+        .serve(StreamableHttpClientTransport::from_config(client_config(
+            &server, None,
+        )))
+        .await;
+    assert!(denied.is_err(), "initialized without a token");
+
+    let a = ()
+        .serve(StreamableHttpClientTransport::from_config(client_config(
+            &server,
+            Some(&token),
+        )))
+        .await
+        .expect("initialize over HTTP");
+    let tools = a.list_all_tools().await.expect("tools/list");
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    assert_eq!(names, ["lsp", "lsp_edit"]);
+
+    let args = json!({"action": "symbols", "path": "inventory.py", "timeout_ms": 90000});
+    let call =
+        || CallToolRequestParams::new("lsp").with_arguments(args.as_object().unwrap().clone());
+    let over_http = tokio::time::timeout(Duration::from_secs(120), a.call_tool(call()))
+        .await
+        .expect("in time")
+        .expect("tools/call over HTTP");
+    assert_ne!(over_http.is_error, Some(true), "{over_http:?}");
+    let http_text = over_http.content[0].as_text().expect("text").text.clone();
+    assert!(http_text.contains("total_weight"), "{http_text}");
+
+    // The same call over stdio, same engine: the same answer.
+    let (stdio, _task) = rmcp_client(server_for_stdio(&ws)).await;
+    let over_stdio = stdio
+        .call_tool(call())
+        .await
+        .expect("tools/call over stdio");
+    assert_eq!(
+        over_stdio.content[0].as_text().expect("text").text,
+        http_text
+    );
+    let mut h = over_http.structured_content.clone().expect("structured");
+    let mut s = over_stdio.structured_content.clone().expect("structured");
+    untimed(&mut h);
+    untimed(&mut s);
+    assert_eq!(h, s);
+
+    // A second HTTP session shares the running server; a bad argument is
+    // a coded tool error, as over stdio.
+    let b = ()
+        .serve(StreamableHttpClientTransport::from_config(client_config(
+            &server,
+            Some(&token),
+        )))
+        .await
+        .expect("a second session");
+    let again = b.call_tool(call()).await.expect("tools/call, session 2");
+    assert_eq!(again.content[0].as_text().unwrap().text, http_text);
+    assert_eq!(
+        ws.engine.workspace().running().len(),
+        1,
+        "one pyright for all sessions"
+    );
+    let bad = b
+        .call_tool(
+            CallToolRequestParams::new("lsp")
+                .with_arguments(json!({"action": "fly"}).as_object().unwrap().clone()),
+        )
+        .await
+        .expect("a tool result");
+    assert_eq!(bad.is_error, Some(true));
+    assert!(
+        bad.content[0]
+            .as_text()
+            .unwrap()
+            .text
+            .contains("INVALID_ARGUMENT")
+    );
+
+    let _ = a.cancel().await;
+    let _ = b.cancel().await;
+    let _ = stdio.cancel().await;
+    server.shutdown().await;
+    assert!(
+        ws.engine.workspace().running().is_empty(),
+        "the language servers stop with the HTTP server"
+    );
+}
+
+fn server_for_stdio(ws: &Ws) -> scry_mcp::ScryMcp {
+    server(ws, false)
+}

@@ -1,0 +1,390 @@
+//! The checks of the `workspace_edit` fuzz target (`fuzz/`), shared with the
+//! unit test that replays the committed corpus on stable. Not an API: only
+//! compiled for tests and with the `fuzzing` feature.
+//!
+//! One input = a `WorkspaceEdit` (the input as JSON when it is an object,
+//! `${ROOT}` standing for the workspace's URI; else one built from the bytes:
+//! text edits with ranges in and out of the text, create / rename / delete
+//! with their options, on files, directories, new paths, `..` escapes,
+//! symlinks out of the root, `.git`, the root itself, foreign URIs), a
+//! position encoding and a failure to inject at commit. Over a temporary
+//! workspace with a directory beside it:
+//! - a refused edit changes nothing anywhere;
+//! - an accepted plan names only paths inside the root (not the root, not
+//!   `.git`);
+//! - a commit that fails (injected at file k) leaves everything byte for
+//!   byte (and mode for mode) as it was;
+//! - a commit that succeeds writes exactly the plan's after-images and
+//!   nothing else;
+//! - the reverse plan (what undo commits) restores everything byte-exact.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, OnceLock};
+
+use scry_lsp::{Encoding, path_to_uri};
+use serde_json::{Value, json};
+
+use crate::edit::{EditPlan, FileChange, WriteOptions, build_plan, commit};
+
+struct Fixture {
+    base: PathBuf,
+    root: PathBuf,
+}
+
+const FILES: &[(&str, &str)] = &[
+    ("a.txt", "alpha\nbeta\ngamma\n"),
+    ("crlf.rs", "fn a() {}\r\nfn b() {}\r\n"),
+    ("u.py", "\u{feff}é😀 = 1\nx = 2"),
+    ("sub/b.txt", "b\n"),
+    ("sub/deep/c.txt", "c"),
+    ("empty.txt", ""),
+    (".git/config", "[core]\n"),
+];
+
+/// The workspace, made once per process (every check leaves it as it was,
+/// or panics).
+fn fixture() -> &'static Fixture {
+    static F: OnceLock<Fixture> = OnceLock::new();
+    F.get_or_init(|| {
+        let base = std::env::temp_dir().join(format!("scry-fuzz-edit-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&base);
+        let root = base.join("ws");
+        for (f, text) in FILES {
+            let p = root.join(f);
+            std::fs::create_dir_all(p.parent().expect("a parent")).expect("fixture dirs");
+            std::fs::write(p, text).expect("fixture files");
+        }
+        std::fs::create_dir_all(base.join("outside")).expect("fixture dirs");
+        std::fs::write(base.join("outside/secret.txt"), "secret\n").expect("fixture files");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::os::unix::fs::symlink("../outside", root.join("link_dir")).expect("a symlink");
+            std::os::unix::fs::symlink("../outside/secret.txt", root.join("link_file"))
+                .expect("a symlink");
+            std::fs::set_permissions(root.join("a.txt"), std::fs::Permissions::from_mode(0o640))
+                .expect("chmod");
+        }
+        let base = base.canonicalize().expect("canonical base");
+        Fixture {
+            root: base.join("ws"),
+            base,
+        }
+    })
+}
+
+/// Every path under `dir`: its kind, bytes and mode.
+fn snapshot(dir: &Path) -> BTreeMap<PathBuf, (char, Vec<u8>, u32)> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(rd) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            let p = e.path();
+            let Ok(m) = p.symlink_metadata() else {
+                continue;
+            };
+            #[cfg(unix)]
+            let mode = {
+                use std::os::unix::fs::PermissionsExt;
+                m.permissions().mode()
+            };
+            #[cfg(not(unix))]
+            let mode = 0;
+            if m.file_type().is_symlink() {
+                let t = std::fs::read_link(&p).unwrap_or_default();
+                out.insert(p, ('l', t.as_os_str().as_encoded_bytes().to_vec(), 0));
+            } else if m.is_dir() {
+                stack.push(p.clone());
+                out.insert(p, ('d', Vec::new(), mode));
+            } else {
+                let bytes = std::fs::read(&p).unwrap_or_default();
+                out.insert(p, ('f', bytes, mode));
+            }
+        }
+    }
+    out
+}
+
+const PATHS: &[&str] = &[
+    "a.txt",
+    "crlf.rs",
+    "u.py",
+    "sub/b.txt",
+    "sub/deep/c.txt",
+    "empty.txt",
+    "sub",
+    "sub/deep",
+    "new.txt",
+    "newdir/n.txt",
+    "sub/new.rs",
+    "a.txt/x",
+    ".git/config",
+    ".git/hooks/pre-commit",
+    "link_dir/secret.txt",
+    "link_file",
+    "link_dir",
+    "../outside/secret.txt",
+    "sub/../../outside/new.txt",
+    "",
+    ".",
+    "-h.py",
+];
+
+const RAW_URIS: &[&str] = &[
+    "file:///etc/passwd",
+    "untitled:Untitled-1",
+    "file://host/share/x.txt",
+    "a.txt",
+    "file:",
+    "file:///",
+    "%2e%2e",
+];
+
+const TEXTS: &[&str] = &[
+    "",
+    "X",
+    "\n",
+    "é",
+    "\r\n",
+    "😀",
+    "line\nline\n",
+    "\u{feff}",
+    "\r",
+];
+
+struct Bytes<'a>(std::slice::Iter<'a, u8>);
+
+impl Bytes<'_> {
+    fn next(&mut self) -> u8 {
+        self.0.next().copied().unwrap_or(0)
+    }
+    fn done(&self) -> bool {
+        self.0.len() == 0
+    }
+}
+
+fn uri(f: &Fixture, b: &mut Bytes) -> Value {
+    let i = usize::from(b.next());
+    if i >= 240 {
+        let raw = RAW_URIS[i % RAW_URIS.len()];
+        if raw == "%2e%2e" {
+            return Value::String(format!(
+                "{}/%2e%2e/outside/secret.txt",
+                path_to_uri(&f.root)
+            ));
+        }
+        return Value::String(raw.to_string());
+    }
+    let rel = PATHS[i % PATHS.len()];
+    let p = if rel.is_empty() {
+        f.root.clone()
+    } else {
+        f.root.join(rel)
+    };
+    Value::String(path_to_uri(&p))
+}
+
+fn pos(b: &mut Bytes) -> Value {
+    let l = b.next();
+    let c = b.next();
+    let line = if l == 0xff {
+        u64::from(u32::MAX) + 1
+    } else {
+        u64::from(l % 6)
+    };
+    let character = if c >= 0xf0 {
+        u64::from(c) * 1000
+    } else {
+        u64::from(c % 14)
+    };
+    json!({"line": line, "character": character})
+}
+
+fn text_edits(b: &mut Bytes) -> Value {
+    let n = b.next() % 4;
+    Value::Array(
+        (0..n)
+            .map(|_| {
+                let t = TEXTS[usize::from(b.next()) % TEXTS.len()];
+                json!({"range": {"start": pos(b), "end": pos(b)}, "newText": t})
+            })
+            .collect(),
+    )
+}
+
+fn options(b: &mut Bytes, names: [&str; 2]) -> Value {
+    let o = b.next();
+    let mut m = serde_json::Map::new();
+    if o & 1 != 0 {
+        m.insert(names[0].into(), Value::Bool(o & 2 != 0));
+    }
+    if o & 4 != 0 {
+        m.insert(names[1].into(), Value::Bool(o & 8 != 0));
+    }
+    Value::Object(m)
+}
+
+/// The edit, the position encoding and the failure to inject.
+fn decode(f: &Fixture, data: &[u8]) -> (Value, Encoding, Option<usize>) {
+    let Some((&head, rest)) = data.split_first() else {
+        return (json!({}), Encoding::Utf16, None);
+    };
+    let enc = [Encoding::Utf8, Encoding::Utf16, Encoding::Utf32][usize::from(head % 3)];
+    let fail_at = (head & 0x30 != 0).then_some(usize::from(head >> 6));
+    if let Ok(text) = std::str::from_utf8(rest) {
+        let text = text.replace("${ROOT}", &path_to_uri(&f.root));
+        if let Ok(v @ Value::Object(_)) = serde_json::from_str::<Value>(&text) {
+            return (v, enc, fail_at);
+        }
+    }
+    let mut b = Bytes(rest.iter());
+    let document_changes = head & 8 != 0;
+    let mut ops = Vec::new();
+    let mut changes = serde_json::Map::new();
+    while !b.done() && ops.len() + changes.len() < 8 {
+        let tag = b.next();
+        match (document_changes, tag % 4) {
+            (false, _) | (true, 0) => {
+                let u = uri(f, &mut b);
+                let edits = text_edits(&mut b);
+                if document_changes {
+                    let version = match b.next() % 3 {
+                        0 => Value::Null,
+                        1 => json!(1),
+                        _ => json!(-7),
+                    };
+                    ops.push(
+                        json!({"textDocument": {"uri": u, "version": version}, "edits": edits}),
+                    );
+                } else if let Value::String(u) = u {
+                    changes.insert(u, edits);
+                }
+            }
+            (true, 1) => ops.push(json!({"kind": "create", "uri": uri(f, &mut b),
+                "options": options(&mut b, ["overwrite", "ignoreIfExists"])})),
+            (true, 2) => ops.push(
+                json!({"kind": "rename", "oldUri": uri(f, &mut b), "newUri": uri(f, &mut b),
+                "options": options(&mut b, ["overwrite", "ignoreIfExists"])}),
+            ),
+            _ => ops.push(json!({"kind": "delete", "uri": uri(f, &mut b),
+                "options": options(&mut b, ["recursive", "ignoreIfNotExists"])})),
+        }
+    }
+    let edit = if document_changes {
+        json!({"documentChanges": ops})
+    } else {
+        json!({"changes": changes})
+    };
+    (edit, enc, fail_at)
+}
+
+/// The plan that undoes `plan` once it is committed (what `undo` commits).
+fn reverse(plan: &EditPlan) -> EditPlan {
+    EditPlan {
+        changes: plan
+            .changes
+            .iter()
+            .map(|c| FileChange {
+                path: c.path.clone(),
+                before: c.after.clone(),
+                after: c.before.clone(),
+            })
+            .collect(),
+        dirs_created: plan.dirs_removed.iter().rev().cloned().collect(),
+        dirs_removed: plan.dirs_created.iter().rev().cloned().collect(),
+        ..Default::default()
+    }
+}
+
+fn inside(f: &Fixture, p: &Path) -> bool {
+    p.starts_with(&f.root)
+        && p != f.root
+        && !p
+            .strip_prefix(&f.root)
+            .is_ok_and(|r| r.components().any(|c| c.as_os_str() == ".git"))
+}
+
+/// Run every check on one input; panics on a violated property.
+pub fn check_edit(data: &[u8]) {
+    // One check at a time: they share the workspace.
+    static LOCK: Mutex<()> = Mutex::new(());
+    let _guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let f = fixture();
+    let (edit, enc, fail_at) = decode(f, data);
+    let before = snapshot(&f.base);
+    let plan = match build_plan(&f.root, &edit, enc, &HashMap::new(), "fuzz") {
+        Err(_) => {
+            assert_eq!(snapshot(&f.base), before, "a refused edit changed files");
+            return;
+        }
+        Ok(p) => p,
+    };
+    assert_eq!(snapshot(&f.base), before, "planning wrote files");
+    for c in &plan.changes {
+        assert!(inside(f, &c.path), "the plan changes {}", c.path.display());
+        assert_ne!(c.before, c.after, "a no-op change in the plan");
+    }
+    for d in plan.dirs_created.iter().chain(&plan.dirs_removed) {
+        assert!(inside(f, d), "the plan changes directory {}", d.display());
+    }
+    let opts = WriteOptions { fail_at };
+    match commit(&plan, &f.root, &opts) {
+        Err(e) => {
+            let now = snapshot(&f.base);
+            assert_eq!(now, before, "a failed commit ({e}) left changes");
+        }
+        Ok(()) => {
+            let now = snapshot(&f.base);
+            // Exactly the plan's after-images, nothing else.
+            let mut expected = before.clone();
+            for d in &plan.dirs_removed {
+                expected.remove(d);
+            }
+            for c in &plan.changes {
+                match &c.after {
+                    None => {
+                        expected.remove(&c.path);
+                    }
+                    Some(img) => {
+                        let got = now.get(&c.path).expect("a written file exists");
+                        assert_eq!(got.1, img.bytes, "{} holds other bytes", c.path.display());
+                        if let Some(m) = img.mode {
+                            assert_eq!(got.2 & 0o7777, m, "{} lost its mode", c.path.display());
+                        }
+                        expected.insert(c.path.clone(), got.clone());
+                    }
+                }
+            }
+            for d in &plan.dirs_created {
+                if let Some(got) = now.get(d) {
+                    expected.insert(d.clone(), got.clone());
+                }
+            }
+            assert_eq!(now, expected, "the commit changed more than the plan");
+            // Undo restores byte-exact.
+            let undo = reverse(&plan);
+            commit(&undo, &f.root, &WriteOptions::default()).expect("the reverse plan commits");
+            assert_eq!(snapshot(&f.base), before, "undo did not restore byte-exact");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// Replays the committed fuzz corpus (`fuzz/corpus/workspace_edit`).
+    #[test]
+    fn fuzz_corpus_replays() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../fuzz/corpus/workspace_edit");
+        let mut n = 0;
+        for e in std::fs::read_dir(&dir).expect("the fuzz corpus is committed") {
+            super::check_edit(&std::fs::read(e.unwrap().path()).unwrap());
+            n += 1;
+        }
+        assert!(n > 0, "empty corpus in {}", dir.display());
+    }
+}

@@ -1,0 +1,123 @@
+//! End to end: the built `scry mcp --http 127.0.0.1:0` prints where it
+//! serves and where the token is (never the token), refuses a request
+//! without the token (401) and from a foreign Origin (403), answers
+//! `initialize` with it, refuses a non-loopback address without
+//! `--allow-remote`, and exits on SIGTERM.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+fn scry() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_scry"))
+}
+
+/// One HTTP/1.1 POST to `url`'s `/mcp`; the status code.
+fn post(addr: &str, headers: &str) -> u16 {
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"e2e","version":"0"}}}"#;
+    let mut s = TcpStream::connect(addr).expect("connect");
+    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    write!(
+        s,
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n{headers}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut head = [0u8; 12];
+    s.read_exact(&mut head).expect("a status line");
+    String::from_utf8_lossy(&head[9..12])
+        .parse()
+        .expect("a status code")
+}
+
+#[test]
+fn serves_http_with_a_token_and_stops_on_sigterm() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap().join("ws");
+    std::fs::create_dir_all(&root).unwrap();
+    std::fs::write(root.join("a.py"), "x = 1\n").unwrap();
+    let state = dir.path().join("state");
+    let mut child = scry()
+        .args(["mcp", "--http", "127.0.0.1:0", "--root"])
+        .arg(&root)
+        .env("XDG_STATE_HOME", &state)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("scry runs");
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    err.read_line(&mut line).expect("the start line");
+    let token_path = state.join("scry/mcp-http-token");
+    let token = std::fs::read_to_string(&token_path)
+        .expect("the token was generated in the state directory")
+        .trim()
+        .to_string();
+    assert!(line.contains(&token_path.display().to_string()), "{line}");
+    assert!(!line.contains(&token), "the token itself is never printed");
+    let url = line
+        .split_whitespace()
+        .find(|w| w.starts_with("http://127.0.0.1:"))
+        .unwrap_or_else(|| panic!("no URL in {line:?}"));
+    let addr = url
+        .trim_start_matches("http://")
+        .trim_end_matches("/mcp")
+        .to_string();
+
+    assert_eq!(post(&addr, ""), 401);
+    let auth = format!("Authorization: Bearer {token}\r\n");
+    assert_eq!(
+        post(&addr, &format!("{auth}Origin: https://evil.example\r\n")),
+        403
+    );
+    assert_eq!(post(&addr, &auth), 200);
+
+    // SIGTERM: it stops.
+    let pid = child.id().to_string();
+    let killed = Command::new("kill").args(["-TERM", &pid]).status().unwrap();
+    assert!(killed.success());
+    let mut status = None;
+    for _ in 0..200 {
+        if let Some(s) = child.try_wait().unwrap() {
+            status = Some(s);
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let status = status.unwrap_or_else(|| {
+        let _ = child.kill();
+        panic!("scry mcp --http did not stop on SIGTERM");
+    });
+    assert!(status.success(), "{status:?}");
+    let mut out = String::new();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut out)
+        .unwrap();
+    assert!(out.is_empty(), "nothing on stdout: {out}");
+}
+
+#[test]
+fn refuses_remote_without_allow_remote() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = scry()
+        .args(["mcp", "--http", "0.0.0.0:0", "--root"])
+        .arg(dir.path())
+        .env("XDG_STATE_HOME", dir.path().join("state"))
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--allow-remote"), "{err}");
+    let out = scry()
+        .args(["mcp", "--allow-remote"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "--allow-remote needs --http");
+}
