@@ -298,3 +298,30 @@ async fn typescript_quick_fix_from_a_diagnostic() {
     );
     fx.engine.shutdown().await;
 }
+
+/// Issue 8: a rename preview asked by name and line, where the name occurs
+/// twice on that line with different targets, answers for the first and
+/// names the other with the argument that selects it; nothing is written.
+#[tokio::test]
+async fn pyright_rename_preview_names_the_other_target_on_the_line() {
+    let Some(fx) = fixture("python", "pyright-langserver") else {
+        return;
+    };
+    let src = "class A:\n    size = 1\n\n\nclass B:\n    size = 2\n\n\ndef f(a: A, b: B) -> int:\n    return a.size + b.size\n";
+    std::fs::write(fx.root.join("same.py"), src).unwrap();
+    let mut q = rename("same.py", "size", "length", false);
+    q.line = Some(10);
+    let a = fx.engine.run(&q).await.unwrap();
+    let r = report(&a);
+    assert!(!r.applied, "{r:?}");
+    assert_eq!(read(&fx, "same.py"), src, "a preview writes nothing");
+    let asked = a.asked_at.as_ref().expect("asked_at");
+    assert_eq!((asked.loc.line, asked.loc.col), (10, 14), "{asked:?}");
+    let same = a.same_name.as_ref().expect("the other target is named");
+    assert_eq!(same.others.len(), 1, "{same:?}");
+    let other = &same.others[0];
+    assert_eq!((other.line, other.col), (10, 23), "{other:?}");
+    assert!(other.select.contains(&"column=23".to_string()), "{other:?}");
+    assert!(other.body.is_none(), "an edit preview only names the other");
+    fx.engine.shutdown().await;
+}

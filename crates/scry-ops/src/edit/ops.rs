@@ -265,6 +265,18 @@ impl Engine {
         answer.server = Some(session.name().to_string());
         answer.asked_at = Some(self.asked_at(&path, &index, &cand));
         answer.others = others;
+        // Other occurrences of the name on the asked line that mean
+        // something else: named, with the argument that selects each.
+        self.name_same_line_targets(
+            q,
+            &mut answer,
+            &session,
+            &path,
+            &index,
+            &candidates,
+            deadline,
+        )
+        .await;
         Ok(answer)
     }
 

@@ -166,6 +166,36 @@ impl Engine {
         Ok(answer)
     }
 
+    /// For answers that act on one occurrence (edit previews): when the
+    /// name occurs on the asked line with different targets, fill
+    /// `answer.same_name` (the answered one is `answer.asked_at`).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) async fn name_same_line_targets(
+        &self,
+        q: &Query,
+        answer: &mut Answer,
+        session: &Session,
+        path: &Path,
+        index: &Arc<LineIndex>,
+        candidates: &[Candidate],
+        deadline: Instant,
+    ) {
+        if q.line.is_none() {
+            return;
+        }
+        let mut files = Files::new(Some(session.clone()));
+        files.insert(path.to_path_buf(), index.clone());
+        let (split, _) = self
+            .split_targets(q, session, path, index, candidates, deadline, &mut files)
+            .await;
+        if let Some(groups) = split {
+            self.name_other_targets(
+                q, answer, groups, session, path, index, deadline, &mut files,
+            )
+            .await;
+        }
+    }
+
     /// Ask at each occurrence marked `compare` (see [`split_action`]) and
     /// group them by target: `Some` (the first of each group, in candidate
     /// order, with its answer) when they resolve to more than one target.
