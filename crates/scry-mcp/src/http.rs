@@ -13,8 +13,8 @@
 //!   DNS rebinding) and the `Origin` again, and limits the body (413).
 //! - The token is a 256-bit random hex string, in a file only the user can
 //!   read: `--token-file FILE` (must exist, mode 0600), else generated once
-//!   into `$XDG_STATE_HOME/scry/mcp-http-token` (else
-//!   `~/.local/state/scry/mcp-http-token`) and reused while it stays
+//!   into `<state dir>/mcp-http-token` (`$SCRY_STATE_DIR`, else
+//!   `$XDG_STATE_HOME/scry`, else `~/.local/state/scry`) and reused while it stays
 //!   private. The token itself is never printed or logged.
 //! - At most [`HttpOptions::max_sessions`] sessions (a new one beyond gets
 //!   503), at most [`HttpOptions::max_connections`] open connections (more
@@ -122,13 +122,10 @@ pub fn parse_addr(s: &str) -> Result<SocketAddr, String> {
     ))
 }
 
-/// `$XDG_STATE_HOME/scry`, else `~/.local/state/scry`.
+/// scry's state directory (`$SCRY_STATE_DIR`, else `$XDG_STATE_HOME/scry`,
+/// else `~/.local/state/scry`): the one [`scry_workspace::trust::state_dir`].
 pub fn default_state_dir() -> Option<PathBuf> {
-    let state = std::env::var_os("XDG_STATE_HOME")
-        .filter(|s| !s.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/state")))?;
-    Some(state.join("scry"))
+    scry_workspace::trust::state_dir()
 }
 
 /// A token scry generates: 32 random bytes, hex.

@@ -9,16 +9,10 @@ use std::path::{Path, PathBuf};
 
 use scry_ops::Engine;
 
-/// The state directory of scry.
+/// The state directory of scry (the one
+/// [`scry_workspace::trust::state_dir`]).
 pub fn state_base() -> Option<PathBuf> {
-    if let Some(d) = std::env::var_os("SCRY_STATE_DIR").filter(|d| !d.is_empty()) {
-        return Some(PathBuf::from(d));
-    }
-    let state = std::env::var_os("XDG_STATE_HOME")
-        .map(PathBuf::from)
-        .filter(|p| p.is_absolute())
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/state")))?;
-    Some(state.join("scry"))
+    scry_workspace::trust::state_dir()
 }
 
 /// The baseline file of workspace `root`.
