@@ -123,6 +123,11 @@ impl Repo {
     }
 }
 
+fn on_path(cmd: &str) -> bool {
+    std::env::var_os("PATH")
+        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(cmd).is_file()))
+}
+
 /// One MCP session under `--read-only`: initialize, then each `lsp` call;
 /// returns each answer's text.
 fn mcp_calls(repo: &Repo, calls: &[Value]) -> Vec<String> {
@@ -202,8 +207,21 @@ fn untrusted_repository_runs_nothing_it_names_until_trusted() {
     let (_, out) = repo.scry(&["diag", "a.foo", "app.py", "--timeout-ms", "20000"]);
     assert!(out.contains("not trusted"), "{out}");
     assert!(out.contains("scry trust"), "{out}");
-    let (_, out) = repo.scry(&["def", "app.py", "greet", "--timeout-ms", "30000"]);
+    let (code, out) = repo.scry(&[
+        "def",
+        "app.py",
+        "greet",
+        "--line",
+        "4",
+        "--timeout-ms",
+        "30000",
+    ]);
     assert!(out.contains("scry trust"), "{out}");
+    if on_path("pyright-langserver") {
+        // the built-in server from PATH still answers
+        assert_eq!(code, 0, "{out}");
+        assert!(out.contains("1:5  def greet(name):"), "{out}");
+    }
     assert_eq!(repo.ran(), Vec::<&str>::new(), "untrusted CLI ran: {out}");
 
     // status says what is ignored and how to trust
