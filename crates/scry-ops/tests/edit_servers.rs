@@ -325,3 +325,33 @@ async fn pyright_rename_preview_names_the_other_target_on_the_line() {
     assert!(other.body.is_none(), "an edit preview only names the other");
     fx.engine.shutdown().await;
 }
+
+/// Issue 8: listing code actions by name and line names the other targets
+/// of the name on that line too, and an applied rename does not (its line
+/// changed).
+#[tokio::test]
+async fn pyright_code_actions_name_the_other_target_and_applied_rename_does_not() {
+    let Some(fx) = fixture("python", "pyright-langserver") else {
+        return;
+    };
+    let src = "class A:\n    size = 1\n\n\nclass B:\n    size = 2\n\n\ndef f(a: A, b: B) -> int:\n    return a.size + b.size\n";
+    std::fs::write(fx.root.join("same.py"), src).unwrap();
+    let mut q = Query::new(Action::CodeActions);
+    q.path = Some("same.py".into());
+    q.symbol = Some("size".into());
+    q.line = Some(10);
+    q.timeout = Some(Duration::from_secs(90));
+    let a = fx.engine.run(&q).await.unwrap();
+    let same = a.same_name.as_ref().expect("the other target is named");
+    assert_eq!(
+        (same.others[0].line, same.others[0].col),
+        (10, 23),
+        "{same:?}"
+    );
+    let mut q = rename("same.py", "size", "length", true);
+    q.line = Some(10);
+    let a = fx.engine.run(&q).await.unwrap();
+    assert!(report(&a).applied);
+    assert!(a.same_name.is_none(), "{:?}", a.same_name);
+    fx.engine.shutdown().await;
+}

@@ -265,18 +265,21 @@ impl Engine {
         answer.server = Some(session.name().to_string());
         answer.asked_at = Some(self.asked_at(&path, &index, &cand));
         answer.others = others;
-        // Other occurrences of the name on the asked line that mean
-        // something else: named, with the argument that selects each.
-        self.name_same_line_targets(
-            q,
-            &mut answer,
-            &session,
-            &path,
-            &index,
-            &candidates,
-            deadline,
-        )
-        .await;
+        // A preview: other occurrences of the name on the asked line that
+        // mean something else are named, with the argument that selects
+        // each (after an applied edit the line is no longer what was asked).
+        if !q.apply {
+            self.name_same_line_targets(
+                q,
+                &mut answer,
+                &session,
+                &path,
+                &index,
+                &candidates,
+                deadline,
+            )
+            .await;
+        }
         Ok(answer)
     }
 
@@ -296,7 +299,9 @@ impl Engine {
         {
             return Ok(a);
         }
-        let (session, index, start, end, asked) =
+        // `candidates`: the occurrences of a named symbol (empty for a
+        // line or the whole file), to name the other targets on the line.
+        let (session, index, start, end, asked, candidates) =
             if q.symbol.as_deref().is_some_and(|s| !s.trim().is_empty())
                 || (q.line.is_some() && q.column.is_some())
             {
@@ -310,7 +315,7 @@ impl Engine {
                     col: cand.pos.col + len,
                 };
                 let asked = self.asked_at(&t.path, &t.index, &cand);
-                (t.session, t.index, cand.pos, end, Some(asked))
+                (t.session, t.index, cand.pos, end, Some(asked), t.candidates)
             } else {
                 let (s, _, idx) = self.open_file(&path, deadline, method).await?;
                 match q.line {
@@ -331,11 +336,12 @@ impl Engine {
                             CharPos { line: l, col: 0 },
                             CharPos { line: l, col: len },
                             None,
+                            Vec::new(),
                         )
                     }
                     None => {
                         let end = idx.end();
-                        (s, idx, CharPos { line: 0, col: 0 }, end, None)
+                        (s, idx, CharPos { line: 0, col: 0 }, end, None, Vec::new())
                     }
                 }
             };
@@ -405,6 +411,16 @@ impl Engine {
                         None => format!("{} offers no code action there", session.name()),
                     });
                 }
+                self.name_same_line_targets(
+                    q,
+                    &mut answer,
+                    &session,
+                    &path,
+                    &index,
+                    &candidates,
+                    deadline,
+                )
+                .await;
                 return Ok(answer);
             }
             (Some(n), _) => {
@@ -522,6 +538,18 @@ impl Engine {
             });
         let mut answer = self.edit_answer(q, &session, asked, report);
         answer.notes.extend(notes);
+        if !q.apply {
+            self.name_same_line_targets(
+                q,
+                &mut answer,
+                &session,
+                &path,
+                &index,
+                &candidates,
+                deadline,
+            )
+            .await;
+        }
         Ok(answer)
     }
 

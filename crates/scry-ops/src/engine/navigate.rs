@@ -166,9 +166,10 @@ impl Engine {
         Ok(answer)
     }
 
-    /// For answers that act on one occurrence (edit previews): when the
-    /// name occurs on the asked line with different targets, fill
-    /// `answer.same_name` (the answered one is `answer.asked_at`).
+    /// For answers that act on one occurrence (rename and code-action
+    /// previews, code-action lists): when the name occurs on the asked line
+    /// with different targets, fill `answer.same_name` (the answered one is
+    /// `answer.asked_at`). Callers skip it after an applied edit.
     #[allow(clippy::too_many_arguments)]
     pub(crate) async fn name_same_line_targets(
         &self,
