@@ -81,24 +81,25 @@ fn tree(dir: &Path, out: &mut Vec<(PathBuf, u64, bool)>) {
     }
 }
 
-const KEYS: &[&str] = &[
-    "action",
-    "path",
-    "symbol",
-    "line",
-    "column",
-    "query",
-    "severity",
-    "new_name",
-    "action_index",
-    "action_title",
-    "timeout_ms",
-    "apply",
-    "method",
-    "params",
-    "unknown",
-    "",
-];
+/// The argument names the decoder draws from: every name the two tools
+/// accept (from [`crate::tools`], so a new argument is fuzzed too), an
+/// unknown one and the empty one.
+fn keys() -> &'static [&'static str] {
+    static K: OnceLock<Vec<&'static str>> = OnceLock::new();
+    K.get_or_init(|| {
+        let mut k: Vec<&str> = Vec::new();
+        for n in crate::tools::LSP_ARGS
+            .iter()
+            .chain(crate::tools::EDIT_ARGS)
+            .chain(&["unknown", ""])
+        {
+            if !k.contains(n) {
+                k.push(n);
+            }
+        }
+        k
+    })
+}
 
 const STRINGS: &[&str] = &[
     "definition",
@@ -190,7 +191,7 @@ fn object(bytes: &mut impl Iterator<Item = u8>, n: u8, depth: u32) -> JsonObject
     let mut m = JsonObject::new();
     for _ in 0..n {
         let Some(k) = bytes.next() else { break };
-        let key = KEYS[usize::from(k) % KEYS.len()].to_string();
+        let key = keys()[usize::from(k) % keys().len()].to_string();
         m.insert(key, value(bytes, depth));
     }
     m
