@@ -1,6 +1,6 @@
-//! The workspace's syntactic index: the files `ignore` selects
-//! (`.gitignore` respected, hidden files and the build/vendor directories of
-//! [`SKIPPED_DIRS`] skipped) that a grammar serves, each indexed once and
+//! The workspace's syntactic index: the files the workspace walker selects
+//! (`.gitignore` respected, hidden files, [`scry_workspace::walk::SKIPPED_DIRS`]
+//! and [`scry_workspace::walk::VENDORED_DIRS`] skipped) that a grammar serves, each indexed once and
 //! cached by (size, mtime, content hash) in memory and on disk.
 //!
 //! Invariants: built lazily (on [`SyntaxIndex::refresh`], never at
@@ -18,6 +18,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::UNIX_EPOCH;
 
+use scry_workspace::walk::Walker;
 use serde::{Deserialize, Serialize};
 use tree_sitter::Parser;
 
@@ -29,10 +30,6 @@ pub const MAX_FILE_BYTES: u64 = 1024 * 1024;
 
 /// At most this many files are indexed (in path order); the rest are said.
 pub const MAX_FILES: usize = 50_000;
-
-/// Directories never entered: the workspace watcher's list and a few more
-/// vendored/virtualenv ones.
-pub const SKIPPED_DIRS: &[&str] = &["venv", ".mypy_cache", "vendor", "third_party"];
 
 /// Bump when the extraction changes: older caches are then ignored.
 const CACHE_VERSION: u32 = 3;
@@ -467,19 +464,9 @@ enum Outcome {
 
 /// The files under `root` a grammar serves, sorted.
 fn walk(root: &Path) -> Vec<PathBuf> {
-    let skip = |name: &std::ffi::OsStr| {
-        name.to_str().is_some_and(|n| {
-            scry_workspace::watch::SKIPPED_DIRS.contains(&n) || SKIPPED_DIRS.contains(&n)
-        })
-    };
-    let mut out: Vec<PathBuf> = ignore::WalkBuilder::new(root)
-        .hidden(true)
-        .require_git(false)
-        .filter_entry(move |e| !(e.file_type().is_some_and(|t| t.is_dir()) && skip(e.file_name())))
-        .build()
-        .filter_map(Result::ok)
-        .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
-        .map(|e| e.into_path())
+    let mut out: Vec<PathBuf> = Walker::new()
+        .skip_vendored()
+        .files(root)
         .filter(|p| lang::spec_for(p).is_some())
         .collect();
     out.sort();

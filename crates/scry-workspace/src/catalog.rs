@@ -35,7 +35,7 @@ pub struct ServerSpec {
     /// `"lsp"` (default) or `"cli"`.
     pub kind: ProviderKind,
     /// The program (argv\[0\]); never run through a shell. A bare name is
-    /// looked up with [`crate::config::resolve_command`].
+    /// looked up with [`crate::command::resolve_command`].
     pub command: String,
     /// Arguments. For `cli` providers the placeholder `{files}` stands for
     /// the files to check (one argument each).

@@ -21,6 +21,7 @@ use serde::Serialize;
 
 use crate::catalog::{self, ProviderKind, ServerSpec};
 use crate::config::{self, Config};
+use crate::walk::Walker;
 
 /// How long a `--version` may take.
 pub const VERSION_TIMEOUT: Duration = Duration::from_secs(3);
@@ -131,8 +132,9 @@ pub fn diagnose_with(config: &Config, root: &Path, path_var: Option<&OsStr>) -> 
         .into_iter()
         .filter(|d| d.is_absolute())
         .collect();
-    let found =
-        |spec: &ServerSpec| config::resolve_command_with_path(&spec.command, root, path_var);
+    let found = |spec: &ServerSpec| {
+        crate::command::resolve_command_with_path(&spec.command, root, path_var)
+    };
     let installed = |spec: &ServerSpec| found(spec).is_some();
     let methods: Vec<String> = METHOD_PROGRAMS
         .iter()
@@ -228,7 +230,7 @@ pub fn diagnose_with(config: &Config, root: &Path, path_var: Option<&OsStr>) -> 
             .and_then(|(_, f)| *f)
             .cloned()
             .unwrap_or_else(|| root.to_path_buf());
-        let server_root = config::find_root(spec, &sample, root);
+        let server_root = crate::roots::find_root(spec, &sample, root);
         for hint in &spec.hints {
             let fine = [root, server_root.as_path()]
                 .iter()
@@ -252,10 +254,7 @@ pub fn diagnose_with(config: &Config, root: &Path, path_var: Option<&OsStr>) -> 
             .trust
             .ignored
             .iter()
-            .map(|(file, what)| {
-                let file = file.strip_prefix(root).unwrap_or(file);
-                format!("{}: {what}", file.display())
-            })
+            .map(|(file, what)| format!("{}: {what}", crate::paths::display(file, root)))
             .collect(),
         warnings: config.warnings.clone(),
         languages: rows.into_iter().map(|(r, _)| r).collect(),
@@ -366,31 +365,17 @@ fn on_path(program: &str, dirs: &[PathBuf]) -> bool {
     })
 }
 
-/// The workspace's files (gitignore respected, the watcher's skipped
-/// directories skipped), at most [`MAX_FILES`], sorted.
+/// The workspace's files (gitignore respected, the
+/// [`crate::walk::SKIPPED_DIRS`] skipped), at most [`MAX_FILES`], sorted.
 fn workspace_files(root: &Path) -> (Vec<PathBuf>, bool) {
-    let walk = ignore::WalkBuilder::new(root)
-        .hidden(false)
-        .parents(true)
-        .require_git(false)
-        .follow_links(false)
-        .filter_entry(|e| {
-            !(e.file_type().is_some_and(|t| t.is_dir())
-                && e.file_name()
-                    .to_str()
-                    .is_some_and(|n| crate::watch::SKIPPED_DIRS.contains(&n)))
-        })
-        .build();
     let mut files = Vec::new();
     let mut capped = false;
-    for entry in walk.flatten() {
-        if entry.file_type().is_some_and(|t| t.is_file()) {
-            if files.len() >= MAX_FILES {
-                capped = true;
-                break;
-            }
-            files.push(entry.into_path());
+    for file in Walker::new().with_hidden().files(root) {
+        if files.len() >= MAX_FILES {
+            capped = true;
+            break;
         }
+        files.push(file);
     }
     files.sort();
     (files, capped)

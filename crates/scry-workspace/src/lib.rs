@@ -4,11 +4,16 @@
 //! workspace trust (what project configuration may run).
 
 pub mod catalog;
+pub mod command;
 pub mod config;
 pub mod doctor;
+pub mod paths;
 pub mod pool;
+pub mod roots;
+pub mod routing;
 pub mod seed_config;
 pub mod trust;
+pub mod walk;
 pub mod watch;
 
 pub use pool::{Route, Workspace, WorkspaceError, default_log_dir};

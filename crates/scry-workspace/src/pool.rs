@@ -13,7 +13,9 @@ use std::sync::{Arc, Mutex, RwLock};
 use scry_lsp::{ApplyEditHook, EditHookSlot, Session, SessionConfig, SessionError};
 
 use crate::catalog::{ProviderKind, ServerSpec};
-use crate::config::{Config, ConfigError, find_root, resolve_command, resolve_command_untrusted};
+use crate::command::{resolve_command, resolve_command_untrusted};
+use crate::config::{Config, ConfigError};
+use crate::roots::find_root;
 use crate::trust::{self, TrustPolicy};
 use crate::watch::{self, FileWatcher};
 

@@ -261,7 +261,7 @@ pub fn record(store: &Path, root: &Path, layers: &[(PathBuf, String)]) -> io::Re
         config_hash: config_hash(root, layers),
         files: layers
             .iter()
-            .map(|(p, _)| p.strip_prefix(root).unwrap_or(p).display().to_string())
+            .map(|(p, _)| crate::paths::display(p, root))
             .collect(),
         trusted_at: std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -349,7 +349,7 @@ pub fn notice(state: &TrustState, root: &Path, local_bins: &[PathBuf]) -> Option
     if state.trust.is_trusted() || (state.ignored.is_empty() && local_bins.is_empty()) {
         return None;
     }
-    let rel = |p: &Path| p.strip_prefix(root).unwrap_or(p).display().to_string();
+    let rel = |p: &Path| crate::paths::display(p, root);
     let mut parts: Vec<String> = Vec::new();
     let mut i = 0;
     while i < state.ignored.len() {

@@ -5,8 +5,8 @@
 //! One `notify` watcher per workspace. notify's recursive mode cannot skip
 //! directories, so every directory is watched on its own (non-recursive),
 //! found by walking the root with the `ignore` crate (`.gitignore`
-//! respected; `.git`, `target`, `node_modules`, `.cache`, `__pycache__`,
-//! `.venv` never entered), bounded by [`MAX_DIRS`]. Directories created
+//! respected; [`crate::walk::SKIPPED_DIRS`] never entered), bounded by
+//! [`MAX_DIRS`]. Directories created
 //! later are added when their event is drained, and the files already in
 //! them reported as created.
 //!
@@ -31,15 +31,7 @@ use notify::{Event, EventKind, RecursiveMode, Watcher};
 use scry_lsp::{Session, path_to_uri, uri_to_path};
 use serde_json::{Value, json};
 
-/// Directories never watched (nor descended into).
-pub const SKIPPED_DIRS: &[&str] = &[
-    ".git",
-    "target",
-    "node_modules",
-    ".cache",
-    "__pycache__",
-    ".venv",
-];
+use crate::walk::{Walker, in_skipped_dir};
 
 /// At most this many directories are watched per workspace.
 pub const MAX_DIRS: usize = 10_000;
@@ -103,17 +95,6 @@ pub struct FileWatcher {
     next_marker: AtomicU64,
     warned_full: AtomicBool,
     marker_ok: bool,
-}
-
-fn skipped_name(name: &std::ffi::OsStr) -> bool {
-    SKIPPED_DIRS.iter().any(|s| name == *s)
-}
-
-/// Whether a path under `root` lies inside a skipped directory.
-fn in_skipped_dir(root: &Path, path: &Path) -> bool {
-    path.strip_prefix(root)
-        .map(|rel| rel.components().any(|c| skipped_name(c.as_os_str())))
-        .unwrap_or(true)
 }
 
 fn event_kinds(kind: &EventKind, n_paths: usize) -> Vec<u8> {
@@ -200,24 +181,14 @@ impl FileWatcher {
     /// With `report`, the files found are queued as created (they may have
     /// appeared before the watch did).
     fn watch_tree(&self, dir: &Path, report: bool) {
-        let walk = ignore::WalkBuilder::new(dir)
-            .hidden(false)
-            .parents(true)
-            .require_git(false)
-            .follow_links(false)
-            .filter_entry(|e| {
-                !(e.file_type().is_some_and(|t| t.is_dir()) && skipped_name(e.file_name()))
-            })
-            .build();
         let mut found = Vec::new();
-        for entry in walk.flatten() {
-            let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
-            if is_dir {
-                if !self.add_dir(entry.path()) {
+        for entry in Walker::new().with_hidden().entries(dir) {
+            if entry.is_dir {
+                if !self.add_dir(&entry.path) {
                     break;
                 }
             } else if report {
-                found.push(entry.into_path());
+                found.push(entry.path);
             }
         }
         if report && !found.is_empty() {
@@ -543,15 +514,6 @@ mod tests {
         assert!(rel.matches(Path::new("/w/src/a.rs"), DELETED));
         assert!(!rel.matches(Path::new("/w/src/a.rs"), CHANGED));
         assert!(!rel.matches(Path::new("/w/src/x/a.rs"), DELETED));
-    }
-
-    #[test]
-    fn skipped_directories() {
-        let root = Path::new("/w");
-        assert!(in_skipped_dir(root, Path::new("/w/target/debug/x")));
-        assert!(in_skipped_dir(root, Path::new("/w/a/node_modules/b.js")));
-        assert!(!in_skipped_dir(root, Path::new("/w/src/a.rs")));
-        assert!(in_skipped_dir(root, Path::new("/elsewhere/a.rs")));
     }
 
     #[tokio::test]

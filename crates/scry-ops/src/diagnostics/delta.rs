@@ -247,9 +247,7 @@ impl Engine {
     }
 
     fn rel(&self, p: &std::path::Path) -> String {
-        p.strip_prefix(self.workspace().root())
-            .map(|r| r.display().to_string())
-            .unwrap_or_else(|_| p.display().to_string())
+        scry_workspace::paths::display(p, self.workspace().root())
     }
 }
 

@@ -33,7 +33,9 @@ use std::time::Duration;
 
 use scry_lsp::{Encoding, LineIndex, LspPos, Session, WaitOptions};
 use scry_workspace::catalog::{ProviderKind, ServerSpec};
-use scry_workspace::config::{find_root, marker_root};
+use scry_workspace::paths::{self, Unconfined};
+use scry_workspace::roots::{find_root, marker_root};
+use scry_workspace::walk::Walker;
 use scry_workspace::{Route, Workspace};
 use serde_json::Value;
 use tokio::time::Instant;
@@ -45,19 +47,6 @@ use crate::model::*;
 pub use delta::{DiagnosticsBaseline, delta};
 pub use merge::ReportParts;
 pub use parse::Raw;
-
-/// Directories never walked (build outputs, dependencies, caches), even
-/// without a `.gitignore`.
-const SKIP_DIRS: [&str; 8] = [
-    "node_modules",
-    "target",
-    "__pycache__",
-    ".git",
-    ".venv",
-    "venv",
-    ".mypy_cache",
-    ".cache",
-];
 
 /// How long publications must have stopped before push results count as
 /// complete.
@@ -105,14 +94,6 @@ pub struct Targets {
     pub notes: Vec<String>,
 }
 
-fn display(root: &Path, p: &Path) -> String {
-    match p.strip_prefix(root) {
-        Ok(r) if r.as_os_str().is_empty() => ".".into(),
-        Ok(r) => r.to_string_lossy().replace('\\', "/"),
-        Err(_) => p.display().to_string(),
-    }
-}
-
 fn is_glob(s: &str) -> bool {
     s.contains(['*', '?', '[', '{'])
 }
@@ -134,35 +115,21 @@ struct JobResult {
 }
 
 impl Engine {
-    /// Walk `dir` for files some provider serves (`.gitignore` respected,
-    /// [`SKIP_DIRS`] skipped).
+    /// Walk `dir` for files some provider serves (the workspace walker:
+    /// `.gitignore` respected, hidden and skipped directories left out).
     fn walk(&self, dir: &Path, out: &mut Vec<PathBuf>, glob: Option<&globset::GlobMatcher>) {
         let config = self.workspace().config();
         let root = self.workspace().root().to_path_buf();
-        let walker = ignore::WalkBuilder::new(dir)
-            .require_git(false)
-            .hidden(true)
-            .filter_entry(|e| {
-                !(e.file_type().is_some_and(|t| t.is_dir())
-                    && e.file_name()
-                        .to_str()
-                        .is_some_and(|n| SKIP_DIRS.contains(&n)))
-            })
-            .build();
         let any = |_: &ServerSpec| true;
-        for entry in walker.flatten() {
-            if !entry.file_type().is_some_and(|t| t.is_file()) {
-                continue;
-            }
-            let p = entry.path();
+        for p in Walker::new().files(dir) {
             if let Some(g) = glob {
-                let rel = p.strip_prefix(&root).unwrap_or(p);
+                let rel = p.strip_prefix(&root).unwrap_or(&p);
                 if !g.is_match(rel) {
                     continue;
                 }
             }
-            if !config.providers_for(p, true, &any).is_empty() {
-                out.push(p.to_path_buf());
+            if !config.providers_for(&p, true, &any).is_empty() {
+                out.push(p);
             }
         }
     }
@@ -198,7 +165,7 @@ impl Engine {
                     None if t.is_absolute() => return Err(outside()),
                     None => t.clone(),
                 };
-                let rel = confine_relative(&rel).ok_or_else(outside)?;
+                let rel = paths::normalise_within(&rel).ok_or_else(outside)?;
                 let pattern = rel.to_string_lossy().to_string();
                 let glob = globset::Glob::new(&pattern)
                     .map_err(|e| OpError::InvalidArgument(format!("bad glob `{s}`: {e}")))?
@@ -206,37 +173,27 @@ impl Engine {
                 names.push(pattern);
                 self.walk(&root, &mut files, Some(&glob));
             } else {
-                let abs = if t.is_absolute() {
-                    t.clone()
-                } else {
-                    root.join(t)
+                let outside = || OpError::OutsideWorkspace {
+                    path: t.clone(),
+                    root: root.clone(),
                 };
-                let canon = abs.canonicalize().map_err(|_| {
-                    if abs.starts_with(&root) {
-                        OpError::FileNotFound(t.clone())
-                    } else {
-                        OpError::OutsideWorkspace {
-                            path: t.clone(),
-                            root: root.clone(),
-                        }
+                let canon = match paths::confine(&root, t) {
+                    Ok(c) if c.exists() => c,
+                    Ok(_) | Err(Unconfined::DanglingLink) => {
+                        return Err(OpError::FileNotFound(t.clone()));
                     }
-                })?;
-                if !canon.starts_with(&root) {
-                    return Err(OpError::OutsideWorkspace {
-                        path: t.clone(),
-                        root: root.clone(),
-                    });
-                }
+                    Err(Unconfined::Outside) => return Err(outside()),
+                };
                 if canon.is_dir() {
                     if canon == root {
                         whole = true;
                         names.push("the workspace".into());
                     } else {
-                        names.push(format!("{}/", display(&root, &canon)));
+                        names.push(format!("{}/", paths::display(&canon, &root)));
                     }
                     self.walk(&canon, &mut files, None);
                 } else {
-                    names.push(display(&root, &canon));
+                    names.push(paths::display(&canon, &root));
                     files.push(canon);
                 }
             }
@@ -422,7 +379,7 @@ impl Engine {
                 q.targets
                     .iter()
                     .map(|t| match t.strip_prefix(self.workspace().root()) {
-                        Ok(_) => display(self.workspace().root(), t),
+                        Ok(_) => paths::display(t, self.workspace().root()),
                         Err(_) => t.to_string_lossy().into_owned(),
                     })
                     .collect::<Vec<_>>()
@@ -668,26 +625,6 @@ async fn lsp_job(
     }
 }
 
-/// `rel` with `.` and `..` resolved lexically; `None` when it climbs out of
-/// the directory it is relative to.
-fn confine_relative(rel: &Path) -> Option<PathBuf> {
-    use std::path::Component;
-    let mut out = PathBuf::new();
-    for c in rel.components() {
-        match c {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                if !out.pop() {
-                    return None;
-                }
-            }
-            Component::Normal(n) => out.push(n),
-            Component::RootDir | Component::Prefix(_) => return None,
-        }
-    }
-    Some(out)
-}
-
 /// `workspace/diagnostic` for `*`: reports for workspace files the job did
 /// not open itself (beyond the file cap), where the server supports it.
 /// Documents scry has open are covered by the per-file wait; the others are
@@ -810,19 +747,7 @@ async fn cli_job(job: Job, deadline: Instant, whole_root: Option<PathBuf>) -> Jo
 /// Canonical when it exists (linters print paths as they like), else
 /// lexically cleaned.
 fn normalise_path(p: &Path) -> PathBuf {
-    p.canonicalize().unwrap_or_else(|_| {
-        let mut out = PathBuf::new();
-        for c in p.components() {
-            match c {
-                std::path::Component::ParentDir => {
-                    out.pop();
-                }
-                std::path::Component::CurDir => {}
-                other => out.push(other),
-            }
-        }
-        out
-    })
+    p.canonicalize().unwrap_or_else(|_| paths::normalise(p))
 }
 
 impl Engine {

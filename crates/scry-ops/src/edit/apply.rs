@@ -18,6 +18,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use scry_workspace::paths;
+
 use super::plan::{EditPlan, FileChange, FileImage};
 use crate::error::OpError;
 
@@ -128,12 +130,6 @@ fn disk_matches(path: &Path, expected: &Option<FileImage>) -> bool {
     }
 }
 
-fn show(p: &Path, root: &Path) -> String {
-    p.strip_prefix(root)
-        .map(|r| r.display().to_string())
-        .unwrap_or_else(|_| p.display().to_string())
-}
-
 /// What the commit did so far, for the rollback.
 #[derive(Default)]
 struct Done {
@@ -167,7 +163,7 @@ fn rollback(changes: &[FileChange], done: &Done, root: &Path) -> Vec<String> {
     for &k in done.committed.iter().rev() {
         let c = &changes[k];
         if let Err(e) = restore(&c.path, &c.before) {
-            failed.push(format!("{}: {e}", show(&c.path, root)));
+            failed.push(format!("{}: {e}", paths::display(&c.path, root)));
         }
     }
     for t in done.staged.iter().flatten() {
@@ -200,7 +196,7 @@ pub fn commit(plan: &EditPlan, root: &Path, opts: &WriteOptions) -> Result<(), O
         if !disk_matches(&c.path, &c.before) {
             return Err(OpError::FileChanged(format!(
                 "{} changed on disk while the edit was prepared; nothing was written — ask again",
-                show(&c.path, root)
+                paths::display(&c.path, root)
             )));
         }
     }
@@ -225,7 +221,7 @@ pub fn commit(plan: &EditPlan, root: &Path, opts: &WriteOptions) -> Result<(), O
         }
         if let Err(e) = std::fs::create_dir(d) {
             return Err(fail(
-                format!("cannot create directory {}: {e}", show(d, root)),
+                format!("cannot create directory {}: {e}", paths::display(d, root)),
                 &done,
             ));
         }
@@ -239,7 +235,7 @@ pub fn commit(plan: &EditPlan, root: &Path, opts: &WriteOptions) -> Result<(), O
                     Ok(t) => done.staged.push(Some(t)),
                     Err(e) => {
                         return Err(fail(
-                            format!("cannot write {}: {e}", show(&c.path, root)),
+                            format!("cannot write {}: {e}", paths::display(&c.path, root)),
                             &done,
                         ));
                     }
@@ -271,7 +267,7 @@ pub fn commit(plan: &EditPlan, root: &Path, opts: &WriteOptions) -> Result<(), O
                 return Err(fail(
                     format!(
                         "writing {} failed (file {} of {n}): {e}",
-                        show(&c.path, root),
+                        paths::display(&c.path, root),
                         k + 1
                     ),
                     &done,
@@ -285,7 +281,7 @@ pub fn commit(plan: &EditPlan, root: &Path, opts: &WriteOptions) -> Result<(), O
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
             Err(e) => {
                 return Err(fail(
-                    format!("cannot remove directory {}: {e}", show(d, root)),
+                    format!("cannot remove directory {}: {e}", paths::display(d, root)),
                     &done,
                 ));
             }

@@ -3,6 +3,7 @@
 
 use std::path::Path;
 
+use scry_workspace::paths;
 use similar::TextDiff;
 
 use super::plan::{EditPlan, FileChange};
@@ -15,17 +16,6 @@ pub struct FileDiff {
     /// The unified diff (`--- a/x`, `+++ b/x`, hunks with 3 lines of
     /// context); a one-line note for binary content.
     pub diff: String,
-}
-
-fn rel(p: &Path, root: &Path) -> String {
-    p.strip_prefix(root)
-        .map(|r| {
-            r.components()
-                .map(|c| c.as_os_str().to_string_lossy().into_owned())
-                .collect::<Vec<_>>()
-                .join("/")
-        })
-        .unwrap_or_else(|_| p.display().to_string())
 }
 
 /// A unified diff of `before` → `after` with the given header names.
@@ -64,13 +54,17 @@ pub fn plan_diffs(plan: &EditPlan, root: &Path) -> Vec<FileDiff> {
             if let (Some(b), Some(a)) = (b, a) {
                 paired.insert(from.clone());
                 paired.insert(to.clone());
-                let header = format!("rename {} → {}\n", rel(from, root), rel(to, root));
+                let header = format!(
+                    "rename {} → {}\n",
+                    paths::display(from, root),
+                    paths::display(to, root)
+                );
                 let body = if b.bytes == a.bytes {
                     String::new()
                 } else {
                     unified(
-                        &format!("a/{}", rel(from, root)),
-                        &format!("b/{}", rel(to, root)),
+                        &format!("a/{}", paths::display(from, root)),
+                        &format!("b/{}", paths::display(to, root)),
                         &b.bytes,
                         &a.bytes,
                     )
@@ -96,7 +90,7 @@ pub fn plan_diffs(plan: &EditPlan, root: &Path) -> Vec<FileDiff> {
 }
 
 fn change_diff(c: &FileChange, root: &Path) -> String {
-    let r = rel(&c.path, root);
+    let r = paths::display(&c.path, root);
     let empty: &[u8] = &[];
     match (&c.before, &c.after) {
         (None, Some(a)) => format!(

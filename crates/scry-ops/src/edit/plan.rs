@@ -9,7 +9,7 @@
 //! after-images: the writer ([`super::apply`]) needs nothing else.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use scry_lsp::{Encoding, LineIndex, LspPos, uri_to_path};
@@ -17,6 +17,7 @@ use serde_json::Value;
 
 use crate::error::OpError;
 use scry_workspace::config::PROJECT_CONFIG_FILES;
+use scry_workspace::paths::{self, Unconfined};
 use scry_workspace::seed_config::SEED_CONFIG_FILES;
 
 /// Most files one edit may touch (a directory rename counts every file).
@@ -96,28 +97,6 @@ fn rejected(msg: impl Into<String>) -> OpError {
     OpError::EditRejected(msg.into())
 }
 
-fn show(p: &Path, root: &Path) -> String {
-    match p.strip_prefix(root) {
-        Ok(r) if !r.as_os_str().is_empty() => r.display().to_string(),
-        _ => p.display().to_string(),
-    }
-}
-
-/// Resolve `..` lexically (the path need not exist).
-fn normalize(p: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in p.components() {
-        match c {
-            Component::ParentDir => {
-                out.pop();
-            }
-            Component::CurDir => {}
-            other => out.push(other),
-        }
-    }
-    out
-}
-
 /// The path an edit may touch: absolute, `..` and symlinks resolved (for a
 /// path that does not exist yet, through its nearest existing ancestor),
 /// inside `root` (canonical) and not `root` itself, not inside `.git`, not
@@ -130,36 +109,16 @@ pub fn confine(root: &Path, path: &Path) -> Result<PathBuf, OpError> {
     if !path.is_absolute() {
         return Err(outside());
     }
-    let lexical = normalize(path);
-    // The nearest existing ancestor (the path itself included), canonical.
-    let mut existing = lexical.as_path();
-    let mut rest: Vec<&std::ffi::OsStr> = Vec::new();
-    let canon = loop {
-        match existing.canonicalize() {
-            Ok(c) => break c,
-            Err(_) => {
-                // A dangling symlink: canonicalize fails but the link exists.
-                if existing.symlink_metadata().is_ok() {
-                    return Err(rejected(format!(
-                        "{} is a symbolic link that leads nowhere; scry does not write through it",
-                        path.display()
-                    )));
-                }
-                let Some(name) = existing.file_name() else {
-                    return Err(outside());
-                };
-                rest.push(name);
-                existing = existing.parent().ok_or_else(outside)?;
-            }
+    let full = match paths::confine(root, path) {
+        Ok(full) => full,
+        Err(Unconfined::Outside) => return Err(outside()),
+        Err(Unconfined::DanglingLink) => {
+            return Err(rejected(format!(
+                "{} is a symbolic link that leads nowhere; scry does not write through it",
+                path.display()
+            )));
         }
     };
-    let mut full = canon;
-    for name in rest.iter().rev() {
-        full.push(name);
-    }
-    if !full.starts_with(root) {
-        return Err(outside());
-    }
     if full == root {
         return Err(rejected(format!(
             "the edit names the workspace root {} itself; refused",
@@ -169,7 +128,7 @@ pub fn confine(root: &Path, path: &Path) -> Result<PathBuf, OpError> {
     if let Some(why) = protected(root, &full) {
         return Err(rejected(format!(
             "the edit touches {} {why}; refused",
-            show(&full, root)
+            paths::display(&full, root)
         )));
     }
     Ok(full)
@@ -335,8 +294,8 @@ impl<'a> Vfs<'a> {
                 Node::File(_) => {
                     return Err(rejected(format!(
                         "{} is a file, so {} cannot be created inside it",
-                        show(&a, self.root),
-                        show(p, self.root)
+                        paths::display(&a, self.root),
+                        paths::display(p, self.root)
                     )));
                 }
             }
@@ -360,7 +319,7 @@ impl<'a> Vfs<'a> {
                     if names.len() > MAX_FILES {
                         return Err(rejected(format!(
                             "{} holds more than {MAX_FILES} files; refused",
-                            show(dir, self.root)
+                            paths::display(dir, self.root)
                         )));
                     }
                     if e.file_type().map(|t| t.is_dir()).unwrap_or(false) {
@@ -448,7 +407,7 @@ impl<'a> Builder<'a> {
         edits: &[Value],
     ) -> Result<(), OpError> {
         let root = self.vfs.root;
-        let rel = show(path, root);
+        let rel = paths::display(path, root);
         let image = match self.vfs.get(path)? {
             Node::File(f) => f,
             Node::Absent => {
@@ -596,7 +555,7 @@ impl<'a> Builder<'a> {
     fn create(&mut self, v: &Value) -> Result<(), OpError> {
         let root = self.vfs.root;
         let p = uri_path(root, &v["uri"], "CreateFile.uri")?;
-        let rel = show(&p, root);
+        let rel = paths::display(&p, root);
         match self.vfs.get(&p)? {
             Node::Dir => {
                 return Err(rejected(format!("CreateFile {rel}: a directory is there")));
@@ -638,7 +597,7 @@ impl<'a> Builder<'a> {
         let root = self.vfs.root;
         let from = uri_path(root, &v["oldUri"], "RenameFile.oldUri")?;
         let to = uri_path(root, &v["newUri"], "RenameFile.newUri")?;
-        let (rf, rt) = (show(&from, root), show(&to, root));
+        let (rf, rt) = (paths::display(&from, root), paths::display(&to, root));
         if from == to {
             return Ok(());
         }
@@ -699,7 +658,7 @@ impl<'a> Builder<'a> {
     fn delete(&mut self, v: &Value) -> Result<(), OpError> {
         let root = self.vfs.root;
         let p = uri_path(root, &v["uri"], "DeleteFile.uri")?;
-        let rel = show(&p, root);
+        let rel = paths::display(&p, root);
         match self.vfs.get(&p)? {
             Node::Absent => {
                 if opt(v, "ignoreIfNotExists") {
@@ -851,7 +810,7 @@ pub fn build_plan(
             if w[0].0 == w[1].0 {
                 return Err(rejected(format!(
                     "{server} sent two edit lists for {}",
-                    show(&w[0].0, root)
+                    paths::display(&w[0].0, root)
                 )));
             }
         }
@@ -867,7 +826,7 @@ pub fn build_plan(
         if let Some(why) = protected(root, p) {
             return Err(rejected(format!(
                 "the edit touches {} {why}; refused",
-                show(p, root)
+                paths::display(p, root)
             )));
         }
     }

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex, Weak};
 
 use scry_lsp::{ApplyEditHook, Session};
 use scry_rpc::DeferredReply;
-use scry_workspace::Workspace;
+use scry_workspace::{Workspace, paths};
 use serde_json::{Value, json};
 
 use super::apply::{WriteOptions, commit};
@@ -271,12 +271,6 @@ fn stamp_matches(path: &Path, stamp: &Option<Stamp>) -> bool {
     }
 }
 
-fn rel(p: &Path, root: &Path) -> String {
-    p.strip_prefix(root)
-        .map(|r| r.display().to_string())
-        .unwrap_or_else(|_| p.display().to_string())
-}
-
 impl Engine {
     pub(crate) fn install_edit_hook(&self) {
         let hook = Hook {
@@ -434,7 +428,7 @@ impl Engine {
             if !stamp_matches(&f.path, &f.after) {
                 return Err(OpError::FileChanged(format!(
                     "{} changed since scry's edit `{}`; undo refused, nothing was written",
-                    rel(&f.path, &root),
+                    paths::display(&f.path, &root),
                     m.title
                 )));
             }
@@ -443,7 +437,7 @@ impl Engine {
                 Some(_) => Some(journal.before_image(&m, i).ok_or_else(|| {
                     OpError::EditRejected(format!(
                         "the journal lost the previous content of {}; undo refused",
-                        rel(&f.path, &root)
+                        paths::display(&f.path, &root)
                     ))
                 })?),
             };

@@ -9,6 +9,7 @@ use std::time::Duration;
 use scry_lsp::{CharPos, LineIndex, Session, SessionError, path_to_uri};
 use scry_rpc::{ResponseError, RpcError};
 use scry_workspace::catalog::ProviderKind;
+use scry_workspace::paths::{self, Unconfined};
 use scry_workspace::{Route, Workspace, WorkspaceError};
 use serde_json::{Value, json};
 use tokio::time::Instant;
@@ -332,30 +333,18 @@ impl Engine {
     /// symlinks), existing, a file.
     pub fn resolve_path(&self, p: &Path) -> Result<PathBuf, OpError> {
         let root = self.ws.root();
-        let abs = if p.is_absolute() {
-            p.to_path_buf()
-        } else {
-            root.join(p)
-        };
-        let canon = match abs.canonicalize() {
-            Ok(c) => c,
-            Err(_) => {
-                let lexical = normalize_lexically(&abs);
-                if !lexical.starts_with(root) {
-                    return Err(OpError::OutsideWorkspace {
-                        path: p.to_path_buf(),
-                        root: root.to_path_buf(),
-                    });
-                }
+        let canon = match paths::confine(root, p) {
+            Ok(c) if c.exists() => c,
+            Ok(_) | Err(Unconfined::DanglingLink) => {
                 return Err(OpError::FileNotFound(p.to_path_buf()));
             }
+            Err(Unconfined::Outside) => {
+                return Err(OpError::OutsideWorkspace {
+                    path: p.to_path_buf(),
+                    root: root.to_path_buf(),
+                });
+            }
         };
-        if !canon.starts_with(root) {
-            return Err(OpError::OutsideWorkspace {
-                path: p.to_path_buf(),
-                root: root.to_path_buf(),
-            });
-        }
         if canon.is_dir() {
             return Err(OpError::InvalidArgument(format!(
                 "{} is a directory; name a file",
@@ -482,9 +471,7 @@ impl Engine {
     }
 
     pub(crate) fn display(&self, p: &Path) -> String {
-        p.strip_prefix(self.ws.root())
-            .map(|r| r.display().to_string())
-            .unwrap_or_else(|_| p.display().to_string())
+        paths::display(p, self.ws.root())
     }
 }
 
@@ -529,18 +516,4 @@ fn substitute_uri(v: &mut Value, uri: &str) {
         Value::Object(o) => o.values_mut().for_each(|x| substitute_uri(x, uri)),
         _ => {}
     }
-}
-
-fn normalize_lexically(p: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in p.components() {
-        match c {
-            std::path::Component::ParentDir => {
-                out.pop();
-            }
-            std::path::Component::CurDir => {}
-            other => out.push(other),
-        }
-    }
-    out
 }

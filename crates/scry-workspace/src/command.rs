@@ -1,0 +1,234 @@
+//! Command lookup: finding a server's or linter's executable, the way a
+//! shell would but without one.
+//!
+//! Invariants: the result is an absolute path to an executable regular
+//! file; a command with a separator is resolved against the workspace root
+//! and never searched; project-local bin directories are searched first
+//! only for a trusted workspace; relative `PATH` entries are ignored.
+
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+
+use crate::paths::normalise;
+
+/// Find an executable: if `command` contains a '/', resolve it relative to
+/// the workspace root (`~/` is the home directory) and check it is an
+/// executable file; else look in project-local bin dirs first
+/// (`<root>/node_modules/.bin`, `<root>/.venv/bin`, `<root>/venv/bin`) then
+/// each absolute `PATH` entry. Returns the absolute path or `None`. No shell.
+pub fn resolve_command(command: &str, workspace_root: &Path) -> Option<PathBuf> {
+    resolve_command_in(command, workspace_root, std::env::var_os("PATH").as_deref())
+}
+
+/// [`resolve_command`] for an untrusted workspace: the project-local bin
+/// dirs are not searched (`PATH` only; a command with a '/' still resolves,
+/// as only trusted configuration can name one). The second value is the
+/// project-local executable that was passed over, if any.
+pub fn resolve_command_untrusted(
+    command: &str,
+    workspace_root: &Path,
+) -> (Option<PathBuf>, Option<PathBuf>) {
+    let path_var = std::env::var_os("PATH");
+    resolve_command_local(command, workspace_root, path_var.as_deref(), false)
+}
+
+/// [`resolve_command`] with an explicit `PATH` value.
+pub fn resolve_command_with_path(
+    command: &str,
+    workspace_root: &Path,
+    path_var: Option<&OsStr>,
+) -> Option<PathBuf> {
+    resolve_command_in(command, workspace_root, path_var)
+}
+
+fn resolve_command_in(
+    command: &str,
+    workspace_root: &Path,
+    path_var: Option<&OsStr>,
+) -> Option<PathBuf> {
+    resolve_command_local(command, workspace_root, path_var, true).0
+}
+
+/// The command found (project-local dirs searched first when `local`), and
+/// when not `local`, the project-local executable passed over.
+fn resolve_command_local(
+    command: &str,
+    workspace_root: &Path,
+    path_var: Option<&OsStr>,
+    local: bool,
+) -> (Option<PathBuf>, Option<PathBuf>) {
+    if local {
+        return (
+            resolve_command_search(command, workspace_root, path_var, true),
+            None,
+        );
+    }
+    let found = resolve_command_search(command, workspace_root, path_var, false);
+    let has_separator = command.contains('/') || (cfg!(windows) && command.contains('\\'));
+    let skipped = if has_separator {
+        None
+    } else {
+        resolve_command_search(command, workspace_root, None, true)
+    };
+    (found, skipped)
+}
+
+fn resolve_command_search(
+    command: &str,
+    workspace_root: &Path,
+    path_var: Option<&OsStr>,
+    local_dirs: bool,
+) -> Option<PathBuf> {
+    if command.is_empty() {
+        return None;
+    }
+    let absolute = |p: PathBuf| std::path::absolute(&p).ok().map(|p| normalise(&p));
+    let has_separator = command.contains('/') || (cfg!(windows) && command.contains('\\'));
+    if has_separator {
+        let p = match command.strip_prefix("~/") {
+            Some(rest) => PathBuf::from(std::env::var_os("HOME")?).join(rest),
+            None => workspace_root.join(command),
+        };
+        return executable_in(&p).and_then(absolute);
+    }
+    let mut local = vec![
+        workspace_root.join("node_modules").join(".bin"),
+        workspace_root.join(".venv").join("bin"),
+        workspace_root.join("venv").join("bin"),
+        workspace_root.join(".venv").join("Scripts"),
+    ];
+    if !local_dirs {
+        local.clear();
+    }
+    let path_dirs = path_var
+        .map(|v| std::env::split_paths(v).collect::<Vec<_>>())
+        .unwrap_or_default();
+    local
+        .into_iter()
+        .chain(
+            path_dirs
+                .into_iter()
+                .filter(|d| !d.as_os_str().is_empty() && d.is_absolute()),
+        )
+        .find_map(|dir| executable_in(&dir.join(command)))
+        .and_then(absolute)
+}
+
+/// `path` itself (or, on Windows, with an executable extension) when it is
+/// an executable file.
+fn executable_in(path: &Path) -> Option<PathBuf> {
+    if is_executable(path) {
+        return Some(path.to_path_buf());
+    }
+    if cfg!(windows) && path.extension().is_none() {
+        for ext in ["exe", "cmd", "bat", "com"] {
+            let p = path.with_extension(ext);
+            if is_executable(&p) {
+                return Some(p);
+            }
+        }
+    }
+    None
+}
+
+fn is_executable(path: &Path) -> bool {
+    let Ok(meta) = std::fs::metadata(path) else {
+        return false;
+    };
+    if !meta.is_file() {
+        return false;
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        meta.permissions().mode() & 0o111 != 0
+    }
+    #[cfg(not(unix))]
+    {
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fs;
+
+    #[cfg(unix)]
+    #[test]
+    fn resolve_command_on_custom_path() {
+        use std::os::unix::fs::PermissionsExt;
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("ws");
+        let bin = tmp.path().join("bin");
+        let local = root.join("node_modules/.bin");
+        fs::create_dir_all(&bin).unwrap();
+        fs::create_dir_all(&local).unwrap();
+        let make = |p: &Path, mode: u32| {
+            fs::write(p, "#!/bin/sh\n").unwrap();
+            fs::set_permissions(p, fs::Permissions::from_mode(mode)).unwrap();
+        };
+        make(&bin.join("tool"), 0o755);
+        make(&bin.join("plain"), 0o644);
+        make(&bin.join("both"), 0o755);
+        make(&local.join("both"), 0o755);
+        fs::create_dir(bin.join("dir")).unwrap();
+        let path_var = std::env::join_paths(["relative/bin".into(), bin.clone()]).unwrap();
+        let find = |c: &str| resolve_command_in(c, &root, Some(&path_var));
+        assert_eq!(find("tool"), Some(bin.join("tool")));
+        assert_eq!(find("plain"), None);
+        assert_eq!(find("dir"), None);
+        assert_eq!(find("missing"), None);
+        assert_eq!(find(""), None);
+        assert_eq!(find("both"), Some(local.join("both")));
+        assert_eq!(resolve_command_in("tool", &root, None), None);
+        // with a slash: relative to the workspace root, never searched
+        assert_eq!(find("node_modules/.bin/both"), Some(local.join("both")));
+        assert_eq!(find("../bin/tool"), Some(bin.join("tool")));
+        assert_eq!(find("../bin/plain"), None);
+        assert_eq!(
+            find(bin.join("tool").to_str().unwrap()),
+            Some(bin.join("tool"))
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn untrusted_lookup_skips_project_bins() {
+        use std::os::unix::fs::PermissionsExt;
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("ws");
+        let bin = tmp.path().join("bin");
+        for d in [
+            root.join("node_modules/.bin"),
+            root.join(".venv/bin"),
+            bin.clone(),
+        ] {
+            fs::create_dir_all(&d).unwrap();
+        }
+        for p in [
+            root.join("node_modules/.bin/tool"),
+            root.join(".venv/bin/ruff"),
+            bin.join("tool"),
+        ] {
+            fs::write(&p, "#!/bin/sh\n").unwrap();
+            fs::set_permissions(&p, fs::Permissions::from_mode(0o755)).unwrap();
+        }
+        let path_var = bin.clone().into_os_string();
+        let find = |c: &str| resolve_command_local(c, &root, Some(&path_var), false);
+        assert_eq!(
+            find("tool"),
+            (
+                Some(bin.join("tool")),
+                Some(root.join("node_modules/.bin/tool"))
+            )
+        );
+        assert_eq!(find("ruff"), (None, Some(root.join(".venv/bin/ruff"))));
+        assert_eq!(find("other"), (None, None));
+        // trusted: the project's own first
+        assert_eq!(
+            resolve_command_local("ruff", &root, Some(&path_var), true).0,
+            Some(root.join(".venv/bin/ruff"))
+        );
+    }
+}

@@ -1,0 +1,246 @@
+//! Paths inside a workspace: the one place that normalises `.` and `..`,
+//! shows a path relative to the workspace root, and confines a path to the
+//! workspace (symlinks resolved).
+//!
+//! Invariants:
+//! - [`normalise`] never touches the file system. `..` removes the previous
+//!   normal component; at the root of an absolute path it is dropped (`/..`
+//!   is `/`); at the start of a relative path (or after another leading
+//!   `..`) it is kept, since there is nothing to remove.
+//! - [`display`] is the only spelling of a path relative to the root: `/`
+//!   separators, `.` for the root itself, the path as given when it is not
+//!   under the root.
+//! - [`confine`] compares canonical paths: `root` must be canonical, and a
+//!   path is inside only when its real location (symlinks resolved, through
+//!   the nearest existing ancestor for a path that does not exist yet) is
+//!   under `root`.
+
+use std::ffi::OsStr;
+use std::path::{Component, Path, PathBuf};
+
+/// `path` with `.` and `..` resolved lexically (no file system access).
+pub fn normalise(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => match out.components().next_back() {
+                Some(Component::Normal(_)) => {
+                    out.pop();
+                }
+                Some(Component::RootDir | Component::Prefix(_)) => {}
+                Some(Component::ParentDir | Component::CurDir) | None => out.push(".."),
+            },
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// `rel` with `.` and `..` resolved lexically, when it stays inside the
+/// directory it is relative to; `None` when it climbs out of it or is not
+/// relative.
+pub fn normalise_within(rel: &Path) -> Option<PathBuf> {
+    if rel.has_root() || rel.components().any(|c| matches!(c, Component::Prefix(_))) {
+        return None;
+    }
+    let out = normalise(rel);
+    match out.components().next() {
+        Some(Component::ParentDir) => None,
+        _ => Some(out),
+    }
+}
+
+/// Whether `path` lies under `root` (lexically; `root` itself counts).
+pub fn is_under(path: &Path, root: &Path) -> bool {
+    path.starts_with(root)
+}
+
+/// `path` as shown to a reader: relative to `root` when under it (with `/`
+/// separators, `.` for the root itself), else as given (`/` separators for a
+/// relative path). An empty `root` relativises nothing.
+pub fn display(path: &Path, root: &Path) -> String {
+    let rel = if root.as_os_str().is_empty() {
+        None
+    } else {
+        path.strip_prefix(root).ok()
+    };
+    match rel {
+        Some(rel) if rel.as_os_str().is_empty() => ".".to_string(),
+        Some(rel) => slash_join(rel),
+        None if path.is_absolute() => path.display().to_string(),
+        None => slash_join(path),
+    }
+}
+
+/// The components of a relative path joined with `/`.
+fn slash_join(rel: &Path) -> String {
+    rel.components()
+        .map(|c| match c {
+            Component::Normal(s) => s.to_string_lossy().into_owned(),
+            Component::CurDir => ".".to_string(),
+            Component::ParentDir => "..".to_string(),
+            Component::RootDir | Component::Prefix(_) => String::new(),
+        })
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+/// Why a path was not confined to the workspace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unconfined {
+    /// Its real location is not under the root.
+    Outside,
+    /// It (or an ancestor) is a symbolic link that leads nowhere.
+    DanglingLink,
+}
+
+/// The real location of `path` (relative paths are taken against `root`):
+/// `..` and symlinks resolved; for a path that does not exist (yet),
+/// through its nearest existing ancestor, with the rest appended. Errors
+/// only for a dangling symlink, or a path with no existing ancestor.
+pub fn real_path(root: &Path, path: &Path) -> Result<PathBuf, Unconfined> {
+    let abs = if path.is_absolute() {
+        normalise(path)
+    } else {
+        normalise(&root.join(path))
+    };
+    let mut existing = abs.as_path();
+    let mut rest: Vec<&OsStr> = Vec::new();
+    let canon = loop {
+        match existing.canonicalize() {
+            Ok(c) => break c,
+            Err(_) => {
+                // A dangling symlink: canonicalize fails but the link exists.
+                if existing.symlink_metadata().is_ok() {
+                    return Err(Unconfined::DanglingLink);
+                }
+                let Some(name) = existing.file_name() else {
+                    return Err(Unconfined::Outside);
+                };
+                rest.push(name);
+                existing = existing.parent().ok_or(Unconfined::Outside)?;
+            }
+        }
+    };
+    let mut full = canon;
+    for name in rest.iter().rev() {
+        full.push(name);
+    }
+    Ok(full)
+}
+
+/// [`real_path`] when it lies under `root` (canonical; `root` itself
+/// counts). The path need not exist.
+pub fn confine(root: &Path, path: &Path) -> Result<PathBuf, Unconfined> {
+    let full = real_path(root, path)?;
+    if is_under(&full, root) {
+        Ok(full)
+    } else {
+        Err(Unconfined::Outside)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn n(s: &str) -> String {
+        normalise(Path::new(s)).display().to_string()
+    }
+
+    #[test]
+    fn normalise_resolves_dots() {
+        assert_eq!(n("/a/./b/../c"), "/a/c");
+        assert_eq!(n("a/b/.."), "a");
+        assert_eq!(n("a/.."), "");
+        // At the root of an absolute path `..` stays at the root.
+        assert_eq!(n("/.."), "/");
+        assert_eq!(n("/../a"), "/a");
+        assert_eq!(n("/a/../../b"), "/b");
+        // A leading `..` of a relative path cannot be resolved: kept.
+        assert_eq!(n("../a"), "../a");
+        assert_eq!(n("../../a"), "../../a");
+        assert_eq!(n("a/../../b"), "../b");
+        assert_eq!(n("./../x/./y/.."), "../x");
+    }
+
+    #[test]
+    fn normalise_within_refuses_climbing_out() {
+        assert_eq!(
+            normalise_within(Path::new("src/../lib/*.rs")),
+            Some(PathBuf::from("lib/*.rs"))
+        );
+        assert_eq!(normalise_within(Path::new("src/../..")), None);
+        assert_eq!(normalise_within(Path::new("../x")), None);
+        assert_eq!(normalise_within(Path::new("/abs")), None);
+        assert_eq!(normalise_within(Path::new(".")), Some(PathBuf::new()));
+    }
+
+    #[test]
+    fn display_relativises() {
+        let root = Path::new("/ws/proj");
+        assert_eq!(display(Path::new("/ws/proj/src/a.rs"), root), "src/a.rs");
+        assert_eq!(display(Path::new("/ws/proj"), root), ".");
+        assert_eq!(
+            display(Path::new("/ws/project/a.rs"), root),
+            "/ws/project/a.rs"
+        );
+        assert_eq!(display(Path::new("/other/a.rs"), root), "/other/a.rs");
+        assert_eq!(display(Path::new("./src//a.rs"), root), "./src/a.rs");
+        assert_eq!(
+            display(Path::new("/ws/proj/a.rs"), Path::new("")),
+            "/ws/proj/a.rs"
+        );
+    }
+
+    #[test]
+    fn confine_resolves_symlinks_and_missing_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().canonicalize().unwrap();
+        let root = base.join("ws");
+        let outside = base.join("out");
+        std::fs::create_dir_all(root.join("src")).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        std::fs::write(root.join("src/a.rs"), "").unwrap();
+        std::fs::write(outside.join("b.rs"), "").unwrap();
+
+        assert_eq!(
+            confine(&root, Path::new("src/a.rs")),
+            Ok(root.join("src/a.rs"))
+        );
+        assert_eq!(confine(&root, &root), Ok(root.clone()));
+        // Not there yet: confined through the nearest existing ancestor.
+        assert_eq!(
+            confine(&root, Path::new("src/new/x.rs")),
+            Ok(root.join("src/new/x.rs"))
+        );
+        // Climbing out, whether the target exists or not.
+        assert_eq!(
+            confine(&root, Path::new("../out/b.rs")),
+            Err(Unconfined::Outside)
+        );
+        assert_eq!(
+            confine(&root, Path::new("src/../../missing.rs")),
+            Err(Unconfined::Outside)
+        );
+        #[cfg(unix)]
+        {
+            std::os::unix::fs::symlink(&outside, root.join("link")).unwrap();
+            assert_eq!(
+                confine(&root, Path::new("link/b.rs")),
+                Err(Unconfined::Outside)
+            );
+            // A missing file behind a link that leads out is outside too.
+            assert_eq!(
+                confine(&root, Path::new("link/missing.rs")),
+                Err(Unconfined::Outside)
+            );
+            std::os::unix::fs::symlink(base.join("nowhere"), root.join("dangling")).unwrap();
+            assert_eq!(
+                confine(&root, Path::new("dangling")),
+                Err(Unconfined::DanglingLink)
+            );
+        }
+    }
+}

@@ -1,0 +1,175 @@
+//! Walking the workspace: the one walker (and the one list of directories
+//! never entered) used by the file watcher, `diagnostics` over directories
+//! and the syntactic index.
+//!
+//! Invariants: `.gitignore` (and `.ignore`, and the ignore files of parent
+//! directories) is respected whether or not the tree is a git repository;
+//! symbolic links are not followed; a directory named in [`SKIPPED_DIRS`]
+//! is never entered, at any depth, hidden files or not; directories named
+//! in [`VENDORED_DIRS`] are skipped as well only when asked
+//! ([`Walker::skip_vendored`]).
+
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+
+/// Directories never walked nor watched: version control, build outputs,
+/// dependencies, virtual environments and caches.
+pub const SKIPPED_DIRS: &[&str] = &[
+    ".git",
+    "target",
+    "node_modules",
+    ".cache",
+    "__pycache__",
+    ".venv",
+    "venv",
+    ".mypy_cache",
+];
+
+/// Vendored third-party source: still watched and checked, but left out of
+/// the syntactic index.
+pub const VENDORED_DIRS: &[&str] = &["vendor", "third_party"];
+
+/// Whether a directory with this name is never entered.
+pub fn is_skipped(name: &OsStr) -> bool {
+    SKIPPED_DIRS.iter().any(|s| name == *s)
+}
+
+/// Whether `path` lies inside a skipped directory below `root` (a path not
+/// under `root` counts as skipped).
+pub fn in_skipped_dir(root: &Path, path: &Path) -> bool {
+    path.strip_prefix(root)
+        .map(|rel| rel.components().any(|c| is_skipped(c.as_os_str())))
+        .unwrap_or(true)
+}
+
+/// One entry found by a walk.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    pub path: PathBuf,
+    pub is_dir: bool,
+    /// A regular file (not a directory, not a symbolic link).
+    pub is_file: bool,
+}
+
+/// How to walk: which entries besides [`SKIPPED_DIRS`] are left out.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Walker {
+    hidden: bool,
+    vendored: bool,
+}
+
+impl Walker {
+    /// Hidden files and directories left out; vendored ones entered.
+    pub fn new() -> Walker {
+        Walker::default()
+    }
+
+    /// Enter hidden files and directories as well (the skipped ones aside).
+    pub fn with_hidden(mut self) -> Walker {
+        self.hidden = true;
+        self
+    }
+
+    /// Leave out [`VENDORED_DIRS`] too.
+    pub fn skip_vendored(mut self) -> Walker {
+        self.vendored = true;
+        self
+    }
+
+    /// Every entry below `dir` (`dir` itself first), directories included,
+    /// in the walker's order. Unreadable entries are passed over.
+    pub fn entries(&self, dir: &Path) -> impl Iterator<Item = Entry> + use<> {
+        let vendored = self.vendored;
+        ignore::WalkBuilder::new(dir)
+            .hidden(!self.hidden)
+            .parents(true)
+            .require_git(false)
+            .follow_links(false)
+            .filter_entry(move |e| {
+                !(e.file_type().is_some_and(|t| t.is_dir())
+                    && (is_skipped(e.file_name())
+                        || (vendored && VENDORED_DIRS.iter().any(|v| e.file_name() == *v))))
+            })
+            .build()
+            .flatten()
+            .map(|e| Entry {
+                is_dir: e.file_type().is_some_and(|t| t.is_dir()),
+                is_file: e.file_type().is_some_and(|t| t.is_file()),
+                path: e.into_path(),
+            })
+    }
+
+    /// The regular files below `dir` (symbolic links left out).
+    pub fn files(&self, dir: &Path) -> impl Iterator<Item = PathBuf> + use<> {
+        self.entries(dir).filter(|e| e.is_file).map(|e| e.path)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(dir: &Path, rel: &str) {
+        let p = dir.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, "x").unwrap();
+    }
+
+    fn rels(root: &Path, it: impl Iterator<Item = PathBuf>) -> Vec<String> {
+        let mut v: Vec<String> = it.map(|p| crate::paths::display(&p, root)).collect();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn one_skip_list_for_every_walk() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        for f in [
+            "src/a.rs",
+            "venv/lib/x.py",
+            ".mypy_cache/x.json",
+            "a/node_modules/b.js",
+            "target/debug/gen.rs",
+            "vendor/dep/c.go",
+            ".github/ci.yml",
+            "ignored.rs",
+        ] {
+            write(root, f);
+        }
+        std::fs::write(root.join(".gitignore"), "ignored.rs\n").unwrap();
+        assert_eq!(
+            rels(root, Walker::new().files(root)),
+            ["src/a.rs", "vendor/dep/c.go"]
+        );
+        assert_eq!(
+            rels(root, Walker::new().skip_vendored().files(root)),
+            ["src/a.rs"]
+        );
+        assert_eq!(
+            rels(root, Walker::new().with_hidden().files(root)),
+            [
+                ".github/ci.yml",
+                ".gitignore",
+                "src/a.rs",
+                "vendor/dep/c.go"
+            ]
+        );
+        assert!(
+            Walker::new()
+                .entries(root)
+                .any(|e| e.is_dir && e.path == root.join("vendor/dep"))
+        );
+    }
+
+    #[test]
+    fn skipped_directories() {
+        let root = Path::new("/w");
+        assert!(in_skipped_dir(root, Path::new("/w/target/debug/x")));
+        assert!(in_skipped_dir(root, Path::new("/w/a/node_modules/b.js")));
+        assert!(in_skipped_dir(root, Path::new("/w/venv/lib/x.py")));
+        assert!(in_skipped_dir(root, Path::new("/w/.mypy_cache/x")));
+        assert!(!in_skipped_dir(root, Path::new("/w/src/a.rs")));
+        assert!(in_skipped_dir(root, Path::new("/elsewhere/a.rs")));
+    }
+}
