@@ -20,7 +20,7 @@ pub(crate) struct Placed<'a> {
 }
 
 pub(crate) fn is_inside(path: &Path, root: &Path) -> bool {
-    !path.is_absolute() || path.strip_prefix(root).is_ok()
+    !path.is_absolute() || scry_workspace::paths::is_under(path, root)
 }
 
 pub(crate) fn place<'a>(loc: &'a Loc, root: &Path, idx: usize) -> Placed<'a> {

@@ -8,7 +8,7 @@
 //! items and about [`RenderOptions::max_chars`] characters, with an explicit
 //! account of what was left out.
 
-use std::path::{Component, Path};
+use std::path::Path;
 
 use scry_ops::{Answer, OpError};
 use serde_json::{Value, json};
@@ -129,18 +129,7 @@ pub fn error_json(err: &OpError, workspace_root: &Path) -> Value {
 /// `\t`, `\u{1b}`, …): a file name can never start a new answer line or
 /// hide text. Every path an answer shows goes through here.
 pub fn display_path(path: &Path, workspace_root: &Path) -> String {
-    let rel = if workspace_root.as_os_str().is_empty() {
-        None
-    } else {
-        path.strip_prefix(workspace_root).ok()
-    };
-    let shown = match rel {
-        Some(rel) if rel.as_os_str().is_empty() => ".".to_string(),
-        Some(rel) => slash_join(rel),
-        None if path.is_absolute() => path.display().to_string(),
-        None => slash_join(path),
-    };
-    escape_controls(shown)
+    escape_controls(scry_workspace::paths::display(path, workspace_root))
 }
 
 /// `s` with control characters (C0, DEL, C1) and U+2028/U+2029 escaped as
@@ -159,18 +148,6 @@ fn escape_controls(s: String) -> String {
             }
         })
         .collect()
-}
-
-fn slash_join(rel: &Path) -> String {
-    rel.components()
-        .map(|c| match c {
-            Component::Normal(s) => s.to_string_lossy().into_owned(),
-            Component::CurDir => ".".to_string(),
-            Component::ParentDir => "..".to_string(),
-            Component::RootDir | Component::Prefix(_) => String::new(),
-        })
-        .collect::<Vec<_>>()
-        .join("/")
 }
 
 /// Hover normalisation: markdown kept readable, HTML tags stripped (`<br>` to

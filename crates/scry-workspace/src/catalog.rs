@@ -61,6 +61,11 @@ pub struct ServerSpec {
     pub disabled: bool,
     /// Diagnostics only, never used for navigation.
     pub is_linter: bool,
+    /// In this server's languages `'` opens a character literal or a
+    /// lifetime (Rust), not a string: when scry looks for a name's
+    /// occurrences outside string literals, `'` is then not a string quote.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub single_quote_is_char: bool,
     /// Only used when the server with this id is not installed or disabled.
     pub alternative_to: Option<String>,
     /// `cli` only: how to read the output: `eslint-json`, `ruff-json`,
@@ -241,6 +246,12 @@ mod tests {
                 );
                 assert!(!cmd.trim().is_empty(), "{}: empty install.{method}", s.id);
             }
+            assert_eq!(
+                s.single_quote_is_char,
+                s.language_id.as_deref() == Some("rust"),
+                "{}: singleQuoteIsChar is for Rust",
+                s.id
+            );
             for ft in &s.file_types {
                 assert!(!ft.starts_with('.'), "{}: {ft}", s.id);
             }

@@ -424,6 +424,7 @@ pub(crate) fn server_key(key: &str) -> Option<&'static str> {
         "disabled" => "disabled",
         "enabled" => "enabled",
         "islinter" | "linter" => "isLinter",
+        "singlequoteischar" => "singleQuoteIsChar",
         "alternativeto" => "alternativeTo",
         "parser" => "parser",
         "mode" => "mode",
@@ -1051,6 +1052,18 @@ mod tests {
         ]))
         .unwrap();
         assert!(c.servers.is_empty());
+    }
+
+    #[test]
+    fn single_quote_is_char_is_catalog_data() {
+        let c = Config::default();
+        assert!(c.server("rust-analyzer").unwrap().single_quote_is_char);
+        assert!(!c.server("pyright").unwrap().single_quote_is_char);
+        let text = r#"{"servers": {"my-rust": {"command": "ra2", "fileTypes": ["rs"],
+            "single_quote_is_char": true}}}"#;
+        let c = Config::from_layers(&layers(&[("/ws/scry.json", text)])).unwrap();
+        assert!(c.server("my-rust").unwrap().single_quote_is_char);
+        assert!(c.warnings.is_empty(), "{:?}", c.warnings);
     }
 
     #[test]

@@ -8,6 +8,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use scry_workspace::doctor::{LanguageRow, ProviderRow, Report, Version};
+use scry_workspace::paths;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -69,14 +70,6 @@ pub fn main(args: impl Iterator<Item = std::ffi::OsString>) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-fn rel(p: &Path, root: &Path) -> String {
-    match p.strip_prefix(root) {
-        Ok(r) if r.as_os_str().is_empty() => ".".into(),
-        Ok(r) => r.display().to_string(),
-        Err(_) => p.display().to_string(),
-    }
-}
-
 fn files(n: usize) -> String {
     match n {
         0 => "no files here".into(),
@@ -107,7 +100,7 @@ fn row(out: &mut String, label: &str, r: &LanguageRow, root: &Path) {
                 out,
                 "  {label} — {}{alt}: {state}, {}",
                 p.id,
-                rel(path, root)
+                paths::display(path, root)
             );
             if matches!(p.version, Version::Failed(_)) {
                 install_lines(out, p);
@@ -152,7 +145,7 @@ pub fn render(r: &Report) -> String {
             "configuration files read: {}",
             r.config_files
                 .iter()
-                .map(|p| rel(p, root))
+                .map(|p| paths::display(p, root))
                 .collect::<Vec<_>>()
                 .join(", ")
         );
@@ -187,7 +180,7 @@ pub fn render(r: &Report) -> String {
                 out,
                 "  {} (root {}): {}",
                 p.provider,
-                rel(&p.root, root),
+                paths::display(&p.root, root),
                 p.problem
             );
             let _ = writeln!(out, "      fix: {}", p.fix);

@@ -503,7 +503,7 @@ impl Engine {
             )));
         };
         let want = SymbolName::parse(symbol);
-        let quote_single = !route.language_id.contains("rust");
+        let quote_single = !route.spec.single_quote_is_char;
 
         // 1. Declarations in the file's document symbols.
         let mut decls: Vec<Declared> = Vec::new();
