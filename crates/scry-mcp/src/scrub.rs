@@ -105,17 +105,7 @@ impl ToolError {
             }
             // Keep the line structure for `scrub` (it keeps the first line:
             // servers put stack traces after it); relativise like the CLI.
-            other => {
-                let raw = other.to_string();
-                if root.as_os_str().is_empty() || root == Path::new("/") {
-                    raw
-                } else {
-                    raw.replace(
-                        &format!("{}{}", root.display(), std::path::MAIN_SEPARATOR),
-                        "",
-                    )
-                }
-            }
+            other => scry_render::error_text(other, root),
         };
         ToolError {
             code: e.code(),

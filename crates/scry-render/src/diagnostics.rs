@@ -447,7 +447,7 @@ pub fn delta_text(d: &DiagnosticsDelta, root: &Path) -> String {
         lines.push(format!("  … {} more resolved", d.more_resolved));
     }
     if let Some(p) = &d.pending {
-        let p = p.replace(&format!("{}/", root.display()), "");
+        let p = scry_workspace::paths::relativise_text(p, root);
         lines.push(format!("Note: {}", clip(&p, 400)));
     }
     lines.join("\n")

@@ -89,17 +89,18 @@ fn error_message(err: &OpError, root: &Path) -> String {
             display_path(path, root),
             ws.display()
         ),
-        other => {
-            let msg = other.to_string();
-            let prefix = format!("{}{}", root.display(), std::path::MAIN_SEPARATOR);
-            if root.as_os_str().is_empty() || root == Path::new("/") {
-                msg
-            } else {
-                msg.replace(&prefix, "")
-            }
-        }
+        other => error_text(other, root),
     };
     msg.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// The message of an error without paths of its own (on as many lines as it
+/// has): scry writes such messages with paths already relative; a
+/// server's or a tool's text within it gets [`relativise_text`].
+///
+/// [`relativise_text`]: scry_workspace::paths::relativise_text
+pub fn error_text(err: &OpError, root: &Path) -> String {
+    scry_workspace::paths::relativise_text(&err.to_string(), root).into_owned()
 }
 
 /// An error as one line: `error[FILE_NOT_FOUND]: file not found: src/x.rs`

@@ -10,11 +10,14 @@
 //! - [`display`] is the only spelling of a path relative to the root: `/`
 //!   separators, `.` for the root itself, the path as given when it is not
 //!   under the root.
+//! - [`relativise_text`] is the only place text is rewritten, and only for
+//!   text scry did not write (server and tool messages).
 //! - [`confine`] compares canonical paths: `root` must be canonical, and a
 //!   path is inside only when its real location (symlinks resolved, through
 //!   the nearest existing ancestor for a path that does not exist yet) is
 //!   under `root`.
 
+use std::borrow::Cow;
 use std::ffi::OsStr;
 use std::path::{Component, Path, PathBuf};
 
@@ -70,6 +73,23 @@ pub fn display(path: &Path, root: &Path) -> String {
         Some(rel) => slash_join(rel),
         None if path.is_absolute() => path.display().to_string(),
         None => slash_join(path),
+    }
+}
+
+/// Text scry did not write (a server's or a tool's message) with the paths
+/// under `root` shown relative: every `root` + separator removed. Nothing
+/// is removed for an empty root or the file system root. scry's own
+/// messages never need this: they carry paths, or name them with
+/// [`display`] when written.
+pub fn relativise_text<'a>(text: &'a str, root: &Path) -> Cow<'a, str> {
+    if root.as_os_str().is_empty() || root.parent().is_none() {
+        return Cow::Borrowed(text);
+    }
+    let prefix = format!("{}{}", root.display(), std::path::MAIN_SEPARATOR);
+    if text.contains(&prefix) {
+        Cow::Owned(text.replace(&prefix, ""))
+    } else {
+        Cow::Borrowed(text)
     }
 }
 
@@ -192,6 +212,21 @@ mod tests {
             display(Path::new("/ws/proj/a.rs"), Path::new("")),
             "/ws/proj/a.rs"
         );
+    }
+
+    #[test]
+    fn relativise_text_strips_the_root() {
+        let root = Path::new("/ws/proj");
+        assert_eq!(
+            relativise_text("failed on /ws/proj/src/a.rs and /ws/project/b.rs", root),
+            "failed on src/a.rs and /ws/project/b.rs"
+        );
+        // The file system root relativises nothing (URLs stay whole).
+        assert_eq!(
+            relativise_text("see https://x.org/a", Path::new("/")),
+            "see https://x.org/a"
+        );
+        assert_eq!(relativise_text("/ws/proj/a", Path::new("")), "/ws/proj/a");
     }
 
     #[test]

@@ -115,7 +115,7 @@ pub fn confine(root: &Path, path: &Path) -> Result<PathBuf, OpError> {
         Err(Unconfined::DanglingLink) => {
             return Err(rejected(format!(
                 "{} is a symbolic link that leads nowhere; scry does not write through it",
-                path.display()
+                paths::display(path, root)
             )));
         }
     };
@@ -194,26 +194,27 @@ struct Vfs<'a> {
     bytes: usize,
 }
 
-fn disk_node(p: &Path) -> Result<Node, OpError> {
+/// What is at `p` on disk (messages name it relative to `root`).
+fn disk_node(p: &Path, root: &Path) -> Result<Node, OpError> {
+    let shown = || paths::display(p, root);
     let meta = match p.symlink_metadata() {
         Ok(m) => m,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Node::Absent),
-        Err(e) => return Err(rejected(format!("cannot read {}: {e}", p.display()))),
+        Err(e) => return Err(rejected(format!("cannot read {}: {e}", shown()))),
     };
     if meta.file_type().is_symlink() {
         return Err(rejected(format!(
             "{} is a symbolic link; scry does not edit, move or delete links",
-            p.display()
+            shown()
         )));
     }
     if meta.is_dir() {
         return Ok(Node::Dir);
     }
     if !meta.is_file() {
-        return Err(rejected(format!("{} is not a regular file", p.display())));
+        return Err(rejected(format!("{} is not a regular file", shown())));
     }
-    let bytes =
-        std::fs::read(p).map_err(|e| rejected(format!("cannot read {}: {e}", p.display())))?;
+    let bytes = std::fs::read(p).map_err(|e| rejected(format!("cannot read {}: {e}", shown())))?;
     #[cfg(unix)]
     let mode = {
         use std::os::unix::fs::PermissionsExt;
@@ -250,7 +251,7 @@ impl<'a> Vfs<'a> {
             }
             anc = a.parent();
         }
-        let n = disk_node(p)?;
+        let n = disk_node(p, self.root)?;
         if let Node::File(f) = &n {
             self.bytes += f.bytes.len();
             if self.bytes > MAX_BYTES {

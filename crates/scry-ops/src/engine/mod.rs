@@ -346,9 +346,15 @@ impl Engine {
             }
         };
         if canon.is_dir() {
+            // As asked: relative paths as written, absolute ones relative
+            // to the root when inside it.
+            let shown = if p.is_absolute() {
+                paths::display(p, root)
+            } else {
+                p.display().to_string()
+            };
             return Err(OpError::InvalidArgument(format!(
-                "{} is a directory; name a file",
-                p.display()
+                "{shown} is a directory; name a file"
             )));
         }
         Ok(canon)
