@@ -947,20 +947,22 @@ pub(crate) fn strip_jsonc(text: &str) -> Cow<'_, str> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::catalog::ProviderKind;
     use std::collections::HashMap;
     use std::fs;
 
-    fn layers(items: &[(&str, &str)]) -> Vec<(PathBuf, String)> {
+    /// Layers from (path, text) pairs.
+    pub(crate) fn layers(items: &[(&str, &str)]) -> Vec<(PathBuf, String)> {
         items
             .iter()
             .map(|(p, t)| (PathBuf::from(p), t.to_string()))
             .collect()
     }
 
-    fn ids(specs: &[&ServerSpec]) -> Vec<String> {
+    /// The ids of the specs, in order.
+    pub(crate) fn ids(specs: &[&ServerSpec]) -> Vec<String> {
         specs.iter().map(|s| s.id.clone()).collect()
     }
 

@@ -1,7 +1,11 @@
-//! Workspace: configuration, the server catalogue, routing of files to
-//! servers by file type and root markers, and the lifecycle of server
-//! processes (one per server and root, started lazily, reused), and
-//! workspace trust (what project configuration may run).
+//! Workspace: configuration ([`config`], layered files), the server
+//! catalogue ([`catalog`]), routing of files to servers by file type
+//! ([`routing`]) and root markers ([`roots`]), finding executables
+//! ([`command`]), the lifecycle of server processes ([`pool`]: one per
+//! server and root, started lazily, reused), workspace trust ([`trust`]:
+//! what project configuration may run), and the one home of paths inside
+//! the workspace ([`paths`]: normalise, show relative, confine) and of
+//! walking it ([`walk`]: one walker, one list of skipped directories).
 
 pub mod catalog;
 pub mod command;

@@ -99,18 +99,7 @@ impl Config {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::path::PathBuf;
-
-    fn layers(items: &[(&str, &str)]) -> Vec<(PathBuf, String)> {
-        items
-            .iter()
-            .map(|(p, t)| (PathBuf::from(p), t.to_string()))
-            .collect()
-    }
-
-    fn ids(specs: &[&ServerSpec]) -> Vec<String> {
-        specs.iter().map(|s| s.id.clone()).collect()
-    }
+    use crate::config::tests::{ids, layers};
 
     #[test]
     fn alternatives() {

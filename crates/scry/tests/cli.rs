@@ -446,7 +446,9 @@ fn file_names_starting_with_a_dash() {
 }
 
 /// Issue 11: a `diag` target outside the workspace is refused as such,
-/// globs included (not "no server configured").
+/// globs included (not "no server configured"). Issue 12: a missing file
+/// whose path climbs out with `..` is outside too, as for `refs` (diag
+/// called it not found).
 #[test]
 fn diag_target_outside_the_workspace_is_refused() {
     let env = Env::python();
@@ -460,6 +462,8 @@ fn diag_target_outside_the_workspace_is_refused() {
         abs_file.as_str(),
         "../*.py",
         "sub/../../*.py",
+        "../missing.py",
+        "sub/../../missing.py",
     ] {
         let r = env.scry(&["diag", target, "--root", &root]);
         assert_eq!(r.code, 1, "{target}: {}", r.stdout);
