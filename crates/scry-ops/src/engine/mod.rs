@@ -236,14 +236,8 @@ impl Engine {
             Valid::Rename { .. } => self.rename(q, deadline).await,
             Valid::CodeActions { .. } => self.code_actions(q, deadline).await,
             Valid::Undo { .. } => self.undo(q).await,
-            Valid::Definition(_)
-            | Valid::Declaration(_)
-            | Valid::TypeDefinition(_)
-            | Valid::Implementation(_)
-            | Valid::References(_)
-            | Valid::Hover(_)
-            | Valid::IncomingCalls(_)
-            | Valid::OutgoingCalls(_) => self.positional(q, deadline).await,
+            // The rest ask at a spot: definition, references, hover, calls, …
+            _ => self.positional(q, deadline).await,
         }
     }
 
