@@ -600,7 +600,7 @@ impl Engine {
     ) -> Vec<Value> {
         let state = session.state();
         let mut all = state.diagnostics(uri).map(|p| p.diagnostics);
-        if all.is_none() && supports(&session, "textDocument/diagnostic") {
+        if all.is_none() && supports(session, "textDocument/diagnostic") {
             let params = json!({ "textDocument": { "uri": uri } });
             let short = (Instant::now() + Duration::from_secs(3)).min(deadline);
             if let Ok(v) = self

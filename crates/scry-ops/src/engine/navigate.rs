@@ -218,7 +218,7 @@ impl Engine {
         let Some(by) = split_action(q) else {
             return (None, own);
         };
-        if compare.len() < 2 || !supports(&session, method_for(by)) {
+        if compare.len() < 2 || !supports(session, method_for(by)) {
             return (None, own);
         }
         let mut groups: Vec<(TargetKey, Candidate, Body)> = Vec::new();
@@ -789,7 +789,7 @@ impl Engine {
     ) -> Result<Option<SymbolItem>, OpError> {
         let mut best: Option<(u8, SymbolItem)> = None;
         for s in sessions {
-            if !supports(&s, "workspace/symbol") {
+            if !supports(s, "workspace/symbol") {
                 continue;
             }
             self.settle(s, deadline).await;

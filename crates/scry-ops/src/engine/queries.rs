@@ -93,7 +93,7 @@ impl Engine {
         let mut partial = Vec::new();
         let mut servers = Vec::new();
         for s in &sessions {
-            if !supports(&s, method) {
+            if !supports(s, method) {
                 notes.push(format!("{} does not support workspace symbols", s.name()));
                 continue;
             }
