@@ -126,7 +126,7 @@ impl Session {
 
     /// Whether `textDocument/diagnostic` can be asked.
     pub fn pulls_diagnostics(&self) -> bool {
-        self.supports("textDocument/diagnostic")
+        self.supports("textDocument/diagnostic", "diagnosticProvider")
     }
 
     /// Whether `workspace/diagnostic` can be asked.

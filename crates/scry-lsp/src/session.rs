@@ -200,28 +200,6 @@ pub fn client_capabilities() -> Value {
     })
 }
 
-/// Which capability a request method needs, as a JSON key of
-/// `ServerCapabilities`, and whether it may be registered dynamically.
-fn capability_key(method: &str) -> Option<&'static str> {
-    Some(match method {
-        "textDocument/definition" => "definitionProvider",
-        "textDocument/declaration" => "declarationProvider",
-        "textDocument/typeDefinition" => "typeDefinitionProvider",
-        "textDocument/implementation" => "implementationProvider",
-        "textDocument/references" => "referencesProvider",
-        "textDocument/hover" => "hoverProvider",
-        "textDocument/documentSymbol" => "documentSymbolProvider",
-        "workspace/symbol" => "workspaceSymbolProvider",
-        "textDocument/prepareCallHierarchy"
-        | "callHierarchy/incomingCalls"
-        | "callHierarchy/outgoingCalls" => "callHierarchyProvider",
-        "textDocument/rename" | "textDocument/prepareRename" => "renameProvider",
-        "textDocument/codeAction" => "codeActionProvider",
-        "textDocument/diagnostic" | "workspace/diagnostic" => "diagnosticProvider",
-        _ => return None,
-    })
-}
-
 fn read_disk(path: &Path) -> Result<DiskFile, SessionError> {
     let bytes = std::fs::read(path).map_err(|source| SessionError::File {
         path: path.to_path_buf(),
@@ -399,17 +377,15 @@ impl Session {
         }
     }
 
-    /// Whether the server supports `method`, statically or by a dynamic
-    /// registration. Methods scry does not know are assumed supported.
-    pub fn supports(&self, method: &str) -> bool {
+    /// Whether the server supports `method`: by a dynamic registration, or
+    /// statically through `capability`, the `ServerCapabilities` key the
+    /// method needs (the caller knows which: scry-ops' action table).
+    pub fn supports(&self, method: &str, capability: &str) -> bool {
         if self.inner.state.has_registration(method) {
             return true;
         }
-        let Some(key) = capability_key(method) else {
-            return true;
-        };
         !matches!(
-            &self.inner.capabilities[key],
+            &self.inner.capabilities[capability],
             Value::Null | Value::Bool(false)
         )
     }

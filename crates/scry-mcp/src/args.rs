@@ -1,6 +1,8 @@
-//! Argument validation: a tool call's JSON arguments become a
-//! [`scry_ops::Query`], or a refusal with the reason. Nothing here starts a
-//! server or touches a file beyond resolving the path.
+//! Argument parsing: a tool call's JSON arguments become a
+//! [`scry_ops::Query`], or a refusal with the reason. Here: the JSON types,
+//! which tool offers which action and argument, and checking the path;
+//! whether the arguments fit the action is `Query::validate`'s (scry-ops).
+//! Nothing here starts a server or touches a file beyond resolving the path.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -9,7 +11,7 @@ use rmcp::model::JsonObject;
 use scry_ops::{Action, Engine, OpError, Query, SeverityFilter};
 use serde_json::Value;
 
-use crate::tools::{self, EDIT_ARGS, LSP_ARGS, MAX_TIMEOUT_MS};
+use crate::tools::{self, MAX_TIMEOUT_MS};
 
 fn invalid(msg: impl Into<String>) -> OpError {
     OpError::InvalidArgument(msg.into())
@@ -145,9 +147,9 @@ pub fn parse(tool: &str, args: Option<&JsonObject>, engine: &Engine) -> Result<C
     let empty = JsonObject::new();
     let args = args.unwrap_or(&empty);
     let (allowed_args, allowed_actions) = if tool == tools::LSP {
-        (LSP_ARGS, tools::lsp_actions())
+        (tools::lsp_args(), tools::lsp_actions())
     } else {
-        (EDIT_ARGS, tools::edit_actions())
+        (tools::edit_args(), tools::edit_actions())
     };
     // `apply` is not in lsp's schema; a client that sends it anyway is told
     // where applying lives (or, read-only, that it is refused).
@@ -179,12 +181,6 @@ pub fn parse(tool: &str, args: Option<&JsonObject>, engine: &Engine) -> Result<C
             })?);
         }
         q.changes = boolean(args, "changes")?.unwrap_or(false);
-        if q.changes && q.action != Action::Diagnostics {
-            return Err(invalid(format!(
-                "changes is for diagnostics, not {}",
-                q.action.name()
-            )));
-        }
         // lsp never writes: rename and code actions are previews.
         q.apply = false;
         lsp_apply == Some(true)
@@ -207,7 +203,19 @@ pub fn parse(tool: &str, args: Option<&JsonObject>, engine: &Engine) -> Result<C
         };
         true
     };
-    requirements(&q, tool)?;
+    q.validate()?;
+    // `lsp_edit` applies: its code_actions needs the action to apply (the
+    // same question in `lsp`, or the CLI, lists them).
+    if tool == tools::LSP_EDIT
+        && q.action == Action::CodeActions
+        && q.apply
+        && q.action_index.is_none()
+        && q.action_title.is_none()
+    {
+        return Err(invalid(
+            "code_actions in lsp_edit applies one action: pass action_index (from the list lsp code_actions gives) or action_title",
+        ));
+    }
     if q.action == Action::Diagnostics {
         if let Some(p) = q.path.take() {
             q.targets = vec![diagnostics_target(&p, engine)?];
@@ -262,84 +270,5 @@ fn diagnostics_target(p: &Path, engine: &Engine) -> Result<PathBuf, OpError> {
                 Err(outside())
             }
         }
-    }
-}
-
-/// What each action needs, checked before anything runs.
-fn requirements(q: &Query, tool: &str) -> Result<(), OpError> {
-    let a = q.action.name();
-    if q.column.is_some() && q.line.is_none() {
-        return Err(invalid(
-            "column needs line as well (or name the symbol instead)",
-        ));
-    }
-    if q.new_name.is_some() && q.action != Action::Rename {
-        return Err(invalid(format!("new_name is for rename, not {a}")));
-    }
-    if (q.action_index.is_some() || q.action_title.is_some()) && q.action != Action::CodeActions {
-        return Err(invalid(format!(
-            "action_index and action_title pick a code action; {a} takes neither"
-        )));
-    }
-    if q.severity.is_some() && q.action != Action::Diagnostics {
-        return Err(invalid(format!("severity is for diagnostics, not {a}")));
-    }
-    if q.action.needs_position() {
-        match &q.path {
-            Some(_) if q.symbol.is_none() && q.line.is_none() => {
-                return Err(invalid(format!(
-                    "{a} needs a symbol (or a line): e.g. path=src/lib.rs symbol=Config"
-                )));
-            }
-            None if q.symbol.is_none() => {
-                return Err(invalid(format!(
-                    "{a} needs a symbol, and usually a path: e.g. path=src/lib.rs symbol=Config"
-                )));
-            }
-            None if q.line.is_some() => {
-                return Err(invalid(format!(
-                    "{a}: line and column need a path (the file they are in)"
-                )));
-            }
-            _ => {}
-        }
-        return Ok(());
-    }
-    match q.action {
-        Action::Symbols if q.path.is_none() => Err(invalid(
-            "symbols needs a path (to search across files use workspace_symbols with a query)",
-        )),
-        Action::WorkspaceSymbols if q.query.is_none() && q.symbol.is_none() => Err(invalid(
-            "workspace_symbols needs a query (part of a symbol name)",
-        )),
-        Action::Request if q.method.is_none() => Err(invalid(
-            "request needs a method (e.g. textDocument/foldingRange) and params",
-        )),
-        Action::Rename if q.new_name.is_none() => Err(invalid(
-            "rename needs new_name (and path + symbol): e.g. path=src/lib.rs symbol=Config new_name=Settings",
-        )),
-        Action::Rename if q.symbol.is_none() && q.line.is_none() => Err(invalid(
-            "rename needs a symbol (or a line): e.g. path=src/lib.rs symbol=Config new_name=Settings",
-        )),
-        Action::Rename if q.path.is_none() && q.line.is_some() => Err(invalid(
-            "rename: line and column need a path (the file they are in)",
-        )),
-        Action::CodeActions if q.path.is_none() => Err(invalid(
-            "code_actions needs a path (and optionally a symbol or a line)",
-        )),
-        Action::CodeActions if q.action_index.is_some() && q.action_title.is_some() => Err(
-            invalid("pick a code action by action_index or by action_title, not both"),
-        ),
-        Action::CodeActions
-            if tool == tools::LSP_EDIT
-                && q.apply
-                && q.action_index.is_none()
-                && q.action_title.is_none() =>
-        {
-            Err(invalid(
-                "code_actions in lsp_edit applies one action: pass action_index (from the list lsp code_actions gives) or action_title",
-            ))
-        }
-        _ => Ok(()),
     }
 }

@@ -21,7 +21,7 @@ use serde_json::{Value, json};
 
 use crate::args;
 use crate::scrub::ToolError;
-use crate::tools::{self, EDIT_ARGS, LSP, LSP_ARGS, LSP_EDIT, MAX_TIMEOUT_MS};
+use crate::tools::{self, LSP, LSP_EDIT, MAX_TIMEOUT_MS};
 
 struct Fixture {
     engine: Engine,
@@ -88,9 +88,9 @@ fn keys() -> &'static [&'static str] {
     static K: OnceLock<Vec<&'static str>> = OnceLock::new();
     K.get_or_init(|| {
         let mut k: Vec<&str> = Vec::new();
-        for n in crate::tools::LSP_ARGS
+        for n in crate::tools::lsp_args()
             .iter()
-            .chain(crate::tools::EDIT_ARGS)
+            .chain(crate::tools::edit_args())
             .chain(&["unknown", ""])
         {
             if !k.contains(n) {
@@ -252,9 +252,9 @@ pub fn check_args(data: &[u8]) {
         Ok(call) => {
             let q = &call.query;
             let (allowed_args, actions) = if tool == LSP {
-                (LSP_ARGS, tools::lsp_actions())
+                (tools::lsp_args(), tools::lsp_actions())
             } else {
-                (EDIT_ARGS, tools::edit_actions())
+                (tools::edit_args(), tools::edit_actions())
             };
             assert!(
                 actions.contains(&q.action),

@@ -545,5 +545,5 @@ impl ServerHandler for ScryMcp {
 /// Whether an action can change state (an action of `lsp_edit`; `rename`
 /// and `code_actions` are also previews in `lsp`, which never writes).
 pub fn is_write(action: Action) -> bool {
-    tools::edit_actions().contains(&action)
+    action.facts().writes != scry_ops::action::Writes::Never
 }

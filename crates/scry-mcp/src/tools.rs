@@ -2,12 +2,15 @@
 //!
 //! Everything a model reads on every request lives here, so it is kept
 //! short: one schema and one description per tool, naming only the
-//! languages whose servers are installed.
+//! languages whose servers are installed. Which actions each tool offers
+//! and which arguments it takes come from scry-ops' action table
+//! (`scry_ops::action`).
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use rmcp::model::{JsonObject, Tool, ToolAnnotations};
 use scry_ops::Action;
+use scry_ops::action::{self, Arg, Writes};
 use scry_workspace::Workspace;
 use scry_workspace::catalog::ProviderKind;
 use serde_json::{Value, json};
@@ -23,81 +26,81 @@ pub const MAX_TIMEOUT_MS: u64 = 120_000;
 /// Default of `timeout_ms` (the configuration may change it).
 pub const DEFAULT_TIMEOUT_MS: u64 = 30_000;
 
-/// The actions of `lsp`, in schema order: the single place to list them.
-/// A name only appears when `scry_ops::Action::parse` knows it under that
-/// canonical name (so `diagnostics` shows up once scry-ops has it).
-const LSP_ACTION_NAMES: &[&str] = &[
-    "definition",
-    "declaration",
-    "type_definition",
-    "implementation",
-    "references",
-    "hover",
-    "symbols",
-    "workspace_symbols",
-    "incoming_calls",
-    "outgoing_calls",
-    "diagnostics",
-    "rename",
-    "code_actions",
-    "map",
-    "status",
-    "capabilities",
-];
+/// The actions `lsp` accepts, in schema order (the action table's): those
+/// that never write, and the edits it previews.
+pub fn lsp_actions() -> Vec<Action> {
+    action::actions_writing(&[Writes::Never, Writes::Previewable])
+}
 
-/// The actions of `lsp_edit`, in schema order.
-const EDIT_ACTION_NAMES: &[&str] = &["rename", "code_actions", "undo", "request", "reload"];
+/// The actions `lsp_edit` accepts, in schema order: the edits it applies,
+/// and what changes state.
+pub fn edit_actions() -> Vec<Action> {
+    action::actions_writing(&[Writes::Previewable, Writes::Always])
+}
 
-/// Actions of both tools that edit files: previews in `lsp`, applied by
-/// `lsp_edit`.
-pub const EDIT_PREVIEWS: &[&str] = &["rename", "code_actions"];
-
-fn known(names: &[&str]) -> Vec<Action> {
-    names
-        .iter()
-        .filter_map(|n| Action::parse(n).filter(|a| a.name() == *n))
+/// The arguments a tool's schema offers: `action`, then those its actions
+/// take (in the table's argument order) that a caller names.
+fn tool_args(actions: &[Action], lsp: bool) -> Vec<Arg> {
+    action::args_of(actions)
+        .into_iter()
+        // lsp never applies (an `apply` sent anyway is answered in `args`).
+        .filter(|a| a.in_mcp() && !(lsp && *a == Arg::Apply))
         .collect()
 }
 
-/// The actions `lsp` accepts.
-pub fn lsp_actions() -> Vec<Action> {
-    known(LSP_ACTION_NAMES)
+fn arg_names(args: Vec<Arg>) -> Vec<&'static str> {
+    std::iter::once("action")
+        .chain(args.into_iter().map(Arg::name))
+        .collect()
 }
 
-/// The actions `lsp_edit` accepts.
-pub fn edit_actions() -> Vec<Action> {
-    known(EDIT_ACTION_NAMES)
+/// The argument names `lsp` accepts (anything else is refused).
+pub fn lsp_args() -> &'static [&'static str] {
+    static A: OnceLock<Vec<&'static str>> = OnceLock::new();
+    A.get_or_init(|| arg_names(tool_args(&lsp_actions(), true)))
 }
 
-/// The argument names each tool accepts (anything else is refused).
-pub const LSP_ARGS: &[&str] = &[
-    "action",
-    "path",
-    "symbol",
-    "line",
-    "column",
-    "query",
-    "severity",
-    "changes",
-    "new_name",
-    "action_index",
-    "action_title",
-    "timeout_ms",
-];
-pub const EDIT_ARGS: &[&str] = &[
-    "action",
-    "path",
-    "symbol",
-    "line",
-    "column",
-    "new_name",
-    "action_index",
-    "action_title",
-    "apply",
-    "method",
-    "params",
-    "timeout_ms",
-];
+/// The argument names `lsp_edit` accepts.
+pub fn edit_args() -> &'static [&'static str] {
+    static A: OnceLock<Vec<&'static str>> = OnceLock::new();
+    A.get_or_init(|| arg_names(tool_args(&edit_actions(), false)))
+}
+
+/// An argument's schema; `described`: with the short hints `lsp` gives.
+fn property(arg: Arg, described: bool) -> Value {
+    let mut p = match arg {
+        Arg::Line | Arg::Column | Arg::ActionIndex => json!({"type": "integer", "minimum": 1}),
+        Arg::Timeout => json!({"type": "integer", "minimum": 1, "maximum": MAX_TIMEOUT_MS}),
+        Arg::Severity => json!({"type": "string", "enum": ["error", "warning", "all"]}),
+        Arg::Changes | Arg::Apply => json!({"type": "boolean"}),
+        Arg::Params => json!({"type": "object"}),
+        _ => json!({"type": "string"}),
+    };
+    let hint = match arg {
+        Arg::Path => Some("file (diagnostics: also dir, glob, *)"),
+        Arg::Column => Some("with line: exact spot"),
+        Arg::Query => Some("workspace_symbols search"),
+        _ => None,
+    };
+    if let Some(h) = hint.filter(|_| described) {
+        p["description"] = json!(h);
+    }
+    p
+}
+
+/// A tool's input schema: the action enum, then each argument.
+fn schema(actions: &[Action], lsp: bool) -> Value {
+    let mut props = json!({"action": {"type": "string", "enum": names(actions)}});
+    for a in tool_args(actions, lsp) {
+        props[a.name()] = property(a, lsp);
+    }
+    json!({
+        "type": "object",
+        "properties": props,
+        "required": ["action"],
+        "additionalProperties": false
+    })
+}
 
 /// Which languages the installed servers cover, and which are missing.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -171,52 +174,16 @@ fn names(actions: &[Action]) -> Vec<&'static str> {
 
 /// The `lsp` tool for these installed languages.
 pub fn lsp_tool(languages: &[String]) -> Tool {
-    let actions = lsp_actions();
-    let has = |n: &str| actions.iter().any(|a| a.name() == n);
-    let mut d = format!(
+    let d = format!(
         "Code intelligence from real language servers ({}). Name the symbol \
          (path + symbol, may be qualified: Config::load), don't count columns; line \
          picks its occurrence (not on it: nearest, said; several targets on it: each named, \
-         column=). Run references before changing a shared symbol",
+         column=). Run references before changing a shared symbol; diagnostics after an edit \
+         (changes:true: only new). rename/code_actions here only preview; apply with lsp_edit. \
+         map: repo overview, no server needed. Lines, columns 1-based; paths relative to the root.",
         languages.join(", ")
     );
-    if has("diagnostics") {
-        d.push_str("; diagnostics after an edit (changes:true: only new)");
-    }
-    d.push('.');
-    if has("rename") {
-        d.push_str(" rename/code_actions here only preview; apply with lsp_edit.");
-    }
-    if has("map") {
-        d.push_str(" map: repo overview, no server needed.");
-    }
-    d.push_str(" Lines, columns 1-based; paths relative to the root.");
-    let mut props = json!({
-        "action": {"type": "string", "enum": names(&actions)},
-        "path": {"type": "string", "description": "file (diagnostics: also dir, glob, *)"},
-        "symbol": {"type": "string"},
-        "line": {"type": "integer", "minimum": 1},
-        "column": {"type": "integer", "minimum": 1, "description": "with line: exact spot"},
-        "query": {"type": "string", "description": "workspace_symbols search"},
-    });
-    if has("diagnostics") {
-        props["severity"] = json!({"type": "string", "enum": ["error", "warning", "all"]});
-        props["changes"] = json!({"type": "boolean"});
-    }
-    if has("rename") {
-        props["new_name"] = json!({"type": "string"});
-    }
-    if has("code_actions") {
-        props["action_index"] = json!({"type": "integer", "minimum": 1});
-        props["action_title"] = json!({"type": "string"});
-    }
-    props["timeout_ms"] = json!({"type": "integer", "minimum": 1, "maximum": MAX_TIMEOUT_MS});
-    let schema = json!({
-        "type": "object",
-        "properties": props,
-        "required": ["action"],
-        "additionalProperties": false
-    });
+    let schema = schema(&lsp_actions(), true);
     Tool::new(LSP, d, object(schema)).with_annotations(
         ToolAnnotations::new()
             .read_only(true)
@@ -233,25 +200,7 @@ pub fn edit_tool() -> Tool {
              apply the edit (apply:false: preview only). undo: revert scry's last edit. \
              request: any LSP method with params (\"$uri\" = path's URI). reload: restart \
              servers. Preview with lsp first; diagnostics after.";
-    let schema = json!({
-        "type": "object",
-        "properties": {
-            "action": {"type": "string", "enum": names(&actions)},
-            "path": {"type": "string"},
-            "symbol": {"type": "string"},
-            "line": {"type": "integer", "minimum": 1},
-            "column": {"type": "integer", "minimum": 1},
-            "new_name": {"type": "string"},
-            "action_index": {"type": "integer", "minimum": 1},
-            "action_title": {"type": "string"},
-            "apply": {"type": "boolean"},
-            "method": {"type": "string"},
-            "params": {"type": "object"},
-            "timeout_ms": {"type": "integer", "minimum": 1, "maximum": MAX_TIMEOUT_MS}
-        },
-        "required": ["action"],
-        "additionalProperties": false
-    });
+    let schema = schema(&actions, false);
     Tool::new(LSP_EDIT, d, object(schema)).with_annotations(
         ToolAnnotations::new()
             .read_only(false)

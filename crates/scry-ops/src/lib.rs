@@ -1,8 +1,10 @@
 //! Operations: resolve the symbol a caller named to a position, ask the right
 //! language server, and return plain answers (see [`model`]).
 
+pub mod action;
 pub mod error;
 pub mod model;
+pub mod query;
 
 pub use error::OpError;
 pub use model::*;
@@ -15,4 +17,5 @@ pub mod engine;
 pub mod fuzzing;
 pub mod resolve;
 
-pub use engine::{Engine, MAX_TIMEOUT, Query};
+pub use engine::{Engine, MAX_TIMEOUT};
+pub use query::{Choice, Invalid, Problem, Query, Spot, Valid};

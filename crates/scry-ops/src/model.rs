@@ -9,8 +9,10 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-/// What was asked. One enum for CLI, MCP and library callers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+/// What was asked. One enum for CLI, MCP and library callers. The facts
+/// about each action (names, LSP method, arguments, …) are in
+/// [`crate::action::ACTIONS`], whose rows follow this order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Action {
     Definition,
@@ -23,16 +25,16 @@ pub enum Action {
     WorkspaceSymbols,
     IncomingCalls,
     OutgoingCalls,
-    Status,
-    Capabilities,
-    Reload,
-    Request,
     Diagnostics,
     Rename,
     CodeActions,
-    Undo,
     /// A ranked repository map (syntactic; no server needed).
     Map,
+    Status,
+    Capabilities,
+    Undo,
+    Request,
+    Reload,
 }
 
 impl Action {
@@ -47,111 +49,41 @@ impl Action {
         Action::WorkspaceSymbols,
         Action::IncomingCalls,
         Action::OutgoingCalls,
-        Action::Status,
-        Action::Capabilities,
-        Action::Reload,
-        Action::Request,
         Action::Diagnostics,
         Action::Rename,
         Action::CodeActions,
-        Action::Undo,
         Action::Map,
+        Action::Status,
+        Action::Capabilities,
+        Action::Undo,
+        Action::Request,
+        Action::Reload,
     ];
+
+    /// Its row of the action table.
+    pub fn facts(self) -> &'static crate::action::Facts {
+        crate::action::facts(self)
+    }
 
     /// The canonical snake_case name (`type_definition`).
     pub fn name(self) -> &'static str {
-        match self {
-            Action::Definition => "definition",
-            Action::Declaration => "declaration",
-            Action::TypeDefinition => "type_definition",
-            Action::Implementation => "implementation",
-            Action::References => "references",
-            Action::Hover => "hover",
-            Action::Symbols => "symbols",
-            Action::WorkspaceSymbols => "workspace_symbols",
-            Action::IncomingCalls => "incoming_calls",
-            Action::OutgoingCalls => "outgoing_calls",
-            Action::Status => "status",
-            Action::Capabilities => "capabilities",
-            Action::Reload => "reload",
-            Action::Request => "request",
-            Action::Diagnostics => "diagnostics",
-            Action::Rename => "rename",
-            Action::CodeActions => "code_actions",
-            Action::Undo => "undo",
-            Action::Map => "map",
-        }
+        self.facts().name
     }
 
     /// What the answer is called in prose ("references", "type definition").
     pub fn noun(self) -> &'static str {
-        match self {
-            Action::Definition => "definition",
-            Action::Declaration => "declaration",
-            Action::TypeDefinition => "type definition",
-            Action::Implementation => "implementations",
-            Action::References => "references",
-            Action::Hover => "hover information",
-            Action::Symbols => "symbols",
-            Action::WorkspaceSymbols => "workspace symbols",
-            Action::IncomingCalls => "incoming calls",
-            Action::OutgoingCalls => "outgoing calls",
-            Action::Status => "status",
-            Action::Capabilities => "capabilities",
-            Action::Reload => "reload",
-            Action::Request => "result",
-            Action::Diagnostics => "diagnostics",
-            Action::Rename => "rename",
-            Action::CodeActions => "code actions",
-            Action::Undo => "undo",
-            Action::Map => "repository map",
-        }
+        self.facts().noun
     }
 
     /// Parse a name or alias: `def`, `refs`, `impl`, `type-definition`,
     /// `type_definition`, `incoming-calls`, ... Case-insensitive.
     pub fn parse(s: &str) -> Option<Action> {
-        let norm = s.trim().to_ascii_lowercase().replace('-', "_");
-        let a = match norm.as_str() {
-            "definition" | "def" | "goto_definition" => Action::Definition,
-            "declaration" | "decl" => Action::Declaration,
-            "type_definition" | "typedef" | "type_def" => Action::TypeDefinition,
-            "implementation" | "impl" | "implementations" => Action::Implementation,
-            "references" | "refs" | "ref" | "reference" => Action::References,
-            "hover" => Action::Hover,
-            "symbols" | "document_symbols" | "outline" => Action::Symbols,
-            "workspace_symbols" | "wsymbols" => Action::WorkspaceSymbols,
-            "incoming_calls" | "callers" => Action::IncomingCalls,
-            "outgoing_calls" | "callees" => Action::OutgoingCalls,
-            "status" => Action::Status,
-            "capabilities" | "caps" => Action::Capabilities,
-            "reload" => Action::Reload,
-            "request" | "raw" => Action::Request,
-            "diagnostics" | "diagnostic" | "diag" | "diags" => Action::Diagnostics,
-            "rename" => Action::Rename,
-            "code_actions" | "code_action" | "codeaction" | "actions" | "fix" => {
-                Action::CodeActions
-            }
-            "undo" => Action::Undo,
-            "map" | "repo_map" | "repomap" => Action::Map,
-            _ => return None,
-        };
-        Some(a)
+        crate::action::parse(s)
     }
 
     /// Whether the action needs a position in a file (resolved from a symbol).
     pub fn needs_position(self) -> bool {
-        matches!(
-            self,
-            Action::Definition
-                | Action::Declaration
-                | Action::TypeDefinition
-                | Action::Implementation
-                | Action::References
-                | Action::Hover
-                | Action::IncomingCalls
-                | Action::OutgoingCalls
-        )
+        self.facts().positional
     }
 }
 

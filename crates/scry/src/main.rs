@@ -11,7 +11,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::{CommandFactory, Parser};
-use scry_ops::{Action, Engine, OpError, Query, SeverityFilter};
+use scry_ops::action::Arg;
+use scry_ops::{Action, Engine, Invalid, OpError, Problem, Query, SeverityFilter};
 use scry_render::{RenderOptions, error_json, render_error, render_json, render_text};
 use scry_workspace::Workspace;
 
@@ -333,9 +334,6 @@ fn build_query(cli: &Cli, action: Action, cwd: &Path, root: &Path) -> Result<Que
             }
             if action == Action::Rename {
                 q.new_name = cli.new_name.clone().or_else(|| pos.next());
-                if q.new_name.is_none() {
-                    return Err("rename needs PATH SYMBOL NEW_NAME".into());
-                }
             } else if let Some(a) = &cli.apply {
                 match a.trim().parse::<usize>() {
                     Ok(n) => q.action_index = Some(n),
@@ -346,7 +344,6 @@ fn build_query(cli: &Cli, action: Action, cwd: &Path, root: &Path) -> Result<Que
             }
         }
         Action::Diagnostics => {
-            q.changes = cli.changes;
             if let Some(s) = &cli.severity {
                 q.severity = Some(SeverityFilter::parse(s).ok_or_else(|| {
                     format!("--severity must be error, warning or all, got `{s}`")
@@ -383,13 +380,26 @@ fn build_query(cli: &Cli, action: Action, cwd: &Path, root: &Path) -> Result<Que
             }
         }
     }
-    if cli.changes && action != Action::Diagnostics {
-        return Err("--changes is for diagnostics (scry diag --changes FILE...)".into());
+    q.changes = cli.changes;
+    q.path = path.map(|p| user_path(&p, cwd, root));
+    // Refusals worded for the command line are usage errors; the engine
+    // reports the others (`Engine::run` validates again).
+    match q.check() {
+        Err(Invalid {
+            arg: Arg::Changes,
+            problem: Problem::NotTaken,
+            ..
+        }) => return Err("--changes is for diagnostics (scry diag --changes FILE...)".into()),
+        Err(Invalid {
+            arg: Arg::NewName,
+            problem: Problem::Missing,
+            ..
+        }) => return Err("rename needs PATH SYMBOL NEW_NAME".into()),
+        _ => {}
     }
     if let Some(extra) = pos.next() {
         return Err(format!("unexpected argument `{extra}`"));
     }
-    q.path = path.map(|p| user_path(&p, cwd, root));
     Ok(q)
 }
 

@@ -9,7 +9,7 @@ use tokio::time::Instant;
 
 use super::service::{EditOptions, merge_reports};
 use crate::engine::{
-    AskError, Engine, Query, Target, is_method_not_found, is_transient, session_error,
+    AskError, Engine, Query, Target, is_method_not_found, is_transient, session_error, supports,
 };
 use crate::error::OpError;
 use crate::model::*;
@@ -110,7 +110,7 @@ impl Engine {
             candidates,
             others,
         } = target;
-        if !session.supports(method) {
+        if !supports(&session, method) {
             return Err(OpError::EditRejected(format!(
                 "{} does not support rename",
                 session.name()
@@ -345,7 +345,7 @@ impl Engine {
                     }
                 }
             };
-        if !session.supports(method) {
+        if !supports(&session, method) {
             return Err(OpError::EditRejected(format!(
                 "{} does not offer code actions",
                 session.name()
@@ -600,7 +600,7 @@ impl Engine {
     ) -> Vec<Value> {
         let state = session.state();
         let mut all = state.diagnostics(uri).map(|p| p.diagnostics);
-        if all.is_none() && session.supports("textDocument/diagnostic") {
+        if all.is_none() && supports(session, "textDocument/diagnostic") {
             let params = json!({ "textDocument": { "uri": uri } });
             let short = (Instant::now() + Duration::from_secs(3)).min(deadline);
             if let Ok(v) = self

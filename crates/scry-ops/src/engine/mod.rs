@@ -14,9 +14,12 @@ use scry_workspace::{Route, Workspace, WorkspaceError};
 use serde_json::{Value, json};
 use tokio::time::Instant;
 
+use crate::action::Reply;
 use crate::convert::{self, Files};
 use crate::error::OpError;
 use crate::model::*;
+pub(crate) use crate::query::Query;
+use crate::query::Valid;
 use crate::resolve::{self, Declared, OccurrenceKind, SymbolName};
 
 mod navigate;
@@ -32,95 +35,6 @@ const MAX_CANDIDATES: usize = 6;
 const MAX_OCCURRENCES: usize = 32;
 /// How many occurrences on the asked line are asked each and compared.
 const MAX_SAME_LINE: usize = 4;
-
-/// A question, as any front end puts it.
-#[derive(Debug, Clone)]
-pub struct Query {
-    pub action: Action,
-    /// Absolute, or relative to the workspace root.
-    pub path: Option<PathBuf>,
-    pub symbol: Option<String>,
-    /// 1-based.
-    pub line: Option<u32>,
-    /// 1-based, in characters.
-    pub column: Option<u32>,
-    pub query: Option<String>,
-    /// For `request`: the LSP method and its JSON params.
-    pub method: Option<String>,
-    pub params: Option<Value>,
-    /// The action's budget (default from the configuration, at most 120 s).
-    pub timeout: Option<Duration>,
-    /// For `diagnostics`: files, directories, globs (`src/**/*.py`) or `*`
-    /// for the whole workspace; absolute or relative to the workspace root.
-    /// Empty: `path`, else the whole workspace.
-    pub targets: Vec<PathBuf>,
-    /// For `diagnostics`: which severities to show (default: errors and
-    /// warnings).
-    pub severity: Option<SeverityFilter>,
-    /// For `rename`: the new name.
-    pub new_name: Option<String>,
-    /// For `rename`, `code_actions` (with an action chosen) and `undo`:
-    /// apply the edit (default) or only preview it (`false`: a unified diff
-    /// of every file, nothing written).
-    pub apply: bool,
-    /// For `code_actions`: apply the action with this 1-based number …
-    pub action_index: Option<usize>,
-    /// … or with this title (exact, else a unique case-insensitive part).
-    pub action_title: Option<String>,
-    /// For edits: the caller's idempotency key (the MCP request id). An
-    /// edit already applied under it is not applied again: its answer is
-    /// replayed.
-    pub idempotency_key: Option<String>,
-    /// For `map`: symbols to bias the map towards (paths go in `targets`).
-    pub focus_symbols: Vec<String>,
-    /// For `map`: the character budget (default [`syntactic::DEFAULT_MAP_BUDGET`]).
-    pub budget: Option<usize>,
-    /// `diagnostics`: only what is new since the session's previous
-    /// `changes` check of the files, plus how many were resolved.
-    pub changes: bool,
-}
-
-impl Query {
-    pub fn new(action: Action) -> Query {
-        Query {
-            action,
-            path: None,
-            symbol: None,
-            line: None,
-            column: None,
-            query: None,
-            method: None,
-            params: None,
-            timeout: None,
-            targets: Vec::new(),
-            severity: None,
-            new_name: None,
-            apply: true,
-            action_index: None,
-            action_title: None,
-            idempotency_key: None,
-            focus_symbols: Vec::new(),
-            budget: None,
-            changes: false,
-        }
-    }
-
-    pub(crate) fn question(&self, root: &Path) -> Question {
-        Question {
-            path: self.path.as_ref().map(|p| {
-                if p.is_absolute() {
-                    p.clone()
-                } else {
-                    root.join(p)
-                }
-            }),
-            symbol: self.symbol.clone(),
-            line: self.line,
-            column: self.column,
-            query: self.query.clone(),
-        }
-    }
-}
 
 /// Runs questions against a workspace. Cheap to clone; share one per
 /// workspace so servers are reused across calls.
@@ -154,18 +68,19 @@ pub(crate) struct Target {
     pub(crate) others: Vec<Alternative>,
 }
 
+/// The request that asks `action`'s question ("" for none), from the
+/// action table.
 fn method_for(action: Action) -> &'static str {
-    match action {
-        Action::Definition => "textDocument/definition",
-        Action::Declaration => "textDocument/declaration",
-        Action::TypeDefinition => "textDocument/typeDefinition",
-        Action::Implementation => "textDocument/implementation",
-        Action::References => "textDocument/references",
-        Action::Hover => "textDocument/hover",
-        Action::IncomingCalls | Action::OutgoingCalls => "textDocument/prepareCallHierarchy",
-        Action::Symbols => "textDocument/documentSymbol",
-        Action::WorkspaceSymbols => "workspace/symbol",
-        _ => "",
+    action.facts().method.unwrap_or("")
+}
+
+/// Whether the session's server supports `method`: registered dynamically,
+/// or the capability the action table names for it. Methods no action
+/// names are assumed supported.
+pub(crate) fn supports(session: &Session, method: &str) -> bool {
+    match crate::action::capability(method) {
+        Some(key) => session.supports(method, key),
+        None => true,
     }
 }
 
@@ -266,23 +181,9 @@ impl Engine {
     /// Answer one question.
     pub async fn run(&self, q: &Query) -> Result<Answer, OpError> {
         let deadline = Instant::now() + self.budget(q);
-        if q.line == Some(0) {
-            return Err(OpError::InvalidArgument(
-                "line is 1-based: the first line is 1".into(),
-            ));
-        }
-        if q.column == Some(0) {
-            return Err(OpError::InvalidArgument(
-                "column is 1-based (characters): the first column is 1".into(),
-            ));
-        }
-        if q.column.is_some() && q.line.is_none() {
-            return Err(OpError::InvalidArgument(
-                "column needs line as well (or name the symbol instead)".into(),
-            ));
-        }
+        let valid = q.validate()?;
         let server_deadline = self.server_deadline(q, deadline);
-        let result = self.dispatch(q, server_deadline).await;
+        let result = self.dispatch(q, &valid, server_deadline).await;
         let mut result = self.with_fallback(q, result).await;
         // What an untrusted workspace's configuration asked to run and was
         // ignored: said once per session, in the first answer after it.
@@ -295,17 +196,28 @@ impl Engine {
         result
     }
 
-    async fn dispatch(&self, q: &Query, deadline: Instant) -> Result<Answer, OpError> {
-        match q.action {
-            Action::Status => {
+    /// One handler per validated action. The handlers still read their
+    /// arguments from `q` (already checked by `validate`), except `map`.
+    async fn dispatch(
+        &self,
+        q: &Query,
+        valid: &Valid,
+        deadline: Instant,
+    ) -> Result<Answer, OpError> {
+        match valid {
+            Valid::Status => {
                 let mut a = self.status(q).await;
                 if let Body::Status(r) = &mut a.body {
                     r.syntactic = Some(self.syntactic_status());
                 }
                 Ok(a)
             }
-            Action::Map => self.map(q).await,
-            Action::Reload => {
+            Valid::Map {
+                paths,
+                symbols,
+                budget,
+            } => self.map(q, paths, symbols, *budget).await,
+            Valid::Reload => {
                 let stopped = self
                     .ws
                     .reload()
@@ -317,14 +229,15 @@ impl Engine {
                     Body::Reloaded { stopped },
                 ))
             }
-            Action::Symbols => self.document_symbols(q, deadline).await,
-            Action::WorkspaceSymbols => self.workspace_symbols(q, deadline).await,
-            Action::Capabilities => self.capabilities(q, deadline).await,
-            Action::Request => self.raw_request(q, deadline).await,
-            Action::Diagnostics => self.diagnostics(q, deadline).await,
-            Action::Rename => self.rename(q, deadline).await,
-            Action::CodeActions => self.code_actions(q, deadline).await,
-            Action::Undo => self.undo(q).await,
+            Valid::Symbols { .. } => self.document_symbols(q, deadline).await,
+            Valid::WorkspaceSymbols { .. } => self.workspace_symbols(q, deadline).await,
+            Valid::Capabilities { .. } => self.capabilities(q, deadline).await,
+            Valid::Request { .. } => self.raw_request(q, deadline).await,
+            Valid::Diagnostics { .. } => self.diagnostics(q, deadline).await,
+            Valid::Rename { .. } => self.rename(q, deadline).await,
+            Valid::CodeActions { .. } => self.code_actions(q, deadline).await,
+            Valid::Undo { .. } => self.undo(q).await,
+            // The rest ask at a spot: definition, references, hover, calls, …
             _ => self.positional(q, deadline).await,
         }
     }
@@ -493,18 +406,18 @@ impl From<SessionError> for AskError {
     }
 }
 
+/// An empty answer of the shape `action`'s reply parser gives.
 fn empty_body(action: Action) -> Body {
-    match action {
-        Action::Hover => Body::Hover {
+    match action.facts().reply {
+        Reply::Hover => Body::Hover {
             text: String::new(),
         },
-        Action::IncomingCalls => Body::Calls {
-            direction: CallDirection::Incoming,
-            item: None,
-            calls: Vec::new(),
-        },
-        Action::OutgoingCalls => Body::Calls {
-            direction: CallDirection::Outgoing,
+        Reply::Calls => Body::Calls {
+            direction: if action == Action::IncomingCalls {
+                CallDirection::Incoming
+            } else {
+                CallDirection::Outgoing
+            },
             item: None,
             calls: Vec::new(),
         },

@@ -39,7 +39,7 @@ impl Engine {
         answer.others = others;
         answer.notes = notes;
 
-        if !session.supports(method) {
+        if !supports(&session, method) {
             answer.empty_reason = Some(format!("{} does not support {method}", session.name()));
             if let Some(c) = candidates.first() {
                 answer.asked_at = Some(self.asked_at(&path, &index, c));
@@ -218,7 +218,7 @@ impl Engine {
         let Some(by) = split_action(q) else {
             return (None, own);
         };
-        if compare.len() < 2 || !session.supports(method_for(by)) {
+        if compare.len() < 2 || !supports(session, method_for(by)) {
             return (None, own);
         }
         let mut groups: Vec<(TargetKey, Candidate, Body)> = Vec::new();
@@ -391,11 +391,11 @@ impl Engine {
             params["context"] = json!({ "includeDeclaration": true });
         }
         let v = self.ask(session, method, params, deadline).await?;
-        match action {
-            Action::Hover => Ok(Body::Hover {
+        match action.facts().reply {
+            Reply::Hover => Ok(Body::Hover {
                 text: convert::hover_text(session, v).map_err(AskError::Op)?,
             }),
-            Action::IncomingCalls | Action::OutgoingCalls => {
+            Reply::Calls => {
                 let items: Vec<scry_lsp::types::CallHierarchyItem> = if v.is_null() {
                     Vec::new()
                 } else {
@@ -507,7 +507,7 @@ impl Engine {
 
         // 1. Declarations in the file's document symbols.
         let mut decls: Vec<Declared> = Vec::new();
-        if session.supports("textDocument/documentSymbol") {
+        if supports(&session, "textDocument/documentSymbol") {
             let params = json!({ "textDocument": { "uri": path_to_uri(&path) } });
             match self
                 .ask(&session, "textDocument/documentSymbol", params, deadline)
@@ -789,7 +789,7 @@ impl Engine {
     ) -> Result<Option<SymbolItem>, OpError> {
         let mut best: Option<(u8, SymbolItem)> = None;
         for s in sessions {
-            if !s.supports("workspace/symbol") {
+            if !supports(s, "workspace/symbol") {
                 continue;
             }
             self.settle(s, deadline).await;

@@ -25,7 +25,7 @@ impl Engine {
             },
         );
         answer.server = Some(session.name().to_string());
-        if !session.supports(method) {
+        if !supports(&session, method) {
             answer.empty_reason = Some(format!("{} does not support {method}", session.name()));
             return Ok(answer);
         }
@@ -93,7 +93,7 @@ impl Engine {
         let mut partial = Vec::new();
         let mut servers = Vec::new();
         for s in &sessions {
-            if !s.supports(method) {
+            if !supports(s, method) {
                 notes.push(format!("{} does not support workspace symbols", s.name()));
                 continue;
             }

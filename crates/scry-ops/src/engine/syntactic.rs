@@ -350,11 +350,18 @@ impl Engine {
     }
 
     /// `map`: the repository map, biased to the given paths and symbols.
-    pub(crate) async fn map(&self, q: &Query) -> Result<Answer, OpError> {
+    /// `paths`, `symbols` and `budget` as [`crate::Valid::Map`] holds them.
+    pub(crate) async fn map(
+        &self,
+        q: &Query,
+        paths: &[PathBuf],
+        symbols: &[String],
+        budget: usize,
+    ) -> Result<Answer, OpError> {
         let root = self.ws.root().to_path_buf();
         let mut focus = Focus::default();
         let mut shown_focus = Vec::new();
-        for p in q.path.iter().chain(q.targets.iter()) {
+        for p in paths {
             let abs = if p.is_absolute() {
                 p.clone()
             } else {
@@ -377,18 +384,9 @@ impl Engine {
             });
             focus.paths.push(rel);
         }
-        for s in q.symbol.iter().chain(q.focus_symbols.iter()) {
-            let s = s.trim();
-            if !s.is_empty() {
-                shown_focus.push(format!("`{s}`"));
-                focus.symbols.push(SymbolName::parse(s).name);
-            }
-        }
-        let budget = q.budget.unwrap_or(DEFAULT_MAP_BUDGET);
-        if budget == 0 || budget > MAX_MAP_BUDGET {
-            return Err(OpError::InvalidArgument(format!(
-                "budget is a number of characters from 1 to {MAX_MAP_BUDGET} (default {DEFAULT_MAP_BUDGET})"
-            )));
+        for s in symbols {
+            shown_focus.push(format!("`{s}`"));
+            focus.symbols.push(SymbolName::parse(s).name);
         }
         let snap = self.syntax_snapshot().await;
         let m = tokio::task::spawn_blocking({

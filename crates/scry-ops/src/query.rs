@@ -1,0 +1,529 @@
+//! The question: [`Query`] is what a front end parsed (plain optional
+//! fields, also what goes over the wire to a daemon), [`Query::validate`]
+//! checks it once and gives the [`Valid`] question, one variant per action
+//! carrying exactly the arguments that action takes.
+//!
+//! Invariants: every check of the arguments' combination lives here (front
+//! ends only parse their syntax into a `Query` and map [`Invalid`] to their
+//! words); validation touches no file and starts nothing; a blank string
+//! counts as not given; lines and columns in a `Valid` are 1-based.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::action::{self, Arg};
+use crate::engine::syntactic::{DEFAULT_MAP_BUDGET, MAX_MAP_BUDGET};
+use crate::error::OpError;
+use crate::model::{Action, Question, SeverityFilter};
+
+/// A question, as any front end puts it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Query {
+    pub action: Action,
+    /// Absolute, or relative to the workspace root.
+    pub path: Option<PathBuf>,
+    pub symbol: Option<String>,
+    /// 1-based.
+    pub line: Option<u32>,
+    /// 1-based, in characters.
+    pub column: Option<u32>,
+    pub query: Option<String>,
+    /// For `request`: the LSP method and its JSON params.
+    pub method: Option<String>,
+    pub params: Option<Value>,
+    /// The action's budget (default from the configuration, at most 120 s).
+    #[serde(with = "millis", rename = "timeout_ms")]
+    pub timeout: Option<Duration>,
+    /// For `diagnostics`: files, directories, globs (`src/**/*.py`) or `*`
+    /// for the whole workspace; absolute or relative to the workspace root.
+    /// Empty: `path`, else the whole workspace.
+    pub targets: Vec<PathBuf>,
+    /// For `diagnostics`: which severities to show (default: errors and
+    /// warnings).
+    pub severity: Option<SeverityFilter>,
+    /// For `rename`: the new name.
+    pub new_name: Option<String>,
+    /// For `rename`, `code_actions` (with an action chosen) and `undo`:
+    /// apply the edit (default) or only preview it (`false`: a unified diff
+    /// of every file, nothing written).
+    pub apply: bool,
+    /// For `code_actions`: apply the action with this 1-based number …
+    pub action_index: Option<usize>,
+    /// … or with this title (exact, else a unique case-insensitive part).
+    pub action_title: Option<String>,
+    /// For edits: the caller's idempotency key (the MCP request id). An
+    /// edit already applied under it is not applied again: its answer is
+    /// replayed.
+    pub idempotency_key: Option<String>,
+    /// For `map`: symbols to bias the map towards (paths go in `targets`).
+    pub focus_symbols: Vec<String>,
+    /// For `map`: the character budget (default [`DEFAULT_MAP_BUDGET`]).
+    pub budget: Option<usize>,
+    /// `diagnostics`: only what is new since the session's previous
+    /// `changes` check of the files, plus how many were resolved.
+    pub changes: bool,
+}
+
+/// `Option<Duration>` as whole milliseconds.
+mod millis {
+    use std::time::Duration;
+
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
+        match d {
+            Some(d) => s.serialize_some(&(d.as_millis().min(u64::MAX as u128) as u64)),
+            None => s.serialize_none(),
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
+        Ok(Option::<u64>::deserialize(d)?.map(Duration::from_millis))
+    }
+}
+
+/// Where a positional question (and a rename) points.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Spot {
+    /// A symbol looked up across the workspace (no file given).
+    Named { symbol: String },
+    /// In one file: a symbol, a line, or both; a column only with a line.
+    InFile {
+        path: PathBuf,
+        symbol: Option<String>,
+        line: Option<u32>,
+        column: Option<u32>,
+    },
+}
+
+/// Which code action to apply.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Choice {
+    /// 1-based, in the order the list shows.
+    Index(usize),
+    /// Exact, else a unique case-insensitive part.
+    Title(String),
+}
+
+/// A validated question: one variant per action, with the arguments that
+/// action takes (the time budget, common to all, stays on the [`Query`]).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Valid {
+    Definition(Spot),
+    Declaration(Spot),
+    TypeDefinition(Spot),
+    Implementation(Spot),
+    References(Spot),
+    Hover(Spot),
+    Symbols {
+        path: PathBuf,
+    },
+    WorkspaceSymbols {
+        /// The query, else the symbol.
+        query: String,
+        /// Ask the server of this file (else every running one).
+        path: Option<PathBuf>,
+    },
+    IncomingCalls(Spot),
+    OutgoingCalls(Spot),
+    Diagnostics {
+        /// As given; empty: `path`, else the whole workspace.
+        targets: Vec<PathBuf>,
+        path: Option<PathBuf>,
+        severity: Option<SeverityFilter>,
+        changes: bool,
+    },
+    Rename {
+        spot: Spot,
+        new_name: String,
+        apply: bool,
+        idempotency_key: Option<String>,
+    },
+    CodeActions {
+        path: PathBuf,
+        symbol: Option<String>,
+        line: Option<u32>,
+        column: Option<u32>,
+        /// None: list the actions.
+        choice: Option<Choice>,
+        apply: bool,
+        idempotency_key: Option<String>,
+    },
+    Map {
+        /// `path` and the targets.
+        paths: Vec<PathBuf>,
+        /// The symbol and the focus symbols.
+        symbols: Vec<String>,
+        budget: usize,
+    },
+    Status,
+    Capabilities {
+        path: Option<PathBuf>,
+    },
+    Undo {
+        apply: bool,
+        idempotency_key: Option<String>,
+    },
+    Request {
+        method: String,
+        params: Option<Value>,
+        path: Option<PathBuf>,
+    },
+    Reload,
+}
+
+impl Valid {
+    pub fn action(&self) -> Action {
+        match self {
+            Valid::Definition(_) => Action::Definition,
+            Valid::Declaration(_) => Action::Declaration,
+            Valid::TypeDefinition(_) => Action::TypeDefinition,
+            Valid::Implementation(_) => Action::Implementation,
+            Valid::References(_) => Action::References,
+            Valid::Hover(_) => Action::Hover,
+            Valid::Symbols { .. } => Action::Symbols,
+            Valid::WorkspaceSymbols { .. } => Action::WorkspaceSymbols,
+            Valid::IncomingCalls(_) => Action::IncomingCalls,
+            Valid::OutgoingCalls(_) => Action::OutgoingCalls,
+            Valid::Diagnostics { .. } => Action::Diagnostics,
+            Valid::Rename { .. } => Action::Rename,
+            Valid::CodeActions { .. } => Action::CodeActions,
+            Valid::Map { .. } => Action::Map,
+            Valid::Status => Action::Status,
+            Valid::Capabilities { .. } => Action::Capabilities,
+            Valid::Undo { .. } => Action::Undo,
+            Valid::Request { .. } => Action::Request,
+            Valid::Reload => Action::Reload,
+        }
+    }
+
+    /// The spot of a positional question or a rename.
+    pub fn spot(&self) -> Option<&Spot> {
+        match self {
+            Valid::Definition(s)
+            | Valid::Declaration(s)
+            | Valid::TypeDefinition(s)
+            | Valid::Implementation(s)
+            | Valid::References(s)
+            | Valid::Hover(s)
+            | Valid::IncomingCalls(s)
+            | Valid::OutgoingCalls(s)
+            | Valid::Rename { spot: s, .. } => Some(s),
+            _ => None,
+        }
+    }
+}
+
+/// What is wrong with a question: which argument of which action, and how.
+/// Its `Display` is the message every front end shows unless it has words
+/// of its own for its syntax (the CLI's flags).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Invalid {
+    pub action: Action,
+    pub arg: Arg,
+    pub problem: Problem,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Problem {
+    /// 0 for a 1-based line or column.
+    Zero,
+    /// A column without a line.
+    WithoutLine,
+    /// A line (and column) without the file they are in.
+    WithoutPath,
+    /// Given to an action that does not take it.
+    NotTaken,
+    /// Needed, and missing or blank. For a positional action's symbol: with
+    /// no path either.
+    Missing,
+    /// In a file, neither a symbol nor a line.
+    NoSymbolOrLine,
+    /// Both `action_index` and `action_title`.
+    Both,
+    /// Out of its range (`budget`).
+    OutOfRange,
+}
+
+impl std::fmt::Display for Invalid {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let a = self.action.name();
+        let arg = self.arg.name();
+        match (self.problem, self.arg) {
+            (Problem::Zero, Arg::Column) => {
+                write!(f, "column is 1-based (characters): the first column is 1")
+            }
+            (Problem::Zero, _) => write!(f, "{arg} is 1-based: the first {arg} is 1"),
+            (Problem::WithoutLine, _) => {
+                write!(f, "column needs line as well (or name the symbol instead)")
+            }
+            (Problem::WithoutPath, _) => {
+                write!(f, "{a}: line and column need a path (the file they are in)")
+            }
+            (Problem::NotTaken, Arg::ActionIndex | Arg::ActionTitle) => write!(
+                f,
+                "action_index and action_title pick a code action; {a} takes neither"
+            ),
+            (Problem::NotTaken, _) => {
+                let owner = action::owner(self.arg).map_or("another action", Action::name);
+                write!(f, "{arg} is for {owner}, not {a}")
+            }
+            (Problem::Missing, Arg::Symbol) => write!(
+                f,
+                "{a} needs a symbol, and usually a path: e.g. path=src/lib.rs symbol=Config"
+            ),
+            (Problem::Missing, Arg::NewName) => write!(
+                f,
+                "{a} needs new_name (and path + symbol): e.g. path=src/lib.rs symbol=Config new_name=Settings"
+            ),
+            (Problem::Missing, Arg::Query) => {
+                write!(f, "{a} needs a query (part of a symbol name)")
+            }
+            (Problem::Missing, Arg::Method) => write!(
+                f,
+                "{a} needs a method (e.g. textDocument/foldingRange) and params"
+            ),
+            (Problem::Missing, Arg::Path) if self.action == Action::Symbols => write!(
+                f,
+                "{a} needs a path (to search across files use workspace_symbols with a query)"
+            ),
+            (Problem::Missing, Arg::Path) => {
+                write!(f, "{a} needs a path (and optionally a symbol or a line)")
+            }
+            (Problem::Missing, _) => write!(f, "{a} needs {arg}"),
+            (Problem::NoSymbolOrLine, _) => {
+                write!(
+                    f,
+                    "{a} needs a symbol (or a line): e.g. path=src/lib.rs symbol=Config"
+                )?;
+                if self.action.facts().takes(Arg::NewName) {
+                    write!(f, " new_name=Settings")?;
+                }
+                Ok(())
+            }
+            (Problem::Both, _) => write!(
+                f,
+                "pick a code action by action_index or by action_title, not both"
+            ),
+            (Problem::OutOfRange, _) => write!(
+                f,
+                "{arg} is a number of characters from 1 to {MAX_MAP_BUDGET} (default {DEFAULT_MAP_BUDGET})"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for Invalid {}
+
+impl From<Invalid> for OpError {
+    fn from(e: Invalid) -> OpError {
+        OpError::InvalidArgument(e.to_string())
+    }
+}
+
+/// A string argument, unless blank.
+fn given(s: &Option<String>) -> Option<String> {
+    s.as_ref().filter(|s| !s.trim().is_empty()).cloned()
+}
+
+impl Query {
+    pub fn new(action: Action) -> Query {
+        Query {
+            action,
+            path: None,
+            symbol: None,
+            line: None,
+            column: None,
+            query: None,
+            method: None,
+            params: None,
+            timeout: None,
+            targets: Vec::new(),
+            severity: None,
+            new_name: None,
+            apply: true,
+            action_index: None,
+            action_title: None,
+            idempotency_key: None,
+            focus_symbols: Vec::new(),
+            budget: None,
+            changes: false,
+        }
+    }
+
+    pub(crate) fn question(&self, root: &Path) -> Question {
+        Question {
+            path: self.path.as_ref().map(|p| {
+                if p.is_absolute() {
+                    p.clone()
+                } else {
+                    root.join(p)
+                }
+            }),
+            symbol: self.symbol.clone(),
+            line: self.line,
+            column: self.column,
+            query: self.query.clone(),
+        }
+    }
+
+    /// Check the question once and give its validated form.
+    pub fn validate(&self) -> Result<Valid, OpError> {
+        self.check().map_err(OpError::from)
+    }
+
+    /// [`Query::validate`], with the reason as data, for a front end that
+    /// words some refusals its own way.
+    pub fn check(&self) -> Result<Valid, Invalid> {
+        let action = self.action;
+        let facts = action.facts();
+        let bad = |arg, problem| Invalid {
+            action,
+            arg,
+            problem,
+        };
+        if self.line == Some(0) {
+            return Err(bad(Arg::Line, Problem::Zero));
+        }
+        if self.column == Some(0) {
+            return Err(bad(Arg::Column, Problem::Zero));
+        }
+        let symbol = given(&self.symbol);
+        let new_name = given(&self.new_name);
+        let title = given(&self.action_title);
+        // Arguments only their own action takes; given elsewhere, refused
+        // (in this order: the first one named is the one reported).
+        let present = [
+            (Arg::Changes, self.changes),
+            (Arg::NewName, new_name.is_some()),
+            (Arg::ActionIndex, self.action_index.is_some()),
+            (Arg::ActionTitle, title.is_some()),
+            (Arg::Severity, self.severity.is_some()),
+        ];
+        let refused = |arg: Arg, given: bool| given && !facts.takes(arg);
+        if let Some(&(arg, _)) = present.iter().take(1).find(|(a, g)| refused(*a, *g)) {
+            return Err(bad(arg, Problem::NotTaken));
+        }
+        if self.column.is_some() && self.line.is_none() {
+            return Err(bad(Arg::Column, Problem::WithoutLine));
+        }
+        if let Some(&(arg, _)) = present.iter().skip(1).find(|(a, g)| refused(*a, *g)) {
+            return Err(bad(arg, Problem::NotTaken));
+        }
+        let spot = || -> Result<Spot, Invalid> {
+            match (&self.path, &symbol) {
+                (Some(path), _) if symbol.is_some() || self.line.is_some() => Ok(Spot::InFile {
+                    path: path.clone(),
+                    symbol: symbol.clone(),
+                    line: self.line,
+                    column: self.column,
+                }),
+                (Some(_), _) => Err(bad(Arg::Symbol, Problem::NoSymbolOrLine)),
+                (None, None) => Err(bad(Arg::Symbol, Problem::Missing)),
+                (None, Some(_)) if self.line.is_some() => Err(bad(Arg::Line, Problem::WithoutPath)),
+                (None, Some(s)) => Ok(Spot::Named { symbol: s.clone() }),
+            }
+        };
+        Ok(match action {
+            Action::Definition => Valid::Definition(spot()?),
+            Action::Declaration => Valid::Declaration(spot()?),
+            Action::TypeDefinition => Valid::TypeDefinition(spot()?),
+            Action::Implementation => Valid::Implementation(spot()?),
+            Action::References => Valid::References(spot()?),
+            Action::Hover => Valid::Hover(spot()?),
+            Action::IncomingCalls => Valid::IncomingCalls(spot()?),
+            Action::OutgoingCalls => Valid::OutgoingCalls(spot()?),
+            Action::Symbols => Valid::Symbols {
+                path: self.path.clone().ok_or(bad(Arg::Path, Problem::Missing))?,
+            },
+            Action::WorkspaceSymbols => Valid::WorkspaceSymbols {
+                query: given(&self.query)
+                    .or(symbol)
+                    .ok_or(bad(Arg::Query, Problem::Missing))?,
+                path: self.path.clone(),
+            },
+            Action::Diagnostics => Valid::Diagnostics {
+                targets: self.targets.clone(),
+                path: self.path.clone(),
+                severity: self.severity,
+                changes: self.changes,
+            },
+            Action::Rename => {
+                let new_name = new_name.ok_or(bad(Arg::NewName, Problem::Missing))?;
+                let spot = match spot() {
+                    // Without a file: a line needs one; else rename asks
+                    // for what it asks with one.
+                    Err(Invalid {
+                        problem: Problem::Missing,
+                        ..
+                    }) if self.line.is_some() => return Err(bad(Arg::Line, Problem::WithoutPath)),
+                    Err(Invalid {
+                        problem: Problem::Missing,
+                        ..
+                    }) => return Err(bad(Arg::Symbol, Problem::NoSymbolOrLine)),
+                    s => s?,
+                };
+                Valid::Rename {
+                    spot,
+                    new_name,
+                    apply: self.apply,
+                    idempotency_key: self.idempotency_key.clone(),
+                }
+            }
+            Action::CodeActions => {
+                let path = self.path.clone().ok_or(bad(Arg::Path, Problem::Missing))?;
+                let choice = match (self.action_index, title) {
+                    (Some(_), Some(_)) => return Err(bad(Arg::ActionIndex, Problem::Both)),
+                    (Some(n), None) => Some(Choice::Index(n)),
+                    (None, Some(t)) => Some(Choice::Title(t)),
+                    (None, None) => None,
+                };
+                Valid::CodeActions {
+                    path,
+                    symbol,
+                    line: self.line,
+                    column: self.column,
+                    choice,
+                    apply: self.apply,
+                    idempotency_key: self.idempotency_key.clone(),
+                }
+            }
+            Action::Map => {
+                let budget = self.budget.unwrap_or(DEFAULT_MAP_BUDGET);
+                if budget == 0 || budget > MAX_MAP_BUDGET {
+                    return Err(bad(Arg::Budget, Problem::OutOfRange));
+                }
+                Valid::Map {
+                    paths: self.path.iter().chain(&self.targets).cloned().collect(),
+                    symbols: symbol
+                        .iter()
+                        .chain(&self.focus_symbols)
+                        .map(|s| s.trim().to_string())
+                        .filter(|s| !s.is_empty())
+                        .collect(),
+                    budget,
+                }
+            }
+            Action::Status => Valid::Status,
+            Action::Capabilities => Valid::Capabilities {
+                path: self.path.clone(),
+            },
+            Action::Undo => Valid::Undo {
+                apply: self.apply,
+                idempotency_key: self.idempotency_key.clone(),
+            },
+            Action::Request => Valid::Request {
+                method: given(&self.method).ok_or(bad(Arg::Method, Problem::Missing))?,
+                params: self.params.clone(),
+                path: self.path.clone(),
+            },
+            Action::Reload => Valid::Reload,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests;

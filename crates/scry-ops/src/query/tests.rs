@@ -1,0 +1,337 @@
+//! `Query::validate`: each refusal with its exact text, and what each
+//! action's validated form carries.
+
+use super::*;
+
+fn q(action: Action) -> Query {
+    Query::new(action)
+}
+
+fn at(action: Action, path: Option<&str>, symbol: Option<&str>, line: Option<u32>) -> Query {
+    let mut q = q(action);
+    q.path = path.map(PathBuf::from);
+    q.symbol = symbol.map(str::to_string);
+    q.line = line;
+    q
+}
+
+fn refusal(q: &Query) -> String {
+    match q.validate() {
+        Err(OpError::InvalidArgument(m)) => m,
+        other => panic!("{q:?} was not refused: {other:?}"),
+    }
+}
+
+#[test]
+fn refusals_and_their_texts() {
+    let mut cases: Vec<(Query, &str)> = Vec::new();
+    let mut zero_line = at(Action::Hover, Some("a.rs"), Some("x"), Some(0));
+    cases.push((zero_line.clone(), "line is 1-based: the first line is 1"));
+    zero_line.line = Some(3);
+    zero_line.column = Some(0);
+    cases.push((
+        zero_line,
+        "column is 1-based (characters): the first column is 1",
+    ));
+    let mut col = at(Action::Definition, Some("a.rs"), None, None);
+    col.column = Some(2);
+    cases.push((
+        col,
+        "column needs line as well (or name the symbol instead)",
+    ));
+    cases.push((
+        at(Action::References, Some("a.rs"), None, None),
+        "references needs a symbol (or a line): e.g. path=src/lib.rs symbol=Config",
+    ));
+    cases.push((
+        at(Action::Definition, None, None, None),
+        "definition needs a symbol, and usually a path: e.g. path=src/lib.rs symbol=Config",
+    ));
+    cases.push((
+        at(Action::Definition, None, None, Some(3)),
+        "definition needs a symbol, and usually a path: e.g. path=src/lib.rs symbol=Config",
+    ));
+    cases.push((
+        at(Action::Hover, None, Some("x"), Some(3)),
+        "hover: line and column need a path (the file they are in)",
+    ));
+    cases.push((
+        at(Action::Symbols, None, None, None),
+        "symbols needs a path (to search across files use workspace_symbols with a query)",
+    ));
+    let mut blank = q(Action::WorkspaceSymbols);
+    blank.query = Some("  ".into());
+    cases.push((
+        blank,
+        "workspace_symbols needs a query (part of a symbol name)",
+    ));
+    cases.push((
+        q(Action::Request),
+        "request needs a method (e.g. textDocument/foldingRange) and params",
+    ));
+    cases.push((
+        at(Action::Rename, Some("a.rs"), Some("x"), None),
+        "rename needs new_name (and path + symbol): e.g. path=src/lib.rs symbol=Config new_name=Settings",
+    ));
+    let mut rename = at(Action::Rename, Some("a.rs"), None, None);
+    rename.new_name = Some("y".into());
+    cases.push((
+        rename.clone(),
+        "rename needs a symbol (or a line): e.g. path=src/lib.rs symbol=Config new_name=Settings",
+    ));
+    rename.path = None;
+    cases.push((
+        rename.clone(),
+        "rename needs a symbol (or a line): e.g. path=src/lib.rs symbol=Config new_name=Settings",
+    ));
+    rename.line = Some(2);
+    cases.push((
+        rename,
+        "rename: line and column need a path (the file they are in)",
+    ));
+    cases.push((
+        q(Action::CodeActions),
+        "code_actions needs a path (and optionally a symbol or a line)",
+    ));
+    let mut both = at(Action::CodeActions, Some("a.rs"), None, None);
+    both.action_index = Some(1);
+    both.action_title = Some("Fix".into());
+    cases.push((
+        both,
+        "pick a code action by action_index or by action_title, not both",
+    ));
+    let mut nn = at(Action::Hover, Some("a.rs"), Some("x"), None);
+    nn.new_name = Some("y".into());
+    cases.push((nn, "new_name is for rename, not hover"));
+    let mut ix = at(Action::Hover, Some("a.rs"), Some("x"), None);
+    ix.action_title = Some("Fix".into());
+    cases.push((
+        ix,
+        "action_index and action_title pick a code action; hover takes neither",
+    ));
+    let mut sev = at(Action::Symbols, Some("a.rs"), None, None);
+    sev.severity = Some(SeverityFilter::All);
+    cases.push((sev, "severity is for diagnostics, not symbols"));
+    let mut ch = at(Action::Symbols, Some("a.rs"), None, None);
+    ch.changes = true;
+    ch.column = Some(1);
+    // `changes` is reported before the column without a line.
+    cases.push((ch, "changes is for diagnostics, not symbols"));
+    let mut budget = q(Action::Map);
+    budget.budget = Some(MAX_MAP_BUDGET + 1);
+    cases.push((
+        budget.clone(),
+        "budget is a number of characters from 1 to 15000 (default 4000)",
+    ));
+    budget.budget = Some(0);
+    cases.push((
+        budget,
+        "budget is a number of characters from 1 to 15000 (default 4000)",
+    ));
+    for (query, want) in cases {
+        assert_eq!(refusal(&query), want, "{query:?}");
+    }
+}
+
+#[test]
+fn front_ends_can_tell_refusals_apart() {
+    let mut c = at(Action::Hover, Some("a.rs"), Some("x"), None);
+    c.changes = true;
+    let e = c.check().unwrap_err();
+    assert_eq!((e.arg, e.problem), (Arg::Changes, Problem::NotTaken));
+    let e = at(Action::Rename, Some("a.rs"), Some("x"), None)
+        .check()
+        .unwrap_err();
+    assert_eq!((e.arg, e.problem), (Arg::NewName, Problem::Missing));
+}
+
+fn spot_in(path: &str, symbol: Option<&str>, line: Option<u32>, column: Option<u32>) -> Spot {
+    Spot::InFile {
+        path: path.into(),
+        symbol: symbol.map(str::to_string),
+        line,
+        column,
+    }
+}
+
+#[test]
+fn positional_actions_carry_their_spot() {
+    for action in Action::ALL.into_iter().filter(|a| a.needs_position()) {
+        let v = at(action, Some("a.rs"), Some("Config"), Some(4))
+            .validate()
+            .unwrap();
+        assert_eq!(v.action(), action);
+        assert_eq!(
+            v.spot(),
+            Some(&spot_in("a.rs", Some("Config"), Some(4), None))
+        );
+        let mut exact = at(action, Some("a.rs"), None, Some(4));
+        exact.column = Some(7);
+        assert_eq!(
+            exact.validate().unwrap().spot(),
+            Some(&spot_in("a.rs", None, Some(4), Some(7)))
+        );
+        // A blank symbol is no symbol; no path: looked up by name.
+        let v = at(action, None, Some("Config"), None).validate().unwrap();
+        assert_eq!(
+            v.spot(),
+            Some(&Spot::Named {
+                symbol: "Config".into()
+            })
+        );
+        assert!(
+            at(action, Some("a.rs"), Some(" "), None)
+                .validate()
+                .is_err()
+        );
+        // Arguments other actions use are ignored, not refused.
+        let mut extra = at(action, Some("a.rs"), Some("x"), None);
+        extra.query = Some("q".into());
+        extra.method = Some("m".into());
+        assert!(extra.validate().is_ok());
+    }
+}
+
+#[test]
+fn other_actions_carry_their_arguments() {
+    let v = at(Action::Symbols, Some("a.rs"), None, None).validate();
+    assert_eq!(
+        v.unwrap(),
+        Valid::Symbols {
+            path: "a.rs".into()
+        }
+    );
+
+    let mut ws = at(Action::WorkspaceSymbols, None, Some("Conf"), None);
+    assert_eq!(
+        ws.validate().unwrap(),
+        Valid::WorkspaceSymbols {
+            query: "Conf".into(),
+            path: None
+        }
+    );
+    ws.query = Some("load".into());
+    ws.path = Some("a.rs".into());
+    assert_eq!(
+        ws.validate().unwrap(),
+        Valid::WorkspaceSymbols {
+            query: "load".into(),
+            path: Some("a.rs".into())
+        }
+    );
+
+    let mut d = q(Action::Diagnostics);
+    d.targets = vec!["src".into(), "*".into()];
+    d.severity = Some(SeverityFilter::Error);
+    d.changes = true;
+    assert_eq!(
+        d.validate().unwrap(),
+        Valid::Diagnostics {
+            targets: vec!["src".into(), "*".into()],
+            path: None,
+            severity: Some(SeverityFilter::Error),
+            changes: true
+        }
+    );
+
+    let mut r = at(Action::Rename, Some("a.rs"), Some("old"), None);
+    r.new_name = Some("new".into());
+    r.apply = false;
+    r.idempotency_key = Some("k".into());
+    assert_eq!(
+        r.validate().unwrap(),
+        Valid::Rename {
+            spot: spot_in("a.rs", Some("old"), None, None),
+            new_name: "new".into(),
+            apply: false,
+            idempotency_key: Some("k".into())
+        }
+    );
+
+    let mut c = at(Action::CodeActions, Some("a.rs"), None, Some(3));
+    let list = c.validate().unwrap();
+    assert!(matches!(
+        list,
+        Valid::CodeActions {
+            choice: None,
+            line: Some(3),
+            ..
+        }
+    ));
+    c.action_index = Some(2);
+    assert!(matches!(
+        c.validate().unwrap(),
+        Valid::CodeActions {
+            choice: Some(Choice::Index(2)),
+            ..
+        }
+    ));
+    c.action_index = None;
+    c.action_title = Some("Import".into());
+    assert!(matches!(
+        c.validate().unwrap(),
+        Valid::CodeActions { choice: Some(Choice::Title(t)), .. } if t == "Import"
+    ));
+
+    let mut m = at(Action::Map, Some("src"), Some(" Engine "), None);
+    m.targets = vec!["lib".into()];
+    m.focus_symbols = vec!["Query".into(), " ".into()];
+    assert_eq!(
+        m.validate().unwrap(),
+        Valid::Map {
+            paths: vec!["src".into(), "lib".into()],
+            symbols: vec!["Engine".into(), "Query".into()],
+            budget: DEFAULT_MAP_BUDGET
+        }
+    );
+
+    assert_eq!(q(Action::Status).validate().unwrap(), Valid::Status);
+    assert_eq!(q(Action::Reload).validate().unwrap(), Valid::Reload);
+    assert_eq!(
+        q(Action::Capabilities).validate().unwrap(),
+        Valid::Capabilities { path: None }
+    );
+    let mut u = q(Action::Undo);
+    u.apply = false;
+    assert_eq!(
+        u.validate().unwrap(),
+        Valid::Undo {
+            apply: false,
+            idempotency_key: None
+        }
+    );
+    let mut req = q(Action::Request);
+    req.method = Some("textDocument/foldingRange".into());
+    req.params = Some(serde_json::json!({"textDocument": {"uri": "$uri"}}));
+    assert_eq!(
+        req.validate().unwrap(),
+        Valid::Request {
+            method: "textDocument/foldingRange".into(),
+            params: Some(serde_json::json!({"textDocument": {"uri": "$uri"}})),
+            path: None
+        }
+    );
+}
+
+#[test]
+fn every_action_validates_to_its_own_variant() {
+    for action in Action::ALL {
+        let mut q = at(action, Some("a.rs"), Some("x"), Some(1));
+        q.new_name = (action == Action::Rename).then(|| "y".into());
+        q.method = Some("m".into());
+        assert_eq!(q.validate().map(|v| v.action()).ok(), Some(action));
+    }
+}
+
+#[test]
+fn the_query_round_trips_through_json() {
+    let mut q = at(Action::Rename, Some("src/a.rs"), Some("old"), Some(3));
+    q.new_name = Some("new".into());
+    q.timeout = Some(Duration::from_millis(2500));
+    q.severity = Some(SeverityFilter::All);
+    let v = serde_json::to_value(&q).unwrap();
+    assert_eq!(v["action"], "rename");
+    assert_eq!(v["timeout_ms"], 2500);
+    let back: Query = serde_json::from_value(v).unwrap();
+    assert_eq!(back, q);
+}
