@@ -1,6 +1,7 @@
 //! Operations: resolve the symbol a caller named to a position, ask the right
 //! language server, and return plain answers (see [`model`]).
 
+pub(crate) mod call;
 pub mod error;
 pub mod model;
 

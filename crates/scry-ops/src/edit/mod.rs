@@ -24,7 +24,7 @@
 pub mod apply;
 pub mod diff;
 pub mod journal;
-mod ops;
+pub(crate) mod ops;
 pub mod plan;
 pub(crate) mod service;
 
