@@ -7,8 +7,8 @@ pub mod model;
 
 pub use error::OpError;
 pub use model::*;
-pub mod convert;
-pub mod diagnostics;
+pub(crate) mod convert;
+pub(crate) mod diagnostics;
 pub mod edit;
 pub mod engine;
 #[cfg(any(test, feature = "fuzzing"))]
@@ -16,4 +16,6 @@ pub mod engine;
 pub mod fuzzing;
 pub mod resolve;
 
+pub use diagnostics::{Collected, DiagnosticsBaseline};
+pub use edit::EditOptions;
 pub use engine::{Engine, MAX_TIMEOUT, Query};

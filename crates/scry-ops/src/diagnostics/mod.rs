@@ -44,7 +44,7 @@ use crate::diagnostics::changes::ChangesBaseline;
 use crate::error::OpError;
 use crate::model::*;
 
-pub use delta::{DiagnosticsBaseline, delta};
+pub use delta::DiagnosticsBaseline;
 pub use merge::ReportParts;
 pub use parse::Raw;
 

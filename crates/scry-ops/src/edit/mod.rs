@@ -21,11 +21,11 @@
 //! - **Faithful**: CRLF, a BOM, the trailing-newline state and permissions are
 //!   kept; files and directories are fsynced.
 
-pub mod apply;
-pub mod diff;
+pub(crate) mod apply;
+pub(crate) mod diff;
 pub mod journal;
 pub(crate) mod ops;
-pub mod plan;
+pub(crate) mod plan;
 pub(crate) mod service;
 
 pub use apply::{WriteOptions, commit};

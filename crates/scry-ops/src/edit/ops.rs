@@ -10,7 +10,7 @@ use scry_lsp::{CharPos, LineIndex, Session, path_to_uri};
 use serde_json::{Value, json};
 use tokio::time::Instant;
 
-use super::service::{EditOptions, Editor, merge_reports};
+use super::service::{EditOptions, Editor, empty_report, merge_reports};
 use crate::Query;
 use crate::call::{self, AskError, Ctx};
 use crate::engine::navigate::{self, Target};
@@ -76,21 +76,12 @@ pub(crate) async fn rename(cx: &Ctx, edits: &Editor, q: &Query) -> Result<Answer
     if let Some(a) = replayed_answer(cx, edits, q) {
         return Ok(a);
     }
-    let target = match &q.path {
-        Some(_) => {
-            let path = edit_target_path(cx, q)?;
-            navigate::target_in_file(cx, q, path, method).await?
-        }
-        None => {
-            let Some(sym) = q.symbol.as_deref().filter(|s| !s.trim().is_empty()) else {
-                return Err(OpError::InvalidArgument(
-                    "rename needs a path and a symbol (or line and column)".into(),
-                ));
-            };
-            let mut notes = Vec::new();
-            navigate::target_from_workspace(cx, q, sym, method, &mut notes).await?
-        }
-    };
+    // Notes of a workspace-symbol search are not part of an edit's answer.
+    let mut notes = Vec::new();
+    let target = navigate::find_target(cx, q, method, &mut notes, || {
+        OpError::InvalidArgument("rename needs a path and a symbol (or line and column)".into())
+    })
+    .await?;
     let Target {
         path,
         session,
@@ -454,22 +445,8 @@ pub(crate) async fn code_actions(cx: &Ctx, edits: &Editor, q: &Query) -> Result<
             }
         }
     }
-    let report = merge_reports(parts, EditKind::CodeAction, &info.title).unwrap_or(EditReport {
-        kind: EditKind::CodeAction,
-        title: info.title.clone(),
-        new_name: None,
-        applied: q.apply,
-        edits: Vec::new(),
-        files_changed: 0,
-        created: Vec::new(),
-        renamed: Vec::new(),
-        deleted: Vec::new(),
-        overwritten: Vec::new(),
-        previews: Vec::new(),
-        diagnostics: None,
-        journal_id: None,
-        replayed: false,
-    });
+    let report = merge_reports(parts, EditKind::CodeAction, &info.title)
+        .unwrap_or_else(|| empty_report(EditKind::CodeAction, &info.title, q.apply));
     let mut answer = edit_answer(cx, q, &session, asked, report);
     answer.notes.extend(notes);
     if !q.apply {

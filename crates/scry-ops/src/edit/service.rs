@@ -592,24 +592,31 @@ fn replay(m: &Manifest) -> Result<EditReport, OpError> {
     Ok(r)
 }
 
-fn undo_report(m: &Manifest, root: &Path, applied: bool) -> EditReport {
-    let _ = root;
-    let mut r = EditReport {
-        kind: EditKind::Undo,
-        title: m.title.clone(),
+/// A report of an edit that changes nothing (yet).
+pub(crate) fn empty_report(kind: EditKind, title: &str, applied: bool) -> EditReport {
+    EditReport {
+        kind,
+        title: title.to_string(),
         new_name: None,
         applied,
         edits: Vec::new(),
-        files_changed: m.files.len(),
+        files_changed: 0,
         created: Vec::new(),
         renamed: Vec::new(),
         deleted: Vec::new(),
         overwritten: Vec::new(),
         previews: Vec::new(),
         diagnostics: None,
-        journal_id: Some(m.id.clone()),
+        journal_id: None,
         replayed: false,
-    };
+    }
+}
+
+fn undo_report(m: &Manifest, root: &Path, applied: bool) -> EditReport {
+    let _ = root;
+    let mut r = empty_report(EditKind::Undo, &m.title, applied);
+    r.files_changed = m.files.len();
+    r.journal_id = Some(m.id.clone());
     for f in &m.files {
         match (&f.before, &f.after) {
             // Undo recreates what the edit deleted and deletes what it created.

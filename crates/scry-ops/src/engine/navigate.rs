@@ -50,24 +50,48 @@ pub(crate) struct Target {
     pub(crate) others: Vec<Alternative>,
 }
 
+/// Where a found symbol starts (0-based).
+fn start_of(loc: &Loc) -> CharPos {
+    CharPos {
+        line: loc.line - 1,
+        col: loc.col - 1,
+    }
+}
+
+impl Target {
+    /// One position, found as `via` says.
+    fn at(
+        path: PathBuf,
+        session: Session,
+        index: Arc<LineIndex>,
+        pos: CharPos,
+        via: impl Into<String>,
+    ) -> Target {
+        Target {
+            candidates: vec![Candidate {
+                pos,
+                via: via.into(),
+                form: None,
+                compare: false,
+            }],
+            path,
+            session,
+            index,
+            others: Vec::new(),
+        }
+    }
+}
+
 pub(crate) async fn positional(cx: &Ctx, q: &Query) -> Result<Answer, OpError> {
     let method = method_for(q.action);
     let mut notes = Vec::new();
-    let target = match &q.path {
-        Some(p) => {
-            let path = cx.resolve_path(p)?;
-            target_in_file(cx, q, path, method).await?
-        }
-        None => {
-            let Some(sym) = q.symbol.as_deref().filter(|s| !s.trim().is_empty()) else {
-                return Err(OpError::InvalidArgument(format!(
-                    "{} needs a symbol (and usually a path): e.g. path=src/lib.rs symbol=Config",
-                    q.action.name()
-                )));
-            };
-            target_from_workspace(cx, q, sym, method, &mut notes).await?
-        }
-    };
+    let target = find_target(cx, q, method, &mut notes, || {
+        OpError::InvalidArgument(format!(
+            "{} needs a symbol (and usually a path): e.g. path=src/lib.rs symbol=Config",
+            q.action.name()
+        ))
+    })
+    .await?;
     let Target {
         path,
         session,
@@ -489,39 +513,25 @@ pub(crate) async fn target_in_file(
     }
     // An exact column wins.
     if let (Some(line), Some(col)) = (q.line, q.column) {
-        return Ok(Target {
-            candidates: vec![Candidate {
-                pos: CharPos {
-                    line: line - 1,
-                    col: col - 1,
-                },
-                via: "the given line and column".into(),
-                form: None,
-                compare: false,
-            }],
+        let pos = CharPos {
+            line: line - 1,
+            col: col - 1,
+        };
+        return Ok(Target::at(
             path,
             session,
             index,
-            others: Vec::new(),
-        });
+            pos,
+            "the given line and column",
+        ));
     }
     let Some(symbol) = q.symbol.as_deref().filter(|s| !s.trim().is_empty()) else {
         // A bare line: its first identifier.
         if let Some(l) = line_hint
             && let Some(pos) = resolve::first_identifier(&index, l)
         {
-            return Ok(Target {
-                candidates: vec![Candidate {
-                    pos,
-                    via: "the first identifier on the given line".into(),
-                    form: None,
-                    compare: false,
-                }],
-                path,
-                session,
-                index,
-                others: Vec::new(),
-            });
+            let via = "the first identifier on the given line";
+            return Ok(Target::at(path, session, index, pos, via));
         }
         return Err(OpError::InvalidArgument(format!(
             "{} needs a symbol (or line and column) in {rel}",
@@ -713,21 +723,8 @@ pub(crate) async fn target_in_file(
         {
             let fpath = found.loc.path.clone();
             let (s2, _, idx2) = cx.open_file(&fpath, method).await?;
-            return Ok(Target {
-                candidates: vec![Candidate {
-                    pos: CharPos {
-                        line: found.loc.line - 1,
-                        col: found.loc.col - 1,
-                    },
-                    via: format!("workspace symbol `{symbol}`"),
-                    form: None,
-                    compare: false,
-                }],
-                path: fpath,
-                session: s2,
-                index: idx2,
-                others: Vec::new(),
-            });
+            let via = format!("workspace symbol `{symbol}`");
+            return Ok(Target::at(fpath, s2, idx2, start_of(&found.loc), via));
         }
     }
     if candidates.is_empty() {
@@ -742,6 +739,29 @@ pub(crate) async fn target_in_file(
         candidates,
         others,
     })
+}
+
+/// The target of a question: in the file it names, else (no path) where
+/// workspace symbols find its symbol; `missing` when it names neither.
+pub(crate) async fn find_target(
+    cx: &Ctx,
+    q: &Query,
+    method: &str,
+    notes: &mut Vec<String>,
+    missing: impl FnOnce() -> OpError,
+) -> Result<Target, OpError> {
+    match &q.path {
+        Some(p) => {
+            let path = cx.resolve_path(p)?;
+            target_in_file(cx, q, path, method).await
+        }
+        None => {
+            let Some(sym) = q.symbol.as_deref().filter(|s| !s.trim().is_empty()) else {
+                return Err(missing());
+            };
+            target_from_workspace(cx, q, sym, method, notes).await
+        }
+    }
 }
 
 /// No path: find the symbol with workspace symbols, then ask there.
@@ -783,21 +803,8 @@ pub(crate) async fn target_from_workspace(
     }
     let (session, _, index) = cx.open_file(&path, method).await?;
     let _ = q;
-    Ok(Target {
-        candidates: vec![Candidate {
-            pos: CharPos {
-                line: found.loc.line - 1,
-                col: found.loc.col - 1,
-            },
-            via: format!("workspace symbol {} `{}`", found.kind, found.name),
-            form: None,
-            compare: false,
-        }],
-        path,
-        session,
-        index,
-        others: Vec::new(),
-    })
+    let via = format!("workspace symbol {} `{}`", found.kind, found.name);
+    Ok(Target::at(path, session, index, start_of(&found.loc), via))
 }
 
 /// Best workspace-symbol match for a name: exact name and matching
