@@ -78,17 +78,15 @@ pub(crate) async fn rename(cx: &Ctx, edits: &Editor, q: &Query) -> Result<Answer
     }
     // Notes of a workspace-symbol search are not part of an edit's answer.
     let mut notes = Vec::new();
-    let target = navigate::find_target(cx, q, method, &mut notes, || {
-        OpError::InvalidArgument("rename needs a path and a symbol (or line and column)".into())
-    })
-    .await?;
+    let missing =
+        || OpError::InvalidArgument("rename needs a path and a symbol (or line and column)".into());
     let Target {
         path,
         session,
         index,
         candidates,
         others,
-    } = target;
+    } = navigate::find_target(cx, q, method, &mut notes, missing).await?;
     if !session.supports(method) {
         return Err(OpError::EditRejected(format!(
             "{} does not support rename",
