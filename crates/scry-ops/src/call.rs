@@ -14,7 +14,14 @@
 //!   ([`INDEX_RETRIES`]) when the server was, or may have been, still
 //!   indexing ([`Ctx::index_pending`]), after waiting for its index — never
 //!   past the deadline;
-//! - every other error, and the deadline, end the question.
+//! - every other error, and the deadline, end the question (a positional
+//!   question then moves on to its next candidate position, and a failure
+//!   of the question asked again after indexing counts as the empty answer
+//!   it follows).
+//!
+//! Side questions that only compare or decorate an answer (the occurrences
+//! on the asked line, the document symbols naming a declaration, the
+//! diagnostics a code action is asked with) are asked once.
 //!
 //! Invariants: no request outlives the deadline (dropping it on timeout
 //! cancels it at the server); a file is sent to the server as the disk

@@ -1,8 +1,8 @@
 //! The engine: one entry point, [`Engine::run`], for every action. It
 //! validates the question, builds the action's call context
-//! ([`crate::call::Ctx`]: workspace and deadline) and dispatches to the
-//! action's function — navigation ([`navigate`], [`queries`]), diagnostics
-//! ([`crate::diagnostics`]) and edits ([`crate::edit`]) — which find the
+//! (`crate::call::Ctx`: workspace and deadline) and dispatches to the
+//! action's function — navigation (`navigate`, `queries`), diagnostics
+//! (`crate::diagnostics`) and edits (`crate::edit`) — which find the
 //! server, sync files from disk, resolve the symbol, ask and build an
 //! [`Answer`]. The engine holds what outlives one call: the workspace, the
 //! edit service, the `changes` baseline and the syntactic index.
@@ -285,7 +285,7 @@ impl Engine {
     }
 
     /// Apply (or preview) a `WorkspaceEdit` that `origin` (the server that
-    /// computed it) sent: see [`Editor::apply_workspace_edit`].
+    /// computed it) sent: see `Editor::apply_workspace_edit`.
     pub async fn apply_workspace_edit(
         &self,
         origin: Option<&scry_lsp::Session>,
@@ -306,7 +306,7 @@ impl Engine {
     }
 
     /// Diagnostics of `files` before an edit: see
-    /// [`crate::diagnostics::delta::baseline`].
+    /// `crate::diagnostics::delta::baseline`.
     pub async fn diagnostics_baseline(
         &self,
         files: &[PathBuf],
@@ -316,7 +316,7 @@ impl Engine {
     }
 
     /// What an edit of `changed` introduced and resolved: see
-    /// [`crate::diagnostics::delta::after_edit`].
+    /// `crate::diagnostics::delta::after_edit`.
     pub async fn diagnostics_after_edit(
         &self,
         baseline: &DiagnosticsBaseline,
