@@ -671,3 +671,44 @@ fn sanitize(name: &str) -> String {
         })
         .collect()
 }
+
+#[cfg(test)]
+mod error_tests {
+    use super::*;
+
+    fn server_error(code: i64) -> SessionError {
+        SessionError::Rpc(RpcError::Server {
+            server: "s".into(),
+            method: "m".into(),
+            error: Box::new(ResponseError {
+                code,
+                message: format!("code {code}"),
+                data: None,
+            }),
+        })
+    }
+
+    #[test]
+    fn errors_are_classified() {
+        for code in [
+            ResponseError::CONTENT_MODIFIED,
+            ResponseError::SERVER_CANCELLED,
+            ResponseError::REQUEST_CANCELLED,
+        ] {
+            let e = server_error(code);
+            assert!(e.is_transient() && !e.is_method_not_found() && !e.is_crash());
+        }
+        let e = server_error(ResponseError::METHOD_NOT_FOUND);
+        assert!(e.is_method_not_found() && !e.is_transient());
+        assert_eq!(e.server_message(), Some("code -32601"));
+        let e = server_error(ResponseError::INTERNAL_ERROR);
+        assert!(!e.is_transient() && !e.is_method_not_found() && !e.is_crash());
+        let closed = SessionError::Rpc(RpcError::Closed {
+            server: "s".into(),
+            method: "m".into(),
+            detail: "gone".into(),
+        });
+        assert!(closed.is_crash() && !closed.is_transient());
+        assert_eq!(closed.server_message(), None);
+    }
+}

@@ -362,3 +362,65 @@ pub(crate) fn workspace_error(e: WorkspaceError, method: &str) -> OpError {
         WorkspaceError::Session(s) => session_error(s, method),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use scry_lsp::ResponseError;
+
+    use super::*;
+
+    fn server_error(code: i64) -> AskError {
+        AskError::Session(SessionError::Rpc(RpcError::Server {
+            server: "s".into(),
+            method: "m".into(),
+            error: Box::new(ResponseError {
+                code,
+                message: String::new(),
+                data: None,
+            }),
+        }))
+    }
+
+    #[tokio::test]
+    async fn transient_errors_are_asked_again_within_the_limit() {
+        let mut retry = Retry::new();
+        let start = Instant::now();
+        for _ in 0..TRANSIENT_RETRIES {
+            assert!(
+                retry
+                    .after_error(&server_error(ResponseError::CONTENT_MODIFIED))
+                    .await
+            );
+        }
+        assert!(start.elapsed() >= TRANSIENT_PAUSE * TRANSIENT_RETRIES);
+        assert!(
+            !retry
+                .after_error(&server_error(ResponseError::SERVER_CANCELLED))
+                .await
+        );
+    }
+
+    #[tokio::test]
+    async fn other_failures_end_the_question() {
+        let mut retry = Retry::new();
+        let start = Instant::now();
+        assert!(
+            !retry
+                .after_error(&server_error(ResponseError::METHOD_NOT_FOUND))
+                .await
+        );
+        assert!(!retry.after_error(&AskError::Timeout).await);
+        assert!(
+            !retry
+                .after_error(&AskError::Op(OpError::InvalidArgument("x".into())))
+                .await
+        );
+        assert!(start.elapsed() < TRANSIENT_PAUSE);
+        // The transient budget is untouched by them.
+        assert!(
+            retry
+                .after_error(&server_error(ResponseError::REQUEST_CANCELLED))
+                .await
+        );
+    }
+}
