@@ -280,16 +280,17 @@ pub(crate) async fn code_actions(cx: &Ctx, edits: &Editor, q: &Query) -> Result<
     }
     cx.settle(&session).await;
     let uri = path_to_uri(&path);
-    let enc = session.encoding();
-    let (ls, le) = (index.to_lsp(start, enc), index.to_lsp(end, enc));
-    let range = json!({
-        "start": { "line": ls.line, "character": ls.character },
-        "end": { "line": le.line, "character": le.character },
-    });
-    let diagnostics = diagnostics_in_range(cx, &session, &uri, ls.line, le.line).await;
+    let range = lsp::Range {
+        start: call::position(&index, &session, start),
+        end: call::position(&index, &session, end),
+    };
+    let diagnostics =
+        diagnostics_in_range(cx, &session, &uri, range.start.line, range.end.line).await;
+    // The diagnostics go back exactly as the server published them (its
+    // `data` and any field of its own included), so the context stays JSON.
     let params = json!({
-        "textDocument": { "uri": uri },
-        "range": range,
+        "textDocument": call::params(&call::document(&path)),
+        "range": call::params(&range),
         "context": { "diagnostics": diagnostics, "triggerKind": 1 },
     });
     let v = cx
@@ -417,10 +418,11 @@ pub(crate) async fn code_actions(cx: &Ctx, edits: &Editor, q: &Query) -> Result<
     }
     if let Some(cmd) = command.filter(|_| q.apply) {
         edits.arm_server_edits(&session, false, key.clone(), &info.title);
-        let mut params = json!({ "command": cmd["command"] });
-        if !cmd["arguments"].is_null() {
-            params["arguments"] = cmd["arguments"].clone();
-        }
+        let params = call::params(&lsp::ExecuteCommandParams {
+            command: cmd["command"].as_str().unwrap_or_default().to_string(),
+            arguments: cmd["arguments"].as_array().cloned(),
+            work_done_progress_params: Default::default(),
+        });
         let r = cx.ask(&session, "workspace/executeCommand", params).await;
         let results = edits.disarm_server_edits(&session);
         if let Err(e) = r {
