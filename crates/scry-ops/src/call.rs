@@ -132,7 +132,7 @@ impl Ctx {
 
     /// A file the caller named: inside the workspace, existing, a file.
     pub(crate) fn resolve_path(&self, p: &Path) -> Result<PathBuf, OpError> {
-        crate::engine::resolve_path(self.ws.root(), p)
+        resolve_path(self.ws.root(), p)
     }
 
     /// The session for `route`, started within the deadline.
@@ -283,6 +283,56 @@ impl Ctx {
             AskError::Op(e) => e,
         }
     }
+}
+
+/// Validate a path: inside the workspace (after resolving `..` and
+/// symlinks), existing, a file.
+pub(crate) fn resolve_path(root: &Path, p: &Path) -> Result<PathBuf, OpError> {
+    let abs = if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        root.join(p)
+    };
+    let canon = match abs.canonicalize() {
+        Ok(c) => c,
+        Err(_) => {
+            let lexical = normalize_lexically(&abs);
+            if !lexical.starts_with(root) {
+                return Err(OpError::OutsideWorkspace {
+                    path: p.to_path_buf(),
+                    root: root.to_path_buf(),
+                });
+            }
+            return Err(OpError::FileNotFound(p.to_path_buf()));
+        }
+    };
+    if !canon.starts_with(root) {
+        return Err(OpError::OutsideWorkspace {
+            path: p.to_path_buf(),
+            root: root.to_path_buf(),
+        });
+    }
+    if canon.is_dir() {
+        return Err(OpError::InvalidArgument(format!(
+            "{} is a directory; name a file",
+            p.display()
+        )));
+    }
+    Ok(canon)
+}
+
+fn normalize_lexically(p: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            std::path::Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
 }
 
 /// `{ "uri": … }` of a file.

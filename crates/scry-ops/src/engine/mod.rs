@@ -258,7 +258,7 @@ impl Engine {
     /// Validate a path: inside the workspace (after resolving `..` and
     /// symlinks), existing, a file.
     pub fn resolve_path(&self, p: &Path) -> Result<PathBuf, OpError> {
-        resolve_path(self.ws.root(), p)
+        crate::call::resolve_path(self.ws.root(), p)
     }
 
     // The edit service and the diagnostics delta, for front ends and tests.
@@ -350,54 +350,4 @@ impl Engine {
         *self.changes.lock().unwrap_or_else(|e| e.into_inner()) =
             ChangesBaseline::from_json(v, self.ws.root());
     }
-}
-
-/// Validate a path: inside the workspace (after resolving `..` and
-/// symlinks), existing, a file.
-pub(crate) fn resolve_path(root: &Path, p: &Path) -> Result<PathBuf, OpError> {
-    let abs = if p.is_absolute() {
-        p.to_path_buf()
-    } else {
-        root.join(p)
-    };
-    let canon = match abs.canonicalize() {
-        Ok(c) => c,
-        Err(_) => {
-            let lexical = normalize_lexically(&abs);
-            if !lexical.starts_with(root) {
-                return Err(OpError::OutsideWorkspace {
-                    path: p.to_path_buf(),
-                    root: root.to_path_buf(),
-                });
-            }
-            return Err(OpError::FileNotFound(p.to_path_buf()));
-        }
-    };
-    if !canon.starts_with(root) {
-        return Err(OpError::OutsideWorkspace {
-            path: p.to_path_buf(),
-            root: root.to_path_buf(),
-        });
-    }
-    if canon.is_dir() {
-        return Err(OpError::InvalidArgument(format!(
-            "{} is a directory; name a file",
-            p.display()
-        )));
-    }
-    Ok(canon)
-}
-
-fn normalize_lexically(p: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in p.components() {
-        match c {
-            std::path::Component::ParentDir => {
-                out.pop();
-            }
-            std::path::Component::CurDir => {}
-            other => out.push(other),
-        }
-    }
-    out
 }
