@@ -321,7 +321,8 @@ pub(crate) fn resolve_path(root: &Path, p: &Path) -> Result<PathBuf, OpError> {
     Ok(canon)
 }
 
-fn normalize_lexically(p: &Path) -> PathBuf {
+/// `p` with `.` and `..` resolved lexically (a leading `..` is dropped).
+pub(crate) fn normalize_lexically(p: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for c in p.components() {
         match c {

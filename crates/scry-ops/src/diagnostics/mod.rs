@@ -804,19 +804,8 @@ async fn cli_job(job: Job, deadline: Instant, whole_root: Option<PathBuf>) -> Jo
 /// Canonical when it exists (linters print paths as they like), else
 /// lexically cleaned.
 fn normalise_path(p: &Path) -> PathBuf {
-    p.canonicalize().unwrap_or_else(|_| {
-        let mut out = PathBuf::new();
-        for c in p.components() {
-            match c {
-                std::path::Component::ParentDir => {
-                    out.pop();
-                }
-                std::path::Component::CurDir => {}
-                other => out.push(other),
-            }
-        }
-        out
-    })
+    p.canonicalize()
+        .unwrap_or_else(|_| crate::call::normalize_lexically(p))
 }
 
 /// `changes: true`: the new diagnostics of the checked (not pending)
