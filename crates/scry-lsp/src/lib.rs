@@ -20,6 +20,10 @@ pub mod uri;
 
 pub use diagnostics::{DocDiagnostics, WaitOptions};
 pub use handler::{ApplyEditHook, EditHookSlot};
+// What callers need of the layers below, so that they depend on this crate
+// alone: positions and line indexes (scry-text), the wire's error types and
+// deferred replies (scry-rpc).
+pub use scry_rpc::{DeferredReply, ResponseError, RpcError};
 pub use scry_text::{CharPos, Encoding, LineIndex, LspPos};
 pub use session::{Session, SessionConfig, SessionError, client_capabilities};
 pub use state::ServerState;

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use process_wrap::tokio::{ChildWrapper, CommandWrap, ProcessGroup};
-use scry_rpc::{Connection, ConnectionOptions, RpcError};
+use scry_rpc::{Connection, ConnectionOptions, ResponseError, RpcError};
 use scry_text::{Encoding, LineIndex};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
@@ -74,6 +74,30 @@ impl SessionError {
             self,
             SessionError::Rpc(RpcError::Closed { .. }) | SessionError::InitFailed { .. }
         )
+    }
+
+    /// True when asking again may succeed: the server cancelled the request
+    /// or the document changed under it (`ContentModified`,
+    /// `ServerCancelled`, `RequestCancelled`).
+    pub fn is_transient(&self) -> bool {
+        matches!(self, SessionError::Rpc(RpcError::Server { error, .. })
+            if error.code == ResponseError::CONTENT_MODIFIED
+                || error.code == ResponseError::SERVER_CANCELLED
+                || error.code == ResponseError::REQUEST_CANCELLED)
+    }
+
+    /// True when the server does not know the method (`MethodNotFound`).
+    pub fn is_method_not_found(&self) -> bool {
+        matches!(self, SessionError::Rpc(RpcError::Server { error, .. })
+            if error.code == ResponseError::METHOD_NOT_FOUND)
+    }
+
+    /// The server's own message, when it answered with an error.
+    pub fn server_message(&self) -> Option<&str> {
+        match self {
+            SessionError::Rpc(RpcError::Server { error, .. }) => Some(&error.message),
+            _ => None,
+        }
     }
 }
 
@@ -622,4 +646,45 @@ fn sanitize(name: &str) -> String {
             }
         })
         .collect()
+}
+
+#[cfg(test)]
+mod error_tests {
+    use super::*;
+
+    fn server_error(code: i64) -> SessionError {
+        SessionError::Rpc(RpcError::Server {
+            server: "s".into(),
+            method: "m".into(),
+            error: Box::new(ResponseError {
+                code,
+                message: format!("code {code}"),
+                data: None,
+            }),
+        })
+    }
+
+    #[test]
+    fn errors_are_classified() {
+        for code in [
+            ResponseError::CONTENT_MODIFIED,
+            ResponseError::SERVER_CANCELLED,
+            ResponseError::REQUEST_CANCELLED,
+        ] {
+            let e = server_error(code);
+            assert!(e.is_transient() && !e.is_method_not_found() && !e.is_crash());
+        }
+        let e = server_error(ResponseError::METHOD_NOT_FOUND);
+        assert!(e.is_method_not_found() && !e.is_transient());
+        assert_eq!(e.server_message(), Some("code -32601"));
+        let e = server_error(ResponseError::INTERNAL_ERROR);
+        assert!(!e.is_transient() && !e.is_method_not_found() && !e.is_crash());
+        let closed = SessionError::Rpc(RpcError::Closed {
+            server: "s".into(),
+            method: "m".into(),
+            detail: "gone".into(),
+        });
+        assert!(closed.is_crash() && !closed.is_transient());
+        assert_eq!(closed.server_message(), None);
+    }
 }

@@ -206,7 +206,7 @@ pub fn document_symbols(
                 list: &[lsp::DocumentSymbol],
                 containers: &mut Vec<String>,
                 flat: &mut Vec<Declared>,
-                pos: &dyn Fn(&lsp::Position) -> scry_text::CharPos,
+                pos: &dyn Fn(&lsp::Position) -> scry_lsp::CharPos,
             ) -> Vec<SymbolNode> {
                 let mut out = Vec::new();
                 for s in list {
@@ -316,7 +316,7 @@ pub async fn workspace_symbols(
         let mut l = loc(files, enc, path.clone(), &range).await;
         // Ranges may cover the whole declaration: point at the name.
         if let Some(idx) = files.get(&path).await {
-            let start = scry_text::CharPos {
+            let start = scry_lsp::CharPos {
                 line: l.line - 1,
                 col: l.col - 1,
             };

@@ -2,14 +2,15 @@
 //! language server, and return plain answers (see [`model`]).
 
 pub mod action;
+pub(crate) mod call;
 pub mod error;
 pub mod model;
 pub mod query;
 
 pub use error::OpError;
 pub use model::*;
-pub mod convert;
-pub mod diagnostics;
+pub(crate) mod convert;
+pub(crate) mod diagnostics;
 pub mod edit;
 pub mod engine;
 #[cfg(any(test, feature = "fuzzing"))]
@@ -17,5 +18,7 @@ pub mod engine;
 pub mod fuzzing;
 pub mod resolve;
 
+pub use diagnostics::{Collected, DiagnosticsBaseline};
+pub use edit::EditOptions;
 pub use engine::{Engine, MAX_TIMEOUT};
 pub use query::{Choice, Invalid, Problem, Query, Spot, Valid};

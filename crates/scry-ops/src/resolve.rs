@@ -1,7 +1,7 @@
 //! Finding the position a caller means when it names a symbol: pure text and
 //! symbol-tree logic, no server I/O (the engine feeds it document symbols).
 
-use scry_text::{CharPos, LineIndex};
+use scry_lsp::{CharPos, LineIndex};
 
 /// A symbol name split into qualifier segments and the name itself:
 /// `Inventory::restock`, `Inventory.restock`, `mod/fn`.

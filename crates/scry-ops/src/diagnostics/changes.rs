@@ -137,27 +137,6 @@ impl ChangesBaseline {
     }
 }
 
-impl crate::engine::Engine {
-    /// The session's `changes` baseline (shared by the engine's clones).
-    pub(crate) fn changes_baseline(&self) -> std::sync::MutexGuard<'_, ChangesBaseline> {
-        self.edits()
-            .changes
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// The `changes` baseline as JSON, to keep it between processes.
-    pub fn export_changes_baseline(&self) -> Value {
-        self.changes_baseline().to_json(self.workspace().root())
-    }
-
-    /// Replace the `changes` baseline with one from
-    /// [`Engine::export_changes_baseline`].
-    pub fn import_changes_baseline(&self, v: &Value) {
-        *self.changes_baseline() = ChangesBaseline::from_json(v, self.workspace().root());
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

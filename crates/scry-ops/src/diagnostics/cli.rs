@@ -29,7 +29,6 @@ pub struct CliOutput {
     pub exit_code: Option<i32>,
     /// The last lines of stderr, on one line.
     pub stderr_tail: String,
-    pub elapsed: Duration,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -167,7 +166,6 @@ pub async fn run(
                 truncated,
                 exit_code: status,
                 stderr_tail: tail.chars().take(300).collect(),
-                elapsed: start.elapsed(),
             })
         }
         Err(_) => {

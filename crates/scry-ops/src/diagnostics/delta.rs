@@ -4,9 +4,9 @@
 //! Usage by an edit operation:
 //!
 //! ```ignore
-//! let before = engine.diagnostics_baseline(&files, None).await;   // before writing
+//! let before = delta::baseline(&ws, &files, None).await;   // before writing
 //! /* write the files */
-//! let delta = engine.diagnostics_after_edit(&before, &files, None).await;
+//! let delta = delta::after_edit(&ws, &before, &files, None).await;
 //! // delta.introduced / delta.resolved (≤ 8 each), delta.pending
 //! ```
 //!
@@ -18,13 +18,14 @@
 //! and a later `diagnostics` call gives them.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
+use scry_workspace::Workspace;
 use tokio::time::Instant;
 
-use crate::diagnostics::{Collected, merge};
-use crate::engine::Engine;
+use crate::diagnostics::{Collected, collect, merge};
 use crate::model::{Diagnostic, DiagnosticsDelta, Severity, SeverityFilter};
 
 /// Most introduced (and most resolved) diagnostics listed.
@@ -112,143 +113,139 @@ pub fn delta(before: &[Diagnostic], after: &[Diagnostic]) -> (Vec<Diagnostic>, V
     (introduced, resolved)
 }
 
-impl Engine {
-    /// Diagnostics of `files` now (before an edit), within `budget`
-    /// (default `limits.diagnosticsDeltaMs`). Files without complete
-    /// results are marked unknown. Paths absolute or relative to the
-    /// workspace root; files that do not exist are known and clean (an edit
-    /// may create them).
-    pub async fn diagnostics_baseline(
-        &self,
-        files: &[PathBuf],
-        budget: Option<Duration>,
-    ) -> DiagnosticsBaseline {
-        let deadline = Instant::now() + self.delta_budget(budget);
-        let (existing, absent) = self.edit_files(files);
-        let c = self.collect_diagnostics(&existing, false, deadline).await;
-        let mut b = DiagnosticsBaseline::from_collected(&existing, c);
-        for f in absent {
-            b.files.insert(f, Vec::new());
-        }
-        b
+/// Diagnostics of `files` now (before an edit), within `budget`
+/// (default `limits.diagnosticsDeltaMs`). Files without complete
+/// results are marked unknown. Paths absolute or relative to the
+/// workspace root; files that do not exist are known and clean (an edit
+/// may create them).
+pub async fn baseline(
+    ws: &Arc<Workspace>,
+    files: &[PathBuf],
+    budget: Option<Duration>,
+) -> DiagnosticsBaseline {
+    let deadline = Instant::now() + delta_budget(ws, budget);
+    let (existing, absent) = edit_files(ws, files);
+    let c = collect(ws, &existing, false, deadline).await;
+    let mut b = DiagnosticsBaseline::from_collected(&existing, c);
+    for f in absent {
+        b.files.insert(f, Vec::new());
     }
+    b
+}
 
-    /// What an edit of `changed` introduced and resolved compared with
-    /// `baseline`, within `budget` (default `limits.diagnosticsDeltaMs`,
-    /// 2 s). Never fails: missing results make `pending` say "diagnostics
-    /// still pending ...". Files with no baseline list all their current
-    /// diagnostics as introduced (and `pending` says so).
-    pub async fn diagnostics_after_edit(
-        &self,
-        baseline: &DiagnosticsBaseline,
-        changed: &[PathBuf],
-        budget: Option<Duration>,
-    ) -> DiagnosticsDelta {
-        let start = Instant::now();
-        let deadline = start + self.delta_budget(budget);
-        let (existing, absent) = self.edit_files(changed);
-        let c = self.collect_diagnostics(&existing, false, deadline).await;
-        let checked_by = c.checked_by();
-        let pending_files = c.pending_files();
-        let mut pending_reasons: Vec<String> = Vec::new();
-        for p in &c.pending {
-            let line = format!("{} ({})", self.rel(&p.path), p.reason);
-            if !pending_reasons.contains(&line) {
-                pending_reasons.push(line);
+/// What an edit of `changed` introduced and resolved compared with
+/// `baseline`, within `budget` (default `limits.diagnosticsDeltaMs`,
+/// 2 s). Never fails: missing results make `pending` say "diagnostics
+/// still pending ...". Files with no baseline list all their current
+/// diagnostics as introduced (and `pending` says so).
+pub async fn after_edit(
+    ws: &Arc<Workspace>,
+    baseline: &DiagnosticsBaseline,
+    changed: &[PathBuf],
+    budget: Option<Duration>,
+) -> DiagnosticsDelta {
+    let start = Instant::now();
+    let deadline = start + delta_budget(ws, budget);
+    let (existing, absent) = edit_files(ws, changed);
+    let c = collect(ws, &existing, false, deadline).await;
+    let checked_by = c.checked_by();
+    let pending_files = c.pending_files();
+    let mut pending_reasons: Vec<String> = Vec::new();
+    for p in &c.pending {
+        let line = format!("{} ({})", rel(ws, &p.path), p.reason);
+        if !pending_reasons.contains(&line) {
+            pending_reasons.push(line);
+        }
+    }
+    let after: Vec<Diagnostic> = merge::dedup(c.diagnostics)
+        .into_iter()
+        .filter(|d| SeverityFilter::Warning.admits(d.severity))
+        .collect();
+    let mut before = Vec::new();
+    let mut after_known = Vec::new();
+    let mut no_baseline = Vec::new();
+    for f in existing.iter().chain(absent.iter()) {
+        if pending_files.contains(f) {
+            continue;
+        }
+        let now = after.iter().filter(|d| &d.loc.path == f).cloned();
+        match baseline.files.get(f) {
+            Some(was) => {
+                before.extend(was.iter().cloned());
+                after_known.extend(now);
+            }
+            None => {
+                no_baseline.push(rel(ws, f));
+                after_known.extend(now);
             }
         }
-        let after: Vec<Diagnostic> = merge::dedup(c.diagnostics)
-            .into_iter()
-            .filter(|d| SeverityFilter::Warning.admits(d.severity))
-            .collect();
-        let mut before = Vec::new();
-        let mut after_known = Vec::new();
-        let mut no_baseline = Vec::new();
-        for f in existing.iter().chain(absent.iter()) {
-            if pending_files.contains(f) {
-                continue;
-            }
-            let now = after.iter().filter(|d| &d.loc.path == f).cloned();
-            match baseline.files.get(f) {
-                Some(was) => {
-                    before.extend(was.iter().cloned());
-                    after_known.extend(now);
-                }
-                None => {
-                    no_baseline.push(self.rel(f));
-                    after_known.extend(now);
-                }
-            }
-        }
-        let (introduced, resolved) = delta(&before, &after_known);
-        let mut pending = None;
-        if !pending_reasons.is_empty() {
-            pending = Some(format!(
-                "diagnostics still pending for {}; call diagnostics for them later",
-                pending_reasons.join(", ")
-            ));
-        }
-        if !no_baseline.is_empty() {
-            let note = format!(
-                "no diagnostics from before the edit for {}: all its current ones are listed as introduced",
-                no_baseline.join(", ")
-            );
-            pending = Some(match pending {
-                Some(p) => format!("{p}; {note}"),
-                None => note,
-            });
-        }
-        let cap = |mut v: Vec<Diagnostic>| {
-            let more = v.len().saturating_sub(MAX_DELTA_ITEMS);
-            v.truncate(MAX_DELTA_ITEMS);
-            (v, more)
+    }
+    let (introduced, resolved) = delta(&before, &after_known);
+    let mut pending = None;
+    if !pending_reasons.is_empty() {
+        pending = Some(format!(
+            "diagnostics still pending for {}; call diagnostics for them later",
+            pending_reasons.join(", ")
+        ));
+    }
+    if !no_baseline.is_empty() {
+        let note = format!(
+            "no diagnostics from before the edit for {}: all its current ones are listed as introduced",
+            no_baseline.join(", ")
+        );
+        pending = Some(match pending {
+            Some(p) => format!("{p}; {note}"),
+            None => note,
+        });
+    }
+    let cap = |mut v: Vec<Diagnostic>| {
+        let more = v.len().saturating_sub(MAX_DELTA_ITEMS);
+        v.truncate(MAX_DELTA_ITEMS);
+        (v, more)
+    };
+    let (introduced, more_introduced) = cap(introduced);
+    let (resolved, more_resolved) = cap(resolved);
+    DiagnosticsDelta {
+        introduced,
+        resolved,
+        more_introduced,
+        more_resolved,
+        pending,
+        checked_by,
+        elapsed_ms: start.elapsed().as_millis() as u64,
+    }
+}
+
+fn delta_budget(ws: &Workspace, budget: Option<Duration>) -> Duration {
+    budget
+        .unwrap_or_else(|| Duration::from_millis(ws.config().limits.diagnostics_delta_ms))
+        .min(crate::call::MAX_TIMEOUT)
+}
+
+/// Absolute paths of `files`, split into existing files and absent ones.
+fn edit_files(ws: &Workspace, files: &[PathBuf]) -> (Vec<PathBuf>, Vec<PathBuf>) {
+    let root = ws.root();
+    let mut existing = Vec::new();
+    let mut absent = Vec::new();
+    for f in files {
+        let abs = if f.is_absolute() {
+            f.clone()
+        } else {
+            root.join(f)
         };
-        let (introduced, more_introduced) = cap(introduced);
-        let (resolved, more_resolved) = cap(resolved);
-        DiagnosticsDelta {
-            introduced,
-            resolved,
-            more_introduced,
-            more_resolved,
-            pending,
-            checked_by,
-            elapsed_ms: start.elapsed().as_millis() as u64,
+        match abs.canonicalize() {
+            Ok(c) if c.is_file() && c.starts_with(root) => existing.push(c),
+            Ok(_) => {}
+            Err(_) => absent.push(abs),
         }
     }
+    existing.sort();
+    existing.dedup();
+    (existing, absent)
+}
 
-    fn delta_budget(&self, budget: Option<Duration>) -> Duration {
-        budget
-            .unwrap_or_else(|| {
-                Duration::from_millis(self.workspace().config().limits.diagnostics_delta_ms)
-            })
-            .min(crate::engine::MAX_TIMEOUT)
-    }
-
-    /// Absolute paths of `files`, split into existing files and absent ones.
-    fn edit_files(&self, files: &[PathBuf]) -> (Vec<PathBuf>, Vec<PathBuf>) {
-        let root = self.workspace().root();
-        let mut existing = Vec::new();
-        let mut absent = Vec::new();
-        for f in files {
-            let abs = if f.is_absolute() {
-                f.clone()
-            } else {
-                root.join(f)
-            };
-            match abs.canonicalize() {
-                Ok(c) if c.is_file() && c.starts_with(root) => existing.push(c),
-                Ok(_) => {}
-                Err(_) => absent.push(abs),
-            }
-        }
-        existing.sort();
-        existing.dedup();
-        (existing, absent)
-    }
-
-    fn rel(&self, p: &std::path::Path) -> String {
-        scry_workspace::paths::display(p, self.workspace().root())
-    }
+fn rel(ws: &Workspace, p: &Path) -> String {
+    scry_workspace::paths::display(p, ws.root())
 }
 
 #[cfg(test)]

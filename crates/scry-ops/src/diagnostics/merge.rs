@@ -8,7 +8,7 @@ use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 
 use crate::model::{
-    Diagnostic, DiagnosticEntry, DiagnosticsReport, Loc, PendingFile, ProviderRun, Severity,
+    Diagnostic, DiagnosticEntry, DiagnosticsReport, PendingFile, ProviderRun, Severity,
     SeverityFilter,
 };
 
@@ -315,9 +315,10 @@ pub fn report(diags: Vec<Diagnostic>, parts: ReportParts) -> DiagnosticsReport {
     }
 }
 
-/// A location for tests and callers that build diagnostics by hand.
-pub fn loc(path: impl Into<PathBuf>, line: u32, col: u32, text: Option<&str>) -> Loc {
-    Loc {
+/// A location for tests that build diagnostics by hand.
+#[cfg(test)]
+pub fn loc(path: impl Into<PathBuf>, line: u32, col: u32, text: Option<&str>) -> crate::model::Loc {
+    crate::model::Loc {
         path: path.into(),
         line,
         col,

@@ -28,7 +28,7 @@ pub mod parse;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use scry_lsp::{Encoding, LineIndex, LspPos, Session, WaitOptions};
@@ -40,11 +40,13 @@ use scry_workspace::{Route, Workspace};
 use serde_json::Value;
 use tokio::time::Instant;
 
-use crate::engine::{Engine, Query};
+use crate::Query;
+use crate::call::Ctx;
+use crate::diagnostics::changes::ChangesBaseline;
 use crate::error::OpError;
 use crate::model::*;
 
-pub use delta::{DiagnosticsBaseline, delta};
+pub use delta::DiagnosticsBaseline;
 pub use merge::ReportParts;
 pub use parse::Raw;
 
@@ -114,285 +116,277 @@ struct JobResult {
     pending: Vec<PendingFile>,
 }
 
-impl Engine {
-    /// Walk `dir` for files some provider serves (the workspace walker:
-    /// `.gitignore` respected, hidden and skipped directories left out).
-    fn walk(&self, dir: &Path, out: &mut Vec<PathBuf>, glob: Option<&globset::GlobMatcher>) {
-        let config = self.workspace().config();
-        let root = self.workspace().root().to_path_buf();
-        let any = |_: &ServerSpec| true;
-        for p in Walker::new().files(dir) {
-            if let Some(g) = glob {
-                let rel = p.strip_prefix(&root).unwrap_or(&p);
-                if !g.is_match(rel) {
-                    continue;
-                }
-            }
-            if !config.providers_for(&p, true, &any).is_empty() {
-                out.push(p);
+/// Walk `dir` for files some provider serves (the workspace walker:
+/// `.gitignore` respected, hidden and skipped directories left out).
+fn walk(ws: &Workspace, dir: &Path, out: &mut Vec<PathBuf>, glob: Option<&globset::GlobMatcher>) {
+    let config = ws.config();
+    let root = ws.root().to_path_buf();
+    let any = |_: &ServerSpec| true;
+    for p in Walker::new().files(dir) {
+        if let Some(g) = glob {
+            let rel = p.strip_prefix(&root).unwrap_or(&p);
+            if !g.is_match(rel) {
+                continue;
             }
         }
+        if !config.providers_for(&p, true, &any).is_empty() {
+            out.push(p);
+        }
     }
+}
 
-    /// Expand targets: files, directories, globs, `*` (empty: the
-    /// workspace). Paths must stay inside the workspace.
-    pub fn expand_targets(&self, targets: &[PathBuf]) -> Result<Targets, OpError> {
-        let root = self.workspace().root().to_path_buf();
-        let mut files = Vec::new();
-        let mut whole = false;
-        let mut names = Vec::new();
-        let targets: Vec<PathBuf> = if targets.is_empty() {
-            vec![PathBuf::from("*")]
+/// Expand targets: files, directories, globs, `*` (empty: the
+/// workspace). Paths must stay inside the workspace.
+pub fn expand_targets(ws: &Workspace, targets: &[PathBuf]) -> Result<Targets, OpError> {
+    let root = ws.root().to_path_buf();
+    let mut files = Vec::new();
+    let mut whole = false;
+    let mut names = Vec::new();
+    let targets: Vec<PathBuf> = if targets.is_empty() {
+        vec![PathBuf::from("*")]
+    } else {
+        targets.to_vec()
+    };
+    for t in &targets {
+        let s = t.to_string_lossy().to_string();
+        let rel = t.strip_prefix(&root).map(Path::to_path_buf).ok();
+        if s == "*" || s == "." || t == &root || s == "**" {
+            whole = true;
+            names.push("the workspace".to_string());
+            walk(ws, &root, &mut files, None);
+        } else if is_glob(&s) {
+            // A glob is confined like a path: absolute elsewhere, or
+            // climbing out with `..`, it is outside the workspace.
+            let outside = || OpError::OutsideWorkspace {
+                path: t.clone(),
+                root: root.clone(),
+            };
+            let rel = match rel {
+                Some(r) => r,
+                None if t.is_absolute() => return Err(outside()),
+                None => t.clone(),
+            };
+            let rel = paths::normalise_within(&rel).ok_or_else(outside)?;
+            let pattern = rel.to_string_lossy().to_string();
+            let glob = globset::Glob::new(&pattern)
+                .map_err(|e| OpError::InvalidArgument(format!("bad glob `{s}`: {e}")))?
+                .compile_matcher();
+            names.push(pattern);
+            walk(ws, &root, &mut files, Some(&glob));
         } else {
-            targets.to_vec()
-        };
-        for t in &targets {
-            let s = t.to_string_lossy().to_string();
-            let rel = t.strip_prefix(&root).map(Path::to_path_buf).ok();
-            if s == "*" || s == "." || t == &root || s == "**" {
-                whole = true;
-                names.push("the workspace".to_string());
-                self.walk(&root, &mut files, None);
-            } else if is_glob(&s) {
-                // A glob is confined like a path: absolute elsewhere, or
-                // climbing out with `..`, it is outside the workspace.
-                let outside = || OpError::OutsideWorkspace {
-                    path: t.clone(),
-                    root: root.clone(),
-                };
-                let rel = match rel {
-                    Some(r) => r,
-                    None if t.is_absolute() => return Err(outside()),
-                    None => t.clone(),
-                };
-                let rel = paths::normalise_within(&rel).ok_or_else(outside)?;
-                let pattern = rel.to_string_lossy().to_string();
-                let glob = globset::Glob::new(&pattern)
-                    .map_err(|e| OpError::InvalidArgument(format!("bad glob `{s}`: {e}")))?
-                    .compile_matcher();
-                names.push(pattern);
-                self.walk(&root, &mut files, Some(&glob));
-            } else {
-                let outside = || OpError::OutsideWorkspace {
-                    path: t.clone(),
-                    root: root.clone(),
-                };
-                let canon = match paths::confine(&root, t) {
-                    Ok(c) if c.exists() => c,
-                    Ok(_) | Err(Unconfined::DanglingLink) => {
-                        return Err(OpError::FileNotFound(t.clone()));
-                    }
-                    Err(Unconfined::Outside) => return Err(outside()),
-                };
-                if canon.is_dir() {
-                    if canon == root {
-                        whole = true;
-                        names.push("the workspace".into());
-                    } else {
-                        names.push(format!("{}/", paths::display(&canon, &root)));
-                    }
-                    self.walk(&canon, &mut files, None);
+            let outside = || OpError::OutsideWorkspace {
+                path: t.clone(),
+                root: root.clone(),
+            };
+            let canon = match paths::confine(&root, t) {
+                Ok(c) if c.exists() => c,
+                Ok(_) | Err(Unconfined::DanglingLink) => {
+                    return Err(OpError::FileNotFound(t.clone()));
+                }
+                Err(Unconfined::Outside) => return Err(outside()),
+            };
+            if canon.is_dir() {
+                if canon == root {
+                    whole = true;
+                    names.push("the workspace".into());
                 } else {
-                    names.push(paths::display(&canon, &root));
-                    files.push(canon);
+                    names.push(format!("{}/", paths::display(&canon, &root)));
                 }
+                walk(ws, &canon, &mut files, None);
+            } else {
+                names.push(paths::display(&canon, &root));
+                files.push(canon);
             }
         }
-        let mut seen = HashSet::new();
-        files.retain(|f| seen.insert(f.clone()));
-        files.sort();
-        let mut notes = Vec::new();
-        let max = self.workspace().config().limits.max_open_documents.max(1);
-        if files.len() > max {
-            notes.push(format!(
-                "checked the first {max} of {} files (maxOpenDocuments); name a smaller target to see the rest",
-                files.len()
-            ));
-            files.truncate(max);
-        }
-        names.dedup();
-        let scope = if names.len() > 3 {
-            format!("{} and {} more", names[..3].join(", "), names.len() - 3)
-        } else {
-            names.join(", ")
-        };
-        Ok(Targets {
-            files,
-            whole,
-            scope,
-            notes,
-        })
     }
-
-    /// Plan the jobs for `files`: (provider, root) → files. Providers that
-    /// apply but are not installed come back as runs.
-    fn plan(&self, files: &[PathBuf]) -> (Vec<Job>, Vec<ProviderRun>) {
-        let ws = self.workspace();
-        let config = ws.config();
-        let root = ws.root().to_path_buf();
-        let installed = |s: &ServerSpec| ws.installed(&s.command).is_some();
-        let mut jobs: BTreeMap<(String, PathBuf), Job> = BTreeMap::new();
-        let mut order: Vec<(String, PathBuf)> = Vec::new();
-        let mut missing: BTreeMap<String, (String, usize)> = BTreeMap::new();
-        for f in files {
-            for spec in config.providers_for(f, true, &installed) {
-                let pr_root = match spec.kind {
-                    ProviderKind::Lsp => find_root(spec, f, &root),
-                    ProviderKind::Cli => match marker_root(spec, f, &root) {
-                        Some(r) => r,
-                        None => continue,
-                    },
-                };
-                let Some(program) = ws.installed(&spec.command) else {
-                    let kind = kind_name(spec.kind).to_string();
-                    missing.entry(spec.id.clone()).or_insert((kind, 0)).1 += 1;
-                    continue;
-                };
-                let key = (spec.id.clone(), pr_root.clone());
-                let job = jobs.entry(key.clone()).or_insert_with(|| {
-                    order.push(key.clone());
-                    Job {
-                        spec: spec.clone(),
-                        program,
-                        root: pr_root,
-                        files: Vec::new(),
-                    }
-                });
-                job.files.push(f.clone());
-            }
-        }
-        let runs = missing
-            .into_iter()
-            .map(|(id, (kind, files))| ProviderRun {
-                id,
-                kind,
-                outcome: ProviderOutcome::NotInstalled,
-                files,
-                detail: None,
-                elapsed_ms: 0,
-            })
-            .collect();
-        let jobs = order.into_iter().filter_map(|k| jobs.remove(&k)).collect();
-        (jobs, runs)
+    let mut seen = HashSet::new();
+    files.retain(|f| seen.insert(f.clone()));
+    files.sort();
+    let mut notes = Vec::new();
+    let max = ws.config().limits.max_open_documents.max(1);
+    if files.len() > max {
+        notes.push(format!(
+            "checked the first {max} of {} files (maxOpenDocuments); name a smaller target to see the rest",
+            files.len()
+        ));
+        files.truncate(max);
     }
+    names.dedup();
+    let scope = if names.len() > 3 {
+        format!("{} and {} more", names[..3].join(", "), names.len() - 3)
+    } else {
+        names.join(", ")
+    };
+    Ok(Targets {
+        files,
+        whole,
+        scope,
+        notes,
+    })
+}
 
-    /// Run every provider for `files` within `deadline`, concurrently.
-    pub async fn collect_diagnostics(
-        &self,
-        files: &[PathBuf],
-        whole: bool,
-        deadline: Instant,
-    ) -> Collected {
-        let (jobs, mut runs) = self.plan(files);
-        let mut set = tokio::task::JoinSet::new();
-        for job in jobs {
-            let ws = self.workspace().clone();
-            let whole_root = whole.then(|| ws.root().to_path_buf());
-            set.spawn(async move {
-                match job.spec.kind {
-                    ProviderKind::Lsp => lsp_job(ws, job, deadline, whole_root).await,
-                    ProviderKind::Cli => cli_job(job, deadline, whole_root).await,
+/// Plan the jobs for `files`: (provider, root) → files. Providers that
+/// apply but are not installed come back as runs.
+fn plan(ws: &Workspace, files: &[PathBuf]) -> (Vec<Job>, Vec<ProviderRun>) {
+    let config = ws.config();
+    let root = ws.root().to_path_buf();
+    let installed = |s: &ServerSpec| ws.installed(&s.command).is_some();
+    let mut jobs: BTreeMap<(String, PathBuf), Job> = BTreeMap::new();
+    let mut order: Vec<(String, PathBuf)> = Vec::new();
+    let mut missing: BTreeMap<String, (String, usize)> = BTreeMap::new();
+    for f in files {
+        for spec in config.providers_for(f, true, &installed) {
+            let pr_root = match spec.kind {
+                ProviderKind::Lsp => find_root(spec, f, &root),
+                ProviderKind::Cli => match marker_root(spec, f, &root) {
+                    Some(r) => r,
+                    None => continue,
+                },
+            };
+            let Some(program) = ws.installed(&spec.command) else {
+                let kind = kind_name(spec.kind).to_string();
+                missing.entry(spec.id.clone()).or_insert((kind, 0)).1 += 1;
+                continue;
+            };
+            let key = (spec.id.clone(), pr_root.clone());
+            let job = jobs.entry(key.clone()).or_insert_with(|| {
+                order.push(key.clone());
+                Job {
+                    spec: spec.clone(),
+                    program,
+                    root: pr_root,
+                    files: Vec::new(),
                 }
             });
+            job.files.push(f.clone());
         }
-        let mut diagnostics = Vec::new();
-        let mut pending = Vec::new();
-        let mut by_id: BTreeMap<String, ProviderRun> = BTreeMap::new();
-        let mut order = Vec::new();
-        while let Some(r) = set.join_next().await {
-            let Ok(r) = r else { continue };
-            diagnostics.extend(r.diagnostics);
-            pending.extend(r.pending);
-            match by_id.get_mut(&r.run.id) {
-                Some(run) => {
-                    run.files += r.run.files;
-                    run.elapsed_ms = run.elapsed_ms.max(r.run.elapsed_ms);
-                    if outcome_rank(&r.run.outcome) > outcome_rank(&run.outcome) {
-                        run.outcome = r.run.outcome;
-                        run.detail = r.run.detail;
-                    }
-                }
-                None => {
-                    order.push(r.run.id.clone());
-                    by_id.insert(r.run.id.clone(), r.run);
+    }
+    let runs = missing
+        .into_iter()
+        .map(|(id, (kind, files))| ProviderRun {
+            id,
+            kind,
+            outcome: ProviderOutcome::NotInstalled,
+            files,
+            detail: None,
+            elapsed_ms: 0,
+        })
+        .collect();
+    let jobs = order.into_iter().filter_map(|k| jobs.remove(&k)).collect();
+    (jobs, runs)
+}
+
+/// Run every provider for `files` within `deadline`, concurrently.
+pub async fn collect(
+    ws: &Arc<Workspace>,
+    files: &[PathBuf],
+    whole: bool,
+    deadline: Instant,
+) -> Collected {
+    let (jobs, mut runs) = plan(ws, files);
+    let mut set = tokio::task::JoinSet::new();
+    for job in jobs {
+        let ws = ws.clone();
+        let whole_root = whole.then(|| ws.root().to_path_buf());
+        set.spawn(async move {
+            match job.spec.kind {
+                ProviderKind::Lsp => lsp_job(ws, job, deadline, whole_root).await,
+                ProviderKind::Cli => cli_job(job, deadline, whole_root).await,
+            }
+        });
+    }
+    let mut diagnostics = Vec::new();
+    let mut pending = Vec::new();
+    let mut by_id: BTreeMap<String, ProviderRun> = BTreeMap::new();
+    let mut order = Vec::new();
+    while let Some(r) = set.join_next().await {
+        let Ok(r) = r else { continue };
+        diagnostics.extend(r.diagnostics);
+        pending.extend(r.pending);
+        match by_id.get_mut(&r.run.id) {
+            Some(run) => {
+                run.files += r.run.files;
+                run.elapsed_ms = run.elapsed_ms.max(r.run.elapsed_ms);
+                if outcome_rank(&r.run.outcome) > outcome_rank(&run.outcome) {
+                    run.outcome = r.run.outcome;
+                    run.detail = r.run.detail;
                 }
             }
-        }
-        order.sort();
-        let mut providers: Vec<ProviderRun> = order
-            .into_iter()
-            .filter_map(|id| by_id.remove(&id))
-            .collect();
-        providers.append(&mut runs);
-        Collected {
-            diagnostics,
-            providers,
-            pending,
-            files_checked: files.len(),
-            notes: Vec::new(),
+            None => {
+                order.push(r.run.id.clone());
+                by_id.insert(r.run.id.clone(), r.run);
+            }
         }
     }
+    order.sort();
+    let mut providers: Vec<ProviderRun> = order
+        .into_iter()
+        .filter_map(|id| by_id.remove(&id))
+        .collect();
+    providers.append(&mut runs);
+    Collected {
+        diagnostics,
+        providers,
+        pending,
+        files_checked: files.len(),
+        notes: Vec::new(),
+    }
+}
 
-    /// The `diagnostics` action.
-    pub(crate) async fn diagnostics(
-        &self,
-        q: &Query,
-        deadline: Instant,
-    ) -> Result<Answer, OpError> {
-        let mut targets = q.targets.clone();
-        if targets.is_empty()
-            && let Some(p) = &q.path
-        {
-            targets.push(p.clone());
-        }
-        let t = self.expand_targets(&targets)?;
-        let mut collected = self.collect_diagnostics(&t.files, t.whole, deadline).await;
-        collected.notes.extend(t.notes);
-        let limits = self.workspace().config().limits;
-        let checked_by = collected.checked_by();
-        let mut changes = None;
-        if q.changes {
-            let (new, summary) = self.changes_since_last(&t.files, &collected, q);
-            collected.diagnostics = new;
-            changes = Some(summary);
-        }
-        let mut report = merge::report(
-            collected.diagnostics,
-            ReportParts {
-                scope: t.scope,
-                filter: q.severity.unwrap_or_default(),
-                cap: limits.max_diagnostics,
-                files_checked: collected.files_checked,
-                providers: collected.providers,
-                pending: collected.pending,
-            },
-        );
-        let question = Question {
-            path: q.path.as_ref().map(|p| {
-                if p.is_absolute() {
-                    p.clone()
-                } else {
-                    self.workspace().root().join(p)
-                }
-            }),
-            query: (!q.targets.is_empty()).then(|| {
-                q.targets
-                    .iter()
-                    .map(|t| match t.strip_prefix(self.workspace().root()) {
-                        Ok(_) => paths::display(t, self.workspace().root()),
-                        Err(_) => t.to_string_lossy().into_owned(),
-                    })
-                    .collect::<Vec<_>>()
-                    .join(" ")
-            }),
-            ..Question::default()
-        };
-        report.changes = changes;
-        let mut answer = Answer::new(Action::Diagnostics, question, Body::Diagnostics(report));
-        answer.server = Some(checked_by.join(", ")).filter(|s| !s.is_empty());
-        answer.notes = collected.notes;
-        Ok(answer)
+/// The `diagnostics` action, for the files of `t`; `changes` is the
+/// session's baseline for `changes: true`.
+pub(crate) async fn answer(
+    cx: &Ctx,
+    q: &Query,
+    t: Targets,
+    baseline: &Mutex<ChangesBaseline>,
+) -> Result<Answer, OpError> {
+    let mut collected = collect(&cx.ws, &t.files, t.whole, cx.deadline).await;
+    collected.notes.extend(t.notes);
+    let limits = cx.ws.config().limits;
+    let checked_by = collected.checked_by();
+    let mut changes = None;
+    if q.changes {
+        let (new, summary) = changes_since_last(baseline, &t.files, &collected, q);
+        collected.diagnostics = new;
+        changes = Some(summary);
     }
+    let mut report = merge::report(
+        collected.diagnostics,
+        ReportParts {
+            scope: t.scope,
+            filter: q.severity.unwrap_or_default(),
+            cap: limits.max_diagnostics,
+            files_checked: collected.files_checked,
+            providers: collected.providers,
+            pending: collected.pending,
+        },
+    );
+    let question = Question {
+        path: q.path.as_ref().map(|p| {
+            if p.is_absolute() {
+                p.clone()
+            } else {
+                cx.ws.root().join(p)
+            }
+        }),
+        query: (!q.targets.is_empty()).then(|| {
+            q.targets
+                .iter()
+                .map(|t| match t.strip_prefix(cx.ws.root()) {
+                    Ok(_) => paths::display(t, cx.ws.root()),
+                    Err(_) => t.to_string_lossy().into_owned(),
+                })
+                .collect::<Vec<_>>()
+                .join(" ")
+        }),
+        ..Question::default()
+    };
+    report.changes = changes;
+    let mut answer = Answer::new(Action::Diagnostics, question, Body::Diagnostics(report));
+    answer.server = Some(checked_by.join(", ")).filter(|s| !s.is_empty());
+    answer.notes = collected.notes;
+    Ok(answer)
 }
 
 fn kind_name(k: ProviderKind) -> &'static str {
@@ -750,28 +744,26 @@ fn normalise_path(p: &Path) -> PathBuf {
     p.canonicalize().unwrap_or_else(|_| paths::normalise(p))
 }
 
-impl Engine {
-    /// `changes: true`: the new diagnostics of the checked (not pending)
-    /// files since the session's previous check of them; updates the baseline.
-    fn changes_since_last(
-        &self,
-        files: &[PathBuf],
-        collected: &Collected,
-        q: &Query,
-    ) -> (Vec<Diagnostic>, crate::model::ChangesSummary) {
-        let pending = collected.pending_files();
-        let mut checked: Vec<PathBuf> = files
-            .iter()
-            .filter(|f| !pending.contains(*f))
-            .cloned()
-            .collect();
-        for d in &collected.diagnostics {
-            if !pending.contains(&d.loc.path) && !checked.contains(&d.loc.path) {
-                checked.push(d.loc.path.clone());
-            }
+/// `changes: true`: the new diagnostics of the checked (not pending)
+/// files since the session's previous check of them; updates the baseline.
+fn changes_since_last(
+    changes: &Mutex<ChangesBaseline>,
+    files: &[PathBuf],
+    collected: &Collected,
+    q: &Query,
+) -> (Vec<Diagnostic>, crate::model::ChangesSummary) {
+    let pending = collected.pending_files();
+    let mut checked: Vec<PathBuf> = files
+        .iter()
+        .filter(|f| !pending.contains(*f))
+        .cloned()
+        .collect();
+    for d in &collected.diagnostics {
+        if !pending.contains(&d.loc.path) && !checked.contains(&d.loc.path) {
+            checked.push(d.loc.path.clone());
         }
-        let now = merge::dedup(collected.diagnostics.clone());
-        let mut baseline = self.changes_baseline();
-        baseline.update(&checked, &now, q.severity.unwrap_or_default())
     }
+    let now = merge::dedup(collected.diagnostics.clone());
+    let mut baseline = changes.lock().unwrap_or_else(|e| e.into_inner());
+    baseline.update(&checked, &now, q.severity.unwrap_or_default())
 }

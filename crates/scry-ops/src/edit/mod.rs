@@ -1,12 +1,12 @@
 //! Applying `WorkspaceEdit`s to the user's files — the one place where scry
 //! writes them, so the safest code in the project.
 //!
-//! The pipeline: [`plan`] turns a server's edit (`changes` or
+//! The pipeline: `plan` turns a server's edit (`changes` or
 //! `documentChanges`, with CreateFile / RenameFile / DeleteFile) into the
 //! final state of every path it touches, validating everything before a byte
-//! is written; [`apply`] commits that plan transactionally (stage temp files,
+//! is written; `apply` commits that plan transactionally (stage temp files,
 //! commit all, restore every before-image on any failure); [`journal`] keeps
-//! before-images for `undo` and idempotent retries; [`diff`] previews a plan
+//! before-images for `undo` and idempotent retries; `diff` previews a plan
 //! as unified diffs.
 //!
 //! Invariants:
@@ -21,11 +21,11 @@
 //! - **Faithful**: CRLF, a BOM, the trailing-newline state and permissions are
 //!   kept; files and directories are fsynced.
 
-pub mod apply;
-pub mod diff;
+pub(crate) mod apply;
+pub(crate) mod diff;
 pub mod journal;
-mod ops;
-pub mod plan;
+pub(crate) mod ops;
+pub(crate) mod plan;
 pub(crate) mod service;
 
 pub use apply::{WriteOptions, commit};

@@ -1,30 +1,25 @@
-//! The edit operations: `rename`, `code_actions`, `undo`. Every edit goes
-//! through [`Engine::apply_workspace_edit`].
+//! The edit operations: `rename`, `code_actions`, `undo` — functions over
+//! the call context ([`Ctx`], its one retry policy included) and the edit
+//! service ([`Editor`]), through which every edit goes
+//! ([`Editor::apply_workspace_edit`]).
 
 use std::time::Duration;
 
+use scry_lsp::types as lsp;
 use scry_lsp::{CharPos, LineIndex, Session, path_to_uri};
 use serde_json::{Value, json};
 use tokio::time::Instant;
 
-use super::service::{EditOptions, merge_reports};
-use crate::engine::{
-    AskError, Engine, Query, Target, is_method_not_found, is_transient, session_error, supports,
-};
+use super::service::{EditOptions, Editor, empty_report, merge_reports};
+use crate::Query;
+use crate::call::{self, AskError, Ctx, supports};
+use crate::engine::navigate::{self, Target};
 use crate::error::OpError;
 use crate::model::*;
 use crate::resolve;
 
 /// How many candidate positions rename tries.
 const MAX_RENAME_CANDIDATES: usize = 6;
-
-fn ask_err(e: AskError, engine: &Engine, s: &Session, method: &str, q: &Query) -> OpError {
-    match e {
-        AskError::Timeout => engine.timeout_error(s, method, engine.budget(q)),
-        AskError::Session(e) => session_error(e, method),
-        AskError::Op(e) => e,
-    }
-}
 
 fn word_at(index: &LineIndex, pos: CharPos) -> String {
     index
@@ -34,11 +29,6 @@ fn word_at(index: &LineIndex, pos: CharPos) -> String {
         .skip(pos.col as usize)
         .take_while(|c| resolve::is_ident_char(*c))
         .collect()
-}
-
-fn lsp_position(index: &LineIndex, session: &Session, pos: CharPos) -> Value {
-    let p = index.to_lsp(pos, session.encoding());
-    json!({ "line": p.line, "character": p.character })
 }
 
 /// The text a prepareRename answer names: its placeholder, else its range.
@@ -65,401 +55,338 @@ fn prepared_name(v: &Value, index: &LineIndex, session: &Session) -> Option<Stri
     index.text().get(s..e).map(str::to_string)
 }
 
-impl Engine {
-    fn edit_target_path(&self, q: &Query) -> Result<std::path::PathBuf, OpError> {
-        let Some(p) = &q.path else {
-            return Err(OpError::InvalidArgument(format!(
-                "{} needs a path (the file the symbol is in)",
-                q.action.name()
-            )));
-        };
-        self.resolve_path(p)
-    }
+fn edit_target_path(cx: &Ctx, q: &Query) -> Result<std::path::PathBuf, OpError> {
+    let Some(p) = &q.path else {
+        return Err(OpError::InvalidArgument(format!(
+            "{} needs a path (the file the symbol is in)",
+            q.action.name()
+        )));
+    };
+    cx.resolve_path(p)
+}
 
-    /// `rename`: `new_name` checked first ([`validate_new_name`]), then
-    /// prepareRename (where supported) at the symbol, then
-    /// `textDocument/rename`, then the edit (applied or previewed).
-    pub(crate) async fn rename(&self, q: &Query, deadline: Instant) -> Result<Answer, OpError> {
-        let method = "textDocument/rename";
-        let new_name = validate_new_name(q.new_name.as_deref())?;
-        // A retry of an applied rename: the symbol may not even exist any
-        // more under its old name, so replay before asking the server.
-        if let Some(a) = self.replayed_answer(q) {
-            return Ok(a);
+/// `rename`: `new_name` checked first ([`validate_new_name`]), then
+/// prepareRename (where supported) at the symbol, then
+/// `textDocument/rename`, then the edit (applied or previewed).
+pub(crate) async fn rename(cx: &Ctx, edits: &Editor, q: &Query) -> Result<Answer, OpError> {
+    let method = "textDocument/rename";
+    let new_name = validate_new_name(q.new_name.as_deref())?;
+    // A retry of an applied rename: the symbol may not even exist any
+    // more under its old name, so replay before asking the server.
+    if let Some(a) = replayed_answer(cx, edits, q) {
+        return Ok(a);
+    }
+    // Notes of a workspace-symbol search are not part of an edit's answer.
+    let mut notes = Vec::new();
+    let missing =
+        || OpError::InvalidArgument("rename needs a path and a symbol (or line and column)".into());
+    let Target {
+        path,
+        session,
+        index,
+        candidates,
+        others,
+    } = navigate::find_target(cx, q, method, &mut notes, missing).await?;
+    if !supports(&session, method) {
+        return Err(OpError::EditRejected(format!(
+            "{} does not support rename",
+            session.name()
+        )));
+    }
+    cx.settle(&session).await;
+    let prepare = session.capabilities()["renameProvider"]["prepareProvider"]
+        .as_bool()
+        .unwrap_or(false);
+    let mut chosen = None;
+    let mut refusals: Vec<String> = Vec::new();
+    for cand in candidates.iter().take(MAX_RENAME_CANDIDATES) {
+        if !prepare {
+            if chosen.is_none() {
+                chosen = Some((cand.clone(), word_at(&index, cand.pos)));
+            }
+            break;
         }
-        let target = match &q.path {
-            Some(_) => {
-                let path = self.edit_target_path(q)?;
-                self.target_in_file(q, path, deadline, method).await?
+        let params = call::params(&lsp::PrepareRenameParams {
+            work_done_progress_params: Default::default(),
+            text_document_position_params: call::at(&path, &index, &session, cand.pos),
+        });
+        // A null answer is a refusal, not an empty one: not asked again.
+        let r = cx
+            .ask_retrying(&session, "textDocument/prepareRename", params, |_| false)
+            .await;
+        match r {
+            Ok(v) if v.is_null() => {
+                refusals.push(format!(
+                    "{}:{} ({})",
+                    cand.pos.line + 1,
+                    cand.pos.col + 1,
+                    cand.via
+                ));
             }
-            None => {
-                let Some(sym) = q.symbol.as_deref().filter(|s| !s.trim().is_empty()) else {
-                    return Err(OpError::InvalidArgument(
-                        "rename needs a path and a symbol (or line and column)".into(),
-                    ));
-                };
-                let mut notes = Vec::new();
-                self.target_from_workspace(q, sym, deadline, method, &mut notes)
-                    .await?
+            Ok(v) if v.get("defaultBehavior").is_some() => {
+                chosen = Some((cand.clone(), word_at(&index, cand.pos)));
+                break;
             }
-        };
-        let Target {
-            path,
-            session,
-            index,
-            candidates,
-            others,
-        } = target;
-        if !supports(&session, method) {
+            Ok(v) => {
+                let name = prepared_name(&v, &index, &session)
+                    .unwrap_or_else(|| word_at(&index, cand.pos));
+                chosen = Some((cand.clone(), name));
+                break;
+            }
+            Err(AskError::Session(e)) if e.is_method_not_found() => {
+                chosen = Some((cand.clone(), word_at(&index, cand.pos)));
+                break;
+            }
+            Err(AskError::Session(e)) if !e.is_crash() => {
+                let msg = e
+                    .server_message()
+                    .map_or_else(|| e.to_string(), str::to_string);
+                refusals.push(format!(
+                    "{}:{} ({}): {msg}",
+                    cand.pos.line + 1,
+                    cand.pos.col + 1,
+                    cand.via
+                ));
+            }
+            Err(e) => return Err(cx.fail(&session, "textDocument/prepareRename", e)),
+        }
+    }
+    let rel = cx.display(&path);
+    let Some((cand, old_name)) = chosen else {
+        let what = q.symbol.clone().unwrap_or_else(|| "the symbol".into());
+        return Err(OpError::EditRejected(format!(
+            "`{what}` cannot be renamed: {} refused at {rel}:{}; nothing was changed",
+            session.name(),
+            refusals.join("; ")
+        )));
+    };
+    let params = call::params(&lsp::RenameParams {
+        new_name: new_name.to_string(),
+        work_done_progress_params: Default::default(),
+        text_document_position_params: call::at(&path, &index, &session, cand.pos),
+    });
+    let edit = match cx
+        .ask_retrying(&session, method, params, Value::is_null)
+        .await
+    {
+        Ok(v) => v,
+        Err(AskError::Session(e)) if !e.is_crash() => {
+            let msg = e
+                .server_message()
+                .map_or_else(|| e.to_string(), str::to_string);
             return Err(OpError::EditRejected(format!(
-                "{} does not support rename",
+                "{} refused to rename `{old_name}` to `{new_name}`: {msg}; nothing was changed",
                 session.name()
             )));
         }
-        self.settle(&session, deadline).await;
-        let prepare = session.capabilities()["renameProvider"]["prepareProvider"]
-            .as_bool()
-            .unwrap_or(false);
-        let uri = path_to_uri(&path);
-        let mut chosen = None;
-        let mut refusals: Vec<String> = Vec::new();
-        for cand in candidates.iter().take(MAX_RENAME_CANDIDATES) {
-            if !prepare {
-                if chosen.is_none() {
-                    chosen = Some((cand.clone(), word_at(&index, cand.pos)));
-                }
-                break;
-            }
-            let params = json!({
-                "textDocument": { "uri": uri },
-                "position": lsp_position(&index, &session, cand.pos),
-            });
-            let mut attempt = 0;
-            let r = loop {
-                attempt += 1;
-                match self
-                    .ask(
-                        &session,
-                        "textDocument/prepareRename",
-                        params.clone(),
-                        deadline,
-                    )
-                    .await
-                {
-                    Err(AskError::Session(e)) if is_transient(&e) && attempt < 3 => {
-                        tokio::time::sleep(Duration::from_millis(150)).await;
-                    }
-                    other => break other,
-                }
+        Err(e) => return Err(cx.fail(&session, method, e)),
+    };
+    if edit.is_null() {
+        return Err(OpError::EditRejected(format!(
+            "{} returned no edit for renaming `{old_name}` at {rel}:{}:{}; nothing was changed",
+            session.name(),
+            cand.pos.line + 1,
+            cand.pos.col + 1
+        )));
+    }
+    let report = edits
+        .apply_workspace_edit(
+            Some(&session),
+            &edit,
+            EditOptions {
+                apply: q.apply,
+                key: q.idempotency_key.clone(),
+                kind: EditKind::Rename,
+                title: old_name,
+                new_name: Some(new_name.to_string()),
+            },
+        )
+        .await?;
+    let mut answer = Answer::new(q.action, q.question(cx.ws.root()), Body::Edit(report));
+    answer.server = Some(session.name().to_string());
+    answer.asked_at = Some(navigate::asked_at(&path, &index, &cand));
+    answer.others = others;
+    // A preview: other occurrences of the name on the asked line that
+    // mean something else are named, with the argument that selects
+    // each (after an applied edit the line is no longer what was asked).
+    if !q.apply {
+        navigate::name_same_line_targets(cx, q, &mut answer, &session, &path, &index, &candidates)
+            .await;
+    }
+    Ok(answer)
+}
+
+/// `code_actions`: list the actions for a file, a symbol, a line or a
+/// position (with the diagnostics there); apply one by number or title.
+pub(crate) async fn code_actions(cx: &Ctx, edits: &Editor, q: &Query) -> Result<Answer, OpError> {
+    let method = "textDocument/codeAction";
+    let path = edit_target_path(cx, q)?;
+    // A retry of an applied action: replayed before asking the server
+    // (after the fix, the server may no longer offer that action).
+    if (q.action_index.is_some() || q.action_title.is_some())
+        && let Some(a) = replayed_answer(cx, edits, q)
+    {
+        return Ok(a);
+    }
+    // `candidates`: the occurrences of a named symbol (empty for a
+    // line or the whole file), to name the other targets on the line.
+    let (session, index, start, end, asked, candidates) =
+        if q.symbol.as_deref().is_some_and(|s| !s.trim().is_empty())
+            || (q.line.is_some() && q.column.is_some())
+        {
+            let t = navigate::target_in_file(cx, q, path.clone(), method).await?;
+            let cand = t.candidates[0].clone();
+            let len = word_at(&t.index, cand.pos).chars().count() as u32;
+            let end = CharPos {
+                line: cand.pos.line,
+                col: cand.pos.col + len,
             };
-            match r {
-                Ok(v) if v.is_null() => {
-                    refusals.push(format!(
-                        "{}:{} ({})",
-                        cand.pos.line + 1,
-                        cand.pos.col + 1,
-                        cand.via
-                    ));
-                }
-                Ok(v) if v.get("defaultBehavior").is_some() => {
-                    chosen = Some((cand.clone(), word_at(&index, cand.pos)));
-                    break;
-                }
-                Ok(v) => {
-                    let name = prepared_name(&v, &index, &session)
-                        .unwrap_or_else(|| word_at(&index, cand.pos));
-                    chosen = Some((cand.clone(), name));
-                    break;
-                }
-                Err(AskError::Session(e)) if is_method_not_found(&e) => {
-                    chosen = Some((cand.clone(), word_at(&index, cand.pos)));
-                    break;
-                }
-                Err(AskError::Session(e)) if !e.is_crash() => {
-                    let msg = match &e {
-                        scry_lsp::SessionError::Rpc(scry_rpc::RpcError::Server {
-                            error, ..
-                        }) => error.message.clone(),
-                        other => other.to_string(),
-                    };
-                    refusals.push(format!(
-                        "{}:{} ({}): {msg}",
-                        cand.pos.line + 1,
-                        cand.pos.col + 1,
-                        cand.via
-                    ));
-                }
-                Err(e) => return Err(ask_err(e, self, &session, "textDocument/prepareRename", q)),
-            }
-        }
-        let rel = self.display(&path);
-        let Some((cand, old_name)) = chosen else {
-            let what = q.symbol.clone().unwrap_or_else(|| "the symbol".into());
-            return Err(OpError::EditRejected(format!(
-                "`{what}` cannot be renamed: {} refused at {rel}:{}; nothing was changed",
-                session.name(),
-                refusals.join("; ")
-            )));
-        };
-        let params = json!({
-            "textDocument": { "uri": uri },
-            "position": lsp_position(&index, &session, cand.pos),
-            "newName": new_name,
-        });
-        let mut edit = Value::Null;
-        for attempt in 0..3 {
-            match self.ask(&session, method, params.clone(), deadline).await {
-                Ok(v) => {
-                    edit = v;
-                    if !edit.is_null()
-                        || attempt == 2
-                        || !self.index_pending(&session, deadline).await
-                    {
-                        break;
+            let asked = navigate::asked_at(&t.path, &t.index, &cand);
+            (t.session, t.index, cand.pos, end, Some(asked), t.candidates)
+        } else {
+            let (s, _, idx) = cx.open_file(&path, method).await?;
+            match q.line {
+                Some(l) => {
+                    let l = l - 1;
+                    if l >= idx.line_count() {
+                        return Err(OpError::InvalidArgument(format!(
+                            "line {} is past the end of {} ({} lines)",
+                            l + 1,
+                            cx.display(&path),
+                            idx.line_count()
+                        )));
                     }
+                    let len = idx.line_len_chars(l).unwrap_or(0);
+                    (
+                        s,
+                        idx,
+                        CharPos { line: l, col: 0 },
+                        CharPos { line: l, col: len },
+                        None,
+                        Vec::new(),
+                    )
                 }
-                Err(AskError::Session(e)) if is_transient(&e) && attempt < 2 => {
-                    tokio::time::sleep(Duration::from_millis(150)).await;
+                None => {
+                    let end = idx.end();
+                    (s, idx, CharPos { line: 0, col: 0 }, end, None, Vec::new())
                 }
-                Err(AskError::Session(e)) if !e.is_crash() => {
-                    let msg = match &e {
-                        scry_lsp::SessionError::Rpc(scry_rpc::RpcError::Server {
-                            error, ..
-                        }) => error.message.clone(),
-                        other => other.to_string(),
-                    };
-                    return Err(OpError::EditRejected(format!(
-                        "{} refused to rename `{old_name}` to `{new_name}`: {msg}; nothing was changed",
-                        session.name()
-                    )));
-                }
-                Err(e) => return Err(ask_err(e, self, &session, method, q)),
             }
-        }
-        if edit.is_null() {
-            return Err(OpError::EditRejected(format!(
-                "{} returned no edit for renaming `{old_name}` at {rel}:{}:{}; nothing was changed",
-                session.name(),
-                cand.pos.line + 1,
-                cand.pos.col + 1
-            )));
-        }
-        let report = self
-            .apply_workspace_edit(
-                Some(&session),
-                &edit,
-                EditOptions {
-                    apply: q.apply,
-                    key: q.idempotency_key.clone(),
-                    kind: EditKind::Rename,
-                    title: old_name,
-                    new_name: Some(new_name.to_string()),
-                },
-            )
-            .await?;
-        let mut answer = Answer::new(
-            q.action,
-            q.question(self.workspace().root()),
-            Body::Edit(report),
-        );
-        answer.server = Some(session.name().to_string());
-        answer.asked_at = Some(self.asked_at(&path, &index, &cand));
-        answer.others = others;
-        // A preview: other occurrences of the name on the asked line that
-        // mean something else are named, with the argument that selects
-        // each (after an applied edit the line is no longer what was asked).
-        if !q.apply {
-            self.name_same_line_targets(
+        };
+    if !supports(&session, method) {
+        return Err(OpError::EditRejected(format!(
+            "{} does not offer code actions",
+            session.name()
+        )));
+    }
+    cx.settle(&session).await;
+    let uri = path_to_uri(&path);
+    let range = lsp::Range {
+        start: call::position(&index, &session, start),
+        end: call::position(&index, &session, end),
+    };
+    let diagnostics =
+        diagnostics_in_range(cx, &session, &uri, range.start.line, range.end.line).await;
+    // The diagnostics go back exactly as the server published them (its
+    // `data` and any field of its own included), so the context stays JSON.
+    let params = json!({
+        "textDocument": call::params(&call::document(&path)),
+        "range": call::params(&range),
+        "context": { "diagnostics": diagnostics, "triggerKind": 1 },
+    });
+    let v = cx
+        .ask(&session, method, params)
+        .await
+        .map_err(|e| cx.fail(&session, method, e))?;
+    let items: Vec<Value> = v.as_array().cloned().unwrap_or_default();
+    let infos: Vec<CodeActionInfo> = items
+        .iter()
+        .enumerate()
+        .map(|(i, a)| CodeActionInfo {
+            index: i + 1,
+            title: a["title"].as_str().unwrap_or("(untitled)").to_string(),
+            kind: a["kind"].as_str().map(str::to_string),
+            preferred: a["isPreferred"].as_bool().unwrap_or(false),
+            disabled: a["disabled"]["reason"].as_str().map(str::to_string),
+        })
+        .collect();
+    let root = cx.ws.root().to_path_buf();
+    let range_loc = Loc {
+        path: path.clone(),
+        line: start.line + 1,
+        col: start.col + 1,
+        end_line: end.line + 1,
+        end_col: end.col + 1,
+        text: index.line(start.line).map(str::to_string),
+    };
+    let chosen = match (&q.action_index, &q.action_title) {
+        (None, None) => {
+            let mut answer = Answer::new(
+                q.action,
+                q.question(&root),
+                Body::CodeActions(CodeActionList {
+                    range: range_loc,
+                    diagnostics: diagnostics.len(),
+                    actions: infos,
+                }),
+            );
+            answer.server = Some(session.name().to_string());
+            answer.asked_at = asked;
+            if answer.body.is_empty() {
+                answer.empty_reason = Some(match session.state().indexing() {
+                    Some(ix) => format!("{} is still indexing ({ix})", session.name()),
+                    None => format!("{} offers no code action there", session.name()),
+                });
+            }
+            navigate::name_same_line_targets(
+                cx,
                 q,
                 &mut answer,
                 &session,
                 &path,
                 &index,
                 &candidates,
-                deadline,
             )
             .await;
+            return Ok(answer);
         }
-        Ok(answer)
+        (Some(n), _) => {
+            if *n == 0 || *n > infos.len() {
+                return Err(OpError::InvalidArgument(format!(
+                    "there is no code action number {n}: {} offers {} there",
+                    session.name(),
+                    infos.len()
+                )));
+            }
+            n - 1
+        }
+        (None, Some(t)) => pick_by_title(&infos, t)?,
+    };
+    let info = infos[chosen].clone();
+    if let Some(reason) = &info.disabled {
+        return Err(OpError::EditRejected(format!(
+            "code action `{}` is disabled: {reason}",
+            info.title
+        )));
     }
-
-    /// `code_actions`: list the actions for a file, a symbol, a line or a
-    /// position (with the diagnostics there); apply one by number or title.
-    pub(crate) async fn code_actions(
-        &self,
-        q: &Query,
-        deadline: Instant,
-    ) -> Result<Answer, OpError> {
-        let method = "textDocument/codeAction";
-        let path = self.edit_target_path(q)?;
-        // A retry of an applied action: replayed before asking the server
-        // (after the fix, the server may no longer offer that action).
-        if (q.action_index.is_some() || q.action_title.is_some())
-            && let Some(a) = self.replayed_answer(q)
-        {
-            return Ok(a);
-        }
-        // `candidates`: the occurrences of a named symbol (empty for a
-        // line or the whole file), to name the other targets on the line.
-        let (session, index, start, end, asked, candidates) =
-            if q.symbol.as_deref().is_some_and(|s| !s.trim().is_empty())
-                || (q.line.is_some() && q.column.is_some())
-            {
-                let t = self
-                    .target_in_file(q, path.clone(), deadline, method)
-                    .await?;
-                let cand = t.candidates[0].clone();
-                let len = word_at(&t.index, cand.pos).chars().count() as u32;
-                let end = CharPos {
-                    line: cand.pos.line,
-                    col: cand.pos.col + len,
-                };
-                let asked = self.asked_at(&t.path, &t.index, &cand);
-                (t.session, t.index, cand.pos, end, Some(asked), t.candidates)
-            } else {
-                let (s, _, idx) = self.open_file(&path, deadline, method).await?;
-                match q.line {
-                    Some(l) => {
-                        let l = l - 1;
-                        if l >= idx.line_count() {
-                            return Err(OpError::InvalidArgument(format!(
-                                "line {} is past the end of {} ({} lines)",
-                                l + 1,
-                                self.display(&path),
-                                idx.line_count()
-                            )));
-                        }
-                        let len = idx.line_len_chars(l).unwrap_or(0);
-                        (
-                            s,
-                            idx,
-                            CharPos { line: l, col: 0 },
-                            CharPos { line: l, col: len },
-                            None,
-                            Vec::new(),
-                        )
-                    }
-                    None => {
-                        let end = idx.end();
-                        (s, idx, CharPos { line: 0, col: 0 }, end, None, Vec::new())
-                    }
-                }
-            };
-        if !supports(&session, method) {
-            return Err(OpError::EditRejected(format!(
-                "{} does not offer code actions",
-                session.name()
-            )));
-        }
-        self.settle(&session, deadline).await;
-        let uri = path_to_uri(&path);
-        let enc = session.encoding();
-        let (ls, le) = (index.to_lsp(start, enc), index.to_lsp(end, enc));
-        let range = json!({
-            "start": { "line": ls.line, "character": ls.character },
-            "end": { "line": le.line, "character": le.character },
-        });
-        let diagnostics = self
-            .diagnostics_in_range(&session, &uri, ls.line, le.line, deadline)
-            .await;
-        let params = json!({
-            "textDocument": { "uri": uri },
-            "range": range,
-            "context": { "diagnostics": diagnostics, "triggerKind": 1 },
-        });
-        let v = self
-            .ask(&session, method, params, deadline)
+    let mut action = items[chosen].clone();
+    // A bare Command, or a CodeAction.
+    let is_command = action["command"].is_string();
+    let resolvable = session.capabilities()["codeActionProvider"]["resolveProvider"]
+        .as_bool()
+        .unwrap_or(false);
+    if !is_command && action["edit"].is_null() && resolvable {
+        action = cx
+            .ask(&session, "codeAction/resolve", action)
             .await
-            .map_err(|e| ask_err(e, self, &session, method, q))?;
-        let items: Vec<Value> = v.as_array().cloned().unwrap_or_default();
-        let infos: Vec<CodeActionInfo> = items
-            .iter()
-            .enumerate()
-            .map(|(i, a)| CodeActionInfo {
-                index: i + 1,
-                title: a["title"].as_str().unwrap_or("(untitled)").to_string(),
-                kind: a["kind"].as_str().map(str::to_string),
-                preferred: a["isPreferred"].as_bool().unwrap_or(false),
-                disabled: a["disabled"]["reason"].as_str().map(str::to_string),
-            })
-            .collect();
-        let root = self.workspace().root().to_path_buf();
-        let range_loc = Loc {
-            path: path.clone(),
-            line: start.line + 1,
-            col: start.col + 1,
-            end_line: end.line + 1,
-            end_col: end.col + 1,
-            text: index.line(start.line).map(str::to_string),
-        };
-        let chosen = match (&q.action_index, &q.action_title) {
-            (None, None) => {
-                let mut answer = Answer::new(
-                    q.action,
-                    q.question(&root),
-                    Body::CodeActions(CodeActionList {
-                        range: range_loc,
-                        diagnostics: diagnostics.len(),
-                        actions: infos,
-                    }),
-                );
-                answer.server = Some(session.name().to_string());
-                answer.asked_at = asked;
-                if answer.body.is_empty() {
-                    answer.empty_reason = Some(match session.state().indexing() {
-                        Some(ix) => format!("{} is still indexing ({ix})", session.name()),
-                        None => format!("{} offers no code action there", session.name()),
-                    });
-                }
-                self.name_same_line_targets(
-                    q,
-                    &mut answer,
-                    &session,
-                    &path,
-                    &index,
-                    &candidates,
-                    deadline,
-                )
-                .await;
-                return Ok(answer);
-            }
-            (Some(n), _) => {
-                if *n == 0 || *n > infos.len() {
-                    return Err(OpError::InvalidArgument(format!(
-                        "there is no code action number {n}: {} offers {} there",
-                        session.name(),
-                        infos.len()
-                    )));
-                }
-                n - 1
-            }
-            (None, Some(t)) => pick_by_title(&infos, t)?,
-        };
-        let info = infos[chosen].clone();
-        if let Some(reason) = &info.disabled {
-            return Err(OpError::EditRejected(format!(
-                "code action `{}` is disabled: {reason}",
-                info.title
-            )));
-        }
-        let mut action = items[chosen].clone();
-        // A bare Command, or a CodeAction.
-        let is_command = action["command"].is_string();
-        let resolvable = session.capabilities()["codeActionProvider"]["resolveProvider"]
-            .as_bool()
-            .unwrap_or(false);
-        if !is_command && action["edit"].is_null() && resolvable {
-            action = self
-                .ask(&session, "codeAction/resolve", action, deadline)
-                .await
-                .map_err(|e| ask_err(e, self, &session, "codeAction/resolve", q))?;
-        }
-        let key = q.idempotency_key.clone();
-        let mut parts = Vec::new();
-        let mut notes = Vec::new();
-        if !is_command && action["edit"].is_object() {
-            parts.push(
-                self.apply_workspace_edit(
+            .map_err(|e| cx.fail(&session, "codeAction/resolve", e))?;
+    }
+    let key = q.idempotency_key.clone();
+    let mut parts = Vec::new();
+    let mut notes = Vec::new();
+    if !is_command && action["edit"].is_object() {
+        parts.push(
+            edits
+                .apply_workspace_edit(
                     Some(&session),
                     &action["edit"],
                     EditOptions {
@@ -471,177 +398,155 @@ impl Engine {
                     },
                 )
                 .await?,
-            );
-        }
-        let command = if is_command {
-            Some(action.clone())
-        } else {
-            action["command"]
-                .as_object()
-                .map(|_| action["command"].clone())
-        };
-        // A preview never runs a server command: the command could write
-        // files itself (e.g. `go mod tidy`), which a preview must not.
-        if let Some(cmd) = command.as_ref().filter(|_| !q.apply) {
-            notes.push(format!(
+        );
+    }
+    let command = if is_command {
+        Some(action.clone())
+    } else {
+        action["command"]
+            .as_object()
+            .map(|_| action["command"].clone())
+    };
+    // A preview never runs a server command: the command could write
+    // files itself (e.g. `go mod tidy`), which a preview must not.
+    if let Some(cmd) = command.as_ref().filter(|_| !q.apply) {
+        notes.push(format!(
                 "applying this action also runs the command `{}` at {}; its edits are known only when it runs, so they are not part of this preview",
                 cmd["command"].as_str().unwrap_or_default(),
                 session.name()
             ));
+    }
+    if let Some(cmd) = command.filter(|_| q.apply) {
+        edits.arm_server_edits(&session, false, key.clone(), &info.title);
+        let params = call::params(&lsp::ExecuteCommandParams {
+            command: cmd["command"].as_str().unwrap_or_default().to_string(),
+            arguments: cmd["arguments"].as_array().cloned(),
+            work_done_progress_params: Default::default(),
+        });
+        let r = cx.ask(&session, "workspace/executeCommand", params).await;
+        let results = edits.disarm_server_edits(&session);
+        if let Err(e) = r {
+            let e = cx.fail(&session, "workspace/executeCommand", e);
+            if results.is_empty() && parts.is_empty() {
+                return Err(e);
+            }
+            notes.push(format!("the command failed: {e}"));
         }
-        if let Some(cmd) = command.filter(|_| q.apply) {
-            self.arm_server_edits(&session, false, key.clone(), &info.title);
-            let mut params = json!({ "command": cmd["command"] });
-            if !cmd["arguments"].is_null() {
-                params["arguments"] = cmd["arguments"].clone();
-            }
-            let r = self
-                .ask(&session, "workspace/executeCommand", params, deadline)
-                .await;
-            let results = self.disarm_server_edits(&session);
-            if let Err(e) = r {
-                let e = ask_err(e, self, &session, "workspace/executeCommand", q);
-                if results.is_empty() && parts.is_empty() {
-                    return Err(e);
-                }
-                notes.push(format!("the command failed: {e}"));
-            }
-            for r in results {
-                match r {
-                    Ok(rep) => parts.push(rep),
-                    Err(e) => {
-                        return Err(OpError::EditRejected(format!(
-                            "{} asked to apply an edit for `{}`, which scry refused: {e}",
-                            session.name(),
-                            info.title
-                        )));
-                    }
+        for r in results {
+            match r {
+                Ok(rep) => parts.push(rep),
+                Err(e) => {
+                    return Err(OpError::EditRejected(format!(
+                        "{} asked to apply an edit for `{}`, which scry refused: {e}",
+                        session.name(),
+                        info.title
+                    )));
                 }
             }
         }
-        let report =
-            merge_reports(parts, EditKind::CodeAction, &info.title).unwrap_or(EditReport {
-                kind: EditKind::CodeAction,
-                title: info.title.clone(),
-                new_name: None,
-                applied: q.apply,
-                edits: Vec::new(),
-                files_changed: 0,
-                created: Vec::new(),
-                renamed: Vec::new(),
-                deleted: Vec::new(),
-                overwritten: Vec::new(),
-                previews: Vec::new(),
-                diagnostics: None,
-                journal_id: None,
-                replayed: false,
-            });
-        let mut answer = self.edit_answer(q, &session, asked, report);
-        answer.notes.extend(notes);
-        if !q.apply {
-            self.name_same_line_targets(
-                q,
-                &mut answer,
-                &session,
-                &path,
-                &index,
-                &candidates,
-                deadline,
-            )
+    }
+    let report = merge_reports(parts, EditKind::CodeAction, &info.title)
+        .unwrap_or_else(|| empty_report(EditKind::CodeAction, &info.title, q.apply));
+    let mut answer = edit_answer(cx, q, &session, asked, report);
+    answer.notes.extend(notes);
+    if !q.apply {
+        navigate::name_same_line_targets(cx, q, &mut answer, &session, &path, &index, &candidates)
             .await;
+    }
+    Ok(answer)
+}
+
+/// The stored answer of an edit already applied under the query's
+/// idempotency key (its own edit, else the first edit its command made
+/// the server send), marked replayed; `None` for previews.
+fn replayed_answer(cx: &Ctx, edits: &Editor, q: &Query) -> Option<Answer> {
+    if !q.apply {
+        return None;
+    }
+    let k = q.idempotency_key.as_deref()?;
+    let report = edits
+        .replayed_edit(k)
+        .or_else(|| edits.replayed_edit(&format!("{k}#1")))?;
+    Some(Answer::new(
+        q.action,
+        q.question(cx.ws.root()),
+        Body::Edit(report),
+    ))
+}
+
+fn edit_answer(
+    cx: &Ctx,
+    q: &Query,
+    session: &Session,
+    asked: Option<AskedAt>,
+    report: EditReport,
+) -> Answer {
+    let mut answer = Answer::new(q.action, q.question(cx.ws.root()), Body::Edit(report));
+    answer.server = Some(session.name().to_string());
+    answer.asked_at = asked;
+    answer
+}
+
+/// The diagnostics the server published (or, for pull servers, reports)
+/// for lines `first..=last` of `uri`, as LSP values.
+async fn diagnostics_in_range(
+    cx: &Ctx,
+    session: &Session,
+    uri: &str,
+    first: u32,
+    last: u32,
+) -> Vec<Value> {
+    let state = session.state();
+    let mut all = state.diagnostics(uri).map(|p| p.diagnostics);
+    if all.is_none() && supports(session, "textDocument/diagnostic") {
+        let params = call::params(&lsp::DocumentDiagnosticParams {
+            text_document: lsp::TextDocumentIdentifier {
+                uri: lsp::Uri(uri.to_string()),
+            },
+            identifier: None,
+            previous_result_id: None,
+            work_done_progress_params: Default::default(),
+            partial_result_params: Default::default(),
+        });
+        let short = Instant::now() + Duration::from_secs(3);
+        if let Ok(v) = cx
+            .ask_until(session, "textDocument/diagnostic", params, short)
+            .await
+        {
+            all = v["items"].as_array().cloned();
         }
-        Ok(answer)
     }
-
-    /// The stored answer of an edit already applied under the query's
-    /// idempotency key (its own edit, else the first edit its command made
-    /// the server send), marked replayed; `None` for previews.
-    fn replayed_answer(&self, q: &Query) -> Option<Answer> {
-        if !q.apply {
-            return None;
-        }
-        let k = q.idempotency_key.as_deref()?;
-        let report = self
-            .replayed_edit(k)
-            .or_else(|| self.replayed_edit(&format!("{k}#1")))?;
-        Some(Answer::new(
-            q.action,
-            q.question(self.workspace().root()),
-            Body::Edit(report),
-        ))
-    }
-
-    fn edit_answer(
-        &self,
-        q: &Query,
-        session: &Session,
-        asked: Option<AskedAt>,
-        report: EditReport,
-    ) -> Answer {
-        let mut answer = Answer::new(
-            q.action,
-            q.question(self.workspace().root()),
-            Body::Edit(report),
-        );
-        answer.server = Some(session.name().to_string());
-        answer.asked_at = asked;
-        answer
-    }
-
-    /// The diagnostics the server published (or, for pull servers, reports)
-    /// for lines `first..=last` of `uri`, as LSP values.
-    async fn diagnostics_in_range(
-        &self,
-        session: &Session,
-        uri: &str,
-        first: u32,
-        last: u32,
-        deadline: Instant,
-    ) -> Vec<Value> {
-        let state = session.state();
-        let mut all = state.diagnostics(uri).map(|p| p.diagnostics);
-        if all.is_none() && supports(session, "textDocument/diagnostic") {
-            let params = json!({ "textDocument": { "uri": uri } });
-            let short = (Instant::now() + Duration::from_secs(3)).min(deadline);
-            if let Ok(v) = self
-                .ask(session, "textDocument/diagnostic", params, short)
-                .await
-            {
-                all = v["items"].as_array().cloned();
+    if all.is_none() {
+        // Push servers publish shortly after the document opened.
+        let mut rx = state.subscribe();
+        let until = (Instant::now() + Duration::from_millis(1500)).min(cx.deadline);
+        while state.diagnostics(uri).is_none() {
+            if tokio::time::timeout_at(until, rx.changed()).await.is_err() {
+                break;
             }
         }
-        if all.is_none() {
-            // Push servers publish shortly after the document opened.
-            let mut rx = state.subscribe();
-            let until = (Instant::now() + Duration::from_millis(1500)).min(deadline);
-            while state.diagnostics(uri).is_none() {
-                if tokio::time::timeout_at(until, rx.changed()).await.is_err() {
-                    break;
-                }
-            }
-            all = state.diagnostics(uri).map(|p| p.diagnostics);
-        }
-        all.unwrap_or_default()
-            .into_iter()
-            .filter(|d| {
-                let s = d["range"]["start"]["line"].as_u64().unwrap_or(0);
-                let e = d["range"]["end"]["line"].as_u64().unwrap_or(s);
-                s <= u64::from(last) && e >= u64::from(first)
-            })
-            .collect()
+        all = state.diagnostics(uri).map(|p| p.diagnostics);
     }
+    all.unwrap_or_default()
+        .into_iter()
+        .filter(|d| {
+            let s = d["range"]["start"]["line"].as_u64().unwrap_or(0);
+            let e = d["range"]["end"]["line"].as_u64().unwrap_or(s);
+            s <= u64::from(last) && e >= u64::from(first)
+        })
+        .collect()
+}
 
-    /// `undo`: revert the last edit scry applied here.
-    pub(crate) async fn undo(&self, q: &Query) -> Result<Answer, OpError> {
-        let report = self
-            .undo_last_edit(q.apply, q.idempotency_key.as_deref())
-            .await?;
-        Ok(Answer::new(
-            q.action,
-            q.question(self.workspace().root()),
-            Body::Edit(report),
-        ))
-    }
+/// `undo`: revert the last edit scry applied here.
+pub(crate) async fn undo(cx: &Ctx, edits: &Editor, q: &Query) -> Result<Answer, OpError> {
+    let report = edits
+        .undo_last_edit(q.apply, q.idempotency_key.as_deref())
+        .await?;
+    Ok(Answer::new(
+        q.action,
+        q.question(cx.ws.root()),
+        Body::Edit(report),
+    ))
 }
 
 fn pick_by_title(infos: &[CodeActionInfo], t: &str) -> Result<usize, OpError> {

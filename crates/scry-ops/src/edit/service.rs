@@ -1,13 +1,16 @@
-//! The engine's side of edits: one path for every `WorkspaceEdit` (rename,
-//! code action, a server's `workspace/applyEdit`, undo) — plan, preview or
-//! journal + commit, re-sync the servers, diagnostics delta.
+//! The edit service ([`Editor`]): one path for every `WorkspaceEdit`
+//! (rename, code action, a server's `workspace/applyEdit`, undo) — plan,
+//! preview or journal + commit, re-sync the servers, diagnostics delta. It
+//! holds the edit state of a session (journal location, the server edits of
+//! a running command, test seams) and depends on the workspace and the
+//! diagnostics delta only, never on the engine; the pure edit modules
+//! (plan, apply, journal, diff) depend on nothing above them.
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, Weak};
 
-use scry_lsp::{ApplyEditHook, Session};
-use scry_rpc::DeferredReply;
+use scry_lsp::{ApplyEditHook, DeferredReply, Session};
 use scry_workspace::{Workspace, paths};
 use serde_json::{Value, json};
 
@@ -15,7 +18,6 @@ use super::apply::{WriteOptions, commit};
 use super::diff::plan_diffs;
 use super::journal::{self, EntryState, Journal, Manifest, Stamp};
 use super::plan::{EditPlan, FileChange, FileImage, ServerView, build_plan, named_paths};
-use crate::engine::Engine;
 use crate::error::OpError;
 use crate::model::{EditKind, EditReport, EditedLine, FileMove, FilePreview};
 
@@ -42,22 +44,20 @@ struct Armed {
     results: Vec<Result<EditReport, String>>,
 }
 
-/// Shared by all clones of an engine.
+/// Shared by all clones of an editor.
 #[derive(Debug, Default)]
-pub(crate) struct EditState {
-    /// One edit at a time per engine.
+struct EditState {
+    /// One edit at a time per editor.
     lock: tokio::sync::Mutex<()>,
     journal_base: Mutex<Option<PathBuf>>,
     /// Test seam: the journal fails after this many before-images.
     journal_fail_after: Mutex<Option<usize>>,
     write: Mutex<WriteOptions>,
     armed: Mutex<HashMap<(String, PathBuf), Armed>>,
-    /// The `diagnostics` `changes: true` baseline of this session.
-    pub(crate) changes: Mutex<crate::diagnostics::changes::ChangesBaseline>,
 }
 
 impl EditState {
-    pub(crate) fn new() -> EditState {
+    fn new() -> EditState {
         EditState {
             journal_base: Mutex::new(journal::default_base()),
             ..EditState::default()
@@ -85,33 +85,39 @@ impl EditState {
 /// Answers servers' `workspace/applyEdit` through the same path as every
 /// other edit.
 struct Hook {
-    engine: WeakEngine,
+    editor: WeakEditor,
 }
 
-/// An engine without keeping its workspace alive (the workspace holds the
+/// An editor without keeping its workspace alive (the workspace holds the
 /// hook).
 #[derive(Clone)]
-struct WeakEngine {
+struct WeakEditor {
     ws: Weak<Workspace>,
-    edits: Arc<EditState>,
+    state: Arc<EditState>,
+}
+
+/// The edit service of a workspace. Cheap to clone; clones share the state.
+#[derive(Clone)]
+pub(crate) struct Editor {
+    ws: Arc<Workspace>,
+    state: Arc<EditState>,
 }
 
 impl ApplyEditHook for Hook {
     fn apply_edit(&self, server: &str, root: &Path, params: Value) -> DeferredReply {
-        let weak = self.engine.clone();
+        let weak = self.editor.clone();
         let key = (server.to_string(), root.to_path_buf());
         Box::pin(async move {
             let refuse = |reason: String| Ok(json!({ "applied": false, "failureReason": reason }));
             let Some(ws) = weak.ws.upgrade() else {
                 return refuse("scry is shutting down".into());
             };
-            let engine = Engine::from_parts(ws, weak.edits.clone());
+            let editor = Editor {
+                ws,
+                state: weak.state.clone(),
+            };
             let (preview, key_base, title, n) = {
-                let armed = engine
-                    .edits()
-                    .armed
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner());
+                let armed = editor.state.armed.lock().unwrap_or_else(|e| e.into_inner());
                 match armed.get(&key) {
                     None => {
                         return refuse(
@@ -122,8 +128,8 @@ impl ApplyEditHook for Hook {
                     Some(a) => (a.preview, a.key.clone(), a.title.clone(), a.results.len()),
                 }
             };
-            let session = engine
-                .workspace()
+            let session = editor
+                .ws
                 .running()
                 .into_iter()
                 .find(|s| s.name() == key.0 && s.root() == key.1);
@@ -135,7 +141,7 @@ impl ApplyEditHook for Hook {
                 title: label.unwrap_or(title),
                 new_name: None,
             };
-            let result = engine
+            let result = editor
                 .apply_workspace_edit(session.as_ref(), &params["edit"], opts)
                 .await;
             let reply = match &result {
@@ -146,8 +152,8 @@ impl ApplyEditHook for Hook {
                 Ok(_) => json!({ "applied": true }),
                 Err(e) => json!({ "applied": false, "failureReason": e.to_string() }),
             };
-            if let Some(a) = engine
-                .edits()
+            if let Some(a) = editor
+                .state
                 .armed
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
@@ -271,23 +277,32 @@ fn stamp_matches(path: &Path, stamp: &Option<Stamp>) -> bool {
     }
 }
 
-impl Engine {
-    pub(crate) fn install_edit_hook(&self) {
+impl Editor {
+    pub(crate) fn new(ws: Arc<Workspace>) -> Editor {
+        Editor {
+            ws,
+            state: Arc::new(EditState::new()),
+        }
+    }
+
+    /// Answer the workspace's servers' `workspace/applyEdit` requests
+    /// through this service.
+    pub(crate) fn install_hook(&self) {
         let hook = Hook {
-            engine: WeakEngine {
-                ws: Arc::downgrade(self.workspace()),
-                edits: self.edits().clone(),
+            editor: WeakEditor {
+                ws: Arc::downgrade(&self.ws),
+                state: self.state.clone(),
             },
         };
-        self.workspace().set_apply_edit_hook(Some(Arc::new(hook)));
+        self.ws.set_apply_edit_hook(Some(Arc::new(hook)));
     }
 
     /// Where the edit journal lives (default: `$SCRY_JOURNAL_DIR`, else
     /// `$XDG_STATE_HOME/scry/journal`, else `~/.local/state/scry/journal`);
     /// `None` disables it (no undo, no idempotent replay).
-    pub fn set_journal_dir(&self, dir: Option<PathBuf>) {
+    pub(crate) fn set_journal_dir(&self, dir: Option<PathBuf>) {
         *self
-            .edits()
+            .state
             .journal_base
             .lock()
             .unwrap_or_else(|e| e.into_inner()) = dir;
@@ -295,10 +310,9 @@ impl Engine {
 
     /// Test seam: make the journal fail after writing `n` before-images
     /// of every following edit; `None` turns it off.
-    #[doc(hidden)]
-    pub fn set_journal_failure(&self, fail_after: Option<usize>) {
+    pub(crate) fn set_journal_failure(&self, fail_after: Option<usize>) {
         *self
-            .edits()
+            .state
             .journal_fail_after
             .lock()
             .unwrap_or_else(|e| e.into_inner()) = fail_after;
@@ -306,9 +320,8 @@ impl Engine {
 
     /// Test seam: make the writer fail at file `k` (0-based) of every
     /// following commit; `None` turns it off.
-    #[doc(hidden)]
-    pub fn set_write_failure(&self, fail_at: Option<usize>) {
-        self.edits()
+    pub(crate) fn set_write_failure(&self, fail_at: Option<usize>) {
+        self.state
             .write
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -320,15 +333,15 @@ impl Engine {
     /// completely before writing, journals the before-images, commits
     /// transactionally, re-syncs the servers and appends the diagnostics
     /// delta.
-    pub async fn apply_workspace_edit(
+    pub(crate) async fn apply_workspace_edit(
         &self,
         origin: Option<&Session>,
         edit: &Value,
         opts: EditOptions,
     ) -> Result<EditReport, OpError> {
-        let root = self.workspace().root().to_path_buf();
+        let root = self.ws.root().to_path_buf();
         let server = origin.map_or("the server", |s| s.name()).to_string();
-        let st = self.edits().clone();
+        let st = self.state.clone();
         let _guard = if opts.apply {
             Some(st.lock.lock().await)
         } else {
@@ -387,20 +400,20 @@ impl Engine {
             }
             j.prune();
         }
-        resync(self.workspace(), &plan.changes).await;
+        resync(&self.ws, &plan.changes).await;
         report.diagnostics = self.diagnostics_after_edit_hook(baseline, &changed).await;
         Ok(report)
     }
 
     /// Revert the last edit scry applied in this workspace, if every file
     /// is still exactly as scry left it.
-    pub async fn undo_last_edit(
+    pub(crate) async fn undo_last_edit(
         &self,
         apply: bool,
         key: Option<&str>,
     ) -> Result<EditReport, OpError> {
-        let root = self.workspace().root().to_path_buf();
-        let st = self.edits().clone();
+        let root = self.ws.root().to_path_buf();
+        let st = self.state.clone();
         let _guard = st.lock.lock().await;
         let Some(journal) = st.journal(&root) else {
             return Err(OpError::EditRejected(
@@ -471,7 +484,7 @@ impl Engine {
         if let Err(e) = journal.save(&m) {
             tracing::warn!("{e}");
         }
-        resync(self.workspace(), &plan.changes).await;
+        resync(&self.ws, &plan.changes).await;
         Ok(undo_report(&m, &root, true))
     }
 
@@ -484,7 +497,7 @@ impl Engine {
         key: Option<String>,
         title: &str,
     ) {
-        self.edits()
+        self.state
             .armed
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -501,7 +514,7 @@ impl Engine {
 
     /// Stop accepting `session`'s edits; what they gave.
     pub(crate) fn disarm_server_edits(&self, session: &Session) -> Vec<Result<EditReport, String>> {
-        self.edits()
+        self.state
             .armed
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -513,7 +526,7 @@ impl Engine {
     /// The stored answer of an earlier edit under `key`, if any (a retried
     /// call replays it instead of applying again).
     pub(crate) fn replayed_edit(&self, key: &str) -> Option<EditReport> {
-        let j = self.edits().journal(self.workspace().root())?;
+        let j = self.state.journal(self.ws.root())?;
         j.find_key(key).and_then(|m| replay(&m).ok())
     }
 
@@ -521,7 +534,7 @@ impl Engine {
         &self,
         changed: &[PathBuf],
     ) -> crate::diagnostics::delta::DiagnosticsBaseline {
-        self.diagnostics_baseline(changed, None).await
+        crate::diagnostics::delta::baseline(&self.ws, changed, None).await
     }
 
     /// The single integration point with the diagnostics delta (issue 4):
@@ -536,10 +549,7 @@ impl Engine {
         if existing.is_empty() {
             return None;
         }
-        Some(
-            self.diagnostics_after_edit(&baseline, &existing, None)
-                .await,
-        )
+        Some(crate::diagnostics::delta::after_edit(&self.ws, &baseline, &existing, None).await)
     }
 }
 
@@ -576,24 +586,31 @@ fn replay(m: &Manifest) -> Result<EditReport, OpError> {
     Ok(r)
 }
 
-fn undo_report(m: &Manifest, root: &Path, applied: bool) -> EditReport {
-    let _ = root;
-    let mut r = EditReport {
-        kind: EditKind::Undo,
-        title: m.title.clone(),
+/// A report of an edit that changes nothing (yet).
+pub(crate) fn empty_report(kind: EditKind, title: &str, applied: bool) -> EditReport {
+    EditReport {
+        kind,
+        title: title.to_string(),
         new_name: None,
         applied,
         edits: Vec::new(),
-        files_changed: m.files.len(),
+        files_changed: 0,
         created: Vec::new(),
         renamed: Vec::new(),
         deleted: Vec::new(),
         overwritten: Vec::new(),
         previews: Vec::new(),
         diagnostics: None,
-        journal_id: Some(m.id.clone()),
+        journal_id: None,
         replayed: false,
-    };
+    }
+}
+
+fn undo_report(m: &Manifest, root: &Path, applied: bool) -> EditReport {
+    let _ = root;
+    let mut r = empty_report(EditKind::Undo, &m.title, applied);
+    r.files_changed = m.files.len();
+    r.journal_id = Some(m.id.clone());
     for f in &m.files {
         match (&f.before, &f.after) {
             // Undo recreates what the edit deleted and deletes what it created.

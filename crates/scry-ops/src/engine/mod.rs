@@ -1,165 +1,68 @@
 //! The engine: one entry point, [`Engine::run`], for every action. It
-//! validates the question, finds the server, syncs files from disk, resolves
-//! the symbol to a position, asks, and builds an [`Answer`].
+//! validates the question, builds the action's call context
+//! (`crate::call::Ctx`: workspace and deadline) and dispatches to the
+//! action's function — navigation (`navigate`, `queries`), diagnostics
+//! (`crate::diagnostics`) and edits (`crate::edit`) — which find the
+//! server, sync files from disk, resolve the symbol, ask and build an
+//! [`Answer`]. The engine holds what outlives one call: the workspace, the
+//! edit service, the `changes` baseline and the syntactic index.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use scry_lsp::{CharPos, LineIndex, Session, SessionError, path_to_uri};
-use scry_rpc::{ResponseError, RpcError};
-use scry_workspace::catalog::ProviderKind;
-use scry_workspace::paths::{self, Unconfined};
-use scry_workspace::{Route, Workspace, WorkspaceError};
-use serde_json::{Value, json};
+use scry_workspace::Workspace;
+use serde_json::Value;
 use tokio::time::Instant;
 
-use crate::action::Reply;
-use crate::convert::{self, Files};
+use crate::call::Ctx;
+use crate::diagnostics::changes::ChangesBaseline;
+use crate::diagnostics::delta::DiagnosticsBaseline;
+use crate::edit::service::{EditOptions, Editor};
 use crate::error::OpError;
 use crate::model::*;
 pub(crate) use crate::query::Query;
 use crate::query::Valid;
-use crate::resolve::{self, Declared, OccurrenceKind, SymbolName};
 
-mod navigate;
+pub(crate) mod navigate;
 mod queries;
 pub mod syntactic;
 
-/// Upper bound of an action's time budget.
-pub const MAX_TIMEOUT: Duration = Duration::from_secs(120);
-/// How many candidate positions are tried before giving up.
-const MAX_CANDIDATES: usize = 6;
-/// How many occurrences of a name are kept as candidates (the scan counts
-/// them all, but keeps only the best this many).
-const MAX_OCCURRENCES: usize = 32;
-/// How many occurrences on the asked line are asked each and compared.
-const MAX_SAME_LINE: usize = 4;
+pub use crate::call::MAX_TIMEOUT;
 
 /// Runs questions against a workspace. Cheap to clone; share one per
 /// workspace so servers are reused across calls.
 #[derive(Clone)]
 pub struct Engine {
     ws: Arc<Workspace>,
-    edits: Arc<crate::edit::service::EditState>,
+    /// The edit service (journal, server edits of running commands).
+    edits: Editor,
+    /// The `diagnostics` `changes: true` baseline of this session.
+    changes: Arc<Mutex<ChangesBaseline>>,
     /// The syntactic index (built on first use).
     syntax: Arc<scry_syntax::SyntaxIndex>,
 }
 
-/// A position to ask at, and how it was found.
-#[derive(Debug, Clone)]
-pub(crate) struct Candidate {
-    pub(crate) pos: CharPos,
-    pub(crate) via: String,
-    /// How the name is written there (`hir::Literal`), for occurrences.
-    pub(crate) form: Option<String>,
-    /// One of the occurrences that are asked each, and compared, because
-    /// the name occurs several times on the asked line (or, without a line,
-    /// is only used in the file): see `navigate::split_targets`.
-    pub(crate) compare: bool,
-}
-
-/// The file a positional question is about, synced.
-pub(crate) struct Target {
-    pub(crate) path: PathBuf,
-    pub(crate) session: Session,
-    pub(crate) index: Arc<LineIndex>,
-    pub(crate) candidates: Vec<Candidate>,
-    pub(crate) others: Vec<Alternative>,
-}
-
 /// The request that asks `action`'s question ("" for none), from the
 /// action table.
-fn method_for(action: Action) -> &'static str {
+pub(crate) fn method_for(action: Action) -> &'static str {
     action.facts().method.unwrap_or("")
-}
-
-/// Whether the session's server supports `method`: registered dynamically,
-/// or the capability the action table names for it. Methods no action
-/// names are assumed supported.
-pub(crate) fn supports(session: &Session, method: &str) -> bool {
-    match crate::action::capability(method) {
-        Some(key) => session.supports(method, key),
-        None => true,
-    }
-}
-
-pub(crate) fn session_error(e: SessionError, method: &str) -> OpError {
-    match e {
-        SessionError::Rpc(RpcError::Closed { server, detail, .. }) => {
-            OpError::ServerCrashed(format!(
-                "{server} stopped answering {method}: {detail}; it is restarted on the next call"
-            ))
-        }
-        SessionError::Rpc(RpcError::Server { server, error, .. }) => {
-            OpError::ServerError(format!("{server} failed {method}: {}", error.message))
-        }
-        SessionError::Rpc(RpcError::Protocol { server, detail }) => {
-            OpError::MalformedResponse(format!("{server}: {detail}"))
-        }
-        SessionError::Rpc(RpcError::Encode(d)) => OpError::InvalidArgument(d),
-        SessionError::InitFailed { name, detail } => OpError::ServerCrashed(format!(
-            "{name} failed to start: {detail}; see the server log (scry status) — the next call retries"
-        )),
-        SessionError::Spawn {
-            name,
-            program,
-            source,
-        } => OpError::NoServer(format!(
-            "could not start {name} ({}): {source}",
-            program.display()
-        )),
-        SessionError::Malformed {
-            name,
-            method,
-            detail,
-        } => OpError::MalformedResponse(format!(
-            "{name} sent a malformed {method} response: {detail}"
-        )),
-        SessionError::File { path, .. } => OpError::FileNotFound(path),
-        SessionError::NotText(p) => OpError::BinaryFile(p),
-    }
-}
-
-fn workspace_error(e: WorkspaceError, method: &str) -> OpError {
-    match e {
-        WorkspaceError::NoServer(m) => OpError::NoServer(m),
-        WorkspaceError::Session(s) => session_error(s, method),
-    }
-}
-
-pub(crate) fn is_method_not_found(e: &SessionError) -> bool {
-    matches!(e, SessionError::Rpc(RpcError::Server { error, .. })
-        if error.code == ResponseError::METHOD_NOT_FOUND)
-}
-
-pub(crate) fn is_transient(e: &SessionError) -> bool {
-    matches!(e, SessionError::Rpc(RpcError::Server { error, .. })
-        if error.code == ResponseError::CONTENT_MODIFIED
-            || error.code == ResponseError::SERVER_CANCELLED
-            || error.code == ResponseError::REQUEST_CANCELLED)
 }
 
 impl Engine {
     pub fn new(ws: Arc<Workspace>) -> Engine {
-        let engine = Engine::from_parts(ws, Arc::new(crate::edit::service::EditState::new()));
-        engine.install_edit_hook();
-        engine
-    }
-
-    pub(crate) fn from_parts(
-        ws: Arc<Workspace>,
-        edits: Arc<crate::edit::service::EditState>,
-    ) -> Engine {
         let syntax = Arc::new(scry_syntax::SyntaxIndex::new(
             ws.root(),
             scry_syntax::default_cache_dir().as_deref(),
         ));
-        Engine { ws, edits, syntax }
-    }
-
-    pub(crate) fn edits(&self) -> &Arc<crate::edit::service::EditState> {
-        &self.edits
+        let edits = Editor::new(ws.clone());
+        edits.install_hook();
+        Engine {
+            ws,
+            edits,
+            changes: Arc::default(),
+            syntax,
+        }
     }
 
     pub fn workspace(&self) -> &Arc<Workspace> {
@@ -196,7 +99,7 @@ impl Engine {
         result
     }
 
-    /// One handler per validated action. The handlers still read their
+    /// One function per validated action. The handlers still read their
     /// arguments from `q` (already checked by `validate`), except `map`.
     async fn dispatch(
         &self,
@@ -204,9 +107,10 @@ impl Engine {
         valid: &Valid,
         deadline: Instant,
     ) -> Result<Answer, OpError> {
+        let cx = Ctx::new(self.ws.clone(), deadline, self.budget(q));
         match valid {
             Valid::Status => {
-                let mut a = self.status(q).await;
+                let mut a = queries::status(&self.ws, q).await;
                 if let Body::Status(r) = &mut a.body {
                     r.syntactic = Some(self.syntactic_status());
                 }
@@ -229,210 +133,121 @@ impl Engine {
                     Body::Reloaded { stopped },
                 ))
             }
-            Valid::Symbols { .. } => self.document_symbols(q, deadline).await,
-            Valid::WorkspaceSymbols { .. } => self.workspace_symbols(q, deadline).await,
-            Valid::Capabilities { .. } => self.capabilities(q, deadline).await,
-            Valid::Request { .. } => self.raw_request(q, deadline).await,
-            Valid::Diagnostics { .. } => self.diagnostics(q, deadline).await,
-            Valid::Rename { .. } => self.rename(q, deadline).await,
-            Valid::CodeActions { .. } => self.code_actions(q, deadline).await,
-            Valid::Undo { .. } => self.undo(q).await,
+            Valid::Symbols { .. } => queries::document_symbols(&cx, q).await,
+            Valid::WorkspaceSymbols { .. } => queries::workspace_symbols(&cx, q).await,
+            Valid::Capabilities { .. } => queries::capabilities(&cx, q).await,
+            Valid::Request { .. } => queries::raw_request(&cx, q).await,
+            Valid::Diagnostics { .. } => {
+                let mut targets = q.targets.clone();
+                if targets.is_empty()
+                    && let Some(p) = &q.path
+                {
+                    targets.push(p.clone());
+                }
+                let t = crate::diagnostics::expand_targets(&self.ws, &targets)?;
+                crate::diagnostics::answer(&cx, q, t, &self.changes).await
+            }
+            Valid::Rename { .. } => crate::edit::ops::rename(&cx, &self.edits, q).await,
+            Valid::CodeActions { .. } => crate::edit::ops::code_actions(&cx, &self.edits, q).await,
+            Valid::Undo { .. } => crate::edit::ops::undo(&cx, &self.edits, q).await,
             // The rest ask at a spot: definition, references, hover, calls, …
-            _ => self.positional(q, deadline).await,
+            _ => navigate::positional(&cx, q).await,
         }
     }
 
     /// Validate a path: inside the workspace (after resolving `..` and
     /// symlinks), existing, a file.
     pub fn resolve_path(&self, p: &Path) -> Result<PathBuf, OpError> {
-        let root = self.ws.root();
-        let canon = match paths::confine(root, p) {
-            Ok(c) if c.exists() => c,
-            Ok(_) | Err(Unconfined::DanglingLink) => {
-                return Err(OpError::FileNotFound(p.to_path_buf()));
-            }
-            Err(Unconfined::Outside) => {
-                return Err(OpError::OutsideWorkspace {
-                    path: p.to_path_buf(),
-                    root: root.to_path_buf(),
-                });
-            }
-        };
-        if canon.is_dir() {
-            // As asked: relative paths as written, absolute ones relative
-            // to the root when inside it.
-            let shown = if p.is_absolute() {
-                paths::display(p, root)
-            } else {
-                p.display().to_string()
-            };
-            return Err(OpError::InvalidArgument(format!(
-                "{shown} is a directory; name a file"
-            )));
-        }
-        Ok(canon)
+        crate::call::resolve_path(self.ws.root(), p)
     }
 
-    async fn start(
+    // The edit service and the diagnostics delta, for front ends and tests.
+
+    /// Where the edit journal lives (default: `$SCRY_JOURNAL_DIR`, else
+    /// `$XDG_STATE_HOME/scry/journal`, else `~/.local/state/scry/journal`);
+    /// `None` disables it (no undo, no idempotent replay).
+    pub fn set_journal_dir(&self, dir: Option<PathBuf>) {
+        self.edits.set_journal_dir(dir);
+    }
+
+    /// Test seam: make the journal fail after writing `n` before-images
+    /// of every following edit; `None` turns it off.
+    #[doc(hidden)]
+    pub fn set_journal_failure(&self, fail_after: Option<usize>) {
+        self.edits.set_journal_failure(fail_after);
+    }
+
+    /// Test seam: make the writer fail at file `k` (0-based) of every
+    /// following commit; `None` turns it off.
+    #[doc(hidden)]
+    pub fn set_write_failure(&self, fail_at: Option<usize>) {
+        self.edits.set_write_failure(fail_at);
+    }
+
+    /// Apply (or preview) a `WorkspaceEdit` that `origin` (the server that
+    /// computed it) sent: see `Editor::apply_workspace_edit`.
+    pub async fn apply_workspace_edit(
         &self,
-        route: &Route,
+        origin: Option<&scry_lsp::Session>,
+        edit: &Value,
+        opts: EditOptions,
+    ) -> Result<EditReport, OpError> {
+        self.edits.apply_workspace_edit(origin, edit, opts).await
+    }
+
+    /// Revert the last edit scry applied in this workspace, if every file
+    /// is still exactly as scry left it.
+    pub async fn undo_last_edit(
+        &self,
+        apply: bool,
+        key: Option<&str>,
+    ) -> Result<EditReport, OpError> {
+        self.edits.undo_last_edit(apply, key).await
+    }
+
+    /// Diagnostics of `files` before an edit: see
+    /// `crate::diagnostics::delta::baseline`.
+    pub async fn diagnostics_baseline(
+        &self,
+        files: &[PathBuf],
+        budget: Option<Duration>,
+    ) -> DiagnosticsBaseline {
+        crate::diagnostics::delta::baseline(&self.ws, files, budget).await
+    }
+
+    /// What an edit of `changed` introduced and resolved: see
+    /// `crate::diagnostics::delta::after_edit`.
+    pub async fn diagnostics_after_edit(
+        &self,
+        baseline: &DiagnosticsBaseline,
+        changed: &[PathBuf],
+        budget: Option<Duration>,
+    ) -> DiagnosticsDelta {
+        crate::diagnostics::delta::after_edit(&self.ws, baseline, changed, budget).await
+    }
+
+    /// Run every provider for `files` within `deadline`, concurrently.
+    pub async fn collect_diagnostics(
+        &self,
+        files: &[PathBuf],
+        whole: bool,
         deadline: Instant,
-        method: &str,
-    ) -> Result<Session, OpError> {
-        match tokio::time::timeout_at(deadline, self.ws.session(route)).await {
-            Ok(r) => {
-                let session = r.map_err(|e| workspace_error(e, method))?;
-                // Changes made on disk outside scry (files no server has
-                // open) reach the servers before this request.
-                self.ws.announce_changes(&[]).await;
-                Ok(session)
-            }
-            Err(_) => Err(OpError::Timeout(format!(
-                "{} did not finish starting within the time budget; try again or raise timeout_ms",
-                route.spec.id
-            ))),
-        }
+    ) -> crate::diagnostics::Collected {
+        crate::diagnostics::collect(&self.ws, files, whole, deadline).await
     }
 
-    pub(crate) async fn open_file(
-        &self,
-        path: &Path,
-        deadline: Instant,
-        method: &str,
-    ) -> Result<(Session, Route, Arc<LineIndex>), OpError> {
-        let route = self
-            .ws
-            .route(path)
-            .map_err(|e| workspace_error(e, method))?;
-        let session = self.start(&route, deadline, method).await?;
-        session
-            .sync_open_documents()
-            .await
-            .map_err(|e| session_error(e, method))?;
-        let index = session
-            .sync_file(path, &route.language_id)
-            .await
-            .map_err(|e| session_error(e, method))?;
-        Ok((session, route, index))
+    /// The `changes` baseline as JSON, to keep it between processes.
+    pub fn export_changes_baseline(&self) -> Value {
+        self.changes
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .to_json(self.ws.root())
     }
 
-    /// A request bounded by the deadline; dropping it on timeout cancels it
-    /// at the server.
-    pub(crate) async fn ask(
-        &self,
-        session: &Session,
-        method: &str,
-        params: Value,
-        deadline: Instant,
-    ) -> Result<Value, AskError> {
-        match tokio::time::timeout_at(deadline, session.request(method, Some(params))).await {
-            Ok(Ok(v)) => Ok(v),
-            Ok(Err(e)) => Err(AskError::Session(e)),
-            Err(_) => Err(AskError::Timeout),
-        }
-    }
-
-    pub(crate) fn timeout_error(
-        &self,
-        session: &Session,
-        method: &str,
-        budget: Duration,
-    ) -> OpError {
-        let mut msg = format!(
-            "{} did not answer {method} within {} ms",
-            session.name(),
-            budget.as_millis()
-        );
-        if let Some(ix) = session.state().indexing() {
-            msg.push_str(&format!(
-                "; it is still indexing ({ix}) — ask again shortly"
-            ));
-        }
-        OpError::Timeout(msg)
-    }
-
-    /// Wait while the server indexes, keeping part of the budget for the
-    /// request itself. Servers such as rust-analyzer answer "nothing" until
-    /// their index is ready.
-    pub(crate) async fn settle(&self, session: &Session, deadline: Instant) {
-        let now = Instant::now();
-        if deadline <= now {
-            return;
-        }
-        let reserve = (deadline - now) / 4;
-        let wait_until = deadline - reserve;
-        session.state().wait_ready(wait_until).await;
-    }
-
-    /// After an empty answer: was the server (possibly) still indexing?
-    /// Waits for the index (bounded by `deadline`) and returns true when a
-    /// retry may give more. A young server that has not announced indexing
-    /// yet gets a moment to do so; servers that never report indexing cost
-    /// at most that moment, and only on an empty answer.
-    pub(crate) async fn index_pending(&self, session: &Session, deadline: Instant) -> bool {
-        let state = session.state();
-        let (saw, _) = state.indexing_history();
-        if state.is_ready() && !saw && session.uptime() < Duration::from_secs(5) {
-            let mut rx = state.subscribe();
-            let grace = (Instant::now() + Duration::from_millis(1500)).min(deadline);
-            while state.is_ready() && !state.indexing_history().0 {
-                if tokio::time::timeout_at(grace, rx.changed()).await.is_err() {
-                    break;
-                }
-            }
-        }
-        if state.is_ready() && !state.indexing_history().0 {
-            return false;
-        }
-        let was_busy = !state.is_ready();
-        state.wait_ready(deadline).await;
-        was_busy || state.indexing_history().0 && !saw
-    }
-
-    pub(crate) fn display(&self, p: &Path) -> String {
-        paths::display(p, self.ws.root())
-    }
-}
-
-pub(crate) enum AskError {
-    Timeout,
-    Session(SessionError),
-    Op(OpError),
-}
-
-impl From<SessionError> for AskError {
-    fn from(e: SessionError) -> Self {
-        AskError::Session(e)
-    }
-}
-
-/// An empty answer of the shape `action`'s reply parser gives.
-fn empty_body(action: Action) -> Body {
-    match action.facts().reply {
-        Reply::Hover => Body::Hover {
-            text: String::new(),
-        },
-        Reply::Calls => Body::Calls {
-            direction: if action == Action::IncomingCalls {
-                CallDirection::Incoming
-            } else {
-                CallDirection::Outgoing
-            },
-            item: None,
-            calls: Vec::new(),
-        },
-        _ => Body::Locations {
-            locations: Vec::new(),
-        },
-    }
-}
-
-/// Replace `"$uri"` strings in raw params with the file's URI.
-fn substitute_uri(v: &mut Value, uri: &str) {
-    match v {
-        Value::String(s) if s == "$uri" => *s = uri.to_string(),
-        Value::Array(a) => a.iter_mut().for_each(|x| substitute_uri(x, uri)),
-        Value::Object(o) => o.values_mut().for_each(|x| substitute_uri(x, uri)),
-        _ => {}
+    /// Replace the `changes` baseline with one from
+    /// [`Engine::export_changes_baseline`].
+    pub fn import_changes_baseline(&self, v: &Value) {
+        *self.changes.lock().unwrap_or_else(|e| e.into_inner()) =
+            ChangesBaseline::from_json(v, self.ws.root());
     }
 }

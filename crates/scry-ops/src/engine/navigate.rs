@@ -1,774 +1,77 @@
 //! Positional questions (definition, references, hover, calls, …): resolve
 //! the named symbol to candidate positions, ask at them in order, and say
 //! where the answer came from.
-use super::*;
+//!
+//! Functions over the call context ([`Ctx`]); the first answer that is not
+//! empty wins, under the one retry policy ([`Retry`]).
 
-impl Engine {
-    pub(crate) async fn positional(&self, q: &Query, deadline: Instant) -> Result<Answer, OpError> {
-        let method = method_for(q.action);
-        let budget = self.budget(q);
-        let mut notes = Vec::new();
-        let target = match &q.path {
-            Some(p) => {
-                let path = self.resolve_path(p)?;
-                self.target_in_file(q, path, deadline, method).await?
-            }
-            None => {
-                let Some(sym) = q.symbol.as_deref().filter(|s| !s.trim().is_empty()) else {
-                    return Err(OpError::InvalidArgument(format!(
-                        "{} needs a symbol (and usually a path): e.g. path=src/lib.rs symbol=Config",
-                        q.action.name()
-                    )));
-                };
-                self.target_from_workspace(q, sym, deadline, method, &mut notes)
-                    .await?
-            }
-        };
-        let Target {
-            path,
-            session,
-            index,
-            candidates,
-            others,
-        } = target;
-        let mut files = Files::new(Some(session.clone()));
-        files.insert(path.clone(), index.clone());
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
-        let mut answer = Answer::new(q.action, q.question(self.ws.root()), empty_body(q.action));
-        answer.server = Some(session.name().to_string());
-        answer.others = others;
-        answer.notes = notes;
+use scry_lsp::types as lsp;
+use scry_lsp::{CharPos, LineIndex, Session};
+use serde_json::Value;
+use tokio::time::Instant;
 
-        if !supports(&session, method) {
-            answer.empty_reason = Some(format!("{} does not support {method}", session.name()));
-            if let Some(c) = candidates.first() {
-                answer.asked_at = Some(self.asked_at(&path, &index, c));
-            }
-            return Ok(answer);
-        }
+use super::{Query, method_for};
+use crate::action::Reply;
+use crate::call::{self, AskError, Ctx, Retry, session_error, supports};
+use crate::convert::{self, Files};
+use crate::error::OpError;
+use crate::model::*;
+use crate::resolve::{self, Declared, OccurrenceKind, SymbolName};
 
-        self.settle(&session, deadline).await;
+/// How many candidate positions are tried before giving up.
+const MAX_CANDIDATES: usize = 6;
+/// How many occurrences of a name are kept as candidates (the scan counts
+/// them all, but keeps only the best this many).
+const MAX_OCCURRENCES: usize = 32;
+/// How many occurrences on the asked line are asked each and compared.
+const MAX_SAME_LINE: usize = 4;
 
-        // The name occurs several times on the asked line (or is only used
-        // in the file): ask each and compare their targets.
-        let (split, mut asked) = self
-            .split_targets(
-                q,
-                &session,
-                &path,
-                &index,
-                &candidates,
-                deadline,
-                &mut files,
-            )
-            .await;
-        if Instant::now() >= deadline {
-            return Err(self.timeout_error(&session, method, budget));
-        }
+/// A position to ask at, and how it was found.
+#[derive(Debug, Clone)]
+pub(crate) struct Candidate {
+    pub(crate) pos: CharPos,
+    pub(crate) via: String,
+    /// How the name is written there (`hir::Literal`), for occurrences.
+    pub(crate) form: Option<String>,
+    /// One of the occurrences that are asked each, and compared, because
+    /// the name occurs several times on the asked line (or, without a line,
+    /// is only used in the file): see `split_targets`.
+    pub(crate) compare: bool,
+}
 
-        let mut last_err: Option<OpError> = None;
-        let mut tried = 0;
-        for cand in candidates.iter().take(MAX_CANDIDATES) {
-            tried += 1;
-            answer.asked_at = Some(self.asked_at(&path, &index, cand));
-            let mut attempt = 0;
-            // Already asked while comparing the occurrences: not again.
-            if let Some(i) = asked.iter().position(|(p, _)| *p == cand.pos) {
-                let (_, b) = asked.swap_remove(i);
-                if !b.is_empty() {
-                    answer.body = b;
-                    break;
-                }
-            }
-            let body = loop {
-                attempt += 1;
-                match self
-                    .ask_at(
-                        q.action, &session, &path, &index, cand.pos, deadline, &mut files,
-                    )
-                    .await
-                {
-                    Ok(b) => break Some(b),
-                    Err(AskError::Timeout) => {
-                        return Err(self.timeout_error(&session, method, budget));
-                    }
-                    Err(AskError::Session(e)) if is_method_not_found(&e) => {
-                        answer.empty_reason =
-                            Some(format!("{} does not support {method}", session.name()));
-                        return Ok(answer);
-                    }
-                    Err(AskError::Session(e)) if is_transient(&e) && attempt < 3 => {
-                        tokio::time::sleep(Duration::from_millis(150)).await;
-                        continue;
-                    }
-                    Err(AskError::Session(e)) => {
-                        if e.is_crash() {
-                            return Err(session_error(e, method));
-                        }
-                        last_err = Some(session_error(e, method));
-                        break None;
-                    }
-                    Err(AskError::Op(e)) => return Err(e),
-                }
-            };
-            let Some(body) = body else { continue };
-            if !body.is_empty() {
-                answer.body = body;
-                break;
-            }
-            // Empty while indexing: wait for the index, ask once more here.
-            if self.index_pending(&session, deadline).await
-                && let Ok(b) = self
-                    .ask_at(
-                        q.action, &session, &path, &index, cand.pos, deadline, &mut files,
-                    )
-                    .await
-                && !b.is_empty()
-            {
-                answer.body = b;
-                break;
-            }
-        }
-        if answer.body.is_empty() {
-            if let Some(e) = last_err
-                && tried == 1
-            {
-                return Err(e);
-            }
-            answer.empty_reason = Some(match session.state().indexing() {
-                Some(ix) => format!(
-                    "{} is still indexing ({ix}); ask again shortly",
-                    session.name()
-                ),
-                None if candidates.len() > 1 => format!(
-                    "{} returned nothing at the {} places tried",
-                    session.name(),
-                    tried
-                ),
-                None => format!("{} returned nothing there", session.name()),
-            });
-        } else if let Some(ix) = session.state().indexing() {
-            answer.partial = Some(format!("{} is still indexing ({ix})", session.name()));
-        }
-        if let Some(groups) = split {
-            self.name_other_targets(
-                q,
-                &mut answer,
-                groups,
-                &session,
-                &path,
-                &index,
-                deadline,
-                &mut files,
-            )
-            .await;
-        }
-        Ok(answer)
+/// The file a positional question is about, synced.
+pub(crate) struct Target {
+    pub(crate) path: PathBuf,
+    pub(crate) session: Session,
+    pub(crate) index: Arc<LineIndex>,
+    pub(crate) candidates: Vec<Candidate>,
+    pub(crate) others: Vec<Alternative>,
+}
+
+/// Where a found symbol starts (0-based).
+fn start_of(loc: &Loc) -> CharPos {
+    CharPos {
+        line: loc.line - 1,
+        col: loc.col - 1,
     }
+}
 
-    /// For answers that act on one occurrence (rename and code-action
-    /// previews, code-action lists): when the name occurs on the asked line
-    /// with different targets, fill `answer.same_name` (the answered one is
-    /// `answer.asked_at`). Callers skip it after an applied edit.
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) async fn name_same_line_targets(
-        &self,
-        q: &Query,
-        answer: &mut Answer,
-        session: &Session,
-        path: &Path,
-        index: &Arc<LineIndex>,
-        candidates: &[Candidate],
-        deadline: Instant,
-    ) {
-        if q.line.is_none() {
-            return;
-        }
-        let mut files = Files::new(Some(session.clone()));
-        files.insert(path.to_path_buf(), index.clone());
-        let (split, _) = self
-            .split_targets(q, session, path, index, candidates, deadline, &mut files)
-            .await;
-        if let Some(groups) = split {
-            self.name_other_targets(
-                q, answer, groups, session, path, index, deadline, &mut files,
-            )
-            .await;
-        }
-    }
-
-    /// Ask at each occurrence marked `compare` (see [`split_action`]) and
-    /// group them by target: `Some` (the first of each group, in candidate
-    /// order, with its answer) when they resolve to more than one target.
-    /// Also returns the answers taken for the question's own action, so
-    /// that they are not asked again.
-    #[allow(clippy::too_many_arguments)]
-    async fn split_targets(
-        &self,
-        q: &Query,
-        session: &Session,
-        path: &Path,
-        index: &LineIndex,
-        candidates: &[Candidate],
-        deadline: Instant,
-        files: &mut Files,
-    ) -> (Option<Vec<(Candidate, Body)>>, Vec<(CharPos, Body)>) {
-        let mut own = Vec::new();
-        let compare: Vec<&Candidate> = candidates.iter().filter(|c| c.compare).collect();
-        let Some(by) = split_action(q) else {
-            return (None, own);
-        };
-        if compare.len() < 2 || !supports(session, method_for(by)) {
-            return (None, own);
-        }
-        let mut groups: Vec<(TargetKey, Candidate, Body)> = Vec::new();
-        for c in compare {
-            let body = match self
-                .ask_at(by, session, path, index, c.pos, deadline, files)
-                .await
-            {
-                Ok(body) => body,
-                // A dead or slow server: stop comparing, the question
-                // itself reports it.
-                Err(AskError::Timeout) => return (None, own),
-                Err(AskError::Session(e)) if e.is_crash() => return (None, own),
-                Err(_) => continue,
-            };
-            if by == q.action {
-                own.push((c.pos, body.clone()));
-            }
-            let Body::Locations { locations } = &body else {
-                continue;
-            };
-            let mut key: TargetKey = locations
-                .iter()
-                .map(|l| (l.path.clone(), l.line, l.col))
-                .collect();
-            key.sort();
-            key.dedup();
-            if key.is_empty() || groups.iter().any(|(k, _, _)| *k == key) {
-                continue;
-            }
-            groups.push((key, c.clone(), body));
-        }
-        let split =
-            (groups.len() > 1).then(|| groups.into_iter().map(|(_, c, b)| (c, b)).collect());
-        (split, own)
-    }
-
-    /// Fill `answer.same_name` from the groups of [`split_targets`]: each
-    /// other target named with the argument that selects it, and with its
-    /// own answer for the actions that show a target.
-    #[allow(clippy::too_many_arguments)]
-    async fn name_other_targets(
-        &self,
-        q: &Query,
-        answer: &mut Answer,
-        groups: Vec<(Candidate, Body)>,
-        session: &Session,
-        path: &Path,
-        index: &LineIndex,
-        deadline: Instant,
-        files: &mut Files,
-    ) {
-        let asked = answer.asked_at.as_ref().map(|a| (a.loc.line, a.loc.col));
-        let Some(first) = groups
-            .iter()
-            .find(|(c, _)| Some((c.pos.line + 1, c.pos.col + 1)) == asked)
-            .or(groups.first())
-        else {
-            return;
-        };
-        let answered_form = first.0.form.clone().unwrap_or_default();
-        let answered_pos = first.0.pos;
-        let forms: Vec<String> = groups
-            .iter()
-            .map(|(c, _)| c.form.clone().unwrap_or_default())
-            .collect();
-        let shows_target = matches!(
-            q.action,
-            Action::Definition
-                | Action::Declaration
-                | Action::TypeDefinition
-                | Action::Implementation
-                | Action::Hover
-        );
-        let scope = match q.line {
-            Some(l) => format!("on line {l}"),
-            None => "in this file".to_string(),
-        };
-        let mut others = Vec::new();
-        for (c, def) in groups.iter().filter(|(c, _)| c.pos != answered_pos) {
-            let form = c.form.clone().unwrap_or_default();
-            let mut select = Vec::new();
-            if q.line.is_none() {
-                select.push(format!("line={}", c.pos.line + 1));
-            }
-            select.push(format!("column={}", c.pos.col + 1));
-            if form != answered_form
-                && form.len() > resolve::SymbolName::parse(&form).name.len()
-                && forms.iter().filter(|f| **f == form).count() == 1
-            {
-                select.push(format!("symbol={form}"));
-            }
-            let body = if !shows_target {
-                None
-            } else if Some(q.action) == split_action(q) {
-                Some(def.clone())
-            } else {
-                self.ask_at(q.action, session, path, index, c.pos, deadline, files)
-                    .await
-                    .ok()
-            };
-            others.push(SameNameOccurrence {
-                line: c.pos.line + 1,
-                col: c.pos.col + 1,
-                form,
-                select,
-                body,
-            });
-        }
-        if let Some(a) = answer.asked_at.as_mut() {
-            let name = resolve::SymbolName::parse(&answered_form).name;
-            let k = others.len() + 1;
-            a.via = match q.line {
-                Some(l) => format!(
-                    "col {} `{answered_form}`, 1 of {k} different targets of `{name}` on line {l}",
-                    answered_pos.col + 1
-                ),
-                None => format!(
-                    "{}:{} `{answered_form}`, 1 of {k} different targets of `{name}`, which this file only uses",
-                    answered_pos.line + 1,
-                    answered_pos.col + 1
-                ),
-            };
-        }
-        answer.same_name = Some(SameName {
-            scope,
-            answered_form,
-            others,
-        });
-    }
-
-    pub(crate) fn asked_at(&self, path: &Path, index: &LineIndex, c: &Candidate) -> AskedAt {
-        let line = index.line(c.pos.line).unwrap_or_default();
-        let name_len = line
-            .chars()
-            .skip(c.pos.col as usize)
-            .take_while(|ch| resolve::is_ident_char(*ch))
-            .count() as u32;
-        AskedAt {
-            loc: Loc {
-                path: path.to_path_buf(),
-                line: c.pos.line + 1,
-                col: c.pos.col + 1,
-                end_line: c.pos.line + 1,
-                end_col: c.pos.col + 1 + name_len,
-                text: Some(line.to_string()),
-            },
-            via: c.via.clone(),
-        }
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) async fn ask_at(
-        &self,
-        action: Action,
-        session: &Session,
-        path: &Path,
-        index: &LineIndex,
-        pos: CharPos,
-        deadline: Instant,
-        files: &mut Files,
-    ) -> Result<Body, AskError> {
-        let lsp_pos = index.to_lsp(pos, session.encoding());
-        let mut params = json!({
-            "textDocument": { "uri": path_to_uri(path) },
-            "position": { "line": lsp_pos.line, "character": lsp_pos.character },
-        });
-        let method = method_for(action);
-        if action == Action::References {
-            params["context"] = json!({ "includeDeclaration": true });
-        }
-        let v = self.ask(session, method, params, deadline).await?;
-        match action.facts().reply {
-            Reply::Hover => Ok(Body::Hover {
-                text: convert::hover_text(session, v).map_err(AskError::Op)?,
-            }),
-            Reply::Calls => {
-                let items: Vec<scry_lsp::types::CallHierarchyItem> = if v.is_null() {
-                    Vec::new()
-                } else {
-                    convert::parse(session, method, v).map_err(AskError::Op)?
-                };
-                let direction = if action == Action::IncomingCalls {
-                    CallDirection::Incoming
-                } else {
-                    CallDirection::Outgoing
-                };
-                let Some(item) = items.into_iter().next() else {
-                    return Ok(Body::Calls {
-                        direction,
-                        item: None,
-                        calls: Vec::new(),
-                    });
-                };
-                let call_method = if direction == CallDirection::Incoming {
-                    "callHierarchy/incomingCalls"
-                } else {
-                    "callHierarchy/outgoingCalls"
-                };
-                let item_json = serde_json::to_value(&item).unwrap_or(Value::Null);
-                let v = self
-                    .ask(session, call_method, json!({ "item": item_json }), deadline)
-                    .await?;
-                let site_path = scry_lsp::uri_to_path(item.uri.as_ref());
-                let calls = convert::calls(session, call_method, v, site_path.as_deref(), files)
-                    .await
-                    .map_err(AskError::Op)?;
-                let item = convert::call_item(session, &item, files).await;
-                Ok(Body::Calls {
-                    direction,
-                    item,
-                    calls,
-                })
-            }
-            _ => Ok(Body::Locations {
-                locations: convert::locations(session, method, v, files)
-                    .await
-                    .map_err(AskError::Op)?,
-            }),
-        }
-    }
-
-    /// Resolve the question to candidate positions in `path`.
-    pub(crate) async fn target_in_file(
-        &self,
-        q: &Query,
+impl Target {
+    /// One position, found as `via` says.
+    fn at(
         path: PathBuf,
-        deadline: Instant,
-        method: &str,
-    ) -> Result<Target, OpError> {
-        let (session, route, index) = self.open_file(&path, deadline, method).await?;
-        let rel = self.display(&path);
-        let line_hint = q.line.map(|l| l - 1);
-        if let Some(l) = line_hint
-            && l >= index.line_count()
-        {
-            return Err(OpError::InvalidArgument(format!(
-                "line {} is past the end of {rel} ({} lines)",
-                l + 1,
-                index.line_count()
-            )));
-        }
-        // An exact column wins.
-        if let (Some(line), Some(col)) = (q.line, q.column) {
-            return Ok(Target {
-                candidates: vec![Candidate {
-                    pos: CharPos {
-                        line: line - 1,
-                        col: col - 1,
-                    },
-                    via: "the given line and column".into(),
-                    form: None,
-                    compare: false,
-                }],
-                path,
-                session,
-                index,
-                others: Vec::new(),
-            });
-        }
-        let Some(symbol) = q.symbol.as_deref().filter(|s| !s.trim().is_empty()) else {
-            // A bare line: its first identifier.
-            if let Some(l) = line_hint
-                && let Some(pos) = resolve::first_identifier(&index, l)
-            {
-                return Ok(Target {
-                    candidates: vec![Candidate {
-                        pos,
-                        via: "the first identifier on the given line".into(),
-                        form: None,
-                        compare: false,
-                    }],
-                    path,
-                    session,
-                    index,
-                    others: Vec::new(),
-                });
-            }
-            return Err(OpError::InvalidArgument(format!(
-                "{} needs a symbol (or line and column) in {rel}",
-                q.action.name()
-            )));
-        };
-        let want = SymbolName::parse(symbol);
-        let quote_single = !route.spec.single_quote_is_char;
-
-        // 1. Declarations in the file's document symbols.
-        let mut decls: Vec<Declared> = Vec::new();
-        if supports(&session, "textDocument/documentSymbol") {
-            let params = json!({ "textDocument": { "uri": path_to_uri(&path) } });
-            match self
-                .ask(&session, "textDocument/documentSymbol", params, deadline)
-                .await
-            {
-                Ok(v) => {
-                    if let Ok((_, flat)) = convert::document_symbols(&session, v, &index) {
-                        decls = flat;
-                    }
-                }
-                Err(AskError::Timeout) => {
-                    return Err(self.timeout_error(
-                        &session,
-                        "textDocument/documentSymbol",
-                        self.budget(q),
-                    ));
-                }
-                Err(AskError::Session(e)) if e.is_crash() => {
-                    return Err(session_error(e, "textDocument/documentSymbol"));
-                }
-                Err(_) => {}
-            }
-        }
-        let mut matches = resolve::match_declarations(&decls, &want);
-        if let Some(h) = line_hint {
-            matches.sort_by_key(|d| (d.pos.line.abs_diff(h), d.pos));
-        }
-        // 2. Occurrences of the (last segment of the) name: linear, capped,
-        //    and within the deadline.
-        let occ = resolve::occurrences(
-            &index,
-            &want,
-            line_hint,
-            quote_single,
-            MAX_OCCURRENCES,
-            Some(deadline.into_std()),
-        );
-        if occ.timed_out {
-            return Err(OpError::Timeout(format!(
-                "scanning {rel} for `{}` ran past the time budget ({} occurrences seen); pass line and column",
-                want.name, occ.total
-            )));
-        }
-        let n = occ.total;
-        let form_of = |o: &resolve::Occurrence| {
-            let line = index.line(o.pos.line).unwrap_or_default();
-            let byte = line
-                .char_indices()
-                .nth(o.pos.col as usize)
-                .map_or(line.len(), |(b, _)| b);
-            resolve::written_form(line, byte, &want.name)
-        };
-        let occ_candidate = |o: &resolve::Occurrence, via: String| Candidate {
-            pos: o.pos,
-            via,
-            form: Some(form_of(o)),
-            compare: false,
-        };
-        let prose = |o: &resolve::Occurrence| {
-            if o.kind == OccurrenceKind::Prose {
-                " (in a comment or string)"
-            } else {
-                ""
-            }
-        };
-        let mut candidates: Vec<Candidate> = Vec::new();
-        let mut others = Vec::new();
-        let decl_candidate = |d: &Declared| Candidate {
-            pos: d.pos,
-            via: format!("declaration of {} `{}`", d.kind, symbol),
-            form: None,
-            compare: false,
-        };
-        match line_hint {
-            None => {
-                // Without a line: the first declaration, the others listed.
-                if let Some(first) = matches.first() {
-                    candidates.push(decl_candidate(first));
-                    others.extend(matches.iter().skip(1).map(|d| alternative(d)));
-                }
-                for (i, o) in occ.list.iter().enumerate() {
-                    if candidates.iter().any(|c| c.pos == o.pos) {
-                        continue;
-                    }
-                    let via = format!("occurrence {} of {n} of `{}`{}", i + 1, want.name, prose(o));
-                    candidates.push(occ_candidate(o, via));
-                }
-                // Only used here (no declaration): its code uses are asked
-                // each and compared.
-                if matches.is_empty() {
-                    for c in candidates
-                        .iter_mut()
-                        .filter(|c| !c.via.ends_with("(in a comment or string)"))
-                        .take(MAX_SAME_LINE)
-                    {
-                        c.compare = true;
-                    }
-                }
-            }
-            Some(h) => {
-                // With a line: the occurrences on it first (code before
-                // comments and strings), else the nearest one, said so.
-                let on_line: Vec<&resolve::Occurrence> =
-                    occ.list.iter().filter(|o| o.pos.line == h).collect();
-                if on_line.is_empty() {
-                    for (i, o) in occ.list.iter().enumerate() {
-                        let via = if i == 0 {
-                            format!(
-                                "`{}` is not on line {}; asked at line {}{}",
-                                want.name,
-                                h + 1,
-                                o.pos.line + 1,
-                                prose(o)
-                            )
-                        } else {
-                            format!(
-                                "`{}` is not on line {}; occurrence at line {}{}",
-                                want.name,
-                                h + 1,
-                                o.pos.line + 1,
-                                prose(o)
-                            )
-                        };
-                        candidates.push(occ_candidate(o, via));
-                    }
-                } else {
-                    // A qualified question picks the occurrences written
-                    // with its qualifier, when the line has some.
-                    let exact: Vec<&resolve::Occurrence> =
-                        on_line.iter().copied().filter(|o| o.exact).collect();
-                    let chosen = if exact.is_empty() { on_line } else { exact };
-                    let code = chosen
-                        .iter()
-                        .filter(|o| o.kind == OccurrenceKind::Code)
-                        .count();
-                    for (i, o) in chosen.iter().enumerate() {
-                        let via = if chosen.len() == 1 {
-                            format!(
-                                "occurrence of `{}` on the given line{}",
-                                want.name,
-                                prose(o)
-                            )
-                        } else {
-                            format!(
-                                "occurrence {} of {} of `{}` on the given line{}",
-                                i + 1,
-                                chosen.len(),
-                                want.name,
-                                prose(o)
-                            )
-                        };
-                        let mut c = occ_candidate(o, via);
-                        c.compare = code > 1 && i < MAX_SAME_LINE && o.kind == OccurrenceKind::Code;
-                        candidates.push(c);
-                    }
-                }
-                for d in &matches {
-                    if !candidates.iter().any(|c| c.pos == d.pos) {
-                        candidates.push(decl_candidate(d));
-                    }
-                }
-                if matches.len() > 1 {
-                    let asked = candidates.first().map(|c| c.pos);
-                    others.extend(
-                        matches
-                            .iter()
-                            .filter(|d| Some(d.pos) != asked)
-                            .map(|d| alternative(d)),
-                    );
-                }
-            }
-        }
-        if candidates.is_empty() && want.is_qualified() {
-            // 3. Qualified and not in this file: workspace symbols.
-            if let Some(found) = self
-                .lookup_workspace_symbol(&want, std::slice::from_ref(&session), deadline)
-                .await?
-            {
-                let fpath = found.loc.path.clone();
-                let (s2, _, idx2) = self.open_file(&fpath, deadline, method).await?;
-                return Ok(Target {
-                    candidates: vec![Candidate {
-                        pos: CharPos {
-                            line: found.loc.line - 1,
-                            col: found.loc.col - 1,
-                        },
-                        via: format!("workspace symbol `{symbol}`"),
-                        form: None,
-                        compare: false,
-                    }],
-                    path: fpath,
-                    session: s2,
-                    index: idx2,
-                    others: Vec::new(),
-                });
-            }
-        }
-        if candidates.is_empty() {
-            return Err(OpError::SymbolNotFound(format!(
-                "`{symbol}` does not occur in {rel}; check the spelling, or omit path to search the workspace"
-            )));
-        }
-        Ok(Target {
-            path,
-            session,
-            index,
-            candidates,
-            others,
-        })
-    }
-
-    /// No path: find the symbol with workspace symbols, then ask there.
-    pub(crate) async fn target_from_workspace(
-        &self,
-        q: &Query,
-        symbol: &str,
-        deadline: Instant,
-        method: &str,
-        notes: &mut Vec<String>,
-    ) -> Result<Target, OpError> {
-        let want = SymbolName::parse(symbol);
-        let routes = self.ws.workspace_routes();
-        if routes.is_empty() {
-            return Err(OpError::NoServer(
-                "no language server applies to this workspace (no root markers found); pass a path"
-                    .into(),
-            ));
-        }
-        let mut sessions = Vec::new();
-        for r in &routes {
-            match self.start(r, deadline, method).await {
-                Ok(s) => sessions.push(s),
-                Err(e) => notes.push(format!("{}: {e}", r.spec.id)),
-            }
-        }
-        let Some(found) = self
-            .lookup_workspace_symbol(&want, &sessions, deadline)
-            .await?
-        else {
-            return Err(OpError::SymbolNotFound(format!(
-                "no workspace symbol named `{symbol}` ({}); pass a path to search one file",
-                sessions
-                    .iter()
-                    .map(|s| s.name().to_string())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )));
-        };
-        let path = found.loc.path.clone();
-        if !path.starts_with(self.ws.root()) {
-            notes.push(format!("`{symbol}` was found outside the workspace"));
-        }
-        let (session, _, index) = self.open_file(&path, deadline, method).await?;
-        let _ = q;
-        Ok(Target {
+        session: Session,
+        index: Arc<LineIndex>,
+        pos: CharPos,
+        via: impl Into<String>,
+    ) -> Target {
+        Target {
             candidates: vec![Candidate {
-                pos: CharPos {
-                    line: found.loc.line - 1,
-                    col: found.loc.col - 1,
-                },
-                via: format!("workspace symbol {} `{}`", found.kind, found.name),
+                pos,
+                via: via.into(),
                 form: None,
                 compare: false,
             }],
@@ -776,79 +79,794 @@ impl Engine {
             session,
             index,
             others: Vec::new(),
-        })
+        }
+    }
+}
+
+pub(crate) async fn positional(cx: &Ctx, q: &Query) -> Result<Answer, OpError> {
+    let method = method_for(q.action);
+    let mut notes = Vec::new();
+    let target = find_target(cx, q, method, &mut notes, || {
+        OpError::InvalidArgument(format!(
+            "{} needs a symbol (and usually a path): e.g. path=src/lib.rs symbol=Config",
+            q.action.name()
+        ))
+    })
+    .await?;
+    let Target {
+        path,
+        session,
+        index,
+        candidates,
+        others,
+    } = target;
+    let mut files = Files::new(Some(session.clone()));
+    files.insert(path.clone(), index.clone());
+
+    let mut answer = Answer::new(q.action, q.question(cx.ws.root()), empty_body(q.action));
+    answer.server = Some(session.name().to_string());
+    answer.others = others;
+    answer.notes = notes;
+
+    if !supports(&session, method) {
+        answer.empty_reason = Some(format!("{} does not support {method}", session.name()));
+        if let Some(c) = candidates.first() {
+            answer.asked_at = Some(asked_at(&path, &index, c));
+        }
+        return Ok(answer);
     }
 
-    /// Best workspace-symbol match for a name: exact name and matching
-    /// container first, inside the workspace before outside.
-    pub(crate) async fn lookup_workspace_symbol(
-        &self,
-        want: &SymbolName,
-        sessions: &[Session],
-        deadline: Instant,
-    ) -> Result<Option<SymbolItem>, OpError> {
-        let mut best: Option<(u8, SymbolItem)> = None;
-        for s in sessions {
-            if !supports(s, "workspace/symbol") {
-                continue;
+    cx.settle(&session).await;
+
+    // The name occurs several times on the asked line (or is only used
+    // in the file): ask each and compare their targets.
+    let (split, mut asked) =
+        split_targets(cx, q, &session, &path, &index, &candidates, &mut files).await;
+    if Instant::now() >= cx.deadline {
+        return Err(cx.timeout_error(&session, method));
+    }
+
+    let mut last_err: Option<OpError> = None;
+    let mut tried = 0;
+    for cand in candidates.iter().take(MAX_CANDIDATES) {
+        tried += 1;
+        answer.asked_at = Some(asked_at(&path, &index, cand));
+        // Already asked while comparing the occurrences: not again.
+        if let Some(i) = asked.iter().position(|(p, _)| *p == cand.pos) {
+            let (_, b) = asked.swap_remove(i);
+            if !b.is_empty() {
+                answer.body = b;
+                break;
             }
-            self.settle(s, deadline).await;
-            let mut files = Files::new(Some(s.clone()));
-            for attempt in 0..2 {
-                let v = match self
-                    .ask(
-                        s,
-                        "workspace/symbol",
-                        json!({ "query": want.name }),
-                        deadline,
-                    )
-                    .await
-                {
-                    Ok(v) => v,
-                    Err(_) => break,
-                };
-                let items = convert::workspace_symbols(s, v, &mut files).await?;
-                let before = best.is_some();
-                for it in items {
-                    if let Some(score) = self.symbol_score(&it, want)
-                        && best.as_ref().is_none_or(|(b, _)| score > *b)
-                    {
-                        best = Some((score, it));
-                    }
+        }
+        let mut retry = Retry::new();
+        // Asked again after the index: a failure then is the empty
+        // answer it follows (the next candidate reports a dead server).
+        let mut reasked = false;
+        let body = loop {
+            let r = ask_at(cx, q.action, &session, &path, &index, cand.pos, &mut files).await;
+            match r {
+                Ok(b) if b.is_empty() && retry.after_empty(cx, &session).await => {
+                    reasked = true;
                 }
-                // Nothing matched on a server that may still be indexing:
-                // wait for it and ask once more.
-                if best.is_some()
-                    || before
-                    || attempt == 1
-                    || !self.index_pending(s, deadline).await
+                Ok(b) => break Some(b),
+                Err(e) if retry.after_error(&e).await => {}
+                Err(_) if reasked => break None,
+                Err(AskError::Timeout) => {
+                    return Err(cx.timeout_error(&session, method));
+                }
+                Err(AskError::Session(e)) if e.is_method_not_found() => {
+                    answer.empty_reason =
+                        Some(format!("{} does not support {method}", session.name()));
+                    return Ok(answer);
+                }
+                Err(AskError::Session(e)) => {
+                    if e.is_crash() {
+                        return Err(session_error(e, method));
+                    }
+                    last_err = Some(session_error(e, method));
+                    break None;
+                }
+                Err(AskError::Op(e)) => return Err(e),
+            }
+        };
+        if let Some(body) = body
+            && !body.is_empty()
+        {
+            answer.body = body;
+            break;
+        }
+    }
+    if answer.body.is_empty() {
+        if let Some(e) = last_err
+            && tried == 1
+        {
+            return Err(e);
+        }
+        answer.empty_reason = Some(match session.state().indexing() {
+            Some(ix) => format!(
+                "{} is still indexing ({ix}); ask again shortly",
+                session.name()
+            ),
+            None if candidates.len() > 1 => format!(
+                "{} returned nothing at the {} places tried",
+                session.name(),
+                tried
+            ),
+            None => format!("{} returned nothing there", session.name()),
+        });
+    } else if let Some(ix) = session.state().indexing() {
+        answer.partial = Some(format!("{} is still indexing ({ix})", session.name()));
+    }
+    if let Some(groups) = split {
+        name_other_targets(
+            cx,
+            q,
+            &mut answer,
+            groups,
+            &session,
+            &path,
+            &index,
+            &mut files,
+        )
+        .await;
+    }
+    Ok(answer)
+}
+
+/// For answers that act on one occurrence (rename and code-action
+/// previews, code-action lists): when the name occurs on the asked line
+/// with different targets, fill `answer.same_name` (the answered one is
+/// `answer.asked_at`). Callers skip it after an applied edit.
+#[allow(clippy::too_many_arguments)]
+pub(crate) async fn name_same_line_targets(
+    cx: &Ctx,
+    q: &Query,
+    answer: &mut Answer,
+    session: &Session,
+    path: &Path,
+    index: &Arc<LineIndex>,
+    candidates: &[Candidate],
+) {
+    if q.line.is_none() {
+        return;
+    }
+    let mut files = Files::new(Some(session.clone()));
+    files.insert(path.to_path_buf(), index.clone());
+    let (split, _) = split_targets(cx, q, session, path, index, candidates, &mut files).await;
+    if let Some(groups) = split {
+        name_other_targets(cx, q, answer, groups, session, path, index, &mut files).await;
+    }
+}
+
+/// Ask at each occurrence marked `compare` (see [`split_action`]) and
+/// group them by target: `Some` (the first of each group, in candidate
+/// order, with its answer) when they resolve to more than one target.
+/// Also returns the answers taken for the question's own action, so
+/// that they are not asked again.
+#[allow(clippy::too_many_arguments)]
+async fn split_targets(
+    cx: &Ctx,
+    q: &Query,
+    session: &Session,
+    path: &Path,
+    index: &LineIndex,
+    candidates: &[Candidate],
+    files: &mut Files,
+) -> (Option<Vec<(Candidate, Body)>>, Vec<(CharPos, Body)>) {
+    let mut own = Vec::new();
+    let compare: Vec<&Candidate> = candidates.iter().filter(|c| c.compare).collect();
+    let Some(by) = split_action(q) else {
+        return (None, own);
+    };
+    if compare.len() < 2 || !supports(session, method_for(by)) {
+        return (None, own);
+    }
+    let mut groups: Vec<(TargetKey, Candidate, Body)> = Vec::new();
+    for c in compare {
+        let body = match ask_at(cx, by, session, path, index, c.pos, files).await {
+            Ok(body) => body,
+            // A dead or slow server: stop comparing, the question
+            // itself reports it.
+            Err(AskError::Timeout) => return (None, own),
+            Err(AskError::Session(e)) if e.is_crash() => return (None, own),
+            Err(_) => continue,
+        };
+        if by == q.action {
+            own.push((c.pos, body.clone()));
+        }
+        let Body::Locations { locations } = &body else {
+            continue;
+        };
+        let mut key: TargetKey = locations
+            .iter()
+            .map(|l| (l.path.clone(), l.line, l.col))
+            .collect();
+        key.sort();
+        key.dedup();
+        if key.is_empty() || groups.iter().any(|(k, _, _)| *k == key) {
+            continue;
+        }
+        groups.push((key, c.clone(), body));
+    }
+    let split = (groups.len() > 1).then(|| groups.into_iter().map(|(_, c, b)| (c, b)).collect());
+    (split, own)
+}
+
+/// Fill `answer.same_name` from the groups of [`split_targets`]: each
+/// other target named with the argument that selects it, and with its
+/// own answer for the actions that show a target.
+#[allow(clippy::too_many_arguments)]
+async fn name_other_targets(
+    cx: &Ctx,
+    q: &Query,
+    answer: &mut Answer,
+    groups: Vec<(Candidate, Body)>,
+    session: &Session,
+    path: &Path,
+    index: &LineIndex,
+    files: &mut Files,
+) {
+    let asked = answer.asked_at.as_ref().map(|a| (a.loc.line, a.loc.col));
+    let Some(first) = groups
+        .iter()
+        .find(|(c, _)| Some((c.pos.line + 1, c.pos.col + 1)) == asked)
+        .or(groups.first())
+    else {
+        return;
+    };
+    let answered_form = first.0.form.clone().unwrap_or_default();
+    let answered_pos = first.0.pos;
+    let forms: Vec<String> = groups
+        .iter()
+        .map(|(c, _)| c.form.clone().unwrap_or_default())
+        .collect();
+    let shows_target = matches!(
+        q.action,
+        Action::Definition
+            | Action::Declaration
+            | Action::TypeDefinition
+            | Action::Implementation
+            | Action::Hover
+    );
+    let scope = match q.line {
+        Some(l) => format!("on line {l}"),
+        None => "in this file".to_string(),
+    };
+    let mut others = Vec::new();
+    for (c, def) in groups.iter().filter(|(c, _)| c.pos != answered_pos) {
+        let form = c.form.clone().unwrap_or_default();
+        let mut select = Vec::new();
+        if q.line.is_none() {
+            select.push(format!("line={}", c.pos.line + 1));
+        }
+        select.push(format!("column={}", c.pos.col + 1));
+        if form != answered_form
+            && form.len() > resolve::SymbolName::parse(&form).name.len()
+            && forms.iter().filter(|f| **f == form).count() == 1
+        {
+            select.push(format!("symbol={form}"));
+        }
+        let body = if !shows_target {
+            None
+        } else if Some(q.action) == split_action(q) {
+            Some(def.clone())
+        } else {
+            ask_at(cx, q.action, session, path, index, c.pos, files)
+                .await
+                .ok()
+        };
+        others.push(SameNameOccurrence {
+            line: c.pos.line + 1,
+            col: c.pos.col + 1,
+            form,
+            select,
+            body,
+        });
+    }
+    if let Some(a) = answer.asked_at.as_mut() {
+        let name = resolve::SymbolName::parse(&answered_form).name;
+        let k = others.len() + 1;
+        a.via = match q.line {
+            Some(l) => format!(
+                "col {} `{answered_form}`, 1 of {k} different targets of `{name}` on line {l}",
+                answered_pos.col + 1
+            ),
+            None => format!(
+                "{}:{} `{answered_form}`, 1 of {k} different targets of `{name}`, which this file only uses",
+                answered_pos.line + 1,
+                answered_pos.col + 1
+            ),
+        };
+    }
+    answer.same_name = Some(SameName {
+        scope,
+        answered_form,
+        others,
+    });
+}
+
+pub(crate) fn asked_at(path: &Path, index: &LineIndex, c: &Candidate) -> AskedAt {
+    let line = index.line(c.pos.line).unwrap_or_default();
+    let name_len = line
+        .chars()
+        .skip(c.pos.col as usize)
+        .take_while(|ch| resolve::is_ident_char(*ch))
+        .count() as u32;
+    AskedAt {
+        loc: Loc {
+            path: path.to_path_buf(),
+            line: c.pos.line + 1,
+            col: c.pos.col + 1,
+            end_line: c.pos.line + 1,
+            end_col: c.pos.col + 1 + name_len,
+            text: Some(line.to_string()),
+        },
+        via: c.via.clone(),
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(crate) async fn ask_at(
+    cx: &Ctx,
+    action: Action,
+    session: &Session,
+    path: &Path,
+    index: &LineIndex,
+    pos: CharPos,
+    files: &mut Files,
+) -> Result<Body, AskError> {
+    let at = call::at(path, index, session, pos);
+    let params = if action == Action::References {
+        call::params(&lsp::ReferenceParams {
+            context: lsp::ReferenceContext {
+                include_declaration: true,
+            },
+            work_done_progress_params: Default::default(),
+            partial_result_params: Default::default(),
+            text_document_position_params: at,
+        })
+    } else {
+        // definition, declaration, typeDefinition, implementation,
+        // hover, prepareCallHierarchy: the position alone.
+        call::params(&at)
+    };
+    let method = method_for(action);
+    let v = cx.ask(session, method, params).await?;
+    match action.facts().reply {
+        Reply::Hover => Ok(Body::Hover {
+            text: convert::hover_text(session, v).map_err(AskError::Op)?,
+        }),
+        Reply::Calls => {
+            let items: Vec<scry_lsp::types::CallHierarchyItem> = if v.is_null() {
+                Vec::new()
+            } else {
+                convert::parse(session, method, v).map_err(AskError::Op)?
+            };
+            let direction = if action == Action::IncomingCalls {
+                CallDirection::Incoming
+            } else {
+                CallDirection::Outgoing
+            };
+            let Some(item) = items.into_iter().next() else {
+                return Ok(Body::Calls {
+                    direction,
+                    item: None,
+                    calls: Vec::new(),
+                });
+            };
+            let call_method = if direction == CallDirection::Incoming {
+                "callHierarchy/incomingCalls"
+            } else {
+                "callHierarchy/outgoingCalls"
+            };
+            let params = if direction == CallDirection::Incoming {
+                call::params(&lsp::CallHierarchyIncomingCallsParams {
+                    item: item.clone(),
+                    work_done_progress_params: Default::default(),
+                    partial_result_params: Default::default(),
+                })
+            } else {
+                call::params(&lsp::CallHierarchyOutgoingCallsParams {
+                    item: item.clone(),
+                    work_done_progress_params: Default::default(),
+                    partial_result_params: Default::default(),
+                })
+            };
+            let v = cx.ask(session, call_method, params).await?;
+            let site_path = scry_lsp::uri_to_path(item.uri.as_ref());
+            let calls = convert::calls(session, call_method, v, site_path.as_deref(), files)
+                .await
+                .map_err(AskError::Op)?;
+            let item = convert::call_item(session, &item, files).await;
+            Ok(Body::Calls {
+                direction,
+                item,
+                calls,
+            })
+        }
+        _ => Ok(Body::Locations {
+            locations: convert::locations(session, method, v, files)
+                .await
+                .map_err(AskError::Op)?,
+        }),
+    }
+}
+
+/// Resolve the question to candidate positions in `path`.
+pub(crate) async fn target_in_file(
+    cx: &Ctx,
+    q: &Query,
+    path: PathBuf,
+    method: &str,
+) -> Result<Target, OpError> {
+    let (session, route, index) = cx.open_file(&path, method).await?;
+    let rel = cx.display(&path);
+    let line_hint = q.line.map(|l| l - 1);
+    if let Some(l) = line_hint
+        && l >= index.line_count()
+    {
+        return Err(OpError::InvalidArgument(format!(
+            "line {} is past the end of {rel} ({} lines)",
+            l + 1,
+            index.line_count()
+        )));
+    }
+    // An exact column wins.
+    if let (Some(line), Some(col)) = (q.line, q.column) {
+        let pos = CharPos {
+            line: line - 1,
+            col: col - 1,
+        };
+        return Ok(Target::at(
+            path,
+            session,
+            index,
+            pos,
+            "the given line and column",
+        ));
+    }
+    let Some(symbol) = q.symbol.as_deref().filter(|s| !s.trim().is_empty()) else {
+        // A bare line: its first identifier.
+        if let Some(l) = line_hint
+            && let Some(pos) = resolve::first_identifier(&index, l)
+        {
+            let via = "the first identifier on the given line";
+            return Ok(Target::at(path, session, index, pos, via));
+        }
+        return Err(OpError::InvalidArgument(format!(
+            "{} needs a symbol (or line and column) in {rel}",
+            q.action.name()
+        )));
+    };
+    let want = SymbolName::parse(symbol);
+    let quote_single = !route.spec.single_quote_is_char;
+
+    // 1. Declarations in the file's document symbols.
+    let mut decls: Vec<Declared> = Vec::new();
+    if supports(&session, "textDocument/documentSymbol") {
+        let params = call::params(&lsp::DocumentSymbolParams {
+            text_document: call::document(&path),
+            work_done_progress_params: Default::default(),
+            partial_result_params: Default::default(),
+        });
+        match cx
+            .ask(&session, "textDocument/documentSymbol", params)
+            .await
+        {
+            Ok(v) => {
+                if let Ok((_, flat)) = convert::document_symbols(&session, v, &index) {
+                    decls = flat;
+                }
+            }
+            Err(AskError::Timeout) => {
+                return Err(cx.timeout_error(&session, "textDocument/documentSymbol"));
+            }
+            Err(AskError::Session(e)) if e.is_crash() => {
+                return Err(session_error(e, "textDocument/documentSymbol"));
+            }
+            Err(_) => {}
+        }
+    }
+    let mut matches = resolve::match_declarations(&decls, &want);
+    if let Some(h) = line_hint {
+        matches.sort_by_key(|d| (d.pos.line.abs_diff(h), d.pos));
+    }
+    // 2. Occurrences of the (last segment of the) name: linear, capped,
+    //    and within the cx.deadline.
+    let occ = resolve::occurrences(
+        &index,
+        &want,
+        line_hint,
+        quote_single,
+        MAX_OCCURRENCES,
+        Some(cx.deadline.into_std()),
+    );
+    if occ.timed_out {
+        return Err(OpError::Timeout(format!(
+            "scanning {rel} for `{}` ran past the time budget ({} occurrences seen); pass line and column",
+            want.name, occ.total
+        )));
+    }
+    let n = occ.total;
+    let form_of = |o: &resolve::Occurrence| {
+        let line = index.line(o.pos.line).unwrap_or_default();
+        let byte = line
+            .char_indices()
+            .nth(o.pos.col as usize)
+            .map_or(line.len(), |(b, _)| b);
+        resolve::written_form(line, byte, &want.name)
+    };
+    let occ_candidate = |o: &resolve::Occurrence, via: String| Candidate {
+        pos: o.pos,
+        via,
+        form: Some(form_of(o)),
+        compare: false,
+    };
+    let prose = |o: &resolve::Occurrence| {
+        if o.kind == OccurrenceKind::Prose {
+            " (in a comment or string)"
+        } else {
+            ""
+        }
+    };
+    let mut candidates: Vec<Candidate> = Vec::new();
+    let mut others = Vec::new();
+    let decl_candidate = |d: &Declared| Candidate {
+        pos: d.pos,
+        via: format!("declaration of {} `{}`", d.kind, symbol),
+        form: None,
+        compare: false,
+    };
+    match line_hint {
+        None => {
+            // Without a line: the first declaration, the others listed.
+            if let Some(first) = matches.first() {
+                candidates.push(decl_candidate(first));
+                others.extend(matches.iter().skip(1).map(|d| alternative(d)));
+            }
+            for (i, o) in occ.list.iter().enumerate() {
+                if candidates.iter().any(|c| c.pos == o.pos) {
+                    continue;
+                }
+                let via = format!("occurrence {} of {n} of `{}`{}", i + 1, want.name, prose(o));
+                candidates.push(occ_candidate(o, via));
+            }
+            // Only used here (no declaration): its code uses are asked
+            // each and compared.
+            if matches.is_empty() {
+                for c in candidates
+                    .iter_mut()
+                    .filter(|c| !c.via.ends_with("(in a comment or string)"))
+                    .take(MAX_SAME_LINE)
                 {
-                    break;
+                    c.compare = true;
                 }
             }
         }
-        Ok(best.map(|(_, it)| it))
+        Some(h) => {
+            // With a line: the occurrences on it first (code before
+            // comments and strings), else the nearest one, said so.
+            let on_line: Vec<&resolve::Occurrence> =
+                occ.list.iter().filter(|o| o.pos.line == h).collect();
+            if on_line.is_empty() {
+                for (i, o) in occ.list.iter().enumerate() {
+                    let via = if i == 0 {
+                        format!(
+                            "`{}` is not on line {}; asked at line {}{}",
+                            want.name,
+                            h + 1,
+                            o.pos.line + 1,
+                            prose(o)
+                        )
+                    } else {
+                        format!(
+                            "`{}` is not on line {}; occurrence at line {}{}",
+                            want.name,
+                            h + 1,
+                            o.pos.line + 1,
+                            prose(o)
+                        )
+                    };
+                    candidates.push(occ_candidate(o, via));
+                }
+            } else {
+                // A qualified question picks the occurrences written
+                // with its qualifier, when the line has some.
+                let exact: Vec<&resolve::Occurrence> =
+                    on_line.iter().copied().filter(|o| o.exact).collect();
+                let chosen = if exact.is_empty() { on_line } else { exact };
+                let code = chosen
+                    .iter()
+                    .filter(|o| o.kind == OccurrenceKind::Code)
+                    .count();
+                for (i, o) in chosen.iter().enumerate() {
+                    let via = if chosen.len() == 1 {
+                        format!(
+                            "occurrence of `{}` on the given line{}",
+                            want.name,
+                            prose(o)
+                        )
+                    } else {
+                        format!(
+                            "occurrence {} of {} of `{}` on the given line{}",
+                            i + 1,
+                            chosen.len(),
+                            want.name,
+                            prose(o)
+                        )
+                    };
+                    let mut c = occ_candidate(o, via);
+                    c.compare = code > 1 && i < MAX_SAME_LINE && o.kind == OccurrenceKind::Code;
+                    candidates.push(c);
+                }
+            }
+            for d in &matches {
+                if !candidates.iter().any(|c| c.pos == d.pos) {
+                    candidates.push(decl_candidate(d));
+                }
+            }
+            if matches.len() > 1 {
+                let asked = candidates.first().map(|c| c.pos);
+                others.extend(
+                    matches
+                        .iter()
+                        .filter(|d| Some(d.pos) != asked)
+                        .map(|d| alternative(d)),
+                );
+            }
+        }
     }
+    if candidates.is_empty() && want.is_qualified() {
+        // 3. Qualified and not in this file: workspace symbols.
+        if let Some(found) =
+            lookup_workspace_symbol(cx, &want, std::slice::from_ref(&session)).await?
+        {
+            let fpath = found.loc.path.clone();
+            let (s2, _, idx2) = cx.open_file(&fpath, method).await?;
+            let via = format!("workspace symbol `{symbol}`");
+            return Ok(Target::at(fpath, s2, idx2, start_of(&found.loc), via));
+        }
+    }
+    if candidates.is_empty() {
+        return Err(OpError::SymbolNotFound(format!(
+            "`{symbol}` does not occur in {rel}; check the spelling, or omit path to search the workspace"
+        )));
+    }
+    Ok(Target {
+        path,
+        session,
+        index,
+        candidates,
+        others,
+    })
+}
 
-    /// How well a workspace symbol matches a wanted name: `None` when it
-    /// does not; exact names beat decorated ones, the workspace beats
-    /// outside.
-    pub(crate) fn symbol_score(&self, it: &SymbolItem, want: &SymbolName) -> Option<u8> {
-        if resolve::base_name(&it.name) != want.name && it.name != want.name {
+/// The target of a question: in the file it names, else (no path) where
+/// workspace symbols find its symbol; `missing` when it names neither.
+pub(crate) async fn find_target(
+    cx: &Ctx,
+    q: &Query,
+    method: &str,
+    notes: &mut Vec<String>,
+    missing: impl FnOnce() -> OpError,
+) -> Result<Target, OpError> {
+    match &q.path {
+        Some(p) => {
+            let path = cx.resolve_path(p)?;
+            target_in_file(cx, q, path, method).await
+        }
+        None => {
+            let Some(sym) = q.symbol.as_deref().filter(|s| !s.trim().is_empty()) else {
+                return Err(missing());
+            };
+            target_from_workspace(cx, q, sym, method, notes).await
+        }
+    }
+}
+
+/// No path: find the symbol with workspace symbols, then ask there.
+pub(crate) async fn target_from_workspace(
+    cx: &Ctx,
+    q: &Query,
+    symbol: &str,
+    method: &str,
+    notes: &mut Vec<String>,
+) -> Result<Target, OpError> {
+    let want = SymbolName::parse(symbol);
+    let routes = cx.ws.workspace_routes();
+    if routes.is_empty() {
+        return Err(OpError::NoServer(
+            "no language server applies to this workspace (no root markers found); pass a path"
+                .into(),
+        ));
+    }
+    let mut sessions = Vec::new();
+    for r in &routes {
+        match cx.start(r, method).await {
+            Ok(s) => sessions.push(s),
+            Err(e) => notes.push(format!("{}: {e}", r.spec.id)),
+        }
+    }
+    let Some(found) = lookup_workspace_symbol(cx, &want, &sessions).await? else {
+        return Err(OpError::SymbolNotFound(format!(
+            "no workspace symbol named `{symbol}` ({}); pass a path to search one file",
+            sessions
+                .iter()
+                .map(|s| s.name().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )));
+    };
+    let path = found.loc.path.clone();
+    if !path.starts_with(cx.ws.root()) {
+        notes.push(format!("`{symbol}` was found outside the workspace"));
+    }
+    let (session, _, index) = cx.open_file(&path, method).await?;
+    let _ = q;
+    let via = format!("workspace symbol {} `{}`", found.kind, found.name);
+    Ok(Target::at(path, session, index, start_of(&found.loc), via))
+}
+
+/// Best workspace-symbol match for a name: exact name and matching
+/// container first, inside the workspace before outside.
+pub(crate) async fn lookup_workspace_symbol(
+    cx: &Ctx,
+    want: &SymbolName,
+    sessions: &[Session],
+) -> Result<Option<SymbolItem>, OpError> {
+    let mut best: Option<(u8, SymbolItem)> = None;
+    for s in sessions {
+        if !supports(s, "workspace/symbol") {
+            continue;
+        }
+        cx.settle(s).await;
+        let mut files = Files::new(Some(s.clone()));
+        let params = workspace_symbol_params(&want.name);
+        let mut retry = Retry::new();
+        loop {
+            let v = match cx.ask(s, "workspace/symbol", params.clone()).await {
+                Ok(v) => v,
+                Err(e) if retry.after_error(&e).await => continue,
+                Err(_) => break,
+            };
+            let items = convert::workspace_symbols(s, v, &mut files).await?;
+            let before = best.is_some();
+            for it in items {
+                if let Some(score) = symbol_score(cx, &it, want)
+                    && best.as_ref().is_none_or(|(b, _)| score > *b)
+                {
+                    best = Some((score, it));
+                }
+            }
+            // Nothing matched on a server that may still be indexing:
+            // wait for it and ask once more.
+            if best.is_some() || before || !retry.after_empty(cx, s).await {
+                break;
+            }
+        }
+    }
+    Ok(best.map(|(_, it)| it))
+}
+
+/// How well a workspace symbol matches a wanted name: `None` when it
+/// does not; exact names beat decorated ones, the workspace beats
+/// outside.
+pub(crate) fn symbol_score(cx: &Ctx, it: &SymbolItem, want: &SymbolName) -> Option<u8> {
+    if resolve::base_name(&it.name) != want.name && it.name != want.name {
+        return None;
+    }
+    if let Some(qual) = want.qualifiers.last() {
+        let in_container = it
+            .container
+            .as_deref()
+            .is_some_and(|c| resolve::ident_tokens(c).contains(&qual.as_str()));
+        if !in_container && !resolve::ident_tokens(&it.name).contains(&qual.as_str()) {
             return None;
         }
-        if let Some(qual) = want.qualifiers.last() {
-            let in_container = it
-                .container
-                .as_deref()
-                .is_some_and(|c| resolve::ident_tokens(c).contains(&qual.as_str()));
-            if !in_container && !resolve::ident_tokens(&it.name).contains(&qual.as_str()) {
-                return None;
-            }
-        }
-        let inside = it.loc.path.starts_with(self.ws.root());
-        Some((u8::from(it.name == want.name) << 1) | u8::from(inside))
     }
+    let inside = it.loc.path.starts_with(cx.ws.root());
+    Some((u8::from(it.name == want.name) << 1) | u8::from(inside))
 }
 
 fn alternative(d: &Declared) -> Alternative {
@@ -878,3 +896,32 @@ fn split_action(q: &Query) -> Option<Action> {
 
 /// The targets an occurrence resolves to, sorted: what tells occurrences apart.
 type TargetKey = Vec<(PathBuf, u32, u32)>;
+
+pub(crate) fn empty_body(action: Action) -> Body {
+    match action.facts().reply {
+        Reply::Hover => Body::Hover {
+            text: String::new(),
+        },
+        Reply::Calls => Body::Calls {
+            direction: if action == Action::IncomingCalls {
+                CallDirection::Incoming
+            } else {
+                CallDirection::Outgoing
+            },
+            item: None,
+            calls: Vec::new(),
+        },
+        _ => Body::Locations {
+            locations: Vec::new(),
+        },
+    }
+}
+
+/// `workspace/symbol` params for a query.
+pub(crate) fn workspace_symbol_params(query: &str) -> Value {
+    call::params(&lsp::WorkspaceSymbolParams {
+        query: query.to_string(),
+        work_done_progress_params: Default::default(),
+        partial_result_params: Default::default(),
+    })
+}

@@ -23,7 +23,11 @@ use std::sync::Arc;
 use scry_syntax::query::{self as sq, DefHit};
 use scry_syntax::{Snapshot, map::Focus};
 
+use scry_lsp::LineIndex;
+
+use super::navigate::empty_body;
 use super::*;
+use crate::resolve::{self, SymbolName};
 
 /// Default character budget of `map`.
 pub const DEFAULT_MAP_BUDGET: usize = 4_000;

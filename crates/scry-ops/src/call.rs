@@ -1,0 +1,465 @@
+//! The one LSP-call path: [`Ctx`] (the workspace and the action's deadline)
+//! starts a server, syncs a file from disk ([`Ctx::open_file`]), waits for
+//! indexing ([`Ctx::settle`]) and asks ([`Ctx::ask`]); navigation,
+//! diagnostics and edits are functions over it.
+//!
+//! **The retry policy** ([`Retry`], the one place for its limits), for every
+//! request whose answer matters (not the side questions that only compare or
+//! decorate an answer):
+//! - a *transient* error (`ContentModified`, `ServerCancelled`,
+//!   `RequestCancelled`: [`SessionError::is_transient`]) is asked again after
+//!   [`TRANSIENT_PAUSE`], at most [`TRANSIENT_RETRIES`] times;
+//! - an *empty* answer (what counts as empty is the caller's: no locations,
+//!   no matching symbol, a null edit) is asked once more
+//!   ([`INDEX_RETRIES`]) when the server was, or may have been, still
+//!   indexing ([`Ctx::index_pending`]), after waiting for its index — never
+//!   past the deadline;
+//! - every other error, and the deadline, end the question (a positional
+//!   question then moves on to its next candidate position, and a failure
+//!   of the question asked again after indexing counts as the empty answer
+//!   it follows).
+//!
+//! Side questions that only compare or decorate an answer (the occurrences
+//! on the asked line, the document symbols naming a declaration, the
+//! diagnostics a code action is asked with) are asked once.
+//!
+//! Invariants: no request outlives the deadline (dropping it on timeout
+//! cancels it at the server); a file is sent to the server as the disk
+//! holds it before any question about it.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use scry_lsp::types as lsp;
+use scry_lsp::{CharPos, LineIndex, RpcError, Session, SessionError, path_to_uri};
+use scry_workspace::paths::{self, Unconfined};
+use scry_workspace::{Route, Workspace, WorkspaceError};
+use serde_json::Value;
+use tokio::time::Instant;
+
+use crate::error::OpError;
+
+/// Upper bound of an action's time budget.
+pub const MAX_TIMEOUT: Duration = Duration::from_secs(120);
+/// How many times a transient error is asked again.
+pub(crate) const TRANSIENT_RETRIES: u32 = 2;
+/// The pause before asking again after a transient error.
+pub(crate) const TRANSIENT_PAUSE: Duration = Duration::from_millis(150);
+/// How many times an empty answer is asked again after indexing.
+pub(crate) const INDEX_RETRIES: u32 = 1;
+/// How long a young server that has not announced indexing yet gets to do
+/// so after an empty answer.
+const INDEX_GRACE: Duration = Duration::from_millis(1500);
+/// A server younger than this may not have announced its indexing yet.
+const YOUNG_SERVER: Duration = Duration::from_secs(5);
+
+/// One action's calls: the workspace and the deadline every request keeps.
+#[derive(Clone)]
+pub(crate) struct Ctx {
+    pub(crate) ws: Arc<Workspace>,
+    pub(crate) deadline: Instant,
+    /// The action's whole budget (for timeout messages).
+    pub(crate) budget: Duration,
+}
+
+/// Why a request gave no answer.
+pub(crate) enum AskError {
+    Timeout,
+    Session(SessionError),
+    Op(OpError),
+}
+
+impl From<SessionError> for AskError {
+    fn from(e: SessionError) -> Self {
+        AskError::Session(e)
+    }
+}
+
+/// The one retry policy (see the module header): how many more times a
+/// question may be asked, and what to wait for before.
+pub(crate) struct Retry {
+    transient: u32,
+    index: u32,
+}
+
+impl Retry {
+    pub(crate) fn new() -> Retry {
+        Retry {
+            transient: TRANSIENT_RETRIES,
+            index: INDEX_RETRIES,
+        }
+    }
+
+    /// After a failed request: true (having paused) when it is worth asking
+    /// again.
+    pub(crate) async fn after_error(&mut self, e: &AskError) -> bool {
+        match e {
+            AskError::Session(e) if e.is_transient() && self.transient > 0 => {
+                self.transient -= 1;
+                tokio::time::sleep(TRANSIENT_PAUSE).await;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// After an empty answer: true (having waited for the index) when
+    /// asking again may give more.
+    pub(crate) async fn after_empty(&mut self, cx: &Ctx, session: &Session) -> bool {
+        if self.index == 0 {
+            return false;
+        }
+        self.index -= 1;
+        cx.index_pending(session).await
+    }
+}
+
+impl Ctx {
+    pub(crate) fn new(ws: Arc<Workspace>, deadline: Instant, budget: Duration) -> Ctx {
+        Ctx {
+            ws,
+            deadline,
+            budget,
+        }
+    }
+
+    /// `p` relative to the workspace root, for messages.
+    pub(crate) fn display(&self, p: &Path) -> String {
+        paths::display(p, self.ws.root())
+    }
+
+    /// A file the caller named: inside the workspace, existing, a file.
+    pub(crate) fn resolve_path(&self, p: &Path) -> Result<PathBuf, OpError> {
+        resolve_path(self.ws.root(), p)
+    }
+
+    /// The session for `route`, started within the deadline.
+    pub(crate) async fn start(&self, route: &Route, method: &str) -> Result<Session, OpError> {
+        match tokio::time::timeout_at(self.deadline, self.ws.session(route)).await {
+            Ok(r) => {
+                let session = r.map_err(|e| workspace_error(e, method))?;
+                // Changes made on disk outside scry (files no server has
+                // open) reach the servers before this request.
+                self.ws.announce_changes(&[]).await;
+                Ok(session)
+            }
+            Err(_) => Err(OpError::Timeout(format!(
+                "{} did not finish starting within the time budget; try again or raise timeout_ms",
+                route.spec.id
+            ))),
+        }
+    }
+
+    /// The server for `path`, with the file (and every document it has
+    /// open) synced from disk.
+    pub(crate) async fn open_file(
+        &self,
+        path: &Path,
+        method: &str,
+    ) -> Result<(Session, Route, Arc<LineIndex>), OpError> {
+        let route = self
+            .ws
+            .route(path)
+            .map_err(|e| workspace_error(e, method))?;
+        let session = self.start(&route, method).await?;
+        session
+            .sync_open_documents()
+            .await
+            .map_err(|e| session_error(e, method))?;
+        let index = session
+            .sync_file(path, &route.language_id)
+            .await
+            .map_err(|e| session_error(e, method))?;
+        Ok((session, route, index))
+    }
+
+    /// One request, bounded by the deadline.
+    pub(crate) async fn ask(
+        &self,
+        session: &Session,
+        method: &str,
+        params: Value,
+    ) -> Result<Value, AskError> {
+        self.ask_until(session, method, params, self.deadline).await
+    }
+
+    /// One request bounded by `deadline` (at most the action's); dropping
+    /// it on timeout cancels it at the server.
+    pub(crate) async fn ask_until(
+        &self,
+        session: &Session,
+        method: &str,
+        params: Value,
+        deadline: Instant,
+    ) -> Result<Value, AskError> {
+        let deadline = deadline.min(self.deadline);
+        match tokio::time::timeout_at(deadline, session.request(method, Some(params))).await {
+            Ok(Ok(v)) => Ok(v),
+            Ok(Err(e)) => Err(AskError::Session(e)),
+            Err(_) => Err(AskError::Timeout),
+        }
+    }
+
+    /// A request under the [`Retry`] policy; `empty` says which answers are
+    /// worth asking again after indexing.
+    pub(crate) async fn ask_retrying(
+        &self,
+        session: &Session,
+        method: &str,
+        params: Value,
+        empty: fn(&Value) -> bool,
+    ) -> Result<Value, AskError> {
+        let mut retry = Retry::new();
+        loop {
+            match self.ask(session, method, params.clone()).await {
+                Ok(v) if empty(&v) && retry.after_empty(self, session).await => {}
+                Ok(v) => return Ok(v),
+                Err(e) if retry.after_error(&e).await => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// Wait while the server indexes, keeping part of the budget for the
+    /// request itself. Servers such as rust-analyzer answer "nothing" until
+    /// their index is ready.
+    pub(crate) async fn settle(&self, session: &Session) {
+        let now = Instant::now();
+        if self.deadline <= now {
+            return;
+        }
+        let reserve = (self.deadline - now) / 4;
+        let wait_until = self.deadline - reserve;
+        session.state().wait_ready(wait_until).await;
+    }
+
+    /// After an empty answer: was the server (possibly) still indexing?
+    /// Waits for the index (bounded by the deadline) and returns true when
+    /// a retry may give more. A young server that has not announced
+    /// indexing yet gets a moment to do so; servers that never report
+    /// indexing cost at most that moment, and only on an empty answer.
+    pub(crate) async fn index_pending(&self, session: &Session) -> bool {
+        let state = session.state();
+        let (saw, _) = state.indexing_history();
+        if state.is_ready() && !saw && session.uptime() < YOUNG_SERVER {
+            let mut rx = state.subscribe();
+            let grace = (Instant::now() + INDEX_GRACE).min(self.deadline);
+            while state.is_ready() && !state.indexing_history().0 {
+                if tokio::time::timeout_at(grace, rx.changed()).await.is_err() {
+                    break;
+                }
+            }
+        }
+        if state.is_ready() && !state.indexing_history().0 {
+            return false;
+        }
+        let was_busy = !state.is_ready();
+        state.wait_ready(self.deadline).await;
+        was_busy || state.indexing_history().0 && !saw
+    }
+
+    /// The error for a request that ran past the budget.
+    pub(crate) fn timeout_error(&self, session: &Session, method: &str) -> OpError {
+        let mut msg = format!(
+            "{} did not answer {method} within {} ms",
+            session.name(),
+            self.budget.as_millis()
+        );
+        if let Some(ix) = session.state().indexing() {
+            msg.push_str(&format!(
+                "; it is still indexing ({ix}) — ask again shortly"
+            ));
+        }
+        OpError::Timeout(msg)
+    }
+
+    /// A failed request as the caller's error.
+    pub(crate) fn fail(&self, session: &Session, method: &str, e: AskError) -> OpError {
+        match e {
+            AskError::Timeout => self.timeout_error(session, method),
+            AskError::Session(e) => session_error(e, method),
+            AskError::Op(e) => e,
+        }
+    }
+}
+
+/// Whether the session's server supports `method`: registered dynamically,
+/// or the capability the action table names for it. Methods no action
+/// names are assumed supported.
+pub(crate) fn supports(session: &Session, method: &str) -> bool {
+    match crate::action::capability(method) {
+        Some(key) => session.supports(method, key),
+        None => true,
+    }
+}
+
+/// Validate a path: inside the workspace (after resolving `..` and
+/// symlinks), existing, a file.
+pub(crate) fn resolve_path(root: &Path, p: &Path) -> Result<PathBuf, OpError> {
+    let canon = match paths::confine(root, p) {
+        Ok(c) if c.exists() => c,
+        Ok(_) | Err(Unconfined::DanglingLink) => {
+            return Err(OpError::FileNotFound(p.to_path_buf()));
+        }
+        Err(Unconfined::Outside) => {
+            return Err(OpError::OutsideWorkspace {
+                path: p.to_path_buf(),
+                root: root.to_path_buf(),
+            });
+        }
+    };
+    if canon.is_dir() {
+        // As asked: relative paths as written, absolute ones relative
+        // to the root when inside it.
+        let shown = if p.is_absolute() {
+            paths::display(p, root)
+        } else {
+            p.display().to_string()
+        };
+        return Err(OpError::InvalidArgument(format!(
+            "{shown} is a directory; name a file"
+        )));
+    }
+    Ok(canon)
+}
+
+/// `{ "uri": … }` of a file.
+pub(crate) fn document(path: &Path) -> lsp::TextDocumentIdentifier {
+    lsp::TextDocumentIdentifier {
+        uri: lsp::Uri(path_to_uri(path)),
+    }
+}
+
+/// A position in the server's encoding.
+pub(crate) fn position(index: &LineIndex, session: &Session, pos: CharPos) -> lsp::Position {
+    let p = index.to_lsp(pos, session.encoding());
+    lsp::Position {
+        line: p.line,
+        character: p.character,
+    }
+}
+
+/// `textDocument` + `position`.
+pub(crate) fn at(
+    path: &Path,
+    index: &LineIndex,
+    session: &Session,
+    pos: CharPos,
+) -> lsp::TextDocumentPositionParams {
+    lsp::TextDocumentPositionParams {
+        text_document: document(path),
+        position: position(index, session, pos),
+    }
+}
+
+/// Typed params as the JSON a request carries.
+pub(crate) fn params<P: serde::Serialize>(p: &P) -> Value {
+    serde_json::to_value(p).unwrap_or(Value::Null)
+}
+
+pub(crate) fn session_error(e: SessionError, method: &str) -> OpError {
+    match e {
+        SessionError::Rpc(RpcError::Closed { server, detail, .. }) => {
+            OpError::ServerCrashed(format!(
+                "{server} stopped answering {method}: {detail}; it is restarted on the next call"
+            ))
+        }
+        SessionError::Rpc(RpcError::Server { server, error, .. }) => {
+            OpError::ServerError(format!("{server} failed {method}: {}", error.message))
+        }
+        SessionError::Rpc(RpcError::Protocol { server, detail }) => {
+            OpError::MalformedResponse(format!("{server}: {detail}"))
+        }
+        SessionError::Rpc(RpcError::Encode(d)) => OpError::InvalidArgument(d),
+        SessionError::InitFailed { name, detail } => OpError::ServerCrashed(format!(
+            "{name} failed to start: {detail}; see the server log (scry status) — the next call retries"
+        )),
+        SessionError::Spawn {
+            name,
+            program,
+            source,
+        } => OpError::NoServer(format!(
+            "could not start {name} ({}): {source}",
+            program.display()
+        )),
+        SessionError::Malformed {
+            name,
+            method,
+            detail,
+        } => OpError::MalformedResponse(format!(
+            "{name} sent a malformed {method} response: {detail}"
+        )),
+        SessionError::File { path, .. } => OpError::FileNotFound(path),
+        SessionError::NotText(p) => OpError::BinaryFile(p),
+    }
+}
+
+pub(crate) fn workspace_error(e: WorkspaceError, method: &str) -> OpError {
+    match e {
+        WorkspaceError::NoServer(m) => OpError::NoServer(m),
+        WorkspaceError::Session(s) => session_error(s, method),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use scry_lsp::ResponseError;
+
+    use super::*;
+
+    fn server_error(code: i64) -> AskError {
+        AskError::Session(SessionError::Rpc(RpcError::Server {
+            server: "s".into(),
+            method: "m".into(),
+            error: Box::new(ResponseError {
+                code,
+                message: String::new(),
+                data: None,
+            }),
+        }))
+    }
+
+    #[tokio::test]
+    async fn transient_errors_are_asked_again_within_the_limit() {
+        let mut retry = Retry::new();
+        let start = Instant::now();
+        for _ in 0..TRANSIENT_RETRIES {
+            assert!(
+                retry
+                    .after_error(&server_error(ResponseError::CONTENT_MODIFIED))
+                    .await
+            );
+        }
+        assert!(start.elapsed() >= TRANSIENT_PAUSE * TRANSIENT_RETRIES);
+        assert!(
+            !retry
+                .after_error(&server_error(ResponseError::SERVER_CANCELLED))
+                .await
+        );
+    }
+
+    #[tokio::test]
+    async fn other_failures_end_the_question() {
+        let mut retry = Retry::new();
+        let start = Instant::now();
+        assert!(
+            !retry
+                .after_error(&server_error(ResponseError::METHOD_NOT_FOUND))
+                .await
+        );
+        assert!(!retry.after_error(&AskError::Timeout).await);
+        assert!(
+            !retry
+                .after_error(&AskError::Op(OpError::InvalidArgument("x".into())))
+                .await
+        );
+        assert!(start.elapsed() < TRANSIENT_PAUSE);
+        // The transient budget is untouched by them.
+        assert!(
+            retry
+                .after_error(&server_error(ResponseError::REQUEST_CANCELLED))
+                .await
+        );
+    }
+}
