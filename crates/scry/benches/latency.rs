@@ -101,15 +101,6 @@ const SERVERS: &[ServerDef] = &[
     },
 ];
 
-fn on_path(cmd: &str) -> bool {
-    std::env::var_os("PATH")
-        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(cmd).is_file()))
-}
-
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
 /// A position from expected.json: file relative to the fixture root,
 /// 1-based line and character column.
 #[derive(Clone, Debug)]
@@ -127,39 +118,12 @@ fn pos(v: &Value) -> Pos {
     }
 }
 
-/// Copy `fixtures/<lang>` (files only, no caches) into a fresh directory; for
-/// C write `compile_commands.json` with the absolute directory so clangd's
-/// background index runs (see fixtures/README.md).
+/// A copy of `fixtures/<lang>` and its canonical path (`scry_testkit`: no
+/// caches; for C a `compile_commands.json` with the copy's absolute
+/// directory, so clangd's background index runs).
 fn copy_fixture(lang: &str) -> (tempfile::TempDir, PathBuf) {
-    let src = repo_root().join("fixtures").join(lang);
-    let tmp = tempfile::Builder::new()
-        .prefix(&format!("scry-bench-{lang}-"))
-        .tempdir()
-        .expect("tempdir");
+    let tmp = scry_testkit::copy_fixture(lang);
     let dir = tmp.path().canonicalize().expect("canonical tempdir");
-    for e in std::fs::read_dir(&src).expect("fixture dir") {
-        let e = e.unwrap();
-        if e.file_type().unwrap().is_file() {
-            std::fs::copy(e.path(), dir.join(e.file_name())).unwrap();
-        }
-    }
-    if lang == "c" {
-        let entries: Vec<Value> = ["inventory.c", "report.c", "main.c"]
-            .iter()
-            .map(|f| {
-                json!({
-                    "directory": dir.to_string_lossy(),
-                    "file": f,
-                    "arguments": ["cc", "-std=c11", "-Wall", "-I.", "-c", f],
-                })
-            })
-            .collect();
-        std::fs::write(
-            dir.join("compile_commands.json"),
-            serde_json::to_string_pretty(&entries).unwrap(),
-        )
-        .unwrap();
-    }
     (tmp, dir)
 }
 
@@ -354,7 +318,7 @@ enum Side<'a> {
 }
 
 async fn bench_server(def: &ServerDef, iters: usize, expected: &Value) -> Option<Vec<Row>> {
-    if !on_path(def.command) {
+    if !scry_testkit::on_path(def.command) {
         println!("{}: `{}` not on PATH; skipped", def.name, def.command);
         return None;
     }
@@ -547,7 +511,7 @@ fn main() {
     unsafe { std::env::set_var("SCRY_LOG_DIR", logs.path()) };
 
     let expected: Value = serde_json::from_str(
-        &std::fs::read_to_string(repo_root().join("fixtures/expected.json")).unwrap(),
+        &std::fs::read_to_string(scry_testkit::fixture_path("expected.json")).unwrap(),
     )
     .unwrap();
 
