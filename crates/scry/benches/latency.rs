@@ -475,6 +475,31 @@ async fn bench_server(def: &ServerDef, iters: usize, expected: &Value) -> Option
         r.median
     );
 
+    // Where scry's added time goes, each part alone (medians of 200):
+    // the watched-files drain run before every request, a raw
+    // documentSymbol round trip (what naming by symbol costs when it is
+    // asked), and the session's documentSymbol (cached per document
+    // version), and the disk sync of the asked file.
+    let ws = engine.workspace();
+    let drain = median_of(200, || ws.announce_changes(&[])).await;
+    let sym_params = json!({ "textDocument": { "uri": uri(&raw_dir.join(&def_pos.file)) } });
+    let raw_sym = median_of(200, || raw.ask("textDocument/documentSymbol", &sym_params)).await;
+    let file = scry_dir.join(&def_pos.file);
+    let (session, route) = ws.session_for_file(&file).await.expect("session");
+    let cached_sym = median_of(200, || session.document_symbols(&file)).await;
+    let sync = median_of(200, || async {
+        session.sync_open_documents().await.unwrap();
+        session.sync_file(&file, &route.language_id).await.unwrap()
+    })
+    .await;
+    println!(
+        "{}: parts alone (median ms): watched-files drain {drain:.4}; documentSymbol raw round trip {raw_sym:.4}, \
+         through the session's cache {cached_sym:.4}; disk sync of the open documents {sync:.4}; \
+         server registered file watchers (drain waits for the watcher): {}",
+        def.name,
+        ws.running().iter().any(scry_workspace::watch::listens)
+    );
+
     engine.shutdown().await;
     raw.stop().await;
 
@@ -490,6 +515,21 @@ async fn bench_server(def: &ServerDef, iters: usize, expected: &Value) -> Option
             })
             .collect(),
     )
+}
+
+/// Median milliseconds of `n` runs of `f`.
+async fn median_of<F, Fut>(n: usize, mut f: F) -> f64
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future,
+{
+    let mut times = Vec::with_capacity(n);
+    for _ in 0..n {
+        let t = Instant::now();
+        std::hint::black_box(f().await);
+        times.push(t.elapsed());
+    }
+    stats(&times).median
 }
 
 fn main() {

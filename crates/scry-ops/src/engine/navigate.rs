@@ -508,10 +508,11 @@ impl Engine {
         // 1. Declarations in the file's document symbols.
         let mut decls: Vec<Declared> = Vec::new();
         if session.supports("textDocument/documentSymbol") {
-            let params = json!({ "textDocument": { "uri": path_to_uri(&path) } });
-            match self
-                .ask(&session, "textDocument/documentSymbol", params, deadline)
+            // Cached per document version in the session (scry-lsp).
+            match tokio::time::timeout_at(deadline, session.document_symbols(&path))
                 .await
+                .map_err(|_| AskError::Timeout)
+                .and_then(|r| r.map_err(AskError::Session))
             {
                 Ok(v) => {
                     if let Ok((_, flat)) = convert::document_symbols(&session, v, &index) {
