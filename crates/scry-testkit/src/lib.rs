@@ -10,6 +10,7 @@
 
 use std::fmt::Display;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use serde_json::Value;
 
@@ -168,6 +169,32 @@ pub fn untimed(v: &mut Value) {
     }
 }
 
+/// Timings summed up for benchmarks, in milliseconds.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Stats {
+    pub min: f64,
+    pub median: f64,
+    pub max: f64,
+}
+
+/// Min, median (the mean of the middle two for an even count) and max of
+/// `v`, which must not be empty.
+pub fn stats(v: &[Duration]) -> Stats {
+    let mut ms: Vec<f64> = v.iter().map(|d| d.as_secs_f64() * 1e3).collect();
+    ms.sort_by(f64::total_cmp);
+    let n = ms.len();
+    let median = if n % 2 == 1 {
+        ms[n / 2]
+    } else {
+        (ms[n / 2 - 1] + ms[n / 2]) / 2.0
+    };
+    Stats {
+        min: ms[0],
+        median,
+        max: ms[n - 1],
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -204,6 +231,19 @@ mod tests {
         assert_eq!(v.as_array().unwrap().len(), 3);
         assert_eq!(v[0]["directory"], dir.to_string_lossy().as_ref());
         assert!(tmp.path().join("inventory.c").is_file());
+    }
+
+    #[test]
+    fn stats_of_odd_and_even_counts() {
+        let ms = |v: &[u64]| {
+            v.iter()
+                .map(|&m| Duration::from_millis(m))
+                .collect::<Vec<_>>()
+        };
+        let s = stats(&ms(&[3, 1, 2]));
+        assert_eq!((s.min, s.median, s.max), (1.0, 2.0, 3.0));
+        let s = stats(&ms(&[4, 1, 2, 3]));
+        assert_eq!((s.min, s.median, s.max), (1.0, 2.5, 4.0));
     }
 
     #[test]
