@@ -2,6 +2,12 @@
 //! its view equals the disk: `didOpen` on first use, a full-text `didChange`
 //! (version + 1) when the content changed, `didClose` when the file is gone
 //! or when the least recently used document must make room.
+//!
+//! Each open document also keeps the server's `textDocument/documentSymbol`
+//! reply for its current version, stamped with the session's change epoch
+//! (see `Session::document_symbols`): a cached reply is used only while the
+//! version and the epoch are the ones it was asked under, so it never
+//! outlives the text it describes.
 
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
@@ -10,6 +16,7 @@ use std::sync::Arc;
 use std::time::{Instant, SystemTime};
 
 use scry_text::LineIndex;
+use serde_json::Value;
 
 use crate::uri::path_to_uri;
 
@@ -51,6 +58,8 @@ struct OpenDoc {
     index: Arc<LineIndex>,
     /// When `version` was sent to the server.
     since: Instant,
+    /// The `documentSymbol` reply for `version`, asked under this epoch.
+    symbols: Option<(u64, Value)>,
 }
 
 /// Open documents of one session, bounded in number.
@@ -131,6 +140,7 @@ impl DocStore {
                 doc.hash = hash;
                 doc.index = Arc::new(LineIndex::new(disk.text.clone()));
                 doc.since = Instant::now();
+                doc.symbols = None;
                 actions.push(SyncAction::Change {
                     uri: doc.uri.clone(),
                     version: doc.version,
@@ -171,9 +181,32 @@ impl DocStore {
                 last_used: now,
                 index: index.clone(),
                 since: Instant::now(),
+                symbols: None,
             },
         );
         (actions, index)
+    }
+
+    /// The cached `documentSymbol` reply of `path` at `version`, if it was
+    /// asked under `epoch`.
+    pub fn symbols(&self, path: &Path, version: i32, epoch: u64) -> Option<Value> {
+        let d = self.docs.get(path)?;
+        match &d.symbols {
+            Some((e, v)) if d.version == version && *e == epoch => Some(v.clone()),
+            _ => None,
+        }
+    }
+
+    /// Keep `reply` as the `documentSymbol` reply of `path`, when the
+    /// document is still at the `version` it was asked for.
+    pub fn set_symbols(&mut self, path: &Path, version: i32, epoch: u64, reply: Value) -> bool {
+        match self.docs.get_mut(path) {
+            Some(d) if d.version == version => {
+                d.symbols = Some((epoch, reply));
+                true
+            }
+            _ => false,
+        }
     }
 
     /// The file is gone from disk: close it if open.
@@ -214,6 +247,31 @@ mod tests {
         assert_eq!(s.version(p), Some(2));
         assert!(matches!(s.remove(p), Some(SyncAction::Close { .. })));
         assert!(s.remove(p).is_none());
+    }
+
+    #[test]
+    fn symbols_are_kept_per_version_and_epoch() {
+        let mut s = DocStore::new(10);
+        let p = Path::new("/w/a.rs");
+        s.sync(p, disk("fn a() {}"), "rust");
+        assert!(s.symbols(p, 1, 0).is_none());
+        assert!(s.set_symbols(p, 1, 0, serde_json::json!(["a"])));
+        assert_eq!(s.symbols(p, 1, 0), Some(serde_json::json!(["a"])));
+        // another epoch (something else changed): not used
+        assert!(s.symbols(p, 1, 1).is_none());
+        // the same text again: still cached
+        s.sync(p, disk("fn a() {}"), "rust");
+        assert_eq!(s.symbols(p, 1, 0), Some(serde_json::json!(["a"])));
+        // new text: a new version, the old reply is gone
+        s.sync(p, disk("fn b() {}"), "rust");
+        assert!(s.symbols(p, 2, 0).is_none());
+        assert!(s.symbols(p, 1, 0).is_none());
+        // a reply asked for version 1 arriving after the change is not kept
+        assert!(!s.set_symbols(p, 1, 0, serde_json::json!(["a"])));
+        assert!(s.symbols(p, 2, 0).is_none());
+        // closed: nothing
+        s.remove(p);
+        assert!(!s.set_symbols(p, 2, 0, serde_json::json!(["b"])));
     }
 
     #[test]

@@ -1,6 +1,11 @@
 //! One running language server: its process (in its own process group), the
 //! `initialize` handshake, negotiated capabilities and encoding, progress,
 //! and document sync from disk.
+//!
+//! Derived replies cached per document (`documentSymbol`) are stamped with
+//! the change epoch: every notification scry sends but `didOpen` (a text
+//! change, a close, watched-file changes, configuration) moves it, so a
+//! cached reply is never used after anything the server was told changed.
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -145,6 +150,8 @@ struct Inner {
     docs: tokio::sync::Mutex<DocStore>,
     token_seq: AtomicU64,
     started: Instant,
+    /// Moved by every notification but `didOpen` (see the module header).
+    epoch: AtomicU64,
 }
 
 /// A handle to a running server; cheap to clone.
@@ -349,6 +356,7 @@ impl Session {
                 encoding,
                 token_seq: AtomicU64::new(1),
                 started: Instant::now(),
+                epoch: AtomicU64::new(0),
             }),
         })
     }
@@ -459,7 +467,47 @@ impl Session {
     }
 
     pub fn notify(&self, method: &str, params: Option<Value>) -> Result<(), SessionError> {
+        if method != "textDocument/didOpen" {
+            self.inner.epoch.fetch_add(1, Ordering::SeqCst);
+        }
         Ok(self.inner.conn.notify(method, params)?)
+    }
+
+    /// `textDocument/documentSymbol` of `path`, answered from the document's
+    /// cache when the server was asked it already for the version it has
+    /// and nothing was sent to the server since (the epoch). Call after
+    /// syncing `path` from disk. A reply is kept only when the server was
+    /// not indexing before or after it, and the document is still at the
+    /// version asked for; a file that is not open is asked every time.
+    pub async fn document_symbols(&self, path: &Path) -> Result<Value, SessionError> {
+        let asked = {
+            let docs = self.inner.docs.lock().await;
+            let epoch = self.inner.epoch.load(Ordering::SeqCst);
+            match docs.version(path) {
+                Some(version) => {
+                    if let Some(v) = docs.symbols(path, version, epoch) {
+                        return Ok(v);
+                    }
+                    Some((version, epoch))
+                }
+                None => None,
+            }
+        };
+        let ready_before = self.inner.state.is_ready();
+        let params = json!({ "textDocument": { "uri": path_to_uri(path) } });
+        let reply = self
+            .request("textDocument/documentSymbol", Some(params))
+            .await?;
+        if let Some((version, epoch)) = asked
+            && ready_before
+            && self.inner.state.is_ready()
+        {
+            let mut docs = self.inner.docs.lock().await;
+            if self.inner.epoch.load(Ordering::SeqCst) == epoch {
+                docs.set_symbols(path, version, epoch, reply.clone());
+            }
+        }
+        Ok(reply)
     }
 
     fn send_actions(&self, actions: Vec<SyncAction>) -> Result<(), SessionError> {

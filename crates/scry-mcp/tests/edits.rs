@@ -243,18 +243,6 @@ async fn read_only_previews_but_refuses_every_apply() {
     s.engine().shutdown().await;
 }
 
-/// Timings differ between two runs of the same question.
-fn untimed(v: &mut Value) {
-    match v {
-        Value::Object(m) => {
-            m.remove("elapsed_ms");
-            m.values_mut().for_each(untimed);
-        }
-        Value::Array(a) => a.iter_mut().for_each(untimed),
-        _ => {}
-    }
-}
-
 /// `lsp` diagnostics on fixtures/diagnostics/python give exactly the text
 /// (and JSON) of the same question as the CLI builds it.
 #[tokio::test]

@@ -14,7 +14,7 @@ use rmcp::model::CallToolRequestParams;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use scry_mcp::{HttpOptions, HttpServer, Options};
-use serde_json::{Value, json};
+use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 fn http_options(ws: &Ws) -> HttpOptions {
@@ -218,18 +218,6 @@ fn client_config(server: &HttpServer, token: Option<&str>) -> StreamableHttpClie
     match token {
         Some(t) => c.auth_header(t),
         None => c,
-    }
-}
-
-/// Timings differ between two runs of the same question.
-fn untimed(v: &mut Value) {
-    match v {
-        Value::Object(m) => {
-            m.remove("elapsed_ms");
-            m.values_mut().for_each(untimed);
-        }
-        Value::Array(a) => a.iter_mut().for_each(untimed),
-        _ => {}
     }
 }
 

@@ -26,18 +26,6 @@ fn query(action: Action, args: &Value, root: &std::path::Path) -> Query {
     q
 }
 
-/// Timings differ between two runs of the same question.
-fn untimed(v: &mut Value) {
-    match v {
-        Value::Object(m) => {
-            m.remove("elapsed_ms");
-            m.values_mut().for_each(untimed);
-        }
-        Value::Array(a) => a.iter_mut().for_each(untimed),
-        _ => {}
-    }
-}
-
 #[tokio::test]
 async fn every_action_matches_the_cli_text() {
     if !have("pyright-langserver", "every_action_matches_the_cli_text") {

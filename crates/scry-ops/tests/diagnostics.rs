@@ -15,28 +15,7 @@ use scry_ops::{
 };
 use scry_workspace::Workspace;
 
-fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../fixtures")
-        .canonicalize()
-        .unwrap()
-}
-
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let name = e.file_name();
-        if name == "target" || name == ".cache" || name == "node_modules" {
-            continue;
-        }
-        if e.file_type().unwrap().is_dir() {
-            copy_tree(&e.path(), &to.join(&name));
-        } else {
-            std::fs::copy(e.path(), to.join(&name)).unwrap();
-        }
-    }
-}
+use scry_testkit::fixtures_dir as fixtures;
 
 struct Fx {
     _dir: tempfile::TempDir,
@@ -48,12 +27,7 @@ impl Fx {
     /// A copy of `fixtures/<rel>` with one engine; `None` when a command
     /// is missing (and servers are not required).
     fn open(rel: &str, needs: &[&str], test: &str) -> Option<Fx> {
-        let dir = tempfile::Builder::new()
-            .prefix("scry-diag-")
-            .tempdir()
-            .unwrap();
-        copy_tree(&fixtures().join(rel), dir.path());
-        Fx::at(dir, needs, test, false)
+        Fx::at(scry_testkit::temp_copy(rel), needs, test, false)
     }
 
     /// `trusted`: the test's own project configuration names commands,
@@ -66,10 +40,7 @@ impl Fx {
         };
         for c in needs {
             if ws.installed(c).is_none() {
-                if std::env::var("SCRY_REQUIRE_SERVERS").is_ok_and(|v| v == "1") {
-                    panic!("{test}: `{c}` is not installed but SCRY_REQUIRE_SERVERS=1");
-                }
-                eprintln!("skipping {test}: `{c}` is not installed");
+                scry_testkit::skip_or_fail(format_args!("{test}: `{c}` is not installed"));
                 return None;
             }
         }

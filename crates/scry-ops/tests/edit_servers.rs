@@ -11,22 +11,6 @@ use scry_ops::{Action, Body, EditReport, Engine, Query};
 use scry_workspace::Workspace;
 use tempfile::TempDir;
 
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap().flatten() {
-        let name = e.file_name();
-        if name == "target" || name == "node_modules" || name == ".cache" || name == "__pycache__" {
-            continue;
-        }
-        let (src, dst) = (e.path(), to.join(&name));
-        if e.file_type().unwrap().is_dir() {
-            copy_tree(&src, &dst);
-        } else {
-            std::fs::copy(&src, &dst).unwrap();
-        }
-    }
-}
-
 struct Fx {
     _dir: TempDir,
     root: PathBuf,
@@ -34,19 +18,12 @@ struct Fx {
 }
 
 fn fixture(lang: &str, command: &str) -> Option<Fx> {
-    let dir = tempfile::tempdir().unwrap();
-    let base = dir.path().canonicalize().unwrap();
+    let (dir, base) = scry_testkit::canonical_tempdir();
     let root = base.join(lang);
-    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../fixtures")
-        .join(lang);
-    copy_tree(&src, &root);
+    scry_testkit::copy_fixture_to(lang, &root);
     let ws = Arc::new(Workspace::open(&root).unwrap());
     if ws.installed(command).is_none() {
-        if std::env::var("SCRY_REQUIRE_SERVERS").is_ok_and(|v| v == "1") {
-            panic!("{command} is not installed but SCRY_REQUIRE_SERVERS=1");
-        }
-        eprintln!("skipping: {command} is not installed");
+        scry_testkit::skip_or_fail(format_args!("`{command}` is not installed"));
         return None;
     }
     let engine = Engine::new(ws);

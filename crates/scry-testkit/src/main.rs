@@ -62,6 +62,11 @@
 //!   the first line of that document (as the server has it, version
 //!   included), waits for the reply, and answers the command with that reply.
 //!
+//! * `FAKE_LSP_WATCH=1`: after `initialized`, send the client
+//!   `client/registerCapability` (id `fake-lsp-watch`) registering
+//!   `workspace/didChangeWatchedFiles` for `**/*.fake`; the reply is
+//!   accepted silently, the notifications only logged.
+//!
 //! At start, the line `fake-lsp: started mode=<mode>` is written to stderr. An
 //! unknown mode makes the process exit with status 2.
 //!
@@ -99,6 +104,7 @@ const DEFAULT_INDEX_MS: u64 = 1500;
 const PROGRESS_TOKEN: &str = "idx";
 const CREATE_REQUEST_ID: &str = "fake-lsp-progress-create";
 const APPLY_EDIT_ID: &str = "fake-lsp-apply-edit";
+const WATCH_REQUEST_ID: &str = "fake-lsp-watch";
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Mode {
@@ -578,6 +584,18 @@ impl Server {
 
     fn handle_notification(&mut self, method: &str, msg: &Value) {
         let params = msg.get("params").cloned().unwrap_or(Value::Null);
+        if method == "initialized" && std::env::var("FAKE_LSP_WATCH").is_ok_and(|v| v == "1") {
+            send(&json!({
+                "jsonrpc": "2.0",
+                "id": WATCH_REQUEST_ID,
+                "method": "client/registerCapability",
+                "params": {"registrations": [{
+                    "id": "fake-watch",
+                    "method": "workspace/didChangeWatchedFiles",
+                    "registerOptions": {"watchers": [{"globPattern": "**/*.fake"}]},
+                }]},
+            }));
+        }
         match method {
             "exit" if self.cfg.mode != Mode::NoShutdown => process::exit(0),
             "initialized" if self.cfg.mode == Mode::Indexing => {

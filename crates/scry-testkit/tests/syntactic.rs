@@ -5,7 +5,7 @@
 //! answers. Java and Ruby (no server in the catalogue) answer definition,
 //! references, symbols, hover and implementation from the fixtures.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -25,19 +25,6 @@ struct Ws {
     engine: Engine,
 }
 
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let t = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&e.path(), &t);
-        } else {
-            std::fs::copy(e.path(), t).unwrap();
-        }
-    }
-}
-
 /// A workspace with `servers` as the only configuration (no auto-detect),
 /// holding a copy of `fixture` (under the repository's `fixtures/`) or
 /// `files`.
@@ -47,10 +34,7 @@ fn workspace(servers: serde_json::Value, fixture: Option<&str>, files: &[(&str, 
     let root = base.join("ws");
     std::fs::create_dir(&root).unwrap();
     if let Some(f) = fixture {
-        let src = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../../fixtures")
-            .join(f);
-        copy_dir(&src, &root);
+        scry_testkit::copy_fixture_to(f, &root);
     }
     for (name, text) in files {
         std::fs::write(root.join(name), text).unwrap();

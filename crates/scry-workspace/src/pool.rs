@@ -311,15 +311,18 @@ impl Workspace {
     /// itself (`workspace/didChangeWatchedFiles` types: 1 created, 2
     /// changed, 3 deleted), sent to every server whose root holds them.
     /// Called before every request, so a file written just before is seen.
+    /// The drain waits for the watcher to catch up only when a running
+    /// server registered file watchers (else nothing it saw is sent).
     pub async fn announce_changes(&self, own: &[(PathBuf, u8)]) {
+        let running = self.running();
         let seen = match self.file_watcher() {
-            Some(w) => w.drain().await,
+            Some(w) => w.drain(running.iter().any(watch::listens)).await,
             None => Vec::new(),
         };
         if seen.is_empty() && own.is_empty() {
             return;
         }
-        watch::forward(&self.running(), &seen, own);
+        watch::forward(&running, &seen, own);
     }
 
     /// Route and start in one step.

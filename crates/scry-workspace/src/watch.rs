@@ -17,7 +17,9 @@
 //! with inotify, one queue, in order, so every change written before the
 //! drain began has been delivered by then. Where the backend does not
 //! order events (or the marker cannot be written) the wait is bounded and
-//! the drain takes what has arrived.
+//! the drain takes what has arrived. The wait is skipped when no running
+//! server registered file watchers (`barrier: false`): then nothing drained
+//! reaches a server, so waiting for it would only add latency.
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -243,10 +245,12 @@ impl FileWatcher {
         }
     }
 
-    /// Everything that changed since the last drain (see the module
-    /// documentation for how "since" is made deterministic).
-    pub async fn drain(&self) -> Vec<(PathBuf, u8)> {
-        if self.marker_ok {
+    /// Everything that changed since the last drain. With `barrier`, every
+    /// change written before the call is included (see the module
+    /// documentation for how "since" is made deterministic); without, what
+    /// has arrived so far.
+    pub async fn drain(&self, barrier: bool) -> Vec<(PathBuf, u8)> {
+        if barrier && self.marker_ok {
             let n = self.next_marker.fetch_add(1, Ordering::Relaxed) + 1;
             let marker = self.shared.marker_dir.join(n.to_string());
             if std::fs::write(&marker, b"").is_ok() {
@@ -378,6 +382,14 @@ fn compile(pattern: &str) -> Option<GlobMatcher> {
         .build()
         .ok()
         .map(|g| g.compile_matcher())
+}
+
+/// Whether the session's server registered any file watcher, i.e. whether
+/// [`forward`] could send it anything seen on disk.
+pub fn listens(session: &Session) -> bool {
+    session
+        .state()
+        .has_registration("workspace/didChangeWatchedFiles")
 }
 
 /// The watchers a session's server registered for
@@ -526,16 +538,16 @@ mod tests {
         assert_eq!(w.watched_dirs(), 2, "root and src, not target");
         std::fs::write(root.join("src/a.py"), "x = 1\n").unwrap();
         std::fs::write(root.join("target/junk"), "x").unwrap();
-        let got = w.drain().await;
+        let got = w.drain(true).await;
         assert_eq!(got, vec![(root.join("src/a.py"), CREATED)]);
         // A new directory is watched from the drain that reports it on.
         std::fs::create_dir_all(root.join("pkg")).unwrap();
         std::fs::write(root.join("pkg/b.py"), "y = 2\n").unwrap();
-        let got = w.drain().await;
+        let got = w.drain(true).await;
         assert!(got.contains(&(root.join("pkg/b.py"), CREATED)), "{got:?}");
         std::fs::write(root.join("pkg/c.py"), "z\n").unwrap();
         std::fs::remove_file(root.join("src/a.py")).unwrap();
-        let got = w.drain().await;
+        let got = w.drain(true).await;
         assert!(got.contains(&(root.join("pkg/c.py"), CREATED)), "{got:?}");
         assert!(got.contains(&(root.join("src/a.py"), DELETED)), "{got:?}");
     }

@@ -31,36 +31,13 @@ use std::time::{Duration, Instant};
 use scry_ops::{Action, Answer, Body, Engine, Query};
 use scry_render::{RenderOptions, render_text};
 use scry_rpc::{Connection, ConnectionOptions, Handler, ResponseError};
+use scry_testkit::{Stats, stats};
 use scry_workspace::Workspace;
 use serde_json::{Value, json};
 
 const ROUNDS: usize = 5;
 const WARMUP_ITERS: usize = 5;
 const WARM_TIMEOUT: Duration = Duration::from_secs(30);
-
-// ------------------------------------------------------------------ stats
-
-struct Stats {
-    min: f64,
-    median: f64,
-    max: f64,
-}
-
-fn stats(v: &[Duration]) -> Stats {
-    let mut ms: Vec<f64> = v.iter().map(|d| d.as_secs_f64() * 1e3).collect();
-    ms.sort_by(|a, b| a.partial_cmp(b).unwrap());
-    let n = ms.len();
-    let median = if n % 2 == 1 {
-        ms[n / 2]
-    } else {
-        (ms[n / 2 - 1] + ms[n / 2]) / 2.0
-    };
-    Stats {
-        min: ms[0],
-        median,
-        max: ms[n - 1],
-    }
-}
 
 // ------------------------------------------------------------------ fixtures
 
@@ -101,15 +78,6 @@ const SERVERS: &[ServerDef] = &[
     },
 ];
 
-fn on_path(cmd: &str) -> bool {
-    std::env::var_os("PATH")
-        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(cmd).is_file()))
-}
-
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
 /// A position from expected.json: file relative to the fixture root,
 /// 1-based line and character column.
 #[derive(Clone, Debug)]
@@ -127,39 +95,12 @@ fn pos(v: &Value) -> Pos {
     }
 }
 
-/// Copy `fixtures/<lang>` (files only, no caches) into a fresh directory; for
-/// C write `compile_commands.json` with the absolute directory so clangd's
-/// background index runs (see fixtures/README.md).
+/// A copy of `fixtures/<lang>` and its canonical path (`scry_testkit`: no
+/// caches; for C a `compile_commands.json` with the copy's absolute
+/// directory, so clangd's background index runs).
 fn copy_fixture(lang: &str) -> (tempfile::TempDir, PathBuf) {
-    let src = repo_root().join("fixtures").join(lang);
-    let tmp = tempfile::Builder::new()
-        .prefix(&format!("scry-bench-{lang}-"))
-        .tempdir()
-        .expect("tempdir");
+    let tmp = scry_testkit::copy_fixture(lang);
     let dir = tmp.path().canonicalize().expect("canonical tempdir");
-    for e in std::fs::read_dir(&src).expect("fixture dir") {
-        let e = e.unwrap();
-        if e.file_type().unwrap().is_file() {
-            std::fs::copy(e.path(), dir.join(e.file_name())).unwrap();
-        }
-    }
-    if lang == "c" {
-        let entries: Vec<Value> = ["inventory.c", "report.c", "main.c"]
-            .iter()
-            .map(|f| {
-                json!({
-                    "directory": dir.to_string_lossy(),
-                    "file": f,
-                    "arguments": ["cc", "-std=c11", "-Wall", "-I.", "-c", f],
-                })
-            })
-            .collect();
-        std::fs::write(
-            dir.join("compile_commands.json"),
-            serde_json::to_string_pretty(&entries).unwrap(),
-        )
-        .unwrap();
-    }
     (tmp, dir)
 }
 
@@ -354,7 +295,7 @@ enum Side<'a> {
 }
 
 async fn bench_server(def: &ServerDef, iters: usize, expected: &Value) -> Option<Vec<Row>> {
-    if !on_path(def.command) {
+    if !scry_testkit::on_path(def.command) {
         println!("{}: `{}` not on PATH; skipped", def.name, def.command);
         return None;
     }
@@ -511,6 +452,38 @@ async fn bench_server(def: &ServerDef, iters: usize, expected: &Value) -> Option
         r.median
     );
 
+    // Where scry's added time goes, each part alone (medians of 200):
+    // the watched-files drain run before every request, a raw
+    // documentSymbol round trip (what naming by symbol costs when it is
+    // asked), and the session's documentSymbol (cached per document
+    // version), and the disk sync of the asked file.
+    let ws = engine.workspace();
+    let drain = median_of(200, || ws.announce_changes(&[])).await;
+    let sym_params = json!({ "textDocument": { "uri": uri(&raw_dir.join(&def_pos.file)) } });
+    let raw_sym = median_of(200, || raw.ask("textDocument/documentSymbol", &sym_params)).await;
+    let file = scry_dir.join(&def_pos.file);
+    let (session, route) = ws.session_for_file(&file).await.expect("session");
+    let cached_sym = median_of(200, || session.document_symbols(&file)).await;
+    let sync = median_of(200, || async {
+        session.sync_open_documents().await.unwrap();
+        session.sync_file(&file, &route.language_id).await.unwrap()
+    })
+    .await;
+    println!(
+        "{}: parts alone (median ms): watched-files drain {drain:.4}; documentSymbol raw round trip {raw_sym:.4}, \
+         through the session's cache {cached_sym:.4}; disk sync of the open documents {sync:.4}; \
+         server registered file watchers (drain waits for the watcher): {}",
+        def.name,
+        ws.running().iter().any(scry_workspace::watch::listens)
+    );
+
+    let (direct, mcp) = mcp_hop(&engine, &q_refs_pos, &opts).await;
+    println!(
+        "{}: references line+col, median ms: Engine::run + render_text {direct:.4}; the same \
+         through MCP (scry_mcp::serve over an in-process pipe, one JSON line each way) {mcp:.4}",
+        def.name
+    );
+
     engine.shutdown().await;
     raw.stop().await;
 
@@ -526,6 +499,82 @@ async fn bench_server(def: &ServerDef, iters: usize, expected: &Value) -> Option
             })
             .collect(),
     )
+}
+
+/// The MCP hop: `q` (a position question) asked straight (engine + text
+/// rendering) and as an `lsp` tools/call over `scry_mcp::serve` on an
+/// in-process duplex pipe, 200 times each, interleaved; medians in ms.
+async fn mcp_hop(engine: &Engine, q: &Query, opts: &RenderOptions) -> (f64, f64) {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    let (ours, theirs) = tokio::io::duplex(1 << 20);
+    let (sr, sw) = tokio::io::split(theirs);
+    let server = scry_mcp::ScryMcp::new(engine.clone(), scry_mcp::Options::default());
+    let serving = tokio::spawn(scry_mcp::serve(server, sr, sw));
+    let (read, mut write) = tokio::io::split(ours);
+    let mut lines = BufReader::new(read).lines();
+    let mut rpc = async |v: Value, wait: bool| -> Option<Value> {
+        let mut line = serde_json::to_string(&v).unwrap();
+        line.push('\n');
+        write.write_all(line.as_bytes()).await.unwrap();
+        write.flush().await.unwrap();
+        if !wait {
+            return None;
+        }
+        loop {
+            let l = lines.next_line().await.unwrap().expect("MCP reply");
+            let m: Value = serde_json::from_str(&l).unwrap();
+            if m.get("id") == v.get("id") && m.get("method").is_none() {
+                return Some(m);
+            }
+        }
+    };
+    rpc(
+        json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "bench", "version": "0"}}}),
+        true,
+    )
+    .await;
+    rpc(
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        false,
+    )
+    .await;
+    let args = json!({
+        "action": q.action.name(),
+        "path": q.path.as_ref().unwrap().to_string_lossy(),
+        "line": q.line, "column": q.column,
+    });
+    let mut direct = Vec::new();
+    let mut mcp = Vec::new();
+    for i in 0..200u64 {
+        let t = Instant::now();
+        std::hint::black_box(scry_call(engine, q, opts).await);
+        direct.push(t.elapsed());
+        let call = json!({"jsonrpc": "2.0", "id": i + 1, "method": "tools/call",
+                          "params": {"name": "lsp", "arguments": args}});
+        let t = Instant::now();
+        let r = rpc(call, true).await.unwrap();
+        mcp.push(t.elapsed());
+        assert!(r["result"]["isError"] != json!(true), "{r}");
+    }
+    serving.abort();
+    (stats(&direct).median, stats(&mcp).median)
+}
+
+/// Median milliseconds of `n` runs of `f`.
+async fn median_of<F, Fut>(n: usize, mut f: F) -> f64
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future,
+{
+    let mut times = Vec::with_capacity(n);
+    for _ in 0..n {
+        let t = Instant::now();
+        std::hint::black_box(f().await);
+        times.push(t.elapsed());
+    }
+    stats(&times).median
 }
 
 fn main() {
@@ -547,7 +596,7 @@ fn main() {
     unsafe { std::env::set_var("SCRY_LOG_DIR", logs.path()) };
 
     let expected: Value = serde_json::from_str(
-        &std::fs::read_to_string(repo_root().join("fixtures/expected.json")).unwrap(),
+        &std::fs::read_to_string(scry_testkit::fixture_path("expected.json")).unwrap(),
     )
     .unwrap();
 
@@ -613,9 +662,10 @@ fn main() {
         "what one call costs on each side:\n\
          \x20 raw            1 server round trip (the LSP request over scry_rpc::Connection; JSON encode/decode).\n\
          \x20 scry by name   Engine::run + render_text: resolve the path (canonicalize), route to the server,\n\
-         \x20                stat every open document and re-read + compare the asked file from disk, then\n\
-         \x20                2 server round trips (textDocument/documentSymbol to find the declaration, then\n\
-         \x20                the request), typed parsing of the result, line texts for every location (open\n\
+         \x20                stat every open document and re-read + compare the asked file from disk, the\n\
+         \x20                file's textDocument/documentSymbol (to find the declaration; a server round trip\n\
+         \x20                only when the document's version is new, else the session's cached reply), then\n\
+         \x20                the request, typed parsing of the result, line texts for every location (open\n\
          \x20                documents, else a disk read per other file), and rendering the text answer.\n\
          \x20 scry line+col  the same without documentSymbol: 1 server round trip plus the same local work.\n\
          note: by name, scry asks at the first code occurrence when the file has no declaration of the\n\

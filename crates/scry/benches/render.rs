@@ -10,38 +10,14 @@
 
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use scry_ops::{Action, Answer, AskedAt, Body, Loc, Question};
 use scry_render::{RenderOptions, render_json, render_text};
+use scry_testkit::{Stats, stats};
 
 const RUNS: usize = 20;
 const WARMUP: usize = 3;
-
-struct Stats {
-    min: Duration,
-    median: Duration,
-    max: Duration,
-}
-
-fn stats(mut v: Vec<Duration>) -> Stats {
-    v.sort();
-    let n = v.len();
-    let median = if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2
-    };
-    Stats {
-        min: v[0],
-        median,
-        max: v[n - 1],
-    }
-}
-
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1e3
-}
 
 /// Runs `f` WARMUP times untimed, then RUNS times timed.
 fn bench<T>(mut f: impl FnMut() -> T) -> Stats {
@@ -54,7 +30,7 @@ fn bench<T>(mut f: impl FnMut() -> T) -> Stats {
         black_box(f());
         times.push(t.elapsed());
     }
-    stats(times)
+    stats(&times)
 }
 
 /// An answer with `n` reference locations spread round-robin over `files`
@@ -171,9 +147,9 @@ fn main() {
             n,
             files_used,
             "render_text",
-            ms(t.min),
-            ms(t.median),
-            ms(t.max),
+            t.min,
+            t.median,
+            t.max,
             text_chars,
             if text_marker { "yes" } else { "NO" }
         );
@@ -183,9 +159,9 @@ fn main() {
             n,
             files_used,
             "render_json",
-            ms(t.min),
-            ms(t.median),
-            ms(t.max),
+            t.min,
+            t.median,
+            t.max,
             json_chars,
             if json_marker { "yes" } else { "NO" }
         );

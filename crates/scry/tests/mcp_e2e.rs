@@ -3,42 +3,11 @@
 //! scry must exit and leave no language-server process behind.
 
 use std::io::{BufRead, BufReader, Write};
-use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-
-fn fixture_copy(name: &str) -> (tempfile::TempDir, PathBuf) {
-    fn copy(from: &Path, to: &Path) {
-        std::fs::create_dir_all(to).unwrap();
-        for e in std::fs::read_dir(from).unwrap() {
-            let e = e.unwrap();
-            let t = to.join(e.file_name());
-            if e.file_type().unwrap().is_dir() {
-                copy(&e.path(), &t);
-            } else {
-                std::fs::copy(e.path(), t).unwrap();
-            }
-        }
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let root = dir.path().canonicalize().unwrap();
-    copy(
-        &Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../../fixtures")
-            .join(name),
-        &root,
-    );
-    (dir, root)
-}
-
-fn installed(cmd: &str) -> bool {
-    std::env::var_os("PATH")
-        .map(|p| std::env::split_paths(&p).any(|d| d.join(cmd).is_file()))
-        .unwrap_or(false)
-}
 
 /// Parent pid from /proc/<pid>/stat (the field after the parenthesised name).
 fn ppid(pid: u32) -> Option<u32> {
@@ -105,14 +74,14 @@ impl Client {
 
 #[test]
 fn mcp_over_stdio_answers_and_leaves_no_server_behind() {
-    if !installed("pyright-langserver") {
-        if std::env::var("SCRY_REQUIRE_SERVERS").is_ok_and(|v| v == "1") {
-            panic!("pyright-langserver is not installed");
-        }
-        eprintln!("skipped: pyright-langserver is not installed");
+    if !scry_testkit::require_on_path(
+        "pyright-langserver",
+        "mcp_over_stdio_answers_and_leaves_no_server_behind",
+    ) {
         return;
     }
-    let (_dir, root) = fixture_copy("python");
+    let (_dir, root) = scry_testkit::canonical_tempdir();
+    scry_testkit::copy_fixture_to("python", &root);
     let mut child = Command::new(env!("CARGO_BIN_EXE_scry"))
         .args(["mcp", "--root"])
         .arg(&root)

@@ -142,40 +142,19 @@ fn readme_hooks() -> (String, String) {
     (cmd("PreToolUse"), cmd("PostToolUse"))
 }
 
-fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        if e.file_type().unwrap().is_file() {
-            std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
-        }
-    }
-}
-
 /// `diag --changes` with pyright, through the README's hook commands and
 /// directly: a type error introduced (new), fixed (resolved), introduced
 /// again on another line (new again); an unrelated old error is never new.
 #[test]
 fn diagnostics_changes_after_the_agents_own_edits() {
-    if !std::env::var_os("PATH")
-        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join("pyright-langserver").is_file()))
-    {
-        assert!(
-            std::env::var("SCRY_REQUIRE_SERVERS").as_deref() != Ok("1"),
-            "pyright-langserver is not installed but SCRY_REQUIRE_SERVERS=1"
-        );
-        eprintln!("skipping: pyright-langserver is not installed");
+    if !scry_testkit::require_on_path(
+        "pyright-langserver",
+        "diagnostics_changes_after_the_agents_own_edits",
+    ) {
         return;
     }
-    let ws = tempfile::tempdir().unwrap();
+    let ws = scry_testkit::temp_copy("python");
     let home = tempfile::tempdir().unwrap();
-    copy_dir(
-        std::path::Path::new(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../fixtures/python"
-        )),
-        ws.path(),
-    );
     let file = ws.path().join("inventory.py");
     let original = std::fs::read_to_string(&file).unwrap();
     // An old, unrelated error, there before any check.
@@ -286,26 +265,14 @@ fn diagnostics_changes_after_the_agents_own_edits() {
 /// and indexes, never when stderr is piped, nor with `--quiet`.
 #[test]
 fn progress_line_only_on_a_terminal() {
-    let has = |prog: &str| {
-        std::env::var_os("PATH")
-            .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(prog).is_file()))
-    };
-    if !has("rust-analyzer") || !has("script") {
-        assert!(
-            std::env::var("SCRY_REQUIRE_SERVERS").as_deref() != Ok("1"),
-            "rust-analyzer or script(1) missing but SCRY_REQUIRE_SERVERS=1"
-        );
-        eprintln!("skipping: rust-analyzer or script(1) is not installed");
+    let test = "progress_line_only_on_a_terminal";
+    if !scry_testkit::require_on_path("rust-analyzer", test)
+        || !scry_testkit::require_on_path("script", test)
+    {
         return;
     }
     let home = tempfile::tempdir().unwrap();
-    let fresh = || {
-        let ws = tempfile::tempdir().unwrap();
-        let src = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures/rust"));
-        copy_dir(src, ws.path());
-        copy_dir(&src.join("src"), &ws.path().join("src"));
-        ws
-    };
+    let fresh = || scry_testkit::temp_copy("rust");
     let envs = |c: &mut Command| {
         c.env("XDG_CONFIG_HOME", home.path().join("config"))
             .env("SCRY_LOG_DIR", home.path().join("logs"))

@@ -21,40 +21,15 @@ use tokio::sync::mpsc;
 
 pub const WAIT: Duration = Duration::from_secs(20);
 
-/// True when CI demands every server (`SCRY_REQUIRE_SERVERS=1`).
-pub fn servers_required() -> bool {
-    std::env::var("SCRY_REQUIRE_SERVERS").is_ok_and(|v| v == "1")
-}
-
-/// `target/debug/scry-fake-lsp`, next to this test's directory. Missing:
-/// `None` with a note (skip), or a failure under `SCRY_REQUIRE_SERVERS=1`.
-pub fn fake_lsp(test: &str) -> Option<PathBuf> {
-    let exe = std::env::current_exe().expect("test executable path");
-    let dir = exe.parent().and_then(Path::parent).expect("target dir");
-    let bin = dir.join(format!("scry-fake-lsp{}", std::env::consts::EXE_SUFFIX));
-    if bin.is_file() {
-        return Some(bin);
-    }
-    let msg = format!(
-        "{test}: {} is missing; build it with `cargo build -p scry-testkit` (cargo test --workspace does)",
-        bin.display()
-    );
-    if servers_required() {
-        panic!("{msg}");
-    }
-    eprintln!("skipped: {msg}");
-    None
-}
+#[allow(unused_imports)] // each test file uses some
+pub use scry_testkit::{fake_lsp, servers_required, untimed};
 
 /// Whether a command is installed (else skip, or fail when required).
 pub fn have(command: &str, test: &str) -> bool {
     if scry_workspace::config::resolve_command(command, Path::new("/")).is_some() {
         return true;
     }
-    if servers_required() {
-        panic!("{test}: {command} is not installed");
-    }
-    eprintln!("skipped: {test}: {command} is not installed");
+    scry_testkit::skip_or_fail(format_args!("{test}: {command} is not installed"));
     false
 }
 
@@ -71,12 +46,8 @@ pub struct Ws {
 /// edit journal (`<tmp>/journal`), so that no test writes to the user's
 /// state directory.
 fn temp_root() -> (tempfile::TempDir, PathBuf) {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let root = dir
-        .path()
-        .canonicalize()
-        .expect("canonical tempdir")
-        .join("ws");
+    let (dir, base) = scry_testkit::canonical_tempdir();
+    let root = base.join("ws");
     std::fs::create_dir_all(&root).unwrap();
     (dir, root)
 }
@@ -108,25 +79,9 @@ fn engine_for(dir: tempfile::TempDir, root: PathBuf, config: Option<Value>) -> W
 
 /// A copy of `fixtures/<name>` with the built-in catalogue.
 pub fn fixture(name: &str) -> Ws {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../fixtures")
-        .join(name);
     let (dir, root) = temp_root();
-    copy_dir(&src, &root);
+    scry_testkit::copy_fixture_to(name, &root);
     engine_for(dir, root, None)
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let target = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&e.path(), &target);
-        } else {
-            std::fs::copy(e.path(), target).unwrap();
-        }
-    }
 }
 
 /// A workspace served by the fake server in `mode` for `*.fake` files,

@@ -545,14 +545,11 @@ pub(crate) async fn target_in_file(
     // 1. Declarations in the file's document symbols.
     let mut decls: Vec<Declared> = Vec::new();
     if supports(&session, "textDocument/documentSymbol") {
-        let params = call::params(&lsp::DocumentSymbolParams {
-            text_document: call::document(&path),
-            work_done_progress_params: Default::default(),
-            partial_result_params: Default::default(),
-        });
-        match cx
-            .ask(&session, "textDocument/documentSymbol", params)
+        // Cached per document version in the session (scry-lsp).
+        match tokio::time::timeout_at(cx.deadline, session.document_symbols(&path))
             .await
+            .map_err(|_| AskError::Timeout)
+            .and_then(|r| r.map_err(AskError::Session))
         {
             Ok(v) => {
                 if let Ok((_, flat)) = convert::document_symbols(&session, v, &index) {

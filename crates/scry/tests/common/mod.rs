@@ -18,17 +18,12 @@ use scry_render::{RenderOptions, render_text};
 use scry_workspace::Workspace;
 use serde_json::Value;
 
+#[allow(unused_imports)] // each test file uses some
+pub use scry_testkit::{copy_fixture, copy_tree, fixtures_dir, servers_required};
+
 /// The time budget of one query in these tests (the engine's maximum is
 /// 120 s; the default from the configuration is shorter).
 pub const TEST_TIMEOUT: Duration = Duration::from_secs(90);
-
-/// The repository's `fixtures/` directory.
-pub fn fixtures_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../fixtures")
-        .canonicalize()
-        .expect("fixtures/ exists next to crates/")
-}
 
 /// `fixtures/expected.json`.
 pub fn expected() -> Value {
@@ -49,78 +44,14 @@ pub fn server_command(lang: &str) -> &'static str {
     }
 }
 
-/// True when CI demands every server (`SCRY_REQUIRE_SERVERS=1`).
-pub fn servers_required() -> bool {
-    std::env::var("SCRY_REQUIRE_SERVERS").is_ok_and(|v| v == "1")
-}
-
 /// Whether `command` is usable; when it is not, either print why the test
 /// is skipped (returns false) or, under `SCRY_REQUIRE_SERVERS=1`, fail.
 pub fn server_available(ws: &Workspace, command: &str, test: &str) -> bool {
     if ws.installed(command).is_some() {
         return true;
     }
-    if servers_required() {
-        panic!("{test}: `{command}` is not installed but SCRY_REQUIRE_SERVERS=1");
-    }
-    eprintln!(
-        "skipping {test}: `{command}` is not installed (set SCRY_REQUIRE_SERVERS=1 to fail instead)"
-    );
+    scry_testkit::skip_or_fail(format_args!("{test}: `{command}` is not installed"));
     false
-}
-
-/// Copy a directory tree, leaving out build outputs and server caches.
-pub fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).expect("create dir");
-    for entry in std::fs::read_dir(from).expect("read fixture dir") {
-        let entry = entry.expect("dir entry");
-        let name = entry.file_name();
-        if name == "target" || name == ".cache" || name == "node_modules" || name == "__pycache__" {
-            continue;
-        }
-        let src = entry.path();
-        let dst = to.join(&name);
-        let ft = entry.file_type().expect("file type");
-        if ft.is_dir() {
-            copy_tree(&src, &dst);
-        } else if ft.is_file() {
-            std::fs::copy(&src, &dst).expect("copy fixture file");
-        }
-    }
-}
-
-/// A copy of `fixtures/<lang>` in a temporary directory. For C,
-/// `compile_commands.json` is rewritten with the copy's absolute directory so
-/// clangd's background index runs (cross-file answers).
-pub fn copy_fixture(lang: &str) -> tempfile::TempDir {
-    let tmp = tempfile::Builder::new()
-        .prefix(&format!("scry-it-{}-", lang.replace('/', "-")))
-        .tempdir()
-        .expect("tempdir");
-    copy_tree(&fixtures_dir().join(lang), tmp.path());
-    if lang == "c" {
-        write_compile_commands(tmp.path());
-    }
-    tmp
-}
-
-fn write_compile_commands(dir: &Path) {
-    let dir = dir.canonicalize().expect("canonical fixture copy");
-    let entries: Vec<Value> = ["inventory.c", "report.c", "main.c"]
-        .iter()
-        .map(|f| {
-            serde_json::json!({
-                "directory": dir.to_string_lossy(),
-                "file": f,
-                "arguments": ["cc", "-std=c11", "-Wall", "-I.", "-c", f],
-            })
-        })
-        .collect();
-    std::fs::write(
-        dir.join("compile_commands.json"),
-        serde_json::to_string_pretty(&entries).unwrap(),
-    )
-    .expect("write compile_commands.json");
 }
 
 /// One fixture copy with one engine (one server start for the whole test).

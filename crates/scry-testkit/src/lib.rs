@@ -1,0 +1,255 @@
+//! Shared helpers for scry's tests and benchmarks (like rust-analyzer's
+//! `test-utils`): where the repository's `fixtures/` are, copying them into
+//! temporary directories, whether a missing tool skips a test or fails it
+//! (`SCRY_REQUIRE_SERVERS=1`), where the fake language server
+//! (`scry-fake-lsp`, this package's binary) was built, and JSON clean-ups.
+//!
+//! Invariants: nothing here writes under the repository (fixtures are only
+//! read and copied), and nothing depends on scry's own crates, so any crate
+//! can take this as a dev-dependency without a cycle.
+
+use std::fmt::Display;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde_json::Value;
+
+/// The repository's `fixtures/` directory (canonical).
+pub fn fixtures_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fixtures")
+        .canonicalize()
+        .expect("fixtures/ exists next to crates/")
+}
+
+/// `fixtures/<rel>`.
+pub fn fixture_path(rel: &str) -> PathBuf {
+    fixtures_dir().join(rel)
+}
+
+/// True when CI demands every server (`SCRY_REQUIRE_SERVERS=1`).
+pub fn servers_required() -> bool {
+    std::env::var("SCRY_REQUIRE_SERVERS").is_ok_and(|v| v == "1")
+}
+
+/// A tool a test needs is missing: fail under `SCRY_REQUIRE_SERVERS=1`,
+/// else print that the test is skipped. The caller then returns.
+pub fn skip_or_fail(why: impl Display) {
+    if servers_required() {
+        panic!("{why} (SCRY_REQUIRE_SERVERS=1)");
+    }
+    eprintln!("skipped: {why} (set SCRY_REQUIRE_SERVERS=1 to fail instead)");
+}
+
+/// Whether an executable named `command` is in a directory of `PATH`.
+pub fn on_path(command: &str) -> bool {
+    std::env::var_os("PATH")
+        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(command).is_file()))
+}
+
+/// Whether `command` is on `PATH`; when not, [`skip_or_fail`] for `test`.
+pub fn require_on_path(command: &str, test: &str) -> bool {
+    if on_path(command) {
+        return true;
+    }
+    skip_or_fail(format_args!("{test}: `{command}` is not installed"));
+    false
+}
+
+/// The directories a fixture copy leaves out: build outputs and server
+/// caches (none is in the repository; a local run may have made them).
+const SKIPPED: &[&str] = &["target", ".cache", "node_modules", "__pycache__"];
+
+/// Copy a directory tree (files and folders, recursively), leaving out
+/// build outputs and server caches.
+pub fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("create dir");
+    for entry in std::fs::read_dir(from).expect("read fixture dir") {
+        let entry = entry.expect("dir entry");
+        let name = entry.file_name();
+        if SKIPPED.iter().any(|s| name == *s) {
+            continue;
+        }
+        let (src, dst) = (entry.path(), to.join(&name));
+        let ft = entry.file_type().expect("file type");
+        if ft.is_dir() {
+            copy_tree(&src, &dst);
+        } else if ft.is_file() {
+            std::fs::copy(&src, &dst).expect("copy fixture file");
+        }
+    }
+}
+
+/// Copy `fixtures/<rel>` into `to` (created).
+pub fn copy_fixture_to(rel: &str, to: &Path) {
+    copy_tree(&fixture_path(rel), to);
+}
+
+/// A plain copy of `fixtures/<rel>` in a fresh temporary directory (named
+/// `scry-test-<rel>-…`, `/` as `-`).
+pub fn temp_copy(rel: &str) -> tempfile::TempDir {
+    let tmp = tempfile::Builder::new()
+        .prefix(&format!("scry-test-{}-", rel.replace('/', "-")))
+        .tempdir()
+        .expect("tempdir");
+    copy_fixture_to(rel, tmp.path());
+    tmp
+}
+
+/// [`temp_copy`] made ready for a language server: for C,
+/// `compile_commands.json` is rewritten with the copy's absolute directory
+/// so clangd's background index runs (cross-file answers; see
+/// fixtures/README.md).
+pub fn copy_fixture(lang: &str) -> tempfile::TempDir {
+    let tmp = temp_copy(lang);
+    if lang == "c" {
+        write_compile_commands(tmp.path());
+    }
+    tmp
+}
+
+/// A temporary directory and its canonical path (what answers' paths start
+/// with: on some systems the temporary directory is behind a link).
+pub fn canonical_tempdir() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().canonicalize().expect("canonical tempdir");
+    (dir, path)
+}
+
+/// `compile_commands.json` for the C fixture's three sources, with `dir`'s
+/// canonical path as their directory.
+pub fn write_compile_commands(dir: &Path) {
+    let dir = dir.canonicalize().expect("canonical fixture copy");
+    let entries: Vec<Value> = ["inventory.c", "report.c", "main.c"]
+        .iter()
+        .map(|f| {
+            serde_json::json!({
+                "directory": dir.to_string_lossy(),
+                "file": f,
+                "arguments": ["cc", "-std=c11", "-Wall", "-I.", "-c", f],
+            })
+        })
+        .collect();
+    std::fs::write(
+        dir.join("compile_commands.json"),
+        serde_json::to_string_pretty(&entries).expect("JSON"),
+    )
+    .expect("write compile_commands.json");
+}
+
+/// The fake server binary, `target/<profile>/scry-fake-lsp`, next to the
+/// running test's `deps/` directory. Missing: `None` after
+/// [`skip_or_fail`] (`cargo test --workspace` builds it; so does
+/// `cargo build -p scry-testkit`). This package's own tests use
+/// `env!("CARGO_BIN_EXE_scry-fake-lsp")` instead.
+pub fn fake_lsp(test: &str) -> Option<PathBuf> {
+    let exe = std::env::current_exe().expect("test executable path");
+    let dir = exe.parent().and_then(Path::parent).expect("target dir");
+    let bin = dir.join(format!("scry-fake-lsp{}", std::env::consts::EXE_SUFFIX));
+    if bin.is_file() {
+        return Some(bin);
+    }
+    skip_or_fail(format_args!(
+        "{test}: {} is missing; build it with `cargo build -p scry-testkit` (cargo test --workspace does)",
+        bin.display()
+    ));
+    None
+}
+
+/// Remove every `elapsed_ms` member, at any depth: timings differ between
+/// two runs of the same question.
+pub fn untimed(v: &mut Value) {
+    match v {
+        Value::Object(m) => {
+            m.remove("elapsed_ms");
+            m.values_mut().for_each(untimed);
+        }
+        Value::Array(a) => a.iter_mut().for_each(untimed),
+        _ => {}
+    }
+}
+
+/// Timings summed up for benchmarks, in milliseconds.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Stats {
+    pub min: f64,
+    pub median: f64,
+    pub max: f64,
+}
+
+/// Min, median (the mean of the middle two for an even count) and max of
+/// `v`, which must not be empty.
+pub fn stats(v: &[Duration]) -> Stats {
+    let mut ms: Vec<f64> = v.iter().map(|d| d.as_secs_f64() * 1e3).collect();
+    ms.sort_by(f64::total_cmp);
+    let n = ms.len();
+    let median = if n % 2 == 1 {
+        ms[n / 2]
+    } else {
+        (ms[n / 2 - 1] + ms[n / 2]) / 2.0
+    };
+    Stats {
+        min: ms[0],
+        median,
+        max: ms[n - 1],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn copy_tree_copies_nested_files_and_skips_caches() {
+        let (_src_dir, src) = canonical_tempdir();
+        std::fs::create_dir_all(src.join("a/b")).unwrap();
+        std::fs::create_dir_all(src.join("target/debug")).unwrap();
+        std::fs::create_dir_all(src.join("x/__pycache__")).unwrap();
+        std::fs::write(src.join("top.txt"), "top").unwrap();
+        std::fs::write(src.join("a/b/deep.txt"), "deep").unwrap();
+        std::fs::write(src.join("target/debug/out"), "built").unwrap();
+        std::fs::write(src.join("x/__pycache__/m.pyc"), "cache").unwrap();
+        let (_dst_dir, dst) = canonical_tempdir();
+        let to = dst.join("copy");
+        copy_tree(&src, &to);
+        assert_eq!(std::fs::read_to_string(to.join("top.txt")).unwrap(), "top");
+        assert_eq!(
+            std::fs::read_to_string(to.join("a/b/deep.txt")).unwrap(),
+            "deep"
+        );
+        assert!(!to.join("target").exists());
+        assert!(to.join("x").is_dir());
+        assert!(!to.join("x/__pycache__").exists());
+    }
+
+    #[test]
+    fn c_fixture_copy_gets_its_own_compile_commands() {
+        let tmp = copy_fixture("c");
+        let text = std::fs::read_to_string(tmp.path().join("compile_commands.json")).unwrap();
+        let v: Value = serde_json::from_str(&text).unwrap();
+        let dir = tmp.path().canonicalize().unwrap();
+        assert_eq!(v.as_array().unwrap().len(), 3);
+        assert_eq!(v[0]["directory"], dir.to_string_lossy().as_ref());
+        assert!(tmp.path().join("inventory.c").is_file());
+    }
+
+    #[test]
+    fn stats_of_odd_and_even_counts() {
+        let ms = |v: &[u64]| {
+            v.iter()
+                .map(|&m| Duration::from_millis(m))
+                .collect::<Vec<_>>()
+        };
+        let s = stats(&ms(&[3, 1, 2]));
+        assert_eq!((s.min, s.median, s.max), (1.0, 2.0, 3.0));
+        let s = stats(&ms(&[4, 1, 2, 3]));
+        assert_eq!((s.min, s.median, s.max), (1.0, 2.5, 4.0));
+    }
+
+    #[test]
+    fn untimed_removes_elapsed_at_every_depth() {
+        let mut v = serde_json::json!({"elapsed_ms": 3, "a": [{"elapsed_ms": 1, "b": 2}]});
+        untimed(&mut v);
+        assert_eq!(v, serde_json::json!({"a": [{"b": 2}]}));
+    }
+}
