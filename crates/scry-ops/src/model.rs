@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// What was asked. One enum for CLI, MCP and library callers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Action {
     Definition,
@@ -157,7 +157,7 @@ impl Action {
 
 /// A range in a file. `line`/`col` is the start, `end_line`/`end_col` the
 /// exclusive end; all 1-based, columns in characters.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct Loc {
     pub path: PathBuf,
     pub line: u32,
@@ -171,7 +171,7 @@ pub struct Loc {
 }
 
 /// Where scry asked the server, and how it found that place.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AskedAt {
     pub loc: Loc,
     /// How the position was found, in a few words:
@@ -182,7 +182,7 @@ pub struct AskedAt {
 
 /// Another declaration with the same name in the same file, so the next call
 /// can pick it with `line`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Alternative {
     pub name: String,
     pub kind: String,
@@ -193,7 +193,7 @@ pub struct Alternative {
 }
 
 /// A node of a document outline.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SymbolNode {
     pub name: String,
     /// Lower-case LSP symbol kind name: "function", "struct", "method", ...
@@ -205,12 +205,12 @@ pub struct SymbolNode {
     pub col: u32,
     /// Last line of the whole symbol (its full range).
     pub end_line: u32,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub children: Vec<SymbolNode>,
 }
 
 /// A workspace-symbol hit.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SymbolItem {
     pub name: String,
     pub kind: String,
@@ -220,7 +220,7 @@ pub struct SymbolItem {
 }
 
 /// One item of a call hierarchy.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CallItem {
     pub name: String,
     pub kind: String,
@@ -233,13 +233,13 @@ pub struct CallItem {
 /// A caller (incoming) or callee (outgoing) with the call sites.
 /// For incoming calls the sites are in the caller's file; for outgoing calls
 /// they are in the file of the item asked about.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Call {
     pub item: CallItem,
     pub sites: Vec<Loc>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum CallDirection {
     Incoming,
@@ -247,7 +247,7 @@ pub enum CallDirection {
 }
 
 /// One running server process.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RunningServer {
     pub root: PathBuf,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -261,7 +261,7 @@ pub struct RunningServer {
 }
 
 /// A configured provider as `status` reports it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ServerStatus {
     pub id: String,
     /// `lsp` (a language server, kept running) or `cli` (a linter run per
@@ -281,7 +281,7 @@ pub struct ServerStatus {
     pub running: Vec<RunningServer>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StatusReport {
     pub workspace_root: PathBuf,
     pub servers: Vec<ServerStatus>,
@@ -293,7 +293,7 @@ pub struct StatusReport {
 }
 
 /// One definition in a repository map.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MapEntry {
     /// 1-based.
     pub line: u32,
@@ -304,7 +304,7 @@ pub struct MapEntry {
 }
 
 /// One file in a repository map, with its chosen definitions in line order.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MapFileEntry {
     pub path: PathBuf,
     pub definitions: Vec<MapEntry>,
@@ -312,10 +312,10 @@ pub struct MapFileEntry {
 
 /// The answer to `map`: files ranked by the reference graph (personalised
 /// PageRank), cut to a character budget.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RepoMapReport {
     /// What the map was biased towards (paths and symbols as given).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub focus: Vec<String>,
     pub files: Vec<MapFileEntry>,
     /// Files indexed.
@@ -327,12 +327,12 @@ pub struct RepoMapReport {
     /// The character budget of the listing.
     pub budget: usize,
     /// Files not indexed (binary, over the size limit), with the reason.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub skipped: Vec<String>,
 }
 
 /// The payload of an answer.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Body {
     Locations {
@@ -402,7 +402,7 @@ impl Body {
 }
 
 /// The question as the caller put it (echoed in answers and empty results).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Question {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub path: Option<PathBuf>,
@@ -417,7 +417,7 @@ pub struct Question {
 }
 
 /// Everything an operation found out.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Answer {
     pub action: Action,
     pub question: Question,
@@ -427,7 +427,7 @@ pub struct Answer {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub asked_at: Option<AskedAt>,
     /// Other declarations of the same name in the file.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub others: Vec<Alternative>,
     pub body: Body,
     /// Why the result is empty, when known ("rust-analyzer is still indexing
@@ -439,7 +439,7 @@ pub struct Answer {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub partial: Option<String>,
     /// Extra one-line notes (e.g. "pylsp is not installed").
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
     /// `Some("syntactic")` when the answer comes from the syntactic index
     /// (tree-sitter) instead of a language server: matched by name, not by
@@ -454,7 +454,7 @@ pub struct Answer {
 }
 
 /// The asked name resolves to different targets at its occurrences.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SameName {
     /// "on line 12", or "in this file" when no line was given.
     pub scope: String,
@@ -464,7 +464,7 @@ pub struct SameName {
 }
 
 /// One more occurrence of the asked name, with a different target.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SameNameOccurrence {
     /// 1-based line and column (characters).
     pub line: u32,
@@ -583,7 +583,7 @@ impl SeverityFilter {
 }
 
 /// One diagnostic from a language server or a linter.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Diagnostic {
     /// Where; 1-based, columns in characters, with the source line.
     pub loc: Loc,
@@ -602,23 +602,23 @@ pub struct Diagnostic {
 
 /// A diagnostic as listed: possibly standing for several identical ones,
 /// possibly with cascades beneath it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DiagnosticEntry {
     pub diagnostic: Diagnostic,
     /// How many identical messages (same severity, code, source and
     /// message) this entry stands for, itself included.
     pub count: usize,
     /// Example locations of the others (at most 3).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub also: Vec<Loc>,
     /// Follow-up errors caused by this one (an unresolved import or missing
     /// module): SECONDARY.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub secondary: Vec<Diagnostic>,
 }
 
 /// What became of one provider in a `diagnostics` call.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ProviderOutcome {
     /// Ran and answered for every file it was given.
@@ -634,7 +634,7 @@ pub enum ProviderOutcome {
 }
 
 /// One provider's part in a `diagnostics` answer.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ProviderRun {
     pub id: String,
     /// `"lsp"` or `"cli"`.
@@ -649,7 +649,7 @@ pub struct ProviderRun {
 }
 
 /// A file whose diagnostics from one provider did not come in time.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PendingFile {
     pub path: PathBuf,
     pub provider: String,
@@ -658,7 +658,7 @@ pub struct PendingFile {
 
 /// The answer to `diagnostics`: merged, deduplicated, ordered (severity,
 /// path, position), grouped and capped.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DiagnosticsReport {
     /// What was checked, as asked (`src/`, `*`, `a.py, b.py`).
     pub scope: String,
@@ -681,7 +681,7 @@ pub struct DiagnosticsReport {
     pub providers: Vec<ProviderRun>,
     /// Files whose current diagnostics did not come in time (their old
     /// ones are not shown).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub pending: Vec<PendingFile>,
     /// Set for `changes: true`: the entries are only the new diagnostics.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -690,7 +690,7 @@ pub struct DiagnosticsReport {
 
 /// What `diagnostics` with `changes: true` compared (counts under the
 /// severity filter).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ChangesSummary {
     /// Diagnostics new since the previous check.
     pub new: usize,
@@ -705,7 +705,7 @@ pub struct ChangesSummary {
 
 /// What an edit changed in the diagnostics of the files it touched (see
 /// `Engine::diagnostics_after_edit`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DiagnosticsDelta {
     /// Diagnostics the edit introduced (at most 8, errors first).
     pub introduced: Vec<Diagnostic>,
@@ -805,7 +805,7 @@ pub struct EditReport {
 }
 
 /// One code action as listed.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CodeActionInfo {
     /// 1-based number to apply it by.
     pub index: usize,
@@ -819,7 +819,7 @@ pub struct CodeActionInfo {
 }
 
 /// The code actions available for a range.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CodeActionList {
     /// The range asked about (1-based).
     pub range: Loc,

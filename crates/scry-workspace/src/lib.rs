@@ -11,4 +11,4 @@ pub mod seed_config;
 pub mod trust;
 pub mod watch;
 
-pub use pool::{Route, Workspace, WorkspaceError, default_log_dir};
+pub use pool::{Route, ServerUse, Workspace, WorkspaceError, default_log_dir};

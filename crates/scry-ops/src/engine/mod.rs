@@ -33,7 +33,7 @@ const MAX_OCCURRENCES: usize = 32;
 const MAX_SAME_LINE: usize = 4;
 
 /// A question, as any front end puts it.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Query {
     pub action: Action,
     /// Absolute, or relative to the workspace root.
