@@ -129,7 +129,7 @@ pub struct DaemonStatus {
     pub version: String,
     pub protocol: u32,
     pub uptime_ms: u64,
-    /// Clients connected now.
+    /// Clients connected now, besides the one asking.
     pub clients: usize,
     pub socket: PathBuf,
     pub workspaces: Vec<WorkspaceStatus>,

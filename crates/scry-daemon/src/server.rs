@@ -334,7 +334,8 @@ impl State {
             version: VERSION.to_string(),
             protocol: PROTOCOL,
             uptime_ms: self.started.elapsed().as_millis() as u64,
-            clients: self.clients.load(Ordering::SeqCst),
+            // The asking connection is not counted.
+            clients: self.clients.load(Ordering::SeqCst).saturating_sub(1),
             socket: self.files.socket.clone(),
             workspaces,
         }

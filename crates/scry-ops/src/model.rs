@@ -331,9 +331,11 @@ pub struct RepoMapReport {
     pub skipped: Vec<String>,
 }
 
-/// The payload of an answer.
+/// The payload of an answer. Adjacently tagged: an internal `kind` tag
+/// would collide with `EditReport::kind` (the daemon's wire needs the round
+/// trip; the JSON output is built by scry-render, not by serde).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
+#[serde(tag = "kind", content = "body", rename_all = "snake_case")]
 pub enum Body {
     Locations {
         locations: Vec<Loc>,
