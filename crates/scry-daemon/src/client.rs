@@ -9,13 +9,17 @@
 //! (`SCRY_DAEMON_START_MS`, default 5 s). Two clients starting at once are
 //! fine: the second daemon finds the lock taken and exits.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use scry_ops::Query;
+use scry_ops::{OpError, Query};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
 use tokio::net::UnixStream;
 use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
+use tokio::sync::mpsc;
 
 use crate::paths::{self, Files, PROTOCOL, VERSION};
 use crate::proto::{self, Call, ClientFrame, DaemonFrame, DaemonStatus, Reply};
@@ -265,4 +269,225 @@ pub fn session_id(kind: &str) -> String {
     let h = std::collections::hash_map::RandomState::new()
         .hash_one((std::process::id(), std::time::SystemTime::now()));
     format!("{kind}-{}-{h:016x}", std::process::id())
+}
+
+/// One connection shared by many calls at once (an MCP session): frames
+/// are routed to their call by id; a call whose future is dropped sends
+/// `Cancel` (so the daemon cancels it upstream).
+struct Mux {
+    tx: mpsc::UnboundedSender<Vec<u8>>,
+    pending: Mutex<HashMap<u64, mpsc::UnboundedSender<DaemonFrame>>>,
+    next: AtomicU64,
+    closed: AtomicBool,
+    pid: u32,
+}
+
+impl Mux {
+    fn open(conn: Connection) -> Arc<Mux> {
+        let Connection {
+            mut lines,
+            mut writer,
+            pid,
+            ..
+        } = conn;
+        let (tx, mut rx) = mpsc::unbounded_channel::<Vec<u8>>();
+        let mux = Arc::new(Mux {
+            tx,
+            pending: Mutex::new(HashMap::new()),
+            next: AtomicU64::new(1),
+            closed: AtomicBool::new(false),
+            pid,
+        });
+        tokio::spawn(async move {
+            while let Some(buf) = rx.recv().await {
+                if writer.write_all(&buf).await.is_err() {
+                    break;
+                }
+            }
+        });
+        let reader = mux.clone();
+        tokio::spawn(async move {
+            while let Ok(Some(line)) = lines.next_line().await {
+                let Ok(frame) = serde_json::from_str::<DaemonFrame>(&line) else {
+                    break;
+                };
+                let id = match &frame {
+                    DaemonFrame::Progress { id, .. } => *id,
+                    DaemonFrame::Answer(r) => r.id,
+                    _ => continue,
+                };
+                let pending = reader.pending.lock().unwrap_or_else(|e| e.into_inner());
+                if let Some(p) = pending.get(&id) {
+                    let _ = p.send(frame);
+                }
+            }
+            reader.closed.store(true, Ordering::SeqCst);
+            // Every call waiting gets `None`: the connection was lost.
+            reader
+                .pending
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .clear();
+        });
+        mux
+    }
+
+    async fn call(
+        &self,
+        cwd: &Path,
+        root: &Path,
+        query: &Query,
+        progress: &Mutex<Option<String>>,
+    ) -> Result<Reply, Lost> {
+        let id = self.next.fetch_add(1, Ordering::SeqCst);
+        let (ptx, mut prx) = mpsc::unbounded_channel();
+        self.pending
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(id, ptx);
+        if self.closed.load(Ordering::SeqCst) {
+            return Err(Lost("the daemon closed the connection".into()));
+        }
+        let frame = ClientFrame::Call(Call {
+            id,
+            cwd: cwd.to_path_buf(),
+            root: root.to_path_buf(),
+            query: query.clone(),
+        });
+        if self.tx.send(proto::encode(&frame)).is_err() {
+            return Err(Lost("the connection to the daemon is closed".into()));
+        }
+        let mut guard = CancelOnDrop {
+            mux: self,
+            id,
+            done: false,
+        };
+        loop {
+            match prx.recv().await {
+                Some(DaemonFrame::Progress { line, .. }) => {
+                    *progress.lock().unwrap_or_else(|e| e.into_inner()) = line;
+                }
+                Some(DaemonFrame::Answer(r)) => {
+                    guard.done = true;
+                    return Ok(*r);
+                }
+                Some(_) => {}
+                None => {
+                    guard.done = true;
+                    return Err(Lost("the daemon closed the connection".into()));
+                }
+            }
+        }
+    }
+}
+
+struct CancelOnDrop<'a> {
+    mux: &'a Mux,
+    id: u64,
+    done: bool,
+}
+
+impl Drop for CancelOnDrop<'_> {
+    fn drop(&mut self) {
+        self.mux
+            .pending
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&self.id);
+        if !self.done {
+            let _ = self
+                .mux
+                .tx
+                .send(proto::encode(&ClientFrame::Cancel { id: self.id }));
+        }
+    }
+}
+
+/// A long-lived client session (an MCP session) over one shared
+/// connection, reconnecting — and restarting the daemon — after the
+/// daemon died. A call lost with the daemon is retried once when it is
+/// read-only, else it fails with `DAEMON_RESTARTED`.
+pub struct Shared {
+    files: Files,
+    exe: PathBuf,
+    session: String,
+    bound: Duration,
+    conn: tokio::sync::Mutex<Option<Arc<Mux>>>,
+    progress: Mutex<Option<String>>,
+}
+
+impl Shared {
+    /// Connect (starting the daemon if needed); `Err`: why the daemon
+    /// cannot be used.
+    pub async fn connect(files: Files, exe: PathBuf, session: String) -> Result<Shared, String> {
+        let shared = Shared {
+            files,
+            exe,
+            session,
+            bound: start_bound(),
+            conn: tokio::sync::Mutex::new(None),
+            progress: Mutex::new(None),
+        };
+        shared.mux().await?;
+        Ok(shared)
+    }
+
+    async fn mux(&self) -> Result<Arc<Mux>, String> {
+        let mut conn = self.conn.lock().await;
+        if let Some(m) = conn.as_ref()
+            && !m.closed.load(Ordering::SeqCst)
+        {
+            return Ok(m.clone());
+        }
+        let c = connect_or_start(&self.files, &self.session, &self.exe, self.bound).await?;
+        let m = Mux::open(c);
+        *conn = Some(m.clone());
+        Ok(m)
+    }
+
+    /// The daemon's pid (of the current connection).
+    pub async fn pid(&self) -> Option<u32> {
+        self.conn.lock().await.as_ref().map(|m| m.pid)
+    }
+
+    /// What the latest call waits for, as the daemon last said.
+    pub fn waiting_on(&self) -> Option<String> {
+        self.progress
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// Ask one question; `Err(OpError::DaemonRestarted)` when the daemon
+    /// died with the call.
+    pub async fn run(&self, cwd: &Path, root: &Path, query: &Query) -> Result<Reply, OpError> {
+        let lost = |pid: u32, why: String| {
+            let mut msg = format!(
+                "the scry daemon (pid {pid}) stopped during the call ({why}); the next call starts a new one"
+            );
+            if proto::is_write(query) {
+                msg.push_str("; whether the edit was applied is unknown: undo with dry_run shows the last one");
+            }
+            OpError::DaemonRestarted(msg)
+        };
+        let m = self.mux().await.map_err(|e| {
+            OpError::DaemonRestarted(format!("the scry daemon cannot be reached: {e}"))
+        })?;
+        let r = m.call(cwd, root, query, &self.progress).await;
+        *self.progress.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        match r {
+            Ok(r) => Ok(r),
+            Err(e) if proto::is_write(query) => Err(lost(m.pid, e.0)),
+            Err(e) => {
+                tracing::info!("{e}; asking a new daemon once");
+                let again = self
+                    .mux()
+                    .await
+                    .map_err(|x| lost(m.pid, format!("{}; {x}", e.0)))?;
+                let r = again.call(cwd, root, query, &self.progress).await;
+                *self.progress.lock().unwrap_or_else(|e| e.into_inner()) = None;
+                r.map_err(|x| lost(again.pid, x.0))
+            }
+        }
+    }
 }

@@ -510,6 +510,10 @@ struct McpCli {
     /// loopback ones; repeatable.
     #[arg(long = "allow-host", value_name = "HOST", requires = "allow_remote")]
     allow_host: Vec<String>,
+    /// Answer in this process instead of through the shared scry daemon
+    /// (also `SCRY_NO_DAEMON=1`; `--http` always answers in-process).
+    #[arg(long = "no-daemon")]
+    no_daemon: bool,
     /// With --http: most MCP sessions at once.
     #[arg(
         long = "max-sessions",
@@ -586,7 +590,21 @@ fn mcp_main() -> ExitCode {
                 );
             }))
         }
-        None => runtime.block_on(scry_mcp::serve_stdio(&root, opts)),
+        None => runtime.block_on(async {
+            let backend: Option<Arc<dyn scry_mcp::Backend>> =
+                if cli.no_daemon || scry_daemon::paths::opted_out() {
+                    None
+                } else {
+                    match scry_mcp::daemon::DaemonBackend::connect(root.clone()).await {
+                        Ok(b) => Some(Arc::new(b)),
+                        Err(why) => {
+                            tracing::warn!("scry daemon not used ({why}); serving in-process");
+                            None
+                        }
+                    }
+                };
+            scry_mcp::serve_stdio_with(&root, opts, backend).await
+        }),
     };
     // The stdin reader may still be blocked: do not wait for it.
     runtime.shutdown_timeout(Duration::from_secs(1));

@@ -517,3 +517,109 @@ fn edits_from_two_clients_are_serialized_and_undo_works_from_another() {
         original
     );
 }
+
+/// A `scry mcp` process spoken to over stdio.
+struct Mcp {
+    child: Child,
+    rx: std::sync::mpsc::Receiver<Value>,
+}
+
+impl Mcp {
+    fn start(env: &Env) -> Mcp {
+        use std::io::BufRead;
+        let mut child = env
+            .cmd(&["mcp"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if let Ok(v) = serde_json::from_str::<Value>(&line) {
+                    let _ = tx.send(v);
+                }
+            }
+        });
+        let mut m = Mcp { child, rx };
+        m.send(
+            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "daemon-test", "version": "0"}}}),
+        );
+        m.response(1);
+        m.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        m
+    }
+
+    fn send(&mut self, v: Value) {
+        use std::io::Write;
+        let stdin = self.child.stdin.as_mut().unwrap();
+        writeln!(stdin, "{v}").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    fn response(&self, id: i64) -> Value {
+        let deadline = Instant::now() + Duration::from_secs(120);
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let m = self
+                .rx
+                .recv_timeout(left)
+                .unwrap_or_else(|_| panic!("no response for id {id}"));
+            if m["id"] == json!(id) {
+                return m;
+            }
+        }
+    }
+
+    fn refs(&mut self, id: i64) -> String {
+        self.send(
+            json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+            "name": "lsp", "arguments": {"action": "references", "path": "inventory.py",
+            "symbol": "total_weight", "timeout_ms": 90000}}}),
+        );
+        let r = self.response(id);
+        assert_eq!(r["result"]["isError"], json!(false), "{r}");
+        r["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    }
+}
+
+impl Drop for Mcp {
+    fn drop(&mut self) {
+        drop(self.child.stdin.take());
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn two_concurrent_mcp_sessions_share_one_server_process() {
+    if !pyright("mcp") {
+        return;
+    }
+    let env = Env::new(Some("python"));
+    let mut a = Mcp::start(&env);
+    let mut b = Mcp::start(&env);
+    let ta = a.refs(2);
+    let tb = b.refs(2);
+    assert_eq!(ta, tb);
+    assert!(ta.contains("references to `total_weight`"), "{ta}");
+    let servers = env.servers();
+    assert_eq!(
+        servers.len(),
+        1,
+        "one pyright for both sessions: {servers:?}"
+    );
+    let s = env.status();
+    assert_eq!(s["clients"], 2, "{s}");
+    drop(a);
+    b.refs(3);
+    assert_eq!(env.servers(), servers, "the server outlives a session");
+}
