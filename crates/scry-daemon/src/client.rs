@@ -144,12 +144,12 @@ impl Connection {
     ) -> Result<Reply, Lost> {
         let id = self.next_id;
         self.next_id += 1;
-        self.send(&ClientFrame::Call(Call {
+        self.send(&ClientFrame::Call(Box::new(Call {
             id,
             cwd: cwd.to_path_buf(),
             root: root.to_path_buf(),
             query: query.clone(),
-        }))
+        })))
         .await?;
         loop {
             match self.read().await? {
@@ -348,12 +348,12 @@ impl Mux {
         if self.closed.load(Ordering::SeqCst) {
             return Err(Lost("the daemon closed the connection".into()));
         }
-        let frame = ClientFrame::Call(Call {
+        let frame = ClientFrame::Call(Box::new(Call {
             id,
             cwd: cwd.to_path_buf(),
             root: root.to_path_buf(),
             query: query.clone(),
-        });
+        }));
         if self.tx.send(proto::encode(&frame)).is_err() {
             return Err(Lost("the connection to the daemon is closed".into()));
         }

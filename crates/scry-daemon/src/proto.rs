@@ -32,7 +32,7 @@ pub enum ClientFrame {
         /// and once-per-session notices are kept per session.
         session: String,
     },
-    Call(Call),
+    Call(Box<Call>),
     /// Drop the call with this id (its upstream requests are cancelled).
     Cancel {
         id: u64,
@@ -190,12 +190,12 @@ mod tests {
         q.path = Some(PathBuf::from("/w/a.py"));
         q.symbol = Some("f".into());
         q.timeout = Some(std::time::Duration::from_millis(1500));
-        let f = ClientFrame::Call(Call {
+        let f = ClientFrame::Call(Box::new(Call {
             id: 7,
             cwd: "/w".into(),
             root: "/w".into(),
             query: q,
-        });
+        }));
         let line = encode(&f);
         assert_eq!(line.last(), Some(&b'\n'));
         let back: ClientFrame = serde_json::from_slice(&line).unwrap();
