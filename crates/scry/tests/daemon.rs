@@ -623,3 +623,42 @@ fn two_concurrent_mcp_sessions_share_one_server_process() {
     b.refs(3);
     assert_eq!(env.servers(), servers, "the server outlives a session");
 }
+
+#[test]
+fn beyond_max_servers_the_least_recently_used_server_stops() {
+    let env = Env::new(None);
+    let Some(fake) = fake_server() else {
+        return;
+    };
+    for (f, t) in [
+        ("a.one", "alpha beta\n"),
+        ("b.two", "gamma\n"),
+        ("c.three", "delta\n"),
+    ] {
+        std::fs::write(env.ws.join(f), t).unwrap();
+    }
+    let server = |ext: &str| json!({"command": fake, "fileTypes": [ext], "env": {}});
+    env.config(json!({
+        "autoDetect": false,
+        "limits": {"maxServers": 2},
+        "servers": {"one": server("one"), "two": server("two"), "three": server("three")},
+    }));
+    let ids = || {
+        let mut v: Vec<String> = env.servers().into_iter().map(|(id, _)| id).collect();
+        v.sort();
+        v
+    };
+    assert!(env.scry(&["symbols", "a.one"]).status.success());
+    assert!(env.scry(&["symbols", "b.two"]).status.success());
+    assert_eq!(ids(), ["one", "two"]);
+    assert!(
+        env.scry(&["symbols", "a.one"]).status.success(),
+        "one is used again"
+    );
+    assert!(env.scry(&["symbols", "c.three"]).status.success());
+    wait_until(
+        "two (least recently used) to stop",
+        Duration::from_secs(10),
+        || ids() == ["one", "three"],
+    );
+}
