@@ -19,7 +19,8 @@ use crate::progress::Progress;
 
 /// What asking the daemon gave.
 pub enum Asked {
-    Reply(Reply),
+    /// The answer, and the pid of the daemon that gave it.
+    Reply(Reply, u32),
     /// The call was lost with the daemon.
     Error(OpError),
     /// The daemon cannot be used (why): answer in-process.
@@ -51,14 +52,18 @@ pub async fn ask(cwd: &Path, root: &Path, query: &Query, quiet: bool) -> Asked {
     let set = |l: Option<String>| *line.lock().unwrap_or_else(|e| e.into_inner()) = l;
     let first = conn.call(cwd, root, query, set).await;
     let result = match first {
-        Ok(r) => Ok(r),
+        Ok(r) => Ok((r, conn.pid)),
         Err(lost) if !proto::is_write(query) => {
             tracing::info!("{lost}; asking a new daemon once");
             match client::connect_or_start(&files, &session, &exe, bound).await {
-                Ok(mut again) => again
-                    .call(cwd, root, query, set)
-                    .await
-                    .map_err(|e| (again.pid, e)),
+                Ok(mut again) => {
+                    let pid = again.pid;
+                    again
+                        .call(cwd, root, query, set)
+                        .await
+                        .map(|r| (r, pid))
+                        .map_err(|e| (pid, e))
+                }
                 Err(e) => Err((conn.pid, client::Lost(e))),
             }
         }
@@ -68,7 +73,7 @@ pub async fn ask(cwd: &Path, root: &Path, query: &Query, quiet: bool) -> Asked {
         p.finish();
     }
     match result {
-        Ok(r) => Asked::Reply(r),
+        Ok((r, pid)) => Asked::Reply(r, pid),
         Err((pid, lost)) => {
             let mut msg = format!(
                 "the scry daemon (pid {pid}) stopped during the call ({}); the next call starts a new one",

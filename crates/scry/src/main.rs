@@ -202,7 +202,7 @@ fn main() -> ExitCode {
     }
     runtime.block_on(async {
         match daemon_cmd::ask(&cwd, &root, &query, cli.quiet).await {
-            daemon_cmd::Asked::Reply(reply) => print_reply(cli.json, reply),
+            daemon_cmd::Asked::Reply(reply, pid) => print_reply(cli.json, reply, pid),
             daemon_cmd::Asked::Error(e) => report(&e, &root, cli.json),
             daemon_cmd::Asked::Unavailable(why) => {
                 tracing::info!("scry daemon not used: {why}");
@@ -213,7 +213,7 @@ fn main() -> ExitCode {
 }
 
 /// Print what the daemon answered, as the in-process path would.
-fn print_reply(json: bool, reply: scry_daemon::proto::Reply) -> ExitCode {
+fn print_reply(json: bool, reply: scry_daemon::proto::Reply, pid: u32) -> ExitCode {
     let root = reply.root.clone();
     let opts = RenderOptions {
         max_locations: reply.max_locations,
@@ -223,7 +223,12 @@ fn print_reply(json: bool, reply: scry_daemon::proto::Reply) -> ExitCode {
         eprintln!("scry: warning: {w}");
     }
     match reply.into_result() {
-        Ok(Ok(answer)) => {
+        Ok(Ok(mut answer)) => {
+            if answer.action == Action::Status {
+                answer.notes.push(format!(
+                    "served by the scry daemon (pid {pid}; `scry daemon status`, `scry daemon stop`)"
+                ));
+            }
             print_answer(json, &answer, &root, &opts);
             ExitCode::SUCCESS
         }

@@ -300,6 +300,11 @@ fn a_stale_socket_and_lock_are_recovered_and_other_versions_never_used() {
     assert!(out.status.success(), "{out:?}");
     assert!(!text(&out).contains("not used"), "{}", text(&out));
     assert!(
+        text(&out).contains("served by the scry daemon (pid "),
+        "{}",
+        text(&out)
+    );
+    assert!(
         env.daemon_pid().is_some(),
         "a daemon took the stale socket's place"
     );
