@@ -667,3 +667,45 @@ fn beyond_max_servers_the_least_recently_used_server_stops() {
         || ids() == ["one", "three"],
     );
 }
+
+#[test]
+fn an_mcp_cancel_reaches_the_server_through_the_daemon() {
+    let env = Env::new(None);
+    if env
+        .fake(
+            json!({"FAKE_LSP_MODE": "slow", "FAKE_LSP_DELAY_MS": "60000"}),
+            json!({}),
+        )
+        .is_none()
+    {
+        return;
+    }
+    let mut m = Mcp::start(&env);
+    m.send(
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        "name": "lsp", "arguments": {"action": "definition", "path": "a.fake",
+        "symbol": "alpha", "line": 2, "timeout_ms": 90000}}}),
+    );
+    wait_until("the definition request", Duration::from_secs(30), || {
+        env.fake_log().contains("\"textDocument/definition\"")
+    });
+    m.send(
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"requestId": 2, "reason": "test"}}),
+    );
+    wait_until("$/cancelRequest upstream", Duration::from_secs(10), || {
+        env.fake_log().contains("$/cancelRequest")
+    });
+    let server = env.fake_pid().unwrap();
+    m.send(
+        json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
+        "name": "lsp", "arguments": {"action": "symbols", "path": "a.fake"}}}),
+    );
+    let r = m.response(3);
+    assert_eq!(r["result"]["isError"], json!(false), "{r}");
+    assert_eq!(
+        env.fake_pid(),
+        Some(server),
+        "the session and its server carry on"
+    );
+}
