@@ -644,3 +644,89 @@ mod tests {
         assert!(rss_kib(std::process::id()).is_some_and(|k| k > 0));
     }
 }
+
+#[cfg(test)]
+mod wire_tests {
+    use super::*;
+    use crate::client::{ConnectError, Connection};
+
+    /// A daemon in a temporary directory, and its files.
+    async fn daemon() -> (tempfile::TempDir, Files, tokio::task::JoinHandle<()>) {
+        let t = tempfile::tempdir().unwrap();
+        let files = Files::named(&t.path().join("d"), VERSION, "test");
+        let f = files.clone();
+        let task = tokio::spawn(async move {
+            run(f, Duration::from_secs(30)).await.unwrap();
+        });
+        for _ in 0..200 {
+            if files.socket.exists() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        (t, files, task)
+    }
+
+    #[tokio::test]
+    async fn a_version_mismatch_is_refused_in_clear_words_never_a_hang() {
+        let (_t, files, task) = daemon().await;
+        let mut s = UnixStream::connect(&files.socket).await.unwrap();
+        let hello = ClientFrame::Hello {
+            protocol: PROTOCOL,
+            version: "0.0.0-old".into(),
+            session: "t".into(),
+        };
+        s.write_all(&proto::encode(&hello)).await.unwrap();
+        let mut lines = BufReader::new(s).lines();
+        let reply = tokio::time::timeout(Duration::from_secs(5), lines.next_line())
+            .await
+            .expect("an answer, not a hang")
+            .unwrap()
+            .unwrap();
+        let DaemonFrame::Refused { message } = serde_json::from_str(&reply).unwrap() else {
+            panic!("not refused: {reply}")
+        };
+        assert!(
+            message.contains("0.0.0-old") && message.contains(VERSION),
+            "{message}"
+        );
+        let end = tokio::time::timeout(Duration::from_secs(5), lines.next_line()).await;
+        assert!(matches!(end, Ok(Ok(None))), "closed after refusing");
+
+        // The right version is served; a second daemon on the same files
+        // does not start.
+        let mut c = Connection::connect(&files, "t2").await.unwrap();
+        assert_eq!(c.pid, std::process::id());
+        let st = c.status().await.unwrap();
+        assert_eq!(st.version, VERSION);
+        assert!(matches!(
+            run(files.clone(), Duration::from_secs(1)).await,
+            Err(StartError::AlreadyRunning(_))
+        ));
+        c.stop().await.unwrap();
+        tokio::time::timeout(Duration::from_secs(15), task)
+            .await
+            .expect("the daemon stops")
+            .unwrap();
+        assert!(!files.socket.exists(), "its socket is removed");
+        assert!(matches!(
+            Connection::connect(&files, "t3").await,
+            Err(ConnectError::Absent(_))
+        ));
+    }
+
+    #[tokio::test]
+    async fn a_frame_that_is_not_a_hello_is_refused() {
+        let (_t, files, task) = daemon().await;
+        let mut s = UnixStream::connect(&files.socket).await.unwrap();
+        s.write_all(b"{\"status\":null}\n").await.unwrap();
+        let mut lines = BufReader::new(s).lines();
+        let reply = tokio::time::timeout(Duration::from_secs(5), lines.next_line())
+            .await
+            .unwrap()
+            .unwrap()
+            .unwrap();
+        assert!(reply.contains("expected a hello"), "{reply}");
+        task.abort();
+    }
+}
