@@ -261,6 +261,16 @@ impl Session {
                 .stdout(Stdio::piped())
                 .stderr(Stdio::piped())
                 .kill_on_drop(true);
+            // The server dies with the thread that started it (on Linux):
+            // a killed host (the daemon, SIGKILL) leaves no server behind.
+            #[cfg(target_os = "linux")]
+            // SAFETY: prctl is async-signal-safe; nothing is allocated.
+            unsafe {
+                c.pre_exec(|| {
+                    libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong);
+                    Ok(())
+                });
+            }
         });
         cmd.wrap(ProcessGroup::leader());
         let mut child = cmd.spawn().map_err(|source| SessionError::Spawn {

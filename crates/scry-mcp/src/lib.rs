@@ -26,7 +26,10 @@
 //! One [`scry_ops::Engine`] per session: servers start lazily, are shared by
 //! all calls, and are stopped when the client goes away ([`serve`]). Over
 //! HTTP ([`http`], `scry mcp --http`) one engine serves every session, and
-//! its servers stop with the HTTP server.
+//! its servers stop with the HTTP server. `scry mcp` on stdio instead sends
+//! its questions to the scry daemon by default ([`daemon`], a
+//! [`Backend`]): every session on the machine then shares one set of
+//! servers per workspace; the session's own engine only validates.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -38,6 +41,7 @@ use scry_workspace::Workspace;
 use tokio::io::{AsyncRead, AsyncWrite};
 
 mod args;
+pub mod daemon;
 pub mod dedupe;
 #[cfg(any(test, feature = "fuzzing"))]
 #[doc(hidden)]
@@ -50,7 +54,7 @@ mod wire;
 
 pub use http::{HttpOptions, HttpServer, serve_http};
 pub use scrub::ToolError;
-pub use server::{JournalEntry, Options, ScryMcp, is_write};
+pub use server::{Backend, JournalEntry, Options, ScryMcp, is_write};
 
 /// Why a session ended badly.
 #[derive(Debug, thiserror::Error)]
@@ -95,9 +99,18 @@ where
 
 /// `scry mcp`: serve on stdin/stdout for the workspace at `root`.
 pub async fn serve_stdio(root: &Path, opts: Options) -> Result<(), ServeError> {
+    serve_stdio_with(root, opts, None).await
+}
+
+/// [`serve_stdio`] with questions answered by `backend` (the daemon).
+pub async fn serve_stdio_with(
+    root: &Path,
+    opts: Options,
+    backend: Option<Arc<dyn Backend>>,
+) -> Result<(), ServeError> {
     let ws = Workspace::open(root).map_err(|e| ServeError::Config(e.to_string()))?;
     let engine = Engine::new(Arc::new(ws));
-    let server = ScryMcp::new(engine, opts);
+    let server = ScryMcp::with_backend(engine, opts, backend);
     let (stdin, stdout) = rmcp::transport::stdio();
     serve(server, stdin, stdout).await
 }

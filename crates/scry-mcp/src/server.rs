@@ -1,5 +1,10 @@
 //! The MCP handler: `tools/list` and `tools/call` with the call semantics
 //! (validate → permission → execute → journal → respond).
+//!
+//! Validation, permissions, idempotency, limits and rendering happen here
+//! against the local workspace (its configuration; no server is started
+//! for them); execution goes to a [`Backend`]: the in-process engine, or
+//! the scry daemon that shares servers across sessions.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -51,6 +56,19 @@ impl Default for Options {
     }
 }
 
+/// Who answers validated questions, when not the in-process engine.
+pub trait Backend: Send + Sync {
+    /// Answer one question; dropping the future cancels it.
+    fn run<'a>(
+        &'a self,
+        q: &'a Query,
+    ) -> std::pin::Pin<
+        Box<dyn Future<Output = Result<scry_ops::Answer, scry_ops::OpError>> + Send + 'a>,
+    >;
+    /// What the running calls wait for (servers starting, indexing).
+    fn waiting_on(&self) -> Option<String>;
+}
+
 /// What a write call did, as the journal keeps it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct JournalEntry {
@@ -93,6 +111,8 @@ impl Replay {
 
 struct Inner {
     engine: Engine,
+    /// Where questions go instead of `engine` (the daemon).
+    backend: Option<Arc<dyn Backend>>,
     opts: Options,
     languages: Languages,
     tools: Vec<Tool>,
@@ -153,6 +173,17 @@ impl ScryMcp {
     /// the tool description names those languages (the missing ones are
     /// logged); with none at all, no tool is offered.
     pub fn new(engine: Engine, opts: Options) -> ScryMcp {
+        ScryMcp::with_backend(engine, opts, None)
+    }
+
+    /// [`ScryMcp::new`], with questions answered by `backend` (the daemon)
+    /// instead of `engine`, which then only serves validation and the
+    /// configuration.
+    pub fn with_backend(
+        engine: Engine,
+        opts: Options,
+        backend: Option<Arc<dyn Backend>>,
+    ) -> ScryMcp {
         let ws = engine.workspace().clone();
         let languages = Languages::detect(&ws);
         if let Some(line) = languages.missing_line() {
@@ -187,6 +218,7 @@ impl ScryMcp {
                 journal: Mutex::new(VecDeque::new()),
                 executions: AtomicU64::new(0),
                 engine,
+                backend,
                 opts,
                 languages,
                 tools,
@@ -205,6 +237,7 @@ impl ScryMcp {
         ScryMcp {
             inner: Arc::new(Inner {
                 engine: i.engine.clone(),
+                backend: i.backend.clone(),
                 opts: i.opts.clone(),
                 languages: i.languages.clone(),
                 tools: i.tools.clone(),
@@ -392,7 +425,10 @@ impl ScryMcp {
         ctx: &RequestContext<RoleServer>,
     ) -> Option<Result<scry_ops::Answer, scry_ops::OpError>> {
         let token = ctx.meta.get_progress_token();
-        let run = self.inner.engine.run(q);
+        let run = match &self.inner.backend {
+            Some(b) => b.run(q),
+            None => Box::pin(self.inner.engine.run(q)),
+        };
         tokio::pin!(run);
         let mut tick = tokio::time::interval(self.inner.opts.progress_interval);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
@@ -418,6 +454,11 @@ impl ScryMcp {
 
     /// What the call is waiting for, when a server is starting or indexing.
     fn waiting_on(&self) -> Option<String> {
+        if let Some(b) = &self.inner.backend {
+            return b
+                .waiting_on()
+                .map(|l| format!("waiting: {}", l.trim_end_matches('…')));
+        }
         let ws = self.inner.engine.workspace();
         let mut parts: Vec<String> = ws
             .running()

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 /// An operation that could not answer. `Display` is one actionable line.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, serde::Serialize, serde::Deserialize)]
 pub enum OpError {
     #[error("no workspace root: pass --root DIR or run scry inside the project")]
     WorkspaceRequired,
@@ -39,6 +39,10 @@ pub enum OpError {
     /// Writing failed midway; every file was restored to its before-image.
     #[error("{0}")]
     WriteFailed(String),
+    /// The scry daemon stopped while it held the call (killed, crashed):
+    /// its outcome is unknown; the next call starts a new daemon.
+    #[error("{0}")]
+    DaemonRestarted(String),
 }
 
 impl OpError {
@@ -59,6 +63,7 @@ impl OpError {
             OpError::EditRejected(_) => "EDIT_REJECTED",
             OpError::FileChanged(_) => "FILE_CHANGED",
             OpError::WriteFailed(_) => "WRITE_FAILED",
+            OpError::DaemonRestarted(_) => "DAEMON_RESTARTED",
         }
     }
 }

@@ -89,7 +89,7 @@ impl Action {
 
 /// A range in a file. `line`/`col` is the start, `end_line`/`end_col` the
 /// exclusive end; all 1-based, columns in characters.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct Loc {
     pub path: PathBuf,
     pub line: u32,
@@ -103,7 +103,7 @@ pub struct Loc {
 }
 
 /// Where scry asked the server, and how it found that place.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AskedAt {
     pub loc: Loc,
     /// How the position was found, in a few words:
@@ -114,7 +114,7 @@ pub struct AskedAt {
 
 /// Another declaration with the same name in the same file, so the next call
 /// can pick it with `line`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Alternative {
     pub name: String,
     pub kind: String,
@@ -125,7 +125,7 @@ pub struct Alternative {
 }
 
 /// A node of a document outline.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SymbolNode {
     pub name: String,
     /// Lower-case LSP symbol kind name: "function", "struct", "method", ...
@@ -137,12 +137,12 @@ pub struct SymbolNode {
     pub col: u32,
     /// Last line of the whole symbol (its full range).
     pub end_line: u32,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub children: Vec<SymbolNode>,
 }
 
 /// A workspace-symbol hit.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SymbolItem {
     pub name: String,
     pub kind: String,
@@ -152,7 +152,7 @@ pub struct SymbolItem {
 }
 
 /// One item of a call hierarchy.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CallItem {
     pub name: String,
     pub kind: String,
@@ -165,13 +165,13 @@ pub struct CallItem {
 /// A caller (incoming) or callee (outgoing) with the call sites.
 /// For incoming calls the sites are in the caller's file; for outgoing calls
 /// they are in the file of the item asked about.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Call {
     pub item: CallItem,
     pub sites: Vec<Loc>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum CallDirection {
     Incoming,
@@ -179,7 +179,7 @@ pub enum CallDirection {
 }
 
 /// One running server process.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RunningServer {
     pub root: PathBuf,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -193,7 +193,7 @@ pub struct RunningServer {
 }
 
 /// A configured provider as `status` reports it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ServerStatus {
     pub id: String,
     /// `lsp` (a language server, kept running) or `cli` (a linter run per
@@ -213,7 +213,7 @@ pub struct ServerStatus {
     pub running: Vec<RunningServer>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StatusReport {
     pub workspace_root: PathBuf,
     pub servers: Vec<ServerStatus>,
@@ -225,7 +225,7 @@ pub struct StatusReport {
 }
 
 /// One definition in a repository map.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MapEntry {
     /// 1-based.
     pub line: u32,
@@ -236,7 +236,7 @@ pub struct MapEntry {
 }
 
 /// One file in a repository map, with its chosen definitions in line order.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MapFileEntry {
     pub path: PathBuf,
     pub definitions: Vec<MapEntry>,
@@ -244,10 +244,10 @@ pub struct MapFileEntry {
 
 /// The answer to `map`: files ranked by the reference graph (personalised
 /// PageRank), cut to a character budget.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RepoMapReport {
     /// What the map was biased towards (paths and symbols as given).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub focus: Vec<String>,
     pub files: Vec<MapFileEntry>,
     /// Files indexed.
@@ -259,13 +259,15 @@ pub struct RepoMapReport {
     /// The character budget of the listing.
     pub budget: usize,
     /// Files not indexed (binary, over the size limit), with the reason.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub skipped: Vec<String>,
 }
 
-/// The payload of an answer.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
+/// The payload of an answer. Adjacently tagged: an internal `kind` tag
+/// would collide with `EditReport::kind` (the daemon's wire needs the round
+/// trip; the JSON output is built by scry-render, not by serde).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", content = "body", rename_all = "snake_case")]
 pub enum Body {
     Locations {
         locations: Vec<Loc>,
@@ -334,7 +336,7 @@ impl Body {
 }
 
 /// The question as the caller put it (echoed in answers and empty results).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Question {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub path: Option<PathBuf>,
@@ -349,7 +351,7 @@ pub struct Question {
 }
 
 /// Everything an operation found out.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Answer {
     pub action: Action,
     pub question: Question,
@@ -359,7 +361,7 @@ pub struct Answer {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub asked_at: Option<AskedAt>,
     /// Other declarations of the same name in the file.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub others: Vec<Alternative>,
     pub body: Body,
     /// Why the result is empty, when known ("rust-analyzer is still indexing
@@ -371,7 +373,7 @@ pub struct Answer {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub partial: Option<String>,
     /// Extra one-line notes (e.g. "pylsp is not installed").
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
     /// `Some("syntactic")` when the answer comes from the syntactic index
     /// (tree-sitter) instead of a language server: matched by name, not by
@@ -386,7 +388,7 @@ pub struct Answer {
 }
 
 /// The asked name resolves to different targets at its occurrences.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SameName {
     /// "on line 12", or "in this file" when no line was given.
     pub scope: String,
@@ -396,7 +398,7 @@ pub struct SameName {
 }
 
 /// One more occurrence of the asked name, with a different target.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SameNameOccurrence {
     /// 1-based line and column (characters).
     pub line: u32,
@@ -515,7 +517,7 @@ impl SeverityFilter {
 }
 
 /// One diagnostic from a language server or a linter.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Diagnostic {
     /// Where; 1-based, columns in characters, with the source line.
     pub loc: Loc,
@@ -534,23 +536,23 @@ pub struct Diagnostic {
 
 /// A diagnostic as listed: possibly standing for several identical ones,
 /// possibly with cascades beneath it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DiagnosticEntry {
     pub diagnostic: Diagnostic,
     /// How many identical messages (same severity, code, source and
     /// message) this entry stands for, itself included.
     pub count: usize,
     /// Example locations of the others (at most 3).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub also: Vec<Loc>,
     /// Follow-up errors caused by this one (an unresolved import or missing
     /// module): SECONDARY.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub secondary: Vec<Diagnostic>,
 }
 
 /// What became of one provider in a `diagnostics` call.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ProviderOutcome {
     /// Ran and answered for every file it was given.
@@ -566,7 +568,7 @@ pub enum ProviderOutcome {
 }
 
 /// One provider's part in a `diagnostics` answer.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ProviderRun {
     pub id: String,
     /// `"lsp"` or `"cli"`.
@@ -581,7 +583,7 @@ pub struct ProviderRun {
 }
 
 /// A file whose diagnostics from one provider did not come in time.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PendingFile {
     pub path: PathBuf,
     pub provider: String,
@@ -590,7 +592,7 @@ pub struct PendingFile {
 
 /// The answer to `diagnostics`: merged, deduplicated, ordered (severity,
 /// path, position), grouped and capped.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DiagnosticsReport {
     /// What was checked, as asked (`src/`, `*`, `a.py, b.py`).
     pub scope: String,
@@ -613,7 +615,7 @@ pub struct DiagnosticsReport {
     pub providers: Vec<ProviderRun>,
     /// Files whose current diagnostics did not come in time (their old
     /// ones are not shown).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub pending: Vec<PendingFile>,
     /// Set for `changes: true`: the entries are only the new diagnostics.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -622,7 +624,7 @@ pub struct DiagnosticsReport {
 
 /// What `diagnostics` with `changes: true` compared (counts under the
 /// severity filter).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ChangesSummary {
     /// Diagnostics new since the previous check.
     pub new: usize,
@@ -637,7 +639,7 @@ pub struct ChangesSummary {
 
 /// What an edit changed in the diagnostics of the files it touched (see
 /// `Engine::diagnostics_after_edit`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DiagnosticsDelta {
     /// Diagnostics the edit introduced (at most 8, errors first).
     pub introduced: Vec<Diagnostic>,
@@ -737,7 +739,7 @@ pub struct EditReport {
 }
 
 /// One code action as listed.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CodeActionInfo {
     /// 1-based number to apply it by.
     pub index: usize,
@@ -751,7 +753,7 @@ pub struct CodeActionInfo {
 }
 
 /// The code actions available for a range.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CodeActionList {
     /// The range asked about (1-based).
     pub range: Loc,

@@ -42,7 +42,8 @@
 //!   // mentioned by id count as named). The last layer that sets it wins.
 //!   "autoDetect": false,
 //!   "limits": { "maxLocations": 50, "maxChars": 8000, "timeoutMs": 20000, "maxOpenDocuments": 100,
-//!               "maxDiagnostics": 50, "diagnosticsDeltaMs": 2000 }
+//!               "maxDiagnostics": 50, "diagnosticsDeltaMs": 2000,
+//!               "serverIdleMs": 600000, "maxServers": 8 }
 //! }
 //! ```
 //!
@@ -115,6 +116,22 @@ pub struct Limits {
     /// (default 2000).
     #[serde(default = "default_delta_ms")]
     pub diagnostics_delta_ms: u64,
+    /// A server with no question for this long is stopped (milliseconds,
+    /// default 10 min; enforced where servers outlive a call: the daemon).
+    #[serde(default = "default_server_idle_ms")]
+    pub server_idle_ms: u64,
+    /// Most servers running at once; starting one more stops the least
+    /// recently used (default 8).
+    #[serde(default = "default_max_servers")]
+    pub max_servers: usize,
+}
+
+fn default_server_idle_ms() -> u64 {
+    600_000
+}
+
+fn default_max_servers() -> usize {
+    8
 }
 
 fn default_max_diagnostics() -> usize {
@@ -134,6 +151,8 @@ impl Default for Limits {
             max_open_documents: 200,
             max_diagnostics: default_max_diagnostics(),
             diagnostics_delta_ms: default_delta_ms(),
+            server_idle_ms: default_server_idle_ms(),
+            max_servers: default_max_servers(),
         }
     }
 }
@@ -793,6 +812,8 @@ impl Builder {
                 "maxopendocuments" => 3,
                 "maxdiagnostics" => 4,
                 "diagnosticsdeltams" => 5,
+                "serveridlems" => 6,
+                "maxservers" => 7,
                 _ => {
                     self.warnings.push(format!(
                         "{}: unknown key \"limits.{key}\" ignored",
@@ -821,7 +842,9 @@ impl Builder {
                 2 => self.limits.timeout_ms = n,
                 3 => self.limits.max_open_documents = size,
                 4 => self.limits.max_diagnostics = size,
-                _ => self.limits.diagnostics_delta_ms = n,
+                5 => self.limits.diagnostics_delta_ms = n,
+                6 => self.limits.server_idle_ms = n,
+                _ => self.limits.max_servers = size,
             }
         }
         Ok(())

@@ -20,4 +20,4 @@ pub mod trust;
 pub mod walk;
 pub mod watch;
 
-pub use pool::{Route, Workspace, WorkspaceError, default_log_dir};
+pub use pool::{Route, ServerUse, Workspace, WorkspaceError, default_log_dir};

@@ -1,6 +1,15 @@
 //! The servers of one workspace: routing a file to its server and root, and
-//! one process per (server, root), started lazily on first use, reused
-//! after, restarted when it died, stopped on `reload` and `shutdown`.
+//! one process per (server, root, hash of the effective server config:
+//! program, args, env, settings, initializationOptions), started lazily on
+//! first use, reused after, restarted when it died, stopped on `reload` and
+//! `shutdown`.
+//!
+//! Lifecycle for long-lived hosts (the daemon): each server remembers when
+//! a question last used it; [`Workspace::stop_idle`] stops those idle
+//! longer than `limits.serverIdleMs`, and starting a server beyond
+//! `limits.maxServers` first stops the least recently used one.
+//! [`Workspace::refresh_config`] rereads the configuration and stops only
+//! the servers whose effective configuration changed.
 //!
 //! Commands are looked up in the project-local bin dirs only when the
 //! workspace is trusted ([`crate::trust`]); what an untrusted workspace
@@ -9,6 +18,7 @@
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Duration, Instant};
 
 use scry_lsp::{ApplyEditHook, EditHookSlot, Session, SessionConfig, SessionError};
 
@@ -37,8 +47,61 @@ pub enum WorkspaceError {
     Session(#[from] SessionError),
 }
 
-type Key = (String, PathBuf);
-type Slot = Arc<tokio::sync::Mutex<Option<Session>>>;
+/// (server id, root, hash of the effective server configuration).
+type Key = (String, PathBuf, u64);
+
+/// One server's place in the pool: its session (while running) and when a
+/// question last used it.
+#[derive(Default)]
+struct SlotState {
+    session: tokio::sync::Mutex<Option<Session>>,
+    last_used: Mutex<Option<Instant>>,
+}
+
+impl SlotState {
+    fn touch(&self) {
+        *self.last_used.lock().unwrap_or_else(|e| e.into_inner()) = Some(Instant::now());
+    }
+
+    fn idle(&self) -> Duration {
+        self.last_used
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .map(|t| t.elapsed())
+            .unwrap_or_default()
+    }
+}
+
+type Slot = Arc<SlotState>;
+
+/// A running server as a long-lived host reports it.
+#[derive(Debug, Clone)]
+pub struct ServerUse {
+    pub id: String,
+    pub root: PathBuf,
+    pub pid: Option<u32>,
+    pub uptime: Duration,
+    /// Since a question last used it.
+    pub idle: Duration,
+}
+
+/// The hash of what makes two servers interchangeable: the program and the
+/// effective arguments, environment, settings and initialization options.
+fn config_hash(route: &Route) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    route.program.hash(&mut h);
+    route.spec.args.hash(&mut h);
+    route.spec.env.hash(&mut h);
+    route.spec.settings.to_string().hash(&mut h);
+    route
+        .spec
+        .initialization_options
+        .as_ref()
+        .map(|v| v.to_string())
+        .hash(&mut h);
+    h.finish()
+}
 
 /// A workspace root, its configuration and its running servers.
 pub struct Workspace {
@@ -249,12 +312,17 @@ impl Workspace {
     /// callers for the same (server, root) wait for one start: never two
     /// processes. A session that died is replaced.
     pub async fn session(&self, route: &Route) -> Result<Session, WorkspaceError> {
-        let key = (route.spec.id.clone(), route.root.clone());
+        let key = (
+            route.spec.id.clone(),
+            route.root.clone(),
+            config_hash(route),
+        );
         let slot = {
             let mut slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
             slots.entry(key).or_default().clone()
         };
-        let mut guard = slot.lock().await;
+        slot.touch();
+        let mut guard = slot.session.lock().await;
         if let Some(s) = guard.as_ref() {
             if s.is_alive() {
                 return Ok(s.clone());
@@ -266,6 +334,7 @@ impl Workspace {
         }
         self.ensure_watcher();
         let config = self.config();
+        self.make_room(&slot, config.limits.max_servers);
         let session = Session::start(SessionConfig {
             name: route.spec.id.clone(),
             program: route.program.clone(),
@@ -286,6 +355,186 @@ impl Workspace {
         .await?;
         *guard = Some(session.clone());
         Ok(session)
+    }
+
+    /// Before starting a server in `starting`: while `max` or more run,
+    /// stop the least recently used other one (not one being started or
+    /// used right now).
+    fn make_room(&self, starting: &Slot, max: usize) {
+        let slots: Vec<Slot> = self
+            .slots
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .values()
+            .cloned()
+            .collect();
+        let mut running: Vec<(Duration, Slot)> = slots
+            .into_iter()
+            .filter(|s| !Arc::ptr_eq(s, starting))
+            .filter(|s| {
+                s.session
+                    .try_lock()
+                    .is_ok_and(|g| g.as_ref().is_some_and(|x| x.is_alive()))
+            })
+            .map(|s| (s.idle(), s))
+            .collect();
+        running.sort_by_key(|(idle, _)| std::cmp::Reverse(*idle));
+        let mut count = running.len();
+        for (_, slot) in running {
+            if count < max.max(1) {
+                break;
+            }
+            if let Ok(mut g) = slot.session.try_lock()
+                && let Some(s) = g.take()
+            {
+                tracing::info!(server = %s.name(), "stopping the least recently used server (limits.maxServers = {max})");
+                tokio::spawn(async move { s.shutdown().await });
+                count -= 1;
+            }
+        }
+    }
+
+    /// Stop the servers no question used for `idle` or longer; returns the
+    /// names of those stopped.
+    pub async fn stop_idle(&self, idle: Duration) -> Vec<String> {
+        let slots: Vec<(Key, Slot)> = self
+            .slots
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .map(|(k, s)| (k.clone(), s.clone()))
+            .collect();
+        let mut stopped = Vec::new();
+        for (key, slot) in slots {
+            if slot.idle() < idle {
+                continue;
+            }
+            // A server in use (being started or asked) is not idle.
+            let taken = match slot.session.try_lock() {
+                Ok(mut g) => g.take(),
+                Err(_) => continue,
+            };
+            if let Some(s) = taken {
+                tracing::info!(server = %s.name(), "stopping a server idle for {} s", slot.idle().as_secs());
+                stopped.push(s.name().to_string());
+                s.shutdown().await;
+            }
+            self.forget_if_empty(&key, &slot);
+        }
+        stopped
+    }
+
+    /// Stop one running server (the host picks which, e.g. the least
+    /// recently used across workspaces); true when it was running.
+    pub async fn stop_server(&self, id: &str, root: &Path) -> bool {
+        let slots: Vec<Slot> = self
+            .slots
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .filter(|(k, _)| k.0 == id && k.1 == root)
+            .map(|(_, s)| s.clone())
+            .collect();
+        let mut any = false;
+        for slot in slots {
+            let taken = slot.session.try_lock().ok().and_then(|mut g| g.take());
+            if let Some(s) = taken {
+                s.shutdown().await;
+                any = true;
+            }
+        }
+        any
+    }
+
+    fn forget_if_empty(&self, key: &Key, slot: &Slot) {
+        let mut slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
+        if slots.get(key).is_some_and(|s| Arc::ptr_eq(s, slot))
+            && slot.session.try_lock().is_ok_and(|g| g.is_none())
+        {
+            slots.remove(key);
+        }
+    }
+
+    /// The running servers with their pid, uptime and idle time.
+    pub fn usage(&self) -> Vec<ServerUse> {
+        let slots: Vec<Slot> = self
+            .slots
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .values()
+            .cloned()
+            .collect();
+        slots
+            .iter()
+            .filter_map(|slot| {
+                let s = slot.session.try_lock().ok()?.clone()?;
+                Some(ServerUse {
+                    id: s.name().to_string(),
+                    root: s.root().to_path_buf(),
+                    pid: s.pid(),
+                    uptime: s.uptime(),
+                    idle: slot.idle(),
+                })
+            })
+            .collect()
+    }
+
+    /// Reread the configuration; when it changed, use it and stop the
+    /// servers whose effective configuration is no longer the configured
+    /// one (the next question starts them anew). Unchanged servers keep
+    /// running. Returns whether anything changed.
+    pub async fn refresh_config(&self) -> Result<bool, ConfigError> {
+        let fresh = Config::load_with_policy(&self.root, self.policy)?;
+        let current = self.config();
+        if fresh.servers == current.servers && fresh.limits == current.limits {
+            return Ok(false);
+        }
+        *self.config.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(fresh);
+        self.commands
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clear();
+        let live: HashSet<(String, u64)> = self
+            .configured_routes()
+            .iter()
+            .map(|r| (r.spec.id.clone(), config_hash(r)))
+            .collect();
+        let stale: Vec<(Key, Slot)> = self
+            .slots
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .filter(|(k, _)| !live.contains(&(k.0.clone(), k.2)))
+            .map(|(k, s)| (k.clone(), s.clone()))
+            .collect();
+        for (key, slot) in stale {
+            let taken = slot.session.lock().await.take();
+            if let Some(s) = taken {
+                tracing::info!(server = %s.name(), "configuration changed: stopping the old server");
+                s.shutdown().await;
+            }
+            self.forget_if_empty(&key, &slot);
+        }
+        Ok(true)
+    }
+
+    /// A route for every configured, installed server (root: the
+    /// workspace's), for comparing configurations.
+    fn configured_routes(&self) -> Vec<Route> {
+        let config = self.config();
+        config
+            .servers
+            .iter()
+            .filter(|s| !s.disabled)
+            .filter_map(|spec| {
+                Some(Route {
+                    program: self.installed(&spec.command)?,
+                    spec: spec.clone(),
+                    root: self.root.clone(),
+                    language_id: String::new(),
+                })
+            })
+            .collect()
     }
 
     /// Start the workspace's file watcher if it is not running (never
@@ -343,7 +592,7 @@ impl Workspace {
             .collect();
         slots
             .iter()
-            .filter_map(|s| s.try_lock().ok().and_then(|g| g.clone()))
+            .filter_map(|s| s.session.try_lock().ok().and_then(|g| g.clone()))
             .collect()
     }
 
@@ -353,8 +602,8 @@ impl Workspace {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .iter()
-            .filter(|(_, s)| s.try_lock().is_err())
-            .map(|(k, _)| k.clone())
+            .filter(|(_, s)| s.session.try_lock().is_err())
+            .map(|(k, _)| (k.0.clone(), k.1.clone()))
             .collect()
     }
 
@@ -370,7 +619,7 @@ impl Workspace {
         let mut stopped = 0;
         let mut tasks = Vec::new();
         for slot in slots {
-            if let Some(s) = slot.lock().await.take() {
+            if let Some(s) = slot.session.lock().await.take() {
                 stopped += 1;
                 tasks.push(tokio::spawn(async move { s.shutdown().await }));
             }

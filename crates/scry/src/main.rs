@@ -1,7 +1,10 @@
 //! `scry`: the command-line front end. Parses arguments, runs one question
-//! through `scry_ops::Engine`, prints the rendered answer on stdout, errors
-//! as one line on stderr. Exit status: 0 answer (including "none found"),
-//! 1 error, 2 bad usage.
+//! through the per-user daemon (`scry-daemon`, started on first use; see
+//! `daemon_cmd`) or, with `--no-daemon`/`SCRY_NO_DAEMON=1` or when the
+//! daemon cannot start, through an in-process `scry_ops::Engine`; prints the
+//! rendered answer on stdout (rendered here either way, so the text is the
+//! same), errors as one line on stderr. Exit status: 0 answer (including
+//! "none found"), 1 error, 2 bad usage.
 
 mod argv;
 
@@ -11,13 +14,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::{CommandFactory, Parser};
+use scry_daemon::changes;
 use scry_ops::action::Arg;
 use scry_ops::{Action, Engine, Invalid, OpError, Problem, Query, SeverityFilter};
 use scry_render::{RenderOptions, error_json, render_error, render_json, render_text};
 use scry_workspace::Workspace;
 
-mod changes;
 mod completions;
+mod daemon_cmd;
 mod doctor;
 mod progress;
 mod trust_cmd;
@@ -51,7 +55,9 @@ Examples:
   scry doctor                                (set-up check: servers, versions, install commands)
   scry completions bash                      (also zsh, fish: shell completions)
   scry trust [DIR]                           (let DIR's .scry.json choose commands; --list, --revoke)
-  scry mcp --root .                          (MCP server on stdio for agents: the lsp tool)";
+  scry mcp --root .                          (MCP server on stdio for agents: the lsp tool)
+  scry daemon status                         (the shared servers; also `stop`, `--foreground`;
+                                              --no-daemon or SCRY_NO_DAEMON=1: run in-process)";
 
 #[derive(Parser, Debug)]
 #[command(
@@ -121,6 +127,10 @@ struct Cli {
     /// Time budget in milliseconds (default 30000, at most 120000).
     #[arg(long = "timeout-ms")]
     timeout_ms: Option<i64>,
+    /// Run in this process instead of through the shared scry daemon (also
+    /// `SCRY_NO_DAEMON=1`): servers start and stop with the call.
+    #[arg(long = "no-daemon")]
+    no_daemon: bool,
 }
 
 fn usage(msg: &str) -> ExitCode {
@@ -143,6 +153,9 @@ fn main() -> ExitCode {
     }
     if std::env::args_os().nth(1).is_some_and(|a| a == "trust") {
         return trust_cmd::main();
+    }
+    if std::env::args_os().nth(1).is_some_and(|a| a == "daemon") {
+        return daemon_cmd::main();
     }
     if let Some(msg) = argv::option_like_file(&std::env::args_os().collect::<Vec<_>>()) {
         return usage(&msg);
@@ -185,10 +198,67 @@ fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    runtime.block_on(run(cli.json, cli.quiet, root, query))
+    if cli.no_daemon || scry_daemon::paths::opted_out() {
+        return runtime.block_on(run(cli.json, cli.quiet, root, query, None));
+    }
+    runtime.block_on(async {
+        match daemon_cmd::ask(&cwd, &root, &query, cli.quiet).await {
+            daemon_cmd::Asked::Reply(reply, pid) => print_reply(cli.json, reply, pid),
+            daemon_cmd::Asked::Error(e) => report(&e, &root, cli.json),
+            daemon_cmd::Asked::Unavailable(why) => {
+                tracing::info!("scry daemon not used: {why}");
+                run(cli.json, cli.quiet, root, query, Some(why)).await
+            }
+        }
+    })
 }
 
-async fn run(json: bool, quiet: bool, root: PathBuf, query: Query) -> ExitCode {
+/// Print what the daemon answered, as the in-process path would.
+fn print_reply(json: bool, reply: scry_daemon::proto::Reply, pid: u32) -> ExitCode {
+    let root = reply.root.clone();
+    let opts = RenderOptions {
+        max_locations: reply.max_locations,
+        max_chars: reply.max_chars,
+    };
+    for w in &reply.warnings {
+        eprintln!("scry: warning: {w}");
+    }
+    match reply.into_result() {
+        Ok(Ok(mut answer)) => {
+            if answer.action == Action::Status {
+                answer.notes.push(format!(
+                    "served by the scry daemon (pid {pid}; `scry daemon status`, `scry daemon stop`)"
+                ));
+            }
+            print_answer(json, &answer, &root, &opts);
+            ExitCode::SUCCESS
+        }
+        Ok(Err(e)) => report(&e, &root, json),
+        Err(config) => {
+            eprintln!("scry: error[CONFIG]: {config}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn print_answer(json: bool, answer: &scry_ops::Answer, root: &Path, opts: &RenderOptions) {
+    let out = if json {
+        serde_json::to_string_pretty(&render_json(answer, root, opts)).unwrap_or_default()
+    } else {
+        render_text(answer, root, opts)
+    };
+    print_out(&out);
+}
+
+/// Answer in this process. `unavailable`: why the daemon was not used
+/// although it was wanted (said by `scry status`).
+async fn run(
+    json: bool,
+    quiet: bool,
+    root: PathBuf,
+    query: Query,
+    unavailable: Option<String>,
+) -> ExitCode {
     let ws = match Workspace::open(&root) {
         Ok(ws) => Arc::new(ws),
         Err(e) => {
@@ -206,25 +276,30 @@ async fn run(json: bool, quiet: bool, root: PathBuf, query: Query) -> ExitCode {
     if query.changes {
         changes::load(&engine);
     }
-    let progress = progress::Progress::start(engine.workspace().clone(), quiet);
-    let result = engine.run(&query).await;
+    let ws = engine.workspace().clone();
+    let progress = progress::Progress::start(move || scry_daemon::waiting_line(&ws), quiet);
+    let mut result = engine.run(&query).await;
     if let Some(p) = progress {
         p.finish();
     }
-    if query.changes && result.is_ok() {
-        changes::save(&engine);
+    if query.changes
+        && result.is_ok()
+        && let Err(w) = changes::save(&engine)
+    {
+        eprintln!("scry: warning: {w}");
+    }
+    if let (Some(why), Ok(answer)) = (&unavailable, &mut result)
+        && answer.action == Action::Status
+    {
+        answer.notes.push(format!(
+            "scry daemon: not used ({why}); this call ran in-process"
+        ));
     }
     // Stop the servers before printing nothing else; bounded.
     let _ = tokio::time::timeout(Duration::from_secs(5), engine.shutdown()).await;
     match result {
         Ok(answer) => {
-            let out = if json {
-                serde_json::to_string_pretty(&render_json(&answer, &root, &opts))
-                    .unwrap_or_default()
-            } else {
-                render_text(&answer, &root, &opts)
-            };
-            print_out(&out);
+            print_answer(json, &answer, &root, &opts);
             ExitCode::SUCCESS
         }
         Err(e) => report(&e, &root, json),
@@ -405,7 +480,7 @@ fn build_query(cli: &Cli, action: Action, cwd: &Path, root: &Path) -> Result<Que
 
 /// Logs go to stderr (never stdout: the MCP front end owns it), filtered by
 /// `SCRY_LOG` (default: warnings).
-fn init_tracing() {
+pub(crate) fn init_tracing() {
     let filter = tracing_subscriber::EnvFilter::try_from_env("SCRY_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
     let _ = tracing_subscriber::fmt()
@@ -450,6 +525,10 @@ struct McpCli {
     /// loopback ones; repeatable.
     #[arg(long = "allow-host", value_name = "HOST", requires = "allow_remote")]
     allow_host: Vec<String>,
+    /// Answer in this process instead of through the shared scry daemon
+    /// (also `SCRY_NO_DAEMON=1`; `--http` always answers in-process).
+    #[arg(long = "no-daemon")]
+    no_daemon: bool,
     /// With --http: most MCP sessions at once.
     #[arg(
         long = "max-sessions",
@@ -526,7 +605,21 @@ fn mcp_main() -> ExitCode {
                 );
             }))
         }
-        None => runtime.block_on(scry_mcp::serve_stdio(&root, opts)),
+        None => runtime.block_on(async {
+            let backend: Option<Arc<dyn scry_mcp::Backend>> =
+                if cli.no_daemon || scry_daemon::paths::opted_out() {
+                    None
+                } else {
+                    match scry_mcp::daemon::DaemonBackend::connect(root.clone()).await {
+                        Ok(b) => Some(Arc::new(b)),
+                        Err(why) => {
+                            tracing::warn!("scry daemon not used ({why}); serving in-process");
+                            None
+                        }
+                    }
+                };
+            scry_mcp::serve_stdio_with(&root, opts, backend).await
+        }),
     };
     // The stdin reader may still be blocked: do not wait for it.
     runtime.shutdown_timeout(Duration::from_secs(1));

@@ -1,16 +1,14 @@
 //! The CLI's progress line: while a question waits for a server to start or
 //! index, one updating line on stderr (`rust-analyzer: Indexing 45%
 //! (crates)…`), drawn by `indicatif`, only when stderr is a terminal and
-//! not under `--quiet`. It observes the workspace (servers starting, the
-//! indexing progress each session tracks) from a side task and never
-//! touches the question or its answer; it is cleared before the answer is
-//! printed.
+//! not under `--quiet`. It polls a source of that line from a side task —
+//! the in-process workspace (`scry_daemon::waiting_line`) or the daemon's
+//! progress frames — and never touches the question or its answer; it is
+//! cleared before the answer is printed.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use scry_workspace::Workspace;
 
 /// How often the workspace is looked at.
 const POLL: Duration = Duration::from_millis(100);
@@ -23,26 +21,13 @@ pub struct Progress {
     bar: ProgressBar,
 }
 
-/// What the servers are doing that a question waits for, or `None`.
-pub fn waiting_line(ws: &Workspace) -> Option<String> {
-    let mut parts = Vec::new();
-    for (id, _root) in ws.starting() {
-        let p = format!("{id}: starting");
-        if !parts.contains(&p) {
-            parts.push(p);
-        }
-    }
-    for s in ws.running() {
-        if let Some(ix) = s.state().indexing() {
-            parts.push(format!("{}: {ix}", s.name()));
-        }
-    }
-    (!parts.is_empty()).then(|| format!("{}…", parts.join("; ")))
-}
-
 impl Progress {
-    /// Start observing `ws`; `None` when stderr is not a terminal or `quiet`.
-    pub fn start(ws: Arc<Workspace>, quiet: bool) -> Option<Progress> {
+    /// Start showing what `source` says; `None` when stderr is not a
+    /// terminal or `quiet`.
+    pub fn start(
+        source: impl Fn() -> Option<String> + Send + 'static,
+        quiet: bool,
+    ) -> Option<Progress> {
         if quiet || !std::io::IsTerminal::is_terminal(&std::io::stderr()) {
             return None;
         }
@@ -56,7 +41,7 @@ impl Progress {
             tokio::time::sleep(DELAY).await;
             let mut ticking = false;
             loop {
-                match waiting_line(&ws) {
+                match source() {
                     Some(line) => {
                         shown.set_message(line);
                         if !ticking {

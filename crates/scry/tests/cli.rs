@@ -45,6 +45,7 @@ impl Env {
     fn scry_env(&self, args: &[&str], env: &[(&str, &str)]) -> Run {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_scry"));
         cmd.args(args)
+            .env("SCRY_NO_DAEMON", "1")
             .current_dir(self.home.path())
             .env("XDG_CONFIG_HOME", self.home.path().join("config"))
             .env("SCRY_LOG_DIR", self.home.path().join("logs"))

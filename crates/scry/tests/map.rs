@@ -18,6 +18,7 @@ struct Run {
 fn scry(home: &Path, args: &[&str]) -> Run {
     let out = Command::new(env!("CARGO_BIN_EXE_scry"))
         .args(args)
+        .env("SCRY_NO_DAEMON", "1")
         .current_dir(home)
         .env("XDG_CONFIG_HOME", home.join("config"))
         .env("XDG_STATE_HOME", home.join("state"))

@@ -85,6 +85,7 @@ fn mcp_over_stdio_answers_and_leaves_no_server_behind() {
     let mut child = Command::new(env!("CARGO_BIN_EXE_scry"))
         .args(["mcp", "--root"])
         .arg(&root)
+        .env("SCRY_NO_DAEMON", "1")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
@@ -142,6 +143,7 @@ fn mcp_over_stdio_answers_and_leaves_no_server_behind() {
 
     // The same text as the CLI gives.
     let cli = Command::new(env!("CARGO_BIN_EXE_scry"))
+        .env("SCRY_NO_DAEMON", "1")
         .args([
             "refs",
             "inventory.py",

@@ -10,7 +10,9 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 fn scry() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_scry"))
+    let mut c = Command::new(env!("CARGO_BIN_EXE_scry"));
+    c.env("SCRY_NO_DAEMON", "1");
+    c
 }
 
 /// One HTTP/1.1 POST to `url`'s `/mcp`; the status code.

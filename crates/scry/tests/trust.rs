@@ -97,6 +97,7 @@ impl Repo {
     fn cmd(&self) -> Command {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_scry"));
         cmd.current_dir(&self.root)
+            .env("SCRY_NO_DAEMON", "1")
             .env("XDG_CONFIG_HOME", self.home.join("config"))
             .env("XDG_STATE_HOME", self.home.join("state"))
             .env("SCRY_LOG_DIR", self.home.join("logs"))

@@ -5,7 +5,7 @@ use std::process::Command;
 
 fn scry() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_scry"));
-    c.env_remove("SCRY_LOG");
+    c.env_remove("SCRY_LOG").env("SCRY_NO_DAEMON", "1");
     c
 }
 
@@ -176,6 +176,7 @@ fn diagnostics_changes_after_the_agents_own_edits() {
             .env("XDG_CONFIG_HOME", home.path().join("config"))
             .env("SCRY_LOG_DIR", home.path().join("logs"))
             .env("CLAUDE_PROJECT_DIR", ws.path())
+            .env("SCRY_NO_DAEMON", "1")
             .env_remove("SCRY_CONFIG")
             .env_remove("SCRY_LOG");
     };
@@ -278,6 +279,7 @@ fn progress_line_only_on_a_terminal() {
             .env("SCRY_LOG_DIR", home.path().join("logs"))
             .env("SCRY_STATE_DIR", home.path().join("state"))
             .env("TERM", "xterm")
+            .env("SCRY_NO_DAEMON", "1")
             .env_remove("SCRY_CONFIG")
             .env_remove("SCRY_LOG");
     };

@@ -1,9 +1,10 @@
 //! The CLI's `diag --changes` baseline between runs: a JSON file per
 //! workspace in the state directory (`$SCRY_STATE_DIR`, else
 //! `$XDG_STATE_HOME/scry`, else `~/.local/state/scry`, then
-//! `changes/<workspace name>-<hash of its path>.json`). There is no daemon:
-//! each run loads it into the engine before the question and saves the
-//! engine's baseline after, atomically (temporary file + rename).
+//! `changes/<workspace name>-<hash of its path>.json`). The file is the
+//! truth, in-process and in the daemon alike: each `--changes` question
+//! loads it into the engine before and saves the engine's baseline after,
+//! atomically (temporary file + rename).
 
 use std::path::{Path, PathBuf};
 
@@ -35,13 +36,10 @@ pub fn load(engine: &Engine) {
     }
 }
 
-/// Save the engine's baseline; a failure is a warning on stderr.
-pub fn save(engine: &Engine) {
+/// Save the engine's baseline; a failure is a warning for the user.
+pub fn save(engine: &Engine) -> Result<(), String> {
     let Some(file) = baseline_file(engine.workspace().root()) else {
-        eprintln!(
-            "scry: warning: no state directory (HOME unset): the --changes baseline is not kept"
-        );
-        return;
+        return Err("no state directory (HOME unset): the --changes baseline is not kept".into());
     };
     let text = engine.export_changes_baseline().to_string();
     let tmp = file.with_extension(format!("json.{}.tmp", std::process::id()));
@@ -50,11 +48,11 @@ pub fn save(engine: &Engine) {
         .map_or(Ok(()), std::fs::create_dir_all)
         .and_then(|_| std::fs::write(&tmp, text))
         .and_then(|_| std::fs::rename(&tmp, &file));
-    if let Err(e) = result {
+    result.map_err(|e| {
         let _ = std::fs::remove_file(&tmp);
-        eprintln!(
-            "scry: warning: cannot save the --changes baseline to {}: {e}",
+        format!(
+            "cannot save the --changes baseline to {}: {e}",
             file.display()
-        );
-    }
+        )
+    })
 }

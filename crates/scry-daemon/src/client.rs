@@ -1,0 +1,493 @@
+//! The client side: connect to this environment's daemon (starting it,
+//! detached, when there is none), say hello, send calls, read progress and
+//! answers. A daemon of another scry version is never used: its socket has
+//! another name, and a hello mismatch is refused in clear words.
+//!
+//! Starting: `scry daemon --foreground` (the given executable), in its own
+//! session, stdin from `/dev/null`, stdout and stderr appended to the
+//! daemon's log file; then the socket is polled within a bound
+//! (`SCRY_DAEMON_START_MS`, default 5 s). Two clients starting at once are
+//! fine: the second daemon finds the lock taken and exits.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use scry_ops::{OpError, Query};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
+use tokio::net::UnixStream;
+use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
+use tokio::sync::mpsc;
+
+use crate::paths::{self, Files, PROTOCOL, VERSION};
+use crate::proto::{self, Call, ClientFrame, DaemonFrame, DaemonStatus, Reply};
+
+/// How long a started daemon has to open its socket, by default.
+pub const START_WITHIN: Duration = Duration::from_secs(5);
+
+/// Why no connection was made.
+#[derive(Debug, thiserror::Error)]
+pub enum ConnectError {
+    /// No daemon listens there (no socket, or a dead one's).
+    #[error("no daemon at {}", .0.display())]
+    Absent(PathBuf),
+    /// A daemon answered but refused us (version or protocol mismatch).
+    #[error("the scry daemon refused the connection: {0}")]
+    Refused(String),
+    #[error("{0}")]
+    Io(String),
+}
+
+/// The connection broke before the call's answer came.
+#[derive(Debug, thiserror::Error)]
+#[error("the connection to the scry daemon was lost: {0}")]
+pub struct Lost(pub String);
+
+/// One connection to the daemon.
+pub struct Connection {
+    lines: Lines<BufReader<OwnedReadHalf>>,
+    writer: OwnedWriteHalf,
+    /// The daemon's process id.
+    pub pid: u32,
+    next_id: u64,
+}
+
+impl Connection {
+    /// Connect and say hello, as client session `session`.
+    pub async fn connect(files: &Files, session: &str) -> Result<Connection, ConnectError> {
+        let stream = match UnixStream::connect(&files.socket).await {
+            Ok(s) => s,
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::NotFound | std::io::ErrorKind::ConnectionRefused
+                ) =>
+            {
+                return Err(ConnectError::Absent(files.socket.clone()));
+            }
+            Err(e) => {
+                return Err(ConnectError::Io(format!(
+                    "cannot connect to {}: {e}",
+                    files.socket.display()
+                )));
+            }
+        };
+        Connection::handshake(stream, session).await
+    }
+
+    /// Say hello on an open stream.
+    pub async fn handshake(stream: UnixStream, session: &str) -> Result<Connection, ConnectError> {
+        let (rd, writer) = stream.into_split();
+        let mut c = Connection {
+            lines: BufReader::new(rd).lines(),
+            writer,
+            pid: 0,
+            next_id: 1,
+        };
+        c.send(&ClientFrame::Hello {
+            protocol: PROTOCOL,
+            version: VERSION.to_string(),
+            session: session.to_string(),
+        })
+        .await
+        .map_err(|e| ConnectError::Io(e.0))?;
+        let frame = tokio::time::timeout(Duration::from_secs(10), c.read())
+            .await
+            .map_err(|_| ConnectError::Io("the scry daemon did not answer the hello".into()))?
+            .map_err(|e| ConnectError::Io(e.0))?;
+        match frame {
+            DaemonFrame::Hello {
+                protocol,
+                version,
+                pid,
+            } if protocol == PROTOCOL && version == VERSION => {
+                c.pid = pid;
+                Ok(c)
+            }
+            DaemonFrame::Hello {
+                protocol, version, ..
+            } => Err(ConnectError::Refused(format!(
+                "it is scry {version} (protocol {protocol}), this is scry {VERSION} (protocol {PROTOCOL})"
+            ))),
+            DaemonFrame::Refused { message } => Err(ConnectError::Refused(message)),
+            other => Err(ConnectError::Refused(format!(
+                "unexpected first frame {other:?}"
+            ))),
+        }
+    }
+
+    async fn send(&mut self, frame: &ClientFrame) -> Result<(), Lost> {
+        self.writer
+            .write_all(&proto::encode(frame))
+            .await
+            .map_err(|e| Lost(e.to_string()))
+    }
+
+    async fn read(&mut self) -> Result<DaemonFrame, Lost> {
+        match self.lines.next_line().await {
+            Ok(Some(line)) => serde_json::from_str(&line)
+                .map_err(|e| Lost(format!("malformed frame from the daemon: {e}"))),
+            Ok(None) => Err(Lost("the daemon closed the connection".into())),
+            Err(e) => Err(Lost(e.to_string())),
+        }
+    }
+
+    /// Ask one question; `progress` gets what the call waits for.
+    pub async fn call(
+        &mut self,
+        cwd: &Path,
+        root: &Path,
+        query: &Query,
+        mut progress: impl FnMut(Option<String>),
+    ) -> Result<Reply, Lost> {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send(&ClientFrame::Call(Box::new(Call {
+            id,
+            cwd: cwd.to_path_buf(),
+            root: root.to_path_buf(),
+            query: query.clone(),
+        })))
+        .await?;
+        loop {
+            match self.read().await? {
+                DaemonFrame::Progress { id: i, line } if i == id => progress(line),
+                DaemonFrame::Answer(r) if r.id == id => return Ok(*r),
+                DaemonFrame::Refused { message } => return Err(Lost(message)),
+                _ => {}
+            }
+        }
+    }
+
+    pub async fn status(&mut self) -> Result<DaemonStatus, Lost> {
+        self.send(&ClientFrame::Status).await?;
+        loop {
+            if let DaemonFrame::Status(s) = self.read().await? {
+                return Ok(*s);
+            }
+        }
+    }
+
+    /// Ask the daemon to stop; its pid.
+    pub async fn stop(&mut self) -> Result<u32, Lost> {
+        self.send(&ClientFrame::Stop).await?;
+        loop {
+            if let DaemonFrame::Stopping { pid } = self.read().await? {
+                return Ok(pid);
+            }
+        }
+    }
+}
+
+/// The start bound from `SCRY_DAEMON_START_MS`, else [`START_WITHIN`].
+pub fn start_bound() -> Duration {
+    std::env::var("SCRY_DAEMON_START_MS")
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .map(Duration::from_millis)
+        .unwrap_or(START_WITHIN)
+}
+
+/// Connect to the daemon, starting `exe daemon --foreground` when none
+/// runs, within `bound`.
+pub async fn connect_or_start(
+    files: &Files,
+    session: &str,
+    exe: &Path,
+    bound: Duration,
+) -> Result<Connection, String> {
+    paths::ensure_dir(&files.dir).map_err(|e| e.to_string())?;
+    match Connection::connect(files, session).await {
+        Ok(c) => return Ok(c),
+        Err(ConnectError::Absent(_)) => {}
+        Err(e) => return Err(e.to_string()),
+    }
+    spawn_daemon(files, exe)?;
+    let deadline = tokio::time::Instant::now() + bound;
+    let mut last = String::new();
+    while tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        match Connection::connect(files, session).await {
+            Ok(c) => return Ok(c),
+            Err(ConnectError::Absent(_)) => {}
+            Err(ConnectError::Refused(m)) => return Err(m),
+            Err(ConnectError::Io(m)) => last = m,
+        }
+    }
+    Err(format!(
+        "the daemon did not open {} within {} ms{} (see {})",
+        files.socket.display(),
+        bound.as_millis(),
+        if last.is_empty() {
+            String::new()
+        } else {
+            format!(": {last}")
+        },
+        files.log.display()
+    ))
+}
+
+/// Start the daemon detached: its own session, stdio to its log file.
+fn spawn_daemon(files: &Files, exe: &Path) -> Result<(), String> {
+    use std::os::unix::process::CommandExt;
+    let log = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&files.log)
+        .map_err(|e| format!("cannot open the daemon log {}: {e}", files.log.display()))?;
+    let log2 = log
+        .try_clone()
+        .map_err(|e| format!("cannot open the daemon log: {e}"))?;
+    let mut cmd = std::process::Command::new(exe);
+    cmd.args(["daemon", "--foreground"])
+        .stdin(std::process::Stdio::null())
+        .stdout(log)
+        .stderr(log2);
+    // SAFETY: setsid is async-signal-safe; nothing is allocated.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::setsid();
+            Ok(())
+        });
+    }
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| format!("cannot start {} daemon: {e}", exe.display()))?;
+    // Reap it if it exits while we live (a second daemon finding the lock
+    // taken exits at once); never wait for it otherwise.
+    std::thread::spawn(move || {
+        let _ = child.wait();
+    });
+    Ok(())
+}
+
+/// A new client session id (random enough to keep sessions apart).
+pub fn session_id(kind: &str) -> String {
+    use std::hash::BuildHasher;
+    let h = std::collections::hash_map::RandomState::new()
+        .hash_one((std::process::id(), std::time::SystemTime::now()));
+    format!("{kind}-{}-{h:016x}", std::process::id())
+}
+
+/// One connection shared by many calls at once (an MCP session): frames
+/// are routed to their call by id; a call whose future is dropped sends
+/// `Cancel` (so the daemon cancels it upstream).
+struct Mux {
+    tx: mpsc::UnboundedSender<Vec<u8>>,
+    pending: Mutex<HashMap<u64, mpsc::UnboundedSender<DaemonFrame>>>,
+    next: AtomicU64,
+    closed: AtomicBool,
+    pid: u32,
+}
+
+impl Mux {
+    fn open(conn: Connection) -> Arc<Mux> {
+        let Connection {
+            mut lines,
+            mut writer,
+            pid,
+            ..
+        } = conn;
+        let (tx, mut rx) = mpsc::unbounded_channel::<Vec<u8>>();
+        let mux = Arc::new(Mux {
+            tx,
+            pending: Mutex::new(HashMap::new()),
+            next: AtomicU64::new(1),
+            closed: AtomicBool::new(false),
+            pid,
+        });
+        tokio::spawn(async move {
+            while let Some(buf) = rx.recv().await {
+                if writer.write_all(&buf).await.is_err() {
+                    break;
+                }
+            }
+        });
+        let reader = mux.clone();
+        tokio::spawn(async move {
+            while let Ok(Some(line)) = lines.next_line().await {
+                let Ok(frame) = serde_json::from_str::<DaemonFrame>(&line) else {
+                    break;
+                };
+                let id = match &frame {
+                    DaemonFrame::Progress { id, .. } => *id,
+                    DaemonFrame::Answer(r) => r.id,
+                    _ => continue,
+                };
+                let pending = reader.pending.lock().unwrap_or_else(|e| e.into_inner());
+                if let Some(p) = pending.get(&id) {
+                    let _ = p.send(frame);
+                }
+            }
+            reader.closed.store(true, Ordering::SeqCst);
+            // Every call waiting gets `None`: the connection was lost.
+            reader
+                .pending
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .clear();
+        });
+        mux
+    }
+
+    async fn call(
+        &self,
+        cwd: &Path,
+        root: &Path,
+        query: &Query,
+        progress: &Mutex<Option<String>>,
+    ) -> Result<Reply, Lost> {
+        let id = self.next.fetch_add(1, Ordering::SeqCst);
+        let (ptx, mut prx) = mpsc::unbounded_channel();
+        self.pending
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(id, ptx);
+        if self.closed.load(Ordering::SeqCst) {
+            return Err(Lost("the daemon closed the connection".into()));
+        }
+        let frame = ClientFrame::Call(Box::new(Call {
+            id,
+            cwd: cwd.to_path_buf(),
+            root: root.to_path_buf(),
+            query: query.clone(),
+        }));
+        if self.tx.send(proto::encode(&frame)).is_err() {
+            return Err(Lost("the connection to the daemon is closed".into()));
+        }
+        let mut guard = CancelOnDrop {
+            mux: self,
+            id,
+            done: false,
+        };
+        loop {
+            match prx.recv().await {
+                Some(DaemonFrame::Progress { line, .. }) => {
+                    *progress.lock().unwrap_or_else(|e| e.into_inner()) = line;
+                }
+                Some(DaemonFrame::Answer(r)) => {
+                    guard.done = true;
+                    return Ok(*r);
+                }
+                Some(_) => {}
+                None => {
+                    guard.done = true;
+                    return Err(Lost("the daemon closed the connection".into()));
+                }
+            }
+        }
+    }
+}
+
+struct CancelOnDrop<'a> {
+    mux: &'a Mux,
+    id: u64,
+    done: bool,
+}
+
+impl Drop for CancelOnDrop<'_> {
+    fn drop(&mut self) {
+        self.mux
+            .pending
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&self.id);
+        if !self.done {
+            let _ = self
+                .mux
+                .tx
+                .send(proto::encode(&ClientFrame::Cancel { id: self.id }));
+        }
+    }
+}
+
+/// A long-lived client session (an MCP session) over one shared
+/// connection, reconnecting — and restarting the daemon — after the
+/// daemon died. A call lost with the daemon is retried once when it is
+/// read-only, else it fails with `DAEMON_RESTARTED`.
+pub struct Shared {
+    files: Files,
+    exe: PathBuf,
+    session: String,
+    bound: Duration,
+    conn: tokio::sync::Mutex<Option<Arc<Mux>>>,
+    progress: Mutex<Option<String>>,
+}
+
+impl Shared {
+    /// Connect (starting the daemon if needed); `Err`: why the daemon
+    /// cannot be used.
+    pub async fn connect(files: Files, exe: PathBuf, session: String) -> Result<Shared, String> {
+        let shared = Shared {
+            files,
+            exe,
+            session,
+            bound: start_bound(),
+            conn: tokio::sync::Mutex::new(None),
+            progress: Mutex::new(None),
+        };
+        shared.mux().await?;
+        Ok(shared)
+    }
+
+    async fn mux(&self) -> Result<Arc<Mux>, String> {
+        let mut conn = self.conn.lock().await;
+        if let Some(m) = conn.as_ref()
+            && !m.closed.load(Ordering::SeqCst)
+        {
+            return Ok(m.clone());
+        }
+        let c = connect_or_start(&self.files, &self.session, &self.exe, self.bound).await?;
+        let m = Mux::open(c);
+        *conn = Some(m.clone());
+        Ok(m)
+    }
+
+    /// The daemon's pid (of the current connection).
+    pub async fn pid(&self) -> Option<u32> {
+        self.conn.lock().await.as_ref().map(|m| m.pid)
+    }
+
+    /// What the latest call waits for, as the daemon last said.
+    pub fn waiting_on(&self) -> Option<String> {
+        self.progress
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// Ask one question; `Err(OpError::DaemonRestarted)` when the daemon
+    /// died with the call.
+    pub async fn run(&self, cwd: &Path, root: &Path, query: &Query) -> Result<Reply, OpError> {
+        let lost = |pid: u32, why: String| {
+            let mut msg = format!(
+                "the scry daemon (pid {pid}) stopped during the call ({why}); the next call starts a new one"
+            );
+            if proto::is_write(query) {
+                msg.push_str("; whether the edit was applied is unknown: undo with dry_run shows the last one");
+            }
+            OpError::DaemonRestarted(msg)
+        };
+        let m = self.mux().await.map_err(|e| {
+            OpError::DaemonRestarted(format!("the scry daemon cannot be reached: {e}"))
+        })?;
+        let r = m.call(cwd, root, query, &self.progress).await;
+        *self.progress.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        match r {
+            Ok(r) => Ok(r),
+            Err(e) if proto::is_write(query) => Err(lost(m.pid, e.0)),
+            Err(e) => {
+                tracing::info!("{e}; asking a new daemon once");
+                let again = self
+                    .mux()
+                    .await
+                    .map_err(|x| lost(m.pid, format!("{}; {x}", e.0)))?;
+                let r = again.call(cwd, root, query, &self.progress).await;
+                *self.progress.lock().unwrap_or_else(|e| e.into_inner()) = None;
+                r.map_err(|x| lost(again.pid, x.0))
+            }
+        }
+    }
+}

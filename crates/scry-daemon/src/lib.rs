@@ -1,0 +1,40 @@
+//! scry-daemon: one warm set of language servers per workspace, shared by
+//! every CLI call and agent session on the machine (per user).
+//!
+//! A front end over scry-ops, beside scry-mcp and the CLI: the daemon
+//! ([`server`]) holds one `scry_ops::Engine` per canonical workspace root
+//! and answers questions (`scry_ops::Query`, with the client's cwd and
+//! root) sent over a Unix socket in a 0700 per-user directory ([`paths`])
+//! as newline-delimited JSON frames ([`proto`]). It returns the engine's
+//! `Answer` or `OpError`; rendering stays in the client ([`client`]), so the
+//! text is the same as in-process. scry syncs every request from disk, so
+//! no client owns the servers' document state and one server serves many
+//! clients safely.
+//!
+//! Unix only (Unix sockets, `flock`, `SO_PEERCRED`, parent-death signal).
+
+pub mod changes;
+pub mod client;
+pub mod paths;
+pub mod proto;
+pub mod server;
+
+use scry_workspace::Workspace;
+
+/// What the servers of `ws` are doing that a question waits for (servers
+/// starting, indexing progress), as one line, or `None`.
+pub fn waiting_line(ws: &Workspace) -> Option<String> {
+    let mut parts = Vec::new();
+    for (id, _root) in ws.starting() {
+        let p = format!("{id}: starting");
+        if !parts.contains(&p) {
+            parts.push(p);
+        }
+    }
+    for s in ws.running() {
+        if let Some(ix) = s.state().indexing() {
+            parts.push(format!("{}: {ix}", s.name()));
+        }
+    }
+    (!parts.is_empty()).then(|| format!("{}…", parts.join("; ")))
+}

@@ -1,0 +1,246 @@
+//! The daemon's wire protocol: newline-delimited JSON frames over the Unix
+//! socket, one JSON object a line.
+//!
+//! The client speaks first with [`ClientFrame::Hello`] (protocol and scry
+//! version, and its session id); the daemon answers
+//! [`DaemonFrame::Hello`] or [`DaemonFrame::Refused`] and closes — a
+//! mismatch is a clear error, never a hang. Then the client sends calls
+//! (`Query` plus its cwd and root, each with an id of its choosing),
+//! cancels, status or stop requests; the daemon sends progress lines and
+//! one [`DaemonFrame::Answer`] per call: the engine's `Answer` or `OpError`,
+//! never rendered text (rendering stays in the client, so the CLI's and
+//! MCP's text are the same as in-process). A closed connection cancels the
+//! client's calls.
+
+use std::path::PathBuf;
+
+use scry_ops::{Action, Answer, DiagnosticsDelta, OpError, Query};
+use serde::{Deserialize, Serialize};
+
+/// The longest frame read (an answer is bounded by the render limits; a
+/// raw `request` result may be large).
+pub const MAX_FRAME: usize = 256 * 1024 * 1024;
+
+/// What a client says.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ClientFrame {
+    Hello {
+        protocol: u32,
+        version: String,
+        /// The client's session (CLI call, MCP session): idempotency keys
+        /// and once-per-session notices are kept per session.
+        session: String,
+    },
+    Call(Box<Call>),
+    /// Drop the call with this id (its upstream requests are cancelled).
+    Cancel {
+        id: u64,
+    },
+    Status,
+    Stop,
+}
+
+/// One question.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Call {
+    pub id: u64,
+    pub cwd: PathBuf,
+    pub root: PathBuf,
+    pub query: Query,
+}
+
+/// What the daemon says.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DaemonFrame {
+    Hello {
+        protocol: u32,
+        version: String,
+        pid: u32,
+    },
+    /// The hello was refused (version or protocol mismatch, …); the
+    /// connection closes after it.
+    Refused {
+        message: String,
+    },
+    /// What a call waits for ("rust-analyzer: Indexing 45%…"), or `None`
+    /// when it no longer waits.
+    Progress {
+        id: u64,
+        line: Option<String>,
+    },
+    Answer(Box<Reply>),
+    Status(Box<DaemonStatus>),
+    /// The daemon is stopping (after `Stop`).
+    Stopping {
+        pid: u32,
+    },
+}
+
+/// The answer to one call.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Reply {
+    pub id: u64,
+    /// The workspace's canonical root (what paths are rendered against).
+    pub root: PathBuf,
+    pub max_locations: usize,
+    pub max_chars: usize,
+    pub result: Outcome,
+    /// The diagnostics delta of an applied edit (the report does not carry
+    /// it through serde: its journal copy must not replay a stale one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub edit_diagnostics: Option<DiagnosticsDelta>,
+    /// Warnings for the user (a `--changes` baseline not saved, …).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+}
+
+/// How a call ended.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    Answer(Box<Answer>),
+    Error(OpError),
+    /// The workspace's configuration could not be loaded.
+    Config(String),
+}
+
+impl Reply {
+    /// The answer with its edit diagnostics put back.
+    pub fn into_result(self) -> Result<Result<Answer, OpError>, String> {
+        match self.result {
+            Outcome::Answer(mut a) => {
+                if let scry_ops::Body::Edit(r) = &mut a.body {
+                    r.diagnostics = self.edit_diagnostics;
+                }
+                Ok(Ok(*a))
+            }
+            Outcome::Error(e) => Ok(Err(e)),
+            Outcome::Config(m) => Err(m),
+        }
+    }
+}
+
+/// `scry daemon status`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct DaemonStatus {
+    pub pid: u32,
+    pub version: String,
+    pub protocol: u32,
+    pub uptime_ms: u64,
+    /// Clients connected now, besides the one asking.
+    pub clients: usize,
+    pub socket: PathBuf,
+    pub workspaces: Vec<WorkspaceStatus>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct WorkspaceStatus {
+    pub root: PathBuf,
+    /// Connected clients that asked about this workspace.
+    pub clients: usize,
+    pub servers: Vec<ServerStatus>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ServerStatus {
+    pub id: String,
+    pub root: PathBuf,
+    pub pid: Option<u32>,
+    /// Resident memory of the server process (and its process group's
+    /// other members are not counted), in KiB, when readable.
+    pub rss_kib: Option<u64>,
+    pub uptime_ms: u64,
+    pub idle_ms: u64,
+}
+
+/// Whether a question can change state (files, the journal, the servers'
+/// state): such calls are serialized per workspace, and never retried
+/// after the daemon died mid-call.
+pub fn is_write(q: &Query) -> bool {
+    match q.action {
+        Action::Rename | Action::Undo => q.apply,
+        Action::CodeActions => q.apply && (q.action_index.is_some() || q.action_title.is_some()),
+        Action::Reload | Action::Request => true,
+        _ => false,
+    }
+}
+
+/// One frame as a line.
+pub fn encode<T: Serialize>(frame: &T) -> Vec<u8> {
+    let mut v = serde_json::to_vec(frame).unwrap_or_else(|e| {
+        // Answers are plain data: this cannot fail; stay on the protocol.
+        serde_json::to_vec(&DaemonFrame::Refused {
+            message: format!("cannot encode a frame: {e}"),
+        })
+        .unwrap_or_default()
+    });
+    v.push(b'\n');
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frames_round_trip() {
+        let mut q = Query::new(Action::References);
+        q.path = Some(PathBuf::from("/w/a.py"));
+        q.symbol = Some("f".into());
+        q.timeout = Some(std::time::Duration::from_millis(1500));
+        let f = ClientFrame::Call(Box::new(Call {
+            id: 7,
+            cwd: "/w".into(),
+            root: "/w".into(),
+            query: q,
+        }));
+        let line = encode(&f);
+        assert_eq!(line.last(), Some(&b'\n'));
+        let back: ClientFrame = serde_json::from_slice(&line).unwrap();
+        let ClientFrame::Call(c) = back else {
+            panic!("not a call")
+        };
+        assert_eq!(c.query.symbol.as_deref(), Some("f"));
+        assert_eq!(
+            c.query.timeout,
+            Some(std::time::Duration::from_millis(1500))
+        );
+
+        let e = DaemonFrame::Answer(Box::new(Reply {
+            id: 7,
+            root: "/w".into(),
+            max_locations: 1,
+            max_chars: 2,
+            result: Outcome::Error(OpError::OutsideWorkspace {
+                path: "/x".into(),
+                root: "/w".into(),
+            }),
+            edit_diagnostics: None,
+            warnings: vec![],
+        }));
+        let back: DaemonFrame = serde_json::from_slice(&encode(&e)).unwrap();
+        let DaemonFrame::Answer(r) = back else {
+            panic!("not an answer")
+        };
+        assert_eq!(
+            r.into_result().unwrap().unwrap_err().code(),
+            "OUTSIDE_WORKSPACE"
+        );
+    }
+
+    #[test]
+    fn writes_are_told_apart() {
+        let mut q = Query::new(Action::Rename);
+        assert!(is_write(&q));
+        q.apply = false;
+        assert!(!is_write(&q));
+        let mut c = Query::new(Action::CodeActions);
+        assert!(!is_write(&c), "a list of code actions writes nothing");
+        c.action_index = Some(1);
+        assert!(is_write(&c));
+        assert!(!is_write(&Query::new(Action::Hover)));
+        assert!(is_write(&Query::new(Action::Request)));
+    }
+}

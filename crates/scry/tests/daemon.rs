@@ -1,0 +1,711 @@
+//! The scry daemon end to end, through the `scry` binary: servers shared by
+//! CLI calls, cancellation, a killed daemon, stale files, other versions,
+//! idle shutdown, serialized edits, `scry daemon stop`.
+//!
+//! Every test runs its own daemon in its own directory (`SCRY_DAEMON_DIR`
+//! in a temporary directory) and stops it at the end; a daemon whose
+//! socket is removed exits by itself, so none outlives the test run.
+//! Real servers (pyright) where the behaviour involves them; the fake
+//! server (`scry-fake-lsp`, built with the workspace) where a fault is
+//! needed on demand.
+
+mod common;
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+struct Env {
+    _tmp: tempfile::TempDir,
+    base: PathBuf,
+    ws: PathBuf,
+    daemon_dir: PathBuf,
+}
+
+impl Env {
+    fn new(fixture: Option<&str>) -> Env {
+        let tmp = tempfile::tempdir().unwrap();
+        let base = tmp.path().canonicalize().unwrap();
+        let ws = base.join("ws");
+        match fixture {
+            Some(f) => common::copy_tree(&common::fixtures_dir().join(f), &ws),
+            None => std::fs::create_dir_all(&ws).unwrap(),
+        }
+        Env {
+            daemon_dir: base.join("d"),
+            ws,
+            base,
+            _tmp: tmp,
+        }
+    }
+
+    fn cmd(&self, args: &[&str]) -> Command {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_scry"));
+        c.args(args)
+            .current_dir(&self.ws)
+            .env("SCRY_DAEMON_DIR", &self.daemon_dir)
+            .env("SCRY_STATE_DIR", self.base.join("state"))
+            .env("SCRY_LOG_DIR", self.base.join("logs"))
+            .env("SCRY_CACHE_DIR", self.base.join("cache"))
+            .env("SCRY_CONFIG", self.base.join("config.json"))
+            .env("SCRY_DAEMON_START_MS", "20000")
+            .env_remove("SCRY_NO_DAEMON")
+            .env_remove("SCRY_LOG")
+            .env_remove("SCRY_TRUST")
+            .stdin(Stdio::null());
+        if !self.base.join("config.json").exists() {
+            std::fs::write(self.base.join("config.json"), "{}").unwrap();
+        }
+        c
+    }
+
+    fn scry(&self, args: &[&str]) -> Output {
+        self.cmd(args).output().unwrap()
+    }
+
+    fn spawn(&self, args: &[&str]) -> Child {
+        self.cmd(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    }
+
+    fn config(&self, v: Value) {
+        std::fs::write(self.base.join("config.json"), v.to_string()).unwrap();
+    }
+
+    fn status(&self) -> Value {
+        let out = self.scry(&["daemon", "status", "--json"]);
+        assert!(out.status.success(), "{out:?}");
+        serde_json::from_slice(&out.stdout).unwrap()
+    }
+
+    fn daemon_pid(&self) -> Option<u32> {
+        let s = self.status();
+        s["pid"].as_u64().map(|p| p as u32)
+    }
+
+    /// (server id, pid) of the running servers.
+    fn servers(&self) -> Vec<(String, u32)> {
+        let s = self.status();
+        let mut out = Vec::new();
+        for w in s["workspaces"].as_array().into_iter().flatten() {
+            for v in w["servers"].as_array().into_iter().flatten() {
+                out.push((
+                    v["id"].as_str().unwrap().to_string(),
+                    v["pid"].as_u64().unwrap() as u32,
+                ));
+            }
+        }
+        out
+    }
+
+    /// A workspace for the fake server, configured with `env`.
+    fn fake(&self, env: Value, limits: Value) -> Option<PathBuf> {
+        let fake = fake_server()?;
+        std::fs::write(self.ws.join("a.fake"), "alpha beta alpha\ngamma alpha\n").unwrap();
+        let mut vars = json!({
+            "FAKE_LSP_LOG": self.base.join("fake.log"),
+            "FAKE_LSP_PID_FILE": self.base.join("fake.pid"),
+        });
+        for (k, v) in env.as_object().unwrap() {
+            vars[k] = v.clone();
+        }
+        self.config(json!({
+            "autoDetect": false,
+            "limits": limits,
+            "servers": {"fake": {"command": fake, "fileTypes": ["fake"], "env": vars}},
+        }));
+        Some(fake)
+    }
+
+    fn fake_log(&self) -> String {
+        std::fs::read_to_string(self.base.join("fake.log")).unwrap_or_default()
+    }
+
+    fn fake_pid(&self) -> Option<u32> {
+        std::fs::read_to_string(self.base.join("fake.pid"))
+            .ok()
+            .and_then(|s| s.trim().parse().ok())
+    }
+}
+
+impl Drop for Env {
+    fn drop(&mut self) {
+        let pid = self
+            .scry(&["daemon", "status", "--json"])
+            .stdout
+            .as_slice()
+            .to_vec();
+        let pid = serde_json::from_slice::<Value>(&pid)
+            .ok()
+            .and_then(|v| v["pid"].as_u64());
+        let _ = self.scry(&["daemon", "stop"]);
+        if let Some(p) = pid {
+            kill(p as u32, "KILL");
+        }
+    }
+}
+
+fn kill(pid: u32, sig: &str) {
+    let _ = Command::new("kill")
+        .args([&format!("-{sig}"), &pid.to_string()])
+        .stderr(Stdio::null())
+        .status();
+}
+
+fn alive(pid: u32) -> bool {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    !stat.is_empty()
+        && !stat
+            .rsplit_once(") ")
+            .is_some_and(|(_, r)| r.starts_with('Z'))
+}
+
+fn wait_until(what: &str, within: Duration, mut f: impl FnMut() -> bool) {
+    let t = Instant::now();
+    while !f() {
+        assert!(t.elapsed() < within, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// The fake server next to the scry binary (built with the workspace).
+fn fake_server() -> Option<PathBuf> {
+    let p = Path::new(env!("CARGO_BIN_EXE_scry")).with_file_name("scry-fake-lsp");
+    if p.exists() {
+        return Some(p);
+    }
+    if common::servers_required() {
+        panic!(
+            "{} is missing: build the workspace (cargo test --workspace)",
+            p.display()
+        );
+    }
+    eprintln!(
+        "skipping: {} is not built (cargo build -p scry-testkit)",
+        p.display()
+    );
+    None
+}
+
+fn pyright(test: &str) -> bool {
+    let found = std::env::var_os("PATH")
+        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join("pyright-langserver").exists()));
+    if !found {
+        assert!(
+            !common::servers_required(),
+            "{test}: pyright-langserver is not installed but SCRY_REQUIRE_SERVERS=1"
+        );
+        eprintln!("skipping {test}: pyright-langserver is not installed");
+    }
+    found
+}
+
+fn text(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+#[test]
+fn two_cli_calls_share_one_server_and_print_what_in_process_prints() {
+    if !pyright("share") {
+        return;
+    }
+    let env = Env::new(Some("python"));
+    let args = [
+        "refs",
+        "inventory.py",
+        "total_weight",
+        "--timeout-ms",
+        "90000",
+    ];
+    let first = env.scry(&args);
+    assert!(first.status.success(), "{first:?}");
+    let servers = env.servers();
+    assert_eq!(servers.len(), 1, "{servers:?}");
+    assert_eq!(servers[0].0, "pyright");
+    let second = env.scry(&args);
+    assert!(second.status.success(), "{second:?}");
+    assert_eq!(
+        env.servers(),
+        servers,
+        "the second call reused the first one's server"
+    );
+    assert_eq!(text(&first), text(&second));
+    let mut local = args.to_vec();
+    local.push("--no-daemon");
+    let in_process = env.scry(&local);
+    assert_eq!(
+        text(&in_process),
+        text(&first),
+        "the same text with and without the daemon"
+    );
+    let json_daemon = env.scry(&["refs", "inventory.py", "total_weight", "--json"]);
+    let json_local = env.scry(&[
+        "refs",
+        "inventory.py",
+        "total_weight",
+        "--json",
+        "--no-daemon",
+    ]);
+    assert_eq!(text(&json_daemon), text(&json_local));
+
+    let status = env.scry(&["daemon", "status"]);
+    let s = text(&status);
+    assert!(s.contains("pyright pid "), "{s}");
+    assert!(s.contains(&env.ws.display().to_string()), "{s}");
+    // The directory is the user's alone.
+    let mode = std::fs::metadata(&env.daemon_dir)
+        .unwrap()
+        .permissions()
+        .mode()
+        & 0o777;
+    assert_eq!(mode, 0o700);
+
+    // `scry daemon stop` leaves no process behind.
+    let daemon = env.daemon_pid().unwrap();
+    let stop = env.scry(&["daemon", "stop"]);
+    assert!(stop.status.success(), "{stop:?}");
+    assert!(!alive(daemon), "the daemon is gone");
+    wait_until("pyright to exit", Duration::from_secs(10), || {
+        !alive(servers[0].1)
+    });
+    assert!(text(&env.scry(&["daemon", "status"])).contains("no scry daemon is running"));
+}
+
+#[test]
+fn a_stale_socket_and_lock_are_recovered_and_other_versions_never_used() {
+    let env = Env::new(None);
+    let before = env.status();
+    assert_eq!(before["running"], false);
+    let socket = PathBuf::from(before["socket"].as_str().unwrap());
+    std::fs::create_dir_all(&env.daemon_dir).unwrap();
+    std::fs::set_permissions(&env.daemon_dir, std::fs::Permissions::from_mode(0o700)).unwrap();
+    // A dead daemon's socket (bound, then the listener gone) and lock.
+    drop(std::os::unix::net::UnixListener::bind(&socket).unwrap());
+    std::fs::write(socket.with_extension("lock"), "12345\n").unwrap();
+    // A live daemon of another version, in the same directory.
+    let name = socket.file_name().unwrap().to_string_lossy().into_owned();
+    let other = env
+        .daemon_dir
+        .join(name.replacen("scry-", "scry-0.0.0-old-", 1));
+    let old = std::os::unix::net::UnixListener::bind(&other).unwrap();
+    old.set_nonblocking(true).unwrap();
+
+    let out = env.scry(&["status"]);
+    assert!(out.status.success(), "{out:?}");
+    assert!(!text(&out).contains("not used"), "{}", text(&out));
+    assert!(
+        text(&out).contains("served by the scry daemon (pid "),
+        "{}",
+        text(&out)
+    );
+    assert!(
+        env.daemon_pid().is_some(),
+        "a daemon took the stale socket's place"
+    );
+    assert!(
+        old.accept().is_err(),
+        "the other version's socket was never connected to"
+    );
+}
+
+#[test]
+fn a_daemon_that_cannot_start_leaves_the_call_in_process_and_status_says_so() {
+    let env = Env::new(None);
+    // The daemon directory is a file: no daemon can live there.
+    std::fs::write(&env.daemon_dir, "").unwrap();
+    let out = env.scry(&["status"]);
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        text(&out).contains("scry daemon: not used"),
+        "{}",
+        text(&out)
+    );
+    assert!(text(&out).contains("ran in-process"), "{}", text(&out));
+}
+
+#[test]
+fn a_client_killed_mid_call_cancels_upstream_and_the_daemon_carries_on() {
+    let env = Env::new(None);
+    if env
+        .fake(
+            json!({"FAKE_LSP_MODE": "slow", "FAKE_LSP_DELAY_MS": "60000"}),
+            json!({}),
+        )
+        .is_none()
+    {
+        return;
+    }
+    let mut client = env.spawn(&[
+        "def",
+        "a.fake",
+        "alpha",
+        "--line",
+        "2",
+        "--timeout-ms",
+        "90000",
+    ]);
+    wait_until("the definition request", Duration::from_secs(30), || {
+        env.fake_log().contains("\"textDocument/definition\"")
+    });
+    let server = env.fake_pid().unwrap();
+    client.kill().unwrap();
+    let _ = client.wait();
+    wait_until("$/cancelRequest upstream", Duration::from_secs(10), || {
+        env.fake_log().contains("$/cancelRequest")
+    });
+    // The daemon and its server carry on.
+    let out = env.scry(&["symbols", "a.fake"]);
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(env.fake_pid(), Some(server));
+    assert!(alive(server));
+}
+
+#[test]
+fn a_killed_daemon_fails_the_call_in_flight_clearly_and_the_next_call_works() {
+    let env = Env::new(None);
+    if env
+        .fake(
+            json!({"FAKE_LSP_MODE": "slow", "FAKE_LSP_DELAY_MS": "60000"}),
+            json!({}),
+        )
+        .is_none()
+    {
+        return;
+    }
+    // A raw request may change state: it is never retried.
+    let params = r#"{"textDocument":{"uri":"$uri"},"position":{"line":0,"character":1}}"#;
+    let client = env.spawn(&[
+        "request",
+        "textDocument/definition",
+        "a.fake",
+        "--params",
+        params,
+        "--timeout-ms",
+        "90000",
+    ]);
+    wait_until("the request upstream", Duration::from_secs(30), || {
+        env.fake_log().contains("\"textDocument/definition\"")
+    });
+    let daemon = env.daemon_pid().unwrap();
+    let server = env.fake_pid().unwrap();
+    kill(daemon, "KILL");
+    let out = client.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("error[DAEMON_RESTARTED]"), "{err}");
+    assert_eq!(err.matches("error[").count(), 1, "one error: {err}");
+    wait_until(
+        "the server to die with the daemon",
+        Duration::from_secs(10),
+        || !alive(server),
+    );
+    let next = env.scry(&["symbols", "a.fake"]);
+    assert!(next.status.success(), "{next:?}");
+    assert_ne!(env.daemon_pid(), Some(daemon), "a new daemon answered");
+}
+
+#[test]
+fn servers_never_outlive_a_killed_daemon_even_when_they_ignore_eof() {
+    let env = Env::new(None);
+    if env
+        .fake(json!({"FAKE_LSP_MODE": "no-shutdown"}), json!({}))
+        .is_none()
+    {
+        return;
+    }
+    let out = env.scry(&["symbols", "a.fake"]);
+    assert!(out.status.success(), "{out:?}");
+    let server = env.fake_pid().unwrap();
+    let daemon = env.daemon_pid().unwrap();
+    kill(daemon, "KILL");
+    wait_until(
+        "the server to die with the daemon",
+        Duration::from_secs(5),
+        || !alive(server),
+    );
+}
+
+#[test]
+fn idle_servers_stop_then_the_idle_daemon_exits() {
+    let env = Env::new(None);
+    if env.fake(json!({}), json!({"serverIdleMs": 300})).is_none() {
+        return;
+    }
+    let mut cmd = env.cmd(&["symbols", "a.fake"]);
+    cmd.env("SCRY_DAEMON_IDLE_MS", "1500");
+    let out = cmd.output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let daemon = env.daemon_pid().unwrap();
+    let server = env.fake_pid().unwrap();
+    wait_until("the idle server to stop", Duration::from_secs(10), || {
+        !alive(server)
+    });
+    wait_until("the idle daemon to exit", Duration::from_secs(15), || {
+        !alive(daemon)
+    });
+}
+
+#[test]
+fn a_changed_server_configuration_starts_a_new_server() {
+    let env = Env::new(None);
+    if env.fake(json!({"X": "1"}), json!({})).is_none() {
+        return;
+    }
+    assert!(env.scry(&["symbols", "a.fake"]).status.success());
+    let first = env.fake_pid().unwrap();
+    assert!(env.scry(&["symbols", "a.fake"]).status.success());
+    assert_eq!(env.fake_pid(), Some(first), "unchanged: reused");
+    env.fake(json!({"X": "2"}), json!({}));
+    assert!(env.scry(&["symbols", "a.fake"]).status.success());
+    let second = env.fake_pid().unwrap();
+    assert_ne!(second, first, "changed: a new server");
+    wait_until("the old server to stop", Duration::from_secs(10), || {
+        !alive(first)
+    });
+}
+
+#[test]
+fn edits_from_two_clients_are_serialized_and_undo_works_from_another() {
+    if !pyright("edits") {
+        return;
+    }
+    let env = Env::new(Some("python"));
+    let original = std::fs::read_to_string(env.ws.join("inventory.py")).unwrap();
+    // Warm up (the rename's first answer needs the index).
+    assert!(
+        env.scry(&[
+            "refs",
+            "inventory.py",
+            "total_weight",
+            "--timeout-ms",
+            "90000"
+        ])
+        .status
+        .success()
+    );
+    let a = env.spawn(&[
+        "rename",
+        "inventory.py",
+        "total_weight",
+        "weight_sum",
+        "--timeout-ms",
+        "90000",
+    ]);
+    let b = env.spawn(&[
+        "rename",
+        "inventory.py",
+        "Inventory",
+        "Stock",
+        "--timeout-ms",
+        "90000",
+    ]);
+    let (a, b) = (a.wait_with_output().unwrap(), b.wait_with_output().unwrap());
+    assert!(a.status.success(), "{a:?}");
+    assert!(b.status.success(), "{b:?}");
+    let now = std::fs::read_to_string(env.ws.join("inventory.py")).unwrap();
+    assert!(now.contains("def weight_sum"), "{now}");
+    assert!(now.contains("class Stock"), "{now}");
+    assert_eq!(env.servers().len(), 1, "both clients used one server");
+    // Undo, twice, each from another client process.
+    for _ in 0..2 {
+        let u = env.scry(&["undo"]);
+        assert!(u.status.success(), "{u:?}");
+    }
+    assert_eq!(
+        std::fs::read_to_string(env.ws.join("inventory.py")).unwrap(),
+        original
+    );
+}
+
+/// A `scry mcp` process spoken to over stdio.
+struct Mcp {
+    child: Child,
+    rx: std::sync::mpsc::Receiver<Value>,
+}
+
+impl Mcp {
+    fn start(env: &Env) -> Mcp {
+        use std::io::BufRead;
+        let mut child = env
+            .cmd(&["mcp"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if let Ok(v) = serde_json::from_str::<Value>(&line) {
+                    let _ = tx.send(v);
+                }
+            }
+        });
+        let mut m = Mcp { child, rx };
+        m.send(
+            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "daemon-test", "version": "0"}}}),
+        );
+        m.response(1);
+        m.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        m
+    }
+
+    fn send(&mut self, v: Value) {
+        use std::io::Write;
+        let stdin = self.child.stdin.as_mut().unwrap();
+        writeln!(stdin, "{v}").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    fn response(&self, id: i64) -> Value {
+        let deadline = Instant::now() + Duration::from_secs(120);
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let m = self
+                .rx
+                .recv_timeout(left)
+                .unwrap_or_else(|_| panic!("no response for id {id}"));
+            if m["id"] == json!(id) {
+                return m;
+            }
+        }
+    }
+
+    fn refs(&mut self, id: i64) -> String {
+        self.send(
+            json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+            "name": "lsp", "arguments": {"action": "references", "path": "inventory.py",
+            "symbol": "total_weight", "timeout_ms": 90000}}}),
+        );
+        let r = self.response(id);
+        assert_eq!(r["result"]["isError"], json!(false), "{r}");
+        r["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    }
+}
+
+impl Drop for Mcp {
+    fn drop(&mut self) {
+        drop(self.child.stdin.take());
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn two_concurrent_mcp_sessions_share_one_server_process() {
+    if !pyright("mcp") {
+        return;
+    }
+    let env = Env::new(Some("python"));
+    let mut a = Mcp::start(&env);
+    let mut b = Mcp::start(&env);
+    let ta = a.refs(2);
+    let tb = b.refs(2);
+    assert_eq!(ta, tb);
+    assert!(ta.contains("references to `total_weight`"), "{ta}");
+    let servers = env.servers();
+    assert_eq!(
+        servers.len(),
+        1,
+        "one pyright for both sessions: {servers:?}"
+    );
+    let s = env.status();
+    assert_eq!(s["clients"], 2, "{s}");
+    drop(a);
+    b.refs(3);
+    assert_eq!(env.servers(), servers, "the server outlives a session");
+}
+
+#[test]
+fn beyond_max_servers_the_least_recently_used_server_stops() {
+    let env = Env::new(None);
+    let Some(fake) = fake_server() else {
+        return;
+    };
+    for (f, t) in [
+        ("a.one", "alpha beta\n"),
+        ("b.two", "gamma\n"),
+        ("c.three", "delta\n"),
+    ] {
+        std::fs::write(env.ws.join(f), t).unwrap();
+    }
+    let server = |ext: &str| json!({"command": fake, "fileTypes": [ext], "env": {}});
+    env.config(json!({
+        "autoDetect": false,
+        "limits": {"maxServers": 2},
+        "servers": {"one": server("one"), "two": server("two"), "three": server("three")},
+    }));
+    let ids = || {
+        let mut v: Vec<String> = env.servers().into_iter().map(|(id, _)| id).collect();
+        v.sort();
+        v
+    };
+    assert!(env.scry(&["symbols", "a.one"]).status.success());
+    assert!(env.scry(&["symbols", "b.two"]).status.success());
+    assert_eq!(ids(), ["one", "two"]);
+    assert!(
+        env.scry(&["symbols", "a.one"]).status.success(),
+        "one is used again"
+    );
+    assert!(env.scry(&["symbols", "c.three"]).status.success());
+    wait_until(
+        "two (least recently used) to stop",
+        Duration::from_secs(10),
+        || ids() == ["one", "three"],
+    );
+}
+
+#[test]
+fn an_mcp_cancel_reaches_the_server_through_the_daemon() {
+    let env = Env::new(None);
+    if env
+        .fake(
+            json!({"FAKE_LSP_MODE": "slow", "FAKE_LSP_DELAY_MS": "60000"}),
+            json!({}),
+        )
+        .is_none()
+    {
+        return;
+    }
+    let mut m = Mcp::start(&env);
+    m.send(
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        "name": "lsp", "arguments": {"action": "definition", "path": "a.fake",
+        "symbol": "alpha", "line": 2, "timeout_ms": 90000}}}),
+    );
+    wait_until("the definition request", Duration::from_secs(30), || {
+        env.fake_log().contains("\"textDocument/definition\"")
+    });
+    m.send(
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"requestId": 2, "reason": "test"}}),
+    );
+    wait_until("$/cancelRequest upstream", Duration::from_secs(10), || {
+        env.fake_log().contains("$/cancelRequest")
+    });
+    let server = env.fake_pid().unwrap();
+    m.send(
+        json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
+        "name": "lsp", "arguments": {"action": "symbols", "path": "a.fake"}}}),
+    );
+    let r = m.response(3);
+    assert_eq!(r["result"]["isError"], json!(false), "{r}");
+    assert_eq!(
+        env.fake_pid(),
+        Some(server),
+        "the session and its server carry on"
+    );
+}
