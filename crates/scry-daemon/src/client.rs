@@ -465,7 +465,7 @@ impl Shared {
             let mut msg = format!(
                 "the scry daemon (pid {pid}) stopped during the call ({why}); the next call starts a new one"
             );
-            if proto::is_write(query) {
+            if query.writes() {
                 msg.push_str("; whether the edit was applied is unknown: undo with dry_run shows the last one");
             }
             OpError::DaemonRestarted(msg)
@@ -477,7 +477,7 @@ impl Shared {
         *self.progress.lock().unwrap_or_else(|e| e.into_inner()) = None;
         match r {
             Ok(r) => Ok(r),
-            Err(e) if proto::is_write(query) => Err(lost(m.pid, e.0)),
+            Err(e) if query.writes() => Err(lost(m.pid, e.0)),
             Err(e) => {
                 tracing::info!("{e}; asking a new daemon once");
                 let again = self

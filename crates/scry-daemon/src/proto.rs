@@ -14,7 +14,7 @@
 
 use std::path::PathBuf;
 
-use scry_ops::{Action, Answer, DiagnosticsDelta, OpError, Query};
+use scry_ops::{Answer, DiagnosticsDelta, OpError, Query};
 use serde::{Deserialize, Serialize};
 
 /// The longest frame read (an answer is bounded by the render limits; a
@@ -155,18 +155,6 @@ pub struct ServerStatus {
     pub idle_ms: u64,
 }
 
-/// Whether a question can change state (files, the journal, the servers'
-/// state): such calls are serialized per workspace, and never retried
-/// after the daemon died mid-call.
-pub fn is_write(q: &Query) -> bool {
-    match q.action {
-        Action::Rename | Action::Undo => q.apply,
-        Action::CodeActions => q.apply && (q.action_index.is_some() || q.action_title.is_some()),
-        Action::Reload | Action::Request => true,
-        _ => false,
-    }
-}
-
 /// One frame as a line.
 pub fn encode<T: Serialize>(frame: &T) -> Vec<u8> {
     let mut v = serde_json::to_vec(frame).unwrap_or_else(|e| {
@@ -183,6 +171,7 @@ pub fn encode<T: Serialize>(frame: &T) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use scry_ops::Action;
 
     #[test]
     fn frames_round_trip() {
@@ -228,19 +217,5 @@ mod tests {
             r.into_result().unwrap().unwrap_err().code(),
             "OUTSIDE_WORKSPACE"
         );
-    }
-
-    #[test]
-    fn writes_are_told_apart() {
-        let mut q = Query::new(Action::Rename);
-        assert!(is_write(&q));
-        q.apply = false;
-        assert!(!is_write(&q));
-        let mut c = Query::new(Action::CodeActions);
-        assert!(!is_write(&c), "a list of code actions writes nothing");
-        c.action_index = Some(1);
-        assert!(is_write(&c));
-        assert!(!is_write(&Query::new(Action::Hover)));
-        assert!(is_write(&Query::new(Action::Request)));
     }
 }

@@ -13,7 +13,7 @@
 //! - A call lives in a task of its connection: a `Cancel` frame or a closed
 //!   connection drops it, which drops the engine's future, which sends
 //!   `$/cancelRequest` upstream; the daemon carries on.
-//! - Writes (see [`crate::proto::is_write`]) are serialized per workspace;
+//! - Writes (see `Query::writes`) are serialized per workspace;
 //!   the edit journal is the workspace's (on disk), so `undo` works from any
 //!   client; idempotency keys are prefixed with the client's session.
 //! - Lifecycle: every second, servers idle longer than `limits.serverIdleMs`
@@ -525,7 +525,7 @@ impl State {
         if let Some(k) = &q.idempotency_key {
             q.idempotency_key = Some(format!("{}:{k}", session.id));
         }
-        let _write = if proto::is_write(&q) {
+        let _write = if q.writes() {
             Some(entry.writes.lock().await)
         } else {
             None

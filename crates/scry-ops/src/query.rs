@@ -14,7 +14,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::action::{self, Arg};
+use crate::action::{self, Arg, Writes};
 use crate::engine::syntactic::{DEFAULT_MAP_BUDGET, MAX_MAP_BUDGET};
 use crate::error::OpError;
 use crate::model::{Action, Question, SeverityFilter};
@@ -371,6 +371,25 @@ impl Query {
     }
 
     /// Check the question once and give its validated form.
+    /// Whether answering changes state (files, the edit journal, the
+    /// servers): the action table's `writes`, where a preview (`apply`
+    /// off) and a list of code actions (none chosen) write nothing. Front
+    /// ends serialize such calls and never retry them.
+    pub fn writes(&self) -> bool {
+        let f = self.action.facts();
+        let applies = !f.takes(Arg::Apply) || self.apply;
+        match f.writes {
+            Writes::Never => false,
+            Writes::Always => applies,
+            Writes::Previewable => {
+                applies
+                    && (!f.takes(Arg::ActionIndex)
+                        || self.action_index.is_some()
+                        || self.action_title.is_some())
+            }
+        }
+    }
+
     pub fn validate(&self) -> Result<Valid, OpError> {
         self.check().map_err(OpError::from)
     }

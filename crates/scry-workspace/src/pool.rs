@@ -361,13 +361,7 @@ impl Workspace {
     /// stop the least recently used other one (not one being started or
     /// used right now).
     fn make_room(&self, starting: &Slot, max: usize) {
-        let slots: Vec<Slot> = self
-            .slots
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .values()
-            .cloned()
-            .collect();
+        let slots = self.slots_now();
         let mut running: Vec<(Duration, Slot)> = slots
             .into_iter()
             .filter(|s| !Arc::ptr_eq(s, starting))
@@ -455,15 +449,19 @@ impl Workspace {
         }
     }
 
-    /// The running servers with their pid, uptime and idle time.
-    pub fn usage(&self) -> Vec<ServerUse> {
-        let slots: Vec<Slot> = self
-            .slots
+    /// A snapshot of the slots (the lock is not held across awaits).
+    fn slots_now(&self) -> Vec<Slot> {
+        self.slots
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .values()
             .cloned()
-            .collect();
+            .collect()
+    }
+
+    /// The running servers with their pid, uptime and idle time.
+    pub fn usage(&self) -> Vec<ServerUse> {
+        let slots = self.slots_now();
         slots
             .iter()
             .filter_map(|slot| {
@@ -583,13 +581,7 @@ impl Workspace {
 
     /// Sessions running now (for status, workspace-wide questions).
     pub fn running(&self) -> Vec<Session> {
-        let slots: Vec<Slot> = self
-            .slots
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .values()
-            .cloned()
-            .collect();
+        let slots = self.slots_now();
         slots
             .iter()
             .filter_map(|s| s.session.try_lock().ok().and_then(|g| g.clone()))

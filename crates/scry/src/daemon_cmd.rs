@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use scry_daemon::client::{self, ConnectError, Connection};
 use scry_daemon::paths::Files;
-use scry_daemon::proto::{self, DaemonStatus, Reply};
+use scry_daemon::proto::{DaemonStatus, Reply};
 use scry_ops::{OpError, Query};
 
 use crate::progress::Progress;
@@ -53,7 +53,7 @@ pub async fn ask(cwd: &Path, root: &Path, query: &Query, quiet: bool) -> Asked {
     let first = conn.call(cwd, root, query, set).await;
     let result = match first {
         Ok(r) => Ok((r, conn.pid)),
-        Err(lost) if !proto::is_write(query) => {
+        Err(lost) if !query.writes() => {
             tracing::info!("{lost}; asking a new daemon once");
             match client::connect_or_start(&files, &session, &exe, bound).await {
                 Ok(mut again) => {
@@ -79,7 +79,7 @@ pub async fn ask(cwd: &Path, root: &Path, query: &Query, quiet: bool) -> Asked {
                 "the scry daemon (pid {pid}) stopped during the call ({}); the next call starts a new one",
                 lost.0
             );
-            if proto::is_write(query) {
+            if query.writes() {
                 msg.push_str(
                     "; whether the edit was applied is unknown: `scry undo --dry-run` shows the last one",
                 );
@@ -98,16 +98,9 @@ pub fn main() -> ExitCode {
     let json = words.contains(&"--json");
     let sub: Vec<&str> = words.iter().copied().filter(|w| *w != "--json").collect();
     crate::init_tracing();
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(if sub == ["--foreground"] { 4 } else { 1 })
-        .enable_all()
-        .build()
-    {
+    let runtime = match crate::runtime(if sub == ["--foreground"] { 4 } else { 1 }) {
         Ok(r) => r,
-        Err(e) => {
-            eprintln!("scry: cannot start the async runtime: {e}");
-            return ExitCode::from(1);
-        }
+        Err(code) => return code,
     };
     let files = match Files::locate() {
         Ok(f) => f,

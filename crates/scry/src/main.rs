@@ -187,16 +187,9 @@ fn main() -> ExitCode {
         Ok(q) => q,
         Err(msg) => return usage(&msg),
     };
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-    {
+    let runtime = match runtime(2) {
         Ok(r) => r,
-        Err(e) => {
-            eprintln!("scry: cannot start the async runtime: {e}");
-            return ExitCode::from(1);
-        }
+        Err(code) => return code,
     };
     if cli.no_daemon || scry_daemon::paths::opted_out() {
         return runtime.block_on(run(cli.json, cli.quiet, root, query, None));
@@ -478,6 +471,19 @@ fn build_query(cli: &Cli, action: Action, cwd: &Path, root: &Path) -> Result<Que
     Ok(q)
 }
 
+/// The async runtime with `workers` threads, or the exit code after
+/// saying why it could not start.
+pub(crate) fn runtime(workers: usize) -> Result<tokio::runtime::Runtime, ExitCode> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(workers)
+        .enable_all()
+        .build()
+        .map_err(|e| {
+            eprintln!("scry: cannot start the async runtime: {e}");
+            ExitCode::from(1)
+        })
+}
+
 /// Logs go to stderr (never stdout: the MCP front end owns it), filtered by
 /// `SCRY_LOG` (default: warnings).
 pub(crate) fn init_tracing() {
@@ -566,16 +572,9 @@ fn mcp_main() -> ExitCode {
             root.display()
         ));
     }
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-    {
+    let runtime = match runtime(2) {
         Ok(r) => r,
-        Err(e) => {
-            eprintln!("scry: cannot start the async runtime: {e}");
-            return ExitCode::from(1);
-        }
+        Err(code) => return code,
     };
     let opts = scry_mcp::Options {
         read_only: cli.read_only,

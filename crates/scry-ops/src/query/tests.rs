@@ -335,3 +335,23 @@ fn the_query_round_trips_through_json() {
     let back: Query = serde_json::from_value(v).unwrap();
     assert_eq!(back, q);
 }
+
+#[test]
+fn writes_follow_the_table_apply_and_the_chosen_action() {
+    let mut q = Query::new(Action::Rename);
+    assert!(q.writes());
+    q.apply = false;
+    assert!(!q.writes(), "a preview writes nothing");
+    let mut c = Query::new(Action::CodeActions);
+    assert!(!c.writes(), "a list of code actions writes nothing");
+    c.action_index = Some(1);
+    assert!(c.writes());
+    let mut u = Query::new(Action::Undo);
+    assert!(u.writes());
+    u.apply = false;
+    assert!(!u.writes());
+    assert!(!Query::new(Action::Hover).writes());
+    assert!(!Query::new(Action::Diagnostics).writes());
+    assert!(Query::new(Action::Request).writes());
+    assert!(Query::new(Action::Reload).writes());
+}
