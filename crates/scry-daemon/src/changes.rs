@@ -1,7 +1,6 @@
 //! The CLI's `diag --changes` baseline between runs: a JSON file per
-//! workspace in the state directory (`$SCRY_STATE_DIR`, else
-//! `$XDG_STATE_HOME/scry`, else `~/.local/state/scry`, then
-//! `changes/<workspace name>-<hash of its path>.json`). The file is the
+//! workspace in `scry_workspace::dirs::changes()` (`<state dir>/changes`),
+//! named `<workspace name>-<hash of its path>.json`. The file is the
 //! truth, in-process and in the daemon alike: each `--changes` question
 //! loads it into the engine before and saves the engine's baseline after,
 //! atomically (temporary file + rename).
@@ -10,15 +9,9 @@ use std::path::{Path, PathBuf};
 
 use scry_ops::Engine;
 
-/// The state directory of scry (the one
-/// [`scry_workspace::trust::state_dir`]).
-pub fn state_base() -> Option<PathBuf> {
-    scry_workspace::trust::state_dir()
-}
-
 /// The baseline file of workspace `root`.
 pub fn baseline_file(root: &Path) -> Option<PathBuf> {
-    let dir = scry_ops::edit::journal::Journal::open(&state_base()?.join("changes"), root)
+    let dir = scry_ops::edit::journal::Journal::open(&scry_workspace::dirs::changes()?, root)
         .dir()
         .to_path_buf();
     Some(dir.with_extension("json"))

@@ -21,7 +21,7 @@ pub const PROTOCOL: u32 = 1;
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// Override of the daemon directory.
-pub const DIR_ENV: &str = "SCRY_DAEMON_DIR";
+pub const DIR_ENV: &str = scry_workspace::dirs::DAEMON_DIR_ENV;
 /// `1`: never use the daemon.
 pub const NO_DAEMON_ENV: &str = "SCRY_NO_DAEMON";
 
@@ -35,20 +35,10 @@ const UNTAGGED: [&str; 5] = [
     "SCRY_DAEMON_START_MS",
 ];
 
-/// The daemon directory this environment names (not created).
+/// The daemon directory this environment names (not created): see
+/// [`scry_workspace::dirs::daemon`].
 pub fn dir() -> Option<PathBuf> {
-    dir_with(&|k| std::env::var_os(k))
-}
-
-fn dir_with(env: &dyn Fn(&str) -> Option<std::ffi::OsString>) -> Option<PathBuf> {
-    let var = |k: &str| env(k).filter(|v| !v.is_empty()).map(PathBuf::from);
-    if let Some(d) = var(DIR_ENV) {
-        return Some(d);
-    }
-    if let Some(x) = var("XDG_RUNTIME_DIR").filter(|x| x.is_absolute()) {
-        return Some(x.join("scry"));
-    }
-    scry_workspace::trust::state_dir().map(|s| s.join("daemon"))
+    scry_workspace::dirs::daemon()
 }
 
 /// Whether this process should not use the daemon (`SCRY_NO_DAEMON=1`).
@@ -181,29 +171,6 @@ mod tests {
         let f = t.path().join("file");
         std::fs::write(&f, "").unwrap();
         assert!(check_dir(&f).is_err());
-    }
-
-    #[test]
-    fn the_directory_follows_the_environment() {
-        let env = |pairs: &'static [(&'static str, &'static str)]| {
-            move |k: &str| {
-                pairs
-                    .iter()
-                    .find(|(n, _)| *n == k)
-                    .map(|(_, v)| std::ffi::OsString::from(v))
-            }
-        };
-        assert_eq!(
-            dir_with(&env(&[
-                ("SCRY_DAEMON_DIR", "/x/d"),
-                ("XDG_RUNTIME_DIR", "/run/u")
-            ])),
-            Some(PathBuf::from("/x/d"))
-        );
-        assert_eq!(
-            dir_with(&env(&[("XDG_RUNTIME_DIR", "/run/user/1")])),
-            Some(PathBuf::from("/run/user/1/scry"))
-        );
     }
 
     #[test]

@@ -122,10 +122,9 @@ pub fn parse_addr(s: &str) -> Result<SocketAddr, String> {
     ))
 }
 
-/// scry's state directory (`$SCRY_STATE_DIR`, else `$XDG_STATE_HOME/scry`,
-/// else `~/.local/state/scry`): the one [`scry_workspace::trust::state_dir`].
+/// scry's state directory ([`scry_workspace::dirs::state`]).
 pub fn default_state_dir() -> Option<PathBuf> {
-    scry_workspace::trust::state_dir()
+    scry_workspace::dirs::state()
 }
 
 /// A token scry generates: 32 random bytes, hex.

@@ -34,17 +34,9 @@ pub const MAX_FILES: usize = 50_000;
 /// Bump when the extraction changes: older caches are then ignored.
 const CACHE_VERSION: u32 = 3;
 
-/// Where scry keeps caches: `$SCRY_CACHE_DIR`, else `$XDG_CACHE_HOME/scry`,
-/// else `~/.cache/scry`.
-pub fn default_cache_dir() -> Option<PathBuf> {
-    if let Some(d) = std::env::var_os("SCRY_CACHE_DIR") {
-        return Some(PathBuf::from(d));
-    }
-    let base = std::env::var_os("XDG_CACHE_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
-    Some(base.join("scry"))
-}
+/// Where scry keeps caches: [`scry_workspace::dirs::cache`]
+/// (`$SCRY_CACHE_DIR`, else `$XDG_CACHE_HOME/scry`, else `~/.cache/scry`).
+pub use scry_workspace::dirs::cache as default_cache_dir;
 
 /// A file left out of the index, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -78,7 +78,6 @@
 
 use std::borrow::Cow;
 use std::collections::HashSet;
-use std::ffi::OsString;
 use std::io;
 use std::path::{Path, PathBuf};
 
@@ -238,36 +237,12 @@ impl Config {
     }
 }
 
-/// The user configuration file: `$SCRY_CONFIG` if set, else
-/// `$XDG_CONFIG_HOME/scry/config.json` (when absolute), else
-/// `$HOME/.config/scry/config.json`. `None` when none of these is set.
-pub fn user_config_path() -> Option<PathBuf> {
-    user_config_path_with(&|k| std::env::var_os(k)).map(|(p, _)| p)
-}
+/// The user configuration file (`$SCRY_CONFIG`, else
+/// `$XDG_CONFIG_HOME/scry/config.json`, else `~/.config/scry/config.json`:
+/// see [`crate::dirs`]). `None` when none of these is set.
+pub use crate::dirs::user_config as user_config_path;
 
-pub(crate) type EnvFn<'a> = &'a dyn Fn(&str) -> Option<OsString>;
-
-/// The user config path and whether it was given explicitly.
-fn user_config_path_with(env: EnvFn<'_>) -> Option<(PathBuf, bool)> {
-    let var = |k: &str| env(k).filter(|v| !v.is_empty());
-    if let Some(p) = var("SCRY_CONFIG") {
-        return Some((PathBuf::from(p), true));
-    }
-    if let Some(x) = var("XDG_CONFIG_HOME").map(PathBuf::from)
-        && x.is_absolute()
-    {
-        return Some((x.join("scry").join("config.json"), false));
-    }
-    var("HOME").map(|h| {
-        (
-            PathBuf::from(h)
-                .join(".config")
-                .join("scry")
-                .join("config.json"),
-            false,
-        )
-    })
-}
+pub(crate) use crate::dirs::EnvFn;
 
 /// The project configuration layers of `workspace_root` as they are now:
 /// (path, text) of each project file present, in layer order. What `scry
@@ -339,7 +314,7 @@ struct Layers {
 /// The user layer (if any) and the project layers, read from disk.
 fn read_layers(workspace_root: &Path, env: EnvFn<'_>) -> Result<Layers, ConfigError> {
     let mut files: Vec<(PathBuf, bool)> = Vec::new();
-    let user = user_config_path_with(env);
+    let user = crate::dirs::user_config_with(env);
     let user_path = user.as_ref().map(|(p, _)| p.clone());
     if let Some(user) = user {
         files.push(user);
@@ -974,6 +949,7 @@ pub(crate) mod tests {
     use super::*;
     use crate::catalog::ProviderKind;
     use std::collections::HashMap;
+    use std::ffi::OsString;
     use std::fs;
 
     /// Layers from (path, text) pairs.
@@ -1241,10 +1217,10 @@ pub(crate) mod tests {
         ]);
         let env3 = |k: &str| vars3.get(k).cloned();
         assert_eq!(
-            user_config_path_with(&env3),
+            crate::dirs::user_config_with(&env3),
             Some((PathBuf::from("/h/.config/scry/config.json"), false))
         );
-        assert_eq!(user_config_path_with(&|_| None), None);
+        assert_eq!(crate::dirs::user_config_with(&|_| None), None);
     }
 
     #[test]

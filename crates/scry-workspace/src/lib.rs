@@ -5,11 +5,14 @@
 //! server and root, started lazily, reused), workspace trust ([`trust`]:
 //! what project configuration may run), and the one home of paths inside
 //! the workspace ([`paths`]: normalise, show relative, confine) and of
-//! walking it ([`walk`]: one walker, one list of skipped directories).
+//! walking it ([`walk`]: one walker, one list of skipped directories), and
+//! of scry's per-user directories ([`dirs`]: state, journal, logs, daemon,
+//! caches, the user configuration file).
 
 pub mod catalog;
 pub mod command;
 pub mod config;
+pub mod dirs;
 pub mod doctor;
 pub mod paths;
 pub mod pool;
@@ -20,4 +23,4 @@ pub mod trust;
 pub mod walk;
 pub mod watch;
 
-pub use pool::{Route, ServerUse, Workspace, WorkspaceError, default_log_dir};
+pub use pool::{Route, ServerUse, Workspace, WorkspaceError};

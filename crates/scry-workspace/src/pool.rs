@@ -123,18 +123,6 @@ pub struct Workspace {
     trust_told: Mutex<HashSet<String>>,
 }
 
-/// The directory where server logs go: `$SCRY_LOG_DIR`, else
-/// `$XDG_STATE_HOME/scry/logs`, else `~/.local/state/scry/logs`.
-pub fn default_log_dir() -> Option<PathBuf> {
-    if let Some(d) = std::env::var_os("SCRY_LOG_DIR") {
-        return Some(PathBuf::from(d));
-    }
-    let state = std::env::var_os("XDG_STATE_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/state")))?;
-    Some(state.join("scry").join("logs"))
-}
-
 impl Workspace {
     /// Open a workspace: canonical root, configuration loaded from disk.
     /// Project configuration is trusted or not as the environment says
@@ -167,7 +155,7 @@ impl Workspace {
             slots: Mutex::new(HashMap::new()),
             commands: Mutex::new(HashMap::new()),
             warned: Mutex::new(HashSet::new()),
-            log_dir: default_log_dir(),
+            log_dir: crate::dirs::logs(),
             edit_hook: EditHookSlot::default(),
             watcher: Mutex::new(None),
             policy: TrustPolicy::FromEnvironment,

@@ -29,14 +29,12 @@
 //!    (edited, added, removed) no longer matches: the trust is revoked until
 //!    `scry trust` is run again.
 //!
-//! Records live in `$SCRY_STATE_DIR/trust.json`, else
-//! `$XDG_STATE_HOME/scry/trust.json`, else `~/.local/state/scry/trust.json`
-//! ([`store_path`]), written atomically.
+//! Records live in `<state dir>/trust.json` ([`store_path`]; the state
+//! directory is [`crate::dirs::state`]), written atomically.
 //!
 //! Invariant: without one of the three, nothing that a project file names
 //! is executed.
 
-use std::ffi::OsString;
 use std::fmt::Write as _;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -47,9 +45,7 @@ use sha2::{Digest, Sha256};
 
 /// `SCRY_TRUST`: `all` trusts every workspace, `none` none.
 pub const TRUST_ENV: &str = "SCRY_TRUST";
-/// `SCRY_STATE_DIR`: scry's state directory (overrides
-/// `$XDG_STATE_HOME/scry`).
-pub const STATE_DIR_ENV: &str = "SCRY_STATE_DIR";
+pub use crate::dirs::STATE_DIR_ENV;
 
 /// Server keys that choose what runs: ignored from untrusted layers.
 pub const RUN_KEYS: [&str; 3] = ["command", "args", "env"];
@@ -124,7 +120,7 @@ impl Default for TrustState {
     }
 }
 
-type EnvFn<'a> = &'a dyn Fn(&str) -> Option<OsString>;
+use crate::dirs::EnvFn;
 
 /// Strip what chooses what runs from one server entry of an untrusted
 /// layer (keys already canonical: `command`, `args`, `env`). `is_new`: the
@@ -176,26 +172,10 @@ pub fn config_hash(root: &Path, layers: &[(PathBuf, String)]) -> String {
     out
 }
 
-/// scry's state directory: `$SCRY_STATE_DIR`, else `$XDG_STATE_HOME/scry`
-/// (when absolute), else `~/.local/state/scry`.
-pub fn state_dir() -> Option<PathBuf> {
-    state_dir_with(&|k| std::env::var_os(k))
-}
-
-fn state_dir_with(env: EnvFn<'_>) -> Option<PathBuf> {
-    let var = |k: &str| env(k).filter(|v| !v.is_empty()).map(PathBuf::from);
-    if let Some(d) = var(STATE_DIR_ENV) {
-        return Some(d);
-    }
-    if let Some(x) = var("XDG_STATE_HOME").filter(|x| x.is_absolute()) {
-        return Some(x.join("scry"));
-    }
-    var("HOME").map(|h| h.join(".local").join("state").join("scry"))
-}
-
-/// Where `scry trust` records live (`<state dir>/trust.json`).
+/// Where `scry trust` records live (`<state dir>/trust.json`; see
+/// [`crate::dirs`]).
 pub fn store_path() -> Option<PathBuf> {
-    state_dir().map(|d| d.join("trust.json"))
+    crate::dirs::trust_store()
 }
 
 /// One `scry trust` record.
@@ -330,7 +310,7 @@ pub fn decide(
             return Trust::UserRoot(p);
         }
     }
-    let store = state_dir_with(env).map(|d| d.join("trust.json"));
+    let store = crate::dirs::trust_store_with(env);
     let Some(store) = store else {
         return Trust::Untrusted { revoked: false };
     };
@@ -380,6 +360,7 @@ pub fn notice(state: &TrustState, root: &Path, local_bins: &[PathBuf]) -> Option
 mod tests {
     use super::*;
     use std::collections::HashMap;
+    use std::ffi::OsString;
 
     fn env_of<'a>(
         vars: &'a HashMap<&'static str, OsString>,
@@ -499,29 +480,6 @@ mod tests {
         record(&store, Path::new("/a"), &[]).unwrap();
         let roots: Vec<_> = records_in(&store).into_iter().map(|r| r.root).collect();
         assert_eq!(roots, [PathBuf::from("/b"), PathBuf::from("/a")]);
-    }
-
-    #[test]
-    fn state_dir_order() {
-        let vars: HashMap<&'static str, OsString> = HashMap::from([
-            ("XDG_STATE_HOME", OsString::from("/x")),
-            ("HOME", OsString::from("/h")),
-        ]);
-        assert_eq!(
-            state_dir_with(&env_of(&vars)),
-            Some(PathBuf::from("/x/scry"))
-        );
-        let vars: HashMap<&'static str, OsString> = HashMap::from([
-            ("XDG_STATE_HOME", OsString::from("rel")),
-            ("HOME", OsString::from("/h")),
-        ]);
-        assert_eq!(
-            state_dir_with(&env_of(&vars)),
-            Some(PathBuf::from("/h/.local/state/scry"))
-        );
-        let vars: HashMap<&'static str, OsString> =
-            HashMap::from([(STATE_DIR_ENV, OsString::from("/s"))]);
-        assert_eq!(state_dir_with(&env_of(&vars)), Some(PathBuf::from("/s")));
     }
 
     #[test]

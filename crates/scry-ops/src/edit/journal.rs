@@ -21,8 +21,8 @@
 //! * A `pending` entry whose files all hold their after-images (the commit
 //!   finished but marking it `applied` failed) is still undoable.
 //!
-//! Base directory: `$SCRY_JOURNAL_DIR`, else `$XDG_STATE_HOME/scry/journal`,
-//! else `~/.local/state/scry/journal`.
+//! Base directory: [`scry_workspace::dirs::journal`] (`$SCRY_JOURNAL_DIR`,
+//! else `<state dir>/journal`).
 
 use std::path::{Path, PathBuf};
 
@@ -115,17 +115,10 @@ pub struct Journal {
     fail_after: Option<usize>,
 }
 
-/// `$SCRY_JOURNAL_DIR`, else `$XDG_STATE_HOME/scry/journal`, else
-/// `~/.local/state/scry/journal`.
+/// The journal's base directory: `$SCRY_JOURNAL_DIR`, else
+/// `<state dir>/journal` ([`scry_workspace::dirs::journal`]).
 pub fn default_base() -> Option<PathBuf> {
-    if let Some(d) = std::env::var_os("SCRY_JOURNAL_DIR") {
-        return Some(PathBuf::from(d));
-    }
-    let state = std::env::var_os("XDG_STATE_HOME")
-        .map(PathBuf::from)
-        .filter(|p| p.is_absolute())
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/state")))?;
-    Some(state.join("scry").join("journal"))
+    scry_workspace::dirs::journal()
 }
 
 fn io(e: std::io::Error, what: &str) -> String {
