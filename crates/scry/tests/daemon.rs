@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+use scry_testkit::mcp_stdio::StdioClient;
 use serde_json::{Value, json};
 
 struct Env {
@@ -526,12 +527,11 @@ fn edits_from_two_clients_are_serialized_and_undo_works_from_another() {
 /// A `scry mcp` process spoken to over stdio.
 struct Mcp {
     child: Child,
-    rx: std::sync::mpsc::Receiver<Value>,
+    client: StdioClient,
 }
 
 impl Mcp {
     fn start(env: &Env) -> Mcp {
-        use std::io::BufRead;
         let mut child = env
             .cmd(&["mcp"])
             .stdin(Stdio::piped())
@@ -539,46 +539,17 @@ impl Mcp {
             .stderr(Stdio::inherit())
             .spawn()
             .unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            for line in std::io::BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if let Ok(v) = serde_json::from_str::<Value>(&line) {
-                    let _ = tx.send(v);
-                }
-            }
-        });
-        let mut m = Mcp { child, rx };
-        m.send(
-            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {},
-            "clientInfo": {"name": "daemon-test", "version": "0"}}}),
-        );
-        m.response(1);
-        m.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-        m
+        let mut client = StdioClient::attach(&mut child);
+        client.initialize("daemon-test");
+        Mcp { child, client }
     }
 
     fn send(&mut self, v: Value) {
-        use std::io::Write;
-        let stdin = self.child.stdin.as_mut().unwrap();
-        writeln!(stdin, "{v}").unwrap();
-        stdin.flush().unwrap();
+        self.client.send(v);
     }
 
     fn response(&self, id: i64) -> Value {
-        let deadline = Instant::now() + Duration::from_secs(120);
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            let m = self
-                .rx
-                .recv_timeout(left)
-                .unwrap_or_else(|_| panic!("no response for id {id}"));
-            if m["id"] == json!(id) {
-                return m;
-            }
-        }
+        self.client.response(id)
     }
 
     fn refs(&mut self, id: i64) -> String {
@@ -598,7 +569,7 @@ impl Mcp {
 
 impl Drop for Mcp {
     fn drop(&mut self) {
-        drop(self.child.stdin.take());
+        self.client.close();
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
