@@ -4,43 +4,42 @@
 //! subcommands handled before the action parser (`crate::SUBCOMMANDS`).
 //!
 //! Invariants: the actions come from the table, so a new action is listed
-//! and completed without a change here (after those [`ORDER`] places, in
-//! table order); [`SHOWN_ALIASES`] and [`ORDER`] only choose how the
+//! and completed without a change here (placed by its facts, see
+//! [`place`]); [`SHOWN_ALIASES`] and [`HOUSEKEEPING`] only choose how the
 //! command line presents them, and every shown alias is an alias of its
 //! action in the table (tested). `Action::parse` accepts every other alias
 //! too; they are not offered, to keep completion short.
 
 use scry_ops::Action;
-use scry_ops::action::ACTIONS;
+use scry_ops::action::{ACTIONS, Facts, Reply};
 
 use crate::SUBCOMMANDS;
 
 /// The aliases the help shows beside their action, and completion offers.
 const SHOWN_ALIASES: &[&str] = &["def", "impl", "refs", "diag"];
 
-/// The order the command line lists actions in: lookups, then the
-/// workspace's housekeeping, then diagnostics and edits. Actions not named
-/// here follow, in table order.
-const ORDER: &[Action] = &[
-    Action::Definition,
-    Action::Declaration,
-    Action::TypeDefinition,
-    Action::Implementation,
-    Action::References,
-    Action::Hover,
-    Action::Symbols,
-    Action::WorkspaceSymbols,
-    Action::IncomingCalls,
-    Action::OutgoingCalls,
+/// The workspace's housekeeping, listed (in this order) after the
+/// questions about code; see [`place`].
+const HOUSEKEEPING: &[Action] = &[
     Action::Status,
     Action::Capabilities,
     Action::Reload,
     Action::Request,
-    Action::Diagnostics,
-    Action::Rename,
-    Action::CodeActions,
-    Action::Undo,
 ];
+
+/// Where the command line lists a row of the table (sorted stably, so
+/// table order within a group): the questions about code (the rows with a
+/// reply parser), then [`HOUSEKEEPING`], then the rest (diagnostics and
+/// edits), then `map`.
+fn place(f: &Facts) -> (u8, usize) {
+    if f.reply != Reply::Other {
+        return (0, 0);
+    }
+    if let Some(i) = HOUSEKEEPING.iter().position(|a| *a == f.action) {
+        return (1, i);
+    }
+    (if f.action == Action::Map { 3 } else { 2 }, 0)
+}
 
 /// How the command line spells an action's name or alias.
 fn spelled(name: &str) -> String {
@@ -49,16 +48,10 @@ fn spelled(name: &str) -> String {
 
 /// Every action, in the command line's order, with its shown aliases.
 fn listed() -> Vec<(String, Vec<String>)> {
-    let rest = ACTIONS
-        .iter()
-        .map(|f| f.action)
-        .filter(|a| !ORDER.contains(a));
-    ORDER
-        .iter()
-        .copied()
-        .chain(rest)
-        .map(|a| {
-            let f = a.facts();
+    let mut rows: Vec<&Facts> = ACTIONS.iter().collect();
+    rows.sort_by_key(|f| place(f));
+    rows.into_iter()
+        .map(|f| {
             let shown = f
                 .aliases
                 .iter()
