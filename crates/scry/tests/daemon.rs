@@ -124,6 +124,17 @@ impl Env {
         Some(fake)
     }
 
+    /// A workspace served by the fake server answering after a minute (a
+    /// call stays in flight); `None` when the fake server is not built.
+    fn with_slow_fake() -> Option<Env> {
+        let env = Env::new(None);
+        env.fake(
+            json!({"FAKE_LSP_MODE": "slow", "FAKE_LSP_DELAY_MS": "60000"}),
+            json!({}),
+        )?;
+        Some(env)
+    }
+
     fn fake_log(&self) -> String {
         std::fs::read_to_string(self.base.join("fake.log")).unwrap_or_default()
     }
@@ -332,16 +343,9 @@ fn a_daemon_that_cannot_start_leaves_the_call_in_process_and_status_says_so() {
 
 #[test]
 fn a_client_killed_mid_call_cancels_upstream_and_the_daemon_carries_on() {
-    let env = Env::new(None);
-    if env
-        .fake(
-            json!({"FAKE_LSP_MODE": "slow", "FAKE_LSP_DELAY_MS": "60000"}),
-            json!({}),
-        )
-        .is_none()
-    {
+    let Some(env) = Env::with_slow_fake() else {
         return;
-    }
+    };
     let mut client = env.spawn(&[
         "def",
         "a.fake",
@@ -369,16 +373,9 @@ fn a_client_killed_mid_call_cancels_upstream_and_the_daemon_carries_on() {
 
 #[test]
 fn a_killed_daemon_fails_the_call_in_flight_clearly_and_the_next_call_works() {
-    let env = Env::new(None);
-    if env
-        .fake(
-            json!({"FAKE_LSP_MODE": "slow", "FAKE_LSP_DELAY_MS": "60000"}),
-            json!({}),
-        )
-        .is_none()
-    {
+    let Some(env) = Env::with_slow_fake() else {
         return;
-    }
+    };
     // A raw request may change state: it is never retried.
     let params = r#"{"textDocument":{"uri":"$uri"},"position":{"line":0,"character":1}}"#;
     let client = env.spawn(&[
@@ -641,16 +638,9 @@ fn beyond_max_servers_the_least_recently_used_server_stops() {
 
 #[test]
 fn an_mcp_cancel_reaches_the_server_through_the_daemon() {
-    let env = Env::new(None);
-    if env
-        .fake(
-            json!({"FAKE_LSP_MODE": "slow", "FAKE_LSP_DELAY_MS": "60000"}),
-            json!({}),
-        )
-        .is_none()
-    {
+    let Some(env) = Env::with_slow_fake() else {
         return;
-    }
+    };
     let mut m = Mcp::start(&env);
     m.send(
         json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
