@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use rmcp::model::JsonObject;
 use scry_ops::{Action, Engine, OpError, Query, SeverityFilter};
+use scry_workspace::paths::{self, Unconfined};
 use serde_json::Value;
 
 use crate::tools::{self, MAX_TIMEOUT_MS};
@@ -229,8 +230,11 @@ pub fn parse(tool: &str, args: Option<&JsonObject>, engine: &Engine) -> Result<C
 }
 
 /// A diagnostics target as the CLI passes it: `*` for the whole workspace,
-/// else absolute (relative to the workspace root). Files and directories
-/// must exist inside the workspace; a glob must not point outside it.
+/// else absolute (relative to the workspace root). Refused here, before
+/// anything runs, exactly as the engine's target expansion refuses it: a
+/// file or directory must exist and be confined to the workspace
+/// (`paths::confine`, symlinks resolved); a glob must not climb out of it
+/// (`paths::normalise_within`).
 fn diagnostics_target(p: &Path, engine: &Engine) -> Result<PathBuf, OpError> {
     let root = engine.workspace().root();
     let s = p.to_string_lossy();
@@ -238,37 +242,102 @@ fn diagnostics_target(p: &Path, engine: &Engine) -> Result<PathBuf, OpError> {
     if s == "*" || s == "." || s == "**" || s == "./" {
         return Ok(PathBuf::from("*"));
     }
-    let abs = if p.is_absolute() {
-        p.to_path_buf()
-    } else {
-        root.join(p)
-    };
+    let abs = root.join(p);
     let outside = || OpError::OutsideWorkspace {
         path: p.to_path_buf(),
         root: root.to_path_buf(),
     };
     if s.contains(['*', '?', '[', '{']) {
-        let escapes = p
-            .components()
-            .any(|c| matches!(c, std::path::Component::ParentDir));
-        if escapes || !abs.starts_with(root) {
-            return Err(outside());
-        }
+        let rel = abs.strip_prefix(root).map_err(|_| outside())?;
+        paths::normalise_within(rel).ok_or_else(outside)?;
         return Ok(abs);
     }
-    match abs.canonicalize() {
-        Ok(c) if c.starts_with(root) => Ok(abs),
-        Ok(_) => Err(outside()),
-        Err(_) => {
-            let lexical_inside = abs.starts_with(root)
-                && !p
-                    .components()
-                    .any(|c| matches!(c, std::path::Component::ParentDir));
-            if lexical_inside {
-                Err(OpError::FileNotFound(p.to_path_buf()))
-            } else {
-                Err(outside())
-            }
+    match paths::confine(root, &abs) {
+        Ok(real) if real.exists() => Ok(abs),
+        Ok(_) | Err(Unconfined::DanglingLink) => Err(OpError::FileNotFound(p.to_path_buf())),
+        Err(Unconfined::Outside) => Err(outside()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use scry_workspace::Workspace;
+    use serde_json::json;
+
+    use super::*;
+
+    fn diag(path: &str) -> JsonObject {
+        match json!({"action": "diagnostics", "path": path}) {
+            Value::Object(o) => o,
+            _ => unreachable!(),
+        }
+    }
+
+    /// The MCP front end refuses a diagnostics target before anything runs,
+    /// and with the error the engine gives for the same target (the CLI
+    /// passes targets straight to the engine).
+    #[tokio::test]
+    async fn diagnostics_targets_are_refused_as_the_engine_refuses_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().canonicalize().unwrap();
+        let root = base.join("ws");
+        let out = base.join("out");
+        std::fs::create_dir_all(root.join("src")).unwrap();
+        std::fs::create_dir_all(&out).unwrap();
+        std::fs::write(root.join("src/a.zz"), "").unwrap();
+        std::fs::write(out.join("b.zz"), "").unwrap();
+        #[cfg(unix)]
+        {
+            std::os::unix::fs::symlink(&out, root.join("link")).unwrap();
+            std::os::unix::fs::symlink(base.join("nowhere"), root.join("dangling")).unwrap();
+        }
+        let engine = Engine::new(Arc::new(Workspace::open(&root).unwrap()));
+        let outside_abs = out.join("b.zz").to_string_lossy().into_owned();
+        let refused = [
+            ("nope.zz", "FILE_NOT_FOUND"),
+            ("src/nope.zz", "FILE_NOT_FOUND"),
+            ("src/../nope.zz", "FILE_NOT_FOUND"),
+            ("../out/b.zz", "OUTSIDE_WORKSPACE"),
+            ("../missing.zz", "OUTSIDE_WORKSPACE"),
+            (outside_abs.as_str(), "OUTSIDE_WORKSPACE"),
+            ("/etc/*.conf", "OUTSIDE_WORKSPACE"),
+            ("../*.zz", "OUTSIDE_WORKSPACE"),
+            ("src/../../out/*.zz", "OUTSIDE_WORKSPACE"),
+            #[cfg(unix)]
+            ("link/b.zz", "OUTSIDE_WORKSPACE"),
+            #[cfg(unix)]
+            ("link/missing.zz", "OUTSIDE_WORKSPACE"),
+            #[cfg(unix)]
+            ("dangling", "FILE_NOT_FOUND"),
+        ];
+        for (path, code) in refused {
+            let mine = parse(tools::LSP, Some(&diag(path)), &engine).unwrap_err();
+            let mut q = Query::new(Action::Diagnostics);
+            q.targets = vec![root.join(path)];
+            let engines = engine.run(&q).await.unwrap_err();
+            assert_eq!(mine.code(), code, "{path}: {mine:?}");
+            assert_eq!(engines.code(), code, "{path}: the engine says {engines:?}");
+            assert_eq!(
+                scry_render::render_error(&mine, &root),
+                scry_render::render_error(&engines, &root),
+                "{path}"
+            );
+        }
+        for (path, target) in [
+            ("src/a.zz", root.join("src/a.zz")),
+            ("src", root.join("src")),
+            ("src/*.zz", root.join("src/*.zz")),
+            ("src/../src/*.zz", root.join("src/../src/*.zz")),
+            (".", PathBuf::from("*")),
+            ("./", PathBuf::from("*")),
+            ("**", PathBuf::from("*")),
+        ] {
+            let call = parse(tools::LSP, Some(&diag(path)), &engine)
+                .unwrap_or_else(|e| panic!("{path}: {e:?}"));
+            assert_eq!(call.query.targets, vec![target], "{path}");
+            assert_eq!(call.query.path, None, "{path}");
         }
     }
 }

@@ -322,22 +322,26 @@ fn render_locations(ctx: &Ctx, locations: &[Loc]) -> Rendered {
         ctx.at_paren(),
         ctx.server()
     );
-    let marker = |n: usize, files: usize| {
-        format!(
-            "… {n} more {} in {} {NARROWER}",
-            if n == 1 { one } else { many },
-            plural(files, "file", "files")
-        )
-    };
-    let reserve = marker(total, distinct_files(&placed)).chars().count();
+    let reserve = more_marker(&placed, one, many).chars().count();
     let mut fit = ctx.fit(&header, reserve);
     grouped(&mut fit, &placed, |p| loc_line(p.loc, "  "));
     let omitted = &placed[fit.shown..];
     Rendered {
         header,
-        marker: (!omitted.is_empty()).then(|| marker(omitted.len(), distinct_files(omitted))),
+        marker: (!omitted.is_empty()).then(|| more_marker(omitted, one, many)),
         body: fit.lines,
     }
+}
+
+/// The marker after a cut list: "… N more callers in M files (narrow …)",
+/// `one`/`many` naming an omitted item.
+fn more_marker(omitted: &[Placed], one: &str, many: &str) -> String {
+    let n = omitted.len();
+    format!(
+        "… {n} more {} in {} {NARROWER}",
+        if n == 1 { one } else { many },
+        plural(distinct_files(omitted), "file", "files")
+    )
 }
 
 /// Pushes `placed` grouped under file header lines until the caps bite.
@@ -484,14 +488,7 @@ fn render_calls(ctx: &Ctx, direction: CallDirection, calls: &[Call]) -> Rendered
         plural(sites, "call site", "call sites"),
         ctx.server()
     );
-    let marker = |n: usize, files: usize| {
-        format!(
-            "… {n} more {} in {} {NARROWER}",
-            if n == 1 { one } else { many },
-            plural(files, "file", "files")
-        )
-    };
-    let reserve = marker(total, distinct_files(&placed)).chars().count();
+    let reserve = more_marker(&placed, one, many).chars().count();
     let mut fit = ctx.fit(&header, reserve);
     for p in &placed {
         let call = &calls[p.idx];
@@ -516,7 +513,7 @@ fn render_calls(ctx: &Ctx, direction: CallDirection, calls: &[Call]) -> Rendered
     let omitted = &placed[fit.shown..];
     Rendered {
         header,
-        marker: (!omitted.is_empty()).then(|| marker(omitted.len(), distinct_files(omitted))),
+        marker: (!omitted.is_empty()).then(|| more_marker(omitted, one, many)),
         body: fit.lines,
     }
 }

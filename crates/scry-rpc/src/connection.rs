@@ -206,16 +206,9 @@ impl Inner {
                         // it still gets the server an (error) answer.
                         let outcome = tokio::spawn(fut).await.unwrap_or_else(|_| {
                             tracing::error!(server = %name, %method, "deferred request handler panicked");
-                            Err(ResponseError::new(
-                                ResponseError::INTERNAL_ERROR,
-                                format!("client handler panicked on {method}"),
-                            ))
+                            Err(handler_panicked(&method))
                         });
-                        let reply = match outcome {
-                            Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
-                            Err(error) => json!({"jsonrpc": "2.0", "id": id, "error": error}),
-                        };
-                        let _ = out.send(reply);
+                        let _ = out.send(reply_to(id, outcome));
                     });
                     return;
                 }
@@ -224,16 +217,9 @@ impl Inner {
                 }))
                 .unwrap_or_else(|_| {
                     tracing::error!(server = %self.name, %method, "request handler panicked");
-                    Err(ResponseError::new(
-                        ResponseError::INTERNAL_ERROR,
-                        format!("client handler panicked on {method}"),
-                    ))
+                    Err(handler_panicked(&method))
                 });
-                let reply = match outcome {
-                    Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
-                    Err(error) => json!({"jsonrpc": "2.0", "id": id, "error": error}),
-                };
-                self.send(reply);
+                self.send(reply_to(id, outcome));
             }
             (Some(Value::String(method)), None) => {
                 tracing::trace!(server = %self.name, %method, "server notification");
@@ -532,6 +518,22 @@ async fn read_loop<R: AsyncRead + Unpin>(
             }
         }
     }
+}
+
+/// The answer to a server-to-client request `id`: its result or error.
+fn reply_to(id: Value, outcome: Result<Value, ResponseError>) -> Value {
+    match outcome {
+        Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
+        Err(error) => json!({"jsonrpc": "2.0", "id": id, "error": error}),
+    }
+}
+
+/// What the server is answered when scry's handler for `method` panicked.
+fn handler_panicked(method: &str) -> ResponseError {
+    ResponseError::new(
+        ResponseError::INTERNAL_ERROR,
+        format!("client handler panicked on {method}"),
+    )
 }
 
 #[cfg(test)]

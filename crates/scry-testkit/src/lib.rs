@@ -2,7 +2,8 @@
 //! `test-utils`): where the repository's `fixtures/` are, copying them into
 //! temporary directories, whether a missing tool skips a test or fails it
 //! (`SCRY_REQUIRE_SERVERS=1`), where the fake language server
-//! (`scry-fake-lsp`, this package's binary) was built, and JSON clean-ups.
+//! (`scry-fake-lsp`, this package's binary) was built, JSON clean-ups, and
+//! an MCP client over a child's stdio ([`mcp_stdio`]).
 //!
 //! Invariants: nothing here writes under the repository (fixtures are only
 //! read and copied), and nothing depends on scry's own crates, so any crate
@@ -13,6 +14,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde_json::Value;
+
+pub mod mcp_stdio;
 
 /// The repository's `fixtures/` directory (canonical).
 pub fn fixtures_dir() -> PathBuf {

@@ -4,8 +4,23 @@
 //! `-h` and print the help instead of answering. Such an argument is a usage
 //! error that says how to name the file (`./-h.py`, or after `--`).
 //! Everything after `--` is positional and never inspected.
+//! Also the one way a `scry` command line (or a subcommand's) is parsed:
+//! [`parse`], which prints clap's help or usage error and gives the exit
+//! status (0 for `--help`/`--version`, 2 for bad usage).
 
 use std::ffi::OsString;
+use std::process::ExitCode;
+
+/// Parse `argv` (the program name first) into `T`; on `--help`,
+/// `--version` or a usage error, print clap's text and return the exit
+/// status to end with.
+pub fn parse<T: clap::Parser>(argv: impl IntoIterator<Item = OsString>) -> Result<T, ExitCode> {
+    T::try_parse_from(argv).map_err(|e| {
+        let code = if e.use_stderr() { 2 } else { 0 };
+        let _ = e.print();
+        ExitCode::from(code)
+    })
+}
 
 /// The first argument (after the program name, before `--`) that looks
 /// like a file name written as an option, with the message to show.

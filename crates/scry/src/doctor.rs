@@ -29,15 +29,11 @@ pub const DAEMON_LINE: &str = "daemon: none — each `scry` command starts the s
 
 /// Run `scry doctor …`; `args` are the words after `doctor`.
 pub fn main(args: impl Iterator<Item = std::ffi::OsString>) -> ExitCode {
-    let cli = match DoctorCli::try_parse_from(
+    let cli: DoctorCli = match crate::argv::parse(
         std::iter::once(std::ffi::OsString::from("scry doctor")).chain(args),
     ) {
         Ok(c) => c,
-        Err(e) => {
-            let code = if e.use_stderr() { 2 } else { 0 };
-            let _ = e.print();
-            return ExitCode::from(code);
-        }
+        Err(code) => return code,
     };
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
     let root = cli.root.map(|r| cwd.join(r)).unwrap_or(cwd);

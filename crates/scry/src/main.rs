@@ -25,14 +25,15 @@ mod daemon_cmd;
 mod doctor;
 mod progress;
 mod trust_cmd;
+mod words;
 
-const AFTER_HELP: &str = "\
-Actions:
-  definition (def), declaration, type-definition, implementation (impl),
-  references (refs), hover, symbols, workspace-symbols, incoming-calls,
-  outgoing-calls, status, capabilities, reload, request,
-  diagnostics (diag), rename, code-actions, undo, map
+/// The help's text after the options: the actions (from the action table,
+/// see `words`), then [`EXAMPLES`].
+fn after_help() -> String {
+    format!("Actions:\n{}\n\n{EXAMPLES}", words::help_list())
+}
 
+const EXAMPLES: &str = "\
 Name the symbol instead of counting columns; lines and columns are 1-based,
 columns count characters.
 
@@ -64,7 +65,7 @@ Examples:
     name = "scry",
     version,
     about = "Code intelligence from real language servers: definitions, references, hover, outlines.",
-    after_help = AFTER_HELP
+    after_help = after_help()
 )]
 struct Cli {
     /// The action (see below).
@@ -138,35 +139,34 @@ fn usage(msg: &str) -> ExitCode {
     ExitCode::from(2)
 }
 
+/// The first words handled before the action parser, by [`subcommand`].
+pub(crate) const SUBCOMMANDS: &[&str] = &["doctor", "completions", "mcp", "trust", "daemon"];
+
+/// Run the subcommand `word` (one of [`SUBCOMMANDS`]); `None` for any
+/// other word.
+fn subcommand(word: &str) -> Option<ExitCode> {
+    let rest = || std::env::args_os().skip(2);
+    Some(match word {
+        "doctor" => doctor::main(rest()),
+        "completions" => completions::main(Cli::command(), rest()),
+        "mcp" => mcp_main(),
+        "trust" => trust_cmd::main(),
+        "daemon" => daemon_cmd::main(),
+        _ => return None,
+    })
+}
+
 fn main() -> ExitCode {
-    if std::env::args_os().nth(1).is_some_and(|a| a == "mcp") {
-        return mcp_main();
-    }
-    if std::env::args_os()
-        .nth(1)
-        .is_some_and(|a| a == "completions")
-    {
-        return completions::main(Cli::command(), std::env::args_os().skip(2));
-    }
-    if std::env::args_os().nth(1).is_some_and(|a| a == "doctor") {
-        return doctor::main(std::env::args_os().skip(2));
-    }
-    if std::env::args_os().nth(1).is_some_and(|a| a == "trust") {
-        return trust_cmd::main();
-    }
-    if std::env::args_os().nth(1).is_some_and(|a| a == "daemon") {
-        return daemon_cmd::main();
+    let first = std::env::args_os().nth(1);
+    if let Some(code) = first.as_ref().and_then(|w| w.to_str()).and_then(subcommand) {
+        return code;
     }
     if let Some(msg) = argv::option_like_file(&std::env::args_os().collect::<Vec<_>>()) {
         return usage(&msg);
     }
-    let cli = match Cli::try_parse() {
+    let cli: Cli = match argv::parse(std::env::args_os()) {
         Ok(c) => c,
-        Err(e) => {
-            let code = if e.use_stderr() { 2 } else { 0 };
-            let _ = e.print();
-            return ExitCode::from(code);
-        }
+        Err(code) => return code,
     };
     init_tracing();
     let Some(action) = Action::parse(&cli.action) else {
@@ -555,13 +555,9 @@ fn cwd_join(path: &std::path::Path) -> PathBuf {
 fn mcp_main() -> ExitCode {
     let args =
         std::iter::once(std::ffi::OsString::from("scry mcp")).chain(std::env::args_os().skip(2));
-    let cli = match McpCli::try_parse_from(args) {
+    let cli: McpCli = match argv::parse(args) {
         Ok(c) => c,
-        Err(e) => {
-            let code = if e.use_stderr() { 2 } else { 0 };
-            let _ = e.print();
-            return ExitCode::from(code);
-        }
+        Err(code) => return code,
     };
     init_tracing();
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));

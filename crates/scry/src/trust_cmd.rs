@@ -35,13 +35,9 @@ struct TrustCli {
 pub fn main() -> ExitCode {
     let args =
         std::iter::once(std::ffi::OsString::from("scry trust")).chain(std::env::args_os().skip(2));
-    let cli = match TrustCli::try_parse_from(args) {
+    let cli: TrustCli = match crate::argv::parse(args) {
         Ok(c) => c,
-        Err(e) => {
-            let code = if e.use_stderr() { 2 } else { 0 };
-            let _ = e.print();
-            return ExitCode::from(code);
-        }
+        Err(code) => return code,
     };
     let Some(store) = trust::store_path() else {
         eprintln!(

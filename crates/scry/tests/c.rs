@@ -20,15 +20,8 @@ async fn c_clangd() {
         return;
     };
     assert_eq!(fx.exp["implementation"], "not applicable");
-    let refs = suite::references_by_name(&fx).await;
-    suite::definition_from_main(&fx).await;
-    suite::qualified_definition(&fx, &LANG).await;
-    suite::definition_without_path(&fx, &LANG).await;
-    suite::hover(&fx).await;
-    suite::document_symbols(&fx, &LANG).await;
-    suite::workspace_symbols(&fx, &LANG).await;
-    suite::call_hierarchy(&fx).await;
-    let refs_text = fx.text(&refs);
+    let checked = suite::every_check(&fx, &LANG).await;
+    let refs_text = fx.text(&checked.refs);
     fx.shutdown().await;
     insta::assert_snapshot!("references_total_weight", refs_text);
 }

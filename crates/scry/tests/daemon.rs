@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+use scry_testkit::mcp_stdio::StdioClient;
 use serde_json::{Value, json};
 
 struct Env {
@@ -121,6 +122,17 @@ impl Env {
             "servers": {"fake": {"command": fake, "fileTypes": ["fake"], "env": vars}},
         }));
         Some(fake)
+    }
+
+    /// A workspace served by the fake server answering after a minute (a
+    /// call stays in flight); `None` when the fake server is not built.
+    fn with_slow_fake() -> Option<Env> {
+        let env = Env::new(None);
+        env.fake(
+            json!({"FAKE_LSP_MODE": "slow", "FAKE_LSP_DELAY_MS": "60000"}),
+            json!({}),
+        )?;
+        Some(env)
     }
 
     fn fake_log(&self) -> String {
@@ -331,16 +343,9 @@ fn a_daemon_that_cannot_start_leaves_the_call_in_process_and_status_says_so() {
 
 #[test]
 fn a_client_killed_mid_call_cancels_upstream_and_the_daemon_carries_on() {
-    let env = Env::new(None);
-    if env
-        .fake(
-            json!({"FAKE_LSP_MODE": "slow", "FAKE_LSP_DELAY_MS": "60000"}),
-            json!({}),
-        )
-        .is_none()
-    {
+    let Some(env) = Env::with_slow_fake() else {
         return;
-    }
+    };
     let mut client = env.spawn(&[
         "def",
         "a.fake",
@@ -368,16 +373,9 @@ fn a_client_killed_mid_call_cancels_upstream_and_the_daemon_carries_on() {
 
 #[test]
 fn a_killed_daemon_fails_the_call_in_flight_clearly_and_the_next_call_works() {
-    let env = Env::new(None);
-    if env
-        .fake(
-            json!({"FAKE_LSP_MODE": "slow", "FAKE_LSP_DELAY_MS": "60000"}),
-            json!({}),
-        )
-        .is_none()
-    {
+    let Some(env) = Env::with_slow_fake() else {
         return;
-    }
+    };
     // A raw request may change state: it is never retried.
     let params = r#"{"textDocument":{"uri":"$uri"},"position":{"line":0,"character":1}}"#;
     let client = env.spawn(&[
@@ -526,12 +524,11 @@ fn edits_from_two_clients_are_serialized_and_undo_works_from_another() {
 /// A `scry mcp` process spoken to over stdio.
 struct Mcp {
     child: Child,
-    rx: std::sync::mpsc::Receiver<Value>,
+    client: StdioClient,
 }
 
 impl Mcp {
     fn start(env: &Env) -> Mcp {
-        use std::io::BufRead;
         let mut child = env
             .cmd(&["mcp"])
             .stdin(Stdio::piped())
@@ -539,46 +536,17 @@ impl Mcp {
             .stderr(Stdio::inherit())
             .spawn()
             .unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            for line in std::io::BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if let Ok(v) = serde_json::from_str::<Value>(&line) {
-                    let _ = tx.send(v);
-                }
-            }
-        });
-        let mut m = Mcp { child, rx };
-        m.send(
-            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {},
-            "clientInfo": {"name": "daemon-test", "version": "0"}}}),
-        );
-        m.response(1);
-        m.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-        m
+        let mut client = StdioClient::attach(&mut child);
+        client.initialize("daemon-test");
+        Mcp { child, client }
     }
 
     fn send(&mut self, v: Value) {
-        use std::io::Write;
-        let stdin = self.child.stdin.as_mut().unwrap();
-        writeln!(stdin, "{v}").unwrap();
-        stdin.flush().unwrap();
+        self.client.send(v);
     }
 
     fn response(&self, id: i64) -> Value {
-        let deadline = Instant::now() + Duration::from_secs(120);
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            let m = self
-                .rx
-                .recv_timeout(left)
-                .unwrap_or_else(|_| panic!("no response for id {id}"));
-            if m["id"] == json!(id) {
-                return m;
-            }
-        }
+        self.client.response(id)
     }
 
     fn refs(&mut self, id: i64) -> String {
@@ -598,7 +566,7 @@ impl Mcp {
 
 impl Drop for Mcp {
     fn drop(&mut self) {
-        drop(self.child.stdin.take());
+        self.client.close();
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
@@ -670,16 +638,9 @@ fn beyond_max_servers_the_least_recently_used_server_stops() {
 
 #[test]
 fn an_mcp_cancel_reaches_the_server_through_the_daemon() {
-    let env = Env::new(None);
-    if env
-        .fake(
-            json!({"FAKE_LSP_MODE": "slow", "FAKE_LSP_DELAY_MS": "60000"}),
-            json!({}),
-        )
-        .is_none()
-    {
+    let Some(env) = Env::with_slow_fake() else {
         return;
-    }
+    };
     let mut m = Mcp::start(&env);
     m.send(
         json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {

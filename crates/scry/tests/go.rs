@@ -18,16 +18,8 @@ async fn go_gopls() {
     let Some(fx) = Fixture::open("go", "go_gopls") else {
         return;
     };
-    suite::references_by_name(&fx).await;
-    let def = suite::definition_from_main(&fx).await;
-    suite::qualified_definition(&fx, &LANG).await;
-    suite::definition_without_path(&fx, &LANG).await;
-    suite::hover(&fx).await;
-    suite::document_symbols(&fx, &LANG).await;
-    suite::workspace_symbols(&fx, &LANG).await;
-    suite::implementation(&fx).await;
-    suite::call_hierarchy(&fx).await;
-    let def_text = fx.text(&def);
+    let checked = suite::every_check(&fx, &LANG).await;
+    let def_text = fx.text(&checked.def);
     fx.shutdown().await;
     insta::assert_snapshot!("definition_total_weight_at_column", def_text);
 }

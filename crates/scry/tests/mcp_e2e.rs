@@ -2,12 +2,11 @@
 //! would (initialize, tools/list, tools/call on pyright), then stdin closed:
 //! scry must exit and leave no language-server process behind.
 
-use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
-use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
+use scry_testkit::mcp_stdio::StdioClient;
+use serde_json::json;
 
 /// Parent pid from /proc/<pid>/stat (the field after the parenthesised name).
 fn ppid(pid: u32) -> Option<u32> {
@@ -45,33 +44,6 @@ fn dead(pid: u32) -> bool {
     }
 }
 
-struct Client {
-    stdin: Option<std::process::ChildStdin>,
-    rx: mpsc::Receiver<Value>,
-}
-
-impl Client {
-    fn send(&mut self, v: Value) {
-        let stdin = self.stdin.as_mut().unwrap();
-        writeln!(stdin, "{v}").unwrap();
-        stdin.flush().unwrap();
-    }
-
-    fn response(&self, id: i64) -> Value {
-        let deadline = Instant::now() + Duration::from_secs(120);
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            let m = self
-                .rx
-                .recv_timeout(left)
-                .unwrap_or_else(|_| panic!("no response for id {id}"));
-            if m["id"] == json!(id) {
-                return m;
-            }
-        }
-    }
-}
-
 #[test]
 fn mcp_over_stdio_answers_and_leaves_no_server_behind() {
     if !scry_testkit::require_on_path(
@@ -92,34 +64,9 @@ fn mcp_over_stdio_answers_and_leaves_no_server_behind() {
         .spawn()
         .expect("spawn scry mcp");
     let scry_pid = child.id();
-    let stdout = child.stdout.take().unwrap();
-    let (tx, rx) = mpsc::channel();
-    let reader = std::thread::spawn(move || {
-        let mut lines = 0;
-        for line in BufReader::new(stdout).lines() {
-            let line = line.unwrap();
-            // Nothing but protocol messages on stdout.
-            let v: Value = serde_json::from_str(&line)
-                .unwrap_or_else(|e| panic!("stdout line is not JSON-RPC ({e}): {line}"));
-            assert_eq!(v["jsonrpc"], "2.0", "{line}");
-            lines += 1;
-            let _ = tx.send(v);
-        }
-        lines
-    });
-    let mut c = Client {
-        stdin: child.stdin.take(),
-        rx,
-    };
-
-    c.send(
-        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {},
-        "clientInfo": {"name": "e2e", "version": "0"}}}),
-    );
-    let init = c.response(1);
+    let mut c = StdioClient::attach(&mut child);
+    let init = c.initialize("e2e");
     assert_eq!(init["result"]["serverInfo"]["name"], "scry", "{init}");
-    c.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
 
     c.send(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}));
     let list = c.response(2);
@@ -178,7 +125,7 @@ fn mcp_over_stdio_answers_and_leaves_no_server_behind() {
     assert!(!servers.is_empty(), "pyright should be running under scry");
 
     // The client goes away: stdin closes.
-    drop(c.stdin.take());
+    c.close();
     let deadline = Instant::now() + Duration::from_secs(20);
     let status = loop {
         if let Some(s) = child.try_wait().unwrap() {
@@ -202,5 +149,8 @@ fn mcp_over_stdio_answers_and_leaves_no_server_behind() {
         }
         std::thread::sleep(Duration::from_millis(50));
     }
-    assert!(reader.join().unwrap() >= 4);
+    // Nothing but protocol messages on stdout.
+    let read = c.finish();
+    assert!(read.not_protocol.is_empty(), "{:?}", read.not_protocol);
+    assert!(read.lines >= 4);
 }

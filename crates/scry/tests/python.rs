@@ -18,17 +18,9 @@ async fn python_pyright() {
     let Some(fx) = Fixture::open("python", "python_pyright") else {
         return;
     };
-    let refs = suite::references_by_name(&fx).await;
-    suite::definition_from_main(&fx).await;
-    suite::qualified_definition(&fx, &LANG).await;
-    suite::definition_without_path(&fx, &LANG).await;
-    suite::hover(&fx).await;
-    suite::document_symbols(&fx, &LANG).await;
-    suite::workspace_symbols(&fx, &LANG).await;
-    suite::implementation(&fx).await;
-    suite::call_hierarchy(&fx).await;
+    let checked = suite::every_check(&fx, &LANG).await;
     errors_and_fallbacks(&fx).await;
-    let refs_text = fx.text(&refs);
+    let refs_text = fx.text(&checked.refs);
     fx.shutdown().await;
     insta::assert_snapshot!("references_total_weight", refs_text);
 }

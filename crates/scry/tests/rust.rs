@@ -19,14 +19,6 @@ async fn rust_rust_analyzer() {
     let Some(fx) = Fixture::open("rust", "rust_rust_analyzer") else {
         return;
     };
-    suite::references_by_name(&fx).await;
-    suite::definition_from_main(&fx).await;
-    suite::qualified_definition(&fx, &LANG).await;
-    suite::definition_without_path(&fx, &LANG).await;
-    suite::hover(&fx).await;
-    suite::document_symbols(&fx, &LANG).await;
-    suite::workspace_symbols(&fx, &LANG).await;
-    suite::implementation(&fx).await;
-    suite::call_hierarchy(&fx).await;
+    suite::every_check(&fx, &LANG).await;
     fx.shutdown().await;
 }

@@ -47,8 +47,63 @@ fn bash_completion_completes_actions() {
     };
     let first = complete("scry do", 1);
     assert_eq!(first.trim(), "doctor");
+    assert_eq!(complete("scry ma", 1).trim(), "map");
     let opt = complete("scry refs --time", 2);
     assert_eq!(opt.trim(), "--timeout-ms");
+}
+
+/// Every action of the table is offered as the first word by each shell
+/// that lists first words (bash, zsh, fish), and so is each alias the help
+/// shows; nothing offered is unknown to `scry`.
+#[test]
+fn completion_offers_every_action() {
+    let help = String::from_utf8(scry().arg("--help").output().unwrap().stdout).unwrap();
+    let actions_in_help = help
+        .split("Actions:\n")
+        .nth(1)
+        .and_then(|t| t.split("\n\n").next())
+        .expect("the help lists the actions");
+    for (shell, marker) in [
+        ("bash", "opts=\""),
+        ("zsh", "':action -- The action (see below):("),
+        ("fish", "'__fish_is_first_arg' -f -a '"),
+    ] {
+        let out = scry().args(["completions", shell]).output().unwrap();
+        let script = String::from_utf8(out.stdout).unwrap();
+        // The first-word list: the line with the marker, after it.
+        let line = script
+            .lines()
+            .filter_map(|l| l.split_once(marker).map(|(_, rest)| rest))
+            .max_by_key(|rest| rest.len())
+            .unwrap_or_else(|| panic!("{shell}: no first-word list"));
+        let offered: Vec<&str> = line
+            .split([' ', '"', '\'', ')'])
+            .filter(|w| w.starts_with(|c: char| c.is_ascii_alphabetic()))
+            .collect();
+        let help_words: Vec<&str> = actions_in_help
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
+            .collect();
+        for f in &scry_ops::action::ACTIONS {
+            let name = f.name.replace('_', "-");
+            assert!(offered.contains(&name.as_str()), "{shell} lacks {name}");
+            for alias in f.aliases {
+                let alias = alias.replace('_', "-");
+                let shown = help_words.contains(&alias.as_str());
+                assert_eq!(
+                    offered.contains(&alias.as_str()),
+                    shown,
+                    "{shell}: alias {alias} offered iff the help shows it"
+                );
+            }
+        }
+        for w in &offered {
+            let subcommand = ["doctor", "completions", "mcp", "trust", "daemon"].contains(w);
+            assert!(
+                subcommand || scry_ops::Action::parse(w).is_some(),
+                "{shell} offers {w}"
+            );
+        }
+    }
 }
 
 fn write(path: &std::path::Path, text: &str) {

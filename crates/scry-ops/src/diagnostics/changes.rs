@@ -140,17 +140,9 @@ impl ChangesBaseline {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::diagnostics::merge::loc;
 
     fn d(line: u32, sev: Severity, code: &str, msg: &str) -> Diagnostic {
-        Diagnostic {
-            loc: loc("/w/a.py", line, 1, None),
-            severity: sev,
-            code: Some(code.into()),
-            source: "x".into(),
-            provider: "x".into(),
-            message: msg.into(),
-        }
+        crate::diagnostics::delta::tests::d("/w/a.py", line, sev, code, msg)
     }
 
     #[test]

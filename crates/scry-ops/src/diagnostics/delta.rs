@@ -249,11 +249,12 @@ fn rel(ws: &Workspace, p: &Path) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::diagnostics::merge::loc;
 
-    fn d(path: &str, line: u32, sev: Severity, code: &str, msg: &str) -> Diagnostic {
+    /// A diagnostic at column 1 of `line`, for tests here and in `changes`.
+    pub(crate) fn d(path: &str, line: u32, sev: Severity, code: &str, msg: &str) -> Diagnostic {
         Diagnostic {
             loc: loc(path, line, 1, None),
             severity: sev,

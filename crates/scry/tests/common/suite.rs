@@ -22,6 +22,31 @@ pub struct Lang {
     pub restock_nested: bool,
 }
 
+/// The answers of [`every_check`] that language files snapshot.
+pub struct Checked {
+    pub refs: Answer,
+    pub def: Answer,
+    pub outline: Answer,
+}
+
+/// Every check above, in order, on one fixture (one server start). The
+/// implementation check is left out where `expected.json` says it is not
+/// applicable (C has no implementations).
+pub async fn every_check(fx: &Fixture, l: &Lang) -> Checked {
+    let refs = references_by_name(fx).await;
+    let def = definition_from_main(fx).await;
+    qualified_definition(fx, l).await;
+    definition_without_path(fx, l).await;
+    hover(fx).await;
+    let outline = document_symbols(fx, l).await;
+    workspace_symbols(fx, l).await;
+    if fx.exp["implementation"] != "not applicable" {
+        implementation(fx).await;
+    }
+    call_hierarchy(fx).await;
+    Checked { refs, def, outline }
+}
+
 /// Where `needle`'s last word starts in `file` (first line that contains it).
 pub fn decl_pos(fx: &Fixture, file: &str, needle: &str) -> Pos {
     let text = std::fs::read_to_string(fx.root.join(file)).expect("read fixture file");
