@@ -471,7 +471,7 @@ impl Shared {
             OpError::DaemonRestarted(msg)
         };
         let m = self.mux().await.map_err(|e| {
-            OpError::DaemonRestarted(format!("the scry daemon cannot be reached: {e}"))
+            OpError::DaemonRestarted(format!("the scry daemon cannot be reached: {e}").into())
         })?;
         let r = m.call(cwd, root, query, &self.progress).await;
         *self.progress.lock().unwrap_or_else(|e| e.into_inner()) = None;

@@ -56,7 +56,7 @@ pub fn malformed(session: &Session, method: &str, e: impl std::fmt::Display) -> 
     OpError::MalformedResponse(format!(
         "{} sent a malformed {method} response: {e}",
         session.name()
-    ))
+    ).into())
 }
 
 pub fn parse<T: serde::de::DeserializeOwned>(

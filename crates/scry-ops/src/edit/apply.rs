@@ -197,7 +197,7 @@ pub fn commit(plan: &EditPlan, root: &Path, opts: &WriteOptions) -> Result<(), O
             return Err(OpError::FileChanged(format!(
                 "{} changed on disk while the edit was prepared; nothing was written — ask again",
                 paths::display(&c.path, root)
-            )));
+            ).into()));
         }
     }
     let mut done = Done::default();
@@ -206,12 +206,12 @@ pub fn commit(plan: &EditPlan, root: &Path, opts: &WriteOptions) -> Result<(), O
         if failed.is_empty() {
             OpError::WriteFailed(format!(
                 "{what}; every file was restored, nothing of the edit remains"
-            ))
+            ).into())
         } else {
             OpError::WriteFailed(format!(
                 "{what}; restoring failed for {} — their previous content is in scry's edit journal (scry undo)",
                 failed.join(", ")
-            ))
+            ).into())
         }
     };
     // 2. Directories, then staged contents.

@@ -60,7 +60,7 @@ fn edit_target_path(cx: &Ctx, q: &Query) -> Result<std::path::PathBuf, OpError> 
         return Err(OpError::InvalidArgument(format!(
             "{} needs a path (the file the symbol is in)",
             q.action.name()
-        )));
+        ).into()));
     };
     cx.resolve_path(p)
 }
@@ -91,7 +91,7 @@ pub(crate) async fn rename(cx: &Ctx, edits: &Editor, q: &Query) -> Result<Answer
         return Err(OpError::EditRejected(format!(
             "{} does not support rename",
             session.name()
-        )));
+        ).into()));
     }
     cx.settle(&session).await;
     let prepare = session.capabilities()["renameProvider"]["prepareProvider"]
@@ -158,7 +158,7 @@ pub(crate) async fn rename(cx: &Ctx, edits: &Editor, q: &Query) -> Result<Answer
             "`{what}` cannot be renamed: {} refused at {rel}:{}; nothing was changed",
             session.name(),
             refusals.join("; ")
-        )));
+        ).into()));
     };
     let params = call::params(&lsp::RenameParams {
         new_name: new_name.to_string(),
@@ -177,7 +177,7 @@ pub(crate) async fn rename(cx: &Ctx, edits: &Editor, q: &Query) -> Result<Answer
             return Err(OpError::EditRejected(format!(
                 "{} refused to rename `{old_name}` to `{new_name}`: {msg}; nothing was changed",
                 session.name()
-            )));
+            ).into()));
         }
         Err(e) => return Err(cx.fail(&session, method, e)),
     };
@@ -187,7 +187,7 @@ pub(crate) async fn rename(cx: &Ctx, edits: &Editor, q: &Query) -> Result<Answer
             session.name(),
             cand.pos.line + 1,
             cand.pos.col + 1
-        )));
+        ).into()));
     }
     let report = edits
         .apply_workspace_edit(
@@ -254,7 +254,7 @@ pub(crate) async fn code_actions(cx: &Ctx, edits: &Editor, q: &Query) -> Result<
                             l + 1,
                             cx.display(&path),
                             idx.line_count()
-                        )));
+                        ).into()));
                     }
                     let len = idx.line_len_chars(l).unwrap_or(0);
                     (
@@ -276,7 +276,7 @@ pub(crate) async fn code_actions(cx: &Ctx, edits: &Editor, q: &Query) -> Result<
         return Err(OpError::EditRejected(format!(
             "{} does not offer code actions",
             session.name()
-        )));
+        ).into()));
     }
     cx.settle(&session).await;
     let uri = path_to_uri(&path);
@@ -355,7 +355,7 @@ pub(crate) async fn code_actions(cx: &Ctx, edits: &Editor, q: &Query) -> Result<
                     "there is no code action number {n}: {} offers {} there",
                     session.name(),
                     infos.len()
-                )));
+                ).into()));
             }
             n - 1
         }
@@ -366,7 +366,7 @@ pub(crate) async fn code_actions(cx: &Ctx, edits: &Editor, q: &Query) -> Result<
         return Err(OpError::EditRejected(format!(
             "code action `{}` is disabled: {reason}",
             info.title
-        )));
+        ).into()));
     }
     let mut action = items[chosen].clone();
     // A bare Command, or a CodeAction.
@@ -440,7 +440,7 @@ pub(crate) async fn code_actions(cx: &Ctx, edits: &Editor, q: &Query) -> Result<
                         "{} asked to apply an edit for `{}`, which scry refused: {e}",
                         session.name(),
                         info.title
-                    )));
+                    ).into()));
                 }
             }
         }
@@ -569,7 +569,7 @@ fn pick_by_title(infos: &[CodeActionInfo], t: &str) -> Result<usize, OpError> {
                 .map(|a| format!("{}. {}", a.index, a.title))
                 .collect::<Vec<_>>()
                 .join("; ")
-        ))),
+        ).into())),
         many => Err(OpError::InvalidArgument(format!(
             "`{t}` matches {} code actions ({}); pick one by number",
             many.len(),
@@ -577,7 +577,7 @@ fn pick_by_title(infos: &[CodeActionInfo], t: &str) -> Result<usize, OpError> {
                 .map(|i| format!("{}. {}", infos[*i].index, infos[*i].title))
                 .collect::<Vec<_>>()
                 .join("; ")
-        ))),
+        ).into())),
     }
 }
 
@@ -593,7 +593,7 @@ pub fn validate_new_name(raw: Option<&str>) -> Result<&str, OpError> {
     let invalid = |why: String| {
         OpError::InvalidArgument(format!(
             "new_name {why}; nothing was changed. Give the new identifier alone, on one line"
-        ))
+        ).into())
     };
     let Some(name) = raw.map(|n| n.trim_matches(' ')).filter(|n| !n.is_empty()) else {
         return Err(OpError::InvalidArgument(

@@ -380,7 +380,7 @@ impl Editor {
                     return Err(OpError::WriteFailed(format!(
                         "{e}; the edit was refused and nothing was changed (undo needs the \
                          journal: free space there, or set SCRY_JOURNAL_DIR to a writable directory)"
-                    )));
+                    ).into()));
                 }
             },
             None => None,
@@ -434,7 +434,7 @@ impl Editor {
                 "nothing to undo: scry has applied no edit in {} (journal {})",
                 root.display(),
                 journal.dir().display()
-            )));
+            ).into()));
         };
         let mut plan = EditPlan::default();
         for (i, f) in m.files.iter().enumerate() {
@@ -443,7 +443,7 @@ impl Editor {
                     "{} changed since scry's edit `{}`; undo refused, nothing was written",
                     paths::display(&f.path, &root),
                     m.title
-                )));
+                ).into()));
             }
             let before = match &f.before {
                 None => None,
@@ -451,7 +451,7 @@ impl Editor {
                     OpError::EditRejected(format!(
                         "the journal lost the previous content of {}; undo refused",
                         paths::display(&f.path, &root)
-                    ))
+                    ).into())
                 })?),
             };
             // The current file (as scry left it), with its real permissions.
@@ -580,7 +580,7 @@ fn replay(m: &Manifest) -> Result<EditReport, OpError> {
     let mut r: EditReport = serde_json::from_value(m.report.clone()).map_err(|e| {
         OpError::EditRejected(format!(
             "an edit was already applied under this idempotency key, but its answer cannot be read back: {e}"
-        ))
+        ).into())
     })?;
     r.replayed = true;
     Ok(r)

@@ -90,7 +90,7 @@ pub(crate) async fn positional(cx: &Ctx, q: &Query) -> Result<Answer, OpError> {
         OpError::InvalidArgument(format!(
             "{} needs a symbol (and usually a path): e.g. path=src/lib.rs symbol=Config",
             q.action.name()
-        ))
+        ).into())
     })
     .await?;
     let Target {
@@ -510,7 +510,7 @@ pub(crate) async fn target_in_file(
             "line {} is past the end of {rel} ({} lines)",
             l + 1,
             index.line_count()
-        )));
+        ).into()));
     }
     // An exact column wins.
     if let (Some(line), Some(col)) = (q.line, q.column) {
@@ -537,7 +537,7 @@ pub(crate) async fn target_in_file(
         return Err(OpError::InvalidArgument(format!(
             "{} needs a symbol (or line and column) in {rel}",
             q.action.name()
-        )));
+        ).into()));
     };
     let want = SymbolName::parse(symbol);
     let quote_single = !route.spec.single_quote_is_char;
@@ -583,7 +583,7 @@ pub(crate) async fn target_in_file(
         return Err(OpError::Timeout(format!(
             "scanning {rel} for `{}` ran past the time budget ({} occurrences seen); pass line and column",
             want.name, occ.total
-        )));
+        ).into()));
     }
     let n = occ.total;
     let form_of = |o: &resolve::Occurrence| {
@@ -728,7 +728,7 @@ pub(crate) async fn target_in_file(
     if candidates.is_empty() {
         return Err(OpError::SymbolNotFound(format!(
             "`{symbol}` does not occur in {rel}; check the spelling, or omit path to search the workspace"
-        )));
+        ).into()));
     }
     Ok(Target {
         path,
@@ -793,7 +793,7 @@ pub(crate) async fn target_from_workspace(
                 .map(|s| s.name().to_string())
                 .collect::<Vec<_>>()
                 .join(", ")
-        )));
+        ).into()));
     };
     let path = found.loc.path.clone();
     if !path.starts_with(cx.ws.root()) {

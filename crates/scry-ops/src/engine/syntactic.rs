@@ -109,7 +109,7 @@ impl Engine {
             return result;
         }
         let why = match &result {
-            Err(OpError::NoServer(m)) | Err(OpError::ServerCrashed(m)) => Why::NoServer(m.clone()),
+            Err(OpError::NoServer(m)) | Err(OpError::ServerCrashed(m)) => Why::NoServer(m.to_string()),
             Err(OpError::Timeout(m)) => Why::Partial(match self.indexing_server(q) {
                 Some((name, ix)) => format!(
                     "{name} is still indexing ({ix}); syntactic answer — ask again for the exact one"
@@ -398,7 +398,7 @@ impl Engine {
             move || scry_syntax::map::map(&snap, &focus, budget)
         })
         .await
-        .map_err(|e| OpError::InvalidArgument(format!("map failed: {e}")))?;
+        .map_err(|e| OpError::InvalidArgument(format!("map failed: {e}").into()))?;
         let report = RepoMapReport {
             focus: shown_focus,
             files: m
