@@ -15,6 +15,7 @@ use crate::Query;
 use crate::call::{self, AskError, Ctx, supports};
 use crate::engine::navigate::{self, Target};
 use crate::error::OpError;
+use crate::msg;
 use crate::model::*;
 use crate::resolve;
 
@@ -151,14 +152,15 @@ pub(crate) async fn rename(cx: &Ctx, edits: &Editor, q: &Query) -> Result<Answer
             Err(e) => return Err(cx.fail(&session, "textDocument/prepareRename", e)),
         }
     }
-    let rel = cx.display(&path);
     let Some((cand, old_name)) = chosen else {
         let what = q.symbol.clone().unwrap_or_else(|| "the symbol".into());
-        return Err(OpError::EditRejected(format!(
-            "`{what}` cannot be renamed: {} refused at {rel}:{}; nothing was changed",
-            session.name(),
-            refusals.join("; ")
-        ).into()));
+        return Err(OpError::EditRejected(msg!(
+            format!("`{what}` cannot be renamed: {} refused at ", session.name()),
+            path(&path),
+            ":",
+            foreign(refusals.join("; ")),
+            "; nothing was changed"
+        )));
     };
     let params = call::params(&lsp::RenameParams {
         new_name: new_name.to_string(),
@@ -174,20 +176,30 @@ pub(crate) async fn rename(cx: &Ctx, edits: &Editor, q: &Query) -> Result<Answer
             let msg = e
                 .server_message()
                 .map_or_else(|| e.to_string(), str::to_string);
-            return Err(OpError::EditRejected(format!(
-                "{} refused to rename `{old_name}` to `{new_name}`: {msg}; nothing was changed",
-                session.name()
-            ).into()));
+            return Err(OpError::EditRejected(msg!(
+                format!(
+                    "{} refused to rename `{old_name}` to `{new_name}`: ",
+                    session.name()
+                ),
+                foreign(msg),
+                "; nothing was changed"
+            )));
         }
         Err(e) => return Err(cx.fail(&session, method, e)),
     };
     if edit.is_null() {
-        return Err(OpError::EditRejected(format!(
-            "{} returned no edit for renaming `{old_name}` at {rel}:{}:{}; nothing was changed",
-            session.name(),
-            cand.pos.line + 1,
-            cand.pos.col + 1
-        ).into()));
+        return Err(OpError::EditRejected(msg!(
+            format!(
+                "{} returned no edit for renaming `{old_name}` at ",
+                session.name()
+            ),
+            path(&path),
+            format!(
+                ":{}:{}; nothing was changed",
+                cand.pos.line + 1,
+                cand.pos.col + 1
+            )
+        )));
     }
     let report = edits
         .apply_workspace_edit(
@@ -249,12 +261,11 @@ pub(crate) async fn code_actions(cx: &Ctx, edits: &Editor, q: &Query) -> Result<
                 Some(l) => {
                     let l = l - 1;
                     if l >= idx.line_count() {
-                        return Err(OpError::InvalidArgument(format!(
-                            "line {} is past the end of {} ({} lines)",
-                            l + 1,
-                            cx.display(&path),
-                            idx.line_count()
-                        ).into()));
+                        return Err(OpError::InvalidArgument(msg!(
+                            format!("line {} is past the end of ", l + 1),
+                            path(&path),
+                            format!(" ({} lines)", idx.line_count())
+                        )));
                     }
                     let len = idx.line_len_chars(l).unwrap_or(0);
                     (
@@ -363,10 +374,12 @@ pub(crate) async fn code_actions(cx: &Ctx, edits: &Editor, q: &Query) -> Result<
     };
     let info = infos[chosen].clone();
     if let Some(reason) = &info.disabled {
-        return Err(OpError::EditRejected(format!(
-            "code action `{}` is disabled: {reason}",
-            info.title
-        ).into()));
+        return Err(OpError::EditRejected(msg!(
+            "code action `",
+            foreign(&info.title),
+            "` is disabled: ",
+            foreign(reason)
+        )));
     }
     let mut action = items[chosen].clone();
     // A bare Command, or a CodeAction.
@@ -436,11 +449,12 @@ pub(crate) async fn code_actions(cx: &Ctx, edits: &Editor, q: &Query) -> Result<
             match r {
                 Ok(rep) => parts.push(rep),
                 Err(e) => {
-                    return Err(OpError::EditRejected(format!(
-                        "{} asked to apply an edit for `{}`, which scry refused: {e}",
-                        session.name(),
-                        info.title
-                    ).into()));
+                    return Err(OpError::EditRejected(msg!(
+                        format!("{} asked to apply an edit for `", session.name()),
+                        foreign(&info.title),
+                        "`, which scry refused: ",
+                        foreign(e)
+                    )));
                 }
             }
         }
@@ -562,22 +576,26 @@ fn pick_by_title(infos: &[CodeActionInfo], t: &str) -> Result<usize, OpError> {
         .collect();
     match hits.as_slice() {
         [i] => Ok(*i),
-        [] => Err(OpError::InvalidArgument(format!(
-            "no code action titled `{t}`; available: {}",
-            infos
-                .iter()
-                .map(|a| format!("{}. {}", a.index, a.title))
-                .collect::<Vec<_>>()
-                .join("; ")
-        ).into())),
-        many => Err(OpError::InvalidArgument(format!(
-            "`{t}` matches {} code actions ({}); pick one by number",
-            many.len(),
-            many.iter()
-                .map(|i| format!("{}. {}", infos[*i].index, infos[*i].title))
-                .collect::<Vec<_>>()
-                .join("; ")
-        ).into())),
+        [] => Err(OpError::InvalidArgument(msg!(
+            format!("no code action titled `{t}`; available: "),
+            foreign(
+                infos
+                    .iter()
+                    .map(|a| format!("{}. {}", a.index, a.title))
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            )
+        ))),
+        many => Err(OpError::InvalidArgument(msg!(
+            format!("`{t}` matches {} code actions (", many.len()),
+            foreign(
+                many.iter()
+                    .map(|i| format!("{}. {}", infos[*i].index, infos[*i].title))
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            ),
+            "); pick one by number"
+        ))),
     }
 }
 
