@@ -125,11 +125,6 @@ impl Ctx {
         }
     }
 
-    /// `p` relative to the workspace root, for messages.
-    pub(crate) fn display(&self, p: &Path) -> String {
-        paths::display(p, self.ws.root())
-    }
-
     /// A file the caller named: inside the workspace, existing, a file.
     pub(crate) fn resolve_path(&self, p: &Path) -> Result<PathBuf, OpError> {
         resolve_path(self.ws.root(), p)

@@ -126,7 +126,7 @@ impl Engine {
                     .ws
                     .reload()
                     .await
-                    .map_err(|e| OpError::InvalidArgument(format!("configuration: {e}").into()))?;
+                    .map_err(|e| OpError::InvalidArgument(crate::msg!("configuration: ", foreign(e))))?;
                 Ok(Answer::new(
                     q.action,
                     q.question(self.ws.root()),

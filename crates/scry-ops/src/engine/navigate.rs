@@ -18,6 +18,7 @@ use crate::action::Reply;
 use crate::call::{self, AskError, Ctx, Retry, session_error, supports};
 use crate::convert::{self, Files};
 use crate::error::OpError;
+use crate::msg;
 use crate::model::*;
 use crate::resolve::{self, Declared, OccurrenceKind, SymbolName};
 
@@ -501,16 +502,15 @@ pub(crate) async fn target_in_file(
     method: &str,
 ) -> Result<Target, OpError> {
     let (session, route, index) = cx.open_file(&path, method).await?;
-    let rel = cx.display(&path);
     let line_hint = q.line.map(|l| l - 1);
     if let Some(l) = line_hint
         && l >= index.line_count()
     {
-        return Err(OpError::InvalidArgument(format!(
-            "line {} is past the end of {rel} ({} lines)",
-            l + 1,
-            index.line_count()
-        ).into()));
+        return Err(OpError::InvalidArgument(msg!(
+            format!("line {} is past the end of ", l + 1),
+            path(&path),
+            format!(" ({} lines)", index.line_count())
+        )));
     }
     // An exact column wins.
     if let (Some(line), Some(col)) = (q.line, q.column) {
@@ -534,10 +534,10 @@ pub(crate) async fn target_in_file(
             let via = "the first identifier on the given line";
             return Ok(Target::at(path, session, index, pos, via));
         }
-        return Err(OpError::InvalidArgument(format!(
-            "{} needs a symbol (or line and column) in {rel}",
-            q.action.name()
-        ).into()));
+        return Err(OpError::InvalidArgument(msg!(
+            format!("{} needs a symbol (or line and column) in ", q.action.name()),
+            path(&path)
+        )));
     };
     let want = SymbolName::parse(symbol);
     let quote_single = !route.spec.single_quote_is_char;
@@ -580,10 +580,14 @@ pub(crate) async fn target_in_file(
         Some(cx.deadline.into_std()),
     );
     if occ.timed_out {
-        return Err(OpError::Timeout(format!(
-            "scanning {rel} for `{}` ran past the time budget ({} occurrences seen); pass line and column",
-            want.name, occ.total
-        ).into()));
+        return Err(OpError::Timeout(msg!(
+            "scanning ",
+            path(&path),
+            format!(
+                " for `{}` ran past the time budget ({} occurrences seen); pass line and column",
+                want.name, occ.total
+            )
+        )));
     }
     let n = occ.total;
     let form_of = |o: &resolve::Occurrence| {
@@ -726,9 +730,11 @@ pub(crate) async fn target_in_file(
         }
     }
     if candidates.is_empty() {
-        return Err(OpError::SymbolNotFound(format!(
-            "`{symbol}` does not occur in {rel}; check the spelling, or omit path to search the workspace"
-        ).into()));
+        return Err(OpError::SymbolNotFound(msg!(
+            format!("`{symbol}` does not occur in "),
+            path(&path),
+            "; check the spelling, or omit path to search the workspace"
+        )));
     }
     Ok(Target {
         path,
