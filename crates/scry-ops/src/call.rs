@@ -39,7 +39,7 @@ use serde_json::Value;
 use tokio::time::Instant;
 
 use crate::error::OpError;
-use crate::msg;
+use crate::{msg, msgf};
 
 /// Upper bound of an action's time budget.
 pub const MAX_TIMEOUT: Duration = Duration::from_secs(120);
@@ -140,10 +140,10 @@ impl Ctx {
                 self.ws.announce_changes(&[]).await;
                 Ok(session)
             }
-            Err(_) => Err(OpError::Timeout(format!(
+            Err(_) => Err(OpError::Timeout(msgf!(
                 "{} did not finish starting within the time budget; try again or raise timeout_ms",
                 route.spec.id
-            ).into())),
+            ))),
         }
     }
 
@@ -360,19 +360,15 @@ pub(crate) fn params<P: serde::Serialize>(p: &P) -> Value {
 
 pub(crate) fn session_error(e: SessionError, method: &str) -> OpError {
     match e {
-        SessionError::Rpc(RpcError::Closed { server, detail, .. }) => {
-            OpError::ServerCrashed(msg!(
-                format!("{server} stopped answering {method}: "),
-                foreign(detail),
-                "; it is restarted on the next call"
-            ))
-        }
-        SessionError::Rpc(RpcError::Server { server, error, .. }) => {
-            OpError::ServerError(msg!(
-                format!("{server} failed {method}: "),
-                foreign(&error.message)
-            ))
-        }
+        SessionError::Rpc(RpcError::Closed { server, detail, .. }) => OpError::ServerCrashed(msg!(
+            format!("{server} stopped answering {method}: "),
+            foreign(detail),
+            "; it is restarted on the next call"
+        )),
+        SessionError::Rpc(RpcError::Server { server, error, .. }) => OpError::ServerError(msg!(
+            format!("{server} failed {method}: "),
+            foreign(&error.message)
+        )),
         SessionError::Rpc(RpcError::Protocol { server, detail }) => {
             OpError::MalformedResponse(msg!(format!("{server}: "), foreign(detail)))
         }

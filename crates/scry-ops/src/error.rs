@@ -9,6 +9,8 @@
 //! - Text scry did not write (a server's or a tool's message, which may
 //!   name absolute paths of its own) is a [`Part::Foreign`]; only such text
 //!   is ever rewritten by a reader.
+//! - Built with [`msg!`](crate::msg) (parts) or [`msgf!`](crate::msgf)
+//!   (scry's text only, `format!`-style).
 //! - `Display` (library users, logs, `anyhow`) prints paths absolute and
 //!   everything else as written; it equals [`OpError::message`] displayed.
 //! - [`OpError::code`] is stable: one code per variant.
@@ -179,6 +181,16 @@ macro_rules! msg {
     };
 }
 
+/// A [`Message`] of scry's own text only, written like `format!`:
+/// `msgf!("{} does not support rename", session.name())`. A message that
+/// names a path or quotes a server's text is built with [`msg!`](crate::msg).
+#[macro_export]
+macro_rules! msgf {
+    ($($fmt:tt)*) => {
+        $crate::error::Message::from(format!($($fmt)*))
+    };
+}
+
 /// An operation that could not answer. `Display` is one actionable line
 /// (paths absolute); [`OpError::message`] is the same line in parts, for a
 /// reader that shows paths its own way.
@@ -327,14 +339,22 @@ mod tests {
                 Part::Foreign("42".into()),
             ]
         );
-        assert_eq!(m, Message::from("ab1refused: ").path("/ws/b.rs").foreign("42"));
+        assert_eq!(
+            m,
+            Message::from("ab1refused: ").path("/ws/b.rs").foreign("42")
+        );
         let shown = m.render(|p| format!("<{}>", p.display()), |f| format!("[{f}]"));
         assert_eq!(shown, "ab1refused: </ws/b.rs>[42]");
     }
 
     #[test]
     fn serde_round_trip() {
-        let e = OpError::ServerError(msg!("rust-analyzer failed on ", path("/ws/a.rs"), ": ", foreign("boom")));
+        let e = OpError::ServerError(msg!(
+            "rust-analyzer failed on ",
+            path("/ws/a.rs"),
+            ": ",
+            foreign("boom")
+        ));
         let json = serde_json::to_string(&e).unwrap();
         assert_eq!(
             json,

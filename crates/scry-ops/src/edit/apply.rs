@@ -18,7 +18,6 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-
 use super::plan::{EditPlan, FileChange, FileImage};
 use crate::error::{Message, OpError};
 use crate::msg;

@@ -15,9 +15,9 @@ use crate::Query;
 use crate::call::{self, AskError, Ctx, supports};
 use crate::engine::navigate::{self, Target};
 use crate::error::OpError;
-use crate::msg;
 use crate::model::*;
 use crate::resolve;
+use crate::{msg, msgf};
 
 /// How many candidate positions rename tries.
 const MAX_RENAME_CANDIDATES: usize = 6;
@@ -58,10 +58,10 @@ fn prepared_name(v: &Value, index: &LineIndex, session: &Session) -> Option<Stri
 
 fn edit_target_path(cx: &Ctx, q: &Query) -> Result<std::path::PathBuf, OpError> {
     let Some(p) = &q.path else {
-        return Err(OpError::InvalidArgument(format!(
+        return Err(OpError::InvalidArgument(msgf!(
             "{} needs a path (the file the symbol is in)",
             q.action.name()
-        ).into()));
+        )));
     };
     cx.resolve_path(p)
 }
@@ -89,10 +89,10 @@ pub(crate) async fn rename(cx: &Ctx, edits: &Editor, q: &Query) -> Result<Answer
         others,
     } = navigate::find_target(cx, q, method, &mut notes, missing).await?;
     if !supports(&session, method) {
-        return Err(OpError::EditRejected(format!(
+        return Err(OpError::EditRejected(msgf!(
             "{} does not support rename",
             session.name()
-        ).into()));
+        )));
     }
     cx.settle(&session).await;
     let prepare = session.capabilities()["renameProvider"]["prepareProvider"]
@@ -284,10 +284,10 @@ pub(crate) async fn code_actions(cx: &Ctx, edits: &Editor, q: &Query) -> Result<
             }
         };
     if !supports(&session, method) {
-        return Err(OpError::EditRejected(format!(
+        return Err(OpError::EditRejected(msgf!(
             "{} does not offer code actions",
             session.name()
-        ).into()));
+        )));
     }
     cx.settle(&session).await;
     let uri = path_to_uri(&path);
@@ -362,11 +362,11 @@ pub(crate) async fn code_actions(cx: &Ctx, edits: &Editor, q: &Query) -> Result<
         }
         (Some(n), _) => {
             if *n == 0 || *n > infos.len() {
-                return Err(OpError::InvalidArgument(format!(
+                return Err(OpError::InvalidArgument(msgf!(
                     "there is no code action number {n}: {} offers {} there",
                     session.name(),
                     infos.len()
-                ).into()));
+                )));
             }
             n - 1
         }
@@ -609,9 +609,9 @@ pub const MAX_NEW_NAME_CHARS: usize = 256;
 /// `INVALID_ARGUMENT` and nothing changes.
 pub fn validate_new_name(raw: Option<&str>) -> Result<&str, OpError> {
     let invalid = |why: String| {
-        OpError::InvalidArgument(format!(
+        OpError::InvalidArgument(msgf!(
             "new_name {why}; nothing was changed. Give the new identifier alone, on one line"
-        ).into())
+        ))
     };
     let Some(name) = raw.map(|n| n.trim_matches(' ')).filter(|n| !n.is_empty()) else {
         return Err(OpError::InvalidArgument(

@@ -422,7 +422,11 @@ impl<'a> Builder<'a> {
                 )));
             }
             Node::Dir => {
-                return Err(rejected(msg!("the edit changes ", path(path), ", a directory")));
+                return Err(rejected(msg!(
+                    "the edit changes ",
+                    path(path),
+                    ", a directory"
+                )));
             }
         };
         let Ok(text) = String::from_utf8(image.bytes.clone()) else {
@@ -708,7 +712,11 @@ impl<'a> Builder<'a> {
                 if opt(v, "ignoreIfNotExists") {
                     return Ok(());
                 }
-                return Err(rejected(msg!("DeleteFile ", path(&p), ": it does not exist")));
+                return Err(rejected(msg!(
+                    "DeleteFile ",
+                    path(&p),
+                    ": it does not exist"
+                )));
             }
             Node::File(_) => self.vfs.set(&p, Node::Absent)?,
             Node::Dir => {

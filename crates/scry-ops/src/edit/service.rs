@@ -19,8 +19,8 @@ use super::diff::plan_diffs;
 use super::journal::{self, EntryState, Journal, Manifest, Stamp};
 use super::plan::{EditPlan, FileChange, FileImage, ServerView, build_plan, named_paths};
 use crate::error::OpError;
-use crate::msg;
 use crate::model::{EditKind, EditReport, EditedLine, FileMove, FilePreview};
+use crate::msg;
 
 /// How one edit is to be carried out.
 #[derive(Debug, Clone)]

@@ -18,9 +18,9 @@ use crate::action::Reply;
 use crate::call::{self, AskError, Ctx, Retry, session_error, supports};
 use crate::convert::{self, Files};
 use crate::error::OpError;
-use crate::msg;
 use crate::model::*;
 use crate::resolve::{self, Declared, OccurrenceKind, SymbolName};
+use crate::{msg, msgf};
 
 /// How many candidate positions are tried before giving up.
 const MAX_CANDIDATES: usize = 6;
@@ -88,10 +88,10 @@ pub(crate) async fn positional(cx: &Ctx, q: &Query) -> Result<Answer, OpError> {
     let method = method_for(q.action);
     let mut notes = Vec::new();
     let target = find_target(cx, q, method, &mut notes, || {
-        OpError::InvalidArgument(format!(
+        OpError::InvalidArgument(msgf!(
             "{} needs a symbol (and usually a path): e.g. path=src/lib.rs symbol=Config",
             q.action.name()
-        ).into())
+        ))
     })
     .await?;
     let Target {
@@ -535,7 +535,10 @@ pub(crate) async fn target_in_file(
             return Ok(Target::at(path, session, index, pos, via));
         }
         return Err(OpError::InvalidArgument(msg!(
-            format!("{} needs a symbol (or line and column) in ", q.action.name()),
+            format!(
+                "{} needs a symbol (or line and column) in ",
+                q.action.name()
+            ),
             path(&path)
         )));
     };
@@ -792,14 +795,14 @@ pub(crate) async fn target_from_workspace(
         }
     }
     let Some(found) = lookup_workspace_symbol(cx, &want, &sessions).await? else {
-        return Err(OpError::SymbolNotFound(format!(
+        return Err(OpError::SymbolNotFound(msgf!(
             "no workspace symbol named `{symbol}` ({}); pass a path to search one file",
             sessions
                 .iter()
                 .map(|s| s.name().to_string())
                 .collect::<Vec<_>>()
                 .join(", ")
-        ).into()));
+        )));
     };
     let path = found.loc.path.clone();
     if !path.starts_with(cx.ws.root()) {

@@ -123,7 +123,10 @@ impl Engine {
                 Some((name, ix)) => format!(
                     "{name} is still indexing ({ix}); syntactic answer — ask again for the exact one"
                 ),
-                None => format!("{}; syntactic answer — ask again for the exact one", shown(m)),
+                None => format!(
+                    "{}; syntactic answer — ask again for the exact one",
+                    shown(m)
+                ),
             }),
             Ok(a) if a.body.is_empty() => match self.indexing_server(q) {
                 Some((name, ix)) => Why::Partial(format!(
