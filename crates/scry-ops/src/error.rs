@@ -5,7 +5,9 @@
 //! - An error names a path as a [`Part::Path`] (absolute, as scry resolved
 //!   it), never as text already made relative: how a path is shown is the
 //!   reader's choice (scry-render shows it relative to the workspace root,
-//!   with control characters escaped).
+//!   with control characters escaped). The one exception is the workspace
+//!   root itself where a message names it: that is text, shown absolute
+//!   (relative it would read `.`).
 //! - Text scry did not write (a server's or a tool's message, which may
 //!   name absolute paths of its own) is a [`Part::Foreign`]; only such text
 //!   is ever rewritten by a reader.
@@ -24,7 +26,7 @@ use std::path::{Path, PathBuf};
 pub enum Part {
     /// scry's own words.
     Text(String),
-    /// A path, absolute (as scry resolved it).
+    /// A path as scry resolved it (absolute; a server's program as found).
     Path(PathBuf),
     /// Text scry did not write: a server's or a linter's message, a
     /// configuration error. It may name absolute paths of its own.
