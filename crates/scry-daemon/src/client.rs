@@ -462,16 +462,21 @@ impl Shared {
     /// died with the call.
     pub async fn run(&self, cwd: &Path, root: &Path, query: &Query) -> Result<Reply, OpError> {
         let lost = |pid: u32, why: String| {
-            let mut msg = format!(
-                "the scry daemon (pid {pid}) stopped during the call ({why}); the next call starts a new one"
+            let mut msg = scry_ops::msg!(
+                format!("the scry daemon (pid {pid}) stopped during the call ("),
+                foreign(why),
+                "); the next call starts a new one"
             );
             if query.writes() {
-                msg.push_str("; whether the edit was applied is unknown: undo with dry_run shows the last one");
+                msg = msg.text("; whether the edit was applied is unknown: undo with dry_run shows the last one");
             }
             OpError::DaemonRestarted(msg)
         };
         let m = self.mux().await.map_err(|e| {
-            OpError::DaemonRestarted(format!("the scry daemon cannot be reached: {e}"))
+            OpError::DaemonRestarted(scry_ops::msg!(
+                "the scry daemon cannot be reached: ",
+                foreign(e)
+            ))
         })?;
         let r = m.call(cwd, root, query, &self.progress).await;
         *self.progress.lock().unwrap_or_else(|e| e.into_inner()) = None;

@@ -14,7 +14,7 @@ use serde_json::Value;
 
 use crate::tools::{self, MAX_TIMEOUT_MS};
 
-fn invalid(msg: impl Into<String>) -> OpError {
+fn invalid(msg: impl Into<scry_ops::Message>) -> OpError {
     OpError::InvalidArgument(msg.into())
 }
 

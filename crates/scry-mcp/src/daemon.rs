@@ -43,7 +43,10 @@ impl Backend for DaemonBackend {
             let reply = self.shared.run(&self.root, &self.root, q).await?;
             match reply.into_result() {
                 Ok(r) => r,
-                Err(config) => Err(OpError::InvalidArgument(format!("configuration: {config}"))),
+                Err(config) => Err(OpError::InvalidArgument(scry_ops::msg!(
+                    "configuration: ",
+                    foreign(config)
+                ))),
             }
         })
     }

@@ -104,7 +104,7 @@ impl ToolError {
                     .to_string()
             }
             // Keep the line structure for `scrub` (it keeps the first line:
-            // servers put stack traces after it); relativise like the CLI.
+            // servers put stack traces after it); paths relative like the CLI.
             other => scry_render::error_text(other, root),
         };
         ToolError {

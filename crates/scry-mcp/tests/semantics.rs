@@ -294,9 +294,10 @@ fn every_op_error_keeps_its_code() {
     assert_eq!(t.text(), "error[FILE_NOT_FOUND]: file not found: a.rs");
     // Edit errors name files relative to the workspace, like the CLI.
     let t = ToolError::from_op(
-        &OpError::FileChanged(
-            "/ws/src/a.rs changed since the server saw it; nothing was written".into(),
-        ),
+        &OpError::FileChanged(scry_ops::msg!(
+            path("/ws/src/a.rs"),
+            " changed since the server saw it; nothing was written"
+        )),
         root,
         &[],
     );
@@ -307,7 +308,7 @@ fn every_op_error_keeps_its_code() {
     // Secrets from the environment never come back.
     let secret = "hunter2-very-secret".to_string();
     let t = ToolError::from_op(
-        &OpError::ServerError(format!("auth failed with key {secret}\nstack: ...")),
+        &OpError::ServerError(format!("auth failed with key {secret}\nstack: ...").into()),
         root,
         std::slice::from_ref(&secret),
     );

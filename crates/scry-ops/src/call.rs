@@ -39,6 +39,7 @@ use serde_json::Value;
 use tokio::time::Instant;
 
 use crate::error::OpError;
+use crate::{msg, msgf};
 
 /// Upper bound of an action's time budget.
 pub const MAX_TIMEOUT: Duration = Duration::from_secs(120);
@@ -124,11 +125,6 @@ impl Ctx {
         }
     }
 
-    /// `p` relative to the workspace root, for messages.
-    pub(crate) fn display(&self, p: &Path) -> String {
-        paths::display(p, self.ws.root())
-    }
-
     /// A file the caller named: inside the workspace, existing, a file.
     pub(crate) fn resolve_path(&self, p: &Path) -> Result<PathBuf, OpError> {
         resolve_path(self.ws.root(), p)
@@ -144,7 +140,7 @@ impl Ctx {
                 self.ws.announce_changes(&[]).await;
                 Ok(session)
             }
-            Err(_) => Err(OpError::Timeout(format!(
+            Err(_) => Err(OpError::Timeout(msgf!(
                 "{} did not finish starting within the time budget; try again or raise timeout_ms",
                 route.spec.id
             ))),
@@ -261,15 +257,18 @@ impl Ctx {
 
     /// The error for a request that ran past the budget.
     pub(crate) fn timeout_error(&self, session: &Session, method: &str) -> OpError {
-        let mut msg = format!(
+        let mut msg = msg!(format!(
             "{} did not answer {method} within {} ms",
             session.name(),
             self.budget.as_millis()
-        );
+        ));
         if let Some(ix) = session.state().indexing() {
-            msg.push_str(&format!(
-                "; it is still indexing ({ix}) — ask again shortly"
-            ));
+            msg = msg!(
+                message(msg),
+                "; it is still indexing (",
+                foreign(ix),
+                ") — ask again shortly"
+            );
         }
         OpError::Timeout(msg)
     }
@@ -313,12 +312,13 @@ pub(crate) fn resolve_path(root: &Path, p: &Path) -> Result<PathBuf, OpError> {
         // As asked: relative paths as written, absolute ones relative
         // to the root when inside it.
         let shown = if p.is_absolute() {
-            paths::display(p, root)
+            msg!(path(p))
         } else {
-            p.display().to_string()
+            msg!(p.display().to_string())
         };
-        return Err(OpError::InvalidArgument(format!(
-            "{shown} is a directory; name a file"
+        return Err(OpError::InvalidArgument(msg!(
+            message(shown),
+            " is a directory; name a file"
         )));
     }
     Ok(canon)
@@ -360,35 +360,41 @@ pub(crate) fn params<P: serde::Serialize>(p: &P) -> Value {
 
 pub(crate) fn session_error(e: SessionError, method: &str) -> OpError {
     match e {
-        SessionError::Rpc(RpcError::Closed { server, detail, .. }) => {
-            OpError::ServerCrashed(format!(
-                "{server} stopped answering {method}: {detail}; it is restarted on the next call"
-            ))
-        }
-        SessionError::Rpc(RpcError::Server { server, error, .. }) => {
-            OpError::ServerError(format!("{server} failed {method}: {}", error.message))
-        }
+        SessionError::Rpc(RpcError::Closed { server, detail, .. }) => OpError::ServerCrashed(msg!(
+            format!("{server} stopped answering {method}: "),
+            foreign(detail),
+            "; it is restarted on the next call"
+        )),
+        SessionError::Rpc(RpcError::Server { server, error, .. }) => OpError::ServerError(msg!(
+            format!("{server} failed {method}: "),
+            foreign(&error.message)
+        )),
         SessionError::Rpc(RpcError::Protocol { server, detail }) => {
-            OpError::MalformedResponse(format!("{server}: {detail}"))
+            OpError::MalformedResponse(msg!(format!("{server}: "), foreign(detail)))
         }
-        SessionError::Rpc(RpcError::Encode(d)) => OpError::InvalidArgument(d),
-        SessionError::InitFailed { name, detail } => OpError::ServerCrashed(format!(
-            "{name} failed to start: {detail}; see the server log (scry status) — the next call retries"
+        SessionError::Rpc(RpcError::Encode(d)) => OpError::InvalidArgument(msg!(foreign(d))),
+        SessionError::InitFailed { name, detail } => OpError::ServerCrashed(msg!(
+            format!("{name} failed to start: "),
+            foreign(detail),
+            "; see the server log (scry status) — the next call retries"
         )),
         SessionError::Spawn {
             name,
             program,
             source,
-        } => OpError::NoServer(format!(
-            "could not start {name} ({}): {source}",
-            program.display()
+        } => OpError::NoServer(msg!(
+            format!("could not start {name} ("),
+            path(program),
+            "): ",
+            foreign(source)
         )),
         SessionError::Malformed {
             name,
             method,
             detail,
-        } => OpError::MalformedResponse(format!(
-            "{name} sent a malformed {method} response: {detail}"
+        } => OpError::MalformedResponse(msg!(
+            format!("{name} sent a malformed {method} response: "),
+            foreign(detail)
         )),
         SessionError::File { path, .. } => OpError::FileNotFound(path),
         SessionError::NotText(p) => OpError::BinaryFile(p),
@@ -397,7 +403,9 @@ pub(crate) fn session_error(e: SessionError, method: &str) -> OpError {
 
 pub(crate) fn workspace_error(e: WorkspaceError, method: &str) -> OpError {
     match e {
-        WorkspaceError::NoServer(m) => OpError::NoServer(m),
+        // Written by scry-workspace, quoting configured commands (which may
+        // name paths under the root): shown as foreign text.
+        WorkspaceError::NoServer(m) => OpError::NoServer(msg!(foreign(m))),
         WorkspaceError::Session(s) => session_error(s, method),
     }
 }

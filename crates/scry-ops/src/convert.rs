@@ -53,9 +53,9 @@ impl Files {
 }
 
 pub fn malformed(session: &Session, method: &str, e: impl std::fmt::Display) -> OpError {
-    OpError::MalformedResponse(format!(
-        "{} sent a malformed {method} response: {e}",
-        session.name()
+    OpError::MalformedResponse(crate::msg!(
+        format!("{} sent a malformed {method} response: ", session.name()),
+        foreign(e)
     ))
 }
 

@@ -1,15 +1,207 @@
 //! Errors of operations, each with a stable code a model (or a script) can
-//! route on.
+//! route on, and the [`Message`] they carry.
+//!
+//! Invariants:
+//! - An error names a path as a [`Part::Path`] (absolute, as scry resolved
+//!   it), never as text already made relative: how a path is shown is the
+//!   reader's choice (scry-render shows it relative to the workspace root,
+//!   with control characters escaped). The one exception is the workspace
+//!   root itself where a message names it: that is text, shown absolute
+//!   (relative it would read `.`).
+//! - Text scry did not write (a server's or a tool's message, which may
+//!   name absolute paths of its own) is a [`Part::Foreign`]; only such text
+//!   is ever rewritten by a reader.
+//! - Built with [`msg!`](crate::msg) (parts) or [`msgf!`](crate::msgf)
+//!   (scry's text only, `format!`-style).
+//! - `Display` (library users, logs, `anyhow`) prints paths absolute and
+//!   everything else as written; it equals [`OpError::message`] displayed.
+//! - [`OpError::code`] is stable: one code per variant.
 
-use std::path::PathBuf;
+use std::fmt;
+use std::path::{Path, PathBuf};
 
-/// An operation that could not answer. `Display` is one actionable line.
+/// One piece of a [`Message`].
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Part {
+    /// scry's own words.
+    Text(String),
+    /// A path as scry resolved it (absolute; a server's program as found).
+    Path(PathBuf),
+    /// Text scry did not write: a server's or a linter's message, a
+    /// configuration error. It may name absolute paths of its own.
+    Foreign(String),
+}
+
+/// The message of an error: scry's text, paths and foreign text, in order.
+///
+/// Build one with [`msg!`](crate::msg) (`msg!(path(p), " changed since the
+/// server saw it")`), the builder methods ([`Message::text`],
+/// [`Message::path`], [`Message::foreign`], [`Message::append`]), or from
+/// plain text (`"…".into()`, `format!(…).into()`). Adjacent text parts are
+/// merged, so equal messages compare equal however they were built.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(transparent)]
+pub struct Message(Vec<Part>);
+
+impl Message {
+    /// An empty message.
+    pub fn new() -> Message {
+        Message(Vec::new())
+    }
+
+    /// Appends scry's own text.
+    pub fn text(mut self, text: impl Into<String>) -> Message {
+        let text = text.into();
+        if text.is_empty() {
+            return self;
+        }
+        match self.0.last_mut() {
+            Some(Part::Text(t)) => t.push_str(&text),
+            _ => self.0.push(Part::Text(text)),
+        }
+        self
+    }
+
+    /// Appends a path (absolute, as resolved).
+    pub fn path(mut self, path: impl AsRef<Path>) -> Message {
+        self.0.push(Part::Path(path.as_ref().to_path_buf()));
+        self
+    }
+
+    /// Appends text scry did not write (a server's, a tool's, a
+    /// configuration error's message).
+    pub fn foreign(mut self, text: impl fmt::Display) -> Message {
+        let text = text.to_string();
+        if !text.is_empty() {
+            self.0.push(Part::Foreign(text));
+        }
+        self
+    }
+
+    /// Appends another message, its parts kept as they are.
+    pub fn append(mut self, other: impl Into<Message>) -> Message {
+        for part in other.into().0 {
+            self = match part {
+                Part::Text(t) => self.text(t),
+                Part::Path(p) => self.path(p),
+                Part::Foreign(f) => self.foreign(f),
+            };
+        }
+        self
+    }
+
+    /// The parts, in order.
+    pub fn parts(&self) -> &[Part] {
+        &self.0
+    }
+
+    /// The message with each path shown by `path` and each foreign text by
+    /// `foreign`; scry's text as written.
+    pub fn render(
+        &self,
+        mut path: impl FnMut(&Path) -> String,
+        mut foreign: impl FnMut(&str) -> String,
+    ) -> String {
+        let mut out = String::new();
+        for part in &self.0 {
+            match part {
+                Part::Text(t) => out.push_str(t),
+                Part::Path(p) => out.push_str(&path(p)),
+                Part::Foreign(f) => out.push_str(&foreign(f)),
+            }
+        }
+        out
+    }
+}
+
+impl fmt::Display for Message {
+    /// Paths absolute (as carried), everything else as written.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for part in &self.0 {
+            match part {
+                Part::Text(t) | Part::Foreign(t) => f.write_str(t)?,
+                Part::Path(p) => write!(f, "{}", p.display())?,
+            }
+        }
+        Ok(())
+    }
+}
+
+impl From<&str> for Message {
+    fn from(text: &str) -> Message {
+        Message::new().text(text)
+    }
+}
+
+impl From<String> for Message {
+    fn from(text: String) -> Message {
+        Message::new().text(text)
+    }
+}
+
+impl From<&String> for Message {
+    fn from(text: &String) -> Message {
+        Message::new().text(text.as_str())
+    }
+}
+
+impl From<&Message> for Message {
+    fn from(m: &Message) -> Message {
+        m.clone()
+    }
+}
+
+/// A [`Message`] from its parts, in order: `path(p)` is a path,
+/// `foreign(s)` is text scry did not write (anything `Display`), `message(m)`
+/// appends another message's parts, and any other expression is scry's own
+/// text (`&str`, `String`, `format!(…)`).
+///
+/// ```
+/// # use std::path::Path;
+/// let p = Path::new("/ws/proj/src/a.rs");
+/// let m = scry_ops::msg!(path(p), " changed; ", foreign("server: /ws/proj/b.rs"));
+/// assert_eq!(m.to_string(), "/ws/proj/src/a.rs changed; server: /ws/proj/b.rs");
+/// ```
+#[macro_export]
+macro_rules! msg {
+    (@acc $m:expr;) => { $m };
+    (@acc $m:expr; path($p:expr) $(, $($rest:tt)*)?) => {
+        $crate::msg!(@acc $m.path($p); $($($rest)*)?)
+    };
+    (@acc $m:expr; foreign($f:expr) $(, $($rest:tt)*)?) => {
+        $crate::msg!(@acc $m.foreign($f); $($($rest)*)?)
+    };
+    (@acc $m:expr; message($o:expr) $(, $($rest:tt)*)?) => {
+        $crate::msg!(@acc $m.append($o); $($($rest)*)?)
+    };
+    (@acc $m:expr; $t:expr $(, $($rest:tt)*)?) => {
+        $crate::msg!(@acc $m.text($t); $($($rest)*)?)
+    };
+    ($($parts:tt)*) => {
+        $crate::msg!(@acc $crate::error::Message::new(); $($parts)*)
+    };
+}
+
+/// A [`Message`] of scry's own text only, written like `format!`:
+/// `msgf!("{} does not support rename", session.name())`. A message that
+/// names a path or quotes a server's text is built with [`msg!`](crate::msg).
+#[macro_export]
+macro_rules! msgf {
+    ($($fmt:tt)*) => {
+        $crate::error::Message::from(format!($($fmt)*))
+    };
+}
+
+/// An operation that could not answer. `Display` is one actionable line
+/// (paths absolute); [`OpError::message`] is the same line in parts, for a
+/// reader that shows paths its own way.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, serde::Serialize, serde::Deserialize)]
 pub enum OpError {
     #[error("no workspace root: pass --root DIR or run scry inside the project")]
     WorkspaceRequired,
     #[error("{0}")]
-    InvalidArgument(String),
+    InvalidArgument(Message),
     #[error("file not found: {}", .0.display())]
     FileNotFound(PathBuf),
     #[error("{} is outside the workspace {}; only files inside it can be asked about", .path.display(), .root.display())]
@@ -17,32 +209,32 @@ pub enum OpError {
     #[error("{} is not a text file", .0.display())]
     BinaryFile(PathBuf),
     #[error("{0}")]
-    NoServer(String),
+    NoServer(Message),
     #[error("{0}")]
-    SymbolNotFound(String),
+    SymbolNotFound(Message),
     #[error("{0}")]
-    ServerCrashed(String),
+    ServerCrashed(Message),
     #[error("{0}")]
-    Timeout(String),
+    Timeout(Message),
     #[error("{0}")]
-    MalformedResponse(String),
+    MalformedResponse(Message),
     #[error("{0}")]
-    ServerError(String),
+    ServerError(Message),
     /// An edit refused before anything was written (invalid, overlapping,
     /// cannot be renamed, …).
     #[error("{0}")]
-    EditRejected(String),
+    EditRejected(Message),
     /// A file changed since the server (or scry's last edit) saw it; nothing
     /// was written.
     #[error("{0}")]
-    FileChanged(String),
+    FileChanged(Message),
     /// Writing failed midway; every file was restored to its before-image.
     #[error("{0}")]
-    WriteFailed(String),
+    WriteFailed(Message),
     /// The scry daemon stopped while it held the call (killed, crashed):
     /// its outcome is unknown; the next call starts a new daemon.
     #[error("{0}")]
-    DaemonRestarted(String),
+    DaemonRestarted(Message),
 }
 
 impl OpError {
@@ -65,5 +257,111 @@ impl OpError {
             OpError::WriteFailed(_) => "WRITE_FAILED",
             OpError::DaemonRestarted(_) => "DAEMON_RESTARTED",
         }
+    }
+
+    /// The whole message in parts (what `Display` prints, with its paths
+    /// still paths). The workspace root of [`OpError::OutsideWorkspace`] is
+    /// text: it is shown absolute, as written.
+    pub fn message(&self) -> Message {
+        match self {
+            OpError::FileNotFound(p) => msg!("file not found: ", path(p)),
+            OpError::BinaryFile(p) => msg!(path(p), " is not a text file"),
+            OpError::OutsideWorkspace { path, root } => msg!(
+                path(path),
+                format!(
+                    " is outside the workspace {}; only files inside it can be asked about",
+                    root.display()
+                )
+            ),
+            OpError::InvalidArgument(m)
+            | OpError::NoServer(m)
+            | OpError::SymbolNotFound(m)
+            | OpError::ServerCrashed(m)
+            | OpError::Timeout(m)
+            | OpError::MalformedResponse(m)
+            | OpError::ServerError(m)
+            | OpError::EditRejected(m)
+            | OpError::FileChanged(m)
+            | OpError::WriteFailed(m)
+            | OpError::DaemonRestarted(m) => m.clone(),
+            OpError::WorkspaceRequired => self.to_string().into(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn display_prints_paths_absolute() {
+        let e = OpError::FileChanged(msg!(
+            path("/ws/proj/src/a.rs"),
+            " changed since the server saw it; ",
+            foreign("pyright: /ws/proj/b.py")
+        ));
+        assert_eq!(
+            e.to_string(),
+            "/ws/proj/src/a.rs changed since the server saw it; pyright: /ws/proj/b.py"
+        );
+    }
+
+    #[test]
+    fn message_displays_as_the_error() {
+        let errs = [
+            OpError::WorkspaceRequired,
+            OpError::FileNotFound("/ws/a.rs".into()),
+            OpError::BinaryFile("/ws/a.png".into()),
+            OpError::OutsideWorkspace {
+                path: "/etc/passwd".into(),
+                root: "/ws".into(),
+            },
+            OpError::Timeout(msg!("slow on ", path("/ws/a.rs"))),
+        ];
+        for e in errs {
+            assert_eq!(e.message().to_string(), e.to_string(), "{e:?}");
+        }
+    }
+
+    #[test]
+    fn builder_merges_text_and_keeps_parts() {
+        let inner = msg!("refused: ", path("/ws/b.rs"));
+        let m = msg!(
+            "a",
+            format!("b{}", 1),
+            message(&inner),
+            foreign(""),
+            foreign(42)
+        );
+        assert_eq!(
+            m.parts(),
+            &[
+                Part::Text("ab1refused: ".into()),
+                Part::Path("/ws/b.rs".into()),
+                Part::Foreign("42".into()),
+            ]
+        );
+        assert_eq!(
+            m,
+            Message::from("ab1refused: ").path("/ws/b.rs").foreign("42")
+        );
+        let shown = m.render(|p| format!("<{}>", p.display()), |f| format!("[{f}]"));
+        assert_eq!(shown, "ab1refused: </ws/b.rs>[42]");
+    }
+
+    #[test]
+    fn serde_round_trip() {
+        let e = OpError::ServerError(msg!(
+            "rust-analyzer failed on ",
+            path("/ws/a.rs"),
+            ": ",
+            foreign("boom")
+        ));
+        let json = serde_json::to_string(&e).unwrap();
+        assert_eq!(
+            json,
+            r#"{"ServerError":[{"text":"rust-analyzer failed on "},{"path":"/ws/a.rs"},{"text":": "},{"foreign":"boom"}]}"#
+        );
+        assert_eq!(serde_json::from_str::<OpError>(&json).unwrap(), e);
     }
 }

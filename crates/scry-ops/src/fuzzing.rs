@@ -332,7 +332,7 @@ pub fn check_edit(data: &[u8]) {
         assert!(inside(f, d), "the plan changes directory {}", d.display());
     }
     let opts = WriteOptions { fail_at };
-    match commit(&plan, &f.root, &opts) {
+    match commit(&plan, &opts) {
         Err(e) => {
             let now = snapshot(&f.base);
             assert_eq!(now, before, "a failed commit ({e}) left changes");
@@ -367,7 +367,7 @@ pub fn check_edit(data: &[u8]) {
             assert_eq!(now, expected, "the commit changed more than the plan");
             // Undo restores byte-exact.
             let undo = reverse(&plan);
-            commit(&undo, &f.root, &WriteOptions::default()).expect("the reverse plan commits");
+            commit(&undo, &WriteOptions::default()).expect("the reverse plan commits");
             assert_eq!(snapshot(&f.base), before, "undo did not restore byte-exact");
         }
     }

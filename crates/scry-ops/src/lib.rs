@@ -7,7 +7,7 @@ pub mod error;
 pub mod model;
 pub mod query;
 
-pub use error::OpError;
+pub use error::{Message, OpError, Part};
 pub use model::*;
 pub(crate) mod convert;
 pub(crate) mod diagnostics;

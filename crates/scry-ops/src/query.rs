@@ -320,7 +320,7 @@ impl std::error::Error for Invalid {}
 
 impl From<Invalid> for OpError {
     fn from(e: Invalid) -> OpError {
-        OpError::InvalidArgument(e.to_string())
+        OpError::InvalidArgument(e.to_string().into())
     }
 }
 

@@ -7,6 +7,12 @@
 //! and clipped to 200 characters, at most [`RenderOptions::max_locations`]
 //! items and about [`RenderOptions::max_chars`] characters, with an explicit
 //! account of what was left out.
+//!
+//! Errors ([`render_error`], [`error_json`], [`error_text`]) are rendered
+//! from their parts ([`scry_ops::Message`]): paths through [`display_path`]
+//! like every other path, scry's text as written, and only a server's or a
+//! tool's text (foreign parts) has the root string-replaced
+//! (`scry_workspace::paths::relativise_text`); scry's own text never is.
 
 use std::path::Path;
 
@@ -81,26 +87,24 @@ pub fn render_delta_json(delta: &scry_ops::DiagnosticsDelta, workspace_root: &Pa
 
 /// The error message with paths inside `root` shown relative, on one line.
 fn error_message(err: &OpError, root: &Path) -> String {
-    let msg = match err {
-        OpError::FileNotFound(p) => format!("file not found: {}", display_path(p, root)),
-        OpError::BinaryFile(p) => format!("{} is not a text file", display_path(p, root)),
-        OpError::OutsideWorkspace { path, root: ws } => format!(
-            "{} is outside the workspace {}; only files inside it can be asked about",
-            display_path(path, root),
-            ws.display()
-        ),
-        other => error_text(other, root),
-    };
-    msg.split_whitespace().collect::<Vec<_>>().join(" ")
+    error_text(err, root)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
-/// The message of an error without paths of its own (on as many lines as it
-/// has): scry writes such messages with paths already relative; a
-/// server's or a tool's text within it gets [`relativise_text`].
+/// The message of an error (on as many lines as it has), its parts shown
+/// for the model: each path with [`display_path`] (relative when inside the
+/// root, control characters escaped), scry's own text as written, and only
+/// foreign text (a server's, a linter's, a configuration error's message)
+/// through [`relativise_text`], since only it can name the root as text.
 ///
 /// [`relativise_text`]: scry_workspace::paths::relativise_text
 pub fn error_text(err: &OpError, root: &Path) -> String {
-    scry_workspace::paths::relativise_text(&err.to_string(), root).into_owned()
+    err.message().render(
+        |p| display_path(p, root),
+        |f| scry_workspace::paths::relativise_text(f, root).into_owned(),
+    )
 }
 
 /// An error as one line: `error[FILE_NOT_FOUND]: file not found: src/x.rs`
@@ -222,10 +226,70 @@ mod tests {
             render_error(&e, root),
             "error[FILE_NOT_FOUND]: file not found: src/x.rs"
         );
-        let e = OpError::ServerError("rust-analyzer failed on /ws/proj/src/a.rs:\n  boom".into());
+        let e = OpError::ServerError(scry_ops::msg!(
+            "rust-analyzer failed on ",
+            path("/ws/proj/src/a.rs"),
+            ":\n  ",
+            foreign("boom")
+        ));
         assert_eq!(
             render_error(&e, root),
             "error[SERVER_ERROR]: rust-analyzer failed on src/a.rs: boom"
         );
+    }
+
+    #[test]
+    fn foreign_text_naming_the_root_is_relativised() {
+        let root = Path::new("/ws/proj");
+        let e = OpError::ServerError(scry_ops::msg!(
+            "pyright failed: ",
+            foreign("cannot read /ws/proj/src/a.py (see /ws/project/b.py)")
+        ));
+        assert_eq!(
+            render_error(&e, root),
+            "error[SERVER_ERROR]: pyright failed: cannot read src/a.py (see /ws/project/b.py)"
+        );
+        // scry's own text is never rewritten: it carries paths as paths.
+        let e = OpError::InvalidArgument("the root is /ws/proj/ here".into());
+        assert_eq!(error_text(&e, root), "the root is /ws/proj/ here");
+    }
+
+    #[test]
+    fn paths_outside_the_root_stay_absolute() {
+        let root = Path::new("/ws/proj");
+        let e = OpError::FileChanged(scry_ops::msg!(
+            path("/ws/proj2/a.rs"),
+            " and ",
+            path("/ws/proj/b.rs"),
+            " changed since the server saw them"
+        ));
+        assert_eq!(
+            render_error(&e, root),
+            "error[FILE_CHANGED]: /ws/proj2/a.rs and b.rs changed since the server saw them"
+        );
+        assert_eq!(
+            error_json(&e, root)["error"]["message"],
+            "/ws/proj2/a.rs and b.rs changed since the server saw them"
+        );
+    }
+
+    #[test]
+    fn control_characters_in_message_paths_are_escaped() {
+        let root = Path::new("/ws/proj");
+        let e = OpError::EditRejected(scry_ops::msg!(
+            "cannot rename ",
+            path("/ws/proj/a\nerror[E1]: b\u{1b}[2J.py"),
+            "; nothing was changed"
+        ));
+        assert_eq!(
+            render_error(&e, root),
+            "error[EDIT_REJECTED]: cannot rename a\\nerror[E1]: b\\u{1b}[2J.py; nothing was changed"
+        );
+        assert_eq!(
+            error_text(&e, root),
+            "cannot rename a\\nerror[E1]: b\\u{1b}[2J.py; nothing was changed"
+        );
+        // Display (logs, library users) keeps the path as it is.
+        assert!(e.to_string().contains("/ws/proj/a\nerror[E1]"));
     }
 }

@@ -648,9 +648,10 @@ fn errors() {
             root: PathBuf::from(ROOT),
         },
         OpError::BinaryFile(p("assets/logo.png")),
-        OpError::SymbolNotFound(format!(
-            "no symbol `restok` in {}/src/inventory.rs; did you mean `restock` (line 14)?",
-            ROOT
+        OpError::SymbolNotFound(scry_ops::msg!(
+            "no symbol `restok` in ",
+            path(p("src/inventory.rs")),
+            "; did you mean `restock` (line 14)?"
         )),
         OpError::Timeout("rust-analyzer did not answer textDocument/references within 30s".into()),
         OpError::WorkspaceRequired,

@@ -10,8 +10,13 @@
 //! - [`display`] is the only spelling of a path relative to the root: `/`
 //!   separators, `.` for the root itself, the path as given when it is not
 //!   under the root.
-//! - [`relativise_text`] is the only place text is rewritten, and only for
-//!   text scry did not write (server and tool messages).
+//! - [`relativise_text`] is the only place text is rewritten, and it only
+//!   ever sees text scry did not write: the foreign parts of an error
+//!   message (a server's, a linter's, a configuration error's text), and
+//!   the after-edit diagnostics note (`DiagnosticsDelta::pending`), whose
+//!   reasons are servers' words around paths already shown with [`display`].
+//!   scry's own messages carry paths as paths (`scry_ops::Message`) and are
+//!   shown with [`display`]; they are never string-replaced.
 //! - [`confine`] compares canonical paths: `root` must be canonical, and a
 //!   path is inside only when its real location (symlinks resolved, through
 //!   the nearest existing ancestor for a path that does not exist yet) is
@@ -78,9 +83,9 @@ pub fn display(path: &Path, root: &Path) -> String {
 
 /// Text scry did not write (a server's or a tool's message) with the paths
 /// under `root` shown relative: every `root` + separator removed. Nothing
-/// is removed for an empty root or the file system root. scry's own
-/// messages never need this: they carry paths, or name them with
-/// [`display`] when written.
+/// is removed for an empty root or the file system root. Only foreign text
+/// comes here (the foreign parts of an error message): scry's own messages
+/// never do, they carry paths as paths and show them with [`display`].
 pub fn relativise_text<'a>(text: &'a str, root: &Path) -> Cow<'a, str> {
     if root.as_os_str().is_empty() || root.parent().is_none() {
         return Cow::Borrowed(text);

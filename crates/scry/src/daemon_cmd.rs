@@ -75,12 +75,13 @@ pub async fn ask(cwd: &Path, root: &Path, query: &Query, quiet: bool) -> Asked {
     match result {
         Ok((r, pid)) => Asked::Reply(r, pid),
         Err((pid, lost)) => {
-            let mut msg = format!(
-                "the scry daemon (pid {pid}) stopped during the call ({}); the next call starts a new one",
-                lost.0
+            let mut msg = scry_ops::msg!(
+                format!("the scry daemon (pid {pid}) stopped during the call ("),
+                foreign(lost.0),
+                "); the next call starts a new one"
             );
             if query.writes() {
-                msg.push_str(
+                msg = msg.text(
                     "; whether the edit was applied is unknown: `scry undo --dry-run` shows the last one",
                 );
             }

@@ -169,7 +169,9 @@ pub fn expand_targets(ws: &Workspace, targets: &[PathBuf]) -> Result<Targets, Op
             let rel = paths::normalise_within(&rel).ok_or_else(outside)?;
             let pattern = rel.to_string_lossy().to_string();
             let glob = globset::Glob::new(&pattern)
-                .map_err(|e| OpError::InvalidArgument(format!("bad glob `{s}`: {e}")))?
+                .map_err(|e| {
+                    OpError::InvalidArgument(crate::msg!(format!("bad glob `{s}`: "), foreign(e)))
+                })?
                 .compile_matcher();
             names.push(pattern);
             walk(ws, &root, &mut files, Some(&glob));

@@ -18,10 +18,9 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use scry_workspace::paths;
-
 use super::plan::{EditPlan, FileChange, FileImage};
-use crate::error::OpError;
+use crate::error::{Message, OpError};
+use crate::msg;
 
 /// Knobs of the writer; the failure seam is for tests.
 #[derive(Debug, Clone, Default)]
@@ -155,7 +154,7 @@ fn restore(path: &Path, image: &Option<FileImage>) -> std::io::Result<()> {
     }
 }
 
-fn rollback(changes: &[FileChange], done: &Done, root: &Path) -> Vec<String> {
+fn rollback(changes: &[FileChange], done: &Done) -> Vec<Message> {
     let mut failed = Vec::new();
     for d in &done.dirs_removed {
         let _ = std::fs::create_dir(d);
@@ -163,7 +162,7 @@ fn rollback(changes: &[FileChange], done: &Done, root: &Path) -> Vec<String> {
     for &k in done.committed.iter().rev() {
         let c = &changes[k];
         if let Err(e) = restore(&c.path, &c.before) {
-            failed.push(format!("{}: {e}", paths::display(&c.path, root)));
+            failed.push(msg!(path(&c.path), ": ", foreign(e)));
         }
     }
     for t in done.staged.iter().flatten() {
@@ -190,27 +189,34 @@ fn rollback(changes: &[FileChange], done: &Done, root: &Path) -> Vec<String> {
 /// Commit `plan` (see the module documentation). On error nothing of the
 /// edit remains on disk — or, if even the restore failed, the error names
 /// the files that could not be restored.
-pub fn commit(plan: &EditPlan, root: &Path, opts: &WriteOptions) -> Result<(), OpError> {
+pub fn commit(plan: &EditPlan, opts: &WriteOptions) -> Result<(), OpError> {
     // 1. Still as planned?
     for c in &plan.changes {
         if !disk_matches(&c.path, &c.before) {
-            return Err(OpError::FileChanged(format!(
-                "{} changed on disk while the edit was prepared; nothing was written — ask again",
-                paths::display(&c.path, root)
+            return Err(OpError::FileChanged(msg!(
+                path(&c.path),
+                " changed on disk while the edit was prepared; nothing was written — ask again"
             )));
         }
     }
     let mut done = Done::default();
-    let fail = |what: String, done: &Done| {
-        let failed = rollback(&plan.changes, done, root);
+    let fail = |what: Message, done: &Done| {
+        let failed = rollback(&plan.changes, done);
         if failed.is_empty() {
-            OpError::WriteFailed(format!(
-                "{what}; every file was restored, nothing of the edit remains"
+            OpError::WriteFailed(msg!(
+                message(what),
+                "; every file was restored, nothing of the edit remains"
             ))
         } else {
-            OpError::WriteFailed(format!(
-                "{what}; restoring failed for {} — their previous content is in scry's edit journal (scry undo)",
-                failed.join(", ")
+            let mut list = Message::new();
+            for (i, f) in failed.into_iter().enumerate() {
+                list = msg!(message(list), if i == 0 { "" } else { ", " }, message(f));
+            }
+            OpError::WriteFailed(msg!(
+                message(what),
+                "; restoring failed for ",
+                message(list),
+                " — their previous content is in scry's edit journal (scry undo)"
             ))
         }
     };
@@ -221,7 +227,7 @@ pub fn commit(plan: &EditPlan, root: &Path, opts: &WriteOptions) -> Result<(), O
         }
         if let Err(e) = std::fs::create_dir(d) {
             return Err(fail(
-                format!("cannot create directory {}: {e}", paths::display(d, root)),
+                msg!("cannot create directory ", path(d), ": ", foreign(e)),
                 &done,
             ));
         }
@@ -235,7 +241,7 @@ pub fn commit(plan: &EditPlan, root: &Path, opts: &WriteOptions) -> Result<(), O
                     Ok(t) => done.staged.push(Some(t)),
                     Err(e) => {
                         return Err(fail(
-                            format!("cannot write {}: {e}", paths::display(&c.path, root)),
+                            msg!("cannot write ", path(&c.path), ": ", foreign(e)),
                             &done,
                         ));
                     }
@@ -265,10 +271,11 @@ pub fn commit(plan: &EditPlan, root: &Path, opts: &WriteOptions) -> Result<(), O
             }
             Err(e) => {
                 return Err(fail(
-                    format!(
-                        "writing {} failed (file {} of {n}): {e}",
-                        paths::display(&c.path, root),
-                        k + 1
+                    msg!(
+                        "writing ",
+                        path(&c.path),
+                        format!(" failed (file {} of {n}): ", k + 1),
+                        foreign(e)
                     ),
                     &done,
                 ));
@@ -281,7 +288,7 @@ pub fn commit(plan: &EditPlan, root: &Path, opts: &WriteOptions) -> Result<(), O
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
             Err(e) => {
                 return Err(fail(
-                    format!("cannot remove directory {}: {e}", paths::display(d, root)),
+                    msg!("cannot remove directory ", path(d), ": ", foreign(e)),
                     &done,
                 ));
             }

@@ -17,6 +17,7 @@ use crate::engine::navigate::{self, Target};
 use crate::error::OpError;
 use crate::model::*;
 use crate::resolve;
+use crate::{msg, msgf};
 
 /// How many candidate positions rename tries.
 const MAX_RENAME_CANDIDATES: usize = 6;
@@ -57,7 +58,7 @@ fn prepared_name(v: &Value, index: &LineIndex, session: &Session) -> Option<Stri
 
 fn edit_target_path(cx: &Ctx, q: &Query) -> Result<std::path::PathBuf, OpError> {
     let Some(p) = &q.path else {
-        return Err(OpError::InvalidArgument(format!(
+        return Err(OpError::InvalidArgument(msgf!(
             "{} needs a path (the file the symbol is in)",
             q.action.name()
         )));
@@ -88,7 +89,7 @@ pub(crate) async fn rename(cx: &Ctx, edits: &Editor, q: &Query) -> Result<Answer
         others,
     } = navigate::find_target(cx, q, method, &mut notes, missing).await?;
     if !supports(&session, method) {
-        return Err(OpError::EditRejected(format!(
+        return Err(OpError::EditRejected(msgf!(
             "{} does not support rename",
             session.name()
         )));
@@ -151,13 +152,14 @@ pub(crate) async fn rename(cx: &Ctx, edits: &Editor, q: &Query) -> Result<Answer
             Err(e) => return Err(cx.fail(&session, "textDocument/prepareRename", e)),
         }
     }
-    let rel = cx.display(&path);
     let Some((cand, old_name)) = chosen else {
         let what = q.symbol.clone().unwrap_or_else(|| "the symbol".into());
-        return Err(OpError::EditRejected(format!(
-            "`{what}` cannot be renamed: {} refused at {rel}:{}; nothing was changed",
-            session.name(),
-            refusals.join("; ")
+        return Err(OpError::EditRejected(msg!(
+            format!("`{what}` cannot be renamed: {} refused at ", session.name()),
+            path(&path),
+            ":",
+            foreign(refusals.join("; ")),
+            "; nothing was changed"
         )));
     };
     let params = call::params(&lsp::RenameParams {
@@ -174,19 +176,29 @@ pub(crate) async fn rename(cx: &Ctx, edits: &Editor, q: &Query) -> Result<Answer
             let msg = e
                 .server_message()
                 .map_or_else(|| e.to_string(), str::to_string);
-            return Err(OpError::EditRejected(format!(
-                "{} refused to rename `{old_name}` to `{new_name}`: {msg}; nothing was changed",
-                session.name()
+            return Err(OpError::EditRejected(msg!(
+                format!(
+                    "{} refused to rename `{old_name}` to `{new_name}`: ",
+                    session.name()
+                ),
+                foreign(msg),
+                "; nothing was changed"
             )));
         }
         Err(e) => return Err(cx.fail(&session, method, e)),
     };
     if edit.is_null() {
-        return Err(OpError::EditRejected(format!(
-            "{} returned no edit for renaming `{old_name}` at {rel}:{}:{}; nothing was changed",
-            session.name(),
-            cand.pos.line + 1,
-            cand.pos.col + 1
+        return Err(OpError::EditRejected(msg!(
+            format!(
+                "{} returned no edit for renaming `{old_name}` at ",
+                session.name()
+            ),
+            path(&path),
+            format!(
+                ":{}:{}; nothing was changed",
+                cand.pos.line + 1,
+                cand.pos.col + 1
+            )
         )));
     }
     let report = edits
@@ -249,11 +261,10 @@ pub(crate) async fn code_actions(cx: &Ctx, edits: &Editor, q: &Query) -> Result<
                 Some(l) => {
                     let l = l - 1;
                     if l >= idx.line_count() {
-                        return Err(OpError::InvalidArgument(format!(
-                            "line {} is past the end of {} ({} lines)",
-                            l + 1,
-                            cx.display(&path),
-                            idx.line_count()
+                        return Err(OpError::InvalidArgument(msg!(
+                            format!("line {} is past the end of ", l + 1),
+                            path(&path),
+                            format!(" ({} lines)", idx.line_count())
                         )));
                     }
                     let len = idx.line_len_chars(l).unwrap_or(0);
@@ -273,7 +284,7 @@ pub(crate) async fn code_actions(cx: &Ctx, edits: &Editor, q: &Query) -> Result<
             }
         };
     if !supports(&session, method) {
-        return Err(OpError::EditRejected(format!(
+        return Err(OpError::EditRejected(msgf!(
             "{} does not offer code actions",
             session.name()
         )));
@@ -351,7 +362,7 @@ pub(crate) async fn code_actions(cx: &Ctx, edits: &Editor, q: &Query) -> Result<
         }
         (Some(n), _) => {
             if *n == 0 || *n > infos.len() {
-                return Err(OpError::InvalidArgument(format!(
+                return Err(OpError::InvalidArgument(msgf!(
                     "there is no code action number {n}: {} offers {} there",
                     session.name(),
                     infos.len()
@@ -363,9 +374,11 @@ pub(crate) async fn code_actions(cx: &Ctx, edits: &Editor, q: &Query) -> Result<
     };
     let info = infos[chosen].clone();
     if let Some(reason) = &info.disabled {
-        return Err(OpError::EditRejected(format!(
-            "code action `{}` is disabled: {reason}",
-            info.title
+        return Err(OpError::EditRejected(msg!(
+            "code action `",
+            foreign(&info.title),
+            "` is disabled: ",
+            foreign(reason)
         )));
     }
     let mut action = items[chosen].clone();
@@ -436,10 +449,11 @@ pub(crate) async fn code_actions(cx: &Ctx, edits: &Editor, q: &Query) -> Result<
             match r {
                 Ok(rep) => parts.push(rep),
                 Err(e) => {
-                    return Err(OpError::EditRejected(format!(
-                        "{} asked to apply an edit for `{}`, which scry refused: {e}",
-                        session.name(),
-                        info.title
+                    return Err(OpError::EditRejected(msg!(
+                        format!("{} asked to apply an edit for `", session.name()),
+                        foreign(&info.title),
+                        "`, which scry refused: ",
+                        foreign(e)
                     )));
                 }
             }
@@ -562,21 +576,25 @@ fn pick_by_title(infos: &[CodeActionInfo], t: &str) -> Result<usize, OpError> {
         .collect();
     match hits.as_slice() {
         [i] => Ok(*i),
-        [] => Err(OpError::InvalidArgument(format!(
-            "no code action titled `{t}`; available: {}",
-            infos
-                .iter()
-                .map(|a| format!("{}. {}", a.index, a.title))
-                .collect::<Vec<_>>()
-                .join("; ")
+        [] => Err(OpError::InvalidArgument(msg!(
+            format!("no code action titled `{t}`; available: "),
+            foreign(
+                infos
+                    .iter()
+                    .map(|a| format!("{}. {}", a.index, a.title))
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            )
         ))),
-        many => Err(OpError::InvalidArgument(format!(
-            "`{t}` matches {} code actions ({}); pick one by number",
-            many.len(),
-            many.iter()
-                .map(|i| format!("{}. {}", infos[*i].index, infos[*i].title))
-                .collect::<Vec<_>>()
-                .join("; ")
+        many => Err(OpError::InvalidArgument(msg!(
+            format!("`{t}` matches {} code actions (", many.len()),
+            foreign(
+                many.iter()
+                    .map(|i| format!("{}. {}", infos[*i].index, infos[*i].title))
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            ),
+            "); pick one by number"
         ))),
     }
 }
@@ -591,7 +609,7 @@ pub const MAX_NEW_NAME_CHARS: usize = 256;
 /// `INVALID_ARGUMENT` and nothing changes.
 pub fn validate_new_name(raw: Option<&str>) -> Result<&str, OpError> {
     let invalid = |why: String| {
-        OpError::InvalidArgument(format!(
+        OpError::InvalidArgument(msgf!(
             "new_name {why}; nothing was changed. Give the new identifier alone, on one line"
         ))
     };

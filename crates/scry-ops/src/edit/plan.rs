@@ -15,7 +15,8 @@ use std::sync::Arc;
 use scry_lsp::{Encoding, LineIndex, LspPos, uri_to_path};
 use serde_json::Value;
 
-use crate::error::OpError;
+use crate::error::{Message, OpError};
+use crate::msg;
 use scry_workspace::config::PROJECT_CONFIG_FILES;
 use scry_workspace::paths::{self, Unconfined};
 use scry_workspace::seed_config::SEED_CONFIG_FILES;
@@ -93,7 +94,7 @@ impl EditPlan {
     }
 }
 
-fn rejected(msg: impl Into<String>) -> OpError {
+fn rejected(msg: impl Into<Message>) -> OpError {
     OpError::EditRejected(msg.into())
 }
 
@@ -113,9 +114,9 @@ pub fn confine(root: &Path, path: &Path) -> Result<PathBuf, OpError> {
         Ok(full) => full,
         Err(Unconfined::Outside) => return Err(outside()),
         Err(Unconfined::DanglingLink) => {
-            return Err(rejected(format!(
-                "{} is a symbolic link that leads nowhere; scry does not write through it",
-                paths::display(path, root)
+            return Err(rejected(msg!(
+                path(path),
+                " is a symbolic link that leads nowhere; scry does not write through it"
             )));
         }
     };
@@ -126,9 +127,10 @@ pub fn confine(root: &Path, path: &Path) -> Result<PathBuf, OpError> {
         )));
     }
     if let Some(why) = protected(root, &full) {
-        return Err(rejected(format!(
-            "the edit touches {} {why}; refused",
-            paths::display(&full, root)
+        return Err(rejected(msg!(
+            "the edit touches ",
+            path(&full),
+            format!(" {why}; refused")
         )));
     }
     Ok(full)
@@ -167,8 +169,10 @@ fn uri_path(root: &Path, v: &Value, what: &str) -> Result<PathBuf, OpError> {
         )));
     };
     let Some(p) = uri_to_path(uri) else {
-        return Err(rejected(format!(
-            "the edit names {uri}, which is not a file in the workspace"
+        return Err(rejected(msg!(
+            "the edit names ",
+            foreign(uri),
+            ", which is not a file in the workspace"
         )));
     };
     confine(root, &p)
@@ -194,27 +198,27 @@ struct Vfs<'a> {
     bytes: usize,
 }
 
-/// What is at `p` on disk (messages name it relative to `root`).
-fn disk_node(p: &Path, root: &Path) -> Result<Node, OpError> {
-    let shown = || paths::display(p, root);
+/// What is at `p` on disk (messages name it as a path).
+fn disk_node(p: &Path) -> Result<Node, OpError> {
     let meta = match p.symlink_metadata() {
         Ok(m) => m,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Node::Absent),
-        Err(e) => return Err(rejected(format!("cannot read {}: {e}", shown()))),
+        Err(e) => return Err(rejected(msg!("cannot read ", path(p), ": ", foreign(e)))),
     };
     if meta.file_type().is_symlink() {
-        return Err(rejected(format!(
-            "{} is a symbolic link; scry does not edit, move or delete links",
-            shown()
+        return Err(rejected(msg!(
+            path(p),
+            " is a symbolic link; scry does not edit, move or delete links"
         )));
     }
     if meta.is_dir() {
         return Ok(Node::Dir);
     }
     if !meta.is_file() {
-        return Err(rejected(format!("{} is not a regular file", shown())));
+        return Err(rejected(msg!(path(p), " is not a regular file")));
     }
-    let bytes = std::fs::read(p).map_err(|e| rejected(format!("cannot read {}: {e}", shown())))?;
+    let bytes =
+        std::fs::read(p).map_err(|e| rejected(msg!("cannot read ", path(p), ": ", foreign(e))))?;
     #[cfg(unix)]
     let mode = {
         use std::os::unix::fs::PermissionsExt;
@@ -251,7 +255,7 @@ impl<'a> Vfs<'a> {
             }
             anc = a.parent();
         }
-        let n = disk_node(p, self.root)?;
+        let n = disk_node(p)?;
         if let Node::File(f) = &n {
             self.bytes += f.bytes.len();
             if self.bytes > MAX_BYTES {
@@ -293,10 +297,11 @@ impl<'a> Vfs<'a> {
                 Node::Dir => {}
                 Node::Absent => self.set(&a, Node::Dir)?,
                 Node::File(_) => {
-                    return Err(rejected(format!(
-                        "{} is a file, so {} cannot be created inside it",
-                        paths::display(&a, self.root),
-                        paths::display(p, self.root)
+                    return Err(rejected(msg!(
+                        path(&a),
+                        " is a file, so ",
+                        path(p),
+                        " cannot be created inside it"
                     )));
                 }
             }
@@ -318,9 +323,9 @@ impl<'a> Vfs<'a> {
                 for e in rd.flatten() {
                     let p = e.path();
                     if names.len() > MAX_FILES {
-                        return Err(rejected(format!(
-                            "{} holds more than {MAX_FILES} files; refused",
-                            paths::display(dir, self.root)
+                        return Err(rejected(msg!(
+                            path(dir),
+                            format!(" holds more than {MAX_FILES} files; refused")
                         )));
                     }
                     if e.file_type().map(|t| t.is_dir()).unwrap_or(false) {
@@ -407,20 +412,27 @@ impl<'a> Builder<'a> {
         version: Option<i64>,
         edits: &[Value],
     ) -> Result<(), OpError> {
-        let root = self.vfs.root;
-        let rel = paths::display(path, root);
         let image = match self.vfs.get(path)? {
             Node::File(f) => f,
             Node::Absent => {
-                return Err(rejected(format!(
-                    "the edit changes {rel}, which does not exist"
+                return Err(rejected(msg!(
+                    "the edit changes ",
+                    path(path),
+                    ", which does not exist"
                 )));
             }
-            Node::Dir => return Err(rejected(format!("the edit changes {rel}, a directory"))),
+            Node::Dir => {
+                return Err(rejected(msg!(
+                    "the edit changes ",
+                    path(path),
+                    ", a directory"
+                )));
+            }
         };
         let Ok(text) = String::from_utf8(image.bytes.clone()) else {
-            return Err(rejected(format!(
-                "{rel} is not UTF-8 text; scry does not edit it"
+            return Err(rejected(msg!(
+                path(path),
+                " is not UTF-8 text; scry does not edit it"
             )));
         };
         // The server computed the edit on what it had: that must be what the
@@ -429,17 +441,24 @@ impl<'a> Builder<'a> {
             && let Some(view) = self.views.get(path)
         {
             if view.text.text() != text {
-                return Err(OpError::FileChanged(format!(
-                    "{rel} changed on disk since {} read it; nothing was written — ask again",
-                    self.server
+                return Err(OpError::FileChanged(msg!(
+                    path(path),
+                    format!(
+                        " changed on disk since {} read it; nothing was written — ask again",
+                        self.server
+                    )
                 )));
             }
             if let Some(v) = version
                 && v != i64::from(view.version)
             {
-                return Err(OpError::FileChanged(format!(
-                    "{} computed the edit for version {v} of {rel}, but scry synced version {}; nothing was written — ask again",
-                    self.server, view.version
+                return Err(OpError::FileChanged(msg!(
+                    format!("{} computed the edit for version {v} of ", self.server),
+                    path(path),
+                    format!(
+                        ", but scry synced version {}; nothing was written — ask again",
+                        view.version
+                    )
                 )));
             }
         }
@@ -448,28 +467,38 @@ impl<'a> Builder<'a> {
         for (i, e) in edits.iter().enumerate() {
             let (Some(s), Some(en)) = (lsp_pos(&e["range"]["start"]), lsp_pos(&e["range"]["end"]))
             else {
-                return Err(rejected(format!("malformed text edit for {rel}: no range")));
+                return Err(rejected(msg!(
+                    "malformed text edit for ",
+                    path(path),
+                    ": no range"
+                )));
             };
             let Some(new_text) = e["newText"].as_str() else {
-                return Err(rejected(format!(
-                    "malformed text edit for {rel}: no newText"
+                return Err(rejected(msg!(
+                    "malformed text edit for ",
+                    path(path),
+                    ": no newText"
                 )));
             };
             let bad = |p: LspPos| {
-                rejected(format!(
-                    "{} sent an edit for {rel} at {}:{} ({} units), which is not a position in the file; nothing was written",
-                    self.server,
-                    p.line + 1,
-                    p.character + 1,
-                    self.encoding
+                rejected(msg!(
+                    format!("{} sent an edit for ", self.server),
+                    path(path),
+                    format!(
+                        " at {}:{} ({} units), which is not a position in the file; nothing was written",
+                        p.line + 1,
+                        p.character + 1,
+                        self.encoding
+                    )
                 ))
             };
             let so = exact_offset(&idx, s, self.encoding).ok_or_else(|| bad(s))?;
             let eo = exact_offset(&idx, en, self.encoding).ok_or_else(|| bad(en))?;
             if eo < so {
-                return Err(rejected(format!(
-                    "{} sent an edit for {rel} whose range ends before it starts",
-                    self.server
+                return Err(rejected(msg!(
+                    format!("{} sent an edit for ", self.server),
+                    path(path),
+                    " whose range ends before it starts"
                 )));
             }
             ranges.push((so, eo, i, new_text));
@@ -478,11 +507,10 @@ impl<'a> Builder<'a> {
         for w in ranges.windows(2) {
             if w[0].1 > w[1].0 {
                 let p = idx.char_pos(w[1].0);
-                return Err(rejected(format!(
-                    "{} sent overlapping edits in {rel} (at {}:{}); nothing was written",
-                    self.server,
-                    p.line + 1,
-                    p.col + 1
+                return Err(rejected(msg!(
+                    format!("{} sent overlapping edits in ", self.server),
+                    path(path),
+                    format!(" (at {}:{}); nothing was written", p.line + 1, p.col + 1)
                 )));
             }
         }
@@ -556,10 +584,13 @@ impl<'a> Builder<'a> {
     fn create(&mut self, v: &Value) -> Result<(), OpError> {
         let root = self.vfs.root;
         let p = uri_path(root, &v["uri"], "CreateFile.uri")?;
-        let rel = paths::display(&p, root);
         match self.vfs.get(&p)? {
             Node::Dir => {
-                return Err(rejected(format!("CreateFile {rel}: a directory is there")));
+                return Err(rejected(msg!(
+                    "CreateFile ",
+                    path(&p),
+                    ": a directory is there"
+                )));
             }
             Node::File(f) => {
                 if opt(v, "overwrite") {
@@ -573,8 +604,10 @@ impl<'a> Builder<'a> {
                     self.vfs.touched.insert(p.clone());
                     self.plan.overwritten.push(p);
                 } else if !opt(v, "ignoreIfExists") {
-                    return Err(rejected(format!(
-                        "CreateFile {rel}: the file already exists"
+                    return Err(rejected(msg!(
+                        "CreateFile ",
+                        path(&p),
+                        ": the file already exists"
                     )));
                 }
                 return Ok(());
@@ -598,19 +631,28 @@ impl<'a> Builder<'a> {
         let root = self.vfs.root;
         let from = uri_path(root, &v["oldUri"], "RenameFile.oldUri")?;
         let to = uri_path(root, &v["newUri"], "RenameFile.newUri")?;
-        let (rf, rt) = (paths::display(&from, root), paths::display(&to, root));
         if from == to {
             return Ok(());
         }
         if to.starts_with(&from) {
-            return Err(rejected(format!(
-                "RenameFile {rf} → {rt}: a directory cannot move into itself"
+            return Err(rejected(msg!(
+                "RenameFile ",
+                path(&from),
+                " → ",
+                path(&to),
+                ": a directory cannot move into itself"
             )));
         }
         let node = self.vfs.get(&from)?;
         if node == Node::Absent {
-            return Err(rejected(format!(
-                "RenameFile {rf} → {rt}: {rf} does not exist"
+            return Err(rejected(msg!(
+                "RenameFile ",
+                path(&from),
+                " → ",
+                path(&to),
+                ": ",
+                path(&from),
+                " does not exist"
             )));
         }
         match self.vfs.get(&to)? {
@@ -620,8 +662,14 @@ impl<'a> Builder<'a> {
             }
             _ if opt(v, "ignoreIfExists") && !opt(v, "overwrite") => return Ok(()),
             _ => {
-                return Err(rejected(format!(
-                    "RenameFile {rf} → {rt}: {rt} already exists"
+                return Err(rejected(msg!(
+                    "RenameFile ",
+                    path(&from),
+                    " → ",
+                    path(&to),
+                    ": ",
+                    path(&to),
+                    " already exists"
                 )));
             }
         }
@@ -659,20 +707,25 @@ impl<'a> Builder<'a> {
     fn delete(&mut self, v: &Value) -> Result<(), OpError> {
         let root = self.vfs.root;
         let p = uri_path(root, &v["uri"], "DeleteFile.uri")?;
-        let rel = paths::display(&p, root);
         match self.vfs.get(&p)? {
             Node::Absent => {
                 if opt(v, "ignoreIfNotExists") {
                     return Ok(());
                 }
-                return Err(rejected(format!("DeleteFile {rel}: it does not exist")));
+                return Err(rejected(msg!(
+                    "DeleteFile ",
+                    path(&p),
+                    ": it does not exist"
+                )));
             }
             Node::File(_) => self.vfs.set(&p, Node::Absent)?,
             Node::Dir => {
                 let sub = self.vfs.subtree(&p)?;
                 if !sub.is_empty() && !opt(v, "recursive") {
-                    return Err(rejected(format!(
-                        "DeleteFile {rel}: the directory is not empty and the edit did not ask for a recursive delete"
+                    return Err(rejected(msg!(
+                        "DeleteFile ",
+                        path(&p),
+                        ": the directory is not empty and the edit did not ask for a recursive delete"
                     )));
                 }
                 for (q, _) in sub.iter().rev() {
@@ -778,8 +831,10 @@ pub fn build_plan(
                 Some("rename") => b.rename(op)?,
                 Some("delete") => b.delete(op)?,
                 Some(k) => {
-                    return Err(rejected(format!(
-                        "{server} sent an unknown resource operation `{k}`"
+                    return Err(rejected(msg!(
+                        format!("{server} sent an unknown resource operation `"),
+                        foreign(k),
+                        "`"
                     )));
                 }
                 None => {
@@ -800,8 +855,10 @@ pub fn build_plan(
         for (uri, edits) in map {
             let path = uri_path(root, &Value::String(uri.clone()), "changes key")?;
             let Some(edits) = edits.as_array() else {
-                return Err(rejected(format!(
-                    "malformed workspace edit from {server}: edits of {uri} are not a list"
+                return Err(rejected(msg!(
+                    format!("malformed workspace edit from {server}: edits of "),
+                    foreign(uri),
+                    " are not a list"
                 )));
             };
             items.push((path, edits));
@@ -809,9 +866,9 @@ pub fn build_plan(
         items.sort_by(|a, b| a.0.cmp(&b.0));
         for w in items.windows(2) {
             if w[0].0 == w[1].0 {
-                return Err(rejected(format!(
-                    "{server} sent two edit lists for {}",
-                    paths::display(&w[0].0, root)
+                return Err(rejected(msg!(
+                    format!("{server} sent two edit lists for "),
+                    path(&w[0].0)
                 )));
             }
         }
@@ -825,9 +882,10 @@ pub fn build_plan(
     let all = plan.changes.iter().map(|c| &c.path);
     for p in all.chain(&plan.dirs_created).chain(&plan.dirs_removed) {
         if let Some(why) = protected(root, p) {
-            return Err(rejected(format!(
-                "the edit touches {} {why}; refused",
-                paths::display(p, root)
+            return Err(rejected(msg!(
+                "the edit touches ",
+                path(p),
+                format!(" {why}; refused")
             )));
         }
     }

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, Weak};
 
 use scry_lsp::{ApplyEditHook, DeferredReply, Session};
-use scry_workspace::{Workspace, paths};
+use scry_workspace::Workspace;
 use serde_json::{Value, json};
 
 use super::apply::{WriteOptions, commit};
@@ -20,6 +20,7 @@ use super::journal::{self, EntryState, Journal, Manifest, Stamp};
 use super::plan::{EditPlan, FileChange, FileImage, ServerView, build_plan, named_paths};
 use crate::error::OpError;
 use crate::model::{EditKind, EditReport, EditedLine, FileMove, FilePreview};
+use crate::msg;
 
 /// How one edit is to be carried out.
 #[derive(Debug, Clone)]
@@ -377,15 +378,16 @@ impl Editor {
             Some(j) => match j.begin(&plan, &journal_title(&opts), opts.key.as_deref()) {
                 Ok(m) => Some(m),
                 Err(e) => {
-                    return Err(OpError::WriteFailed(format!(
-                        "{e}; the edit was refused and nothing was changed (undo needs the \
+                    return Err(OpError::WriteFailed(msg!(
+                        foreign(e),
+                        "; the edit was refused and nothing was changed (undo needs the \
                          journal: free space there, or set SCRY_JOURNAL_DIR to a writable directory)"
                     )));
                 }
             },
             None => None,
         };
-        if let Err(e) = commit(&plan, &root, &st.write_options()) {
+        if let Err(e) = commit(&plan, &st.write_options()) {
             if let (Some(j), Some(m)) = (&journal, &entry) {
                 j.discard(m);
             }
@@ -430,27 +432,32 @@ impl Editor {
         }
         let committed = |m: &Manifest| m.files.iter().all(|f| stamp_matches(&f.path, &f.after));
         let Some(mut m) = journal.last_applied(committed) else {
-            return Err(OpError::EditRejected(format!(
-                "nothing to undo: scry has applied no edit in {} (journal {})",
-                root.display(),
-                journal.dir().display()
+            return Err(OpError::EditRejected(msg!(
+                format!(
+                    "nothing to undo: scry has applied no edit in {} (journal ",
+                    root.display()
+                ),
+                path(journal.dir()),
+                ")"
             )));
         };
         let mut plan = EditPlan::default();
         for (i, f) in m.files.iter().enumerate() {
             if !stamp_matches(&f.path, &f.after) {
-                return Err(OpError::FileChanged(format!(
-                    "{} changed since scry's edit `{}`; undo refused, nothing was written",
-                    paths::display(&f.path, &root),
-                    m.title
+                return Err(OpError::FileChanged(msg!(
+                    path(&f.path),
+                    " changed since scry's edit `",
+                    foreign(&m.title),
+                    "`; undo refused, nothing was written"
                 )));
             }
             let before = match &f.before {
                 None => None,
                 Some(_) => Some(journal.before_image(&m, i).ok_or_else(|| {
-                    OpError::EditRejected(format!(
-                        "the journal lost the previous content of {}; undo refused",
-                        paths::display(&f.path, &root)
+                    OpError::EditRejected(msg!(
+                        "the journal lost the previous content of ",
+                        path(&f.path),
+                        "; undo refused"
                     ))
                 })?),
             };
@@ -478,7 +485,7 @@ impl Editor {
                 .collect();
             return Ok(r);
         }
-        commit(&plan, &root, &st.write_options())?;
+        commit(&plan, &st.write_options())?;
         m.state = EntryState::Undone;
         m.undo_key = key.map(str::to_string);
         if let Err(e) = journal.save(&m) {
@@ -578,8 +585,9 @@ fn journal_title(opts: &EditOptions) -> String {
 
 fn replay(m: &Manifest) -> Result<EditReport, OpError> {
     let mut r: EditReport = serde_json::from_value(m.report.clone()).map_err(|e| {
-        OpError::EditRejected(format!(
-            "an edit was already applied under this idempotency key, but its answer cannot be read back: {e}"
+        OpError::EditRejected(msg!(
+            "an edit was already applied under this idempotency key, but its answer cannot be read back: ",
+            foreign(e)
         ))
     })?;
     r.replayed = true;

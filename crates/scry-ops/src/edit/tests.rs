@@ -78,7 +78,7 @@ fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
 
 fn rejected_and_untouched(w: &Ws, e: Value) {
     let before = snapshot(w.root.parent().unwrap());
-    let r = plan(w, &e).and_then(|p| commit(&p, &w.root, &WriteOptions::default()));
+    let r = plan(w, &e).and_then(|p| commit(&p, &WriteOptions::default()));
     assert!(r.is_err(), "expected a rejection for {e}");
     assert_eq!(
         before,
@@ -169,7 +169,7 @@ fn invalid_ranges_and_overlaps_are_rejected() {
         &json!({"changes": {a: [edit(0,4,0,5,"C"), edit(2,0,2,0,"end\n")]}}),
     )
     .unwrap();
-    commit(&p, &w.root, &WriteOptions::default()).unwrap();
+    commit(&p, &WriteOptions::default()).unwrap();
     assert_eq!(
         std::fs::read_to_string(w.root.join("a.txt")).unwrap(),
         "ab😀C\nxyz\nend\n"
@@ -208,7 +208,7 @@ fn stale_views_and_versions_refuse_naming_the_file() {
     let p = build_plan(&w.root, &e, Encoding::Utf16, &views, "srv").unwrap();
     // Changed on disk between plan and commit.
     std::fs::write(&path, "uno\n").unwrap();
-    let err = commit(&p, &w.root, &WriteOptions::default()).unwrap_err();
+    let err = commit(&p, &WriteOptions::default()).unwrap_err();
     assert_eq!(err.code(), "FILE_CHANGED");
     assert_eq!(std::fs::read_to_string(&path).unwrap(), "uno\n");
 }
@@ -231,7 +231,7 @@ fn crlf_bom_trailing_newline_and_permissions_are_kept() {
         uri(&w.root.join("bom.txt")): [edit(0,0,1,6,"FIRST\nSECOND\n")],
     }});
     let p = plan(&w, &e).unwrap();
-    commit(&p, &w.root, &WriteOptions::default()).unwrap();
+    commit(&p, &WriteOptions::default()).unwrap();
     assert_eq!(
         std::fs::read(w.root.join("crlf.txt")).unwrap(),
         b"let x = 1;\r\nlet b = x\r\nlet c = x;;\r\n"
@@ -277,7 +277,7 @@ fn resource_operations_create_rename_delete() {
             .iter()
             .any(|d| d.diff.starts_with("new file new/deep/n.rs"))
     );
-    commit(&p, &w.root, &WriteOptions::default()).unwrap();
+    commit(&p, &WriteOptions::default()).unwrap();
     assert_eq!(
         std::fs::read_to_string(w.root.join("new/deep/n.rs")).unwrap(),
         "// new\n"
@@ -335,7 +335,7 @@ fn failure_at_file_k_of_n_restores_everything() {
         let before = snapshot(&w.root);
         let p = plan(&w, &e(&w)).unwrap();
         assert_eq!(p.changes.len(), 5);
-        let err = commit(&p, &w.root, &WriteOptions { fail_at: Some(k) }).unwrap_err();
+        let err = commit(&p, &WriteOptions { fail_at: Some(k) }).unwrap_err();
         assert_eq!(err.code(), "WRITE_FAILED");
         assert!(
             err.to_string().contains(&format!("file {} of 5", k + 1)),
@@ -350,7 +350,7 @@ fn failure_at_file_k_of_n_restores_everything() {
     // And without a failure, all of it lands.
     let w = ws(&files);
     let p = plan(&w, &e(&w)).unwrap();
-    commit(&p, &w.root, &WriteOptions::default()).unwrap();
+    commit(&p, &WriteOptions::default()).unwrap();
     assert_eq!(
         std::fs::read_to_string(w.root.join("c/c.txt")).unwrap(),
         "gamma 🎉\n"
@@ -380,7 +380,7 @@ fn read_only_directory_fails_before_anything_changes() {
         }}),
     )
     .unwrap();
-    let err = commit(&p, &w.root, &WriteOptions::default()).unwrap_err();
+    let err = commit(&p, &WriteOptions::default()).unwrap_err();
     assert_eq!(err.code(), "WRITE_FAILED");
     assert!(err.to_string().contains("b.txt"), "{err}");
     std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o755)).unwrap();

@@ -122,11 +122,9 @@ impl Engine {
                 budget,
             } => self.map(q, paths, symbols, *budget).await,
             Valid::Reload => {
-                let stopped = self
-                    .ws
-                    .reload()
-                    .await
-                    .map_err(|e| OpError::InvalidArgument(format!("configuration: {e}")))?;
+                let stopped = self.ws.reload().await.map_err(|e| {
+                    OpError::InvalidArgument(crate::msg!("configuration: ", foreign(e)))
+                })?;
                 Ok(Answer::new(
                     q.action,
                     q.question(self.ws.root()),

@@ -20,6 +20,7 @@ use crate::convert::{self, Files};
 use crate::error::OpError;
 use crate::model::*;
 use crate::resolve::{self, Declared, OccurrenceKind, SymbolName};
+use crate::{msg, msgf};
 
 /// How many candidate positions are tried before giving up.
 const MAX_CANDIDATES: usize = 6;
@@ -87,7 +88,7 @@ pub(crate) async fn positional(cx: &Ctx, q: &Query) -> Result<Answer, OpError> {
     let method = method_for(q.action);
     let mut notes = Vec::new();
     let target = find_target(cx, q, method, &mut notes, || {
-        OpError::InvalidArgument(format!(
+        OpError::InvalidArgument(msgf!(
             "{} needs a symbol (and usually a path): e.g. path=src/lib.rs symbol=Config",
             q.action.name()
         ))
@@ -501,15 +502,14 @@ pub(crate) async fn target_in_file(
     method: &str,
 ) -> Result<Target, OpError> {
     let (session, route, index) = cx.open_file(&path, method).await?;
-    let rel = cx.display(&path);
     let line_hint = q.line.map(|l| l - 1);
     if let Some(l) = line_hint
         && l >= index.line_count()
     {
-        return Err(OpError::InvalidArgument(format!(
-            "line {} is past the end of {rel} ({} lines)",
-            l + 1,
-            index.line_count()
+        return Err(OpError::InvalidArgument(msg!(
+            format!("line {} is past the end of ", l + 1),
+            path(&path),
+            format!(" ({} lines)", index.line_count())
         )));
     }
     // An exact column wins.
@@ -534,9 +534,12 @@ pub(crate) async fn target_in_file(
             let via = "the first identifier on the given line";
             return Ok(Target::at(path, session, index, pos, via));
         }
-        return Err(OpError::InvalidArgument(format!(
-            "{} needs a symbol (or line and column) in {rel}",
-            q.action.name()
+        return Err(OpError::InvalidArgument(msg!(
+            format!(
+                "{} needs a symbol (or line and column) in ",
+                q.action.name()
+            ),
+            path(&path)
         )));
     };
     let want = SymbolName::parse(symbol);
@@ -580,9 +583,13 @@ pub(crate) async fn target_in_file(
         Some(cx.deadline.into_std()),
     );
     if occ.timed_out {
-        return Err(OpError::Timeout(format!(
-            "scanning {rel} for `{}` ran past the time budget ({} occurrences seen); pass line and column",
-            want.name, occ.total
+        return Err(OpError::Timeout(msg!(
+            "scanning ",
+            path(&path),
+            format!(
+                " for `{}` ran past the time budget ({} occurrences seen); pass line and column",
+                want.name, occ.total
+            )
         )));
     }
     let n = occ.total;
@@ -726,8 +733,10 @@ pub(crate) async fn target_in_file(
         }
     }
     if candidates.is_empty() {
-        return Err(OpError::SymbolNotFound(format!(
-            "`{symbol}` does not occur in {rel}; check the spelling, or omit path to search the workspace"
+        return Err(OpError::SymbolNotFound(msg!(
+            format!("`{symbol}` does not occur in "),
+            path(&path),
+            "; check the spelling, or omit path to search the workspace"
         )));
     }
     Ok(Target {
@@ -786,7 +795,7 @@ pub(crate) async fn target_from_workspace(
         }
     }
     let Some(found) = lookup_workspace_symbol(cx, &want, &sessions).await? else {
-        return Err(OpError::SymbolNotFound(format!(
+        return Err(OpError::SymbolNotFound(msgf!(
             "no workspace symbol named `{symbol}` ({}); pass a path to search one file",
             sessions
                 .iter()

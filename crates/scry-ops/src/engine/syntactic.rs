@@ -27,6 +27,7 @@ use scry_lsp::LineIndex;
 
 use super::navigate::empty_body;
 use super::*;
+use crate::msg;
 use crate::resolve::{self, SymbolName};
 
 /// Default character budget of `map`.
@@ -108,13 +109,24 @@ impl Engine {
         if !serves(q.action) {
             return result;
         }
+        // The error's message as a note: paths relative to the root, like
+        // the rest of the answer; a server's text as it said it.
+        let shown = |m: &crate::error::Message| {
+            m.render(
+                |p| scry_workspace::paths::display(p, self.ws.root()),
+                str::to_string,
+            )
+        };
         let why = match &result {
-            Err(OpError::NoServer(m)) | Err(OpError::ServerCrashed(m)) => Why::NoServer(m.clone()),
+            Err(OpError::NoServer(m)) | Err(OpError::ServerCrashed(m)) => Why::NoServer(shown(m)),
             Err(OpError::Timeout(m)) => Why::Partial(match self.indexing_server(q) {
                 Some((name, ix)) => format!(
                     "{name} is still indexing ({ix}); syntactic answer — ask again for the exact one"
                 ),
-                None => format!("{m}; syntactic answer — ask again for the exact one"),
+                None => format!(
+                    "{}; syntactic answer — ask again for the exact one",
+                    shown(m)
+                ),
             }),
             Ok(a) if a.body.is_empty() => match self.indexing_server(q) {
                 Some((name, ix)) => Why::Partial(format!(
@@ -398,7 +410,7 @@ impl Engine {
             move || scry_syntax::map::map(&snap, &focus, budget)
         })
         .await
-        .map_err(|e| OpError::InvalidArgument(format!("map failed: {e}")))?;
+        .map_err(|e| OpError::InvalidArgument(msg!("map failed: ", foreign(e))))?;
         let report = RepoMapReport {
             focus: shown_focus,
             files: m

@@ -17,7 +17,7 @@ fn at(action: Action, path: Option<&str>, symbol: Option<&str>, line: Option<u32
 
 fn refusal(q: &Query) -> String {
     match q.validate() {
-        Err(OpError::InvalidArgument(m)) => m,
+        Err(OpError::InvalidArgument(m)) => m.to_string(),
         other => panic!("{q:?} was not refused: {other:?}"),
     }
 }
