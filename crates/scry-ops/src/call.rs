@@ -1,6 +1,8 @@
-//! The one LSP-call path: [`Ctx`] (the workspace and the action's deadline)
-//! starts a server, syncs a file from disk ([`Ctx::open_file`]), waits for
-//! indexing ([`Ctx::settle`]) and asks ([`Ctx::ask`]); navigation,
+//! The one LSP-call path: [`Ctx`] (the workspace, the action's deadline and
+//! the answer's header) starts a server, syncs a file from disk
+//! ([`Ctx::open_file`]), waits for indexing ([`Ctx::settle`]) and asks
+//! ([`Ctx::ask`], or [`Ctx::ask_typed`] where the request is fixed: its
+//! method and params come from the `gen-lsp-types` request type); navigation,
 //! diagnostics and edits are functions over it.
 //!
 //! **The retry policy** ([`Retry`], the one place for its limits), for every
@@ -39,6 +41,7 @@ use serde_json::Value;
 use tokio::time::Instant;
 
 use crate::error::OpError;
+use crate::model::Question;
 
 /// Upper bound of an action's time budget.
 pub const MAX_TIMEOUT: Duration = Duration::from_secs(120);
@@ -61,6 +64,8 @@ pub(crate) struct Ctx {
     pub(crate) deadline: Instant,
     /// The action's whole budget (for timeout messages).
     pub(crate) budget: Duration,
+    /// The question as the caller put it: every answer's header.
+    pub(crate) question: Question,
 }
 
 /// Why a request gave no answer.
@@ -116,11 +121,17 @@ impl Retry {
 }
 
 impl Ctx {
-    pub(crate) fn new(ws: Arc<Workspace>, deadline: Instant, budget: Duration) -> Ctx {
+    pub(crate) fn new(
+        ws: Arc<Workspace>,
+        deadline: Instant,
+        budget: Duration,
+        question: Question,
+    ) -> Ctx {
         Ctx {
             ws,
             deadline,
             budget,
+            question,
         }
     }
 
@@ -182,6 +193,46 @@ impl Ctx {
         params: Value,
     ) -> Result<Value, AskError> {
         self.ask_until(session, method, params, self.deadline).await
+    }
+
+    /// A request whose method is fixed, asked with the typed params of its
+    /// `gen-lsp-types` request type `R` (the method is `R::METHOD`),
+    /// bounded by the deadline. The reply stays JSON: the callers' parsers
+    /// are more lenient than `R::Result` (a `null`, a server's own fields).
+    pub(crate) async fn ask_typed<R: lsp::Request>(
+        &self,
+        session: &Session,
+        p: R::Params,
+    ) -> Result<Value, AskError> {
+        self.ask(session, method_of::<R>(), params(&p))
+            .await
+    }
+
+    /// [`Ctx::ask_typed`] under the [`Retry`] policy (see
+    /// [`Ctx::ask_retrying`]).
+    pub(crate) async fn ask_typed_retrying<R: lsp::Request>(
+        &self,
+        session: &Session,
+        p: R::Params,
+        empty: fn(&Value) -> bool,
+    ) -> Result<Value, AskError> {
+        self.ask_retrying(session, method_of::<R>(), params(&p), empty)
+            .await
+    }
+
+    /// `textDocument/documentSymbol` of `path` (synced), from the session's
+    /// cache when the document has not changed since it was last asked
+    /// (`Session::document_symbols`), bounded by the deadline.
+    pub(crate) async fn document_symbols(
+        &self,
+        session: &Session,
+        path: &Path,
+    ) -> Result<Value, AskError> {
+        match tokio::time::timeout_at(self.deadline, session.document_symbols(path)).await {
+            Ok(Ok(v)) => Ok(v),
+            Ok(Err(e)) => Err(AskError::Session(e)),
+            Err(_) => Err(AskError::Timeout),
+        }
     }
 
     /// One request bounded by `deadline` (at most the action's); dropping
@@ -351,6 +402,11 @@ pub(crate) fn at(
         text_document: document(path),
         position: position(index, session, pos),
     }
+}
+
+/// The method of the `gen-lsp-types` request type `R`.
+pub(crate) fn method_of<R: lsp::Request>() -> &'static str {
+    R::METHOD.as_str()
 }
 
 /// Typed params as the JSON a request carries.
