@@ -390,7 +390,7 @@ pub async fn calls(
     }
     let enc = session.encoding();
     let mut out = Vec::new();
-    if method == "callHierarchy/incomingCalls" {
+    if method == crate::call::method_of::<lsp::CallHierarchyIncomingCallsRequest>() {
         let list: Vec<lsp::CallHierarchyIncomingCall> = parse(session, method, v)?;
         for c in list {
             let Some(item) = call_item(session, &c.from, files).await else {
