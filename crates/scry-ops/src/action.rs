@@ -581,7 +581,11 @@ mod tests {
         let prepare_calls = m::<lsp::CallHierarchyPrepareRequest>();
         let expected: [(Action, Option<&str>, &[&str]); 19] = [
             (Action::Definition, Some(m::<lsp::DefinitionRequest>()), &[]),
-            (Action::Declaration, Some(m::<lsp::DeclarationRequest>()), &[]),
+            (
+                Action::Declaration,
+                Some(m::<lsp::DeclarationRequest>()),
+                &[],
+            ),
             (
                 Action::TypeDefinition,
                 Some(m::<lsp::TypeDefinitionRequest>()),
@@ -594,7 +598,11 @@ mod tests {
             ),
             (Action::References, Some(m::<lsp::ReferencesRequest>()), &[]),
             (Action::Hover, Some(m::<lsp::HoverRequest>()), &[]),
-            (Action::Symbols, Some(m::<lsp::DocumentSymbolRequest>()), &[]),
+            (
+                Action::Symbols,
+                Some(m::<lsp::DocumentSymbolRequest>()),
+                &[],
+            ),
             (
                 Action::WorkspaceSymbols,
                 Some(m::<lsp::WorkspaceSymbolRequest>()),
@@ -620,7 +628,11 @@ mod tests {
                 Some(m::<lsp::RenameRequest>()),
                 &[m::<lsp::PrepareRenameRequest>()],
             ),
-            (Action::CodeActions, Some(m::<lsp::CodeActionRequest>()), &[]),
+            (
+                Action::CodeActions,
+                Some(m::<lsp::CodeActionRequest>()),
+                &[],
+            ),
             (Action::Map, None, &[]),
             (Action::Status, None, &[]),
             (Action::Capabilities, None, &[]),

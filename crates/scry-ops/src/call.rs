@@ -204,8 +204,7 @@ impl Ctx {
         session: &Session,
         p: R::Params,
     ) -> Result<Value, AskError> {
-        self.ask(session, method_of::<R>(), params(&p))
-            .await
+        self.ask(session, method_of::<R>(), params(&p)).await
     }
 
     /// [`Ctx::ask_typed`] under the [`Retry`] policy (see

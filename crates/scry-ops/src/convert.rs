@@ -10,6 +10,7 @@ use scry_lsp::types as lsp;
 use scry_lsp::{Encoding, LineIndex, LspPos, Session, uri_to_path};
 use serde_json::Value;
 
+use crate::call::method_of;
 use crate::error::OpError;
 use crate::model::{Call, CallItem, Loc, SymbolItem, SymbolNode};
 use crate::resolve::{Declared, find_name_from};
@@ -189,7 +190,8 @@ pub fn document_symbols(
         return Ok((Vec::new(), Vec::new()));
     }
     let enc = session.encoding();
-    let resp: lsp::DocumentSymbolResponse = parse(session, "textDocument/documentSymbol", v)?;
+    let resp: lsp::DocumentSymbolResponse =
+        parse(session, method_of::<lsp::DocumentSymbolRequest>(), v)?;
     let pos = |p: &lsp::Position| {
         index.from_lsp(
             LspPos {
@@ -286,7 +288,8 @@ pub async fn workspace_symbols(
         return Ok(Vec::new());
     }
     let enc = session.encoding();
-    let resp: lsp::WorkspaceSymbolResponse = parse(session, "workspace/symbol", v)?;
+    let resp: lsp::WorkspaceSymbolResponse =
+        parse(session, method_of::<lsp::WorkspaceSymbolRequest>(), v)?;
     let mut raw: Vec<RawSymbol> = Vec::new();
     match resp {
         lsp::WorkspaceSymbolResponse::SymbolInformationList(list) => {
@@ -342,7 +345,7 @@ pub fn hover_text(session: &Session, v: Value) -> Result<String, OpError> {
     if v.is_null() {
         return Ok(String::new());
     }
-    let h: lsp::Hover = parse(session, "textDocument/hover", v)?;
+    let h: lsp::Hover = parse(session, method_of::<lsp::HoverRequest>(), v)?;
     fn marked(m: &lsp::MarkedString) -> String {
         match m {
             lsp::MarkedString::String(s) => s.clone(),
@@ -390,7 +393,7 @@ pub async fn calls(
     }
     let enc = session.encoding();
     let mut out = Vec::new();
-    if method == crate::call::method_of::<lsp::CallHierarchyIncomingCallsRequest>() {
+    if method == method_of::<lsp::CallHierarchyIncomingCallsRequest>() {
         let list: Vec<lsp::CallHierarchyIncomingCall> = parse(session, method, v)?;
         for c in list {
             let Some(item) = call_item(session, &c.from, files).await else {

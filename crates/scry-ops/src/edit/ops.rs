@@ -120,8 +120,8 @@ pub(crate) async fn rename(
                 break;
             }
             Ok(v) => {
-                let name = prepared_name(&v, index, session)
-                    .unwrap_or_else(|| word_at(index, cand.pos));
+                let name =
+                    prepared_name(&v, index, session).unwrap_or_else(|| word_at(index, cand.pos));
                 chosen = Some((cand.clone(), name));
                 break;
             }
@@ -487,12 +487,7 @@ fn replayed_answer(
 }
 
 /// A code action's edit as the answer.
-fn edit_answer(
-    cx: &Ctx,
-    session: &Session,
-    asked: Option<AskedAt>,
-    report: EditReport,
-) -> Answer {
+fn edit_answer(cx: &Ctx, session: &Session, asked: Option<AskedAt>, report: EditReport) -> Answer {
     let mut answer = Answer::new(Action::CodeActions, cx.question.clone(), Body::Edit(report));
     answer.server = Some(session.name().to_string());
     answer.asked_at = asked;
@@ -522,10 +517,7 @@ async fn diagnostics_in_range(
             partial_result_params: Default::default(),
         });
         let short = Instant::now() + Duration::from_secs(3);
-        if let Ok(v) = cx
-            .ask_until(session, pull, params, short)
-            .await
-        {
+        if let Ok(v) = cx.ask_until(session, pull, params, short).await {
             all = v["items"].as_array().cloned();
         }
     }

@@ -1,11 +1,15 @@
 //! The engine: one entry point, [`Engine::run`], for every action. It
-//! validates the question, builds the action's call context
-//! (`crate::call::Ctx`: workspace and deadline) and dispatches to the
-//! action's function — navigation (`navigate`, `queries`), diagnostics
-//! (`crate::diagnostics`) and edits (`crate::edit`) — which find the
-//! server, sync files from disk, resolve the symbol, ask and build an
-//! [`Answer`]. The engine holds what outlives one call: the workspace, the
-//! edit service, the `changes` baseline and the syntactic index.
+//! validates the question once (`Query::validate`), builds the action's
+//! call context (`crate::call::Ctx`: workspace, deadline, and the answer's
+//! header) and dispatches on the [`Valid`] question to the action's
+//! function — navigation (`navigate`, `queries`), diagnostics
+//! (`crate::diagnostics`) and edits (`crate::edit`) — giving it its
+//! variant's arguments; those functions find the server, sync files from
+//! disk, resolve the symbol, ask and build an [`Answer`], and check none of
+//! the arguments again. Only the syntactic fallback (`syntactic`) and `map`
+//! still read the [`Query`]. The engine holds what outlives one call: the
+//! workspace, the edit service, the `changes` baseline and the syntactic
+//! index.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -209,9 +213,7 @@ impl Engine {
             Valid::Undo {
                 apply,
                 idempotency_key,
-            } => {
-                crate::edit::ops::undo(&cx, &self.edits, *apply, idempotency_key.as_deref()).await
-            }
+            } => crate::edit::ops::undo(&cx, &self.edits, *apply, idempotency_key.as_deref()).await,
             Valid::Definition(spot)
             | Valid::Declaration(spot)
             | Valid::TypeDefinition(spot)

@@ -121,8 +121,10 @@ pub(crate) async fn positional(cx: &Ctx, action: Action, spot: &Spot) -> Result<
 
     // The name occurs several times on the asked line (or is only used
     // in the file): ask each and compare their targets.
-    let (split, mut asked) =
-        split_targets(cx, action, line, session, path, index, candidates, &mut files).await;
+    let (split, mut asked) = split_targets(
+        cx, action, line, session, path, index, candidates, &mut files,
+    )
+    .await;
     if Instant::now() >= cx.deadline {
         return Err(cx.timeout_error(session, method));
     }
@@ -237,14 +239,7 @@ pub(crate) async fn name_same_line_targets(
     let mut files = Files::new(Some(session.clone()));
     files.insert(path.to_path_buf(), index.clone());
     let (split, _) = split_targets(
-        cx,
-        action,
-        line,
-        session,
-        path,
-        index,
-        candidates,
-        &mut files,
+        cx, action, line, session, path, index, candidates, &mut files,
     )
     .await;
     if let Some(groups) = split {

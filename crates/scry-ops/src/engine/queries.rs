@@ -158,14 +158,15 @@ pub(crate) async fn workspace_symbols(
 /// `capabilities`: of the server for `path` (started), else of the first
 /// running one.
 pub(crate) async fn capabilities(cx: &Ctx, path: Option<&Path>) -> Result<Answer, OpError> {
+    let initialize = call::method_of::<lsp::InitializeRequest>();
     let session = match path {
         Some(p) => {
             let path = cx.resolve_path(p)?;
             let route = cx
                 .ws
                 .route(&path)
-                .map_err(|e| workspace_error(e, "initialize"))?;
-            cx.start(&route, "initialize").await?
+                .map_err(|e| workspace_error(e, initialize))?;
+            cx.start(&route, initialize).await?
         }
         None => {
             let running = cx.ws.running();
