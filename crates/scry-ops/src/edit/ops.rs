@@ -205,9 +205,17 @@ pub(crate) async fn rename(
     // mean something else are named, with the argument that selects
     // each (after an applied edit the line is no longer what was asked).
     if !apply {
-        let (action, line) = (Action::Rename, spot.line());
-        let (s, p, i, c) = (session, path, index, candidates);
-        navigate::name_same_line_targets(cx, action, line, &mut answer, s, p, i, c).await;
+        navigate::name_same_line_targets(
+            cx,
+            Action::Rename,
+            spot.line(),
+            &mut answer,
+            session,
+            path,
+            index,
+            candidates,
+        )
+        .await;
     }
     Ok(answer)
 }
@@ -459,9 +467,17 @@ pub(crate) async fn code_actions(
     let mut answer = edit_answer(cx, &session, asked, report);
     answer.notes.extend(notes);
     if !apply {
-        let (action, line) = (Action::CodeActions, at.line);
-        let (s, p, i, c) = (&session, &path, &index, &candidates);
-        navigate::name_same_line_targets(cx, action, line, &mut answer, s, p, i, c).await;
+        navigate::name_same_line_targets(
+            cx,
+            Action::CodeActions,
+            at.line,
+            &mut answer,
+            &session,
+            &path,
+            &index,
+            &candidates,
+        )
+        .await;
     }
     Ok(answer)
 }

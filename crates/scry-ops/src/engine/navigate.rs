@@ -243,8 +243,10 @@ pub(crate) async fn name_same_line_targets(
     )
     .await;
     if let Some(groups) = split {
-        let (s, p, i) = (session, path, index);
-        name_other_targets(cx, action, line, answer, groups, s, p, i, &mut files).await;
+        name_other_targets(
+            cx, action, line, answer, groups, session, path, index, &mut files,
+        )
+        .await;
     }
 }
 
