@@ -2,8 +2,10 @@
 //! the answer's header) starts a server, syncs a file from disk
 //! ([`Ctx::open_file`]), waits for indexing ([`Ctx::settle`]) and asks
 //! ([`Ctx::ask`], or [`Ctx::ask_typed`] where the request is fixed: its
-//! method and params come from the `gen-lsp-types` request type); navigation,
-//! diagnostics and edits are functions over it.
+//! method, params and result come from the `gen-lsp-types` request type;
+//! [`Ctx::ask_lenient`] keeps the reply JSON where the typed result would be
+//! stricter than scry reads replies); navigation, diagnostics and edits are
+//! functions over it.
 //!
 //! **The retry policy** ([`Retry`], the one place for its limits), for every
 //! request whose answer matters (not the side questions that only compare or
@@ -40,6 +42,7 @@ use scry_workspace::{Route, Workspace, WorkspaceError};
 use serde_json::Value;
 use tokio::time::Instant;
 
+use crate::convert;
 use crate::error::OpError;
 use crate::model::Question;
 
@@ -195,11 +198,25 @@ impl Ctx {
         self.ask_until(session, method, params, self.deadline).await
     }
 
-    /// A request whose method is fixed, asked with the typed params of its
-    /// `gen-lsp-types` request type `R` (the method is `R::METHOD`),
-    /// bounded by the deadline. The reply stays JSON: the callers' parsers
-    /// are more lenient than `R::Result` (a `null`, a server's own fields).
+    /// A request whose method is fixed, typed by its `gen-lsp-types`
+    /// request type `R`: the method is `R::METHOD`, the params `R::Params`,
+    /// the reply parsed as `R::Result` (a reply that does not parse is
+    /// `MALFORMED_RESPONSE`, worded as [`convert::malformed`] words it);
+    /// bounded by the deadline.
     pub(crate) async fn ask_typed<R: lsp::Request>(
+        &self,
+        session: &Session,
+        p: R::Params,
+    ) -> Result<R::Result, AskError> {
+        let method = method_of::<R>();
+        let v = self.ask(session, method, params(&p)).await?;
+        serde_json::from_value(v).map_err(|e| AskError::Op(convert::malformed(session, method, e)))
+    }
+
+    /// A request typed by `R` as [`Ctx::ask_typed`], whose reply stays JSON
+    /// for a parser more lenient than `R::Result` (a `null` that means a
+    /// refusal, a server's own fields passed back, variants read by hand).
+    pub(crate) async fn ask_lenient<R: lsp::Request>(
         &self,
         session: &Session,
         p: R::Params,
@@ -207,9 +224,9 @@ impl Ctx {
         self.ask(session, method_of::<R>(), params(&p)).await
     }
 
-    /// [`Ctx::ask_typed`] under the [`Retry`] policy (see
+    /// [`Ctx::ask_lenient`] under the [`Retry`] policy (see
     /// [`Ctx::ask_retrying`]).
-    pub(crate) async fn ask_typed_retrying<R: lsp::Request>(
+    pub(crate) async fn ask_lenient_retrying<R: lsp::Request>(
         &self,
         session: &Session,
         p: R::Params,
@@ -515,6 +532,42 @@ mod tests {
             retry
                 .after_error(&server_error(ResponseError::REQUEST_CANCELLED))
                 .await
+        );
+    }
+
+    /// What `R::Result` (an `Option` for these requests) says of a reply it
+    /// cannot read, against what the lenient path said (`null` checked
+    /// first, then the bare type parsed): the same words, so a malformed
+    /// reply reads byte for byte as before through [`Ctx::ask_typed`].
+    fn same_refusal<R: lsp::Request, T: serde::de::DeserializeOwned + std::fmt::Debug>(
+        bad: &[Value],
+    ) where
+        R::Result: std::fmt::Debug,
+    {
+        for v in bad {
+            let typed = serde_json::from_value::<R::Result>(v.clone()).unwrap_err();
+            let bare = serde_json::from_value::<T>(v.clone()).unwrap_err();
+            assert_eq!(typed.to_string(), bare.to_string(), "{v}");
+        }
+        assert!(serde_json::from_value::<R::Result>(Value::Null).is_ok());
+    }
+
+    #[test]
+    fn typed_results_refuse_as_the_lenient_parsers_did() {
+        use serde_json::json;
+        let bad = [
+            json!("x"),
+            json!(3),
+            json!({"a": 1}),
+            json!([{"name": 1}]),
+            json!([{"from": {}, "fromRanges": []}]),
+        ];
+        same_refusal::<lsp::WorkspaceSymbolRequest, lsp::WorkspaceSymbolResponse>(&bad);
+        same_refusal::<lsp::CallHierarchyIncomingCallsRequest, Vec<lsp::CallHierarchyIncomingCall>>(
+            &bad,
+        );
+        same_refusal::<lsp::CallHierarchyOutgoingCallsRequest, Vec<lsp::CallHierarchyOutgoingCall>>(
+            &bad,
         );
     }
 }

@@ -104,7 +104,7 @@ pub(crate) async fn rename(
         };
         // A null answer is a refusal, not an empty one: not asked again.
         let r = cx
-            .ask_typed_retrying::<lsp::PrepareRenameRequest>(session, params, |_| false)
+            .ask_lenient_retrying::<lsp::PrepareRenameRequest>(session, params, |_| false)
             .await;
         match r {
             Ok(v) if v.is_null() => {
@@ -161,7 +161,7 @@ pub(crate) async fn rename(
         text_document_position_params: call::at(path, index, session, cand.pos),
     };
     let edit = match cx
-        .ask_typed_retrying::<lsp::RenameRequest>(session, params, Value::is_null)
+        .ask_lenient_retrying::<lsp::RenameRequest>(session, params, Value::is_null)
         .await
     {
         Ok(v) => v,
@@ -440,7 +440,7 @@ pub(crate) async fn code_actions(
             work_done_progress_params: Default::default(),
         };
         type Execute = lsp::ExecuteCommandRequest;
-        let r = cx.ask_typed::<Execute>(&session, params).await;
+        let r = cx.ask_lenient::<Execute>(&session, params).await;
         let results = edits.disarm_server_edits(&session);
         if let Err(e) = r {
             let e = cx.fail(&session, method_of::<Execute>(), e);

@@ -16,7 +16,7 @@ use tokio::time::Instant;
 use super::method_for;
 use crate::action::Reply;
 use crate::call::{self, AskError, Ctx, Retry, method_of, session_error, supports};
-use crate::convert::{self, Files};
+use crate::convert::{self, Files, Sites};
 use crate::error::OpError;
 use crate::model::*;
 use crate::query::Spot;
@@ -468,27 +468,34 @@ pub(crate) async fn ask_at(
                     calls: Vec::new(),
                 });
             };
-            let (call_method, v) = if direction == CallDirection::Incoming {
+            let site_path = scry_lsp::uri_to_path(item.uri.as_ref());
+            // A `null` reply is no calls.
+            let calls = if direction == CallDirection::Incoming {
                 let params = lsp::CallHierarchyIncomingCallsParams {
                     item: item.clone(),
                     work_done_progress_params: Default::default(),
                     partial_result_params: Default::default(),
                 };
-                type R = lsp::CallHierarchyIncomingCallsRequest;
-                (method_of::<R>(), cx.ask_typed::<R>(session, params).await?)
+                let list = cx
+                    .ask_typed::<lsp::CallHierarchyIncomingCallsRequest>(session, params)
+                    .await?
+                    .unwrap_or_default();
+                let list = list.into_iter().map(|c| (c.from, c.from_ranges));
+                convert::calls(session, list.collect(), Sites::Caller, files).await
             } else {
                 let params = lsp::CallHierarchyOutgoingCallsParams {
                     item: item.clone(),
                     work_done_progress_params: Default::default(),
                     partial_result_params: Default::default(),
                 };
-                type R = lsp::CallHierarchyOutgoingCallsRequest;
-                (method_of::<R>(), cx.ask_typed::<R>(session, params).await?)
+                let list = cx
+                    .ask_typed::<lsp::CallHierarchyOutgoingCallsRequest>(session, params)
+                    .await?
+                    .unwrap_or_default();
+                let list = list.into_iter().map(|c| (c.to, c.from_ranges));
+                let sites = Sites::Item(site_path.as_deref());
+                convert::calls(session, list.collect(), sites, files).await
             };
-            let site_path = scry_lsp::uri_to_path(item.uri.as_ref());
-            let calls = convert::calls(session, call_method, v, site_path.as_deref(), files)
-                .await
-                .map_err(AskError::Op)?;
             let item = convert::call_item(session, &item, files).await;
             Ok(Body::Calls {
                 direction,
@@ -837,9 +844,12 @@ pub(crate) async fn lookup_workspace_symbol(
             let v = match cx.ask_typed::<lsp::WorkspaceSymbolRequest>(s, params).await {
                 Ok(v) => v,
                 Err(e) if retry.after_error(&e).await => continue,
+                // A malformed reply is the question's error, not this
+                // server's silence.
+                Err(AskError::Op(e)) => return Err(e),
                 Err(_) => break,
             };
-            let items = convert::workspace_symbols(s, v, &mut files).await?;
+            let items = convert::workspace_symbols(s, v, &mut files).await;
             let before = best.is_some();
             for it in items {
                 if let Some(score) = symbol_score(cx, &it, want)

@@ -107,7 +107,7 @@ pub(crate) async fn workspace_symbols(
                 Err(e) if retry.after_error(&e).await => continue,
                 Err(e) => return Err(cx.fail(s, method, e)),
             };
-            let items = convert::workspace_symbols(s, v, &mut files).await?;
+            let items = convert::workspace_symbols(s, v, &mut files).await;
             if !items.is_empty() || !retry.after_empty(cx, s).await {
                 all.extend(items);
                 break;
