@@ -14,7 +14,7 @@ use tokio::time::Instant;
 
 use super::service::{EditOptions, Editor, empty_report, merge_reports};
 use crate::call::{self, AskError, Ctx, method_of, supports};
-use crate::engine::navigate::{self, InFile};
+use crate::engine::navigate::{self, AskedIn, InFile};
 use crate::error::OpError;
 use crate::model::*;
 use crate::query::{Choice, Spot};
@@ -205,17 +205,13 @@ pub(crate) async fn rename(
     // mean something else are named, with the argument that selects
     // each (after an applied edit the line is no longer what was asked).
     if !apply {
-        navigate::name_same_line_targets(
-            cx,
-            Action::Rename,
-            spot.line(),
-            &mut answer,
+        let asked = AskedIn {
             session,
             path,
             index,
             candidates,
-        )
-        .await;
+        };
+        navigate::name_same_line_targets(cx, Action::Rename, spot.line(), &mut answer, asked).await;
     }
     Ok(answer)
 }
@@ -285,6 +281,12 @@ pub(crate) async fn code_actions(
                 }
             }
         };
+    let asked_in = AskedIn {
+        session: &session,
+        path: &path,
+        index: &index,
+        candidates: &candidates,
+    };
     if !supports(&session, method) {
         return Err(OpError::EditRejected(format!(
             "{} does not offer code actions",
@@ -349,17 +351,8 @@ pub(crate) async fn code_actions(
                     None => format!("{} offers no code action there", session.name()),
                 });
             }
-            navigate::name_same_line_targets(
-                cx,
-                Action::CodeActions,
-                at.line,
-                &mut answer,
-                &session,
-                &path,
-                &index,
-                &candidates,
-            )
-            .await;
+            let (action, line) = (Action::CodeActions, at.line);
+            navigate::name_same_line_targets(cx, action, line, &mut answer, asked_in).await;
             return Ok(answer);
         }
         Some(Choice::Index(n)) => {
@@ -467,17 +460,8 @@ pub(crate) async fn code_actions(
     let mut answer = edit_answer(cx, &session, asked, report);
     answer.notes.extend(notes);
     if !apply {
-        navigate::name_same_line_targets(
-            cx,
-            Action::CodeActions,
-            at.line,
-            &mut answer,
-            &session,
-            &path,
-            &index,
-            &candidates,
-        )
-        .await;
+        let (action, line) = (Action::CodeActions, at.line);
+        navigate::name_same_line_targets(cx, action, line, &mut answer, asked_in).await;
     }
     Ok(answer)
 }

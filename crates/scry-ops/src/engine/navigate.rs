@@ -52,6 +52,17 @@ pub(crate) struct InFile<'a> {
     pub(crate) column: Option<u32>,
 }
 
+/// Where an edit's question was asked: the server, the file, its text as
+/// the server has it, and the candidate positions of the name (none for a
+/// bare line or a whole file).
+#[derive(Clone, Copy)]
+pub(crate) struct AskedIn<'a> {
+    pub(crate) session: &'a Session,
+    pub(crate) path: &'a Path,
+    pub(crate) index: &'a Arc<LineIndex>,
+    pub(crate) candidates: &'a [Candidate],
+}
+
 /// The file a positional question is about, synced.
 pub(crate) struct Target {
     pub(crate) path: PathBuf,
@@ -222,17 +233,19 @@ pub(crate) async fn positional(cx: &Ctx, action: Action, spot: &Spot) -> Result<
 /// previews, code-action lists): when the name occurs on the asked line
 /// with different targets, fill `answer.same_name` (the answered one is
 /// `answer.asked_at`). Callers skip it after an applied edit.
-#[allow(clippy::too_many_arguments)]
 pub(crate) async fn name_same_line_targets(
     cx: &Ctx,
     action: Action,
     line: Option<u32>,
     answer: &mut Answer,
-    session: &Session,
-    path: &Path,
-    index: &Arc<LineIndex>,
-    candidates: &[Candidate],
+    asked: AskedIn<'_>,
 ) {
+    let AskedIn {
+        session,
+        path,
+        index,
+        candidates,
+    } = asked;
     if line.is_none() {
         return;
     }
