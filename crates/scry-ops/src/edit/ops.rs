@@ -14,7 +14,7 @@ use tokio::time::Instant;
 
 use super::service::{EditOptions, Editor, empty_report, merge_reports};
 use crate::call::{self, AskError, Ctx, method_of, supports};
-use crate::engine::navigate::{self, AskedIn, InFile};
+use crate::engine::navigate::{self, AskedIn, Place};
 use crate::error::OpError;
 use crate::model::*;
 use crate::query::{Choice, Spot};
@@ -224,7 +224,7 @@ pub(crate) async fn code_actions(
     cx: &Ctx,
     edits: &Editor,
     path: &Path,
-    at: InFile<'_>,
+    at: Place<'_>,
     choice: Option<&Choice>,
     apply: bool,
     key: Option<&str>,

@@ -193,7 +193,7 @@ impl Engine {
                 apply,
                 idempotency_key,
             } => {
-                let at = navigate::InFile {
+                let at = navigate::Place {
                     symbol: symbol.as_deref(),
                     line: *line,
                     column: *column,

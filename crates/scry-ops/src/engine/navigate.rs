@@ -46,7 +46,7 @@ pub(crate) struct Candidate {
 /// What a question names in a file it gives (1-based): a symbol, a line,
 /// or both; a column only with a line.
 #[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct InFile<'a> {
+pub(crate) struct Place<'a> {
     pub(crate) symbol: Option<&'a str>,
     pub(crate) line: Option<u32>,
     pub(crate) column: Option<u32>,
@@ -528,7 +528,7 @@ pub(crate) async fn ask_at(
 pub(crate) async fn target_in_file(
     cx: &Ctx,
     action: Action,
-    at: InFile<'_>,
+    at: Place<'_>,
     path: PathBuf,
     method: &str,
 ) -> Result<Target, OpError> {
@@ -785,7 +785,7 @@ pub(crate) async fn find_target(
             column,
         } => {
             let path = cx.resolve_path(path)?;
-            let at = InFile {
+            let at = Place {
                 symbol: symbol.as_deref(),
                 line: *line,
                 column: *column,
