@@ -569,4 +569,82 @@ mod tests {
             assert_eq!(f.writes, Writes::Never);
         }
     }
+
+    /// The table's method strings are the `gen-lsp-types` requests' own
+    /// `METHOD`s, so the fact cannot drift from the protocol's names.
+    #[test]
+    fn methods_are_the_typed_requests_methods() {
+        use scry_lsp::types as lsp;
+        fn m<R: lsp::Request>() -> &'static str {
+            R::METHOD.as_str()
+        }
+        let prepare_calls = m::<lsp::CallHierarchyPrepareRequest>();
+        let expected: [(Action, Option<&str>, &[&str]); 19] = [
+            (Action::Definition, Some(m::<lsp::DefinitionRequest>()), &[]),
+            (
+                Action::Declaration,
+                Some(m::<lsp::DeclarationRequest>()),
+                &[],
+            ),
+            (
+                Action::TypeDefinition,
+                Some(m::<lsp::TypeDefinitionRequest>()),
+                &[],
+            ),
+            (
+                Action::Implementation,
+                Some(m::<lsp::ImplementationRequest>()),
+                &[],
+            ),
+            (Action::References, Some(m::<lsp::ReferencesRequest>()), &[]),
+            (Action::Hover, Some(m::<lsp::HoverRequest>()), &[]),
+            (
+                Action::Symbols,
+                Some(m::<lsp::DocumentSymbolRequest>()),
+                &[],
+            ),
+            (
+                Action::WorkspaceSymbols,
+                Some(m::<lsp::WorkspaceSymbolRequest>()),
+                &[],
+            ),
+            (
+                Action::IncomingCalls,
+                Some(prepare_calls),
+                &[m::<lsp::CallHierarchyIncomingCallsRequest>()],
+            ),
+            (
+                Action::OutgoingCalls,
+                Some(prepare_calls),
+                &[m::<lsp::CallHierarchyOutgoingCallsRequest>()],
+            ),
+            (
+                Action::Diagnostics,
+                Some(m::<lsp::DocumentDiagnosticRequest>()),
+                &[m::<lsp::WorkspaceDiagnosticRequest>()],
+            ),
+            (
+                Action::Rename,
+                Some(m::<lsp::RenameRequest>()),
+                &[m::<lsp::PrepareRenameRequest>()],
+            ),
+            (
+                Action::CodeActions,
+                Some(m::<lsp::CodeActionRequest>()),
+                &[],
+            ),
+            (Action::Map, None, &[]),
+            (Action::Status, None, &[]),
+            (Action::Capabilities, None, &[]),
+            (Action::Undo, None, &[]),
+            (Action::Request, None, &[]),
+            (Action::Reload, None, &[]),
+        ];
+        for (i, (action, method, follow_up)) in expected.into_iter().enumerate() {
+            assert_eq!(action, Action::ALL[i], "one row per action, in order");
+            let f = facts(action);
+            assert_eq!(f.method, method, "{}", f.name);
+            assert_eq!(f.follow_up, follow_up, "{}", f.name);
+        }
+    }
 }

@@ -1,7 +1,11 @@
-//! The one LSP-call path: [`Ctx`] (the workspace and the action's deadline)
-//! starts a server, syncs a file from disk ([`Ctx::open_file`]), waits for
-//! indexing ([`Ctx::settle`]) and asks ([`Ctx::ask`]); navigation,
-//! diagnostics and edits are functions over it.
+//! The one LSP-call path: [`Ctx`] (the workspace, the action's deadline and
+//! the answer's header) starts a server, syncs a file from disk
+//! ([`Ctx::open_file`]), waits for indexing ([`Ctx::settle`]) and asks
+//! ([`Ctx::ask`], or [`Ctx::ask_typed`] where the request is fixed: its
+//! method, params and result come from the `gen-lsp-types` request type;
+//! [`Ctx::ask_lenient`] keeps the reply JSON where the typed result would be
+//! stricter than scry reads replies); navigation, diagnostics and edits are
+//! functions over it.
 //!
 //! **The retry policy** ([`Retry`], the one place for its limits), for every
 //! request whose answer matters (not the side questions that only compare or
@@ -38,8 +42,10 @@ use scry_workspace::{Route, Workspace, WorkspaceError};
 use serde_json::Value;
 use tokio::time::Instant;
 
+use crate::convert;
 use crate::error::OpError;
 use crate::{msg, msgf};
+use crate::model::Question;
 
 /// Upper bound of an action's time budget.
 pub const MAX_TIMEOUT: Duration = Duration::from_secs(120);
@@ -62,6 +68,8 @@ pub(crate) struct Ctx {
     pub(crate) deadline: Instant,
     /// The action's whole budget (for timeout messages).
     pub(crate) budget: Duration,
+    /// The question as the caller put it: every answer's header.
+    pub(crate) question: Question,
 }
 
 /// Why a request gave no answer.
@@ -117,11 +125,17 @@ impl Retry {
 }
 
 impl Ctx {
-    pub(crate) fn new(ws: Arc<Workspace>, deadline: Instant, budget: Duration) -> Ctx {
+    pub(crate) fn new(
+        ws: Arc<Workspace>,
+        deadline: Instant,
+        budget: Duration,
+        question: Question,
+    ) -> Ctx {
         Ctx {
             ws,
             deadline,
             budget,
+            question,
         }
     }
 
@@ -178,6 +192,59 @@ impl Ctx {
         params: Value,
     ) -> Result<Value, AskError> {
         self.ask_until(session, method, params, self.deadline).await
+    }
+
+    /// A request whose method is fixed, typed by its `gen-lsp-types`
+    /// request type `R`: the method is `R::METHOD`, the params `R::Params`,
+    /// the reply parsed as `R::Result` (a reply that does not parse is
+    /// `MALFORMED_RESPONSE`, worded as [`convert::malformed`] words it);
+    /// bounded by the deadline.
+    pub(crate) async fn ask_typed<R: lsp::Request>(
+        &self,
+        session: &Session,
+        p: R::Params,
+    ) -> Result<R::Result, AskError> {
+        let method = method_of::<R>();
+        let v = self.ask(session, method, params(&p)).await?;
+        serde_json::from_value(v).map_err(|e| AskError::Op(convert::malformed(session, method, e)))
+    }
+
+    /// A request typed by `R` as [`Ctx::ask_typed`], whose reply stays JSON
+    /// for a parser more lenient than `R::Result` (a `null` that means a
+    /// refusal, a server's own fields passed back, variants read by hand).
+    pub(crate) async fn ask_lenient<R: lsp::Request>(
+        &self,
+        session: &Session,
+        p: R::Params,
+    ) -> Result<Value, AskError> {
+        self.ask(session, method_of::<R>(), params(&p)).await
+    }
+
+    /// [`Ctx::ask_lenient`] under the [`Retry`] policy (see
+    /// [`Ctx::ask_retrying`]).
+    pub(crate) async fn ask_lenient_retrying<R: lsp::Request>(
+        &self,
+        session: &Session,
+        p: R::Params,
+        empty: fn(&Value) -> bool,
+    ) -> Result<Value, AskError> {
+        self.ask_retrying(session, method_of::<R>(), params(&p), empty)
+            .await
+    }
+
+    /// `textDocument/documentSymbol` of `path` (synced), from the session's
+    /// cache when the document has not changed since it was last asked
+    /// (`Session::document_symbols`), bounded by the deadline.
+    pub(crate) async fn document_symbols(
+        &self,
+        session: &Session,
+        path: &Path,
+    ) -> Result<Value, AskError> {
+        match tokio::time::timeout_at(self.deadline, session.document_symbols(path)).await {
+            Ok(Ok(v)) => Ok(v),
+            Ok(Err(e)) => Err(AskError::Session(e)),
+            Err(_) => Err(AskError::Timeout),
+        }
     }
 
     /// One request bounded by `deadline` (at most the action's); dropping
@@ -353,6 +420,11 @@ pub(crate) fn at(
     }
 }
 
+/// The method of the `gen-lsp-types` request type `R`.
+pub(crate) fn method_of<R: lsp::Request>() -> &'static str {
+    R::METHOD.as_str()
+}
+
 /// Typed params as the JSON a request carries.
 pub(crate) fn params<P: serde::Serialize>(p: &P) -> Value {
     serde_json::to_value(p).unwrap_or(Value::Null)
@@ -468,6 +540,42 @@ mod tests {
             retry
                 .after_error(&server_error(ResponseError::REQUEST_CANCELLED))
                 .await
+        );
+    }
+
+    /// What `R::Result` (an `Option` for these requests) says of a reply it
+    /// cannot read, against what the lenient path said (`null` checked
+    /// first, then the bare type parsed): the same words, so a malformed
+    /// reply reads byte for byte as before through [`Ctx::ask_typed`].
+    fn same_refusal<R: lsp::Request, T: serde::de::DeserializeOwned + std::fmt::Debug>(
+        bad: &[Value],
+    ) where
+        R::Result: std::fmt::Debug,
+    {
+        for v in bad {
+            let typed = serde_json::from_value::<R::Result>(v.clone()).unwrap_err();
+            let bare = serde_json::from_value::<T>(v.clone()).unwrap_err();
+            assert_eq!(typed.to_string(), bare.to_string(), "{v}");
+        }
+        assert!(serde_json::from_value::<R::Result>(Value::Null).is_ok());
+    }
+
+    #[test]
+    fn typed_results_refuse_as_the_lenient_parsers_did() {
+        use serde_json::json;
+        let bad = [
+            json!("x"),
+            json!(3),
+            json!({"a": 1}),
+            json!([{"name": 1}]),
+            json!([{"from": {}, "fromRanges": []}]),
+        ];
+        same_refusal::<lsp::WorkspaceSymbolRequest, lsp::WorkspaceSymbolResponse>(&bad);
+        same_refusal::<lsp::CallHierarchyIncomingCallsRequest, Vec<lsp::CallHierarchyIncomingCall>>(
+            &bad,
+        );
+        same_refusal::<lsp::CallHierarchyOutgoingCallsRequest, Vec<lsp::CallHierarchyOutgoingCall>>(
+            &bad,
         );
     }
 }

@@ -10,6 +10,7 @@ use scry_lsp::types as lsp;
 use scry_lsp::{Encoding, LineIndex, LspPos, Session, uri_to_path};
 use serde_json::Value;
 
+use crate::call::method_of;
 use crate::error::OpError;
 use crate::model::{Call, CallItem, Loc, SymbolItem, SymbolNode};
 use crate::resolve::{Declared, find_name_from};
@@ -189,7 +190,8 @@ pub fn document_symbols(
         return Ok((Vec::new(), Vec::new()));
     }
     let enc = session.encoding();
-    let resp: lsp::DocumentSymbolResponse = parse(session, "textDocument/documentSymbol", v)?;
+    let resp: lsp::DocumentSymbolResponse =
+        parse(session, method_of::<lsp::DocumentSymbolRequest>(), v)?;
     let pos = |p: &lsp::Position| {
         index.from_lsp(
             LspPos {
@@ -276,20 +278,17 @@ type RawSymbol = (
     Option<lsp::Range>,
 );
 
-/// Workspace-symbol results.
+/// Workspace-symbol results (`None`: the server's `null`).
 pub async fn workspace_symbols(
     session: &Session,
-    v: Value,
+    resp: Option<lsp::WorkspaceSymbolResponse>,
     files: &mut Files,
-) -> Result<Vec<SymbolItem>, OpError> {
-    if v.is_null() {
-        return Ok(Vec::new());
-    }
+) -> Vec<SymbolItem> {
     let enc = session.encoding();
-    let resp: lsp::WorkspaceSymbolResponse = parse(session, "workspace/symbol", v)?;
     let mut raw: Vec<RawSymbol> = Vec::new();
     match resp {
-        lsp::WorkspaceSymbolResponse::SymbolInformationList(list) => {
+        None => {}
+        Some(lsp::WorkspaceSymbolResponse::SymbolInformationList(list)) => {
             for s in list {
                 let b = s.base_symbol_information;
                 if let Some(p) = uri_path(&s.location.uri) {
@@ -297,7 +296,7 @@ pub async fn workspace_symbols(
                 }
             }
         }
-        lsp::WorkspaceSymbolResponse::WorkspaceSymbolList(list) => {
+        Some(lsp::WorkspaceSymbolResponse::WorkspaceSymbolList(list)) => {
             for s in list {
                 let b = s.base_symbol_information;
                 let (uri, range) = match s.location {
@@ -332,7 +331,7 @@ pub async fn workspace_symbols(
             loc: l,
         });
     }
-    Ok(out)
+    out
 }
 
 /// Hover contents as plain text (markdown kept; the renderer normalises).
@@ -342,7 +341,7 @@ pub fn hover_text(session: &Session, v: Value) -> Result<String, OpError> {
     if v.is_null() {
         return Ok(String::new());
     }
-    let h: lsp::Hover = parse(session, "textDocument/hover", v)?;
+    let h: lsp::Hover = parse(session, method_of::<lsp::HoverRequest>(), v)?;
     fn marked(m: &lsp::MarkedString) -> String {
         match m {
             lsp::MarkedString::String(s) => s.clone(),
@@ -376,46 +375,40 @@ pub async fn call_item(
     })
 }
 
-/// Incoming or outgoing calls. `site_path`: the file where outgoing call
-/// sites are (the item's own file); incoming sites are in the caller's file.
+/// Where the call sites of [`calls`] are.
+#[derive(Debug, Clone, Copy)]
+pub enum Sites<'a> {
+    /// Incoming calls: in each caller's own file.
+    Caller,
+    /// Outgoing calls: in the asked item's file (none when unknown).
+    Item(Option<&'a Path>),
+}
+
+/// Incoming or outgoing calls: each other item (the caller or the callee)
+/// with its `fromRanges`, the call sites, in the file `sites` says.
 pub async fn calls(
     session: &Session,
-    method: &str,
-    v: Value,
-    site_path: Option<&Path>,
+    list: Vec<(lsp::CallHierarchyItem, Vec<lsp::Range>)>,
+    sites: Sites<'_>,
     files: &mut Files,
-) -> Result<Vec<Call>, OpError> {
-    if v.is_null() {
-        return Ok(Vec::new());
-    }
+) -> Vec<Call> {
     let enc = session.encoding();
     let mut out = Vec::new();
-    if method == "callHierarchy/incomingCalls" {
-        let list: Vec<lsp::CallHierarchyIncomingCall> = parse(session, method, v)?;
-        for c in list {
-            let Some(item) = call_item(session, &c.from, files).await else {
-                continue;
-            };
-            let mut sites = Vec::new();
-            for r in &c.from_ranges {
-                sites.push(loc(files, enc, item.loc.path.clone(), r).await);
+    for (other, ranges) in list {
+        let Some(item) = call_item(session, &other, files).await else {
+            continue;
+        };
+        let file = match sites {
+            Sites::Caller => Some(item.loc.path.clone()),
+            Sites::Item(p) => p.map(Path::to_path_buf),
+        };
+        let mut at = Vec::new();
+        if let Some(f) = file {
+            for r in &ranges {
+                at.push(loc(files, enc, f.clone(), r).await);
             }
-            out.push(Call { item, sites });
         }
-    } else {
-        let list: Vec<lsp::CallHierarchyOutgoingCall> = parse(session, method, v)?;
-        for c in list {
-            let Some(item) = call_item(session, &c.to, files).await else {
-                continue;
-            };
-            let mut sites = Vec::new();
-            if let Some(p) = site_path {
-                for r in &c.from_ranges {
-                    sites.push(loc(files, enc, p.to_path_buf(), r).await);
-                }
-            }
-            out.push(Call { item, sites });
-        }
+        out.push(Call { item, sites: at });
     }
-    Ok(out)
+    out
 }

@@ -99,6 +99,24 @@ pub enum Spot {
     },
 }
 
+impl Spot {
+    /// The symbol asked about, if named.
+    pub fn symbol(&self) -> Option<&str> {
+        match self {
+            Spot::Named { symbol } => Some(symbol),
+            Spot::InFile { symbol, .. } => symbol.as_deref(),
+        }
+    }
+
+    /// The 1-based line asked at, if given.
+    pub fn line(&self) -> Option<u32> {
+        match self {
+            Spot::Named { .. } => None,
+            Spot::InFile { line, .. } => *line,
+        }
+    }
+}
+
 /// Which code action to apply.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Choice {
@@ -138,6 +156,7 @@ pub enum Valid {
     },
     Rename {
         spot: Spot,
+        /// Without surrounding spaces, checked (see [`MAX_NEW_NAME_CHARS`]).
         new_name: String,
         apply: bool,
         idempotency_key: Option<String>,
@@ -246,7 +265,14 @@ pub enum Problem {
     Both,
     /// Out of its range (`budget`).
     OutOfRange,
+    /// A control character (or a line/paragraph separator) in `new_name`.
+    ControlChar(char),
+    /// `new_name` longer than [`MAX_NEW_NAME_CHARS`] (its length).
+    TooLong(usize),
 }
+
+/// The most characters a new name may have.
+pub const MAX_NEW_NAME_CHARS: usize = 256;
 
 impl std::fmt::Display for Invalid {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -312,6 +338,15 @@ impl std::fmt::Display for Invalid {
                 f,
                 "{arg} is a number of characters from 1 to {MAX_MAP_BUDGET} (default {DEFAULT_MAP_BUDGET})"
             ),
+            (Problem::ControlChar(c), _) => write!(
+                f,
+                "{arg} contains the control character {}; nothing was changed. Give the new identifier alone, on one line",
+                c.escape_default()
+            ),
+            (Problem::TooLong(n), _) => write!(
+                f,
+                "{arg} is {n} characters long (at most {MAX_NEW_NAME_CHARS}); nothing was changed. Give the new identifier alone, on one line"
+            ),
         }
     }
 }
@@ -322,6 +357,25 @@ impl From<Invalid> for OpError {
     fn from(e: Invalid) -> OpError {
         OpError::InvalidArgument(e.to_string().into())
     }
+}
+
+/// `new_name` as a rename may use it, checked before any server is asked:
+/// surrounding spaces dropped, no control characters (line breaks, tabs,
+/// escapes) or line/paragraph separators, at most [`MAX_NEW_NAME_CHARS`]
+/// characters.
+fn new_name_checked(raw: &str) -> Result<String, Problem> {
+    let name = raw.trim_matches(' ');
+    if let Some(c) = name
+        .chars()
+        .find(|c| c.is_control() || matches!(c, '\u{2028}' | '\u{2029}'))
+    {
+        return Err(Problem::ControlChar(c));
+    }
+    let n = name.chars().count();
+    if n > MAX_NEW_NAME_CHARS {
+        return Err(Problem::TooLong(n));
+    }
+    Ok(name.to_string())
 }
 
 /// A string argument, unless blank.
@@ -485,6 +539,7 @@ impl Query {
                     }) => return Err(bad(Arg::Symbol, Problem::NoSymbolOrLine)),
                     s => s?,
                 };
+                let new_name = new_name_checked(&new_name).map_err(|p| bad(Arg::NewName, p))?;
                 Valid::Rename {
                     spot,
                     new_name,

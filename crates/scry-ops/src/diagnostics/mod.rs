@@ -40,7 +40,6 @@ use scry_workspace::{Route, Workspace};
 use serde_json::Value;
 use tokio::time::Instant;
 
-use crate::Query;
 use crate::call::Ctx;
 use crate::diagnostics::changes::ChangesBaseline;
 use crate::error::OpError;
@@ -335,11 +334,15 @@ pub async fn collect(
     }
 }
 
-/// The `diagnostics` action, for the files of `t`; `changes` is the
-/// session's baseline for `changes: true`.
+/// The `diagnostics` action, for the files of `t` (expanded from
+/// `targets`, else `path`, as given); `baseline` is the session's for
+/// `changes: true`.
 pub(crate) async fn answer(
     cx: &Ctx,
-    q: &Query,
+    targets: &[PathBuf],
+    path: Option<&Path>,
+    severity: Option<SeverityFilter>,
+    changes_only: bool,
     t: Targets,
     baseline: &Mutex<ChangesBaseline>,
 ) -> Result<Answer, OpError> {
@@ -348,8 +351,8 @@ pub(crate) async fn answer(
     let limits = cx.ws.config().limits;
     let checked_by = collected.checked_by();
     let mut changes = None;
-    if q.changes {
-        let (new, summary) = changes_since_last(baseline, &t.files, &collected, q);
+    if changes_only {
+        let (new, summary) = changes_since_last(baseline, &t.files, &collected, severity);
         collected.diagnostics = new;
         changes = Some(summary);
     }
@@ -357,7 +360,7 @@ pub(crate) async fn answer(
         collected.diagnostics,
         ReportParts {
             scope: t.scope,
-            filter: q.severity.unwrap_or_default(),
+            filter: severity.unwrap_or_default(),
             cap: limits.max_diagnostics,
             files_checked: collected.files_checked,
             providers: collected.providers,
@@ -365,15 +368,15 @@ pub(crate) async fn answer(
         },
     );
     let question = Question {
-        path: q.path.as_ref().map(|p| {
+        path: path.map(|p| {
             if p.is_absolute() {
-                p.clone()
+                p.to_path_buf()
             } else {
                 cx.ws.root().join(p)
             }
         }),
-        query: (!q.targets.is_empty()).then(|| {
-            q.targets
+        query: (!targets.is_empty()).then(|| {
+            targets
                 .iter()
                 .map(|t| match t.strip_prefix(cx.ws.root()) {
                     Ok(_) => paths::display(t, cx.ws.root()),
@@ -752,7 +755,7 @@ fn changes_since_last(
     changes: &Mutex<ChangesBaseline>,
     files: &[PathBuf],
     collected: &Collected,
-    q: &Query,
+    severity: Option<SeverityFilter>,
 ) -> (Vec<Diagnostic>, crate::model::ChangesSummary) {
     let pending = collected.pending_files();
     let mut checked: Vec<PathBuf> = files
@@ -767,5 +770,5 @@ fn changes_since_last(
     }
     let now = merge::dedup(collected.diagnostics.clone());
     let mut baseline = changes.lock().unwrap_or_else(|e| e.into_inner());
-    baseline.update(&checked, &now, q.severity.unwrap_or_default())
+    baseline.update(&checked, &now, severity.unwrap_or_default())
 }

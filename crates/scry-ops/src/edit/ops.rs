@@ -1,8 +1,10 @@
 //! The edit operations: `rename`, `code_actions`, `undo` — functions over
-//! the call context ([`Ctx`], its one retry policy included) and the edit
+//! the call context ([`Ctx`], its one retry policy included), the edit
 //! service ([`Editor`]), through which every edit goes
-//! ([`Editor::apply_workspace_edit`]).
+//! ([`Editor::apply_workspace_edit`]), and their validated arguments
+//! (`new_name` is checked by `Query::validate`).
 
+use std::path::Path;
 use std::time::Duration;
 
 use scry_lsp::types as lsp;
@@ -11,11 +13,11 @@ use serde_json::{Value, json};
 use tokio::time::Instant;
 
 use super::service::{EditOptions, Editor, empty_report, merge_reports};
-use crate::Query;
-use crate::call::{self, AskError, Ctx, supports};
-use crate::engine::navigate::{self, Target};
+use crate::call::{self, AskError, Ctx, method_of, supports};
+use crate::engine::navigate::{self, AskedIn, Place};
 use crate::error::OpError;
 use crate::model::*;
+use crate::query::{Choice, Spot};
 use crate::resolve;
 use crate::{msg, msgf};
 
@@ -56,45 +58,35 @@ fn prepared_name(v: &Value, index: &LineIndex, session: &Session) -> Option<Stri
     index.text().get(s..e).map(str::to_string)
 }
 
-fn edit_target_path(cx: &Ctx, q: &Query) -> Result<std::path::PathBuf, OpError> {
-    let Some(p) = &q.path else {
-        return Err(OpError::InvalidArgument(msgf!(
-            "{} needs a path (the file the symbol is in)",
-            q.action.name()
-        )));
-    };
-    cx.resolve_path(p)
-}
-
-/// `rename`: `new_name` checked first ([`validate_new_name`]), then
-/// prepareRename (where supported) at the symbol, then
-/// `textDocument/rename`, then the edit (applied or previewed).
-pub(crate) async fn rename(cx: &Ctx, edits: &Editor, q: &Query) -> Result<Answer, OpError> {
-    let method = "textDocument/rename";
-    let new_name = validate_new_name(q.new_name.as_deref())?;
+/// `rename` of what `spot` names to `new_name` (checked by
+/// `Query::validate`): prepareRename (where supported) at the symbol, then
+/// `textDocument/rename`, then the edit (applied, else previewed; `key`:
+/// the idempotency key).
+pub(crate) async fn rename(
+    cx: &Ctx,
+    edits: &Editor,
+    spot: &Spot,
+    new_name: &str,
+    apply: bool,
+    key: Option<&str>,
+) -> Result<Answer, OpError> {
+    let method = method_of::<lsp::RenameRequest>();
     // A retry of an applied rename: the symbol may not even exist any
     // more under its old name, so replay before asking the server.
-    if let Some(a) = replayed_answer(cx, edits, q) {
+    if let Some(a) = replayed_answer(cx, edits, Action::Rename, apply, key) {
         return Ok(a);
     }
     // Notes of a workspace-symbol search are not part of an edit's answer.
     let mut notes = Vec::new();
-    let missing =
-        || OpError::InvalidArgument("rename needs a path and a symbol (or line and column)".into());
-    let Target {
-        path,
-        session,
-        index,
-        candidates,
-        others,
-    } = navigate::find_target(cx, q, method, &mut notes, missing).await?;
-    if !supports(&session, method) {
+    let t = navigate::find_target(cx, Action::Rename, spot, method, &mut notes).await?;
+    let (path, session, index, candidates) = (&t.path, &t.session, &t.index, &t.candidates);
+    if !supports(session, method) {
         return Err(OpError::EditRejected(msgf!(
             "{} does not support rename",
             session.name()
         )));
     }
-    cx.settle(&session).await;
+    cx.settle(session).await;
     let prepare = session.capabilities()["renameProvider"]["prepareProvider"]
         .as_bool()
         .unwrap_or(false);
@@ -103,17 +95,17 @@ pub(crate) async fn rename(cx: &Ctx, edits: &Editor, q: &Query) -> Result<Answer
     for cand in candidates.iter().take(MAX_RENAME_CANDIDATES) {
         if !prepare {
             if chosen.is_none() {
-                chosen = Some((cand.clone(), word_at(&index, cand.pos)));
+                chosen = Some((cand.clone(), word_at(index, cand.pos)));
             }
             break;
         }
-        let params = call::params(&lsp::PrepareRenameParams {
+        let params = lsp::PrepareRenameParams {
             work_done_progress_params: Default::default(),
-            text_document_position_params: call::at(&path, &index, &session, cand.pos),
-        });
+            text_document_position_params: call::at(path, index, session, cand.pos),
+        };
         // A null answer is a refusal, not an empty one: not asked again.
         let r = cx
-            .ask_retrying(&session, "textDocument/prepareRename", params, |_| false)
+            .ask_lenient_retrying::<lsp::PrepareRenameRequest>(session, params, |_| false)
             .await;
         match r {
             Ok(v) if v.is_null() => {
@@ -125,17 +117,17 @@ pub(crate) async fn rename(cx: &Ctx, edits: &Editor, q: &Query) -> Result<Answer
                 ));
             }
             Ok(v) if v.get("defaultBehavior").is_some() => {
-                chosen = Some((cand.clone(), word_at(&index, cand.pos)));
+                chosen = Some((cand.clone(), word_at(index, cand.pos)));
                 break;
             }
             Ok(v) => {
-                let name = prepared_name(&v, &index, &session)
-                    .unwrap_or_else(|| word_at(&index, cand.pos));
+                let name =
+                    prepared_name(&v, index, session).unwrap_or_else(|| word_at(index, cand.pos));
                 chosen = Some((cand.clone(), name));
                 break;
             }
             Err(AskError::Session(e)) if e.is_method_not_found() => {
-                chosen = Some((cand.clone(), word_at(&index, cand.pos)));
+                chosen = Some((cand.clone(), word_at(index, cand.pos)));
                 break;
             }
             Err(AskError::Session(e)) if !e.is_crash() => {
@@ -149,26 +141,29 @@ pub(crate) async fn rename(cx: &Ctx, edits: &Editor, q: &Query) -> Result<Answer
                     cand.via
                 ));
             }
-            Err(e) => return Err(cx.fail(&session, "textDocument/prepareRename", e)),
+            Err(e) => {
+                let prepare = method_of::<lsp::PrepareRenameRequest>();
+                return Err(cx.fail(session, prepare, e));
+            }
         }
     }
     let Some((cand, old_name)) = chosen else {
-        let what = q.symbol.clone().unwrap_or_else(|| "the symbol".into());
+        let what = spot.symbol().unwrap_or("the symbol");
         return Err(OpError::EditRejected(msg!(
             format!("`{what}` cannot be renamed: {} refused at ", session.name()),
-            path(&path),
+            path(path),
             ":",
             foreign(refusals.join("; ")),
             "; nothing was changed"
         )));
     };
-    let params = call::params(&lsp::RenameParams {
+    let params = lsp::RenameParams {
         new_name: new_name.to_string(),
         work_done_progress_params: Default::default(),
-        text_document_position_params: call::at(&path, &index, &session, cand.pos),
-    });
+        text_document_position_params: call::at(path, index, session, cand.pos),
+    };
     let edit = match cx
-        .ask_retrying(&session, method, params, Value::is_null)
+        .ask_lenient_retrying::<lsp::RenameRequest>(session, params, Value::is_null)
         .await
     {
         Ok(v) => v,
@@ -185,7 +180,7 @@ pub(crate) async fn rename(cx: &Ctx, edits: &Editor, q: &Query) -> Result<Answer
                 "; nothing was changed"
             )));
         }
-        Err(e) => return Err(cx.fail(&session, method, e)),
+        Err(e) => return Err(cx.fail(session, method, e)),
     };
     if edit.is_null() {
         return Err(OpError::EditRejected(msg!(
@@ -203,50 +198,64 @@ pub(crate) async fn rename(cx: &Ctx, edits: &Editor, q: &Query) -> Result<Answer
     }
     let report = edits
         .apply_workspace_edit(
-            Some(&session),
+            Some(session),
             &edit,
             EditOptions {
-                apply: q.apply,
-                key: q.idempotency_key.clone(),
+                apply,
+                key: key.map(str::to_string),
                 kind: EditKind::Rename,
                 title: old_name,
                 new_name: Some(new_name.to_string()),
             },
         )
         .await?;
-    let mut answer = Answer::new(q.action, q.question(cx.ws.root()), Body::Edit(report));
+    let mut answer = Answer::new(Action::Rename, cx.question.clone(), Body::Edit(report));
     answer.server = Some(session.name().to_string());
-    answer.asked_at = Some(navigate::asked_at(&path, &index, &cand));
-    answer.others = others;
+    answer.asked_at = Some(navigate::asked_at(path, index, &cand));
+    answer.others = t.others.clone();
     // A preview: other occurrences of the name on the asked line that
     // mean something else are named, with the argument that selects
     // each (after an applied edit the line is no longer what was asked).
-    if !q.apply {
-        navigate::name_same_line_targets(cx, q, &mut answer, &session, &path, &index, &candidates)
-            .await;
+    if !apply {
+        let asked = AskedIn {
+            session,
+            path,
+            index,
+            candidates,
+        };
+        navigate::name_same_line_targets(cx, Action::Rename, spot.line(), &mut answer, asked).await;
     }
     Ok(answer)
 }
 
 /// `code_actions`: list the actions for a file, a symbol, a line or a
 /// position (with the diagnostics there); apply one by number or title.
-pub(crate) async fn code_actions(cx: &Ctx, edits: &Editor, q: &Query) -> Result<Answer, OpError> {
-    let method = "textDocument/codeAction";
-    let path = edit_target_path(cx, q)?;
+/// `at`: a symbol, a position, a line, or (none) the whole file; `choice`:
+/// the action to apply (else the list); `key`: the idempotency key.
+pub(crate) async fn code_actions(
+    cx: &Ctx,
+    edits: &Editor,
+    path: &Path,
+    at: Place<'_>,
+    choice: Option<&Choice>,
+    apply: bool,
+    key: Option<&str>,
+) -> Result<Answer, OpError> {
+    let method = method_of::<lsp::CodeActionRequest>();
+    let path = cx.resolve_path(path)?;
     // A retry of an applied action: replayed before asking the server
     // (after the fix, the server may no longer offer that action).
-    if (q.action_index.is_some() || q.action_title.is_some())
-        && let Some(a) = replayed_answer(cx, edits, q)
+    if choice.is_some()
+        && let Some(a) = replayed_answer(cx, edits, Action::CodeActions, apply, key)
     {
         return Ok(a);
     }
     // `candidates`: the occurrences of a named symbol (empty for a
     // line or the whole file), to name the other targets on the line.
     let (session, index, start, end, asked, candidates) =
-        if q.symbol.as_deref().is_some_and(|s| !s.trim().is_empty())
-            || (q.line.is_some() && q.column.is_some())
-        {
-            let t = navigate::target_in_file(cx, q, path.clone(), method).await?;
+        if at.symbol.is_some() || (at.line.is_some() && at.column.is_some()) {
+            let action = Action::CodeActions;
+            let t = navigate::target_in_file(cx, action, at, path.clone(), method).await?;
             let cand = t.candidates[0].clone();
             let len = word_at(&t.index, cand.pos).chars().count() as u32;
             let end = CharPos {
@@ -257,7 +266,7 @@ pub(crate) async fn code_actions(cx: &Ctx, edits: &Editor, q: &Query) -> Result<
             (t.session, t.index, cand.pos, end, Some(asked), t.candidates)
         } else {
             let (s, _, idx) = cx.open_file(&path, method).await?;
-            match q.line {
+            match at.line {
                 Some(l) => {
                     let l = l - 1;
                     if l >= idx.line_count() {
@@ -283,6 +292,12 @@ pub(crate) async fn code_actions(cx: &Ctx, edits: &Editor, q: &Query) -> Result<
                 }
             }
         };
+    let asked_in = AskedIn {
+        session: &session,
+        path: &path,
+        index: &index,
+        candidates: &candidates,
+    };
     if !supports(&session, method) {
         return Err(OpError::EditRejected(msgf!(
             "{} does not offer code actions",
@@ -320,7 +335,6 @@ pub(crate) async fn code_actions(cx: &Ctx, edits: &Editor, q: &Query) -> Result<
             disabled: a["disabled"]["reason"].as_str().map(str::to_string),
         })
         .collect();
-    let root = cx.ws.root().to_path_buf();
     let range_loc = Loc {
         path: path.clone(),
         line: start.line + 1,
@@ -329,11 +343,11 @@ pub(crate) async fn code_actions(cx: &Ctx, edits: &Editor, q: &Query) -> Result<
         end_col: end.col + 1,
         text: index.line(start.line).map(str::to_string),
     };
-    let chosen = match (&q.action_index, &q.action_title) {
-        (None, None) => {
+    let chosen = match choice {
+        None => {
             let mut answer = Answer::new(
-                q.action,
-                q.question(&root),
+                Action::CodeActions,
+                cx.question.clone(),
                 Body::CodeActions(CodeActionList {
                     range: range_loc,
                     diagnostics: diagnostics.len(),
@@ -348,19 +362,11 @@ pub(crate) async fn code_actions(cx: &Ctx, edits: &Editor, q: &Query) -> Result<
                     None => format!("{} offers no code action there", session.name()),
                 });
             }
-            navigate::name_same_line_targets(
-                cx,
-                q,
-                &mut answer,
-                &session,
-                &path,
-                &index,
-                &candidates,
-            )
-            .await;
+            let (action, line) = (Action::CodeActions, at.line);
+            navigate::name_same_line_targets(cx, action, line, &mut answer, asked_in).await;
             return Ok(answer);
         }
-        (Some(n), _) => {
+        Some(Choice::Index(n)) => {
             if *n == 0 || *n > infos.len() {
                 return Err(OpError::InvalidArgument(msgf!(
                     "there is no code action number {n}: {} offers {} there",
@@ -370,7 +376,7 @@ pub(crate) async fn code_actions(cx: &Ctx, edits: &Editor, q: &Query) -> Result<
             }
             n - 1
         }
-        (None, Some(t)) => pick_by_title(&infos, t)?,
+        Some(Choice::Title(t)) => pick_by_title(&infos, t)?,
     };
     let info = infos[chosen].clone();
     if let Some(reason) = &info.disabled {
@@ -388,12 +394,15 @@ pub(crate) async fn code_actions(cx: &Ctx, edits: &Editor, q: &Query) -> Result<
         .as_bool()
         .unwrap_or(false);
     if !is_command && action["edit"].is_null() && resolvable {
+        // Sent back as the server gave it (its own fields included), so
+        // the action stays JSON rather than `CodeAction` params.
+        let resolve = method_of::<lsp::CodeActionResolveRequest>();
         action = cx
-            .ask(&session, "codeAction/resolve", action)
+            .ask(&session, resolve, action)
             .await
-            .map_err(|e| cx.fail(&session, "codeAction/resolve", e))?;
+            .map_err(|e| cx.fail(&session, resolve, e))?;
     }
-    let key = q.idempotency_key.clone();
+    let key = key.map(str::to_string);
     let mut parts = Vec::new();
     let mut notes = Vec::new();
     if !is_command && action["edit"].is_object() {
@@ -403,7 +412,7 @@ pub(crate) async fn code_actions(cx: &Ctx, edits: &Editor, q: &Query) -> Result<
                     Some(&session),
                     &action["edit"],
                     EditOptions {
-                        apply: q.apply,
+                        apply,
                         key: key.clone(),
                         kind: EditKind::CodeAction,
                         title: info.title.clone(),
@@ -422,24 +431,25 @@ pub(crate) async fn code_actions(cx: &Ctx, edits: &Editor, q: &Query) -> Result<
     };
     // A preview never runs a server command: the command could write
     // files itself (e.g. `go mod tidy`), which a preview must not.
-    if let Some(cmd) = command.as_ref().filter(|_| !q.apply) {
+    if let Some(cmd) = command.as_ref().filter(|_| !apply) {
         notes.push(format!(
                 "applying this action also runs the command `{}` at {}; its edits are known only when it runs, so they are not part of this preview",
                 cmd["command"].as_str().unwrap_or_default(),
                 session.name()
             ));
     }
-    if let Some(cmd) = command.filter(|_| q.apply) {
+    if let Some(cmd) = command.filter(|_| apply) {
         edits.arm_server_edits(&session, false, key.clone(), &info.title);
-        let params = call::params(&lsp::ExecuteCommandParams {
+        let params = lsp::ExecuteCommandParams {
             command: cmd["command"].as_str().unwrap_or_default().to_string(),
             arguments: cmd["arguments"].as_array().cloned(),
             work_done_progress_params: Default::default(),
-        });
-        let r = cx.ask(&session, "workspace/executeCommand", params).await;
+        };
+        type Execute = lsp::ExecuteCommandRequest;
+        let r = cx.ask_lenient::<Execute>(&session, params).await;
         let results = edits.disarm_server_edits(&session);
         if let Err(e) = r {
-            let e = cx.fail(&session, "workspace/executeCommand", e);
+            let e = cx.fail(&session, method_of::<Execute>(), e);
             if results.is_empty() && parts.is_empty() {
                 return Err(e);
             }
@@ -460,42 +470,39 @@ pub(crate) async fn code_actions(cx: &Ctx, edits: &Editor, q: &Query) -> Result<
         }
     }
     let report = merge_reports(parts, EditKind::CodeAction, &info.title)
-        .unwrap_or_else(|| empty_report(EditKind::CodeAction, &info.title, q.apply));
-    let mut answer = edit_answer(cx, q, &session, asked, report);
+        .unwrap_or_else(|| empty_report(EditKind::CodeAction, &info.title, apply));
+    let mut answer = edit_answer(cx, &session, asked, report);
     answer.notes.extend(notes);
-    if !q.apply {
-        navigate::name_same_line_targets(cx, q, &mut answer, &session, &path, &index, &candidates)
-            .await;
+    if !apply {
+        let (action, line) = (Action::CodeActions, at.line);
+        navigate::name_same_line_targets(cx, action, line, &mut answer, asked_in).await;
     }
     Ok(answer)
 }
 
-/// The stored answer of an edit already applied under the query's
-/// idempotency key (its own edit, else the first edit its command made
-/// the server send), marked replayed; `None` for previews.
-fn replayed_answer(cx: &Ctx, edits: &Editor, q: &Query) -> Option<Answer> {
-    if !q.apply {
+/// The stored answer of an `action` already applied under the idempotency
+/// `key` (its own edit, else the first edit its command made the server
+/// send), marked replayed; `None` for previews.
+fn replayed_answer(
+    cx: &Ctx,
+    edits: &Editor,
+    action: Action,
+    apply: bool,
+    key: Option<&str>,
+) -> Option<Answer> {
+    if !apply {
         return None;
     }
-    let k = q.idempotency_key.as_deref()?;
+    let k = key?;
     let report = edits
         .replayed_edit(k)
         .or_else(|| edits.replayed_edit(&format!("{k}#1")))?;
-    Some(Answer::new(
-        q.action,
-        q.question(cx.ws.root()),
-        Body::Edit(report),
-    ))
+    Some(Answer::new(action, cx.question.clone(), Body::Edit(report)))
 }
 
-fn edit_answer(
-    cx: &Ctx,
-    q: &Query,
-    session: &Session,
-    asked: Option<AskedAt>,
-    report: EditReport,
-) -> Answer {
-    let mut answer = Answer::new(q.action, q.question(cx.ws.root()), Body::Edit(report));
+/// A code action's edit as the answer.
+fn edit_answer(cx: &Ctx, session: &Session, asked: Option<AskedAt>, report: EditReport) -> Answer {
+    let mut answer = Answer::new(Action::CodeActions, cx.question.clone(), Body::Edit(report));
     answer.server = Some(session.name().to_string());
     answer.asked_at = asked;
     answer
@@ -512,7 +519,8 @@ async fn diagnostics_in_range(
 ) -> Vec<Value> {
     let state = session.state();
     let mut all = state.diagnostics(uri).map(|p| p.diagnostics);
-    if all.is_none() && supports(session, "textDocument/diagnostic") {
+    let pull = method_of::<lsp::DocumentDiagnosticRequest>();
+    if all.is_none() && supports(session, pull) {
         let params = call::params(&lsp::DocumentDiagnosticParams {
             text_document: lsp::TextDocumentIdentifier {
                 uri: lsp::Uri(uri.to_string()),
@@ -523,10 +531,7 @@ async fn diagnostics_in_range(
             partial_result_params: Default::default(),
         });
         let short = Instant::now() + Duration::from_secs(3);
-        if let Ok(v) = cx
-            .ask_until(session, "textDocument/diagnostic", params, short)
-            .await
-        {
+        if let Ok(v) = cx.ask_until(session, pull, params, short).await {
             all = v["items"].as_array().cloned();
         }
     }
@@ -551,14 +556,17 @@ async fn diagnostics_in_range(
         .collect()
 }
 
-/// `undo`: revert the last edit scry applied here.
-pub(crate) async fn undo(cx: &Ctx, edits: &Editor, q: &Query) -> Result<Answer, OpError> {
-    let report = edits
-        .undo_last_edit(q.apply, q.idempotency_key.as_deref())
-        .await?;
+/// `undo`: revert the last edit scry applied here (else preview it).
+pub(crate) async fn undo(
+    cx: &Ctx,
+    edits: &Editor,
+    apply: bool,
+    key: Option<&str>,
+) -> Result<Answer, OpError> {
+    let report = edits.undo_last_edit(apply, key).await?;
     Ok(Answer::new(
-        q.action,
-        q.question(cx.ws.root()),
+        Action::Undo,
+        cx.question.clone(),
         Body::Edit(report),
     ))
 }
@@ -596,73 +604,5 @@ fn pick_by_title(infos: &[CodeActionInfo], t: &str) -> Result<usize, OpError> {
             ),
             "); pick one by number"
         ))),
-    }
-}
-
-/// The most characters a new name may have.
-pub const MAX_NEW_NAME_CHARS: usize = 256;
-
-/// `new_name` as a rename may use it, checked before any server is asked:
-/// present and not blank (surrounding spaces are dropped), no control
-/// characters (line breaks, tabs, escapes) or line/paragraph separators,
-/// at most [`MAX_NEW_NAME_CHARS`] characters. Anything else is
-/// `INVALID_ARGUMENT` and nothing changes.
-pub fn validate_new_name(raw: Option<&str>) -> Result<&str, OpError> {
-    let invalid = |why: String| {
-        OpError::InvalidArgument(msgf!(
-            "new_name {why}; nothing was changed. Give the new identifier alone, on one line"
-        ))
-    };
-    let Some(name) = raw.map(|n| n.trim_matches(' ')).filter(|n| !n.is_empty()) else {
-        return Err(OpError::InvalidArgument(
-            "rename needs new_name (the symbol's new name)".into(),
-        ));
-    };
-    if let Some(c) = name
-        .chars()
-        .find(|c| c.is_control() || matches!(c, '\u{2028}' | '\u{2029}'))
-    {
-        return Err(invalid(format!(
-            "contains the control character {}",
-            c.escape_default()
-        )));
-    }
-    let n = name.chars().count();
-    if n > MAX_NEW_NAME_CHARS {
-        return Err(invalid(format!(
-            "is {n} characters long (at most {MAX_NEW_NAME_CHARS})"
-        )));
-    }
-    Ok(name)
-}
-
-#[cfg(test)]
-mod new_name_tests {
-    use super::*;
-
-    #[test]
-    fn new_names_are_validated() {
-        assert_eq!(validate_new_name(Some("weight_sum")), Ok("weight_sum"));
-        assert_eq!(validate_new_name(Some("  Café ")), Ok("Café"));
-        let long = "x".repeat(MAX_NEW_NAME_CHARS);
-        assert_eq!(validate_new_name(Some(&long)), Ok(long.as_str()));
-        for bad in [
-            None,
-            Some(""),
-            Some("   "),
-            Some("foo\nbar"),
-            Some("foo\n"),
-            Some("\tfoo"),
-            Some("foo\r"),
-            Some("a\u{1b}[31m"),
-            Some("a\u{2028}b"),
-            Some("a\u{0}"),
-            Some(&*"y".repeat(MAX_NEW_NAME_CHARS + 1)),
-        ] {
-            let e = validate_new_name(bad).unwrap_err();
-            assert_eq!(e.code(), "INVALID_ARGUMENT", "{bad:?}");
-        }
-        let e = validate_new_name(Some("foo\nbar")).unwrap_err();
-        assert!(e.to_string().contains("\\n"), "{e}");
     }
 }

@@ -1,11 +1,15 @@
 //! The engine: one entry point, [`Engine::run`], for every action. It
-//! validates the question, builds the action's call context
-//! (`crate::call::Ctx`: workspace and deadline) and dispatches to the
-//! action's function — navigation (`navigate`, `queries`), diagnostics
-//! (`crate::diagnostics`) and edits (`crate::edit`) — which find the
-//! server, sync files from disk, resolve the symbol, ask and build an
-//! [`Answer`]. The engine holds what outlives one call: the workspace, the
-//! edit service, the `changes` baseline and the syntactic index.
+//! validates the question once (`Query::validate`), builds the action's
+//! call context (`crate::call::Ctx`: workspace, deadline, and the answer's
+//! header) and dispatches on the [`Valid`] question to the action's
+//! function — navigation (`navigate`, `queries`), diagnostics
+//! (`crate::diagnostics`) and edits (`crate::edit`) — giving it its
+//! variant's arguments; those functions find the server, sync files from
+//! disk, resolve the symbol, ask and build an [`Answer`], and check none of
+//! the arguments again. Only the syntactic fallback (`syntactic`) and `map`
+//! still read the [`Query`]. The engine holds what outlives one call: the
+//! workspace, the edit service, the `changes` baseline and the syntactic
+//! index.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -99,18 +103,26 @@ impl Engine {
         result
     }
 
-    /// One function per validated action. The handlers still read their
-    /// arguments from `q` (already checked by `validate`), except `map`.
+    /// One function per validated action, each given its variant's
+    /// arguments; the answer's header (the question as asked) and the
+    /// deadline travel in the call context. `map` (and the fallback in
+    /// [`Engine::run`]) answer from the syntactic index, on the engine.
     async fn dispatch(
         &self,
         q: &Query,
         valid: &Valid,
         deadline: Instant,
     ) -> Result<Answer, OpError> {
-        let cx = Ctx::new(self.ws.clone(), deadline, self.budget(q));
+        let cx = Ctx::new(
+            self.ws.clone(),
+            deadline,
+            self.budget(q),
+            q.question(self.ws.root()),
+        );
+        let action = valid.action();
         match valid {
             Valid::Status => {
-                let mut a = queries::status(&self.ws, q).await;
+                let mut a = queries::status(&self.ws, cx.question).await;
                 if let Body::Status(r) = &mut a.body {
                     r.syntactic = Some(self.syntactic_status());
                 }
@@ -125,31 +137,89 @@ impl Engine {
                 let stopped = self.ws.reload().await.map_err(|e| {
                     OpError::InvalidArgument(crate::msg!("configuration: ", foreign(e)))
                 })?;
-                Ok(Answer::new(
-                    q.action,
-                    q.question(self.ws.root()),
-                    Body::Reloaded { stopped },
-                ))
+                Ok(Answer::new(action, cx.question, Body::Reloaded { stopped }))
             }
-            Valid::Symbols { .. } => queries::document_symbols(&cx, q).await,
-            Valid::WorkspaceSymbols { .. } => queries::workspace_symbols(&cx, q).await,
-            Valid::Capabilities { .. } => queries::capabilities(&cx, q).await,
-            Valid::Request { .. } => queries::raw_request(&cx, q).await,
-            Valid::Diagnostics { .. } => {
-                let mut targets = q.targets.clone();
-                if targets.is_empty()
-                    && let Some(p) = &q.path
+            Valid::Symbols { path } => queries::document_symbols(&cx, path).await,
+            Valid::WorkspaceSymbols { query, path } => {
+                queries::workspace_symbols(&cx, query, path.as_deref()).await
+            }
+            Valid::Capabilities { path } => queries::capabilities(&cx, path.as_deref()).await,
+            Valid::Request {
+                method,
+                params,
+                path,
+            } => queries::raw_request(&cx, method, params.clone(), path.as_deref()).await,
+            Valid::Diagnostics {
+                targets,
+                path,
+                severity,
+                changes,
+            } => {
+                let mut given = targets.clone();
+                if given.is_empty()
+                    && let Some(p) = path
                 {
-                    targets.push(p.clone());
+                    given.push(p.clone());
                 }
-                let t = crate::diagnostics::expand_targets(&self.ws, &targets)?;
-                crate::diagnostics::answer(&cx, q, t, &self.changes).await
+                let t = crate::diagnostics::expand_targets(&self.ws, &given)?;
+                crate::diagnostics::answer(
+                    &cx,
+                    targets,
+                    path.as_deref(),
+                    *severity,
+                    *changes,
+                    t,
+                    &self.changes,
+                )
+                .await
             }
-            Valid::Rename { .. } => crate::edit::ops::rename(&cx, &self.edits, q).await,
-            Valid::CodeActions { .. } => crate::edit::ops::code_actions(&cx, &self.edits, q).await,
-            Valid::Undo { .. } => crate::edit::ops::undo(&cx, &self.edits, q).await,
-            // The rest ask at a spot: definition, references, hover, calls, …
-            _ => navigate::positional(&cx, q).await,
+            Valid::Rename {
+                spot,
+                new_name,
+                apply,
+                idempotency_key,
+            } => {
+                let key = idempotency_key.as_deref();
+                crate::edit::ops::rename(&cx, &self.edits, spot, new_name, *apply, key).await
+            }
+            Valid::CodeActions {
+                path,
+                symbol,
+                line,
+                column,
+                choice,
+                apply,
+                idempotency_key,
+            } => {
+                let at = navigate::Place {
+                    symbol: symbol.as_deref(),
+                    line: *line,
+                    column: *column,
+                };
+                let key = idempotency_key.as_deref();
+                crate::edit::ops::code_actions(
+                    &cx,
+                    &self.edits,
+                    path,
+                    at,
+                    choice.as_ref(),
+                    *apply,
+                    key,
+                )
+                .await
+            }
+            Valid::Undo {
+                apply,
+                idempotency_key,
+            } => crate::edit::ops::undo(&cx, &self.edits, *apply, idempotency_key.as_deref()).await,
+            Valid::Definition(spot)
+            | Valid::Declaration(spot)
+            | Valid::TypeDefinition(spot)
+            | Valid::Implementation(spot)
+            | Valid::References(spot)
+            | Valid::Hover(spot)
+            | Valid::IncomingCalls(spot)
+            | Valid::OutgoingCalls(spot) => navigate::positional(&cx, action, spot).await,
         }
     }
 

@@ -2,23 +2,24 @@
 //! the named symbol to candidate positions, ask at them in order, and say
 //! where the answer came from.
 //!
-//! Functions over the call context ([`Ctx`]); the first answer that is not
-//! empty wins, under the one retry policy ([`Retry`]).
+//! Functions over the call context ([`Ctx`]), given the validated [`Spot`];
+//! the first answer that is not empty wins, under the one retry policy
+//! ([`Retry`]).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use scry_lsp::types as lsp;
 use scry_lsp::{CharPos, LineIndex, Session};
-use serde_json::Value;
 use tokio::time::Instant;
 
-use super::{Query, method_for};
+use super::method_for;
 use crate::action::Reply;
-use crate::call::{self, AskError, Ctx, Retry, session_error, supports};
-use crate::convert::{self, Files};
+use crate::call::{self, AskError, Ctx, Retry, method_of, session_error, supports};
+use crate::convert::{self, Files, Sites};
 use crate::error::OpError;
 use crate::model::*;
+use crate::query::Spot;
 use crate::resolve::{self, Declared, OccurrenceKind, SymbolName};
 use crate::{msg, msgf};
 
@@ -41,6 +42,26 @@ pub(crate) struct Candidate {
     /// the name occurs several times on the asked line (or, without a line,
     /// is only used in the file): see `split_targets`.
     pub(crate) compare: bool,
+}
+
+/// What a question names in a file it gives (1-based): a symbol, a line,
+/// or both; a column only with a line.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Place<'a> {
+    pub(crate) symbol: Option<&'a str>,
+    pub(crate) line: Option<u32>,
+    pub(crate) column: Option<u32>,
+}
+
+/// Where an edit's question was asked: the server, the file, its text as
+/// the server has it, and the candidate positions of the name (none for a
+/// bare line or a whole file).
+#[derive(Clone, Copy)]
+pub(crate) struct AskedIn<'a> {
+    pub(crate) session: &'a Session,
+    pub(crate) path: &'a Path,
+    pub(crate) index: &'a Arc<LineIndex>,
+    pub(crate) candidates: &'a [Candidate],
 }
 
 /// The file a positional question is about, synced.
@@ -84,54 +105,47 @@ impl Target {
     }
 }
 
-pub(crate) async fn positional(cx: &Ctx, q: &Query) -> Result<Answer, OpError> {
-    let method = method_for(q.action);
+/// A positional `action` (definition, references, hover, calls, …) at
+/// `spot`.
+pub(crate) async fn positional(cx: &Ctx, action: Action, spot: &Spot) -> Result<Answer, OpError> {
+    let method = method_for(action);
+    let line = spot.line();
     let mut notes = Vec::new();
-    let target = find_target(cx, q, method, &mut notes, || {
-        OpError::InvalidArgument(msgf!(
-            "{} needs a symbol (and usually a path): e.g. path=src/lib.rs symbol=Config",
-            q.action.name()
-        ))
-    })
-    .await?;
-    let Target {
-        path,
-        session,
-        index,
-        candidates,
-        others,
-    } = target;
+    let t = find_target(cx, action, spot, method, &mut notes).await?;
+    let (path, session, index, candidates) = (&t.path, &t.session, &t.index, &t.candidates);
     let mut files = Files::new(Some(session.clone()));
     files.insert(path.clone(), index.clone());
 
-    let mut answer = Answer::new(q.action, q.question(cx.ws.root()), empty_body(q.action));
+    let mut answer = Answer::new(action, cx.question.clone(), empty_body(action));
     answer.server = Some(session.name().to_string());
-    answer.others = others;
+    answer.others = t.others.clone();
     answer.notes = notes;
 
-    if !supports(&session, method) {
+    if !supports(session, method) {
         answer.empty_reason = Some(format!("{} does not support {method}", session.name()));
         if let Some(c) = candidates.first() {
-            answer.asked_at = Some(asked_at(&path, &index, c));
+            answer.asked_at = Some(asked_at(path, index, c));
         }
         return Ok(answer);
     }
 
-    cx.settle(&session).await;
+    cx.settle(session).await;
 
     // The name occurs several times on the asked line (or is only used
     // in the file): ask each and compare their targets.
-    let (split, mut asked) =
-        split_targets(cx, q, &session, &path, &index, &candidates, &mut files).await;
+    let (split, mut asked) = split_targets(
+        cx, action, line, session, path, index, candidates, &mut files,
+    )
+    .await;
     if Instant::now() >= cx.deadline {
-        return Err(cx.timeout_error(&session, method));
+        return Err(cx.timeout_error(session, method));
     }
 
     let mut last_err: Option<OpError> = None;
     let mut tried = 0;
     for cand in candidates.iter().take(MAX_CANDIDATES) {
         tried += 1;
-        answer.asked_at = Some(asked_at(&path, &index, cand));
+        answer.asked_at = Some(asked_at(path, index, cand));
         // Already asked while comparing the occurrences: not again.
         if let Some(i) = asked.iter().position(|(p, _)| *p == cand.pos) {
             let (_, b) = asked.swap_remove(i);
@@ -145,16 +159,16 @@ pub(crate) async fn positional(cx: &Ctx, q: &Query) -> Result<Answer, OpError> {
         // answer it follows (the next candidate reports a dead server).
         let mut reasked = false;
         let body = loop {
-            let r = ask_at(cx, q.action, &session, &path, &index, cand.pos, &mut files).await;
+            let r = ask_at(cx, action, session, path, index, cand.pos, &mut files).await;
             match r {
-                Ok(b) if b.is_empty() && retry.after_empty(cx, &session).await => {
+                Ok(b) if b.is_empty() && retry.after_empty(cx, session).await => {
                     reasked = true;
                 }
                 Ok(b) => break Some(b),
                 Err(e) if retry.after_error(&e).await => {}
                 Err(_) if reasked => break None,
                 Err(AskError::Timeout) => {
-                    return Err(cx.timeout_error(&session, method));
+                    return Err(cx.timeout_error(session, method));
                 }
                 Err(AskError::Session(e)) if e.is_method_not_found() => {
                     answer.empty_reason =
@@ -202,12 +216,13 @@ pub(crate) async fn positional(cx: &Ctx, q: &Query) -> Result<Answer, OpError> {
     if let Some(groups) = split {
         name_other_targets(
             cx,
-            q,
+            action,
+            line,
             &mut answer,
             groups,
-            &session,
-            &path,
-            &index,
+            session,
+            path,
+            index,
             &mut files,
         )
         .await;
@@ -219,24 +234,33 @@ pub(crate) async fn positional(cx: &Ctx, q: &Query) -> Result<Answer, OpError> {
 /// previews, code-action lists): when the name occurs on the asked line
 /// with different targets, fill `answer.same_name` (the answered one is
 /// `answer.asked_at`). Callers skip it after an applied edit.
-#[allow(clippy::too_many_arguments)]
 pub(crate) async fn name_same_line_targets(
     cx: &Ctx,
-    q: &Query,
+    action: Action,
+    line: Option<u32>,
     answer: &mut Answer,
-    session: &Session,
-    path: &Path,
-    index: &Arc<LineIndex>,
-    candidates: &[Candidate],
+    asked: AskedIn<'_>,
 ) {
-    if q.line.is_none() {
+    let AskedIn {
+        session,
+        path,
+        index,
+        candidates,
+    } = asked;
+    if line.is_none() {
         return;
     }
     let mut files = Files::new(Some(session.clone()));
     files.insert(path.to_path_buf(), index.clone());
-    let (split, _) = split_targets(cx, q, session, path, index, candidates, &mut files).await;
+    let (split, _) = split_targets(
+        cx, action, line, session, path, index, candidates, &mut files,
+    )
+    .await;
     if let Some(groups) = split {
-        name_other_targets(cx, q, answer, groups, session, path, index, &mut files).await;
+        name_other_targets(
+            cx, action, line, answer, groups, session, path, index, &mut files,
+        )
+        .await;
     }
 }
 
@@ -248,7 +272,8 @@ pub(crate) async fn name_same_line_targets(
 #[allow(clippy::too_many_arguments)]
 async fn split_targets(
     cx: &Ctx,
-    q: &Query,
+    action: Action,
+    line: Option<u32>,
     session: &Session,
     path: &Path,
     index: &LineIndex,
@@ -257,7 +282,7 @@ async fn split_targets(
 ) -> (Option<Vec<(Candidate, Body)>>, Vec<(CharPos, Body)>) {
     let mut own = Vec::new();
     let compare: Vec<&Candidate> = candidates.iter().filter(|c| c.compare).collect();
-    let Some(by) = split_action(q) else {
+    let Some(by) = split_action(action, line) else {
         return (None, own);
     };
     if compare.len() < 2 || !supports(session, method_for(by)) {
@@ -273,7 +298,7 @@ async fn split_targets(
             Err(AskError::Session(e)) if e.is_crash() => return (None, own),
             Err(_) => continue,
         };
-        if by == q.action {
+        if by == action {
             own.push((c.pos, body.clone()));
         }
         let Body::Locations { locations } = &body else {
@@ -300,7 +325,8 @@ async fn split_targets(
 #[allow(clippy::too_many_arguments)]
 async fn name_other_targets(
     cx: &Ctx,
-    q: &Query,
+    action: Action,
+    line: Option<u32>,
     answer: &mut Answer,
     groups: Vec<(Candidate, Body)>,
     session: &Session,
@@ -323,14 +349,14 @@ async fn name_other_targets(
         .map(|(c, _)| c.form.clone().unwrap_or_default())
         .collect();
     let shows_target = matches!(
-        q.action,
+        action,
         Action::Definition
             | Action::Declaration
             | Action::TypeDefinition
             | Action::Implementation
             | Action::Hover
     );
-    let scope = match q.line {
+    let scope = match line {
         Some(l) => format!("on line {l}"),
         None => "in this file".to_string(),
     };
@@ -338,7 +364,7 @@ async fn name_other_targets(
     for (c, def) in groups.iter().filter(|(c, _)| c.pos != answered_pos) {
         let form = c.form.clone().unwrap_or_default();
         let mut select = Vec::new();
-        if q.line.is_none() {
+        if line.is_none() {
             select.push(format!("line={}", c.pos.line + 1));
         }
         select.push(format!("column={}", c.pos.col + 1));
@@ -350,10 +376,10 @@ async fn name_other_targets(
         }
         let body = if !shows_target {
             None
-        } else if Some(q.action) == split_action(q) {
+        } else if Some(action) == split_action(action, line) {
             Some(def.clone())
         } else {
-            ask_at(cx, q.action, session, path, index, c.pos, files)
+            ask_at(cx, action, session, path, index, c.pos, files)
                 .await
                 .ok()
         };
@@ -368,7 +394,7 @@ async fn name_other_targets(
     if let Some(a) = answer.asked_at.as_mut() {
         let name = resolve::SymbolName::parse(&answered_form).name;
         let k = others.len() + 1;
-        a.via = match q.line {
+        a.via = match line {
             Some(l) => format!(
                 "col {} `{answered_form}`, 1 of {k} different targets of `{name}` on line {l}",
                 answered_pos.col + 1
@@ -456,29 +482,34 @@ pub(crate) async fn ask_at(
                     calls: Vec::new(),
                 });
             };
-            let call_method = if direction == CallDirection::Incoming {
-                "callHierarchy/incomingCalls"
-            } else {
-                "callHierarchy/outgoingCalls"
-            };
-            let params = if direction == CallDirection::Incoming {
-                call::params(&lsp::CallHierarchyIncomingCallsParams {
-                    item: item.clone(),
-                    work_done_progress_params: Default::default(),
-                    partial_result_params: Default::default(),
-                })
-            } else {
-                call::params(&lsp::CallHierarchyOutgoingCallsParams {
-                    item: item.clone(),
-                    work_done_progress_params: Default::default(),
-                    partial_result_params: Default::default(),
-                })
-            };
-            let v = cx.ask(session, call_method, params).await?;
             let site_path = scry_lsp::uri_to_path(item.uri.as_ref());
-            let calls = convert::calls(session, call_method, v, site_path.as_deref(), files)
-                .await
-                .map_err(AskError::Op)?;
+            // A `null` reply is no calls.
+            let calls = if direction == CallDirection::Incoming {
+                let params = lsp::CallHierarchyIncomingCallsParams {
+                    item: item.clone(),
+                    work_done_progress_params: Default::default(),
+                    partial_result_params: Default::default(),
+                };
+                let list = cx
+                    .ask_typed::<lsp::CallHierarchyIncomingCallsRequest>(session, params)
+                    .await?
+                    .unwrap_or_default();
+                let list = list.into_iter().map(|c| (c.from, c.from_ranges));
+                convert::calls(session, list.collect(), Sites::Caller, files).await
+            } else {
+                let params = lsp::CallHierarchyOutgoingCallsParams {
+                    item: item.clone(),
+                    work_done_progress_params: Default::default(),
+                    partial_result_params: Default::default(),
+                };
+                let list = cx
+                    .ask_typed::<lsp::CallHierarchyOutgoingCallsRequest>(session, params)
+                    .await?
+                    .unwrap_or_default();
+                let list = list.into_iter().map(|c| (c.to, c.from_ranges));
+                let sites = Sites::Item(site_path.as_deref());
+                convert::calls(session, list.collect(), sites, files).await
+            };
             let item = convert::call_item(session, &item, files).await;
             Ok(Body::Calls {
                 direction,
@@ -494,15 +525,16 @@ pub(crate) async fn ask_at(
     }
 }
 
-/// Resolve the question to candidate positions in `path`.
+/// Resolve what `action` names in `path` to candidate positions.
 pub(crate) async fn target_in_file(
     cx: &Ctx,
-    q: &Query,
+    action: Action,
+    at: Place<'_>,
     path: PathBuf,
     method: &str,
 ) -> Result<Target, OpError> {
     let (session, route, index) = cx.open_file(&path, method).await?;
-    let line_hint = q.line.map(|l| l - 1);
+    let line_hint = at.line.map(|l| l - 1);
     if let Some(l) = line_hint
         && l >= index.line_count()
     {
@@ -513,7 +545,7 @@ pub(crate) async fn target_in_file(
         )));
     }
     // An exact column wins.
-    if let (Some(line), Some(col)) = (q.line, q.column) {
+    if let (Some(line), Some(col)) = (at.line, at.column) {
         let pos = CharPos {
             line: line - 1,
             col: col - 1,
@@ -526,8 +558,8 @@ pub(crate) async fn target_in_file(
             "the given line and column",
         ));
     }
-    let Some(symbol) = q.symbol.as_deref().filter(|s| !s.trim().is_empty()) else {
-        // A bare line: its first identifier.
+    let Some(symbol) = at.symbol else {
+        // A bare line: its first identifier (validated: a symbol or a line).
         if let Some(l) = line_hint
             && let Some(pos) = resolve::first_identifier(&index, l)
         {
@@ -535,10 +567,7 @@ pub(crate) async fn target_in_file(
             return Ok(Target::at(path, session, index, pos, via));
         }
         return Err(OpError::InvalidArgument(msg!(
-            format!(
-                "{} needs a symbol (or line and column) in ",
-                q.action.name()
-            ),
+            format!("{} needs a symbol (or line and column) in ", action.name()),
             path(&path)
         )));
     };
@@ -547,23 +576,20 @@ pub(crate) async fn target_in_file(
 
     // 1. Declarations in the file's document symbols.
     let mut decls: Vec<Declared> = Vec::new();
-    if supports(&session, "textDocument/documentSymbol") {
+    let symbols_method = method_of::<lsp::DocumentSymbolRequest>();
+    if supports(&session, symbols_method) {
         // Cached per document version in the session (scry-lsp).
-        match tokio::time::timeout_at(cx.deadline, session.document_symbols(&path))
-            .await
-            .map_err(|_| AskError::Timeout)
-            .and_then(|r| r.map_err(AskError::Session))
-        {
+        match cx.document_symbols(&session, &path).await {
             Ok(v) => {
                 if let Ok((_, flat)) = convert::document_symbols(&session, v, &index) {
                     decls = flat;
                 }
             }
             Err(AskError::Timeout) => {
-                return Err(cx.timeout_error(&session, "textDocument/documentSymbol"));
+                return Err(cx.timeout_error(&session, symbols_method));
             }
             Err(AskError::Session(e)) if e.is_crash() => {
-                return Err(session_error(e, "textDocument/documentSymbol"));
+                return Err(session_error(e, symbols_method));
             }
             Err(_) => {}
         }
@@ -749,32 +775,36 @@ pub(crate) async fn target_in_file(
 }
 
 /// The target of a question: in the file it names, else (no path) where
-/// workspace symbols find its symbol; `missing` when it names neither.
+/// workspace symbols find its symbol.
 pub(crate) async fn find_target(
     cx: &Ctx,
-    q: &Query,
+    action: Action,
+    spot: &Spot,
     method: &str,
     notes: &mut Vec<String>,
-    missing: impl FnOnce() -> OpError,
 ) -> Result<Target, OpError> {
-    match &q.path {
-        Some(p) => {
-            let path = cx.resolve_path(p)?;
-            target_in_file(cx, q, path, method).await
-        }
-        None => {
-            let Some(sym) = q.symbol.as_deref().filter(|s| !s.trim().is_empty()) else {
-                return Err(missing());
+    match spot {
+        Spot::InFile {
+            path,
+            symbol,
+            line,
+            column,
+        } => {
+            let path = cx.resolve_path(path)?;
+            let at = Place {
+                symbol: symbol.as_deref(),
+                line: *line,
+                column: *column,
             };
-            target_from_workspace(cx, q, sym, method, notes).await
+            target_in_file(cx, action, at, path, method).await
         }
+        Spot::Named { symbol } => target_from_workspace(cx, symbol, method, notes).await,
     }
 }
 
 /// No path: find the symbol with workspace symbols, then ask there.
 pub(crate) async fn target_from_workspace(
     cx: &Ctx,
-    q: &Query,
     symbol: &str,
     method: &str,
     notes: &mut Vec<String>,
@@ -809,7 +839,6 @@ pub(crate) async fn target_from_workspace(
         notes.push(format!("`{symbol}` was found outside the workspace"));
     }
     let (session, _, index) = cx.open_file(&path, method).await?;
-    let _ = q;
     let via = format!("workspace symbol {} `{}`", found.kind, found.name);
     Ok(Target::at(path, session, index, start_of(&found.loc), via))
 }
@@ -823,20 +852,23 @@ pub(crate) async fn lookup_workspace_symbol(
 ) -> Result<Option<SymbolItem>, OpError> {
     let mut best: Option<(u8, SymbolItem)> = None;
     for s in sessions {
-        if !supports(s, "workspace/symbol") {
+        if !supports(s, method_of::<lsp::WorkspaceSymbolRequest>()) {
             continue;
         }
         cx.settle(s).await;
         let mut files = Files::new(Some(s.clone()));
-        let params = workspace_symbol_params(&want.name);
         let mut retry = Retry::new();
         loop {
-            let v = match cx.ask(s, "workspace/symbol", params.clone()).await {
+            let params = workspace_symbol_params(&want.name);
+            let v = match cx.ask_typed::<lsp::WorkspaceSymbolRequest>(s, params).await {
                 Ok(v) => v,
                 Err(e) if retry.after_error(&e).await => continue,
+                // A malformed reply is the question's error, not this
+                // server's silence.
+                Err(AskError::Op(e)) => return Err(e),
                 Err(_) => break,
             };
-            let items = convert::workspace_symbols(s, v, &mut files).await?;
+            let items = convert::workspace_symbols(s, v, &mut files).await;
             let before = best.is_some();
             for it in items {
                 if let Some(score) = symbol_score(cx, &it, want)
@@ -889,13 +921,13 @@ fn alternative(d: &Declared) -> Alternative {
 /// answer when it shows a target; by `definition` for hover, references and
 /// calls, and then only for several occurrences on the asked line (without
 /// a line, those questions are not multiplied into definition requests).
-fn split_action(q: &Query) -> Option<Action> {
-    match q.action {
+fn split_action(action: Action, line: Option<u32>) -> Option<Action> {
+    match action {
         Action::Definition
         | Action::Declaration
         | Action::TypeDefinition
-        | Action::Implementation => Some(q.action),
-        _ if q.line.is_some() => Some(Action::Definition),
+        | Action::Implementation => Some(action),
+        _ if line.is_some() => Some(Action::Definition),
         _ => None,
     }
 }
@@ -924,10 +956,10 @@ pub(crate) fn empty_body(action: Action) -> Body {
 }
 
 /// `workspace/symbol` params for a query.
-pub(crate) fn workspace_symbol_params(query: &str) -> Value {
-    call::params(&lsp::WorkspaceSymbolParams {
+pub(crate) fn workspace_symbol_params(query: &str) -> lsp::WorkspaceSymbolParams {
+    lsp::WorkspaceSymbolParams {
         query: query.to_string(),
         work_done_progress_params: Default::default(),
         partial_result_params: Default::default(),
-    })
+    }
 }

@@ -1,9 +1,10 @@
 //! Questions about files and the workspace rather than a position:
 //! document symbols, workspace symbols, capabilities, raw requests, status.
 //!
-//! Functions over the call context ([`Ctx`]), except `status`, which starts
-//! nothing.
+//! Functions over the call context ([`Ctx`]), each given its validated
+//! arguments, except `status`, which starts nothing.
 
+use std::path::Path;
 use std::sync::Arc;
 
 use scry_lsp::path_to_uri;
@@ -12,7 +13,6 @@ use scry_workspace::Workspace;
 use scry_workspace::catalog::ProviderKind;
 use serde_json::{Value, json};
 
-use super::Query;
 use super::navigate::workspace_symbol_params;
 use crate::call::{self, Ctx, Retry, session_error, supports, workspace_error};
 use crate::convert::{self, Files};
@@ -20,19 +20,15 @@ use crate::error::OpError;
 use crate::model::*;
 use crate::resolve;
 
-pub(crate) async fn document_symbols(cx: &Ctx, q: &Query) -> Result<Answer, OpError> {
-    let method = "textDocument/documentSymbol";
-    let Some(p) = &q.path else {
-        return Err(OpError::InvalidArgument(
-            "symbols needs a path (for a search across files use workspace_symbols with a query)"
-                .into(),
-        ));
-    };
-    let path = cx.resolve_path(p)?;
+/// `symbols`: the outline of `path`, from the session's documentSymbol
+/// cache when the file has not changed since it was last asked.
+pub(crate) async fn document_symbols(cx: &Ctx, path: &Path) -> Result<Answer, OpError> {
+    let method = call::method_of::<lsp::DocumentSymbolRequest>();
+    let path = cx.resolve_path(path)?;
     let (session, _, index) = cx.open_file(&path, method).await?;
     let mut answer = Answer::new(
-        q.action,
-        q.question(cx.ws.root()),
+        Action::Symbols,
+        cx.question.clone(),
         Body::Outline {
             path: path.clone(),
             symbols: Vec::new(),
@@ -43,13 +39,8 @@ pub(crate) async fn document_symbols(cx: &Ctx, q: &Query) -> Result<Answer, OpEr
         answer.empty_reason = Some(format!("{} does not support {method}", session.name()));
         return Ok(answer);
     }
-    let params = call::params(&lsp::DocumentSymbolParams {
-        text_document: call::document(&path),
-        work_done_progress_params: Default::default(),
-        partial_result_params: Default::default(),
-    });
     let v = cx
-        .ask(&session, method, params)
+        .document_symbols(&session, &path)
         .await
         .map_err(|e| cx.fail(&session, method, e))?;
     let (symbols, _) = convert::document_symbols(&session, v, &index)?;
@@ -63,20 +54,16 @@ pub(crate) async fn document_symbols(cx: &Ctx, q: &Query) -> Result<Answer, OpEr
     Ok(answer)
 }
 
-pub(crate) async fn workspace_symbols(cx: &Ctx, q: &Query) -> Result<Answer, OpError> {
-    let method = "workspace/symbol";
-    let Some(query) = q
-        .query
-        .clone()
-        .or_else(|| q.symbol.clone())
-        .filter(|s| !s.trim().is_empty())
-    else {
-        return Err(OpError::InvalidArgument(
-            "workspace_symbols needs a query (part of a symbol name)".into(),
-        ));
-    };
+/// `workspace_symbols`: `query` asked of the server of `path`, else of
+/// every server that applies to the workspace.
+pub(crate) async fn workspace_symbols(
+    cx: &Ctx,
+    query: &str,
+    path: Option<&Path>,
+) -> Result<Answer, OpError> {
+    let method = call::method_of::<lsp::WorkspaceSymbolRequest>();
     let mut notes = Vec::new();
-    let sessions = match &q.path {
+    let sessions = match path {
         Some(p) => {
             let path = cx.resolve_path(p)?;
             let (s, _, _) = cx.open_file(&path, method).await?;
@@ -110,15 +97,17 @@ pub(crate) async fn workspace_symbols(cx: &Ctx, q: &Query) -> Result<Answer, OpE
         servers.push(s.name().to_string());
         cx.settle(s).await;
         let mut files = Files::new(Some(s.clone()));
-        let params = workspace_symbol_params(&query);
         let mut retry = Retry::new();
         loop {
-            let v = match cx.ask(s, method, params.clone()).await {
+            let r = cx
+                .ask_typed::<lsp::WorkspaceSymbolRequest>(s, workspace_symbol_params(query))
+                .await;
+            let v = match r {
                 Ok(v) => v,
                 Err(e) if retry.after_error(&e).await => continue,
                 Err(e) => return Err(cx.fail(s, method, e)),
             };
-            let items = convert::workspace_symbols(s, v, &mut files).await?;
+            let items = convert::workspace_symbols(s, v, &mut files).await;
             if !items.is_empty() || !retry.after_empty(cx, s).await {
                 all.extend(items);
                 break;
@@ -147,10 +136,10 @@ pub(crate) async fn workspace_symbols(cx: &Ctx, q: &Query) -> Result<Answer, OpE
         )
     });
     let mut answer = Answer::new(
-        q.action,
-        q.question(cx.ws.root()),
+        Action::WorkspaceSymbols,
+        cx.question.clone(),
         Body::WorkspaceSymbols {
-            query: query.clone(),
+            query: query.to_string(),
             symbols: all,
         },
     );
@@ -166,15 +155,18 @@ pub(crate) async fn workspace_symbols(cx: &Ctx, q: &Query) -> Result<Answer, OpE
     Ok(answer)
 }
 
-pub(crate) async fn capabilities(cx: &Ctx, q: &Query) -> Result<Answer, OpError> {
-    let session = match &q.path {
+/// `capabilities`: of the server for `path` (started), else of the first
+/// running one.
+pub(crate) async fn capabilities(cx: &Ctx, path: Option<&Path>) -> Result<Answer, OpError> {
+    let initialize = call::method_of::<lsp::InitializeRequest>();
+    let session = match path {
         Some(p) => {
             let path = cx.resolve_path(p)?;
             let route = cx
                 .ws
                 .route(&path)
-                .map_err(|e| workspace_error(e, "initialize"))?;
-            cx.start(&route, "initialize").await?
+                .map_err(|e| workspace_error(e, initialize))?;
+            cx.start(&route, initialize).await?
         }
         None => {
             let running = cx.ws.running();
@@ -187,8 +179,8 @@ pub(crate) async fn capabilities(cx: &Ctx, q: &Query) -> Result<Answer, OpError>
         }
     };
     let mut answer = Answer::new(
-        q.action,
-        q.question(cx.ws.root()),
+        Action::Capabilities,
+        cx.question.clone(),
         Body::Capabilities {
             server: session.name().to_string(),
             root: session.root().to_path_buf(),
@@ -210,16 +202,19 @@ pub(crate) async fn capabilities(cx: &Ctx, q: &Query) -> Result<Answer, OpError>
     Ok(answer)
 }
 
-pub(crate) async fn raw_request(cx: &Ctx, q: &Query) -> Result<Answer, OpError> {
-    let Some(method) = q.method.clone().filter(|m| !m.trim().is_empty()) else {
-        return Err(OpError::InvalidArgument(
-            "request needs a method (e.g. textDocument/foldingRange) and JSON params".into(),
-        ));
-    };
-    let (session, uri) = match &q.path {
+/// `request`: `method` with `params` as given (`"$uri"` strings replaced
+/// by the URI of `path`), asked of the server of `path`, else of the first
+/// server that applies to the workspace.
+pub(crate) async fn raw_request(
+    cx: &Ctx,
+    method: &str,
+    params: Option<Value>,
+    path: Option<&Path>,
+) -> Result<Answer, OpError> {
+    let (session, uri) = match path {
         Some(p) => {
             let path = cx.resolve_path(p)?;
-            let (s, _, _) = cx.open_file(&path, &method).await?;
+            let (s, _, _) = cx.open_file(&path, method).await?;
             (s, Some(path_to_uri(&path)))
         }
         None => {
@@ -229,10 +224,10 @@ pub(crate) async fn raw_request(cx: &Ctx, q: &Query) -> Result<Answer, OpError> 
                     "no language server applies to this workspace; pass a path to pick one".into(),
                 ));
             };
-            (cx.start(r, &method).await?, None)
+            (cx.start(r, method).await?, None)
         }
     };
-    let mut params = q.params.clone().unwrap_or(Value::Null);
+    let mut params = params.unwrap_or(Value::Null);
     if let Some(uri) = &uri {
         substitute_uri(&mut params, uri);
         if params.is_null() {
@@ -240,15 +235,18 @@ pub(crate) async fn raw_request(cx: &Ctx, q: &Query) -> Result<Answer, OpError> 
         }
     }
     let params = if params.is_null() { None } else { Some(params) };
-    let v = match tokio::time::timeout_at(cx.deadline, session.request(&method, params)).await {
+    let v = match tokio::time::timeout_at(cx.deadline, session.request(method, params)).await {
         Ok(Ok(v)) => v,
-        Ok(Err(e)) => return Err(session_error(e, &method)),
-        Err(_) => return Err(cx.timeout_error(&session, &method)),
+        Ok(Err(e)) => return Err(session_error(e, method)),
+        Err(_) => return Err(cx.timeout_error(&session, method)),
     };
     let mut answer = Answer::new(
-        q.action,
-        q.question(cx.ws.root()),
-        Body::Raw { method, result: v },
+        Action::Request,
+        cx.question.clone(),
+        Body::Raw {
+            method: method.to_string(),
+            result: v,
+        },
     );
     answer.server = Some(session.name().to_string());
     Ok(answer)
@@ -256,7 +254,7 @@ pub(crate) async fn raw_request(cx: &Ctx, q: &Query) -> Result<Answer, OpError> 
 
 /// Status: configured servers, installed or not, running or not. Starts
 /// nothing.
-pub(crate) async fn status(ws: &Arc<Workspace>, q: &Query) -> Answer {
+pub(crate) async fn status(ws: &Arc<Workspace>, question: Question) -> Answer {
     let config = ws.config();
     let running = ws.running();
     let starting = ws.starting();
@@ -327,8 +325,8 @@ pub(crate) async fn status(ws: &Arc<Workspace>, q: &Query) -> Answer {
         warnings.push(n);
     }
     let mut answer = Answer::new(
-        q.action,
-        q.question(ws.root()),
+        Action::Status,
+        question,
         Body::Status(StatusReport {
             workspace_root: ws.root().to_path_buf(),
             servers,

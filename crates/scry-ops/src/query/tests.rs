@@ -355,3 +355,60 @@ fn writes_follow_the_table_apply_and_the_chosen_action() {
     assert!(Query::new(Action::Request).writes());
     assert!(Query::new(Action::Reload).writes());
 }
+
+#[test]
+fn new_names_are_checked() {
+    let rename = |name: &str| {
+        let mut r = at(Action::Rename, Some("a.rs"), Some("old"), None);
+        r.new_name = Some(name.to_string());
+        r
+    };
+    let name_of = |r: &Query| match r.validate().unwrap() {
+        Valid::Rename { new_name, .. } => new_name,
+        other => panic!("not a rename: {other:?}"),
+    };
+    assert_eq!(name_of(&rename("weight_sum")), "weight_sum");
+    assert_eq!(name_of(&rename("  Café ")), "Café");
+    let long = "x".repeat(MAX_NEW_NAME_CHARS);
+    assert_eq!(name_of(&rename(&long)), long);
+    for bad in [
+        "foo\nbar",
+        "foo\n",
+        "\tfoo",
+        "foo\r",
+        "a\u{1b}[31m",
+        "a\u{2028}b",
+        "a\u{0}",
+        &"y".repeat(MAX_NEW_NAME_CHARS + 1),
+    ] {
+        let e = rename(bad).validate().unwrap_err();
+        assert_eq!(e.code(), "INVALID_ARGUMENT", "{bad:?}");
+    }
+    // Blank: missing, as any blank argument.
+    for blank in ["", "   ", "\t"] {
+        assert_eq!(
+            refusal(&rename(blank)),
+            "rename needs new_name (and path + symbol): e.g. path=src/lib.rs symbol=Config new_name=Settings"
+        );
+    }
+    assert_eq!(
+        refusal(&rename("foo\nbar")),
+        "new_name contains the control character \\n; nothing was changed. Give the new identifier alone, on one line"
+    );
+    assert_eq!(
+        refusal(&rename(&"y".repeat(MAX_NEW_NAME_CHARS + 1))),
+        format!(
+            "new_name is {} characters long (at most {MAX_NEW_NAME_CHARS}); nothing was changed. Give the new identifier alone, on one line",
+            MAX_NEW_NAME_CHARS + 1
+        )
+    );
+    // Checked after where it points: a rename pointing nowhere says so
+    // first, as before.
+    let mut nowhere = rename("a\nb");
+    nowhere.path = None;
+    nowhere.symbol = None;
+    assert_eq!(
+        refusal(&nowhere),
+        "rename needs a symbol (or a line): e.g. path=src/lib.rs symbol=Config new_name=Settings"
+    );
+}
