@@ -7,8 +7,9 @@
 //! lists actions.
 //!
 //! Invariants: every [`Action`] has exactly one row, at its declaration
-//! index (tested); rows are in the order front ends list actions (the MCP
-//! `lsp` tool's enum, then the actions only `lsp_edit` offers); every argument an action reads from a
+//! index (tested); rows are in the order the MCP tools list actions (the
+//! `lsp` tool's enum, then the actions only `lsp_edit` offers; the CLI's
+//! help groups them its own way, `crates/scry/src/words.rs`); every argument an action reads from a
 //! [`crate::Query`] is in its `takes`.
 
 use crate::model::Action;
@@ -195,7 +196,7 @@ const fn positional(
     }
 }
 
-/// The table, in the order front ends list actions.
+/// The table, in the order the MCP tools list actions.
 pub const ACTIONS: [Facts; 19] = [
     positional(
         Action::Definition,

@@ -44,8 +44,8 @@ use tokio::time::Instant;
 
 use crate::convert;
 use crate::error::OpError;
-use crate::{msg, msgf};
 use crate::model::Question;
+use crate::{msg, msgf};
 
 /// Upper bound of an action's time budget.
 pub const MAX_TIMEOUT: Duration = Duration::from_secs(120);
