@@ -634,26 +634,23 @@ impl<'a> Builder<'a> {
         if from == to {
             return Ok(());
         }
-        if to.starts_with(&from) {
-            return Err(rejected(msg!(
-                "RenameFile ",
-                path(&from),
-                " → ",
-                path(&to),
-                ": a directory cannot move into itself"
-            )));
-        }
-        let node = self.vfs.get(&from)?;
-        if node == Node::Absent {
-            return Err(rejected(msg!(
+        // Every refusal names the operation first.
+        let refused = |why: Message| {
+            rejected(msg!(
                 "RenameFile ",
                 path(&from),
                 " → ",
                 path(&to),
                 ": ",
-                path(&from),
-                " does not exist"
-            )));
+                message(why)
+            ))
+        };
+        if to.starts_with(&from) {
+            return Err(refused("a directory cannot move into itself".into()));
+        }
+        let node = self.vfs.get(&from)?;
+        if node == Node::Absent {
+            return Err(refused(msg!(path(&from), " does not exist")));
         }
         match self.vfs.get(&to)? {
             Node::Absent => {}
@@ -662,15 +659,7 @@ impl<'a> Builder<'a> {
             }
             _ if opt(v, "ignoreIfExists") && !opt(v, "overwrite") => return Ok(()),
             _ => {
-                return Err(rejected(msg!(
-                    "RenameFile ",
-                    path(&from),
-                    " → ",
-                    path(&to),
-                    ": ",
-                    path(&to),
-                    " already exists"
-                )));
+                return Err(refused(msg!(path(&to), " already exists")));
             }
         }
         self.vfs.ensure_parents(&to)?;
