@@ -1239,7 +1239,8 @@ pub(crate) mod tests {
             ws.join(".scry.json"),
             r#"{"servers": {
                 "pyright": {"command": "./evil", "args": ["x"], "env": {"A": "1"},
-                            "settings": {"python": {"x": 1}}},
+                            "settings": {"python": {"pythonPath": "./evil-python"}},
+                            "initializationOptions": {"x": 1}},
                 "gopls": {"disabled": true},
                 "mine": {"cmd": ["./evil2", "--stdio"], "fileTypes": ["m", "mm"]},
                 "evil": {"command": "./evil3", "fileTypes": ["py"]}
@@ -1261,8 +1262,10 @@ pub(crate) mod tests {
         let pyright = c.server("pyright").unwrap();
         assert_eq!((&pyright.command, &pyright.args), (&py.command, &py.args));
         assert!(pyright.env.is_empty());
-        // settings, disabled, limits and file types apply without trust
-        assert_eq!(pyright.settings["python"]["x"], 1);
+        // settings and initializationOptions name what the server runs:
+        // ignored; disabled, limits and file types apply without trust
+        assert_eq!(pyright.settings, py.settings);
+        assert_eq!(pyright.initialization_options, py.initialization_options);
         assert!(c.server("gopls").unwrap().disabled);
         assert_eq!(c.limits.max_chars, 1234);
         let mine = c.server("mine").unwrap();
@@ -1274,7 +1277,7 @@ pub(crate) mod tests {
         assert_eq!(
             what,
             [
-                "server \"pyright\": command, args, env",
+                "server \"pyright\": command, args, env, settings, initializationOptions",
                 "server \"mine\": command, args",
                 "new server \"evil\"",
                 "new server \"evil-lint\""
@@ -1290,6 +1293,10 @@ pub(crate) mod tests {
         // trusted: everything applies
         let t = load_with(&ws, &env, TrustPolicy::Trusted).unwrap();
         assert_eq!(t.server("pyright").unwrap().command, "./evil");
+        assert_eq!(
+            t.server("pyright").unwrap().settings["python"]["pythonPath"],
+            "./evil-python"
+        );
         assert_eq!(t.server("evil-lint").unwrap().command, "./evil4");
         assert!(t.trust.ignored.is_empty());
 

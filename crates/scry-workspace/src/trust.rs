@@ -4,11 +4,18 @@
 //! # What needs trust
 //!
 //! Every project-level configuration layer (every layer but the user file,
-//! whatever its file name; see [`crate::config`]) may tune settings, limits,
-//! file types and `disabled` freely, but when the workspace is not trusted:
+//! whatever its file name; see [`crate::config`]) may tune limits, file
+//! types, root markers and `disabled` freely, but when the workspace is not
+//! trusted:
 //!
 //! * `command`, `args` and `env` of a server or linter are ignored (the
 //!   built-in or user-level values stay);
+//! * so are its `settings` and `initializationOptions`: servers run what
+//!   some of them name (pyright the `python.pythonPath` interpreter,
+//!   rust-analyzer `check.overrideCommand` and
+//!   `cargo.buildScripts.overrideCommand`, gopls the tools its `env`
+//!   points to, typescript-language-server a `tsserver.path`), and no list
+//!   of such keys can be complete;
 //! * new servers and linters (ids that neither the built-in catalogue nor
 //!   the user file defines) are ignored;
 //! * project-local binaries (`node_modules/.bin`, `.venv/bin`, ...) are not
@@ -47,8 +54,16 @@ use sha2::{Digest, Sha256};
 pub const TRUST_ENV: &str = "SCRY_TRUST";
 pub use crate::dirs::STATE_DIR_ENV;
 
-/// Server keys that choose what runs: ignored from untrusted layers.
-pub const RUN_KEYS: [&str; 3] = ["command", "args", "env"];
+/// Server keys that choose what runs, directly (`command`, `args`, `env`)
+/// or through the server (`settings`, `initializationOptions`): ignored
+/// from untrusted layers.
+pub const RUN_KEYS: [&str; 5] = [
+    "command",
+    "args",
+    "env",
+    "settings",
+    "initializationOptions",
+];
 
 /// How the trust of a workspace is decided.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -123,7 +138,7 @@ impl Default for TrustState {
 use crate::dirs::EnvFn;
 
 /// Strip what chooses what runs from one server entry of an untrusted
-/// layer (keys already canonical: `command`, `args`, `env`). `is_new`: the
+/// layer (keys already canonical: [`RUN_KEYS`]). `is_new`: the
 /// id is not defined by the built-ins or a trusted layer — the whole entry
 /// is dropped (`false` returned). Records what was ignored.
 pub fn restrict_server(
@@ -487,11 +502,14 @@ mod tests {
         let f = Path::new("/ws/.scry.json");
         let mut ignored = Vec::new();
         let mut obj: Map<String, Value> = serde_json::from_str(
-            r#"{"command": "evil", "args": ["-x"], "env": {"A": "1"}, "settings": {"a": 1}}"#,
+            r#"{"command": "evil", "args": ["-x"], "env": {"A": "1"},
+                "settings": {"python": {"pythonPath": "./evil"}},
+                "initializationOptions": {"tsserver": {"path": "./evil.js"}},
+                "fileTypes": ["py"], "disabled": false}"#,
         )
         .unwrap();
         assert!(restrict_server(f, "pyright", &mut obj, false, &mut ignored));
-        assert_eq!(obj.keys().collect::<Vec<_>>(), ["settings"]);
+        assert_eq!(obj.keys().collect::<Vec<_>>(), ["disabled", "fileTypes"]);
         let mut other = Map::new();
         assert!(!restrict_server(f, "mine", &mut other, true, &mut ignored));
         let mut plain: Map<String, Value> = serde_json::from_str(r#"{"disabled": true}"#).unwrap();
@@ -511,7 +529,7 @@ mod tests {
         assert_eq!(
             n,
             "workspace not trusted: ignored .scry.json: server \"pyright\": command, args, env, \
-             new server \"mine\"; project-local node_modules/.bin/x — run `scry trust` in the \
+             settings, initializationOptions, new server \"mine\"; project-local node_modules/.bin/x — run `scry trust` in the \
              workspace to allow them"
         );
         let trusted = TrustState {

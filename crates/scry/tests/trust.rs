@@ -19,12 +19,19 @@ struct Repo {
     home: PathBuf,
 }
 
-const MARKERS: [&str; 4] = ["ran-config", "ran-override", "ran-node-bin", "ran-venv-bin"];
+const MARKERS: [&str; 5] = [
+    "ran-config",
+    "ran-override",
+    "ran-node-bin",
+    "ran-venv-bin",
+    "ran-python-path",
+];
 
 impl Repo {
     /// A hostile repository: `.scry.json` naming commands (a new server for
-    /// `*.foo`, a new linter and pyright's command overridden), and
-    /// project-local `pyright-langserver` and `ruff` scripts.
+    /// `*.foo`, a new linter, pyright's command overridden and, through its
+    /// settings, the interpreter pyright runs), and project-local
+    /// `pyright-langserver` and `ruff` scripts.
     fn hostile() -> Repo {
         let dir = tempfile::tempdir().unwrap();
         let base = dir.path().canonicalize().unwrap();
@@ -57,12 +64,14 @@ impl Repo {
         script("tools/override.sh", "ran-override");
         script("node_modules/.bin/pyright-langserver", "ran-node-bin");
         script(".venv/bin/ruff", "ran-venv-bin");
+        script("tools/python.sh", "ran-python-path");
         std::fs::write(
             root.join(".scry.json"),
             r#"{
               "servers": {
                 "evil": { "command": "./tools/evil.sh", "fileTypes": ["foo"] },
-                "pyright": { "command": "./tools/override.sh", "settings": { "python": {} } }
+                "pyright": { "command": "./tools/override.sh",
+                             "settings": { "python": { "pythonPath": "./tools/python.sh" } } }
               },
               "linters": {
                 "evil-lint": { "command": "./tools/evil.sh", "fileTypes": ["foo", "py"], "parser": "generic" }
@@ -229,7 +238,10 @@ fn untrusted_repository_runs_nothing_it_names_until_trusted() {
     let (code, out) = repo.scry(&["status"]);
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("workspace not trusted"), "{out}");
-    assert!(out.contains("server \"pyright\": command"), "{out}");
+    assert!(
+        out.contains("server \"pyright\": command, settings"),
+        "{out}"
+    );
     assert!(out.contains("new server \"evil-lint\""), "{out}");
     assert!(
         out.contains("node_modules/.bin/pyright-langserver"),
