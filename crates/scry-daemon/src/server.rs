@@ -18,7 +18,10 @@
 //!   client; idempotency keys are prefixed with the client's session.
 //! - Lifecycle: every second, servers idle longer than `limits.serverIdleMs`
 //!   are stopped and the least recently used beyond `limits.maxServers` (all
-//!   workspaces together) too; with no client and no server for
+//!   workspaces together) too; a workspace nothing has held (no client
+//!   that asked about it, no call, no server) for its `serverIdleMs` is
+//!   forgotten (engine, watcher and index dropped); with no client and no
+//!   server for
 //!   `SCRY_DAEMON_IDLE_MS` (default 60 s), or when its socket was removed or
 //!   replaced, the daemon stops its servers and exits. Servers die with it
 //!   even when it is SIGKILLed (parent-death signal, set by scry-lsp).
@@ -124,6 +127,47 @@ struct WsEntry {
     writes: tokio::sync::Mutex<()>,
     /// Connected clients that asked about this workspace.
     clients: AtomicUsize,
+    /// Calls in flight (counted under the workspaces lock: see [`InUse`]).
+    calls: AtomicUsize,
+    /// When the last call ended.
+    last_call: Mutex<Instant>,
+}
+
+impl WsEntry {
+    /// Nothing holds this workspace: no client asked about it, no call, no
+    /// server running or starting, and no call for `idle`.
+    fn forgettable(&self, idle: Duration) -> bool {
+        let ws = self.engine.workspace();
+        self.clients.load(Ordering::SeqCst) == 0
+            && self.calls.load(Ordering::SeqCst) == 0
+            && ws.usage().is_empty()
+            && ws.starting().is_empty()
+            && self
+                .last_call
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .elapsed()
+                >= idle
+    }
+}
+
+/// A workspace entry a call is using: counted from the moment it is taken
+/// out of the map (under its lock, so the reaper never forgets an entry a
+/// call holds) until the call ends.
+struct InUse(Arc<WsEntry>);
+
+impl std::ops::Deref for InUse {
+    type Target = WsEntry;
+    fn deref(&self) -> &WsEntry {
+        &self.0
+    }
+}
+
+impl Drop for InUse {
+    fn drop(&mut self) {
+        *self.0.last_call.lock().unwrap_or_else(|e| e.into_inner()) = Instant::now();
+        self.0.calls.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 /// One connected client.
@@ -222,19 +266,46 @@ pub async fn run(files: Files, idle: Duration) -> Result<(), StartError> {
 }
 
 impl State {
-    fn workspace(&self, root: &Path) -> Result<Arc<WsEntry>, String> {
+    /// The workspace of `root` (opened on first use), counted as in use
+    /// by the caller until the returned guard drops.
+    fn workspace(&self, root: &Path) -> Result<InUse, String> {
         let mut map = self.workspaces.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(w) = map.get(root) {
-            return Ok(w.clone());
-        }
-        let ws = Workspace::open(root).map_err(|e| e.to_string())?;
-        let entry = Arc::new(WsEntry {
-            engine: Engine::new(Arc::new(ws)),
-            writes: tokio::sync::Mutex::new(()),
-            clients: AtomicUsize::new(0),
-        });
-        map.insert(root.to_path_buf(), entry.clone());
-        Ok(entry)
+        let entry = match map.get(root) {
+            Some(w) => w.clone(),
+            None => {
+                let ws = Workspace::open(root).map_err(|e| e.to_string())?;
+                let entry = Arc::new(WsEntry {
+                    engine: Engine::new(Arc::new(ws)),
+                    writes: tokio::sync::Mutex::new(()),
+                    clients: AtomicUsize::new(0),
+                    calls: AtomicUsize::new(0),
+                    last_call: Mutex::new(Instant::now()),
+                });
+                map.insert(root.to_path_buf(), entry.clone());
+                entry
+            }
+        };
+        entry.calls.fetch_add(1, Ordering::SeqCst);
+        Ok(InUse(entry))
+    }
+
+    /// Forget the workspaces nothing has held for their `serverIdleMs`
+    /// (see [`WsEntry::forgettable`]): their engine, file watcher and
+    /// syntactic index go; the next call opens the workspace afresh (its
+    /// journal and `changes` baseline are on disk).
+    fn forget_idle(&self) -> Vec<(PathBuf, Arc<WsEntry>)> {
+        let mut map = self.workspaces.lock().unwrap_or_else(|e| e.into_inner());
+        let gone: Vec<PathBuf> = map
+            .iter()
+            .filter(|(_, e)| {
+                let idle = e.engine.workspace().config().limits.server_idle_ms;
+                e.forgettable(Duration::from_millis(idle))
+            })
+            .map(|(root, _)| root.clone())
+            .collect();
+        gone.into_iter()
+            .filter_map(|root| map.remove(&root).map(|e| (root, e)))
+            .collect()
     }
 
     fn entries(&self) -> Vec<(PathBuf, Arc<WsEntry>)> {
@@ -285,6 +356,10 @@ impl State {
                 tracing::info!(server = %id, "stopping the least recently used server (limits.maxServers = {max})");
                 e.engine.workspace().stop_server(&id, &root).await;
             }
+        }
+        for (root, e) in self.forget_idle() {
+            tracing::info!(root = %root.display(), "forgetting the idle workspace");
+            e.engine.shutdown().await;
         }
         let busy = self.clients.load(Ordering::SeqCst) > 0
             || entries.iter().any(|(_, e)| {

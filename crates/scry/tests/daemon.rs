@@ -450,6 +450,42 @@ fn idle_servers_stop_then_the_idle_daemon_exits() {
 }
 
 #[test]
+fn an_idle_workspace_is_forgotten_while_the_daemon_lives_and_reopened_on_the_next_call() {
+    let env = Env::new(None);
+    if env.fake(json!({}), json!({"serverIdleMs": 300})).is_none() {
+        return;
+    }
+    let roots = || -> Vec<String> {
+        env.status()["workspaces"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|w| w["root"].as_str().unwrap_or_default().to_string())
+            .collect()
+    };
+    let mut cmd = env.cmd(&["symbols", "a.fake"]);
+    cmd.env("SCRY_DAEMON_IDLE_MS", "60000");
+    assert!(cmd.output().unwrap().status.success());
+    let daemon = env.daemon_pid().unwrap();
+    assert_eq!(roots().len(), 1);
+    let server = env.fake_pid().unwrap();
+    wait_until("the idle server to stop", Duration::from_secs(10), || {
+        !alive(server)
+    });
+    wait_until(
+        "the idle workspace to be forgotten",
+        Duration::from_secs(10),
+        || roots().is_empty(),
+    );
+    assert!(alive(daemon), "the daemon lives on (its idle time is 60 s)");
+    // The next call opens it again, in the same daemon.
+    let out = env.scry(&["symbols", "a.fake"]);
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(env.daemon_pid(), Some(daemon));
+    assert_eq!(roots().len(), 1);
+}
+
+#[test]
 fn a_changed_server_configuration_starts_a_new_server() {
     let env = Env::new(None);
     if env.fake(json!({"X": "1"}), json!({})).is_none() {
