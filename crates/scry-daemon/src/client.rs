@@ -232,10 +232,8 @@ pub async fn connect_or_start(
 /// Start the daemon detached: its own session, stdio to its log file.
 fn spawn_daemon(files: &Files, exe: &Path) -> Result<(), String> {
     use std::os::unix::process::CommandExt;
-    let log = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&files.log)
+    // Rotated when full, at each start (see `logfile`).
+    let log = scry_workspace::logfile::open(&files.log)
         .map_err(|e| format!("cannot open the daemon log {}: {e}", files.log.display()))?;
     let log2 = log
         .try_clone()

@@ -13,6 +13,7 @@
 pub mod diagnostics;
 pub mod docs;
 pub mod handler;
+pub mod logfile;
 pub mod session;
 pub mod state;
 pub mod types;

@@ -17,7 +17,7 @@ use process_wrap::tokio::{ChildWrapper, CommandWrap, ProcessGroup};
 use scry_rpc::{Connection, ConnectionOptions, ResponseError, RpcError};
 use scry_text::{Encoding, LineIndex};
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncBufReadExt, BufReader};
 
 use crate::docs::{DiskFile, DocStore, SyncAction};
 use crate::handler::{ClientHandler, EditHookSlot, folder_name};
@@ -663,30 +663,18 @@ fn spawn_stderr_pump(
         .map(|d| d.join(format!("{}.log", sanitize(&config.name))));
     let name = config.name.clone();
     tokio::spawn(async move {
-        let mut file = match &log_path {
-            Some(p) => {
-                if let Some(dir) = p.parent() {
-                    let _ = tokio::fs::create_dir_all(dir).await;
-                }
-                tokio::fs::OpenOptions::new()
-                    .create(true)
-                    .append(true)
-                    .open(p)
-                    .await
-                    .ok()
-            }
-            None => None,
-        };
-        if let Some(f) = file.as_mut() {
-            let _ = f
-                .write_all(format!("--- {name} pid {pid:?} started\n").as_bytes())
-                .await;
+        // Bounded (rotated at `logfile::MAX_LOG_BYTES`). Small synchronous
+        // appends: the kernel buffers them.
+        let mut log = log_path
+            .as_deref()
+            .and_then(|p| crate::logfile::Log::open_with(p, crate::logfile::MAX_LOG_BYTES));
+        if let Some(l) = log.as_mut() {
+            l.line(&format!("--- {name} pid {pid:?} started"));
         }
         let mut lines = BufReader::new(stderr).lines();
         while let Ok(Some(line)) = lines.next_line().await {
-            if let Some(f) = file.as_mut() {
-                let _ = f.write_all(line.as_bytes()).await;
-                let _ = f.write_all(b"\n").await;
+            if let Some(l) = log.as_mut() {
+                l.line(&line);
             }
             tracing::trace!(server = %name, "stderr: {line}");
             state.on_stderr(line);

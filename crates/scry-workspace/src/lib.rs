@@ -24,3 +24,5 @@ pub mod walk;
 pub mod watch;
 
 pub use pool::{Route, ServerUse, Workspace, WorkspaceError};
+/// Bounded, rotated log files (servers' stderr, the daemon's log).
+pub use scry_lsp::logfile;
