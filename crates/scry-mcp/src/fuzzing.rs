@@ -33,8 +33,7 @@ struct Fixture {
 fn fixture() -> &'static Fixture {
     static F: OnceLock<Fixture> = OnceLock::new();
     F.get_or_init(|| {
-        let base = std::env::temp_dir().join(format!("scry-fuzz-args-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&base);
+        let base = scry_workspace::dirs::scratch("scry-fuzz-args");
         let root = base.join("ws");
         for d in ["src", "dir/sub", "-h"] {
             std::fs::create_dir_all(root.join(d)).expect("fixture dirs");

@@ -47,8 +47,7 @@ const FILES: &[(&str, &str)] = &[
 fn fixture() -> &'static Fixture {
     static F: OnceLock<Fixture> = OnceLock::new();
     F.get_or_init(|| {
-        let base = std::env::temp_dir().join(format!("scry-fuzz-edit-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&base);
+        let base = scry_workspace::dirs::scratch("scry-fuzz-edit");
         let root = base.join("ws");
         for (f, text) in FILES {
             let p = root.join(f);

@@ -13,6 +13,9 @@
 //! | daemon directory | `$SCRY_DAEMON_DIR` | `$XDG_RUNTIME_DIR/scry`, `<state>/daemon` |
 //! | caches (syntactic index) | `$SCRY_CACHE_DIR` | `$XDG_CACHE_HOME/scry`, `~/.cache/scry` |
 //!
+//! Plus [`scratch`]: a per-process directory in the system's temp
+//! directory for test and fuzz harnesses, swept when its process is gone.
+//!
 //! Invariants: an empty variable counts as unset; an XDG base is used only
 //! when absolute (the XDG spec says to ignore a relative one); an override
 //! is taken as given. `None` only when neither the variables nor `$HOME`
@@ -131,6 +134,36 @@ pub fn cache_with(env: EnvFn<'_>) -> Option<PathBuf> {
     var(env, "SCRY_CACHE_DIR").or_else(|| xdg_scry(env, "XDG_CACHE_HOME", ".cache"))
 }
 
+/// A scratch directory for this process, `<temp>/<prefix>-<pid>`, emptied;
+/// the scratch directories of `prefix` whose process is gone are removed
+/// first (a harness holding its fixture in a `static` never gets to remove
+/// its own). Linux tells a live process by `/proc/<pid>`; elsewhere
+/// nothing is swept.
+pub fn scratch(prefix: &str) -> PathBuf {
+    let tmp = std::env::temp_dir();
+    let me = std::process::id();
+    if std::path::Path::new("/proc/self").exists()
+        && let Ok(rd) = std::fs::read_dir(&tmp)
+    {
+        for e in rd.flatten() {
+            let name = e.file_name();
+            let Some(pid) = name
+                .to_str()
+                .and_then(|n| n.strip_prefix(prefix)?.strip_prefix('-'))
+                .and_then(|p| p.parse::<u32>().ok())
+            else {
+                continue;
+            };
+            if pid != me && !std::path::Path::new(&format!("/proc/{pid}")).exists() {
+                let _ = std::fs::remove_dir_all(e.path());
+            }
+        }
+    }
+    let dir = tmp.join(format!("{prefix}-{me}"));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -187,6 +220,23 @@ mod tests {
             daemon_with(&e).as_deref(),
             Some(Path::new("/h/.local/state/scry/daemon"))
         );
+    }
+
+    #[test]
+    fn scratch_directories_of_gone_processes_are_swept() {
+        if !Path::new("/proc/self").exists() {
+            return;
+        }
+        let prefix = format!("scry-dirs-test-{}", std::process::id());
+        // A pid that is not running: past the kernel's limit.
+        let stale = std::env::temp_dir().join(format!("{prefix}-4294967294"));
+        std::fs::create_dir_all(stale.join("x")).unwrap();
+        let mine = scratch(&prefix);
+        assert!(!stale.exists(), "the dead process's scratch is gone");
+        assert!(!mine.exists(), "this process's is handed out empty");
+        std::fs::create_dir_all(&mine).unwrap();
+        assert_eq!(scratch(&prefix), mine, "one per process");
+        assert!(!mine.exists());
     }
 
     #[test]
