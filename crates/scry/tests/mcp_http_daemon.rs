@@ -118,8 +118,13 @@ impl Env {
             .spawn()
             .unwrap();
         let mut err = BufReader::new(child.stderr.take().unwrap());
+        // The start line (a warning may come first).
         let mut line = String::new();
-        err.read_line(&mut line).expect("the start line");
+        while !line.contains("over Streamable HTTP") {
+            line.clear();
+            let n = err.read_line(&mut line).expect("the start line");
+            assert!(n > 0, "scry mcp --http ended before it served");
+        }
         // Keep draining stderr so the server never blocks on it.
         std::thread::spawn(move || {
             let mut sink = String::new();
@@ -162,7 +167,11 @@ impl Env {
 
 impl Drop for Env {
     fn drop(&mut self) {
-        let pid = self.daemon_pid();
+        let out = self.scry(&["daemon", "status", "--json"]);
+        let pid = serde_json::from_slice::<Value>(&out.stdout)
+            .ok()
+            .and_then(|v| v["pid"].as_u64())
+            .map(|p| p as u32);
         let _ = self.scry(&["daemon", "stop"]);
         if let Some(p) = pid {
             kill(p, "KILL");
@@ -197,6 +206,23 @@ impl Http {
         )
         .unwrap();
         s
+    }
+
+    /// End the MCP session (`DELETE /mcp`); the status code.
+    fn delete(&self) -> String {
+        let mut s = TcpStream::connect(&self.addr).expect("connect");
+        s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+        write!(
+            s,
+            "DELETE /mcp HTTP/1.1\r\nHost: {}\r\nAuthorization: Bearer {}\r\nMcp-Session-Id: {}\r\nConnection: close\r\n\r\n",
+            self.addr,
+            self.token,
+            self.session.as_deref().unwrap_or_default()
+        )
+        .unwrap();
+        let mut text = String::new();
+        let _ = s.read_to_string(&mut text);
+        text.lines().next().unwrap_or_default().to_string()
     }
 
     /// POST `body`, read to the end: the head (lower-cased) and the
@@ -318,6 +344,24 @@ fn an_http_session_and_a_cli_call_share_one_server_process() {
     let again = http.lsp(3, json!({"action": "symbols", "path": "a.fake"}));
     assert_eq!(text(&again), text(&over_http));
     assert_eq!(env.fake_pid(), Some(server));
+
+    // The MCP session ends: its daemon connection closes (the HTTP
+    // server's own stays).
+    let clients = || env.daemon_status()["clients"].as_u64().unwrap();
+    let before = clients();
+    let deleted = http.delete();
+    assert!(deleted.contains(" 20"), "{deleted}");
+    wait_until(
+        "the session's daemon connection to close",
+        Duration::from_secs(10),
+        || clients() == before - 1,
+    );
+    assert!(alive(server), "the server outlives the session");
+}
+
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .is_ok_and(|s| !s.rsplit_once(") ").is_some_and(|(_, r)| r.starts_with('Z')))
 }
 
 #[test]
