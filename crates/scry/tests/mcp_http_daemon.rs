@@ -149,6 +149,16 @@ impl Env {
             token,
             session: None,
         };
+        h.initialize();
+        h
+    }
+}
+
+impl Http {
+    /// Open a new MCP session and use it from now on; its id.
+    fn initialize(&mut self) -> String {
+        let h = self;
+        h.session = None;
         let (head, _) = h.post(&json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
             "params": {"protocolVersion": "2025-06-18", "capabilities": {},
             "clientInfo": {"name": "e2e", "version": "0"}}}));
@@ -158,10 +168,10 @@ impl Env {
             .unwrap_or_else(|| panic!("no session in {head}"))
             .trim()
             .to_string();
-        h.session = Some(session);
+        h.session = Some(session.clone());
         let (head, _) = h.post(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
         assert!(head.starts_with("http/1.1 202"), "{head}");
-        h
+        session
     }
 }
 
@@ -455,4 +465,35 @@ fn an_http_cancel_or_hang_up_reaches_the_server_through_the_daemon() {
     let r = http.lsp(4, json!({"action": "symbols", "path": "a.fake"}));
     assert_eq!(r["isError"], json!(false), "{r}");
     assert_eq!(env.fake_pid(), Some(server));
+}
+
+#[test]
+fn each_http_session_is_its_own_daemon_session_for_the_trust_notice() {
+    let Some(env) = Env::fake(json!({})) else {
+        return;
+    };
+    // An untrusted project setting: ignored, and said once per session.
+    std::fs::write(
+        env.ws.join(".scry.json"),
+        r#"{"servers": {"fake": {"settings": {"fake": {"x": 1}}}}}"#,
+    )
+    .unwrap();
+    let mut http = env.http(&[]);
+    let symbols = json!({"action": "symbols", "path": "a.fake"});
+    let a1 = http.lsp(2, symbols.clone());
+    assert_eq!(a1["isError"], json!(false), "{a1}");
+    assert!(text(&a1).contains("not trusted"), "{}", text(&a1));
+    let a2 = http.lsp(3, symbols.clone());
+    assert!(!text(&a2).contains("not trusted"), "once: {}", text(&a2));
+    let a = http.session.clone().unwrap();
+    let b = http.initialize();
+    assert_ne!(a, b);
+    let b1 = http.lsp(2, symbols.clone());
+    assert!(
+        text(&b1).contains("not trusted"),
+        "another MCP session is told too: {}",
+        text(&b1)
+    );
+    let server = env.fake_pid().unwrap();
+    assert_eq!(env.daemon_servers(), [server], "one server for both sessions");
 }
