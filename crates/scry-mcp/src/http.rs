@@ -22,9 +22,17 @@
 //!   [`HttpOptions::session_idle`].
 //! - Same tools and semantics as stdio: each session gets its own
 //!   [`ScryMcp`] (its own replay map and journal, its own nonce), all
-//!   sharing one engine (hence the language servers) and one limit of
-//!   calls running at once ([`Options::max_in_flight`] for the whole
-//!   server). The servers stop when the HTTP server stops.
+//!   sharing one engine (validation, configuration) and one limit of calls
+//!   running at once ([`Options::max_in_flight`] for the whole server).
+//! - Questions are answered as the [`Route`] says: through the daemon (each
+//!   MCP session its own daemon client session, so idempotency keys and the
+//!   trust notice stay per session), or by the shared engine, whose servers
+//!   stop when the HTTP server stops.
+//! - A `tools/call` id runs once per session: a POST repeating an id still
+//!   running never reaches rmcp (which would run it again and misroute an
+//!   answer); it gets the running call's answer. A call no POST waits for
+//!   any more (the client hung up) is cancelled as `notifications/cancelled`
+//!   would.
 
 use std::convert::Infallible;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};

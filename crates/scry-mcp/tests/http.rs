@@ -333,7 +333,9 @@ async fn exchange(
 ) -> (String, Vec<serde_json::Value>) {
     let mut extra = format!("Authorization: Bearer {token}");
     if let Some(s) = session {
-        extra.push_str(&format!("\r\nMcp-Session-Id: {s}\r\nMcp-Protocol-Version: 2025-06-18"));
+        extra.push_str(&format!(
+            "\r\nMcp-Session-Id: {s}\r\nMcp-Protocol-Version: 2025-06-18"
+        ));
     }
     let body = body.to_string();
     let mut s = tokio::net::TcpStream::connect(server.local_addr())
@@ -419,7 +421,13 @@ async fn a_duplicate_id_in_flight_over_http_runs_once_and_both_posts_are_answere
     })
     .await;
     // The client retries the same id while the first is running.
-    let (head_b, b) = exchange(&server, &token, Some(&session), &definition_call(id.clone())).await;
+    let (head_b, b) = exchange(
+        &server,
+        &token,
+        Some(&session),
+        &definition_call(id.clone()),
+    )
+    .await;
     let (head_a, a) = first.await.unwrap();
     assert!(head_a.starts_with("http/1.1 200"), "{head_a}");
     assert!(head_b.starts_with("http/1.1 200"), "{head_b}");
@@ -433,7 +441,13 @@ async fn a_duplicate_id_in_flight_over_http_runs_once_and_both_posts_are_answere
         "the tool ran once"
     );
     // The id is finished now: a repeat replays it, still without running.
-    let (_, c) = exchange(&server, &token, Some(&session), &definition_call(id.clone())).await;
+    let (_, c) = exchange(
+        &server,
+        &token,
+        Some(&session),
+        &definition_call(id.clone()),
+    )
+    .await;
     assert_eq!(answer_to(&c, &id), a);
     assert_eq!(fake_count(&ws.root, "textDocument/definition"), 1);
     std::sync::Arc::into_inner(server)

@@ -247,7 +247,9 @@ impl Http {
             .filter_map(|l| {
                 let l = l.trim();
                 let l = l.strip_prefix("data:").map(str::trim).unwrap_or(l);
-                serde_json::from_str::<Value>(l).ok().filter(Value::is_object)
+                serde_json::from_str::<Value>(l)
+                    .ok()
+                    .filter(Value::is_object)
             })
             .collect();
         (head.to_ascii_lowercase(), messages)
@@ -441,8 +443,10 @@ fn an_http_cancel_or_hang_up_reaches_the_server_through_the_daemon() {
     });
     let server = env.fake_pid().unwrap();
     assert_eq!(parent(server), env.daemon_pid(), "through the daemon");
-    let (head, _) = http.post(&json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
-        "params": {"requestId": 2, "reason": "test"}}));
+    let (head, _) = http.post(
+        &json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"requestId": 2, "reason": "test"}}),
+    );
     assert!(head.starts_with("http/1.1 202"), "{head}");
     wait_until("$/cancelRequest upstream", Duration::from_secs(10), || {
         count("$/cancelRequest") == 1
@@ -495,5 +499,9 @@ fn each_http_session_is_its_own_daemon_session_for_the_trust_notice() {
         text(&b1)
     );
     let server = env.fake_pid().unwrap();
-    assert_eq!(env.daemon_servers(), [server], "one server for both sessions");
+    assert_eq!(
+        env.daemon_servers(),
+        [server],
+        "one server for both sessions"
+    );
 }
