@@ -95,7 +95,7 @@ impl Backend for DaemonBackend {
 pub enum Route {
     /// The daemon (the first session's backend; others get
     /// [`DaemonBackend::new_session`]).
-    Daemon(DaemonBackend),
+    Daemon(Box<DaemonBackend>),
     /// This process: `Some(why)` when the daemon could not be used, `None`
     /// when opted out (`--no-daemon`, `SCRY_NO_DAEMON=1`).
     InProcess(Option<String>),
@@ -109,7 +109,7 @@ impl Route {
             return Route::InProcess(None);
         }
         match DaemonBackend::connect(root).await {
-            Ok(b) => Route::Daemon(b),
+            Ok(b) => Route::Daemon(Box::new(b)),
             Err(why) => {
                 tracing::warn!("scry daemon not used ({why}); serving in-process");
                 Route::InProcess(Some(why))
