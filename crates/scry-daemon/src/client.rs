@@ -303,10 +303,17 @@ impl Mux {
                 }
             }
         });
-        let reader = mux.clone();
+        // The reader holds the mux weakly: when the last user drops it, the
+        // writer task ends, the daemon sees the end of the connection and
+        // closes its side, and this task ends too (no connection outlives
+        // its session).
+        let reader = Arc::downgrade(&mux);
         tokio::spawn(async move {
             while let Ok(Some(line)) = lines.next_line().await {
                 let Ok(frame) = serde_json::from_str::<DaemonFrame>(&line) else {
+                    break;
+                };
+                let Some(reader) = reader.upgrade() else {
                     break;
                 };
                 let id = match &frame {
@@ -319,6 +326,9 @@ impl Mux {
                     let _ = p.send(frame);
                 }
             }
+            let Some(reader) = reader.upgrade() else {
+                return;
+            };
             reader.closed.store(true, Ordering::SeqCst);
             // Every call waiting gets `None`: the connection was lost.
             reader
@@ -418,16 +428,28 @@ impl Shared {
     /// Connect (starting the daemon if needed); `Err`: why the daemon
     /// cannot be used.
     pub async fn connect(files: Files, exe: PathBuf, session: String) -> Result<Shared, String> {
-        let shared = Shared {
+        let shared = Shared::lazy(files, exe, session);
+        shared.mux().await?;
+        Ok(shared)
+    }
+
+    /// A session that connects (starting the daemon if needed) on its
+    /// first call. Dropping it closes its connection.
+    pub fn lazy(files: Files, exe: PathBuf, session: String) -> Shared {
+        Shared {
             files,
             exe,
             session,
             bound: start_bound(),
             conn: tokio::sync::Mutex::new(None),
             progress: Mutex::new(None),
-        };
-        shared.mux().await?;
-        Ok(shared)
+        }
+    }
+
+    /// This client session's id (the daemon keeps idempotency keys and
+    /// once-per-session notices per session).
+    pub fn session(&self) -> &str {
+        &self.session
     }
 
     async fn mux(&self) -> Result<Arc<Mux>, String> {

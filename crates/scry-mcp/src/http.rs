@@ -22,9 +22,17 @@
 //!   [`HttpOptions::session_idle`].
 //! - Same tools and semantics as stdio: each session gets its own
 //!   [`ScryMcp`] (its own replay map and journal, its own nonce), all
-//!   sharing one engine (hence the language servers) and one limit of
-//!   calls running at once ([`Options::max_in_flight`] for the whole
-//!   server). The servers stop when the HTTP server stops.
+//!   sharing one engine (validation, configuration) and one limit of calls
+//!   running at once ([`Options::max_in_flight`] for the whole server).
+//! - Questions are answered as the [`Route`] says: through the daemon (each
+//!   MCP session its own daemon client session, so idempotency keys and the
+//!   trust notice stay per session), or by the shared engine, whose servers
+//!   stop when the HTTP server stops.
+//! - A `tools/call` id runs once per session: a POST repeating an id still
+//!   running never reaches rmcp (which would run it again and misroute an
+//!   answer); it gets the running call's answer. A call no POST waits for
+//!   any more (the client hung up) is cancelled as `notifications/cancelled`
+//!   would.
 
 use std::convert::Infallible;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
@@ -38,7 +46,7 @@ use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use hyper_util::rt::TokioIo;
-use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
+use rmcp::model::{ClientJsonRpcMessage, ClientRequest, RequestId, ServerJsonRpcMessage};
 use rmcp::transport::streamable_http_server::session::local::{
     LocalSessionManager, LocalSessionManagerError,
 };
@@ -51,6 +59,7 @@ use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
+use crate::daemon::{self, Route};
 use crate::{Options, SHUTDOWN_BUDGET, ScryMcp, ServeError};
 
 /// The only path served.
@@ -243,12 +252,52 @@ fn plain(status: StatusCode, text: &str) -> Response<Body> {
     r
 }
 
-/// rmcp's session manager with a cap on the number of sessions.
+/// rmcp's session manager with a cap on the number of sessions, and with
+/// `tools/call` ids in flight kept apart (see [`Limited::call_stream`]).
 struct Limited {
-    inner: LocalSessionManager,
+    inner: Arc<LocalSessionManager>,
     max: usize,
     creating: tokio::sync::Mutex<()>,
+    flights: Arc<Flights>,
 }
+
+/// The `tools/call` requests running, by session and JSON-RPC id: where
+/// their messages go (the POST that started the call, and any duplicate
+/// of it that arrived while it ran).
+type Flights = std::sync::Mutex<
+    std::collections::HashMap<
+        (SessionId, RequestId),
+        Vec<tokio::sync::mpsc::UnboundedSender<ServerSseMessage>>,
+    >,
+>;
+
+/// One POST's response stream, fed by a call's pump.
+struct Listener(tokio::sync::mpsc::UnboundedReceiver<ServerSseMessage>);
+
+impl futures_core::Stream for Listener {
+    type Item = ServerSseMessage;
+    fn poll_next(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<ServerSseMessage>> {
+        self.0.poll_recv(cx)
+    }
+}
+
+type SseStream =
+    std::pin::Pin<Box<dyn futures_core::Stream<Item = ServerSseMessage> + Send + Sync + 'static>>;
+
+/// Whether `m` is the final answer (result or error) to request `id`.
+fn answers(m: &ServerSseMessage, id: &RequestId) -> bool {
+    match m.message.as_deref() {
+        Some(ServerJsonRpcMessage::Response(r)) => &r.id == id,
+        Some(ServerJsonRpcMessage::Error(e)) => e.id.as_ref() == Some(id),
+        _ => false,
+    }
+}
+
+/// How often a running call checks whether anyone still waits for it.
+const LISTENER_CHECK: Duration = Duration::from_millis(200);
 
 #[derive(Debug, thiserror::Error)]
 enum LimitedError {
@@ -261,6 +310,115 @@ enum LimitedError {
 impl Limited {
     async fn count(&self) -> usize {
         self.inner.sessions.read().await.len()
+    }
+
+    /// A `tools/call` POST. rmcp keys a session's requests by JSON-RPC id,
+    /// so a second POST with an id still running (a client retrying after
+    /// its own timeout) would run the tool again and send one answer to
+    /// the wrong stream. Here the duplicate never reaches rmcp: it listens
+    /// to the running call and gets its answer too. The call's messages
+    /// are pumped to every POST waiting for it; when none is left (the
+    /// client hung up), the call is cancelled as `notifications/cancelled`
+    /// would (so the language server gets `$/cancelRequest`).
+    async fn call_stream(
+        &self,
+        session: &SessionId,
+        id: RequestId,
+        message: ClientJsonRpcMessage,
+    ) -> Result<SseStream, LimitedError> {
+        let key = (session.clone(), id.clone());
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        {
+            let mut flights = self.flights.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(listeners) = flights.get_mut(&key) {
+                tracing::debug!(%id, "a duplicate of a running call: answered with its answer");
+                listeners.push(tx);
+                return Ok(Box::pin(Listener(rx)));
+            }
+            flights.insert(key.clone(), vec![tx]);
+        }
+        let stream = match self.inner.create_stream(session, message).await {
+            Ok(s) => s,
+            Err(e) => {
+                self.flights
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .remove(&key);
+                return Err(e.into());
+            }
+        };
+        tokio::spawn(pump(
+            Box::pin(stream),
+            key,
+            self.flights.clone(),
+            self.inner.clone(),
+        ));
+        Ok(Box::pin(Listener(rx)))
+    }
+}
+
+/// Feed one call's messages to its listeners until its answer went out,
+/// the session ended, or no listener is left (then cancel the call).
+async fn pump(
+    mut stream: SseStream,
+    key: (SessionId, RequestId),
+    flights: Arc<Flights>,
+    sessions: Arc<LocalSessionManager>,
+) {
+    use std::future::poll_fn;
+    let mut check = tokio::time::interval(LISTENER_CHECK);
+    check.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+    let forget = || {
+        flights
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&key);
+    };
+    loop {
+        let next = tokio::select! {
+            m = poll_fn(|cx| stream.as_mut().poll_next(cx)) => m,
+            _ = check.tick() => {
+                let gone = flights
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .get_mut(&key)
+                    .is_none_or(|l| {
+                        l.retain(|t| !t.is_closed());
+                        l.is_empty()
+                    });
+                if gone {
+                    break;
+                }
+                continue;
+            }
+        };
+        let Some(m) = next else {
+            // The session ended.
+            forget();
+            return;
+        };
+        let last = answers(&m, &key.1);
+        let mut flights = flights.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(listeners) = flights.get_mut(&key) {
+            listeners.retain(|t| t.send(m.clone()).is_ok());
+        }
+        if last {
+            flights.remove(&key);
+            return;
+        }
+    }
+    // Nobody waits for the answer any more: cancel the call.
+    forget();
+    tracing::debug!(id = %key.1, "every request for a call hung up: cancelling it");
+    let cancel = serde_json::json!({
+        "jsonrpc": "2.0",
+        "method": "notifications/cancelled",
+        "params": {"requestId": key.1, "reason": "the HTTP client hung up"},
+    });
+    if let Ok(cancel) = serde_json::from_value::<ClientJsonRpcMessage>(cancel)
+        && let Err(e) = sessions.accept_message(&key.0, cancel).await
+    {
+        tracing::debug!("the cancel did not reach the session: {e}");
     }
 }
 
@@ -297,7 +455,14 @@ impl SessionManager for Limited {
         impl futures_core::Stream<Item = ServerSseMessage> + Send + Sync + 'static,
         Self::Error,
     > {
-        Ok(self.inner.create_stream(id, message).await?)
+        if let ClientJsonRpcMessage::Request(r) = &message
+            && matches!(r.request, ClientRequest::CallToolRequest(_))
+        {
+            let call = r.id.clone();
+            return self.call_stream(id, call, message).await;
+        }
+        let s: SseStream = Box::pin(self.inner.create_stream(id, message).await?);
+        Ok(s)
     }
     async fn accept_message(
         &self,
@@ -421,6 +586,17 @@ impl HttpServer {
         opts: Options,
         http: HttpOptions,
     ) -> Result<HttpServer, ServeError> {
+        HttpServer::start_routed(engine, opts, http, Route::InProcess(None)).await
+    }
+
+    /// [`HttpServer::start`], each session answered as `route` says: the
+    /// daemon (each session its own client session), or `engine`.
+    pub async fn start_routed(
+        engine: Engine,
+        opts: Options,
+        http: HttpOptions,
+        route: Route,
+    ) -> Result<HttpServer, ServeError> {
         let ip = http.addr.ip();
         if !ip.is_loopback() && !http.allow_remote {
             return Err(ServeError::Config(format!(
@@ -465,13 +641,20 @@ impl HttpServer {
         let mut local = LocalSessionManager::default();
         local.session_config.keep_alive = Some(http.session_idle);
         let sessions = Arc::new(Limited {
-            inner: local,
+            inner: Arc::new(local),
             max: http.max_sessions.max(1),
             creating: tokio::sync::Mutex::new(()),
+            flights: Arc::default(),
         });
+        let backends = daemon::session_backends(route, &engine);
         let prototype = ScryMcp::new(engine.clone(), opts);
         let service = StreamableHttpService::new(
-            move || Ok(prototype.new_session()),
+            move || {
+                Ok(match &backends {
+                    Some(b) => prototype.new_session_with(Some(b())),
+                    None => prototype.new_session(),
+                })
+            },
             sessions.clone(),
             config,
         );
@@ -587,10 +770,22 @@ pub async fn serve_http(
     http: HttpOptions,
     ready: impl FnOnce(&HttpServer),
 ) -> Result<(), ServeError> {
+    serve_http_with(root, opts, http, Route::InProcess(None), ready).await
+}
+
+/// [`serve_http`] answered as `route` says (`scry mcp --http` passes the
+/// daemon unless opted out, like stdio).
+pub async fn serve_http_with(
+    root: &Path,
+    opts: Options,
+    http: HttpOptions,
+    route: Route,
+    ready: impl FnOnce(&HttpServer),
+) -> Result<(), ServeError> {
     let ws =
         scry_workspace::Workspace::open(root).map_err(|e| ServeError::Config(e.to_string()))?;
     let engine = Engine::new(Arc::new(ws));
-    let server = HttpServer::start(engine, opts, http).await?;
+    let server = HttpServer::start_routed(engine, opts, http, route).await?;
     ready(&server);
     wait_for_signal().await;
     server.shutdown().await;

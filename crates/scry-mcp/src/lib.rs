@@ -26,10 +26,10 @@
 //! One [`scry_ops::Engine`] per session: servers start lazily, are shared by
 //! all calls, and are stopped when the client goes away ([`serve`]). Over
 //! HTTP ([`http`], `scry mcp --http`) one engine serves every session, and
-//! its servers stop with the HTTP server. `scry mcp` on stdio instead sends
-//! its questions to the scry daemon by default ([`daemon`], a
-//! [`Backend`]): every session on the machine then shares one set of
-//! servers per workspace; the session's own engine only validates.
+//! its servers stop with the HTTP server. `scry mcp`, on stdio and over
+//! HTTP, instead sends its questions to the scry daemon by default
+//! ([`daemon`], a [`Backend`]): every session on the machine then shares one
+//! set of servers per workspace; the session's own engine only validates.
 
 use std::path::Path;
 use std::sync::Arc;

@@ -233,11 +233,17 @@ impl ScryMcp {
     /// engine, tools and limit of calls running at once, its own replay
     /// map, journal and nonce.
     pub fn new_session(&self) -> ScryMcp {
+        self.new_session_with(self.inner.backend.clone())
+    }
+
+    /// [`ScryMcp::new_session`] answered by `backend` (the session's own
+    /// daemon connection).
+    pub fn new_session_with(&self, backend: Option<Arc<dyn Backend>>) -> ScryMcp {
         let i = &self.inner;
         ScryMcp {
             inner: Arc::new(Inner {
                 engine: i.engine.clone(),
-                backend: i.backend.clone(),
+                backend,
                 opts: i.opts.clone(),
                 languages: i.languages.clone(),
                 tools: i.tools.clone(),

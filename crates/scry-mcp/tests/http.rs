@@ -320,3 +320,176 @@ async fn rmcp_client_calls_tools_like_stdio() {
 fn server_for_stdio(ws: &Ws) -> scry_mcp::ScryMcp {
     server(ws, false)
 }
+
+// ------------------------------------------- duplicates and hang-ups over HTTP
+
+/// One POST to `/mcp` read to its end: the head (lower-cased) and the
+/// JSON-RPC messages of its body (plain JSON or SSE `data:` lines).
+async fn exchange(
+    server: &HttpServer,
+    token: &str,
+    session: Option<&str>,
+    body: &serde_json::Value,
+) -> (String, Vec<serde_json::Value>) {
+    let mut extra = format!("Authorization: Bearer {token}");
+    if let Some(s) = session {
+        extra.push_str(&format!(
+            "\r\nMcp-Session-Id: {s}\r\nMcp-Protocol-Version: 2025-06-18"
+        ));
+    }
+    let body = body.to_string();
+    let mut s = tokio::net::TcpStream::connect(server.local_addr())
+        .await
+        .expect("connect");
+    let req = format!(
+        "{}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        post(server, "/mcp", &extra),
+        body.len()
+    );
+    s.write_all(req.as_bytes()).await.expect("send");
+    let mut got = Vec::new();
+    tokio::time::timeout(Duration::from_secs(60), s.read_to_end(&mut got))
+        .await
+        .expect("the answer in time")
+        .expect("read");
+    let text = String::from_utf8_lossy(&got).to_string();
+    let (head, rest) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    let messages = rest
+        .lines()
+        .filter_map(|l| {
+            let l = l.trim();
+            let l = l.strip_prefix("data:").map(str::trim).unwrap_or(l);
+            serde_json::from_str::<serde_json::Value>(l)
+                .ok()
+                .filter(|v| v.is_object())
+        })
+        .collect();
+    (head.to_ascii_lowercase(), messages)
+}
+
+/// A new MCP session over raw HTTP; its id.
+async fn raw_session(server: &HttpServer, token: &str) -> String {
+    let init: serde_json::Value = serde_json::from_str(INIT).unwrap();
+    let (head, _) = exchange(server, token, None, &init).await;
+    let id = head
+        .lines()
+        .find_map(|l| l.strip_prefix("mcp-session-id:"))
+        .unwrap_or_else(|| panic!("no session id in {head}"))
+        .trim()
+        .to_string();
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let (head, _) = exchange(server, token, Some(&id), &initialized).await;
+    assert!(head.starts_with("http/1.1 202"), "{head}");
+    id
+}
+
+fn definition_call(id: serde_json::Value) -> serde_json::Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+        "name": "lsp", "arguments": {"action": "definition", "path": "a.fake",
+        "symbol": "alpha", "line": 1}}})
+}
+
+/// The answer to `id` among `messages`.
+fn answer_to(messages: &[serde_json::Value], id: &serde_json::Value) -> serde_json::Value {
+    messages
+        .iter()
+        .find(|m| &m["id"] == id && (m.get("result").is_some() || m.get("error").is_some()))
+        .cloned()
+        .unwrap_or_else(|| panic!("no answer to {id} in {messages:?}"))
+}
+
+#[tokio::test]
+async fn a_duplicate_id_in_flight_over_http_runs_once_and_both_posts_are_answered() {
+    let Some(ws) = fake_workspace("http_duplicate", "slow", &[("FAKE_LSP_DELAY_MS", "1500")])
+    else {
+        return;
+    };
+    let (server, token) = start(&ws, http_options(&ws)).await;
+    let server = std::sync::Arc::new(server);
+    let session = raw_session(&server, &token).await;
+    let id = json!("dup");
+    let first = {
+        let (server, token, session, id) =
+            (server.clone(), token.clone(), session.clone(), id.clone());
+        tokio::spawn(async move {
+            exchange(&server, &token, Some(&session), &definition_call(id)).await
+        })
+    };
+    let root = ws.root.clone();
+    until("the first call to reach the server", || {
+        fake_count(&root, "textDocument/definition") == 1
+    })
+    .await;
+    // The client retries the same id while the first is running.
+    let (head_b, b) = exchange(
+        &server,
+        &token,
+        Some(&session),
+        &definition_call(id.clone()),
+    )
+    .await;
+    let (head_a, a) = first.await.unwrap();
+    assert!(head_a.starts_with("http/1.1 200"), "{head_a}");
+    assert!(head_b.starts_with("http/1.1 200"), "{head_b}");
+    let (a, b) = (answer_to(&a, &id), answer_to(&b, &id));
+    assert_eq!(a["result"]["isError"], json!(false), "{a}");
+    assert_eq!(a, b, "both copies get the one answer");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(
+        fake_count(&ws.root, "textDocument/definition"),
+        1,
+        "the tool ran once"
+    );
+    // The id is finished now: a repeat replays it, still without running.
+    let (_, c) = exchange(
+        &server,
+        &token,
+        Some(&session),
+        &definition_call(id.clone()),
+    )
+    .await;
+    assert_eq!(answer_to(&c, &id), a);
+    assert_eq!(fake_count(&ws.root, "textDocument/definition"), 1);
+    std::sync::Arc::into_inner(server)
+        .expect("no other handle")
+        .shutdown()
+        .await;
+}
+
+#[tokio::test]
+async fn a_post_the_client_hangs_up_on_cancels_the_call_at_the_server() {
+    let Some(ws) = fake_workspace("http_hangup", "hang", &[]) else {
+        return;
+    };
+    let (server, token) = start(&ws, http_options(&ws)).await;
+    let session = raw_session(&server, &token).await;
+    let body = definition_call(json!(5)).to_string();
+    let mut s = tokio::net::TcpStream::connect(server.local_addr())
+        .await
+        .unwrap();
+    let extra = format!(
+        "Authorization: Bearer {token}\r\nMcp-Session-Id: {session}\r\nMcp-Protocol-Version: 2025-06-18"
+    );
+    let req = format!(
+        "{}\r\nContent-Length: {}\r\n\r\n{body}",
+        post(&server, "/mcp", &extra),
+        body.len()
+    );
+    s.write_all(req.as_bytes()).await.unwrap();
+    let root = ws.root.clone();
+    until("the request to reach the server", || {
+        fake_count(&root, "textDocument/definition") == 1
+    })
+    .await;
+    drop(s);
+    until("$/cancelRequest at the server", || {
+        fake_count(&root, "$/cancelRequest") == 1
+    })
+    .await;
+    // The session goes on.
+    let status = json!({"jsonrpc": "2.0", "id": 6, "method": "tools/call", "params": {
+        "name": "lsp", "arguments": {"action": "status"}}});
+    let (_, m) = exchange(&server, &token, Some(&session), &status).await;
+    assert_eq!(answer_to(&m, &json!(6))["result"]["isError"], json!(false));
+    server.shutdown().await;
+}

@@ -532,7 +532,7 @@ struct McpCli {
     #[arg(long = "allow-host", value_name = "HOST", requires = "allow_remote")]
     allow_host: Vec<String>,
     /// Answer in this process instead of through the shared scry daemon
-    /// (also `SCRY_NO_DAEMON=1`; `--http` always answers in-process).
+    /// (also `SCRY_NO_DAEMON=1`; stdio and `--http` alike).
     #[arg(long = "no-daemon")]
     no_daemon: bool,
     /// With --http: most MCP sessions at once.
@@ -591,14 +591,19 @@ fn mcp_main() -> ExitCode {
                 max_sessions: cli.max_sessions,
                 ..Default::default()
             };
-            runtime.block_on(scry_mcp::serve_http(&root, opts, http, |s| {
-                eprintln!(
-                    "scry mcp: serving {} over Streamable HTTP (workspace {}); send `Authorization: Bearer <token>` with the token in {}",
-                    s.url(),
-                    root.display(),
-                    s.token_file().display()
-                );
-            }))
+            runtime.block_on(async {
+                let opted_out = cli.no_daemon || scry_daemon::paths::opted_out();
+                let route = scry_mcp::daemon::Route::choose(root.clone(), opted_out).await;
+                scry_mcp::http::serve_http_with(&root, opts, http, route, |s| {
+                    eprintln!(
+                        "scry mcp: serving {} over Streamable HTTP (workspace {}); send `Authorization: Bearer <token>` with the token in {}",
+                        s.url(),
+                        root.display(),
+                        s.token_file().display()
+                    );
+                })
+                .await
+            })
         }
         None => runtime.block_on(async {
             let backend: Option<Arc<dyn scry_mcp::Backend>> =
