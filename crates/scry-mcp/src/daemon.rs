@@ -142,10 +142,7 @@ impl Backend for InProcess {
             if let Ok(answer) = &mut r
                 && answer.action == Action::Status
             {
-                answer.notes.push(format!(
-                    "scry daemon: not used ({}); this call ran in-process",
-                    self.why
-                ));
+                answer.notes.push(scry_daemon::not_used_note(&self.why));
             }
             r
         })

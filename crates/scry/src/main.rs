@@ -284,9 +284,7 @@ async fn run(
     if let (Some(why), Ok(answer)) = (&unavailable, &mut result)
         && answer.action == Action::Status
     {
-        answer.notes.push(format!(
-            "scry daemon: not used ({why}); this call ran in-process"
-        ));
+        answer.notes.push(scry_daemon::not_used_note(why));
     }
     // Stop the servers before printing nothing else; bounded.
     let _ = tokio::time::timeout(Duration::from_secs(5), engine.shutdown()).await;
