@@ -21,13 +21,13 @@ pub mod server;
 
 use scry_workspace::Workspace;
 
-/// What the servers of `ws` are doing that a question waits for (servers
 /// The note a `status` answer carries when the daemon could not be used
 /// and the call ran in this process (CLI and MCP alike).
 pub fn not_used_note(why: &str) -> String {
     format!("scry daemon: not used ({why}); this call ran in-process")
 }
 
+/// What the servers of `ws` are doing that a question waits for (servers
 /// starting, indexing progress), as one line, or `None`.
 pub fn waiting_line(ws: &Workspace) -> Option<String> {
     let mut parts = Vec::new();
