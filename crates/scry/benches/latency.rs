@@ -12,6 +12,11 @@
 //!   call is `engine.run(&query)` plus `scry_render::render_text` of the answer,
 //!   once by symbol name and once by explicit line + column.
 //!
+//! * **MCP hop**: the line+col references question straight against the
+//!   same as an `lsp` tools/call through `scry_mcp::serve` over an in-process
+//!   pipe, then the hop's parts alone (pipe, ping, a refused call, a timer's
+//!   first tick, the reply's JSON).
+//!
 //! Both servers run at the same time, each on its own copy of the fixture, and
 //! the measurements are interleaved in rounds (raw block, scry block, ...) so
 //! that noise from the rest of the machine hits both sides alike. Only warm
