@@ -12,6 +12,11 @@
 //!   call is `engine.run(&query)` plus `scry_render::render_text` of the answer,
 //!   once by symbol name and once by explicit line + column.
 //!
+//! * **MCP hop**: the line+col references question straight against the
+//!   same as an `lsp` tools/call through `scry_mcp::serve` over an in-process
+//!   pipe, then the hop's parts alone (pipe, ping, a refused call, a timer's
+//!   first tick, the reply's JSON).
+//!
 //! Both servers run at the same time, each on its own copy of the fixture, and
 //! the measurements are interleaved in rounds (raw block, scry block, ...) so
 //! that noise from the rest of the machine hits both sides alike. Only warm
@@ -477,11 +482,18 @@ async fn bench_server(def: &ServerDef, iters: usize, expected: &Value) -> Option
         ws.running().iter().any(scry_workspace::watch::listens)
     );
 
-    let (direct, mcp) = mcp_hop(&engine, &q_refs_pos, &opts).await;
+    let (direct, mcp, parts) = mcp_hop(&engine, &q_refs_pos, &opts).await;
     println!(
         "{}: references line+col, median ms: Engine::run + render_text {direct:.4}; the same \
          through MCP (scry_mcp::serve over an in-process pipe, one JSON line each way) {mcp:.4}",
         def.name
+    );
+    println!(
+        "{}: MCP hop parts alone (median ms): the pipe (a line to an echo task and back) {:.4}; \
+         ping through scry_mcp::serve {:.4}; a tools/call refused by validation {:.4}; \
+         a tokio interval's first tick {:.4}; the reply's JSON (render_text + render_json, \
+         serialized and parsed) {:.4}",
+        def.name, parts.pipe, parts.ping, parts.refused, parts.timer, parts.json
     );
 
     engine.shutdown().await;
@@ -501,45 +513,26 @@ async fn bench_server(def: &ServerDef, iters: usize, expected: &Value) -> Option
     )
 }
 
-/// The MCP hop: `q` (a position question) asked straight (engine + text
-/// rendering) and as an `lsp` tools/call over `scry_mcp::serve` on an
-/// in-process duplex pipe, 200 times each, interleaved; medians in ms.
-async fn mcp_hop(engine: &Engine, q: &Query, opts: &RenderOptions) -> (f64, f64) {
-    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-    let (ours, theirs) = tokio::io::duplex(1 << 20);
-    let (sr, sw) = tokio::io::split(theirs);
-    let server = scry_mcp::ScryMcp::new(engine.clone(), scry_mcp::Options::default());
-    let serving = tokio::spawn(scry_mcp::serve(server, sr, sw));
-    let (read, mut write) = tokio::io::split(ours);
-    let mut lines = BufReader::new(read).lines();
-    let mut rpc = async |v: Value, wait: bool| -> Option<Value> {
-        let mut line = serde_json::to_string(&v).unwrap();
-        line.push('\n');
-        write.write_all(line.as_bytes()).await.unwrap();
-        write.flush().await.unwrap();
-        if !wait {
-            return None;
+/// Median milliseconds of 200 runs of an expression (which may borrow
+/// mutably, unlike [`median_of`]'s closure).
+macro_rules! timed_200 {
+    ($e:expr) => {{
+        let mut times = Vec::with_capacity(200);
+        for _ in 0..200 {
+            let t = Instant::now();
+            std::hint::black_box($e);
+            times.push(t.elapsed());
         }
-        loop {
-            let l = lines.next_line().await.unwrap().expect("MCP reply");
-            let m: Value = serde_json::from_str(&l).unwrap();
-            if m.get("id") == v.get("id") && m.get("method").is_none() {
-                return Some(m);
-            }
-        }
-    };
-    rpc(
-        json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {},
-            "clientInfo": {"name": "bench", "version": "0"}}}),
-        true,
-    )
-    .await;
-    rpc(
-        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
-        false,
-    )
-    .await;
+        stats(&times).median
+    }};
+}
+
+/// The MCP hop, medians in ms: `q` (a position question) asked straight
+/// (engine + text rendering) and as an `lsp` tools/call over
+/// `scry_mcp::serve` on an in-process duplex pipe, 200 times each,
+/// interleaved; then the hop's parts alone (see [`McpParts`]).
+async fn mcp_hop(engine: &Engine, q: &Query, opts: &RenderOptions) -> (f64, f64, McpParts) {
+    let mut client = McpClient::start(engine).await;
     let args = json!({
         "action": q.action.name(),
         "path": q.path.as_ref().unwrap().to_string_lossy(),
@@ -547,19 +540,181 @@ async fn mcp_hop(engine: &Engine, q: &Query, opts: &RenderOptions) -> (f64, f64)
     });
     let mut direct = Vec::new();
     let mut mcp = Vec::new();
-    for i in 0..200u64 {
+    for _ in 0..200 {
         let t = Instant::now();
         std::hint::black_box(scry_call(engine, q, opts).await);
         direct.push(t.elapsed());
-        let call = json!({"jsonrpc": "2.0", "id": i + 1, "method": "tools/call",
-                          "params": {"name": "lsp", "arguments": args}});
         let t = Instant::now();
-        let r = rpc(call, true).await.unwrap();
+        let r = client
+            .call("tools/call", json!({"name": "lsp", "arguments": args}))
+            .await;
         mcp.push(t.elapsed());
         assert!(r["result"]["isError"] != json!(true), "{r}");
     }
-    serving.abort();
-    (stats(&direct).median, stats(&mcp).median)
+
+    // The parts alone.
+    let line = format!(
+        "{}\n",
+        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+               "params": {"name": "lsp", "arguments": args}})
+    );
+    let pipe = {
+        let (ours, theirs) = tokio::io::duplex(PIPE_BYTES);
+        let echo = tokio::spawn(async move {
+            use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+            let (r, mut w) = tokio::io::split(theirs);
+            let mut lines = BufReader::new(r).lines();
+            while let Ok(Some(mut l)) = lines.next_line().await {
+                l.push('\n');
+                w.write_all(l.as_bytes()).await.unwrap();
+                w.flush().await.unwrap();
+            }
+        });
+        let mut c = LineClient::new(ours);
+        let t = timed_200!(c.round_trip(&line).await);
+        echo.abort();
+        t
+    };
+    let ping = timed_200!(client.call("ping", json!({})).await);
+    let mut refused_args = args.clone();
+    refused_args["line"] = json!(0);
+    let refused = timed_200!({
+        let r = client
+            .call(
+                "tools/call",
+                json!({"name": "lsp", "arguments": refused_args}),
+            )
+            .await;
+        assert!(r["result"]["isError"] == json!(true), "{r}");
+    });
+    let timer = median_of(200, || async {
+        let mut tick = tokio::time::interval(Duration::from_millis(500));
+        tick.tick().await;
+    })
+    .await;
+    let (_, answer) = scry_call(engine, q, opts).await;
+    let root = engine.workspace().root();
+    let json_part = median_of(200, || async {
+        let text = render_text(&answer, root, opts);
+        let reply = json!({"jsonrpc": "2.0", "id": 1, "result": {
+            "content": [{"type": "text", "text": text}],
+            "structuredContent": scry_render::render_json(&answer, root, opts),
+            "isError": false}});
+        let line = serde_json::to_string(&reply).unwrap();
+        serde_json::from_str::<Value>(&line).unwrap()
+    })
+    .await;
+    client.stop();
+    let parts = McpParts {
+        pipe,
+        ping,
+        refused,
+        timer,
+        json: json_part,
+    };
+    (stats(&direct).median, stats(&mcp).median, parts)
+}
+
+/// The MCP hop's parts alone, medians in ms of 200 each.
+struct McpParts {
+    /// The bench's pipe: one line out to an echo task and back.
+    pipe: f64,
+    /// A `ping` through `scry_mcp::serve` (rmcp's loop and our transport,
+    /// no tool).
+    ping: f64,
+    /// A tools/call refused by validation (`line: 0`): the tool handler
+    /// without the engine.
+    refused: f64,
+    /// A tokio `interval` created and its first tick awaited.
+    timer: f64,
+    /// The reply's JSON: render_text + render_json, serialized and parsed.
+    json: f64,
+}
+
+/// The duplex pipe's buffer, each way.
+const PIPE_BYTES: usize = 1 << 20;
+
+/// The client end of a newline-delimited JSON pipe.
+struct LineClient {
+    lines: tokio::io::Lines<tokio::io::BufReader<tokio::io::ReadHalf<tokio::io::DuplexStream>>>,
+    write: tokio::io::WriteHalf<tokio::io::DuplexStream>,
+}
+
+impl LineClient {
+    fn new(pipe: tokio::io::DuplexStream) -> LineClient {
+        use tokio::io::AsyncBufReadExt;
+        let (read, write) = tokio::io::split(pipe);
+        LineClient {
+            lines: tokio::io::BufReader::new(read).lines(),
+            write,
+        }
+    }
+
+    async fn send(&mut self, line: &str) {
+        use tokio::io::AsyncWriteExt;
+        self.write.write_all(line.as_bytes()).await.unwrap();
+        self.write.flush().await.unwrap();
+    }
+
+    async fn recv(&mut self) -> String {
+        self.lines.next_line().await.unwrap().expect("a reply line")
+    }
+
+    async fn round_trip(&mut self, line: &str) -> String {
+        self.send(line).await;
+        self.recv().await
+    }
+}
+
+/// An MCP client over `scry_mcp::serve` on an in-process pipe, initialized.
+struct McpClient {
+    pipe: LineClient,
+    serving: tokio::task::JoinHandle<Result<(), scry_mcp::ServeError>>,
+    next_id: u64,
+}
+
+impl McpClient {
+    async fn start(engine: &Engine) -> McpClient {
+        let (ours, theirs) = tokio::io::duplex(PIPE_BYTES);
+        let (sr, sw) = tokio::io::split(theirs);
+        let server = scry_mcp::ScryMcp::new(engine.clone(), scry_mcp::Options::default());
+        let serving = tokio::spawn(scry_mcp::serve(server, sr, sw));
+        let mut c = McpClient {
+            pipe: LineClient::new(ours),
+            serving,
+            next_id: 0,
+        };
+        c.call(
+            "initialize",
+            json!({"protocolVersion": "2025-06-18", "capabilities": {},
+                   "clientInfo": {"name": "bench", "version": "0"}}),
+        )
+        .await;
+        c.pipe
+            .send("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n")
+            .await;
+        c
+    }
+
+    /// One request and its response (notifications before it are skipped).
+    async fn call(&mut self, method: &str, params: Value) -> Value {
+        self.next_id += 1;
+        let id = json!(self.next_id);
+        let mut line =
+            json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string();
+        line.push('\n');
+        self.pipe.send(&line).await;
+        loop {
+            let m: Value = serde_json::from_str(&self.pipe.recv().await).unwrap();
+            if m.get("id") == Some(&id) && m.get("method").is_none() {
+                return m;
+            }
+        }
+    }
+
+    fn stop(self) {
+        self.serving.abort();
+    }
 }
 
 /// Median milliseconds of `n` runs of `f`.
