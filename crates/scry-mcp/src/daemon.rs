@@ -102,6 +102,15 @@ pub enum Route {
 }
 
 impl Route {
+    /// The backend of one session (`None`: `engine` itself answers).
+    pub fn backend(self, engine: &Engine) -> Option<Arc<dyn Backend>> {
+        match self {
+            Route::Daemon(b) => Some(Arc::new(*b)),
+            Route::InProcess(Some(why)) => Some(Arc::new(InProcess::new(engine.clone(), why))),
+            Route::InProcess(None) => None,
+        }
+    }
+
     /// The daemon unless `opted_out`; in-process (saying why) when it
     /// cannot be used.
     pub async fn choose(root: PathBuf, opted_out: bool) -> Route {
@@ -160,10 +169,9 @@ pub(crate) fn session_backends(
 ) -> Option<Arc<dyn Fn() -> Arc<dyn Backend> + Send + Sync>> {
     match route {
         Route::Daemon(first) => Some(Arc::new(move || Arc::new(first.new_session()))),
-        Route::InProcess(Some(why)) => {
-            let b: Arc<dyn Backend> = Arc::new(InProcess::new(engine.clone(), why));
+        in_process => {
+            let b = in_process.backend(engine)?;
             Some(Arc::new(move || b.clone()))
         }
-        Route::InProcess(None) => None,
     }
 }

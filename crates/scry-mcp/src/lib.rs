@@ -99,17 +99,19 @@ where
 
 /// `scry mcp`: serve on stdin/stdout for the workspace at `root`.
 pub async fn serve_stdio(root: &Path, opts: Options) -> Result<(), ServeError> {
-    serve_stdio_with(root, opts, None).await
+    serve_stdio_with(root, opts, daemon::Route::InProcess(None)).await
 }
 
-/// [`serve_stdio`] with questions answered by `backend` (the daemon).
+/// [`serve_stdio`] with questions answered as `route` says (the daemon, or
+/// this process saying in `status` why the daemon was not used).
 pub async fn serve_stdio_with(
     root: &Path,
     opts: Options,
-    backend: Option<Arc<dyn Backend>>,
+    route: daemon::Route,
 ) -> Result<(), ServeError> {
     let ws = Workspace::open(root).map_err(|e| ServeError::Config(e.to_string()))?;
     let engine = Engine::new(Arc::new(ws));
+    let backend = route.backend(&engine);
     let server = ScryMcp::with_backend(engine, opts, backend);
     let (stdin, stdout) = rmcp::transport::stdio();
     serve(server, stdin, stdout).await

@@ -574,13 +574,9 @@ fn mcp_main() -> ExitCode {
         read_only: cli.read_only,
         ..Default::default()
     };
-    let result = match &cli.http {
-        Some(addr) => {
-            let addr = match scry_mcp::http::parse_addr(addr) {
-                Ok(a) => a,
-                Err(e) => return usage(&e),
-            };
-            let http = scry_mcp::HttpOptions {
+    let http = match &cli.http {
+        Some(addr) => match scry_mcp::http::parse_addr(addr) {
+            Ok(addr) => Some(scry_mcp::HttpOptions {
                 addr,
                 allow_remote: cli.allow_remote,
                 token_file: cli.token_file.map(|f| cwd_join(&f)),
@@ -588,36 +584,31 @@ fn mcp_main() -> ExitCode {
                 allowed_hosts: cli.allow_host,
                 max_sessions: cli.max_sessions,
                 ..Default::default()
-            };
-            runtime.block_on(async {
-                let opted_out = cli.no_daemon || scry_daemon::paths::opted_out();
-                let route = scry_mcp::daemon::Route::choose(root.clone(), opted_out).await;
-                scry_mcp::http::serve_http_with(&root, opts, http, route, |s| {
-                    eprintln!(
-                        "scry mcp: serving {} over Streamable HTTP (workspace {}); send `Authorization: Bearer <token>` with the token in {}",
-                        s.url(),
-                        root.display(),
-                        s.token_file().display()
-                    );
-                })
-                .await
-            })
-        }
-        None => runtime.block_on(async {
-            let backend: Option<Arc<dyn scry_mcp::Backend>> =
-                if cli.no_daemon || scry_daemon::paths::opted_out() {
-                    None
-                } else {
-                    match scry_mcp::daemon::DaemonBackend::connect(root.clone()).await {
-                        Ok(b) => Some(Arc::new(b)),
-                        Err(why) => {
-                            tracing::warn!("scry daemon not used ({why}); serving in-process");
-                            None
-                        }
-                    }
-                };
-            scry_mcp::serve_stdio_with(&root, opts, backend).await
-        }),
+            }),
+            Err(e) => return usage(&e),
+        },
+        None => None,
+    };
+    // Through the daemon (stdio and HTTP alike) unless opted out; in this
+    // process, saying why in `status`, when it cannot be used.
+    let opted_out = cli.no_daemon || scry_daemon::paths::opted_out();
+    let route = runtime.block_on(scry_mcp::daemon::Route::choose(root.clone(), opted_out));
+    let result = match http {
+        Some(http) => runtime.block_on(scry_mcp::http::serve_http_with(
+            &root,
+            opts,
+            http,
+            route,
+            |s| {
+                eprintln!(
+                    "scry mcp: serving {} over Streamable HTTP (workspace {}); send `Authorization: Bearer <token>` with the token in {}",
+                    s.url(),
+                    root.display(),
+                    s.token_file().display()
+                );
+            },
+        )),
+        None => runtime.block_on(scry_mcp::serve_stdio_with(&root, opts, route)),
     };
     // The stdin reader may still be blocked: do not wait for it.
     runtime.shutdown_timeout(Duration::from_secs(1));

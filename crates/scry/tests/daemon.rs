@@ -609,6 +609,25 @@ impl Drop for Mcp {
 }
 
 #[test]
+fn a_daemon_that_cannot_start_leaves_stdio_mcp_in_process_and_status_says_so() {
+    let env = Env::new(None);
+    // The daemon directory is a file: no daemon can live there.
+    std::fs::write(&env.daemon_dir, "").unwrap();
+    let mut mcp = Mcp::start(&env);
+    mcp.send(
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        "name": "lsp", "arguments": {"action": "status"}}}),
+    );
+    let r = mcp.response(2);
+    assert_eq!(r["result"]["isError"], json!(false), "{r}");
+    let t = r["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(t.contains("scry daemon: not used"), "{t}");
+    assert!(t.contains("ran in-process"), "{t}");
+}
+
+#[test]
 fn two_concurrent_mcp_sessions_share_one_server_process() {
     if !pyright("mcp") {
         return;
