@@ -12,10 +12,11 @@
 mod common;
 
 use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use common::process::{alive, fake_server, kill, wait_until};
 use scry_testkit::mcp_stdio::StdioClient;
 use serde_json::{Value, json};
 
@@ -161,48 +162,6 @@ impl Drop for Env {
             kill(p as u32, "KILL");
         }
     }
-}
-
-fn kill(pid: u32, sig: &str) {
-    let _ = Command::new("kill")
-        .args([&format!("-{sig}"), &pid.to_string()])
-        .stderr(Stdio::null())
-        .status();
-}
-
-fn alive(pid: u32) -> bool {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    !stat.is_empty()
-        && !stat
-            .rsplit_once(") ")
-            .is_some_and(|(_, r)| r.starts_with('Z'))
-}
-
-fn wait_until(what: &str, within: Duration, mut f: impl FnMut() -> bool) {
-    let t = Instant::now();
-    while !f() {
-        assert!(t.elapsed() < within, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
-/// The fake server next to the scry binary (built with the workspace).
-fn fake_server() -> Option<PathBuf> {
-    let p = Path::new(env!("CARGO_BIN_EXE_scry")).with_file_name("scry-fake-lsp");
-    if p.exists() {
-        return Some(p);
-    }
-    if common::servers_required() {
-        panic!(
-            "{} is missing: build the workspace (cargo test --workspace)",
-            p.display()
-        );
-    }
-    eprintln!(
-        "skipping: {} is not built (cargo build -p scry-testkit)",
-        p.display()
-    );
-    None
 }
 
 fn pyright(test: &str) -> bool {

@@ -13,10 +13,11 @@ mod common;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+use common::process::{alive, fake_server, kill, parent, wait_until};
 use serde_json::{Value, json};
 
 struct Env {
@@ -294,42 +295,6 @@ fn text(result: &Value) -> String {
         .to_string()
 }
 
-fn kill(pid: u32, sig: &str) {
-    let _ = Command::new("kill")
-        .args([&format!("-{sig}"), &pid.to_string()])
-        .stderr(Stdio::null())
-        .status();
-}
-
-/// The parent of process `pid`.
-fn parent(pid: u32) -> Option<u32> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    stat.rsplit_once(") ")?.1.split(' ').nth(1)?.parse().ok()
-}
-
-fn wait_until(what: &str, within: Duration, mut f: impl FnMut() -> bool) {
-    let t = Instant::now();
-    while !f() {
-        assert!(t.elapsed() < within, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
-/// The fake server next to the scry binary.
-fn fake_server() -> Option<PathBuf> {
-    let p = Path::new(env!("CARGO_BIN_EXE_scry")).with_file_name("scry-fake-lsp");
-    if p.exists() {
-        return Some(p);
-    }
-    assert!(
-        !common::servers_required(),
-        "{} is missing: build it (cargo build -p scry-testkit --bin scry-fake-lsp)",
-        p.display()
-    );
-    eprintln!("skipping: {} is not built", p.display());
-    None
-}
-
 #[test]
 fn an_http_session_and_a_cli_call_share_one_server_process() {
     let Some(env) = Env::fake(json!({})) else {
@@ -369,11 +334,6 @@ fn an_http_session_and_a_cli_call_share_one_server_process() {
         || clients() == before - 1,
     );
     assert!(alive(server), "the server outlives the session");
-}
-
-fn alive(pid: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .is_ok_and(|s| !s.rsplit_once(") ").is_some_and(|(_, r)| r.starts_with('Z')))
 }
 
 #[test]

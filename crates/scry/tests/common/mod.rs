@@ -7,6 +7,7 @@
 
 #![allow(dead_code)]
 
+pub mod process;
 pub mod suite;
 
 use std::path::{Path, PathBuf};
