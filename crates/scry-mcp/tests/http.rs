@@ -352,19 +352,7 @@ async fn exchange(
         .await
         .expect("the answer in time")
         .expect("read");
-    let text = String::from_utf8_lossy(&got).to_string();
-    let (head, rest) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
-    let messages = rest
-        .lines()
-        .filter_map(|l| {
-            let l = l.trim();
-            let l = l.strip_prefix("data:").map(str::trim).unwrap_or(l);
-            serde_json::from_str::<serde_json::Value>(l)
-                .ok()
-                .filter(|v| v.is_object())
-        })
-        .collect();
-    (head.to_ascii_lowercase(), messages)
+    scry_testkit::mcp_http::answer(&String::from_utf8_lossy(&got))
 }
 
 /// A new MCP session over raw HTTP; its id.

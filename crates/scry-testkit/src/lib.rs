@@ -2,8 +2,9 @@
 //! `test-utils`): where the repository's `fixtures/` are, copying them into
 //! temporary directories, whether a missing tool skips a test or fails it
 //! (`SCRY_REQUIRE_SERVERS=1`), where the fake language server
-//! (`scry-fake-lsp`, this package's binary) was built, JSON clean-ups, and
-//! an MCP client over a child's stdio ([`mcp_stdio`]).
+//! (`scry-fake-lsp`, this package's binary) was built, JSON clean-ups, an
+//! MCP client over a child's stdio ([`mcp_stdio`]), and readers of what
+//! `scry mcp --http` says ([`mcp_http`]).
 //!
 //! Invariants: nothing here writes under the repository (fixtures are only
 //! read and copied), and nothing depends on scry's own crates, so any crate
@@ -15,6 +16,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+pub mod mcp_http;
 pub mod mcp_stdio;
 
 /// The repository's `fixtures/` directory (canonical).

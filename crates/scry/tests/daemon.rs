@@ -16,7 +16,7 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::Duration;
 
-use common::process::{alive, fake_server, kill, wait_until};
+use common::process::{alive, fake_server, kill, scry_in, wait_until};
 use scry_testkit::mcp_stdio::StdioClient;
 use serde_json::{Value, json};
 
@@ -37,7 +37,7 @@ impl Env {
             None => std::fs::create_dir_all(&ws).unwrap(),
         }
         Env {
-            daemon_dir: base.join("d"),
+            daemon_dir: base.join("d"), // where scry_in puts it
             ws,
             base,
             _tmp: tmp,
@@ -45,19 +45,7 @@ impl Env {
     }
 
     fn cmd(&self, args: &[&str]) -> Command {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_scry"));
-        c.args(args)
-            .current_dir(&self.ws)
-            .env("SCRY_DAEMON_DIR", &self.daemon_dir)
-            .env("SCRY_STATE_DIR", self.base.join("state"))
-            .env("SCRY_LOG_DIR", self.base.join("logs"))
-            .env("SCRY_CACHE_DIR", self.base.join("cache"))
-            .env("SCRY_CONFIG", self.base.join("config.json"))
-            .env("SCRY_DAEMON_START_MS", "20000")
-            .env_remove("SCRY_NO_DAEMON")
-            .env_remove("SCRY_LOG")
-            .env_remove("SCRY_TRUST")
-            .stdin(Stdio::null());
+        let c = scry_in(&self.base, &self.ws, args);
         if !self.base.join("config.json").exists() {
             std::fs::write(self.base.join("config.json"), "{}").unwrap();
         }

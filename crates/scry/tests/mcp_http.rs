@@ -59,14 +59,7 @@ fn serves_http_with_a_token_and_stops_on_sigterm() {
         .to_string();
     assert!(line.contains(&token_path.display().to_string()), "{line}");
     assert!(!line.contains(&token), "the token itself is never printed");
-    let url = line
-        .split_whitespace()
-        .find(|w| w.starts_with("http://127.0.0.1:"))
-        .unwrap_or_else(|| panic!("no URL in {line:?}"));
-    let addr = url
-        .trim_start_matches("http://")
-        .trim_end_matches("/mcp")
-        .to_string();
+    let addr = scry_testkit::mcp_http::served_at(&line);
 
     assert_eq!(post(&addr, ""), 401);
     let auth = format!("Authorization: Bearer {token}\r\n");

@@ -17,7 +17,8 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use common::process::{alive, fake_server, kill, parent, wait_until};
+use common::process::{alive, fake_server, kill, parent, scry_in, wait_until};
+use scry_testkit::mcp_http::{self, served_at};
 use serde_json::{Value, json};
 
 struct Env {
@@ -56,20 +57,7 @@ impl Env {
     }
 
     fn cmd(&self, args: &[&str]) -> Command {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_scry"));
-        c.args(args)
-            .current_dir(&self.ws)
-            .env("SCRY_DAEMON_DIR", self.base.join("d"))
-            .env("SCRY_STATE_DIR", self.base.join("state"))
-            .env("SCRY_LOG_DIR", self.base.join("logs"))
-            .env("SCRY_CACHE_DIR", self.base.join("cache"))
-            .env("SCRY_CONFIG", self.base.join("config.json"))
-            .env("SCRY_DAEMON_START_MS", "20000")
-            .env_remove("SCRY_NO_DAEMON")
-            .env_remove("SCRY_LOG")
-            .env_remove("SCRY_TRUST")
-            .stdin(Stdio::null());
-        c
+        scry_in(&self.base, &self.ws, args)
     }
 
     fn scry(&self, args: &[&str]) -> Output {
@@ -131,14 +119,7 @@ impl Env {
             let mut sink = String::new();
             let _ = err.read_to_string(&mut sink);
         });
-        let url = line
-            .split_whitespace()
-            .find(|w| w.starts_with("http://127.0.0.1:"))
-            .unwrap_or_else(|| panic!("no URL in {line:?}"));
-        let addr = url
-            .trim_start_matches("http://")
-            .trim_end_matches("/mcp")
-            .to_string();
+        let addr = served_at(&line);
         let token_file = line.trim().rsplit(' ').next().unwrap();
         let token = std::fs::read_to_string(token_file)
             .unwrap_or_else(|e| panic!("{token_file}: {e} ({line})"))
@@ -242,18 +223,7 @@ impl Http {
         let mut s = self.request(body);
         let mut text = String::new();
         s.read_to_string(&mut text).expect("the whole answer");
-        let (head, rest) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
-        let messages = rest
-            .lines()
-            .filter_map(|l| {
-                let l = l.trim();
-                let l = l.strip_prefix("data:").map(str::trim).unwrap_or(l);
-                serde_json::from_str::<Value>(l)
-                    .ok()
-                    .filter(Value::is_object)
-            })
-            .collect();
-        (head.to_ascii_lowercase(), messages)
+        mcp_http::answer(&text)
     }
 
     /// Call `lsp` with `args`; the answer's `result`.

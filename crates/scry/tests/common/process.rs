@@ -1,10 +1,32 @@
-//! Processes in the daemon and MCP tests: signalling, liveness and
-//! parentage read from `/proc`, waiting with a bound, and the fake server
-//! built beside the `scry` binary.
+//! Processes in the daemon and MCP tests: the `scry` binary run with
+//! every per-user place inside a test's directory, signalling, liveness
+//! and parentage read from `/proc`, waiting with a bound, and the fake
+//! server built beside the `scry` binary.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+
+/// The built `scry` with `args`, run in `ws` with its daemon directory,
+/// state, logs, cache and user config under `base` (`base/d`, `base/state`,
+/// …, `base/config.json`), the daemon allowed (20 s to start) and no
+/// inherited logging or trust; stdin closed.
+pub fn scry_in(base: &Path, ws: &Path, args: &[&str]) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_scry"));
+    c.args(args)
+        .current_dir(ws)
+        .env("SCRY_DAEMON_DIR", base.join("d"))
+        .env("SCRY_STATE_DIR", base.join("state"))
+        .env("SCRY_LOG_DIR", base.join("logs"))
+        .env("SCRY_CACHE_DIR", base.join("cache"))
+        .env("SCRY_CONFIG", base.join("config.json"))
+        .env("SCRY_DAEMON_START_MS", "20000")
+        .env_remove("SCRY_NO_DAEMON")
+        .env_remove("SCRY_LOG")
+        .env_remove("SCRY_TRUST")
+        .stdin(Stdio::null());
+    c
+}
 
 /// Send `sig` (`TERM`, `KILL`, …) to `pid`; a gone process is no error.
 pub fn kill(pid: u32, sig: &str) {
