@@ -235,6 +235,10 @@ pub enum OpError {
     /// its outcome is unknown; the next call starts a new daemon.
     #[error("{0}")]
     DaemonRestarted(Message),
+    /// Another writer (another scry process) held the workspace's writer
+    /// lock past the call's deadline; nothing was changed.
+    #[error("{0}")]
+    Busy(Message),
 }
 
 impl OpError {
@@ -256,6 +260,7 @@ impl OpError {
             OpError::FileChanged(_) => "FILE_CHANGED",
             OpError::WriteFailed(_) => "WRITE_FAILED",
             OpError::DaemonRestarted(_) => "DAEMON_RESTARTED",
+            OpError::Busy(_) => "BUSY",
         }
     }
 
@@ -283,7 +288,8 @@ impl OpError {
             | OpError::EditRejected(m)
             | OpError::FileChanged(m)
             | OpError::WriteFailed(m)
-            | OpError::DaemonRestarted(m) => m.clone(),
+            | OpError::DaemonRestarted(m)
+            | OpError::Busy(m) => m.clone(),
             OpError::WorkspaceRequired => self.to_string().into(),
         }
     }

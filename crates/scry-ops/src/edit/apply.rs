@@ -4,13 +4,19 @@
 //!    if a file changed since the plan was made).
 //! 2. New directories are created; every new content is staged in a temp
 //!    file next to its target (same directory, so the final rename is
-//!    atomic), with the target's permissions, and fsynced.
+//!    atomic), with the target's permissions, and fsynced. A journaled edit
+//!    stages under the names its journal entry recorded before the first
+//!    was created ([`super::journal::temp_path`]), so a crash never strands
+//!    one where recovery would not find it.
 //! 3. The commit renames each temp file over its target (or removes a
 //!    deleted file), then removes directories the edit deletes, then fsyncs
 //!    every directory involved.
 //! 4. If anything fails, every file already committed is restored to its
 //!    before-image (the same way: temp file + rename), staged temp files and
 //!    created directories are removed, removed directories come back.
+//!
+//! The test hook [`super::crash`] can SIGKILL the process after each staged
+//! file (`after-stage-N`) and each replace (`after-replace-N`).
 
 use std::collections::BTreeSet;
 use std::fs::{File, OpenOptions};
@@ -47,10 +53,14 @@ fn fsync_dir(dir: &Path) {
     }
 }
 
-/// Write `image` to a new temp file beside `target`, fsynced, with the
-/// image's permissions. Returns the temp path.
-fn stage(target: &Path, image: &FileImage) -> std::io::Result<PathBuf> {
-    let tmp = temp_path(target);
+/// Write `image` to the new temp file `tmp`, fsynced, with the image's
+/// permissions (a file left there by a dead writer is replaced, never
+/// followed). Returns the temp path.
+fn stage(tmp: &Path, image: &FileImage) -> std::io::Result<PathBuf> {
+    let tmp = tmp.to_path_buf();
+    if tmp.symlink_metadata().is_ok_and(|m| !m.is_dir()) {
+        std::fs::remove_file(&tmp)?;
+    }
     let mut opts = OpenOptions::new();
     opts.write(true).create_new(true);
     #[cfg(unix)]
@@ -138,15 +148,15 @@ struct Done {
     dirs_removed: Vec<PathBuf>,
 }
 
-/// Restore one path to `image` (absent or content).
-fn restore(path: &Path, image: &Option<FileImage>) -> std::io::Result<()> {
+/// Restore one path to `image` (absent or content), staging under `tmp`.
+fn restore(path: &Path, image: &Option<FileImage>, tmp: &Path) -> std::io::Result<()> {
     match image {
         None => match std::fs::remove_file(path) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
             _ => Ok(()),
         },
         Some(img) => {
-            let tmp = stage(path, img)?;
+            let tmp = stage(tmp, img)?;
             std::fs::rename(&tmp, path).inspect_err(|_| {
                 let _ = std::fs::remove_file(&tmp);
             })
@@ -154,14 +164,14 @@ fn restore(path: &Path, image: &Option<FileImage>) -> std::io::Result<()> {
     }
 }
 
-fn rollback(changes: &[FileChange], done: &Done) -> Vec<Message> {
+fn rollback(changes: &[FileChange], temps: &[PathBuf], done: &Done) -> Vec<Message> {
     let mut failed = Vec::new();
     for d in &done.dirs_removed {
         let _ = std::fs::create_dir(d);
     }
     for &k in done.committed.iter().rev() {
         let c = &changes[k];
-        if let Err(e) = restore(&c.path, &c.before) {
+        if let Err(e) = restore(&c.path, &c.before, &temps[k]) {
             failed.push(msg!(path(&c.path), ": ", foreign(e)));
         }
     }
@@ -190,6 +200,20 @@ fn rollback(changes: &[FileChange], done: &Done) -> Vec<Message> {
 /// edit remains on disk — or, if even the restore failed, the error names
 /// the files that could not be restored.
 pub fn commit(plan: &EditPlan, opts: &WriteOptions) -> Result<(), OpError> {
+    commit_staged(plan, opts, None)
+}
+
+/// [`commit`], staging `plan.changes[i]` in `temps[i]` when given (the
+/// names a journal entry recorded), else in a fresh name beside it.
+pub fn commit_staged(
+    plan: &EditPlan,
+    opts: &WriteOptions,
+    temps: Option<&[PathBuf]>,
+) -> Result<(), OpError> {
+    let temps: Vec<PathBuf> = match temps {
+        Some(t) if t.len() == plan.changes.len() => t.to_vec(),
+        _ => plan.changes.iter().map(|c| temp_path(&c.path)).collect(),
+    };
     // 1. Still as planned?
     for c in &plan.changes {
         if !disk_matches(&c.path, &c.before) {
@@ -201,7 +225,7 @@ pub fn commit(plan: &EditPlan, opts: &WriteOptions) -> Result<(), OpError> {
     }
     let mut done = Done::default();
     let fail = |what: Message, done: &Done| {
-        let failed = rollback(&plan.changes, done);
+        let failed = rollback(&plan.changes, &temps, done);
         if failed.is_empty() {
             OpError::WriteFailed(msg!(
                 message(what),
@@ -233,12 +257,15 @@ pub fn commit(plan: &EditPlan, opts: &WriteOptions) -> Result<(), OpError> {
         }
         done.dirs_created.push(d.clone());
     }
-    for c in &plan.changes {
+    for (k, c) in plan.changes.iter().enumerate() {
         match &c.after {
             Some(img) => {
                 // A changed file keeps its permissions (the plan carries them).
-                match stage(&c.path, img) {
-                    Ok(t) => done.staged.push(Some(t)),
+                match stage(&temps[k], img) {
+                    Ok(t) => {
+                        done.staged.push(Some(t));
+                        super::crash::point_n("after-stage", k + 1);
+                    }
                     Err(e) => {
                         return Err(fail(
                             msg!("cannot write ", path(&c.path), ": ", foreign(e)),
@@ -268,6 +295,7 @@ pub fn commit(plan: &EditPlan, opts: &WriteOptions) -> Result<(), OpError> {
             Ok(()) => {
                 done.committed.push(k);
                 done.staged[k] = None;
+                super::crash::point_n("after-replace", k + 1);
             }
             Err(e) => {
                 return Err(fail(

@@ -1,13 +1,18 @@
-//! A bounded journal of the edits scry applied, with their before-images:
-//! for `undo`, and so that a retried call (same idempotency key) never
-//! applies an edit twice.
+//! A bounded, write-ahead journal of the edits scry applies, with their
+//! before-images: for `undo`, for idempotent retries (same key, never
+//! applied twice), and for recovery after a writer died mid-edit.
 //!
-//! Layout: `<base>/<workspace-hash>/<seq>-<id>/` holding `manifest.json`
-//! and one `<n>.before` file per path that existed before the edit. The
-//! entry is written *before* the commit (state `pending`), marked `applied`
-//! after it, removed if the commit failed and was rolled back. At most
-//! [`MAX_ENTRIES`] entries and about [`MAX_BYTES`] of before-images are kept
-//! per workspace; the oldest go first.
+//! Layout: `<base>/<workspace key>/<seq>-<id>/` holding `manifest.json`
+//! and one `<n>.before` file per path that existed before the edit; the
+//! writer lock `<base>/<workspace key>.lock` beside it ([`super::lock`]).
+//! The workspace key ([`workspace_key`]) is the root's last component and
+//! a hash of the canonical root. The entry is written *before* the commit
+//! (state `pending`), marked `applied` after it, removed if the commit
+//! failed and was rolled back in-process, marked `rolled_back` by
+//! [`Journal::recover`]. An `undo` is journaled the same way (an entry with
+//! `reverts` set, removed once the reverted entry is marked `undone`). At
+//! most [`MAX_ENTRIES`] entries and about [`MAX_BYTES`] of before-images
+//! are kept per workspace; the oldest go first.
 //!
 //! Write-ahead invariants:
 //! * [`Journal::begin`] returns only when the before-images and the
@@ -15,16 +20,33 @@
 //!   the directories above it up to the base. It fails (and the caller
 //!   refuses the edit) otherwise, removing what it had written: a partial
 //!   entry never stays behind.
-//! * An entry is counted only through a readable manifest; a directory
-//!   without one (a crash mid-`begin`) is never an entry and is removed by
-//!   a later `begin` once older than [`STALE_PARTIAL`].
-//! * A `pending` entry whose files all hold their after-images (the commit
-//!   finished but marking it `applied` failed) is still undoable.
+//! * The staged temporary file of `files[i]` has a name that is a function
+//!   of the entry ([`temp_path`]: id, index, target), so it is recorded in
+//!   the manifest before it is created, next to its target (the rename
+//!   into place stays atomic in one directory): recovery always finds it.
+//! * An entry is counted only through a readable manifest in a directory
+//!   named `<seq>-<id>` after it; a directory without one (a crash
+//!   mid-`begin`) is never an entry and is removed by a later `begin` once
+//!   older than [`STALE_PARTIAL`].
+//!
+//! Recovery ([`Journal::recover`], only ever run holding the writer lock,
+//! so a `pending` entry it sees is a dead writer's): an entry whose every
+//! file holds its after-image was written completely (the crash came after
+//! its last replace) and is kept, marked `applied`; any other is rolled
+//! back, never forward: each file holding its after-image gets its
+//! before-image back (content and mode) or, if the edit created it, is
+//! removed; removed directories come back, created ones go (when empty);
+//! every staged temporary file goes; the entry is marked `rolled_back`
+//! (which `undo` and replays ignore). Recovery touches only paths inside
+//! the workspace root (after resolving symlinks) whose content matches a
+//! stamp of the manifest, plus the entry's own temporary names; a file
+//! that holds neither image (changed by someone since) is left alone and
+//! named.
 //!
 //! Base directory: [`scry_workspace::dirs::journal`] (`$SCRY_JOURNAL_DIR`,
 //! else `<state dir>/journal`).
 
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -57,12 +79,39 @@ pub struct Stamp {
 }
 
 impl Stamp {
+    /// Whether `path` holds this state (a regular file of this length,
+    /// mode and hash; never a symlink).
+    pub fn matches(&self, path: &Path) -> bool {
+        let Ok(meta) = path.symlink_metadata() else {
+            return false;
+        };
+        if !meta.is_file() || meta.len() != self.len {
+            return false;
+        }
+        #[cfg(unix)]
+        if let Some(mode) = self.mode {
+            use std::os::unix::fs::PermissionsExt;
+            if meta.permissions().mode() & 0o7777 != mode {
+                return false;
+            }
+        }
+        std::fs::read(path).is_ok_and(|b| content_hash(&b) == self.hash)
+    }
+
     pub fn of(img: &FileImage) -> Stamp {
         Stamp {
             len: img.bytes.len() as u64,
             hash: content_hash(&img.bytes),
             mode: img.mode,
         }
+    }
+}
+
+/// Whether `path` holds `stamp` (`None`: the path does not exist).
+pub fn stamp_matches(path: &Path, stamp: &Option<Stamp>) -> bool {
+    match stamp {
+        None => path.symlink_metadata().is_err(),
+        Some(s) => s.matches(path),
     }
 }
 
@@ -81,6 +130,9 @@ pub enum EntryState {
     Pending,
     Applied,
     Undone,
+    /// A dead writer's entry that recovery rolled back: nothing of it is
+    /// on disk; undo and replays ignore it.
+    RolledBack,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -101,6 +153,9 @@ pub struct Manifest {
     pub files: Vec<JournalFile>,
     pub dirs_created: Vec<PathBuf>,
     pub dirs_removed: Vec<PathBuf>,
+    /// For an `undo`'s own entry: the id of the entry it reverts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reverts: Option<String>,
     /// The answer given when it was applied (replayed for a retry).
     #[serde(default)]
     pub report: Value,
@@ -125,26 +180,143 @@ fn io(e: std::io::Error, what: &str) -> String {
     format!("edit journal: {what}: {e}")
 }
 
+/// The name of workspace `root`'s journal directory and writer lock: its
+/// last component (made safe, at most 40 characters) and a hash of the
+/// whole (canonical) root.
+pub fn workspace_key(root: &Path) -> String {
+    let name = root
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(40)
+        .collect::<String>();
+    let hash = content_hash(root.as_os_str().as_encoded_bytes());
+    format!("{name}-{hash}")
+}
+
+/// The staged temporary file of `files[index]` of entry `id`: beside the
+/// target (one directory, so the rename into place is atomic), hidden, and
+/// named by the entry so recovery always finds it.
+pub fn temp_path(id: &str, index: usize, target: &Path) -> PathBuf {
+    let name = target
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    target.with_file_name(format!(".{name}.scry-{id}-{index}.tmp"))
+}
+
+/// An entry id as [`Journal::begin`] makes them (so it names a directory
+/// and temporary files safely).
+fn valid_id(id: &str) -> bool {
+    !id.is_empty() && id.len() <= 32 && id.bytes().all(|b| b.is_ascii_alphanumeric())
+}
+
+/// What recovery did with one dead writer's entry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Recovered {
+    pub id: String,
+    pub title: String,
+    /// An `undo`'s entry.
+    pub undo: bool,
+    /// Every file held its after-image: the entry was kept (`applied`, or
+    /// for an undo the reverted entry marked `undone`), nothing written.
+    pub completed: bool,
+    /// Files given their before-image back.
+    pub restored: Vec<PathBuf>,
+    /// Files the edit had created, removed.
+    pub removed: Vec<PathBuf>,
+    /// Staged temporary files removed.
+    pub temps_removed: usize,
+    /// Files holding neither image (changed since by someone else): left
+    /// as they are.
+    pub left_alone: Vec<PathBuf>,
+    /// Files that could not be restored, and why.
+    pub failed: Vec<(PathBuf, String)>,
+}
+
+impl Recovered {
+    /// The one-line note the next answer carries.
+    pub fn note(&self, root: &Path) -> String {
+        let rel = |p: &PathBuf| {
+            p.strip_prefix(root)
+                .unwrap_or(p)
+                .to_string_lossy()
+                .into_owned()
+        };
+        let list = |ps: &[PathBuf]| {
+            let mut names: Vec<String> = ps.iter().take(5).map(rel).collect();
+            if ps.len() > 5 {
+                names.push(format!("… {} more", ps.len() - 5));
+            }
+            names.join(", ")
+        };
+        let what = if self.undo {
+            format!("an undo of {}", self.title)
+        } else {
+            format!("the edit {}", self.title)
+        };
+        let mut out = if self.completed {
+            if self.undo {
+                format!(
+                    "recovered: {what} (journal entry {}) was interrupted after it had                      written every file; it is kept, the edit stays undone",
+                    self.id
+                )
+            } else {
+                format!(
+                    "recovered: {what} (journal entry {}) was interrupted after it had                      written every file; it is kept as applied (`undo` reverts it)",
+                    self.id
+                )
+            }
+        } else {
+            let mut parts = vec![format!("{} file(s) restored", self.restored.len())];
+            if !self.removed.is_empty() {
+                parts.push(format!("{} created file(s) removed", self.removed.len()));
+            }
+            parts.push(format!(
+                "{} staged temporary file(s) removed",
+                self.temps_removed
+            ));
+            format!(
+                "recovered: {what} (journal entry {}) was interrupted by the death of its                  writer and rolled back: {}; nothing of it remains",
+                self.id,
+                parts.join(", ")
+            )
+        };
+        if !self.restored.is_empty() && !self.completed {
+            out.push_str(&format!(" (restored: {})", list(&self.restored)));
+        }
+        if !self.left_alone.is_empty() {
+            out.push_str(&format!(
+                "; changed since by someone else, left as they are: {}",
+                list(&self.left_alone)
+            ));
+        }
+        if !self.failed.is_empty() {
+            let f: Vec<String> = self
+                .failed
+                .iter()
+                .take(5)
+                .map(|(p, e)| format!("{}: {e}", rel(p)))
+                .collect();
+            out.push_str(&format!("; NOT restored: {}", f.join("; ")));
+        }
+        out
+    }
+}
+
 impl Journal {
     /// The journal of workspace `root` under `base`.
     pub fn open(base: &Path, root: &Path) -> Journal {
-        let name = root
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default()
-            .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                    c
-                } else {
-                    '_'
-                }
-            })
-            .take(40)
-            .collect::<String>();
-        let hash = content_hash(root.as_os_str().as_encoded_bytes());
         Journal {
-            dir: base.join(format!("{name}-{hash}")),
+            dir: base.join(workspace_key(root)),
             root: root.to_path_buf(),
             fail_after: None,
         }
@@ -160,7 +332,7 @@ impl Journal {
         &self.dir
     }
 
-    fn entries(&self) -> Vec<(PathBuf, Manifest)> {
+    pub(crate) fn entries(&self) -> Vec<(PathBuf, Manifest)> {
         let Ok(rd) = std::fs::read_dir(&self.dir) else {
             return Vec::new();
         };
@@ -170,7 +342,8 @@ impl Journal {
                 let p = e.path();
                 let text = std::fs::read_to_string(p.join("manifest.json")).ok()?;
                 let m: Manifest = serde_json::from_str(&text).ok()?;
-                (m.root == self.root).then_some((p, m))
+                let named = e.file_name().to_str() == Some(&format!("{:012}-{}", m.seq, m.id));
+                (m.root == self.root && valid_id(&m.id) && named).then_some((p, m))
             })
             .collect();
         out.sort_by_key(|(_, m)| m.seq);
@@ -182,7 +355,11 @@ impl Journal {
         self.entries()
             .into_iter()
             .map(|(_, m)| m)
-            .find(|m| m.state != EntryState::Pending && m.key.as_deref() == Some(key))
+            .find(|m| {
+                matches!(m.state, EntryState::Applied | EntryState::Undone)
+                    && m.reverts.is_none()
+                    && m.key.as_deref() == Some(key)
+            })
     }
 
     /// The entry an `undo` with key `key` reverted.
@@ -193,13 +370,32 @@ impl Journal {
             .find(|m| m.undo_key.as_deref() == Some(key))
     }
 
-    /// The most recent applied (not undone) entry; a `pending` one counts
-    /// when `committed` says its edit is on disk (marking it failed).
-    pub fn last_applied(&self, committed: impl Fn(&Manifest) -> bool) -> Option<Manifest> {
-        self.entries().into_iter().rev().map(|(_, m)| m).find(|m| {
-            m.state == EntryState::Applied
-                || (m.state == EntryState::Pending && !m.files.is_empty() && committed(m))
-        })
+    /// The most recent applied (not undone, not rolled back) edit.
+    pub fn last_applied(&self) -> Option<Manifest> {
+        self.entries()
+            .into_iter()
+            .rev()
+            .map(|(_, m)| m)
+            .find(|m| m.state == EntryState::Applied && m.reverts.is_none())
+    }
+
+    /// The staged temporary file of each of `m`'s files ([`temp_path`]).
+    pub fn temps(m: &Manifest) -> Vec<PathBuf> {
+        m.files
+            .iter()
+            .enumerate()
+            .map(|(i, f)| temp_path(&m.id, i, &f.path))
+            .collect()
+    }
+
+    /// The `pending` entries, newest first.
+    pub fn pending(&self) -> Vec<Manifest> {
+        self.entries()
+            .into_iter()
+            .rev()
+            .map(|(_, m)| m)
+            .filter(|m| m.state == EntryState::Pending)
+            .collect()
     }
 
     /// Remove entry directories without a readable manifest older than
@@ -233,8 +429,14 @@ impl Journal {
     pub fn before_image(&self, m: &Manifest, i: usize) -> Option<FileImage> {
         let f = m.files.get(i)?;
         let stamp = f.before.as_ref()?;
-        let bytes = std::fs::read(self.entry_dir(m).join(format!("{i}.before"))).ok()?;
-        (content_hash(&bytes) == stamp.hash).then_some(FileImage {
+        let file = self.entry_dir(m).join(format!("{i}.before"));
+        // A regular file of the recorded length only (never a FIFO's wait).
+        let meta = file.symlink_metadata().ok()?;
+        if !meta.is_file() || meta.len() != stamp.len {
+            return None;
+        }
+        let bytes = std::fs::read(&file).ok()?;
+        (bytes.len() as u64 == stamp.len && content_hash(&bytes) == stamp.hash).then_some(FileImage {
             bytes,
             mode: stamp.mode,
         })
@@ -248,6 +450,7 @@ impl Journal {
         plan: &EditPlan,
         title: &str,
         key: Option<&str>,
+        reverts: Option<&str>,
     ) -> Result<Manifest, String> {
         std::fs::create_dir_all(&self.dir).map_err(|e| {
             io(
@@ -284,6 +487,7 @@ impl Journal {
                 .collect(),
             dirs_created: plan.dirs_created.clone(),
             dirs_removed: plan.dirs_removed.clone(),
+            reverts: reverts.map(str::to_string),
             report: Value::Null,
         };
         let dir = self.entry_dir(&m);
@@ -367,6 +571,198 @@ impl Journal {
             total -= size;
         }
     }
+
+    /// Whether recovery may touch `p`: below the root (not the root), only
+    /// plain components, and its nearest existing ancestor resolves inside
+    /// the root (no symlinked directory out of it).
+    fn confined(&self, p: &Path) -> bool {
+        let Ok(rel) = p.strip_prefix(&self.root) else {
+            return false;
+        };
+        if rel.as_os_str().is_empty() || !rel.components().all(|c| matches!(c, Component::Normal(_)))
+        {
+            return false;
+        }
+        let Ok(root) = self.root.canonicalize() else {
+            return false;
+        };
+        let mut up = p.parent();
+        while let Some(d) = up {
+            if d.symlink_metadata().is_ok() {
+                return d.canonicalize().is_ok_and(|c| c.starts_with(&root));
+            }
+            up = d.parent();
+        }
+        false
+    }
+
+    /// Resolve every `pending` entry (see the module documentation). Call
+    /// it only holding the workspace's writer lock ([`super::lock`]): then
+    /// a pending entry is a dead writer's. An entry with a file that could
+    /// not be restored (an I/O error) stays `pending` and is named in its
+    /// [`Recovered::failed`]; the caller refuses to write on top of it.
+    pub fn recover(&self) -> Vec<Recovered> {
+        self.pending()
+            .into_iter()
+            .map(|m| self.recover_entry(m))
+            .collect()
+    }
+
+    fn recover_entry(&self, mut m: Manifest) -> Recovered {
+        let mut r = Recovered {
+            id: m.id.clone(),
+            title: m.title.clone(),
+            undo: m.reverts.is_some(),
+            completed: false,
+            restored: Vec::new(),
+            removed: Vec::new(),
+            temps_removed: 0,
+            left_alone: Vec::new(),
+            failed: Vec::new(),
+        };
+        let ok: Vec<bool> = m.files.iter().map(|f| self.confined(&f.path)).collect();
+        for (f, ok) in m.files.iter().zip(&ok) {
+            if !ok {
+                r.failed.push((f.path.clone(), "outside the workspace; not touched".into()));
+            }
+        }
+        let completed = !m.files.is_empty()
+            && ok.iter().all(|o| *o)
+            && m.files.iter().all(|f| stamp_matches(&f.path, &f.after));
+        // 1. Staged temporary files (their names are the entry's).
+        for (i, f) in m.files.iter().enumerate() {
+            if !ok[i] {
+                continue;
+            }
+            let t = temp_path(&m.id, i, &f.path);
+            if t.symlink_metadata().is_ok_and(|md| !md.is_dir()) && std::fs::remove_file(&t).is_ok()
+            {
+                r.temps_removed += 1;
+            }
+        }
+        if completed {
+            r.completed = true;
+            match m.reverts.clone() {
+                Some(orig) => {
+                    if let Some((_, mut o)) = self.entries().into_iter().find(|(_, o)| o.id == orig)
+                        && o.state == EntryState::Applied
+                    {
+                        o.state = EntryState::Undone;
+                        if let Err(e) = self.save(&o) {
+                            r.failed.push((self.entry_dir(&o), e));
+                            return r;
+                        }
+                    }
+                    self.discard(&m);
+                }
+                None => {
+                    m.state = EntryState::Applied;
+                    if let Err(e) = self.save(&m) {
+                        r.failed.push((self.entry_dir(&m), e));
+                    }
+                }
+            }
+            return r;
+        }
+        // 2. Roll back: removed directories first (files go back into them).
+        for d in &m.dirs_removed {
+            if self.confined(d) && d.symlink_metadata().is_err() {
+                let _ = std::fs::create_dir(d);
+            }
+        }
+        let mut io_failed = false;
+        for i in (0..m.files.len()).rev() {
+            let f = &m.files[i];
+            if !ok[i] || stamp_matches(&f.path, &f.before) {
+                continue;
+            }
+            if !stamp_matches(&f.path, &f.after) {
+                r.left_alone.push(f.path.clone());
+                continue;
+            }
+            match &f.before {
+                None => match std::fs::remove_file(&f.path) {
+                    Ok(()) => r.removed.push(f.path.clone()),
+                    Err(e) => {
+                        io_failed = true;
+                        r.failed.push((f.path.clone(), e.to_string()));
+                    }
+                },
+                Some(_) => {
+                    let Some(img) = self.before_image(&m, i) else {
+                        r.failed.push((
+                            f.path.clone(),
+                            "its before-image is missing from the journal".into(),
+                        ));
+                        continue;
+                    };
+                    match put(&f.path, &temp_path(&m.id, i, &f.path), &img) {
+                        Ok(()) => r.restored.push(f.path.clone()),
+                        Err(e) => {
+                            io_failed = true;
+                            r.failed.push((f.path.clone(), e.to_string()));
+                        }
+                    }
+                }
+            }
+        }
+        for d in m.dirs_created.iter().rev() {
+            if self.confined(d) {
+                let _ = std::fs::remove_dir(d);
+            }
+        }
+        let mut dirs: Vec<&Path> = m
+            .files
+            .iter()
+            .zip(&ok)
+            .filter(|(_, ok)| **ok)
+            .filter_map(|(f, _)| f.path.parent())
+            .collect();
+        dirs.sort();
+        dirs.dedup();
+        for d in dirs {
+            let _ = sync_dir(d);
+        }
+        if !io_failed {
+            m.state = EntryState::RolledBack;
+            if let Err(e) = self.save(&m) {
+                r.failed.push((self.entry_dir(&m), e));
+            }
+        }
+        r
+    }
+}
+
+/// Put `img` at `path` through the temporary file `tmp` (created anew,
+/// never followed if something is there, with the image's mode, fsynced),
+/// renamed over it.
+fn put(path: &Path, tmp: &Path, img: &FileImage) -> std::io::Result<()> {
+    use std::io::Write;
+    if tmp.symlink_metadata().is_ok() {
+        std::fs::remove_file(tmp)?;
+    }
+    let mut opts = std::fs::OpenOptions::new();
+    opts.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        opts.mode(0o600);
+    }
+    let result = (|| {
+        let mut f = opts.open(tmp)?;
+        f.write_all(&img.bytes)?;
+        #[cfg(unix)]
+        if let Some(mode) = img.mode {
+            use std::os::unix::fs::PermissionsExt;
+            f.set_permissions(std::fs::Permissions::from_mode(mode))?;
+        }
+        f.sync_all()?;
+        std::fs::rename(tmp, path)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(tmp);
+    }
+    result
 }
 
 /// fsync a directory (its entries' names); a file system that cannot

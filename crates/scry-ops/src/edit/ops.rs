@@ -206,6 +206,7 @@ pub(crate) async fn rename(
                 kind: EditKind::Rename,
                 title: old_name,
                 new_name: Some(new_name.to_string()),
+                deadline: Some(cx.deadline),
             },
         )
         .await?;
@@ -417,6 +418,7 @@ pub(crate) async fn code_actions(
                         kind: EditKind::CodeAction,
                         title: info.title.clone(),
                         new_name: None,
+                        deadline: Some(cx.deadline),
                     },
                 )
                 .await?,
@@ -563,7 +565,7 @@ pub(crate) async fn undo(
     apply: bool,
     key: Option<&str>,
 ) -> Result<Answer, OpError> {
-    let report = edits.undo_last_edit(apply, key).await?;
+    let report = edits.undo_last_edit(apply, key, Some(cx.deadline)).await?;
     Ok(Answer::new(
         Action::Undo,
         cx.question.clone(),

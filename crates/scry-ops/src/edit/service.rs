@@ -4,7 +4,16 @@
 //! holds the edit state of a session (journal location, the server edits of
 //! a running command, test seams) and depends on the workspace and the
 //! diagnostics delta only, never on the engine; the pure edit modules
-//! (plan, apply, journal, diff) depend on nothing above them.
+//! (plan, apply, journal, diff, lock) depend on nothing above them.
+//!
+//! Every write (an edit, an undo, a recovery) runs holding the editor's
+//! in-process lock and then the workspace's cross-process writer lock
+//! ([`super::lock`], waited for until the call's deadline, else `BUSY`),
+//! and first resolves a dead writer's `pending` journal entry
+//! ([`Journal::recover`]); so does starting the edit service
+//! ([`Editor::recover_at_start`], when no other writer holds the lock).
+//! What recovery did is said once, as a note on the next answer
+//! ([`Editor::take_notices`]).
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
@@ -14,9 +23,10 @@ use scry_lsp::{ApplyEditHook, DeferredReply, Session};
 use scry_workspace::Workspace;
 use serde_json::{Value, json};
 
-use super::apply::{WriteOptions, commit};
+use super::apply::{WriteOptions, commit_staged};
 use super::diff::plan_diffs;
-use super::journal::{self, EntryState, Journal, Manifest, Stamp};
+use super::journal::{self, EntryState, Journal, Manifest, stamp_matches};
+use super::lock::{self, WriterLock};
 use super::plan::{EditPlan, FileChange, FileImage, ServerView, build_plan, named_paths};
 use crate::error::OpError;
 use crate::model::{EditKind, EditReport, EditedLine, FileMove, FilePreview};
@@ -33,7 +43,13 @@ pub struct EditOptions {
     pub kind: EditKind,
     pub title: String,
     pub new_name: Option<String>,
+    /// How long to wait for another process's write in this workspace
+    /// (then `BUSY`); `None`: [`DEFAULT_WRITER_WAIT`].
+    pub deadline: Option<tokio::time::Instant>,
 }
+
+/// How long a write without a deadline waits for another writer.
+pub const DEFAULT_WRITER_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// A command of ours running at a server: its `workspace/applyEdit`s are
 /// applied (or captured, for a preview) on our behalf.
@@ -55,6 +71,8 @@ struct EditState {
     journal_fail_after: Mutex<Option<usize>>,
     write: Mutex<WriteOptions>,
     armed: Mutex<HashMap<(String, PathBuf), Armed>>,
+    /// What recovery did, for the next answer (said once).
+    notices: Mutex<Vec<String>>,
 }
 
 impl EditState {
@@ -76,6 +94,26 @@ impl EditState {
             .lock()
             .unwrap_or_else(|e| e.into_inner());
         Some(Journal::open(&base, root).with_failure(fail))
+    }
+
+    /// The workspace's writer lock file: beside its journal, else beside
+    /// where the journal would be by default (`None` when there is no
+    /// per-user state directory at all: in-process serialization only).
+    fn lock_path(&self, root: &Path) -> Option<PathBuf> {
+        let base = self
+            .journal_base
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+            .or_else(journal::default_base)?;
+        Some(lock::lock_path(&base, root))
+    }
+
+    fn notify(&self, notes: impl IntoIterator<Item = String>) {
+        self.notices
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .extend(notes);
     }
 
     fn write_options(&self) -> WriteOptions {
@@ -141,6 +179,7 @@ impl ApplyEditHook for Hook {
                 kind: EditKind::ServerEdit,
                 title: label.unwrap_or(title),
                 new_name: None,
+                deadline: None,
             };
             let result = editor
                 .apply_workspace_edit(session.as_ref(), &params["edit"], opts)
@@ -256,34 +295,86 @@ pub(crate) fn merge_reports(
     Some(out)
 }
 
-fn stamp_matches(path: &Path, stamp: &Option<Stamp>) -> bool {
-    match stamp {
-        None => path.symlink_metadata().is_err(),
-        Some(s) => {
-            let Ok(meta) = path.symlink_metadata() else {
-                return false;
-            };
-            if !meta.is_file() || meta.len() != s.len {
-                return false;
-            }
-            #[cfg(unix)]
-            if let Some(mode) = s.mode {
-                use std::os::unix::fs::PermissionsExt;
-                if meta.permissions().mode() & 0o7777 != mode {
-                    return false;
-                }
-            }
-            std::fs::read(path).is_ok_and(|b| journal::content_hash(&b) == s.hash)
-        }
-    }
-}
-
 impl Editor {
     pub(crate) fn new(ws: Arc<Workspace>) -> Editor {
         Editor {
             ws,
             state: Arc::new(EditState::new()),
         }
+    }
+
+    /// Take the workspace's writer lock (waiting for another process's
+    /// write until `deadline`, else `BUSY`), then resolve what a dead writer
+    /// left pending. Call holding the in-process lock.
+    async fn writer(
+        &self,
+        deadline: Option<tokio::time::Instant>,
+    ) -> Result<Option<WriterLock>, OpError> {
+        let root = self.ws.root();
+        let held = match self.state.lock_path(root) {
+            Some(p) => {
+                let deadline =
+                    deadline.unwrap_or_else(|| tokio::time::Instant::now() + DEFAULT_WRITER_WAIT);
+                Some(lock::acquire(&p, root, deadline).await?)
+            }
+            None => None,
+        };
+        if let Some(j) = self.state.journal(root) {
+            self.recover_locked(&j)?;
+        }
+        Ok(held)
+    }
+
+    /// [`Journal::recover`], its notes kept for the next answer; an error
+    /// when an entry could not be resolved (nothing is written on top of
+    /// it).
+    fn recover_locked(&self, j: &Journal) -> Result<(), OpError> {
+        let done = j.recover();
+        if done.is_empty() {
+            return Ok(());
+        }
+        let root = self.ws.root();
+        let notes: Vec<String> = done.iter().map(|r| r.note(root)).collect();
+        for n in &notes {
+            tracing::warn!("{n}");
+        }
+        self.state.notify(notes.iter().cloned());
+        if !j.pending().is_empty() {
+            return Err(OpError::WriteFailed(msg!(
+                foreign(notes.join("; ")),
+                "; scry writes nothing in this workspace until that is resolved (the \
+                 before-images are in ",
+                path(j.dir()),
+                ")"
+            )));
+        }
+        Ok(())
+    }
+
+    /// Resolve a dead writer's pending entry when the edit service starts
+    /// (the daemon or an in-process engine opening the workspace), if no
+    /// other process holds the writer lock now (then the entry may be a
+    /// live writer's; the next write resolves it under the lock).
+    pub(crate) fn recover_at_start(&self) {
+        let root = self.ws.root();
+        let (Some(p), Some(j)) = (self.state.lock_path(root), self.state.journal(root)) else {
+            return;
+        };
+        if j.pending().is_empty() {
+            return;
+        }
+        match lock::try_lock(&p) {
+            Ok(Some(_held)) => {
+                let _ = self.recover_locked(&j);
+            }
+            Ok(None) => {}
+            Err(e) => tracing::debug!("writer lock {}: {e}", p.display()),
+        }
+    }
+
+    /// What recovery did since the last call, once.
+    pub(crate) fn take_notices(&self) -> Vec<String> {
+        std::mem::take(&mut *self.state.notices.lock().unwrap_or_else(|e| e.into_inner()))
     }
 
     /// Answer the workspace's servers' `workspace/applyEdit` requests
@@ -307,6 +398,8 @@ impl Editor {
             .journal_base
             .lock()
             .unwrap_or_else(|e| e.into_inner()) = dir;
+        // A journal elsewhere may hold a dead writer's entry.
+        self.recover_at_start();
     }
 
     /// Test seam: make the journal fail after writing `n` before-images
@@ -348,6 +441,11 @@ impl Editor {
         } else {
             None
         };
+        let _writer = if opts.apply {
+            self.writer(opts.deadline).await?
+        } else {
+            None
+        };
         let journal = st.journal(&root);
         if opts.apply
             && let (Some(key), Some(j)) = (&opts.key, &journal)
@@ -374,8 +472,9 @@ impl Editor {
         let baseline = self.diagnostics_baseline_for_edit(&changed).await;
         // Write-ahead: the before-images are durable before the first
         // file is replaced, or the edit does not happen.
+        super::crash::point("before-journal");
         let entry = match &journal {
-            Some(j) => match j.begin(&plan, &journal_title(&opts), opts.key.as_deref()) {
+            Some(j) => match j.begin(&plan, &journal_title(&opts), opts.key.as_deref(), None) {
                 Ok(m) => Some(m),
                 Err(e) => {
                     return Err(OpError::WriteFailed(msg!(
@@ -387,12 +486,15 @@ impl Editor {
             },
             None => None,
         };
-        if let Err(e) = commit(&plan, &st.write_options()) {
+        super::crash::point("after-journal");
+        let temps = entry.as_ref().map(Journal::temps);
+        if let Err(e) = commit_staged(&plan, &st.write_options(), temps.as_deref()) {
             if let (Some(j), Some(m)) = (&journal, &entry) {
                 j.discard(m);
             }
             return Err(e);
         }
+        super::crash::point("before-close");
         report.journal_id = entry.as_ref().map(|m| m.id.clone());
         if let (Some(j), Some(mut m)) = (&journal, entry) {
             m.state = EntryState::Applied;
@@ -409,14 +511,20 @@ impl Editor {
 
     /// Revert the last edit scry applied in this workspace, if every file
     /// is still exactly as scry left it.
+    /// Journaled like an edit (an entry that `reverts` the undone one), so
+    /// a crash mid-undo is rolled back too and the edit stays undoable.
     pub(crate) async fn undo_last_edit(
         &self,
         apply: bool,
         key: Option<&str>,
+        deadline: Option<tokio::time::Instant>,
     ) -> Result<EditReport, OpError> {
         let root = self.ws.root().to_path_buf();
         let st = self.state.clone();
         let _guard = st.lock.lock().await;
+        // Even a preview resolves a dead writer's entry first: else it
+        // would show (and `undo` revert) the wrong edit.
+        let _writer = self.writer(deadline).await?;
         let Some(journal) = st.journal(&root) else {
             return Err(OpError::EditRejected(
                 "nothing to undo: the edit journal is disabled (no state directory)".into(),
@@ -430,8 +538,7 @@ impl Editor {
             r.replayed = true;
             return Ok(r);
         }
-        let committed = |m: &Manifest| m.files.iter().all(|f| stamp_matches(&f.path, &f.after));
-        let Some(mut m) = journal.last_applied(committed) else {
+        let Some(mut m) = journal.last_applied() else {
             return Err(OpError::EditRejected(msg!(
                 format!(
                     "nothing to undo: scry has applied no edit in {} (journal ",
@@ -485,11 +592,30 @@ impl Editor {
                 .collect();
             return Ok(r);
         }
-        commit(&plan, &st.write_options())?;
+        let title = format!("undo of {}", m.title);
+        let own = journal
+            .begin(&plan, &title, None, Some(&m.id))
+            .map_err(|e| {
+                OpError::WriteFailed(msg!(
+                    foreign(e),
+                    "; undo refused, nothing was changed (free space there, or set \
+                     SCRY_JOURNAL_DIR to a writable directory)"
+                ))
+            })?;
+        super::crash::point("after-journal");
+        let temps = Journal::temps(&own);
+        if let Err(e) = commit_staged(&plan, &st.write_options(), Some(&temps)) {
+            journal.discard(&own);
+            return Err(e);
+        }
+        super::crash::point("before-close");
         m.state = EntryState::Undone;
         m.undo_key = key.map(str::to_string);
         if let Err(e) = journal.save(&m) {
+            // Recovery finds the undo's own entry complete and marks it.
             tracing::warn!("{e}");
+        } else {
+            journal.discard(&own);
         }
         resync(&self.ws, &plan.changes).await;
         Ok(undo_report(&m, &root, true))

@@ -406,6 +406,7 @@ fn opts(apply: bool, key: Option<&str>) -> EditOptions {
         kind: EditKind::Rename,
         title: "old".into(),
         new_name: Some("new".into()),
+        deadline: None,
     }
 }
 
@@ -728,4 +729,360 @@ async fn partial_journal_entries_are_never_left_or_counted() {
     let u = engine.undo_last_edit(true, None).await.unwrap();
     assert!(u.applied);
     assert_eq!(original, snapshot(&w.root));
+}
+
+// ---- Issue 20: recovery of a dead writer's edit, one writer at a time ----
+
+/// Every path under `dir` with its bytes and mode (recovery restores both).
+fn snapshot_modes(dir: &Path) -> Vec<(PathBuf, Vec<u8>, u32)> {
+    use std::os::unix::fs::PermissionsExt;
+    snapshot(dir)
+        .into_iter()
+        .map(|(p, b)| {
+            let mode = p.symlink_metadata().unwrap().permissions().mode();
+            (p, b, mode)
+        })
+        .collect()
+}
+
+/// Staged temporary files (scry's, any entry) anywhere under `dir`.
+fn temps_under(dir: &Path) -> Vec<PathBuf> {
+    snapshot(dir)
+        .into_iter()
+        .map(|(p, _)| p)
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.contains(".scry-") && n.ends_with(".tmp"))
+        })
+        .collect()
+}
+
+/// Replay a commit of `plan` under entry `m` up to a crash: directories
+/// created, the first `staged` new contents staged under the entry's temp
+/// names (the last one only half written when `torn`), the first
+/// `replaced` files renamed into place (or removed).
+fn simulate_crash(
+    plan: &EditPlan,
+    m: &journal::Manifest,
+    staged: usize,
+    replaced: usize,
+    torn: bool,
+) {
+    use std::os::unix::fs::PermissionsExt;
+    for d in &plan.dirs_created {
+        let _ = std::fs::create_dir(d);
+    }
+    let with_after: Vec<usize> = (0..plan.changes.len())
+        .filter(|&i| plan.changes[i].after.is_some())
+        .collect();
+    for (n, &i) in with_after.iter().take(staged).enumerate() {
+        let c = &plan.changes[i];
+        let img = c.after.as_ref().unwrap();
+        let t = journal::temp_path(&m.id, i, &c.path);
+        let bytes = if torn && n + 1 == staged {
+            &img.bytes[..img.bytes.len() / 2]
+        } else {
+            &img.bytes[..]
+        };
+        std::fs::write(&t, bytes).unwrap();
+        if let Some(mode) = img.mode {
+            std::fs::set_permissions(&t, std::fs::Permissions::from_mode(mode)).unwrap();
+        }
+    }
+    for (i, c) in plan.changes.iter().enumerate().take(replaced) {
+        match &c.after {
+            Some(_) => std::fs::rename(journal::temp_path(&m.id, i, &c.path), &c.path).unwrap(),
+            None => std::fs::remove_file(&c.path).unwrap(),
+        }
+    }
+}
+
+/// A three-file edit: a script's text (mode 0o755 kept), a file renamed
+/// into a new directory with its text edited, a created file.
+fn mixed_edit(w: &Ws) -> Value {
+    json!({"documentChanges": [
+        {"textDocument": {"uri": uri(&w.root.join("a.sh")), "version": null}, "edits": [edit(1,0,1,3,"new")]},
+        {"textDocument": {"uri": uri(&w.root.join("b.rs")), "version": null}, "edits": [edit(0,4,0,7,"new")]},
+        {"kind": "rename", "oldUri": uri(&w.root.join("b.rs")), "newUri": uri(&w.root.join("newdir/c.rs"))},
+        {"kind": "create", "uri": uri(&w.root.join("made.txt"))},
+        {"textDocument": {"uri": uri(&w.root.join("made.txt")), "version": null}, "edits": [edit(0,0,0,0,"made\n")]},
+    ]})
+}
+
+fn mixed_ws() -> Ws {
+    use std::os::unix::fs::PermissionsExt;
+    let w = ws(&[
+        ("a.sh", "#!/bin/sh\nold\n"),
+        ("b.rs", "use old;\n"),
+        ("keep.txt", "k\n"),
+    ]);
+    std::fs::set_permissions(w.root.join("a.sh"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    w
+}
+
+/// An applied edit of keep.txt (what a later `undo` reverts when the
+/// interrupted one was rolled back).
+async fn earlier_edit(engine: &Engine, w: &Ws) {
+    let e = json!({"changes": {uri(&w.root.join("keep.txt")): [edit(0,0,0,1,"K")]}});
+    let r = engine
+        .apply_workspace_edit(None, &e, opts(true, Some("earlier")))
+        .await
+        .unwrap();
+    assert!(r.applied);
+}
+
+/// Every state a killed writer can leave (after the journal; after each
+/// staged file, whole or torn; after each replace): the next start rolls
+/// it back byte- and mode-exact, removes every staged file and the
+/// created directory, says so once, and marks the entry rolled back so
+/// that `undo` reverts the edit before it. Once every file was replaced
+/// the edit is whole: it is kept (applied, undoable), nothing written.
+#[tokio::test]
+async fn recovery_resolves_every_state_a_killed_writer_leaves() {
+    let probe = mixed_ws();
+    let n = plan(&probe, &mixed_edit(&probe)).unwrap().changes.len();
+    let staged_max = plan(&probe, &mixed_edit(&probe))
+        .unwrap()
+        .changes
+        .iter()
+        .filter(|c| c.after.is_some())
+        .count();
+    let mut states = vec![(0, 0, false)];
+    for s in 1..=staged_max {
+        states.push((s, 0, false));
+        states.push((s, 0, true));
+    }
+    for r in 1..=n {
+        states.push((staged_max, r, false));
+    }
+    for (staged, replaced, torn) in states {
+        let what = format!("staged {staged}, replaced {replaced}, torn {torn}");
+        let w = mixed_ws();
+        let (engine, base) = engine(&w);
+        earlier_edit(&engine, &w).await;
+        let original = snapshot_modes(&w.root);
+        let e = mixed_edit(&w);
+        let p = plan(&w, &e).unwrap();
+        let j = journal::Journal::open(&base, &w.root);
+        let m = j
+            .begin(&p, "rename `old` → `new`", Some("k-crash"), None)
+            .unwrap();
+        simulate_crash(&p, &m, staged, replaced, torn);
+        let crashed = snapshot_modes(&w.root);
+        let completed = replaced == n;
+        // The next start (a new engine on the workspace) resolves it.
+        let (next, _) = self::engine(&w);
+        let notes = next.take_recovery_notes();
+        assert_eq!(notes.len(), 1, "{what}: {notes:?}");
+        assert!(next.take_recovery_notes().is_empty(), "said once");
+        assert_eq!(temps_under(&w.root), Vec::<PathBuf>::new(), "{what}");
+        let state = j
+            .find_key("k-crash")
+            .map(|m| m.state)
+            .or_else(|| j.pending().first().map(|m| m.state.clone()));
+        if completed {
+            let no_temps: Vec<_> = crashed
+                .into_iter()
+                .filter(|(p, _, _)| !temps_under(&w.root).contains(p))
+                .collect();
+            assert_eq!(snapshot_modes(&w.root), no_temps, "{what}: kept whole");
+            assert!(notes[0].contains("kept as applied"), "{what}: {}", notes[0]);
+            assert_eq!(state, Some(journal::EntryState::Applied), "{what}");
+            // Undo reverts it (the documented last applied edit).
+            let u = next.undo_last_edit(true, None).await.unwrap();
+            assert!(u.applied && u.title.contains("rename"), "{what}: {u:?}");
+            assert_eq!(snapshot_modes(&w.root), original, "{what}: undone");
+        } else {
+            assert_eq!(snapshot_modes(&w.root), original, "{what}: rolled back");
+            assert!(
+                notes[0].contains("rolled back") && notes[0].contains("nothing of it remains"),
+                "{what}: {}",
+                notes[0]
+            );
+            assert_eq!(state, None, "{what}: neither applied nor pending");
+            let m2 = j.entries().into_iter().map(|(_, m)| m).find(|x| x.id == m.id);
+            assert_eq!(
+                m2.map(|x| x.state),
+                Some(journal::EntryState::RolledBack),
+                "{what}"
+            );
+            // Undo reverts the edit before it, not the rolled-back one.
+            let u = next.undo_last_edit(true, None).await.unwrap();
+            assert!(u.applied, "{what}");
+            assert_eq!(
+                std::fs::read_to_string(w.root.join("keep.txt")).unwrap(),
+                "k\n",
+                "{what}"
+            );
+            // A retry under the same key applies afresh (not a replay).
+            let r = next
+                .apply_workspace_edit(None, &e, opts(true, Some("k-crash")))
+                .await
+                .unwrap();
+            assert!(r.applied && !r.replayed, "{what}");
+            assert_eq!(
+                std::fs::read_to_string(w.root.join("newdir/c.rs")).unwrap(),
+                "use new;\n"
+            );
+        }
+    }
+}
+
+/// A file changed by someone else after the crash (it holds neither the
+/// before- nor the after-image) is left as it is and named; the others
+/// are restored.
+#[tokio::test]
+async fn recovery_leaves_a_file_changed_since_alone_and_names_it() {
+    let w = mixed_ws();
+    let (_engine, base) = engine(&w);
+    let p = plan(&w, &mixed_edit(&w)).unwrap();
+    let j = journal::Journal::open(&base, &w.root);
+    let m = j.begin(&p, "rename `old` → `new`", None, None).unwrap();
+    simulate_crash(&p, &m, 3, 2, false);
+    std::fs::write(w.root.join("a.sh"), "#!/bin/sh\nmine\n").unwrap();
+    let (next, _) = self::engine(&w);
+    let notes = next.take_recovery_notes();
+    assert!(
+        notes[0].contains("left as they are: a.sh"),
+        "{}",
+        notes[0]
+    );
+    assert_eq!(
+        std::fs::read_to_string(w.root.join("a.sh")).unwrap(),
+        "#!/bin/sh\nmine\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(w.root.join("b.rs")).unwrap(),
+        "use old;\n"
+    );
+    assert!(!w.root.join("newdir").exists());
+    assert_eq!(temps_under(&w.root), Vec::<PathBuf>::new());
+}
+
+/// An undo killed midway is rolled back like an edit: the edit it was
+/// reverting stays applied, and the next `undo` reverts it. An undo killed
+/// after its last replace is kept: the edit is marked undone.
+#[tokio::test]
+async fn an_interrupted_undo_is_rolled_back_or_kept_whole() {
+    for replaced in [1, 2] {
+        let w = ws(&[("a.rs", "fn old() {}\n"), ("b.rs", "use old;\n")]);
+        let (engine, base) = engine(&w);
+        let original = snapshot(&w.root);
+        let e = json!({"changes": {
+            uri(&w.root.join("a.rs")): [edit(0,3,0,6,"new")],
+            uri(&w.root.join("b.rs")): [edit(0,4,0,7,"new")],
+        }});
+        engine
+            .apply_workspace_edit(None, &e, opts(true, None))
+            .await
+            .unwrap();
+        let after = snapshot(&w.root);
+        let j = journal::Journal::open(&base, &w.root);
+        let applied = j.last_applied().unwrap();
+        // The undo's own entry, as `undo_last_edit` writes it.
+        let mut undo = EditPlan::default();
+        for (i, f) in applied.files.iter().enumerate() {
+            undo.changes.push(FileChange {
+                path: f.path.clone(),
+                before: Some(FileImage {
+                    bytes: std::fs::read(&f.path).unwrap(),
+                    mode: f.after.as_ref().unwrap().mode,
+                }),
+                after: j.before_image(&applied, i),
+            });
+        }
+        let own = j
+            .begin(&undo, "undo of it", None, Some(&applied.id))
+            .unwrap();
+        simulate_crash(&undo, &own, 2, replaced, false);
+        let (next, _) = self::engine(&w);
+        let notes = next.take_recovery_notes();
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        assert_eq!(temps_under(&w.root), Vec::<PathBuf>::new());
+        if replaced == 2 {
+            assert!(notes[0].contains("stays undone"), "{}", notes[0]);
+            assert_eq!(snapshot(&w.root), original);
+            let err = next.undo_last_edit(true, None).await.unwrap_err();
+            assert!(err.to_string().contains("nothing to undo"), "{err}");
+        } else {
+            assert!(notes[0].contains("an undo of"), "{}", notes[0]);
+            assert_eq!(snapshot(&w.root), after, "back to the edit's after-state");
+            next.undo_last_edit(true, None).await.unwrap();
+            assert_eq!(snapshot(&w.root), original);
+        }
+        assert!(j.pending().is_empty());
+    }
+}
+
+/// The writer lock: while another writer holds it an edit and an undo
+/// wait until their deadline, then fail with BUSY and change nothing; a
+/// writer that lets go within the deadline is waited for.
+#[tokio::test]
+async fn a_second_writer_waits_then_gets_busy_and_changes_nothing() {
+    let w = ws(&[("a.rs", "fn old() {}\n"), ("b.rs", "use old;\n")]);
+    let (engine, base) = engine(&w);
+    let e = json!({"changes": {
+        uri(&w.root.join("a.rs")): [edit(0,3,0,6,"new")],
+        uri(&w.root.join("b.rs")): [edit(0,4,0,7,"new")],
+    }});
+    let original = snapshot(&w.root);
+    let lock_file = lock::lock_path(&base, &w.root);
+    let held = lock::try_lock(&lock_file).unwrap().expect("free");
+    assert!(lock::try_lock(&lock_file).unwrap().is_none(), "exclusive");
+    let soon = || tokio::time::Instant::now() + std::time::Duration::from_millis(300);
+    let mut o = opts(true, None);
+    o.deadline = Some(soon());
+    let err = engine
+        .apply_workspace_edit(None, &e, o)
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), "BUSY", "{err}");
+    assert!(err.to_string().contains("nothing was changed"), "{err}");
+    let err = engine
+        .edits
+        .undo_last_edit(true, None, Some(soon()))
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), "BUSY", "{err}");
+    assert_eq!(original, snapshot(&w.root));
+    // Let go after 300 ms: a writer with a generous deadline waits for it.
+    let release = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        drop(held);
+    });
+    let mut o = opts(true, None);
+    o.deadline = Some(tokio::time::Instant::now() + std::time::Duration::from_secs(60));
+    let r = engine.apply_workspace_edit(None, &e, o).await.unwrap();
+    assert!(r.applied);
+    release.join().unwrap();
+    // Released with the edit: taken again at once.
+    assert!(lock::try_lock(&lock_file).unwrap().is_some());
+}
+
+/// A pending entry while another writer holds the lock is that writer's
+/// (alive): starting an engine leaves it alone; the next write, under the
+/// lock, resolves it once the writer is gone.
+#[tokio::test]
+async fn a_live_writers_pending_entry_is_not_recovered() {
+    let w = mixed_ws();
+    let (_engine, base) = engine(&w);
+    let p = plan(&w, &mixed_edit(&w)).unwrap();
+    let j = journal::Journal::open(&base, &w.root);
+    let m = j.begin(&p, "rename `old` → `new`", None, None).unwrap();
+    simulate_crash(&p, &m, 3, 1, false);
+    let mid = snapshot(&w.root);
+    let held = lock::try_lock(&lock::lock_path(&base, &w.root))
+        .unwrap()
+        .unwrap();
+    let (next, _) = self::engine(&w);
+    assert!(next.take_recovery_notes().is_empty());
+    assert_eq!(snapshot(&w.root), mid, "a live writer's work is not touched");
+    assert_eq!(j.pending().len(), 1);
+    drop(held);
+    let err = next.undo_last_edit(false, None).await.unwrap_err();
+    assert!(err.to_string().contains("nothing to undo"), "{err}");
+    assert!(j.pending().is_empty());
+    assert_eq!(next.take_recovery_notes().len(), 1);
+    assert_eq!(temps_under(&w.root), Vec::<PathBuf>::new());
 }

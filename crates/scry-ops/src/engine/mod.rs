@@ -40,7 +40,7 @@ pub use crate::call::MAX_TIMEOUT;
 pub struct Engine {
     ws: Arc<Workspace>,
     /// The edit service (journal, server edits of running commands).
-    edits: Editor,
+    pub(crate) edits: Editor,
     /// The `diagnostics` `changes: true` baseline of this session.
     changes: Arc<Mutex<ChangesBaseline>>,
     /// The syntactic index (built on first use).
@@ -61,6 +61,9 @@ impl Engine {
         ));
         let edits = Editor::new(ws.clone());
         edits.install_hook();
+        // A dead writer's half-applied edit is rolled back before anything
+        // else is asked (the first answer says so).
+        edits.recover_at_start();
         Engine {
             ws,
             edits,
@@ -99,6 +102,10 @@ impl Engine {
             && let Some(n) = self.ws.take_trust_notice()
         {
             answer.notes.push(n);
+        }
+        // What recovery of a dead writer's edit did: said once.
+        if let Ok(answer) = &mut result {
+            answer.notes.extend(self.edits.take_notices());
         }
         result
     }
@@ -270,7 +277,13 @@ impl Engine {
         apply: bool,
         key: Option<&str>,
     ) -> Result<EditReport, OpError> {
-        self.edits.undo_last_edit(apply, key).await
+        self.edits.undo_last_edit(apply, key, None).await
+    }
+
+    /// What recovery of a dead writer's edit did since the last answer
+    /// ([`Engine::run`] adds it to the answer's notes), once.
+    pub fn take_recovery_notes(&self) -> Vec<String> {
+        self.edits.take_notices()
     }
 
     /// Diagnostics of `files` before an edit: see

@@ -1,0 +1,48 @@
+//! TEST HOOK, not a feature: `SCRY_TEST_CRASH_AT=<point>` makes the
+//! writing process SIGKILL itself at that point of an edit, so tests can
+//! prove that recovery ([`super::journal::Journal::recover`]) brings every
+//! file back whatever the moment of a crash (an OOM kill, a power cut).
+//! Unset (always, outside tests) it does nothing but read the variable.
+//!
+//! Points, in the order an edit reaches them:
+//! - `before-journal`: the plan is validated, nothing is written yet;
+//! - `after-journal`: the `pending` entry (before-images, manifest) is
+//!   durable, no file of the workspace is touched;
+//! - `after-stage-N`: the N-th (1-based, plan order) new content is staged
+//!   in its temporary file;
+//! - `after-replace-N`: the N-th file is replaced (renamed into place, or
+//!   removed);
+//! - `before-close`: every file holds its after-image, the entry is still
+//!   `pending`.
+//!
+//! The same points are passed by an `undo`, which is journaled the same way.
+
+/// The variable naming the point.
+pub const ENV: &str = "SCRY_TEST_CRASH_AT";
+
+/// Die here when `SCRY_TEST_CRASH_AT` names `point`.
+pub(crate) fn point(point: &str) {
+    if std::env::var_os(ENV).is_some_and(|v| v == point) {
+        die();
+    }
+}
+
+/// Die here when `SCRY_TEST_CRASH_AT` is `<prefix>-<n>`.
+pub(crate) fn point_n(prefix: &str, n: usize) {
+    if let Some(v) = std::env::var_os(ENV)
+        && v.to_str()
+            .and_then(|v| v.strip_prefix(prefix)?.strip_prefix('-'))
+            .is_some_and(|k| k == n.to_string())
+    {
+        die();
+    }
+}
+
+fn die() -> ! {
+    #[cfg(unix)]
+    // SAFETY: sending a signal to ourselves.
+    unsafe {
+        libc::kill(libc::getpid(), libc::SIGKILL);
+    }
+    std::process::abort()
+}

@@ -1,0 +1,114 @@
+//! One writer per workspace across processes: an exclusive advisory
+//! `flock` on `<journal base>/<workspace key>.lock` (the key is the
+//! journal's: [`super::journal::workspace_key`], so whoever shares a
+//! workspace's journal shares its lock), held by every edit, undo and
+//! recovery, whichever process runs it (the daemon, a `--no-daemon` CLI, an
+//! MCP server in-process, another environment's daemon).
+//!
+//! Invariants:
+//! - The kernel releases a `flock` when its holder dies, so a lock is never
+//!   stale: a `pending` journal entry seen while holding it is a dead
+//!   writer's, and only then is it recovered.
+//! - `flock` locks belong to an open file description: two opens in one
+//!   process exclude each other too (two engines on one workspace).
+//! - Waiting never blocks a runtime thread: [`acquire`] polls a
+//!   non-blocking try-lock with short sleeps and gives up at its deadline
+//!   with `BUSY`, having changed nothing. The descriptor is close-on-exec,
+//!   so a language server started meanwhile never inherits the lock.
+//!
+//! `flock` through `libc` (already a dependency of scry-lsp and
+//! scry-daemon, whose daemon lock is the same call) rather than a crate:
+//! one call, no new dependency.
+
+use std::fs::{File, OpenOptions};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use crate::error::OpError;
+use crate::msg;
+
+/// How long between two tries while another writer holds the lock.
+const POLL: Duration = Duration::from_millis(25);
+
+/// The held lock; released when dropped (or when the process dies).
+#[derive(Debug)]
+pub struct WriterLock {
+    _file: File,
+}
+
+/// The lock file of workspace `root` under the journal base `base`.
+pub fn lock_path(base: &Path, root: &Path) -> PathBuf {
+    base.join(format!("{}.lock", super::journal::workspace_key(root)))
+}
+
+/// Take the lock now, or `Ok(None)` when another writer holds it.
+pub fn try_lock(path: &Path) -> std::io::Result<Option<WriterLock>> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path)?;
+    Ok(flock_nb(&file)?.then_some(WriterLock { _file: file }))
+}
+
+#[cfg(unix)]
+fn flock_nb(file: &File) -> std::io::Result<bool> {
+    use std::os::unix::io::AsRawFd;
+    loop {
+        // SAFETY: flock on a descriptor we own, open for the call.
+        let r = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+        if r == 0 {
+            return Ok(true);
+        }
+        let e = std::io::Error::last_os_error();
+        match e.kind() {
+            std::io::ErrorKind::WouldBlock => return Ok(false),
+            std::io::ErrorKind::Interrupted => continue,
+            _ => return Err(e),
+        }
+    }
+}
+
+#[cfg(not(unix))]
+fn flock_nb(_file: &File) -> std::io::Result<bool> {
+    // No cross-process lock here: the in-process one still holds.
+    Ok(true)
+}
+
+/// Take the lock, waiting for another writer until `deadline`; `BUSY`
+/// after it (nothing was changed).
+pub async fn acquire(path: &Path, root: &Path, deadline: Instant) -> Result<WriterLock, OpError> {
+    loop {
+        match try_lock(path) {
+            Ok(Some(l)) => return Ok(l),
+            Ok(None) => {}
+            Err(e) => {
+                return Err(OpError::WriteFailed(msg!(
+                    "cannot take the workspace's writer lock ",
+                    path(path),
+                    ": ",
+                    foreign(e),
+                    "; nothing was changed (free space there, or set SCRY_JOURNAL_DIR to a \
+                     writable directory)"
+                )));
+            }
+        }
+        let now = Instant::now();
+        if now >= deadline {
+            return Err(OpError::Busy(msg!(
+                "another scry process is writing in ",
+                path(root),
+                " (an edit or undo holds its writer lock ",
+                path(path),
+                "); nothing was changed — retry when it has finished"
+            )));
+        }
+        tokio::time::sleep(POLL.min(deadline - now)).await;
+    }
+}
