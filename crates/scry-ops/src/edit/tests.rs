@@ -388,15 +388,20 @@ fn read_only_directory_fails_before_anything_changes() {
 }
 
 fn engine(w: &Ws) -> (Engine, PathBuf) {
+    let journal = w.root.parent().unwrap().join("journal");
+    (engine_at(&w.root, &journal), journal)
+}
+
+/// An engine on `root` without servers, its journal under `journal`.
+fn engine_at(root: &Path, journal: &Path) -> Engine {
     let config = Config::from_layers(&[(
         PathBuf::from("t.json"),
         json!({"autoDetect": false}).to_string(),
     )])
     .unwrap();
-    let engine = Engine::new(Arc::new(Workspace::with_config(w.root.clone(), config)));
-    let journal = w.root.parent().unwrap().join("journal");
-    engine.set_journal_dir(Some(journal.clone()));
-    (engine, journal)
+    let engine = Engine::new(Arc::new(Workspace::with_config(root.to_path_buf(), config)));
+    engine.set_journal_dir(Some(journal.to_path_buf()));
+    engine
 }
 
 fn opts(apply: bool, key: Option<&str>) -> EditOptions {
@@ -1085,4 +1090,143 @@ async fn a_live_writers_pending_entry_is_not_recovered() {
     assert!(j.pending().is_empty());
     assert_eq!(next.take_recovery_notes().len(), 1);
     assert_eq!(temps_under(&w.root), Vec::<PathBuf>::new());
+}
+
+/// Where the child half of the kill test works: `<root>\n<journal base>`.
+const CRASH_CHILD: &str = "SCRY_TEST_CRASH_CHILD";
+/// Files of the kill test's rename (issue 20 asks for 60).
+const KILL_FILES: usize = 60;
+
+fn kill_files() -> Vec<(String, String)> {
+    let mut v: Vec<(String, String)> = (0..KILL_FILES)
+        .map(|i| {
+            (
+                format!("pkg/m{i:02}.py"),
+                format!("old_name = {i}\nprint(old_name)\n"),
+            )
+        })
+        .collect();
+    v.push(("keep.txt".into(), "k\n".into()));
+    v
+}
+
+/// Rename `old_name` → `new_name` in every kill-test file (what a
+/// server's rename answers).
+fn kill_edit(root: &Path) -> Value {
+    let mut changes = serde_json::Map::new();
+    for i in 0..KILL_FILES {
+        changes.insert(
+            uri(&root.join(format!("pkg/m{i:02}.py"))),
+            json!([edit(0, 0, 0, 8, "new_name"), edit(1, 6, 1, 14, "new_name")]),
+        );
+    }
+    json!({ "changes": changes })
+}
+
+/// The child half of
+/// `a_writer_killed_at_every_step_of_a_60_file_rename_is_recovered`: the
+/// rename, in this process, with `SCRY_TEST_CRASH_AT` set by the parent
+/// (it kills this process at that step). Ignored, so it runs only when
+/// the parent asks for it by name.
+#[tokio::test]
+#[ignore = "the child process of the kill test; run by it"]
+async fn kill_test_child() {
+    let spec = std::env::var(CRASH_CHILD).expect("run by the kill test");
+    let (root, journal) = spec.split_once('\n').unwrap();
+    let engine = engine_at(Path::new(root), Path::new(journal));
+    let e = kill_edit(Path::new(root));
+    engine
+        .apply_workspace_edit(None, &e, opts(true, Some("killed")))
+        .await
+        .unwrap();
+}
+
+/// Issue 20: the writer SIGKILLed (through the test hook
+/// `SCRY_TEST_CRASH_AT`) at every step of a 60-file rename: before the
+/// journal, after it, after each staged file, after each replace, before
+/// the entry is closed. The next start leaves every file byte- and
+/// mode-identical to before the rename — or, once every file was replaced
+/// (`after-replace-60`, `before-close`: the edit is whole), to after it —
+/// no temporary file anywhere in the workspace, and one note saying what
+/// happened (none for `before-journal`: nothing had been written, no entry
+/// exists). `undo` then reverts the last applied edit: the earlier one
+/// after a rollback, the rename when it was kept. In-process engine, no
+/// server (a real-server kill runs in crates/scry/tests/journal.rs).
+#[tokio::test]
+async fn a_writer_killed_at_every_step_of_a_60_file_rename_is_recovered() {
+    use std::os::unix::process::ExitStatusExt;
+    let mut points = vec!["before-journal".to_string(), "after-journal".to_string()];
+    points.extend((1..=KILL_FILES).map(|k| format!("after-stage-{k}")));
+    points.extend((1..=KILL_FILES).map(|k| format!("after-replace-{k}")));
+    points.push("before-close".into());
+    let exe = std::env::current_exe().unwrap();
+    let files = kill_files();
+    let refs: Vec<(&str, &str)> = files.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
+    // Eight children at a time (each in its own workspace), then checked.
+    for batch in points.chunks(8) {
+        let mut runs = Vec::new();
+        for point in batch {
+            let w = ws(&refs);
+            let (engine, base) = engine(&w);
+            earlier_edit(&engine, &w).await;
+            let original = snapshot_modes(&w.root);
+            let child = std::process::Command::new(&exe)
+                .args(["--exact", "edit::tests::kill_test_child", "--ignored", "--test-threads=1"])
+                .env(CRASH_CHILD, format!("{}\n{}", w.root.display(), base.display()))
+                .env(crash::ENV, point)
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .spawn()
+                .unwrap();
+            runs.push((point, w, original, child));
+        }
+        for (point, w, original, mut child) in runs {
+            let status = child.wait().unwrap();
+            assert_eq!(
+                status.signal(),
+                Some(libc::SIGKILL),
+                "{point}: the writer was killed there ({status})"
+            );
+            check_killed(point, &w, &original).await;
+        }
+    }
+}
+
+/// The checks of the kill test after the child died at `point`.
+async fn check_killed(point: &str, w: &Ws, original: &[(PathBuf, Vec<u8>, u32)]) {
+    {
+        let (next, _) = self::engine(w);
+        let notes = next.take_recovery_notes();
+        assert_eq!(temps_under(&w.root), Vec::<PathBuf>::new(), "{point}");
+        let whole = point == "before-close" || point == format!("after-replace-{KILL_FILES}");
+        if whole {
+            assert_eq!(notes.len(), 1, "{point}: {notes:?}");
+            assert!(notes[0].contains("kept as applied"), "{point}: {}", notes[0]);
+            for i in 0..KILL_FILES {
+                assert_eq!(
+                    std::fs::read_to_string(w.root.join(format!("pkg/m{i:02}.py"))).unwrap(),
+                    format!("new_name = {i}\nprint(new_name)\n"),
+                    "{point}"
+                );
+            }
+            let u = next.undo_last_edit(true, None).await.unwrap();
+            assert!(u.applied && u.files_changed == KILL_FILES, "{point}");
+            assert_eq!(snapshot_modes(&w.root), original, "{point}: undone");
+        } else {
+            assert_eq!(snapshot_modes(&w.root), original, "{point}: all before");
+            if point == "before-journal" {
+                assert!(notes.is_empty(), "{point}: {notes:?}");
+            } else {
+                assert_eq!(notes.len(), 1, "{point}: {notes:?}");
+                assert!(notes[0].contains("rolled back"), "{point}: {}", notes[0]);
+            }
+            let u = next.undo_last_edit(true, None).await.unwrap();
+            assert!(u.applied && u.files_changed == 1, "{point}: {u:?}");
+            assert_eq!(
+                std::fs::read_to_string(w.root.join("keep.txt")).unwrap(),
+                "k\n",
+                "{point}: undo reverted the edit before"
+            );
+        }
+    }
 }
