@@ -16,6 +16,9 @@ pub mod engine;
 #[cfg(any(test, feature = "fuzzing"))]
 #[doc(hidden)]
 pub mod fuzzing;
+#[cfg(any(test, feature = "fuzzing"))]
+#[doc(hidden)]
+pub mod fuzzing_journal;
 pub mod resolve;
 
 pub use diagnostics::{Collected, DiagnosticsBaseline};

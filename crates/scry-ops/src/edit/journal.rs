@@ -620,10 +620,20 @@ impl Journal {
             left_alone: Vec::new(),
             failed: Vec::new(),
         };
-        let ok: Vec<bool> = m.files.iter().map(|f| self.confined(&f.path)).collect();
+        // A path it may touch: confined, and named once (a manifest naming
+        // one twice is not scry's; neither image can be trusted).
+        let twice = |p: &PathBuf| m.files.iter().filter(|f| f.path == *p).count() > 1;
+        let ok: Vec<bool> = m
+            .files
+            .iter()
+            .map(|f| self.confined(&f.path) && !twice(&f.path))
+            .collect();
         for (f, ok) in m.files.iter().zip(&ok) {
             if !ok {
-                r.failed.push((f.path.clone(), "outside the workspace; not touched".into()));
+                r.failed.push((
+                    f.path.clone(),
+                    "outside the workspace or named twice in the journal; not touched".into(),
+                ));
             }
         }
         let completed = !m.files.is_empty()
@@ -665,8 +675,9 @@ impl Journal {
             return r;
         }
         // 2. Roll back: removed directories first (files go back into them).
+        let is_file = |d: &PathBuf| m.files.iter().any(|f| f.path == *d);
         for d in &m.dirs_removed {
-            if self.confined(d) && d.symlink_metadata().is_err() {
+            if self.confined(d) && !is_file(d) && d.symlink_metadata().is_err() {
                 let _ = std::fs::create_dir(d);
             }
         }
@@ -707,7 +718,7 @@ impl Journal {
             }
         }
         for d in m.dirs_created.iter().rev() {
-            if self.confined(d) {
+            if self.confined(d) && !is_file(d) {
                 let _ = std::fs::remove_dir(d);
             }
         }
