@@ -488,7 +488,7 @@ impl Shared {
                 "); the next call starts a new one"
             );
             if query.writes() {
-                msg = msg.text("; whether the edit was applied is unknown: undo with dry_run shows the last one");
+                msg = msg.text("; an edit it left half-written is rolled back by the next call (which says so); undo with dry_run shows the last applied one");
             }
             OpError::DaemonRestarted(msg)
         };

@@ -82,7 +82,8 @@ pub async fn ask(cwd: &Path, root: &Path, query: &Query, quiet: bool) -> Asked {
             );
             if query.writes() {
                 msg = msg.text(
-                    "; whether the edit was applied is unknown: `scry undo --dry-run` shows the last one",
+                    "; an edit it left half-written is rolled back by the next call (which says so); \
+                     `scry undo --dry-run` shows the last applied one",
                 );
             }
             Asked::Error(OpError::DaemonRestarted(msg))

@@ -293,7 +293,14 @@ async fn run(
             print_answer(json, &answer, &root, &opts);
             ExitCode::SUCCESS
         }
-        Err(e) => report(&e, &root, json),
+        Err(e) => {
+            // What recovery of a dead writer's edit did is said even when
+            // the answer is an error (this process ends here).
+            for n in engine.take_recovery_notes() {
+                eprintln!("scry: note: {n}");
+            }
+            report(&e, &root, json)
+        }
     }
 }
 
