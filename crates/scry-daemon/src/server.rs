@@ -13,7 +13,9 @@
 //! - A call lives in a task of its connection: a `Cancel` frame or a closed
 //!   connection drops it, which drops the engine's future, which sends
 //!   `$/cancelRequest` upstream; the daemon carries on.
-//! - Writes (see `Query::writes`) are serialized per workspace;
+//! - Writes (see `Query::writes`) are serialized per workspace (here, by
+//!   `WsEntry::writes`; across processes the edit service holds the
+//!   workspace's writer lock, scry_ops::edit::lock);
 //!   the edit journal is the workspace's (on disk), so `undo` works from any
 //!   client; idempotency keys are prefixed with the client's session.
 //! - Lifecycle: every second, servers idle longer than `limits.serverIdleMs`
