@@ -431,9 +431,22 @@ impl ScryMcp {
         ctx: &RequestContext<RoleServer>,
     ) -> Option<Result<scry_ops::Answer, scry_ops::OpError>> {
         let token = ctx.meta.get_progress_token();
-        let run = match &self.inner.backend {
-            Some(b) => b.run(q),
-            None => Box::pin(self.inner.engine.run(q)),
+        // On its own task: a panic inside the call (a bug) answers this
+        // call INTERNAL and the session goes on serving the others.
+        let (inner, owned) = (self.inner.clone(), q.clone());
+        let run = async move {
+            let action = owned.action;
+            scry_ops::isolate::isolated(async move {
+                match &inner.backend {
+                    Some(b) => b.run(&owned).await,
+                    None => inner.engine.run(&owned).await,
+                }
+            })
+            .await
+            .unwrap_or_else(|panic| {
+                tracing::error!("call panicked: {panic}");
+                Err(scry_ops::isolate::internal_error(action.name(), &panic))
+            })
         };
         tokio::pin!(run);
         // A timer only when the client asked for progress, and never an

@@ -16,6 +16,7 @@ pub mod engine;
 #[cfg(any(test, feature = "fuzzing"))]
 #[doc(hidden)]
 pub mod fuzzing;
+pub mod isolate;
 pub mod resolve;
 
 pub use diagnostics::{Collected, DiagnosticsBaseline};

@@ -344,8 +344,21 @@ impl SyntaxIndex {
         mtime: u64,
         old: Option<&Entry>,
     ) -> Outcome {
-        let Ok(bytes) = std::fs::read(self.root.join(rel)) else {
-            return Outcome::Skipped("unreadable".into());
+        // The one safe reader: a file swapped for a FIFO or a device since
+        // the walk, or grown past the limit, is skipped, never blocked on.
+        let bytes = match scry_workspace::disk::read(&self.root.join(rel), MAX_FILE_BYTES) {
+            Ok(b) => b,
+            Err(scry_workspace::disk::ReadError::NotRegular { kind, .. }) => {
+                return Outcome::Skipped(format!("not a regular file ({kind})"));
+            }
+            Err(scry_workspace::disk::ReadError::TooLarge { len, .. }) => {
+                return Outcome::Skipped(format!(
+                    "{} KiB, over the {} KiB limit",
+                    len.div_ceil(1024),
+                    MAX_FILE_BYTES / 1024
+                ));
+            }
+            Err(_) => return Outcome::Skipped("unreadable".into()),
         };
         let hash = content_hash(&bytes);
         if let Some(e) = old
