@@ -370,6 +370,9 @@ pub(crate) fn resolve_path(root: &Path, p: &Path, limit: u64) -> Result<PathBuf,
             return Err(OpError::FileNotFound(p.to_path_buf()));
         }
         Err(Unconfined::Outside) => {
+            if let Some(e) = special_link(root, p) {
+                return Err(e);
+            }
             return Err(OpError::OutsideWorkspace {
                 path: p.to_path_buf(),
                 root: root.to_path_buf(),
@@ -395,6 +398,21 @@ pub(crate) fn resolve_path(root: &Path, p: &Path, limit: u64) -> Result<PathBuf,
         )));
     }
     Ok(canon)
+}
+
+/// A link in the workspace to a device or a pipe outside it (`zero.py ->
+/// /dev/zero`): said as what it is (`NOT_A_REGULAR_FILE`) rather than as
+/// outside the workspace. Only `stat`s; it is never opened either way.
+pub(crate) fn special_link(root: &Path, p: &Path) -> Option<OpError> {
+    let asked = if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        root.join(p)
+    };
+    match scry_lsp::disk::check(&asked, u64::MAX) {
+        Err(e @ scry_lsp::disk::ReadError::NotRegular { .. }) => Some(e.into()),
+        _ => None,
+    }
 }
 
 /// `{ "uri": … }` of a file.

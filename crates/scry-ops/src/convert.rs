@@ -113,6 +113,10 @@ pub async fn loc(files: &mut Files, enc: Encoding, path: PathBuf, range: &lsp::R
     }
 }
 
+/// Most locations kept from one server reply; an answer that reaches it says
+/// so.
+pub const MAX_SERVER_LOCATIONS: usize = 10_000;
+
 /// Most characters of a source line a location carries: a longer line is
 /// clipped to this many around the column, with `…` on each cut side.
 pub const LINE_WINDOW: u32 = 160;
@@ -185,6 +189,9 @@ pub async fn locations(
         }
     }
     let enc = session.encoding();
+    // Bounded whatever the server sent (the caller says so when the list
+    // reached the cap: [`MAX_SERVER_LOCATIONS`]).
+    pairs.truncate(MAX_SERVER_LOCATIONS);
     let mut out = Vec::with_capacity(pairs.len());
     for (p, r) in pairs {
         out.push(loc(files, enc, p, &r).await);

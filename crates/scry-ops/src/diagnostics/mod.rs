@@ -184,7 +184,9 @@ pub fn expand_targets(ws: &Workspace, targets: &[PathBuf]) -> Result<Targets, Op
                 Ok(_) | Err(Unconfined::DanglingLink) => {
                     return Err(OpError::FileNotFound(t.clone()));
                 }
-                Err(Unconfined::Outside) => return Err(outside()),
+                Err(Unconfined::Outside) => {
+                    return Err(crate::call::special_link(&root, t).unwrap_or_else(outside));
+                }
             };
             if canon.is_dir() {
                 if canon == root {
