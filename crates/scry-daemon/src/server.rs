@@ -12,7 +12,10 @@
 //!   accept (`SO_PEERCRED`), besides the 0700 directory.
 //! - A call lives in a task of its connection: a `Cancel` frame or a closed
 //!   connection drops it, which drops the engine's future, which sends
-//!   `$/cancelRequest` upstream; the daemon carries on.
+//!   `$/cancelRequest` upstream; the daemon carries on. A panic inside a
+//!   call (a bug) is caught on the call's own task
+//!   ([`scry_ops::isolate::isolated`]) and answered `INTERNAL` for that
+//!   call alone.
 //! - Writes (see `Query::writes`) are serialized per workspace;
 //!   the edit journal is the workspace's (on disk), so `undo` works from any
 //!   client; idempotency keys are prefixed with the client's session.

@@ -4,7 +4,9 @@
 //! Validation, permissions, idempotency, limits and rendering happen here
 //! against the local workspace (its configuration; no server is started
 //! for them); execution goes to a [`Backend`]: the in-process engine, or
-//! the scry daemon that shares servers across sessions.
+//! the scry daemon that shares servers across sessions. Each execution
+//! runs on its own task ([`scry_ops::isolate::isolated`]): a panic in it is
+//! that call's `INTERNAL` error result and the session serves on.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};

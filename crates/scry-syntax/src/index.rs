@@ -7,7 +7,9 @@
 //! construction); a file whose size and mtime are unchanged is reused, one
 //! whose content hash is unchanged is reused, any other is parsed again, so a
 //! change on disk is always seen; files over [`MAX_FILE_BYTES`] and binary
-//! files are skipped and listed with the reason, and so are the files past
+//! files are skipped and listed with the reason, special files (FIFOs,
+//! sockets, devices) are never opened (the walker lists regular files only,
+//! and the read goes through `scry_workspace::disk`), and so are the files past
 //! [`MAX_FILES`]; the disk cache is one JSON
 //! file per workspace root, written atomically, and a missing, stale or
 //! unreadable cache only costs a cold build.

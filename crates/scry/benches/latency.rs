@@ -35,6 +35,7 @@
 //! (comma list, default `clangd,pyright`; add `hostile` for the hostile
 //! cases), `SCRY_BENCH_BEFORE`.
 
+#[path = "latency/hostile.rs"]
 mod hostile;
 
 use std::path::{Path, PathBuf};
