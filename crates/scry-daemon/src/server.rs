@@ -12,7 +12,10 @@
 //!   accept (`SO_PEERCRED`), besides the 0700 directory.
 //! - A call lives in a task of its connection: a `Cancel` frame or a closed
 //!   connection drops it, which drops the engine's future, which sends
-//!   `$/cancelRequest` upstream; the daemon carries on.
+//!   `$/cancelRequest` upstream; the daemon carries on. A panic inside a
+//!   call (a bug) is caught on the call's own task
+//!   ([`scry_ops::isolate::isolated`]) and answered `INTERNAL` for that
+//!   call alone.
 //! - Writes (see `Query::writes`) are serialized per workspace (here, by
 //!   `WsEntry::writes`; across processes the edit service holds the
 //!   workspace's writer lock, scry_ops::edit::lock);
@@ -501,7 +504,30 @@ impl State {
                     let st = self.clone();
                     let (tx2, sess) = (tx.clone(), session.clone());
                     let task = tokio::spawn(async move {
-                        let reply = st.call(&sess, *call, &tx2).await;
+                        let (root, action) = (call.root.clone(), call.query.action);
+                        // A panic inside the call (a bug) answers this call
+                        // INTERNAL; the daemon and its other calls go on.
+                        let tx3 = tx2.clone();
+                        let reply = scry_ops::isolate::isolated(async move {
+                            st.call(&sess, *call, &tx3).await
+                        })
+                        .await
+                        .unwrap_or_else(|panic| {
+                            tracing::error!(id, "call panicked: {panic}");
+                            let defaults = scry_workspace::config::Limits::default();
+                            Reply {
+                                id,
+                                root,
+                                max_locations: defaults.max_locations,
+                                max_chars: defaults.max_chars,
+                                result: Outcome::Error(scry_ops::isolate::internal_error(
+                                    action.name(),
+                                    &panic,
+                                )),
+                                edit_diagnostics: None,
+                                warnings: Vec::new(),
+                            }
+                        });
                         let _ = tx2.send(proto::encode(&DaemonFrame::Answer(Box::new(reply))));
                     });
                     calls.insert(id, task.abort_handle());

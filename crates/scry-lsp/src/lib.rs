@@ -9,8 +9,11 @@
 //!   a bounded ring buffer.
 //! - Dropping the last handle of a [`Session`] kills its whole process group.
 //! - A document is sent to the server only as the disk holds it.
+//! - Workspace files are read only through [`disk`] (regular files only,
+//!   never blocking on open, bounded in size).
 
 pub mod diagnostics;
+pub mod disk;
 pub mod docs;
 pub mod handler;
 pub mod logfile;

@@ -41,6 +41,9 @@ pub struct SessionConfig {
     /// Where the server's stderr is appended (`<dir>/<name>.log`).
     pub log_dir: Option<PathBuf>,
     pub max_open_documents: usize,
+    /// Largest file sent to the server (`limits.maxFileBytes`); larger ones
+    /// are refused with [`crate::disk::ReadError::TooLarge`].
+    pub max_file_bytes: u64,
     /// Who answers the server's `workspace/applyEdit` (empty: refused).
     pub edit_hook: EditHookSlot,
 }
@@ -63,11 +66,10 @@ pub enum SessionError {
         method: String,
         detail: String,
     },
-    #[error("cannot read {}: {source}", path.display())]
-    File {
-        path: PathBuf,
-        source: std::io::Error,
-    },
+    /// The file could not be read (missing, not a regular file, over the
+    /// size limit, a read that did not finish): see [`crate::disk`].
+    #[error("{0}")]
+    Read(#[from] crate::disk::ReadError),
     #[error("{} is not a text file (binary or not UTF-8)", .0.display())]
     NotText(PathBuf),
 }
@@ -231,12 +233,10 @@ pub fn client_capabilities() -> Value {
     })
 }
 
-fn read_disk(path: &Path) -> Result<DiskFile, SessionError> {
-    let bytes = std::fs::read(path).map_err(|source| SessionError::File {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    let meta = std::fs::metadata(path).ok();
+/// What the disk holds for `path`, through the one safe reader
+/// ([`crate::disk`]: regular files only, bounded, off the runtime's workers).
+async fn read_disk(path: &Path, limit: u64) -> Result<DiskFile, SessionError> {
+    let (bytes, meta) = crate::disk::read_within(path, limit, None).await?;
     if bytes[..bytes.len().min(8192)].contains(&0) {
         return Err(SessionError::NotText(path.to_path_buf()));
     }
@@ -244,7 +244,7 @@ fn read_disk(path: &Path) -> Result<DiskFile, SessionError> {
     let text = String::from_utf8(bytes).map_err(|_| SessionError::NotText(path.to_path_buf()))?;
     Ok(DiskFile {
         text,
-        mtime: meta.and_then(|m| m.modified().ok()),
+        mtime: meta.modified().ok(),
         len,
     })
 }
@@ -557,7 +557,7 @@ impl Session {
         path: &Path,
         language_id: &str,
     ) -> Result<Arc<LineIndex>, SessionError> {
-        let disk = read_disk(path);
+        let disk = read_disk(path, self.inner.config.max_file_bytes).await;
         let mut docs = self.inner.docs.lock().await;
         let disk = match disk {
             Ok(d) => d,
@@ -590,7 +590,7 @@ impl Session {
             if meta.modified().ok() == mtime && meta.len() == len {
                 continue;
             }
-            match read_disk(&path) {
+            match read_disk(&path, self.inner.config.max_file_bytes).await {
                 Ok(disk) => {
                     // Keeps the language id chosen at open time.
                     let (a, _) = docs.sync(&path, disk, "");
@@ -622,6 +622,11 @@ impl Session {
     pub async fn document_state(&self, path: &Path) -> Option<(Arc<LineIndex>, i32)> {
         let docs = self.inner.docs.lock().await;
         Some((docs.index(path)?, docs.version(path)?))
+    }
+
+    /// Largest file this session reads and sends (`limits.maxFileBytes`).
+    pub fn max_file_bytes(&self) -> u64 {
+        self.inner.config.max_file_bytes
     }
 
     pub async fn open_documents(&self) -> usize {

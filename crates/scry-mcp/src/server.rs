@@ -4,7 +4,9 @@
 //! Validation, permissions, idempotency, limits and rendering happen here
 //! against the local workspace (its configuration; no server is started
 //! for them); execution goes to a [`Backend`]: the in-process engine, or
-//! the scry daemon that shares servers across sessions.
+//! the scry daemon that shares servers across sessions. Each execution
+//! runs on its own task ([`scry_ops::isolate::isolated`]): a panic in it is
+//! that call's `INTERNAL` error result and the session serves on.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -431,9 +433,22 @@ impl ScryMcp {
         ctx: &RequestContext<RoleServer>,
     ) -> Option<Result<scry_ops::Answer, scry_ops::OpError>> {
         let token = ctx.meta.get_progress_token();
-        let run = match &self.inner.backend {
-            Some(b) => b.run(q),
-            None => Box::pin(self.inner.engine.run(q)),
+        // On its own task: a panic inside the call (a bug) answers this
+        // call INTERNAL and the session goes on serving the others.
+        let (inner, owned) = (self.inner.clone(), q.clone());
+        let run = async move {
+            let action = owned.action;
+            scry_ops::isolate::isolated(async move {
+                match &inner.backend {
+                    Some(b) => b.run(&owned).await,
+                    None => inner.engine.run(&owned).await,
+                }
+            })
+            .await
+            .unwrap_or_else(|panic| {
+                tracing::error!("call panicked: {panic}");
+                Err(scry_ops::isolate::internal_error(action.name(), &panic))
+            })
         };
         tokio::pin!(run);
         // A timer only when the client asked for progress, and never an

@@ -141,7 +141,7 @@ impl Ctx {
 
     /// A file the caller named: inside the workspace, existing, a file.
     pub(crate) fn resolve_path(&self, p: &Path) -> Result<PathBuf, OpError> {
-        resolve_path(self.ws.root(), p)
+        resolve_path(self.ws.root(), p, self.ws.config().limits.max_file_bytes)
     }
 
     /// The session for `route`, started within the deadline.
@@ -361,20 +361,29 @@ pub(crate) fn supports(session: &Session, method: &str) -> bool {
 }
 
 /// Validate a path: inside the workspace (after resolving `..` and
-/// symlinks), existing, a file.
-pub(crate) fn resolve_path(root: &Path, p: &Path) -> Result<PathBuf, OpError> {
+/// symlinks), existing, a regular file of at most `limit` bytes
+/// (`NOT_A_REGULAR_FILE`, `FILE_TOO_LARGE`).
+pub(crate) fn resolve_path(root: &Path, p: &Path, limit: u64) -> Result<PathBuf, OpError> {
     let canon = match paths::confine(root, p) {
         Ok(c) if c.exists() => c,
         Ok(_) | Err(Unconfined::DanglingLink) => {
             return Err(OpError::FileNotFound(p.to_path_buf()));
         }
         Err(Unconfined::Outside) => {
+            if let Some(e) = special_link(root, p) {
+                return Err(e);
+            }
             return Err(OpError::OutsideWorkspace {
                 path: p.to_path_buf(),
                 root: root.to_path_buf(),
             });
         }
     };
+    if !canon.is_dir() {
+        // A FIFO, socket or device is refused before anything opens it or
+        // a server starts; so is a file over the size limit.
+        scry_lsp::disk::check(&canon, limit)?;
+    }
     if canon.is_dir() {
         // As asked: relative paths as written, absolute ones relative
         // to the root when inside it.
@@ -389,6 +398,21 @@ pub(crate) fn resolve_path(root: &Path, p: &Path) -> Result<PathBuf, OpError> {
         )));
     }
     Ok(canon)
+}
+
+/// A link in the workspace to a device or a pipe outside it (`zero.py ->
+/// /dev/zero`): said as what it is (`NOT_A_REGULAR_FILE`) rather than as
+/// outside the workspace. Only `stat`s; it is never opened either way.
+pub(crate) fn special_link(root: &Path, p: &Path) -> Option<OpError> {
+    let asked = if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        root.join(p)
+    };
+    match scry_lsp::disk::check(&asked, u64::MAX) {
+        Err(e @ scry_lsp::disk::ReadError::NotRegular { .. }) => Some(e.into()),
+        _ => None,
+    }
 }
 
 /// `{ "uri": … }` of a file.
@@ -468,7 +492,7 @@ pub(crate) fn session_error(e: SessionError, method: &str) -> OpError {
             format!("{name} sent a malformed {method} response: "),
             foreign(detail)
         )),
-        SessionError::File { path, .. } => OpError::FileNotFound(path),
+        SessionError::Read(e) => e.into(),
         SessionError::NotText(p) => OpError::BinaryFile(p),
     }
 }

@@ -1,6 +1,10 @@
 //! LSP results (parsed through `scry_lsp::types`) into the answer model:
 //! ranges converted from the server's encoding to 1-based character
 //! columns, with the source line attached.
+//!
+//! [`line_text`] is the one place a location's source line is made: a long
+//! line is clipped to a window around the column (`…` on each cut side),
+//! so an answer never carries a copy of a whole long line per location.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -43,9 +47,16 @@ impl Files {
             found = s.document(path).await;
         }
         if found.is_none() {
-            found = std::fs::read(path)
+            // Through the one safe reader (regular files under the size
+            // limit only), off the runtime's workers.
+            let limit = self.session.as_ref().map_or(
+                scry_lsp::disk::DEFAULT_MAX_FILE_BYTES,
+                Session::max_file_bytes,
+            );
+            found = scry_lsp::disk::read_within(path, limit, None)
+                .await
                 .ok()
-                .and_then(|b| String::from_utf8(b).ok())
+                .and_then(|(b, _)| String::from_utf8(b).ok())
                 .map(|t| Arc::new(LineIndex::new(t)));
         }
         self.cache.insert(path.to_path_buf(), found.clone());
@@ -83,7 +94,7 @@ pub async fn loc(files: &mut Files, enc: Encoding, path: PathBuf, range: &lsp::R
             let s = idx.from_lsp(start, enc);
             let e = idx.from_lsp(end, enc);
             Loc {
-                text: idx.line(s.line).map(str::to_string),
+                text: line_text(&idx, s.line, s.col),
                 path,
                 line: s.line + 1,
                 col: s.col + 1,
@@ -100,6 +111,46 @@ pub async fn loc(files: &mut Files, enc: Encoding, path: PathBuf, range: &lsp::R
             text: None,
         },
     }
+}
+
+/// Most locations kept from one server reply; an answer that reaches it says
+/// so.
+pub const MAX_SERVER_LOCATIONS: usize = 10_000;
+
+/// Most characters of a source line a location carries: a longer line is
+/// clipped to this many around the column, with `…` on each cut side.
+pub const LINE_WINDOW: u32 = 160;
+
+/// The source line `line` (0-based) as a location at character column
+/// `col` (0-based) shows it: whole when at most [`LINE_WINDOW`] characters,
+/// else a window of that many characters holding the column, marked `…`
+/// where cut. Constant work on ASCII lines (the index's offsets), one walk
+/// of the line otherwise.
+pub fn line_text(index: &LineIndex, line: u32, col: u32) -> Option<String> {
+    let text = index.line(line)?;
+    if text.len() <= LINE_WINDOW as usize {
+        return Some(text.to_string());
+    }
+    let len = index.line_len_chars(line)?;
+    if len <= LINE_WINDOW {
+        return Some(text.to_string());
+    }
+    let col = col.min(len);
+    // A third of the window before the column, the rest after it.
+    let from = col.saturating_sub(LINE_WINDOW / 3).min(len - LINE_WINDOW);
+    let to = from + LINE_WINDOW;
+    let at = |c: u32| index.offset(scry_lsp::CharPos { line, col: c });
+    let start = index.line_start(line)?;
+    let (a, b) = (at(from) - start, at(to) - start);
+    let mut out = String::with_capacity(b - a + 8);
+    if from > 0 {
+        out.push('…');
+    }
+    out.push_str(&text[a..b]);
+    if to < len {
+        out.push('…');
+    }
+    Some(out)
 }
 
 fn uri_path(uri: &lsp::Uri) -> Option<PathBuf> {
@@ -138,6 +189,9 @@ pub async fn locations(
         }
     }
     let enc = session.encoding();
+    // Bounded whatever the server sent (the caller says so when the list
+    // reached the cap: [`MAX_SERVER_LOCATIONS`]).
+    pairs.truncate(MAX_SERVER_LOCATIONS);
     let mut out = Vec::with_capacity(pairs.len());
     for (p, r) in pairs {
         out.push(loc(files, enc, p, &r).await);
@@ -411,4 +465,51 @@ pub async fn calls(
         out.push(Call { item, sites: at });
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn short_lines_are_whole() {
+        let ix = LineIndex::new("fn main() {}\nlet x = 1;\n");
+        assert_eq!(line_text(&ix, 0, 3).as_deref(), Some("fn main() {}"));
+        assert_eq!(line_text(&ix, 1, 0).as_deref(), Some("let x = 1;"));
+        assert_eq!(line_text(&ix, 5, 0), None);
+    }
+
+    #[test]
+    fn long_lines_are_clipped_around_the_column() {
+        let line = "target;".repeat(150_000);
+        let ix = LineIndex::new(format!("def target\nend\n{line}\n"));
+        let col = 7 * 70_000;
+        let t = line_text(&ix, 2, col).unwrap();
+        assert!(t.starts_with('…') && t.ends_with('…'), "{t}");
+        assert_eq!(t.chars().count(), LINE_WINDOW as usize + 2);
+        // The column's word is inside the window.
+        let inner: String = t.chars().skip(1).take(LINE_WINDOW as usize).collect();
+        let at = (col - col.saturating_sub(LINE_WINDOW / 3)) as usize;
+        assert!(inner[at..].starts_with("target;"), "{inner}");
+        // At the start: cut on the right only; at the end: on the left only.
+        let s = line_text(&ix, 2, 0).unwrap();
+        assert!(!s.starts_with('…') && s.ends_with('…'));
+        assert!(s.starts_with("target;target;"));
+        let e = line_text(&ix, 2, 7 * 150_000 - 1).unwrap();
+        assert!(e.starts_with('…') && !e.ends_with('…'));
+        assert!(e.ends_with("target;"));
+    }
+
+    #[test]
+    fn clipping_counts_characters_not_bytes() {
+        let line = "é".repeat(1000) + "needle" + &"ü".repeat(1000);
+        let ix = LineIndex::new(line.clone());
+        let t = line_text(&ix, 0, 1000).unwrap();
+        assert_eq!(t.chars().count(), LINE_WINDOW as usize + 2);
+        assert!(t.contains("needle"), "{t}");
+        // Exactly the window: whole.
+        let w = "é".repeat(LINE_WINDOW as usize);
+        let ix = LineIndex::new(w.clone());
+        assert_eq!(line_text(&ix, 0, 10), Some(w));
+    }
 }

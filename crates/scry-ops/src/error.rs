@@ -208,6 +208,16 @@ pub enum OpError {
     OutsideWorkspace { path: PathBuf, root: PathBuf },
     #[error("{} is not a text file", .0.display())]
     BinaryFile(PathBuf),
+    /// A FIFO, socket, device (or a symlink to one): never opened.
+    #[error("{} is not a regular file ({kind}); scry reads only regular files", .path.display())]
+    NotARegularFile { path: PathBuf, kind: String },
+    /// Over `limits.maxFileBytes`: not sent to servers, indexed or scanned.
+    #[error("{} is {} KiB, over the {} KiB file limit; it is not read (raise limits.maxFileBytes to read it)", .path.display(), .len.div_ceil(1024), .limit / 1024)]
+    FileTooLarge { path: PathBuf, len: u64, limit: u64 },
+    /// A call that failed inside scry itself (a bug): the call is answered
+    /// with this, and everything else goes on.
+    #[error("{0}")]
+    Internal(Message),
     #[error("{0}")]
     NoServer(Message),
     #[error("{0}")]
@@ -241,6 +251,25 @@ pub enum OpError {
     Busy(Message),
 }
 
+impl From<scry_lsp::disk::ReadError> for OpError {
+    fn from(e: scry_lsp::disk::ReadError) -> OpError {
+        use scry_lsp::disk::ReadError as R;
+        match e {
+            R::NotRegular { path, kind } => OpError::NotARegularFile {
+                path,
+                kind: kind.to_string(),
+            },
+            R::TooLarge { path, len, limit } => OpError::FileTooLarge { path, len, limit },
+            R::TimedOut { path } => OpError::Timeout(msg!(
+                "reading ",
+                path(path),
+                " did not finish within the time budget"
+            )),
+            R::Io { path, .. } => OpError::FileNotFound(path),
+        }
+    }
+}
+
 impl OpError {
     /// A stable machine-readable code.
     pub fn code(&self) -> &'static str {
@@ -250,6 +279,9 @@ impl OpError {
             OpError::FileNotFound(_) => "FILE_NOT_FOUND",
             OpError::OutsideWorkspace { .. } => "OUTSIDE_WORKSPACE",
             OpError::BinaryFile(_) => "BINARY_FILE",
+            OpError::NotARegularFile { .. } => "NOT_A_REGULAR_FILE",
+            OpError::FileTooLarge { .. } => "FILE_TOO_LARGE",
+            OpError::Internal(_) => "INTERNAL",
             OpError::NoServer(_) => "NO_SERVER",
             OpError::SymbolNotFound(_) => "SYMBOL_NOT_FOUND",
             OpError::ServerCrashed(_) => "SERVER_CRASHED",
@@ -271,6 +303,22 @@ impl OpError {
         match self {
             OpError::FileNotFound(p) => msg!("file not found: ", path(p)),
             OpError::BinaryFile(p) => msg!(path(p), " is not a text file"),
+            OpError::NotARegularFile { path: p, kind } => msg!(
+                path(p),
+                format!(" is not a regular file ({kind}); scry reads only regular files")
+            ),
+            OpError::FileTooLarge {
+                path: p,
+                len,
+                limit,
+            } => msg!(
+                path(p),
+                format!(
+                    " is {} KiB, over the {} KiB file limit; it is not read (raise limits.maxFileBytes to read it)",
+                    len.div_ceil(1024),
+                    limit / 1024
+                )
+            ),
             OpError::OutsideWorkspace { path, root } => msg!(
                 path(path),
                 format!(
@@ -289,7 +337,8 @@ impl OpError {
             | OpError::FileChanged(m)
             | OpError::WriteFailed(m)
             | OpError::DaemonRestarted(m)
-            | OpError::Busy(m) => m.clone(),
+            | OpError::Busy(m)
+            | OpError::Internal(m) => m.clone(),
             OpError::WorkspaceRequired => self.to_string().into(),
         }
     }

@@ -19,6 +19,7 @@ pub mod fuzzing;
 #[cfg(any(test, feature = "fuzzing"))]
 #[doc(hidden)]
 pub mod fuzzing_journal;
+pub mod isolate;
 pub mod resolve;
 
 pub use diagnostics::{Collected, DiagnosticsBaseline};

@@ -147,20 +147,42 @@ const MAX_SIGNATURE: usize = 200;
 const MAX_DOC_LINES: usize = 12;
 
 /// Byte → character column conversion, per line.
+///
+/// Linear over a file whatever its lines: whether a line is ASCII is known
+/// from one pass over the text, and on other lines the character count is
+/// carried on from the last conversion on the same line (references come
+/// in document order), so a long line with many names is walked once, not
+/// once per name.
 struct Lines<'a> {
     text: &'a str,
     starts: Vec<usize>,
+    /// Per line: holds a byte over 0x7f.
+    wide: Vec<bool>,
+    /// The last conversion: (row, byte, characters before byte).
+    memo: std::cell::Cell<(usize, usize, u32)>,
 }
 
 impl<'a> Lines<'a> {
     fn new(text: &'a str) -> Lines<'a> {
         let mut starts = vec![0];
+        let mut wide = Vec::new();
+        let mut w = false;
         for (i, b) in text.bytes().enumerate() {
             if b == b'\n' {
                 starts.push(i + 1);
+                wide.push(w);
+                w = false;
+            } else if b > 0x7f {
+                w = true;
             }
         }
-        Lines { text, starts }
+        wide.push(w);
+        Lines {
+            text,
+            starts,
+            wide,
+            memo: std::cell::Cell::new((usize::MAX, 0, 0)),
+        }
     }
 
     fn line(&self, row: usize) -> &'a str {
@@ -174,19 +196,28 @@ impl<'a> Lines<'a> {
     fn col(&self, row: usize, byte_col: usize) -> u32 {
         let line = self.line(row);
         let b = byte_col.min(line.len());
-        if line.is_ascii() {
+        if !self.wide.get(row).copied().unwrap_or(false) {
             return b as u32;
         }
         let mut b = b;
         while b > 0 && !line.is_char_boundary(b) {
             b -= 1;
         }
-        line[..b].chars().count() as u32
+        let (mrow, mbyte, mchars) = self.memo.get();
+        let (from, before) = if mrow == row && mbyte <= b {
+            (mbyte, mchars)
+        } else {
+            (0, 0)
+        };
+        let chars = before + line[from..b].chars().count() as u32;
+        self.memo.set((row, b, chars));
+        chars
     }
 }
 
+/// At most `max` characters of `s` (bounded work on a long line).
 fn clip(s: &str, max: usize) -> String {
-    if s.chars().count() <= max {
+    if s.char_indices().nth(max).is_none() {
         return s.to_string();
     }
     let mut out: String = s.chars().take(max - 1).collect();

@@ -7,7 +7,9 @@
 //! construction); a file whose size and mtime are unchanged is reused, one
 //! whose content hash is unchanged is reused, any other is parsed again, so a
 //! change on disk is always seen; files over [`MAX_FILE_BYTES`] and binary
-//! files are skipped and listed with the reason, and so are the files past
+//! files are skipped and listed with the reason, special files (FIFOs,
+//! sockets, devices) are never opened (the walker lists regular files only,
+//! and the read goes through `scry_workspace::disk`), and so are the files past
 //! [`MAX_FILES`]; the disk cache is one JSON
 //! file per workspace root, written atomically, and a missing, stale or
 //! unreadable cache only costs a cold build.
@@ -344,8 +346,21 @@ impl SyntaxIndex {
         mtime: u64,
         old: Option<&Entry>,
     ) -> Outcome {
-        let Ok(bytes) = std::fs::read(self.root.join(rel)) else {
-            return Outcome::Skipped("unreadable".into());
+        // The one safe reader: a file swapped for a FIFO or a device since
+        // the walk, or grown past the limit, is skipped, never blocked on.
+        let bytes = match scry_workspace::disk::read(&self.root.join(rel), MAX_FILE_BYTES) {
+            Ok(b) => b,
+            Err(scry_workspace::disk::ReadError::NotRegular { kind, .. }) => {
+                return Outcome::Skipped(format!("not a regular file ({kind})"));
+            }
+            Err(scry_workspace::disk::ReadError::TooLarge { len, .. }) => {
+                return Outcome::Skipped(format!(
+                    "{} KiB, over the {} KiB limit",
+                    len.div_ceil(1024),
+                    MAX_FILE_BYTES / 1024
+                ));
+            }
+            Err(_) => return Outcome::Skipped("unreadable".into()),
         };
         let hash = content_hash(&bytes);
         if let Some(e) = old

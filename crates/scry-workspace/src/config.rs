@@ -43,7 +43,7 @@
 //!   "autoDetect": false,
 //!   "limits": { "maxLocations": 50, "maxChars": 8000, "timeoutMs": 20000, "maxOpenDocuments": 100,
 //!               "maxDiagnostics": 50, "diagnosticsDeltaMs": 2000,
-//!               "serverIdleMs": 600000, "maxServers": 8 }
+//!               "serverIdleMs": 600000, "maxServers": 8, "maxFileBytes": 4194304 }
 //! }
 //! ```
 //!
@@ -123,6 +123,15 @@ pub struct Limits {
     /// recently used (default 8).
     #[serde(default = "default_max_servers")]
     pub max_servers: usize,
+    /// Largest workspace file scry reads, in bytes (default 4 MiB): larger
+    /// ones are not sent to servers, indexed or scanned for names, and the
+    /// answer says so (`FILE_TOO_LARGE`).
+    #[serde(default = "default_max_file_bytes")]
+    pub max_file_bytes: u64,
+}
+
+fn default_max_file_bytes() -> u64 {
+    scry_lsp::disk::DEFAULT_MAX_FILE_BYTES
 }
 
 fn default_server_idle_ms() -> u64 {
@@ -152,6 +161,7 @@ impl Default for Limits {
             diagnostics_delta_ms: default_delta_ms(),
             server_idle_ms: default_server_idle_ms(),
             max_servers: default_max_servers(),
+            max_file_bytes: default_max_file_bytes(),
         }
     }
 }
@@ -789,6 +799,7 @@ impl Builder {
                 "diagnosticsdeltams" => 5,
                 "serveridlems" => 6,
                 "maxservers" => 7,
+                "maxfilebytes" => 8,
                 _ => {
                     self.warnings.push(format!(
                         "{}: unknown key \"limits.{key}\" ignored",
@@ -819,7 +830,8 @@ impl Builder {
                 4 => self.limits.max_diagnostics = size,
                 5 => self.limits.diagnostics_delta_ms = n,
                 6 => self.limits.server_idle_ms = n,
-                _ => self.limits.max_servers = size,
+                7 => self.limits.max_servers = size,
+                _ => self.limits.max_file_bytes = n,
             }
         }
         Ok(())

@@ -24,5 +24,8 @@ pub mod walk;
 pub mod watch;
 
 pub use pool::{Route, ServerUse, Workspace, WorkspaceError};
+/// The one reader of workspace files (regular files only, non-blocking
+/// open, bounded size), for the layers above that see only this crate.
+pub use scry_lsp::disk;
 /// Bounded, rotated log files (servers' stderr, the daemon's log).
 pub use scry_lsp::logfile;

@@ -338,6 +338,7 @@ impl Workspace {
             initialization_options: route.spec.initialization_options.clone(),
             log_dir: self.log_dir.clone(),
             max_open_documents: config.limits.max_open_documents,
+            max_file_bytes: config.limits.max_file_bytes,
             edit_hook: self.edit_hook.clone(),
         })
         .await?;

@@ -24,9 +24,19 @@
 //! returns the full answer (clangd: after its background index ran), then runs
 //! a few untimed warm-up iterations of every operation.
 //!
+//! * **hostile** (only when `SCRY_BENCH_SERVERS` names it): the hostile
+//!   workspace cases of issue 19 (a FIFO, 70,000 uses on one long line in
+//!   Ruby and Python, a 5 MB bundle) through the built `scry` and its daemon,
+//!   wall time and the daemon's peak RSS, before/after ratios against
+//!   `SCRY_BENCH_BEFORE` (an older `scry` binary) — see `latency/hostile.rs`.
+//!
 //! Run: `cargo bench -p scry --bench latency`
 //! Environment: `SCRY_BENCH_ITERS` (default 50), `SCRY_BENCH_SERVERS`
-//! (comma list, default `clangd,pyright`).
+//! (comma list, default `clangd,pyright`; add `hostile` for the hostile
+//! cases), `SCRY_BENCH_BEFORE`.
+
+#[path = "latency/hostile.rs"]
+mod hostile;
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -774,6 +784,9 @@ fn main() {
         if let Some(rows) = rt.block_on(bench_server(def, iters, &expected)) {
             all.push((def.name, rows));
         }
+    }
+    if wanted.iter().any(|w| w == "hostile") {
+        hostile::bench();
     }
     println!("total wall time: {:.1} s", started.elapsed().as_secs_f64());
     println!();

@@ -191,11 +191,27 @@ fn main() -> ExitCode {
         Ok(r) => r,
         Err(code) => return code,
     };
-    if cli.no_daemon || scry_daemon::paths::opted_out() {
-        return runtime.block_on(run(cli.json, cli.quiet, root, query, None));
-    }
+    let code = if cli.no_daemon || scry_daemon::paths::opted_out() {
+        runtime.block_on(run(cli.json, cli.quiet, root, query, None))
+    } else {
+        ask_or_run(&runtime, &cli, &cwd, root, query)
+    };
+    // The answer is out: blocking work a call left behind at its deadline
+    // (an index build, a stuck read) does not hold the exit.
+    runtime.shutdown_background();
+    code
+}
+
+/// Ask the daemon, else answer in-process.
+fn ask_or_run(
+    runtime: &tokio::runtime::Runtime,
+    cli: &Cli,
+    cwd: &Path,
+    root: PathBuf,
+    query: Query,
+) -> ExitCode {
     runtime.block_on(async {
-        match daemon_cmd::ask(&cwd, &root, &query, cli.quiet).await {
+        match daemon_cmd::ask(cwd, &root, &query, cli.quiet).await {
             daemon_cmd::Asked::Reply(reply, pid) => print_reply(cli.json, reply, pid),
             daemon_cmd::Asked::Error(e) => report(&e, &root, cli.json),
             daemon_cmd::Asked::Unavailable(why) => {

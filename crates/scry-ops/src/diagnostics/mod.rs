@@ -184,7 +184,9 @@ pub fn expand_targets(ws: &Workspace, targets: &[PathBuf]) -> Result<Targets, Op
                 Ok(_) | Err(Unconfined::DanglingLink) => {
                     return Err(OpError::FileNotFound(t.clone()));
                 }
-                Err(Unconfined::Outside) => return Err(outside()),
+                Err(Unconfined::Outside) => {
+                    return Err(crate::call::special_link(&root, t).unwrap_or_else(outside));
+                }
             };
             if canon.is_dir() {
                 if canon == root {
@@ -195,6 +197,8 @@ pub fn expand_targets(ws: &Workspace, targets: &[PathBuf]) -> Result<Targets, Op
                 }
                 walk(ws, &canon, &mut files, None);
             } else {
+                // Never a FIFO, socket or device; never over the limit.
+                scry_lsp::disk::check(&canon, ws.config().limits.max_file_bytes)?;
                 names.push(paths::display(&canon, &root));
                 files.push(canon);
             }
@@ -468,7 +472,7 @@ pub fn convert_raw(r: &Raw, index: Option<&LineIndex>, provider: &str) -> Diagno
             col: c + 1,
             end_line: el + 1,
             end_col: ec + 1,
-            text: index.and_then(|ix| ix.line(l)).map(str::to_string),
+            text: index.and_then(|ix| crate::convert::line_text(ix, l, c)),
         },
         severity: r.severity,
         code: r.code.clone(),
@@ -650,7 +654,7 @@ async fn workspace_pull(
         {
             continue;
         }
-        let index = std::fs::read_to_string(&path).ok().map(LineIndex::new);
+        let index = read_index(&path);
         out.extend(
             items
                 .iter()
@@ -724,7 +728,7 @@ async fn cli_job(job: Job, deadline: Instant, whole_root: Option<PathBuf>) -> Jo
         }
         let index = cache
             .entry(path.clone())
-            .or_insert_with(|| std::fs::read_to_string(&path).ok().map(LineIndex::new));
+            .or_insert_with(|| read_index(&path));
         let mut r = r;
         r.path = path;
         diagnostics.push(convert_raw(&r, index.as_ref(), &id));
@@ -771,4 +775,13 @@ fn changes_since_last(
     let now = merge::dedup(collected.diagnostics.clone());
     let mut baseline = changes.lock().unwrap_or_else(|e| e.into_inner());
     baseline.update(&checked, &now, severity.unwrap_or_default())
+}
+
+/// A file's text for diagnostics' source lines, through the one safe reader
+/// (a file over the default limit gets no source lines).
+fn read_index(path: &Path) -> Option<LineIndex> {
+    scry_lsp::disk::read_text(path, scry_lsp::disk::DEFAULT_MAX_FILE_BYTES)
+        .ok()
+        .flatten()
+        .map(LineIndex::new)
 }

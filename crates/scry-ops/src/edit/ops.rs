@@ -342,7 +342,7 @@ pub(crate) async fn code_actions(
         col: start.col + 1,
         end_line: end.line + 1,
         end_col: end.col + 1,
-        text: index.line(start.line).map(str::to_string),
+        text: crate::convert::line_text(&index, start.line, start.col),
     };
     let chosen = match choice {
         None => {

@@ -217,8 +217,10 @@ fn disk_node(p: &Path) -> Result<Node, OpError> {
     if !meta.is_file() {
         return Err(rejected(msg!(path(p), " is not a regular file")));
     }
-    let bytes =
-        std::fs::read(p).map_err(|e| rejected(msg!("cannot read ", path(p), ": ", foreign(e))))?;
+    // The one safe reader: a file swapped for a FIFO since the stat is
+    // refused, never blocked on (no size limit: a before-image is whole).
+    let bytes = scry_lsp::disk::read(p, u64::MAX)
+        .map_err(|e| rejected(msg!("cannot read ", path(p), ": ", foreign(e))))?;
     #[cfg(unix)]
     let mode = {
         use std::os::unix::fs::PermissionsExt;

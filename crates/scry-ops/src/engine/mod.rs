@@ -34,6 +34,10 @@ pub mod syntactic;
 
 pub use crate::call::MAX_TIMEOUT;
 
+/// How long past its deadline a read-only call may take to answer before it
+/// is dropped and answered `TIMEOUT`.
+pub const DEADLINE_GRACE: Duration = Duration::from_millis(500);
+
 /// Runs questions against a workspace. Cheap to clone; share one per
 /// workspace so servers are reused across calls.
 #[derive(Clone)]
@@ -91,10 +95,30 @@ impl Engine {
     /// Answer one question.
     pub async fn run(&self, q: &Query) -> Result<Answer, OpError> {
         let deadline = Instant::now() + self.budget(q);
+        crate::isolate::test_panic_hook(q.symbol.as_deref());
         let valid = q.validate()?;
         let server_deadline = self.server_deadline(q, deadline);
-        let result = self.dispatch(q, &valid, server_deadline).await;
-        let mut result = self.with_fallback(q, result).await;
+        let answer = async {
+            let result = self.dispatch(q, &valid, server_deadline).await;
+            self.with_fallback(q, result).await
+        };
+        // One deadline whatever the workspace holds: a read-only call that
+        // has not answered by its deadline (+ a grace to answer) is dropped
+        // (its requests cancelled) and answered TIMEOUT. A write is never
+        // cut midway: its own steps are bounded.
+        let mut result = if q.writes() {
+            answer.await
+        } else {
+            let hard = deadline + DEADLINE_GRACE;
+            match tokio::time::timeout_at(hard, answer).await {
+                Ok(r) => r,
+                Err(_) => Err(OpError::Timeout(crate::msgf!(
+                    "{} did not finish within its {} ms budget; try again or raise timeout_ms",
+                    q.action.name(),
+                    self.budget(q).as_millis()
+                ))),
+            }
+        };
         // What an untrusted workspace's configuration asked to run and was
         // ignored: said once per session, in the first answer after it.
         if let Ok(answer) = &mut result
@@ -233,7 +257,7 @@ impl Engine {
     /// Validate a path: inside the workspace (after resolving `..` and
     /// symlinks), existing, a file.
     pub fn resolve_path(&self, p: &Path) -> Result<PathBuf, OpError> {
-        crate::call::resolve_path(self.ws.root(), p)
+        crate::call::resolve_path(self.ws.root(), p, self.ws.config().limits.max_file_bytes)
     }
 
     // The edit service and the diagnostics delta, for front ends and tests.

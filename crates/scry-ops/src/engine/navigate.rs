@@ -192,6 +192,16 @@ pub(crate) async fn positional(cx: &Ctx, action: Action, spot: &Spot) -> Result<
             break;
         }
     }
+    if let Body::Locations { locations } = &answer.body
+        && locations.len() >= convert::MAX_SERVER_LOCATIONS
+    {
+        answer.notes.push(format!(
+            "{} listed at least {} locations; the first {} (in its order) kept",
+            session.name(),
+            convert::MAX_SERVER_LOCATIONS,
+            convert::MAX_SERVER_LOCATIONS
+        ));
+    }
     if answer.body.is_empty() {
         if let Some(e) = last_err
             && tried == 1

@@ -40,6 +40,9 @@ pub const LABEL: &str = "tree-sitter (syntactic)";
 pub const PRECISION: &str = "syntactic";
 /// Most workspace symbols listed.
 const MAX_WORKSPACE_SYMBOLS: usize = 200;
+/// Most references by name an answer considers (a note says when more were
+/// found): each becomes a location with its source line.
+pub const MAX_REFERENCES: usize = 10_000;
 
 /// Why the syntactic index answers.
 #[derive(Debug, Clone)]
@@ -180,7 +183,7 @@ impl Engine {
             }
             None => None,
         };
-        let mut lines = SourceLines::new(&root);
+        let mut lines = SourceLines::new(&root, self.ws.config().limits.max_file_bytes);
         let mut answer = Answer::new(q.action, q.question(&root), empty_body(q.action));
         let skipped = rel_path
             .as_ref()
@@ -243,12 +246,23 @@ impl Engine {
                     return Ok(None);
                 };
                 match q.action {
-                    Action::References => Body::Locations {
-                        locations: sq::references(&snap, &name.name)
-                            .into_iter()
-                            .map(|o| lines.loc(o.path, o.line, o.col, o.col + o.len))
-                            .collect(),
-                    },
+                    Action::References => {
+                        let found = sq::references(&snap, &name.name);
+                        if found.len() > MAX_REFERENCES {
+                            answer.notes.push(format!(
+                                "{} references of `{}` found; the first {MAX_REFERENCES} (in path order) considered",
+                                found.len(),
+                                name.name
+                            ));
+                        }
+                        Body::Locations {
+                            locations: found
+                                .into_iter()
+                                .take(MAX_REFERENCES)
+                                .map(|o| lines.loc(o.path, o.line, o.col, o.col + o.len))
+                                .collect(),
+                        }
+                    }
                     Action::Implementation => Body::Locations {
                         locations: sq::implementations(&snap, &name.name)
                             .into_iter()
@@ -558,29 +572,35 @@ fn outline(file: &scry_syntax::FileIndex) -> Vec<SymbolNode> {
     tops.into_iter().map(|i| node(file, i, &kids)).collect()
 }
 
-/// Source lines of the files an answer cites, read once each from disk.
+/// Source lines of the files an answer cites, read once each from disk
+/// (through the one safe reader, under the size limit), each location's
+/// line clipped around its column ([`crate::convert::line_text`]).
 struct SourceLines {
     root: PathBuf,
+    limit: u64,
     files: HashMap<PathBuf, Option<Arc<LineIndex>>>,
 }
 
 impl SourceLines {
-    fn new(root: &Path) -> SourceLines {
+    fn new(root: &Path, limit: u64) -> SourceLines {
         SourceLines {
             root: root.to_path_buf(),
+            limit,
             files: HashMap::new(),
         }
     }
 
     fn loc(&mut self, rel: &Path, line: u32, col: u32, end_col: u32) -> Loc {
         let abs = self.root.join(rel);
+        let limit = self.limit;
         let index = self
             .files
             .entry(abs.clone())
             .or_insert_with(|| {
-                std::fs::read_to_string(&abs)
+                scry_lsp::disk::read_text(&abs, limit)
                     .ok()
-                    .map(|t| Arc::new(LineIndex::new(&t)))
+                    .flatten()
+                    .map(|t| Arc::new(LineIndex::new(t)))
             })
             .clone();
         Loc {
@@ -589,7 +609,7 @@ impl SourceLines {
             col: col + 1,
             end_line: line + 1,
             end_col: end_col + 1,
-            text: index.and_then(|ix| ix.line(line).map(str::to_string)),
+            text: index.and_then(|ix| crate::convert::line_text(&ix, line, col)),
         }
     }
 

@@ -1,0 +1,447 @@
+//! A hostile workspace against the real daemon and real servers: a FIFO, a
+//! unix socket and a symlink to `/dev/zero` with source extensions; a 1 MB
+//! single line with 70,000 uses of a name in Python (pyright answers) and
+//! in Ruby (no server: the syntactic index answers); a 5 MB minified
+//! JavaScript bundle; a binary file with a source extension; a tree of many
+//! small files. Every call ends within its deadline + 1 s (a call that must
+//! start a server gets its own wide deadline, and the same bound), the
+//! daemon's peak RSS (VmHWM) stays under [`DAEMON_HWM_BOUND_KIB`], and after
+//! all of it `scry daemon status` answers at once and a question on another
+//! workspace is answered by the same daemon.
+//!
+//! Before the fixes these calls hung forever (the FIFO), ran for minutes or
+//! were OOM-killed (the long lines): see issue 19. Timings are bounds with a
+//! wide margin, never measurements (the latency bench measures).
+
+mod common;
+
+use std::os::unix::fs::symlink;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use common::process::{alive, kill, scry_in};
+use serde_json::Value;
+
+/// The daemon's peak resident memory stays under this (KiB): 1.5 GiB. The
+/// daemon itself (without servers: they are separate processes) holds the
+/// syntactic index and one call's answers; before the fixes one call on the
+/// Ruby file grew it past 3.7 GB and the Python one to 23.5 GB.
+const DAEMON_HWM_BOUND_KIB: u64 = 1536 * 1024;
+
+/// How many small files the tree holds (empty `.txt`/`.rb` files in 100
+/// directories). 100,000 in the issue; 20,000 keeps this suite near a
+/// minute on a loaded 2-core machine (`SCRY_HOSTILE_TREE_FILES` to change).
+fn tree_files() -> usize {
+    std::env::var("SCRY_HOSTILE_TREE_FILES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(20_000)
+}
+
+struct Env {
+    _tmp: tempfile::TempDir,
+    base: PathBuf,
+    ws: PathBuf,
+    extra_env: Vec<(String, String)>,
+    /// Keeps the socket file bound.
+    _listener: Option<std::os::unix::net::UnixListener>,
+}
+
+impl Env {
+    fn new() -> Env {
+        let tmp = tempfile::tempdir().unwrap();
+        let base = tmp.path().canonicalize().unwrap();
+        let ws = base.join("ws");
+        std::fs::create_dir_all(&ws).unwrap();
+        std::fs::write(base.join("config.json"), "{}").unwrap();
+        Env {
+            _tmp: tmp,
+            base,
+            ws,
+            extra_env: Vec::new(),
+            _listener: None,
+        }
+    }
+
+    fn cmd_in(&self, dir: &Path, args: &[&str]) -> Command {
+        let mut c = scry_in(&self.base, dir, args);
+        c.stdout(Stdio::piped()).stderr(Stdio::piped());
+        for (k, v) in &self.extra_env {
+            c.env(k, v);
+        }
+        c
+    }
+
+    /// Run `scry args` in `dir`, killed after `limit`: (output, how long it
+    /// took). A call still running at `limit` fails the test (it hung).
+    fn run_in(&self, dir: &Path, args: &[&str], limit: Duration) -> (Output, Duration) {
+        let t = Instant::now();
+        let mut child = self.cmd_in(dir, args).spawn().unwrap();
+        loop {
+            if child.try_wait().unwrap().is_some() {
+                break;
+            }
+            if t.elapsed() > limit {
+                let _ = child.kill();
+                let out = child.wait_with_output().unwrap();
+                panic!(
+                    "scry {args:?} still running after {limit:?} (it hangs): {}",
+                    String::from_utf8_lossy(&out.stderr)
+                );
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let took = t.elapsed();
+        (child.wait_with_output().unwrap(), took)
+    }
+
+    fn run(&self, args: &[&str], limit: Duration) -> (Output, Duration) {
+        self.run_in(&self.ws, args, limit)
+    }
+
+    /// `scry daemon status --json`, bounded.
+    fn status(&self) -> (Value, Duration) {
+        let (out, took) = self.run(&["daemon", "status", "--json"], Duration::from_secs(30));
+        assert!(out.status.success(), "{out:?}");
+        (serde_json::from_slice(&out.stdout).unwrap(), took)
+    }
+
+    fn daemon_pid(&self) -> Option<u32> {
+        self.status().0["pid"].as_u64().map(|p| p as u32)
+    }
+}
+
+impl Drop for Env {
+    fn drop(&mut self) {
+        let pid = self.daemon_pid();
+        let _ = self.cmd_in(&self.ws, &["daemon", "stop"]).output();
+        if let Some(p) = pid {
+            kill(p, "KILL");
+        }
+    }
+}
+
+/// The peak resident memory of `pid` in KiB (`VmHWM`).
+fn hwm_kib(pid: u32) -> u64 {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    s.lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap()
+}
+
+fn pyright_installed() -> bool {
+    std::env::var_os("PATH")
+        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join("pyright-langserver").exists()))
+}
+
+fn mkfifo(p: &Path) {
+    let st = Command::new("mkfifo").arg(p).status().unwrap();
+    assert!(st.success());
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// A call with deadline `ms` ends within it + 1 s (+ the CLI's own start
+/// and the connection, a few hundred ms on a loaded machine: 1.5 s in all).
+fn within(ms: u64) -> Duration {
+    Duration::from_millis(ms) + Duration::from_millis(1500)
+}
+
+/// The workspace: special files, long lines, a bundle, a binary file.
+fn hostile_workspace(env: &mut Env) {
+    let ws = env.ws.clone();
+    mkfifo(&ws.join("fifo.py"));
+    mkfifo(&ws.join("fifo.rb"));
+    env._listener = Some(std::os::unix::net::UnixListener::bind(ws.join("sock.py")).unwrap());
+    symlink("/dev/zero", ws.join("zero.py")).unwrap();
+    symlink("/dev/zero", ws.join("zero.rb")).unwrap();
+    symlink("fifo.py", ws.join("to_fifo.py")).unwrap();
+    // Ruby: no server, the syntactic index answers. One ~1 MB line with
+    // 70,000 uses of `target`.
+    std::fs::write(ws.join("a.rb"), "def target\n  1\nend\n").unwrap();
+    std::fs::write(
+        ws.join("b.rb"),
+        format!("{}\n", "target;       ".repeat(70_000)),
+    )
+    .unwrap();
+    // Python: pyright answers. One ~1 MB line with 70,000 calls.
+    std::fs::write(ws.join("lib.py"), "def short_fn():\n    return 1\n").unwrap();
+    std::fs::write(
+        ws.join("longline.py"),
+        format!(
+            "from lib import short_fn\n{}\n",
+            "short_fn();   ".repeat(70_000)
+        ),
+    )
+    .unwrap();
+    // A 5 MB minified bundle, one line.
+    let mut js = String::with_capacity(5_300_000);
+    let mut i = 0;
+    while js.len() < 5_200_000 {
+        js.push_str(&format!("var f{i}=function(a){{return a+{i}}};"));
+        i += 1;
+    }
+    std::fs::write(ws.join("bundle.js"), js).unwrap();
+    // A binary file with a source extension.
+    let mut bin = b"\x7fELF\x02\x01\x01\0".to_vec();
+    bin.extend((0..200_000u32).map(|i| (i % 251) as u8));
+    std::fs::write(ws.join("blob.py"), bin).unwrap();
+}
+
+#[test]
+fn a_hostile_workspace_never_hangs_exhausts_or_kills_the_daemon() {
+    let mut env = Env::new();
+    hostile_workspace(&mut env);
+    let started = Instant::now();
+
+    // Special files: refused by name, at once, for every action, without a
+    // server ever opening them.
+    for f in ["fifo.py", "fifo.rb", "sock.py", "zero.py", "zero.rb"] {
+        for args in [
+            vec!["symbols", f],
+            vec!["hover", f, "x"],
+            vec!["refs", f, "x"],
+            vec!["diag", f],
+        ] {
+            let mut a = args.clone();
+            a.extend(["--timeout-ms", "3000"]);
+            let (out, took) = env.run(&a, Duration::from_secs(60));
+            assert!(took < within(3000), "{a:?} took {took:?}");
+            let e = stderr(&out);
+            assert!(!out.status.success(), "{a:?}: {}", stdout(&out));
+            assert!(e.contains("NOT_A_REGULAR_FILE"), "{a:?}: {e}");
+            assert!(e.contains(f), "names the file: {e}");
+        }
+    }
+    let daemon = env.daemon_pid().expect("the daemon runs");
+
+    // Ruby, syntactic: the long line's 70,000 uses, found in time, listed
+    // capped, each source line clipped around its column. The first call
+    // builds the index (seconds in a debug build on a loaded machine): it
+    // answers or says TIMEOUT by its deadline; the build goes on in the
+    // daemon and the next call answers.
+    let (out, took) = env.run(
+        &["refs", "a.rb", "target", "--timeout-ms", "5000"],
+        Duration::from_secs(60),
+    );
+    assert!(took < within(5000), "ruby refs took {took:?}");
+    assert!(
+        out.status.success() || stderr(&out).contains("TIMEOUT"),
+        "{}",
+        stderr(&out)
+    );
+    let (out, took) = env.run(
+        &["refs", "a.rb", "target", "--timeout-ms", "30000", "--json"],
+        Duration::from_secs(90),
+    );
+    assert!(took < within(30_000), "ruby refs took {took:?}");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let text = v.to_string();
+    assert!(text.contains("syntactic"), "{text:.2000}");
+    let locs = v["locations"]
+        .as_array()
+        .or_else(|| v["result"]["locations"].as_array())
+        .cloned()
+        .unwrap_or_default();
+    assert!(!locs.is_empty(), "{text:.2000}");
+    for l in &locs {
+        let t = l["text"].as_str().unwrap_or_default();
+        assert!(
+            t.chars().count() <= 202,
+            "a clipped line: {} chars",
+            t.len()
+        );
+    }
+    assert!(
+        text.contains('…'),
+        "long lines are clipped with a marker: {text:.2000}"
+    );
+    let (out, took) = env.run(
+        &["refs", "a.rb", "target", "--timeout-ms", "5000"],
+        Duration::from_secs(60),
+    );
+    assert!(took < within(5000), "ruby refs took {took:?}");
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("more"), "capped: {}", stdout(&out));
+
+    // Python, pyright: the long line's 70,000 calls. pyright starts within
+    // this call, so the deadline is wide; the call ends by it either way
+    // (an answer, or a TIMEOUT said), never later and never killing the
+    // daemon.
+    if pyright_installed() {
+        let (out, took) = env.run(
+            &["refs", "lib.py", "short_fn", "--timeout-ms", "60000"],
+            Duration::from_secs(180),
+        );
+        assert!(took < within(60_000), "python refs took {took:?}");
+        let (o, e) = (stdout(&out), stderr(&out));
+        assert!(
+            out.status.success() || e.contains("TIMEOUT"),
+            "python refs: {o} {e}"
+        );
+        if out.status.success() {
+            assert!(o.contains("longline.py"), "{o:.3000}");
+            assert!(
+                o.lines().all(|l| l.chars().count() < 260),
+                "clipped: {o:.3000}"
+            );
+        }
+        // Asked in the long file itself, with a deadline a server start no
+        // longer needs.
+        let (out, took) = env.run(
+            &[
+                "refs",
+                "longline.py",
+                "short_fn",
+                "--line",
+                "2",
+                "--timeout-ms",
+                "10000",
+            ],
+            Duration::from_secs(120),
+        );
+        assert!(
+            took < within(10_000),
+            "python refs in the long file took {took:?}"
+        );
+        assert!(
+            out.status.success() || stderr(&out).contains("TIMEOUT"),
+            "{}",
+            stderr(&out)
+        );
+    } else {
+        assert!(
+            !common::servers_required(),
+            "pyright-langserver is not installed but SCRY_REQUIRE_SERVERS=1"
+        );
+        eprintln!("skipping the pyright part: pyright-langserver is not installed");
+    }
+
+    // The 5 MB bundle: over the file limit, said with its own code; a
+    // question by name over the workspace skips it.
+    let (out, took) = env.run(
+        &["symbols", "bundle.js", "--timeout-ms", "5000"],
+        Duration::from_secs(60),
+    );
+    assert!(took < within(5000), "bundle took {took:?}");
+    assert!(stderr(&out).contains("FILE_TOO_LARGE"), "{}", stderr(&out));
+    assert!(stderr(&out).contains("bundle.js"), "{}", stderr(&out));
+
+    // The binary file: refused as not text.
+    let (out, took) = env.run(
+        &["symbols", "blob.py", "--timeout-ms", "5000"],
+        Duration::from_secs(60),
+    );
+    assert!(took < within(5000), "binary took {took:?}");
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("BINARY_FILE"), "{}", stderr(&out));
+
+    // The map over all of it: special, oversize and binary files skipped.
+    let (out, took) = env.run(&["map", "--timeout-ms", "10000"], Duration::from_secs(60));
+    assert!(took < within(10_000), "map took {took:?}");
+    assert!(out.status.success(), "{}", stderr(&out));
+
+    // Diagnostics over the whole workspace: the special files are never
+    // opened (the walk skips them), and the call ends by its deadline.
+    let (_out, took) = env.run(
+        &["diag", ".", "--timeout-ms", "10000"],
+        Duration::from_secs(60),
+    );
+    assert!(took < within(10_000), "diag . took {took:?}");
+
+    // A tree of many small files, in a workspace of its own.
+    let tree = env.base.join("tree");
+    for d in 0..100 {
+        let dir = tree.join(format!("d{d}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        for f in 0..tree_files() / 100 {
+            let ext = if f % 10 == 0 { "rb" } else { "txt" };
+            std::fs::write(dir.join(format!("f{f}.{ext}")), "").unwrap();
+        }
+    }
+    std::fs::write(tree.join("main.rb"), "def hello\n  1\nend\nhello\n").unwrap();
+    let (out, took) = env.run_in(
+        &tree,
+        &["refs", "main.rb", "hello", "--timeout-ms", "20000"],
+        Duration::from_secs(120),
+    );
+    assert!(took < within(20_000), "tree refs took {took:?}");
+    assert!(
+        out.status.success() || stderr(&out).contains("TIMEOUT"),
+        "{}",
+        stderr(&out)
+    );
+
+    // After all of it: the same daemon, answering at once, within its
+    // memory bound, and a normal question on another workspace.
+    assert!(alive(daemon), "the daemon survived");
+    let (s, took) = env.status();
+    assert!(took < Duration::from_secs(3), "daemon status took {took:?}");
+    assert_eq!(s["pid"].as_u64(), Some(daemon as u64), "the same daemon");
+    let other = env.base.join("other");
+    std::fs::create_dir_all(&other).unwrap();
+    std::fs::write(other.join("x.rb"), "def greet\n  1\nend\ngreet\n").unwrap();
+    let (out, took) = env.run_in(
+        &other,
+        &["refs", "x.rb", "greet", "--timeout-ms", "5000"],
+        Duration::from_secs(60),
+    );
+    assert!(took < within(5000), "other workspace took {took:?}");
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("x.rb"), "{}", stdout(&out));
+    assert_eq!(
+        env.daemon_pid(),
+        Some(daemon),
+        "answered by the same daemon"
+    );
+    let hwm = hwm_kib(daemon);
+    eprintln!(
+        "hostile suite: daemon peak RSS {} MiB, {:?} in all",
+        hwm / 1024,
+        started.elapsed()
+    );
+    assert!(
+        hwm < DAEMON_HWM_BOUND_KIB,
+        "daemon peak RSS {hwm} KiB over the {DAEMON_HWM_BOUND_KIB} KiB bound"
+    );
+}
+
+#[test]
+fn a_panic_inside_one_call_is_an_internal_error_and_the_daemon_goes_on() {
+    // The debug-build hook (`scry_ops::isolate::test_panic_hook`) makes the
+    // engine panic for this symbol; release builds have no hook.
+    if !cfg!(debug_assertions) {
+        eprintln!("skipping: the panic hook exists in debug builds only");
+        return;
+    }
+    let mut env = Env::new();
+    env.extra_env
+        .push(("SCRY_TEST_PANIC_SYMBOL".into(), "boom_panic".into()));
+    std::fs::write(env.ws.join("a.rb"), "def target\n  1\nend\ntarget\n").unwrap();
+    let (out, took) = env.run(
+        &["refs", "a.rb", "boom_panic", "--timeout-ms", "5000"],
+        Duration::from_secs(60),
+    );
+    assert!(took < within(5000), "the panicking call took {took:?}");
+    let e = stderr(&out);
+    assert!(!out.status.success());
+    assert!(e.contains("INTERNAL"), "{e}");
+    assert!(e.contains("boom_panic"), "the panic's message: {e}");
+    let daemon = env.daemon_pid().expect("the daemon lives");
+    let (out, _) = env.run(
+        &["refs", "a.rb", "target", "--timeout-ms", "5000"],
+        Duration::from_secs(60),
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("a.rb"), "{}", stdout(&out));
+    assert_eq!(env.daemon_pid(), Some(daemon), "the same daemon served on");
+}
