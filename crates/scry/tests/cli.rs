@@ -518,7 +518,10 @@ fn rename_refuses_a_new_name_that_is_no_python_name() {
     let injection = r#"x = __import__("os").system("echo INJECTED")"#;
     for (bad, rule) in [
         (injection, "cannot be a Python name: it contains a space"),
-        ("1abc", "`1abc` cannot be a Python name: it starts with a digit"),
+        (
+            "1abc",
+            "`1abc` cannot be a Python name: it starts with a digit",
+        ),
         ("class", "`class` is a Python keyword"),
         ("a.b", "`a.b` cannot be a Python name: it contains `.`"),
         (
@@ -531,7 +534,14 @@ fn rename_refuses_a_new_name_that_is_no_python_name() {
         ),
     ] {
         for dry in [false, true] {
-            let mut args = vec!["rename", "inventory.py", "total_weight", bad, "--root", &root];
+            let mut args = vec![
+                "rename",
+                "inventory.py",
+                "total_weight",
+                bad,
+                "--root",
+                &root,
+            ];
             if dry {
                 args.push("--dry-run");
             }

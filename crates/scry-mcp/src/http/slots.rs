@@ -258,24 +258,29 @@ mod tests {
         let (tx, rx) = tokio::sync::mpsc::channel::<Result<Frame<bytes::Bytes>, String>>(1);
         let stream = http_body_util::StreamBody::new(tokio_stream_like(rx));
         let (body, timed_out) = Deadlined::new(stream, Duration::from_millis(100));
-        tx.send(Ok(Frame::data(bytes::Bytes::from_static(b"{")))).await.unwrap();
+        tx.send(Ok(Frame::data(bytes::Bytes::from_static(b"{"))))
+            .await
+            .unwrap();
         let err = body.collect().await.err().expect("timed out");
-        assert!(err.to_string().contains("did not arrive within 0.1 s"), "{err}");
+        assert!(
+            err.to_string().contains("did not arrive within 0.1 s"),
+            "{err}"
+        );
         assert!(timed_out.load(Ordering::SeqCst));
         drop(tx);
     }
 
     /// An mpsc receiver as a stream (tokio-stream is not a dependency).
-    fn tokio_stream_like<T: Send + 'static>(
-        mut rx: tokio::sync::mpsc::Receiver<T>,
+    fn tokio_stream_like<T>(
+        rx: tokio::sync::mpsc::Receiver<T>,
     ) -> impl futures_core::Stream<Item = T> + Unpin {
-        struct S<T>(Pin<Box<dyn FnMut(&mut Context<'_>) -> Poll<Option<T>> + Send>>);
+        struct S<T>(tokio::sync::mpsc::Receiver<T>);
         impl<T> futures_core::Stream for S<T> {
             type Item = T;
             fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<T>> {
-                (self.0)(cx)
+                self.0.poll_recv(cx)
             }
         }
-        S(Box::pin(move |cx: &mut Context<'_>| rx.poll_recv(cx)))
+        S(rx)
     }
 }

@@ -17,34 +17,88 @@ const TABLE: &[(&str, &str, Option<&str>)] = &[
     ("a.rs", "r#fn", None),
     ("a.rs", "r#match", None),
     ("a.rs", "'a", None),
-    ("a.rs", "fn", Some("`fn` is a Rust keyword (`r#fn` would be a name)")),
+    (
+        "a.rs",
+        "fn",
+        Some("`fn` is a Rust keyword (`r#fn` would be a name)"),
+    ),
     ("a.rs", "Self", Some("`Self` is a Rust keyword")),
     ("a.rs", "_", Some("`_` is a Rust keyword")),
-    ("a.rs", "r#crate", Some("`r#crate` cannot be a Rust name: `crate` cannot follow `r#`")),
-    ("a.rs", "r#", Some("`r#` cannot be a Rust name: nothing follows `r#`")),
+    (
+        "a.rs",
+        "r#crate",
+        Some("`r#crate` cannot be a Rust name: `crate` cannot follow `r#`"),
+    ),
+    (
+        "a.rs",
+        "r#",
+        Some("`r#` cannot be a Rust name: nothing follows `r#`"),
+    ),
     ("a.rs", "'static", Some("`static` is a Rust keyword")),
-    ("a.rs", "a::b", Some("`a::b` cannot be a Rust name: it contains `:`")),
-    ("a.rs", "$x", Some("`$x` cannot be a Rust name: it starts with `$`")),
-    ("a.rs", "9lives", Some("`9lives` cannot be a Rust name: it starts with a digit")),
+    (
+        "a.rs",
+        "a::b",
+        Some("`a::b` cannot be a Rust name: it contains `:`"),
+    ),
+    (
+        "a.rs",
+        "$x",
+        Some("`$x` cannot be a Rust name: it starts with `$`"),
+    ),
+    (
+        "a.rs",
+        "9lives",
+        Some("`9lives` cannot be a Rust name: it starts with a digit"),
+    ),
     // Python.
     ("app.py", "total_weight", None),
     ("app.py", "match", None),
     ("app.py", "_", None),
     ("app.py", "naïve", None),
-    ("app.py", "1abc", Some("`1abc` cannot be a Python name: it starts with a digit")),
+    (
+        "app.py",
+        "1abc",
+        Some("`1abc` cannot be a Python name: it starts with a digit"),
+    ),
     ("app.py", "class", Some("`class` is a Python keyword")),
     ("app.py", "None", Some("`None` is a Python keyword")),
-    ("app.py", "a.b", Some("`a.b` cannot be a Python name: it contains `.`")),
-    ("app.py", "a b", Some("`a b` cannot be a Python name: it contains a space")),
-    ("app.py", "a-b", Some("`a-b` cannot be a Python name: it contains `-`")),
-    ("app.py", "$x", Some("`$x` cannot be a Python name: it starts with `$`")),
-    ("app.py", "'a", Some("`'a` cannot be a Python name: it starts with `'`")),
+    (
+        "app.py",
+        "a.b",
+        Some("`a.b` cannot be a Python name: it contains `.`"),
+    ),
+    (
+        "app.py",
+        "a b",
+        Some("`a b` cannot be a Python name: it contains a space"),
+    ),
+    (
+        "app.py",
+        "a-b",
+        Some("`a-b` cannot be a Python name: it contains `-`"),
+    ),
+    (
+        "app.py",
+        "$x",
+        Some("`$x` cannot be a Python name: it starts with `$`"),
+    ),
+    (
+        "app.py",
+        "'a",
+        Some("`'a` cannot be a Python name: it starts with `'`"),
+    ),
     (
         "app.py",
         INJECTION,
-        Some("`x = __import__(\"os\").system(\"echo INJECTED\")` cannot be a Python name: it contains a space"),
+        Some(
+            "`x = __import__(\"os\").system(\"echo INJECTED\")` cannot be a Python name: it contains a space",
+        ),
     ),
-    ("app.py", "a\u{00A0}b", Some("`a\\u{a0}b` cannot be a Python name: it contains the invisible character U+00A0")),
+    (
+        "app.py",
+        "a\u{00A0}b",
+        Some("`a\\u{a0}b` cannot be a Python name: it contains the invisible character U+00A0"),
+    ),
     // TypeScript and JavaScript.
     ("a.ts", "$store", None),
     ("a.ts", "jQuery$", None),
@@ -54,48 +108,108 @@ const TABLE: &[(&str, &str, Option<&str>)] = &[
     ("a.js", "$", None),
     ("a.ts", "class", Some("`class` is a TypeScript keyword")),
     ("a.ts", "await", Some("`await` is a TypeScript keyword")),
-    ("a.js", "function", Some("`function` is a JavaScript keyword")),
-    ("a.ts", "my-var", Some("`my-var` cannot be a TypeScript name: it contains `-`")),
-    ("a.ts", "2d", Some("`2d` cannot be a TypeScript name: it starts with a digit")),
-    ("a.ts", "a;b", Some("`a;b` cannot be a TypeScript name: it contains `;`")),
+    (
+        "a.js",
+        "function",
+        Some("`function` is a JavaScript keyword"),
+    ),
+    (
+        "a.ts",
+        "my-var",
+        Some("`my-var` cannot be a TypeScript name: it contains `-`"),
+    ),
+    (
+        "a.ts",
+        "2d",
+        Some("`2d` cannot be a TypeScript name: it starts with a digit"),
+    ),
+    (
+        "a.ts",
+        "a;b",
+        Some("`a;b` cannot be a TypeScript name: it contains `;`"),
+    ),
     // Go.
     ("main.go", "totalWeight", None),
     ("main.go", "Übung", None),
     ("main.go", "func", Some("`func` is a Go keyword")),
     ("main.go", "chan", Some("`chan` is a Go keyword")),
-    ("main.go", "pkg.Name", Some("`pkg.Name` cannot be a Go name: it contains `.`")),
-    ("main.go", "$x", Some("`$x` cannot be a Go name: it starts with `$`")),
+    (
+        "main.go",
+        "pkg.Name",
+        Some("`pkg.Name` cannot be a Go name: it contains `.`"),
+    ),
+    (
+        "main.go",
+        "$x",
+        Some("`$x` cannot be a Go name: it starts with `$`"),
+    ),
     // C and C++.
     ("a.c", "total_weight", None),
     ("a.c", "class", None),
     ("a.h", "_Reserved", None),
     ("a.c", "int", Some("`int` is a C keyword")),
     ("a.c", "_Bool", Some("`_Bool` is a C keyword")),
-    ("a.c", "a->b", Some("`a->b` cannot be a C name: it contains `-`")),
-    ("a.c", "x$", Some("`x$` cannot be a C name: it contains `$`")),
+    (
+        "a.c",
+        "a->b",
+        Some("`a->b` cannot be a C name: it contains `-`"),
+    ),
+    (
+        "a.c",
+        "x$",
+        Some("`x$` cannot be a C name: it contains `$`"),
+    ),
     ("a.cpp", "class", Some("`class` is a C++ keyword")),
     ("a.cpp", "and", Some("`and` is a C++ keyword")),
-    ("a.cpp", "ns::f", Some("`ns::f` cannot be a C++ name: it contains `:`")),
-    ("a.cpp", "~Widget", Some("`~Widget` cannot be a C++ name: it starts with `~`")),
+    (
+        "a.cpp",
+        "ns::f",
+        Some("`ns::f` cannot be a C++ name: it contains `:`"),
+    ),
+    (
+        "a.cpp",
+        "~Widget",
+        Some("`~Widget` cannot be a C++ name: it starts with `~`"),
+    ),
     // Others the table knows.
     ("run.sh", "my_var", None),
-    ("run.sh", "é", Some("`é` cannot be a Bash name: it starts with `é` (U+00E9)")),
+    (
+        "run.sh",
+        "é",
+        Some("`é` cannot be a Bash name: it starts with `é` (U+00E9)"),
+    ),
     ("run.sh", "done", Some("`done` is a Bash keyword")),
     ("A.java", "$proxy", None),
     ("A.java", "class", Some("`class` is a Java keyword")),
     ("a.cs", "@class", None),
-    ("a.cs", "class", Some("`class` is a C# keyword (`@class` would be a name)")),
+    (
+        "a.cs",
+        "class",
+        Some("`class` is a C# keyword (`@class` would be a name)"),
+    ),
     ("a.rb", "empty?", None),
     ("a.rb", "@count", None),
     ("a.rb", "@@total", None),
     ("a.rb", "save!", None),
-    ("a.rb", "a?b", Some("`a?b` cannot be a Ruby name: it contains `?`")),
+    (
+        "a.rb",
+        "a?b",
+        Some("`a?b` cannot be a Ruby name: it contains `?`"),
+    ),
     ("a.php", "$count", None),
     ("a.php", "count", None),
     // No rules of its own: Unicode identifiers.
     ("a.yaml", "anchor_1", None),
-    ("a.unknown", "x y", Some("`x y` cannot be a name: it contains a space (a name is letters, digits and `_`)")),
-    ("noext", "1x", Some("`1x` cannot be a name: it starts with a digit")),
+    (
+        "a.unknown",
+        "x y",
+        Some("`x y` cannot be a name: it contains a space (a name is letters, digits and `_`)"),
+    ),
+    (
+        "noext",
+        "1x",
+        Some("`1x` cannot be a name: it starts with a digit"),
+    ),
 ];
 
 #[test]
@@ -139,7 +253,12 @@ fn format_characters_are_refused_everywhere() {
     ];
     for (c, cname) in named {
         for file in files {
-            for name in [format!("ab{c}c"), format!("{c}abc"), format!("abc{c}"), format!("r#{c}x")] {
+            for name in [
+                format!("ab{c}c"),
+                format!("{c}abc"),
+                format!("abc{c}"),
+                format!("r#{c}x"),
+            ] {
                 let e = check_for(Path::new(file), &name).expect_err(&name);
                 assert_eq!(e.problem, Problem::Format(c), "{file} {name:?}");
                 let msg = e.to_string();
@@ -155,7 +274,10 @@ fn format_characters_are_refused_everywhere() {
     // A format character without a name in the table still is one.
     let e = check_for(Path::new("a.py"), "a\u{E0041}").unwrap_err();
     assert_eq!(e.problem, Problem::Format('\u{E0041}'));
-    assert!(e.to_string().contains("U+E0041, a Unicode format character"));
+    assert!(
+        e.to_string()
+            .contains("U+E0041, a Unicode format character")
+    );
 }
 
 /// Every language's rules parse, name the language, and hold no keyword
@@ -163,7 +285,10 @@ fn format_characters_are_refused_everywhere() {
 #[test]
 fn every_language_has_rules() {
     for spec in crate::lang::specs() {
-        let rules = spec.names.as_ref().unwrap_or_else(|| panic!("{} has no names", spec.id));
+        let rules = spec
+            .names
+            .as_ref()
+            .unwrap_or_else(|| panic!("{} has no names", spec.id));
         assert!(!rules.language.is_empty(), "{}", spec.id);
         for k in &rules.keywords {
             let plain = NameRules {
