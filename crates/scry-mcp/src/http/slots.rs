@@ -261,7 +261,7 @@ mod tests {
         tx.send(Ok(Frame::data(bytes::Bytes::from_static(b"{"))))
             .await
             .unwrap();
-        let err = body.collect().await.err().expect("timed out");
+        let err = body.collect().await.expect_err("timed out");
         assert!(
             err.to_string().contains("did not arrive within 0.1 s"),
             "{err}"
