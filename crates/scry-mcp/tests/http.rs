@@ -2,7 +2,11 @@
 //! path → 404, body limit → 413, session limit → 503) with plain HTTP
 //! requests, and real calls through rmcp's streamable HTTP client: the same
 //! answers as over stdio, several sessions sharing one language server,
-//! which stops with the HTTP server. Everything binds 127.0.0.1 port 0.
+//! which stops with the HTTP server. The limits that keep a client with the
+//! token from being starved: a slow-header attack on 64 connections while a
+//! real client is served, the header and body read timeouts, the
+//! unauthenticated pool apart from the authenticated one. Everything binds
+//! 127.0.0.1 port 0.
 
 mod common;
 
