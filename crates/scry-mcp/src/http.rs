@@ -17,9 +17,17 @@
 //!   `$XDG_STATE_HOME/scry`, else `~/.local/state/scry`) and reused while it stays
 //!   private. The token itself is never printed or logged.
 //! - At most [`HttpOptions::max_sessions`] sessions (a new one beyond gets
-//!   503), at most [`HttpOptions::max_connections`] open connections (more
-//!   are closed at once), idle sessions end after
-//!   [`HttpOptions::session_idle`].
+//!   503); idle sessions end after [`HttpOptions::session_idle`].
+//! - Nobody without the token can starve a client with it (`slots`): a
+//!   request head must arrive within [`HttpOptions::header_read_timeout`]
+//!   (hyper's timer; also the most a kept-alive connection idles), a body
+//!   within [`HttpOptions::body_read_timeout`] (408); connections that have
+//!   not authenticated share a small pool of their own
+//!   ([`HttpOptions::max_unauthenticated`], the oldest closed to make room
+//!   for a new one) and move to the authenticated pool
+//!   ([`HttpOptions::max_connections`], 503 beyond) with their first request
+//!   that passes the token check. A refusal on a connection that never
+//!   authenticated closes it.
 //! - Same tools and semantics as stdio: each session gets its own
 //!   [`ScryMcp`] (its own replay map and journal, its own nonce), all
 //!   sharing one engine (validation, configuration) and one limit of calls
@@ -56,11 +64,13 @@ use rmcp::transport::streamable_http_server::session::{
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use scry_ops::Engine;
 use tokio::net::TcpListener;
-use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
 use crate::daemon::{self, Route};
 use crate::{Options, SHUTDOWN_BUDGET, ScryMcp, ServeError};
+
+mod slots;
+use slots::{Conn, Deadlined, Slots};
 
 /// The only path served.
 pub const MCP_PATH: &str = "/mcp";
@@ -86,8 +96,18 @@ pub struct HttpOptions {
     pub allowed_hosts: Vec<String>,
     /// Most MCP sessions at once.
     pub max_sessions: usize,
-    /// Most open TCP connections at once.
+    /// Most authenticated connections at once (a connection counts from
+    /// its first request with the token; past this, 503).
     pub max_connections: usize,
+    /// Most connections at once that have not sent a request with the
+    /// token yet; past this, the oldest of them is closed.
+    pub max_unauthenticated: usize,
+    /// The most time a request head (request line and headers) may take,
+    /// counted from when the server waits for it (so also the most a
+    /// kept-alive connection idles between requests).
+    pub header_read_timeout: Duration,
+    /// The most time a request body may take, counted from its head.
+    pub body_read_timeout: Duration,
     /// Largest request body.
     pub max_body_bytes: usize,
     /// A session without requests for this long ends.
@@ -105,6 +125,9 @@ impl Default for HttpOptions {
             allowed_hosts: Vec::new(),
             max_sessions: 16,
             max_connections: 64,
+            max_unauthenticated: 16,
+            header_read_timeout: Duration::from_secs(10),
+            body_read_timeout: Duration::from_secs(30),
             max_body_bytes: 1 << 20,
             session_idle: Duration::from_secs(600),
         }
@@ -509,8 +532,9 @@ struct Gate {
 }
 
 impl Gate {
-    /// `Some(response)` when the request is refused.
-    async fn refuse(&self, req: &Request<Incoming>) -> Option<Response<Body>> {
+    /// `Some(response)` when the request is refused before its token
+    /// counts: path, `Origin`, token.
+    fn refuse(&self, req: &Request<Incoming>) -> Option<Response<Body>> {
         if req.uri().path() != MCP_PATH {
             return Some(plain(
                 StatusCode::NOT_FOUND,
@@ -551,6 +575,12 @@ impl Gate {
             );
             return Some(r);
         }
+        None
+    }
+
+    /// `Some(response)` when an authenticated request is refused: a new
+    /// session beyond the limit.
+    async fn refuse_session(&self, req: &Request<Incoming>) -> Option<Response<Body>> {
         // A new session (a POST without a session id) beyond the limit.
         if req.method() == http::Method::POST
             && !req.headers().contains_key("mcp-session-id")
@@ -663,14 +693,12 @@ impl HttpServer {
             origins,
             sessions,
         });
-        let connections = Arc::new(Semaphore::new(http.max_connections.max(1)));
-        let task = tokio::spawn(accept_loop(
-            listener,
-            service,
-            gate,
-            connections,
-            stop.clone(),
-        ));
+        let limits = ConnLimits {
+            slots: Slots::new(http.max_connections, http.max_unauthenticated),
+            header_read_timeout: http.header_read_timeout,
+            body_read_timeout: http.body_read_timeout,
+        };
+        let task = tokio::spawn(accept_loop(listener, service, gate, limits, stop.clone()));
         Ok(HttpServer {
             addr,
             token_path,
@@ -708,13 +736,78 @@ impl HttpServer {
     }
 }
 
+/// What bounds a connection: the two pools and the read timeouts.
+struct ConnLimits {
+    slots: Arc<Slots>,
+    header_read_timeout: Duration,
+    body_read_timeout: Duration,
+}
+
+/// `response` closing its connection after it is sent.
+fn closing(mut response: Response<Body>) -> Response<Body> {
+    response.headers_mut().insert(
+        header::CONNECTION,
+        header::HeaderValue::from_static("close"),
+    );
+    response
+}
+
+/// One request on connection `conn`: the gate, the move to the
+/// authenticated pool, the session cap, then rmcp with a body deadline.
+async fn answer(
+    req: Request<Incoming>,
+    conn: &Conn,
+    gate: &Gate,
+    service: &StreamableHttpService<ScryMcp, Limited>,
+    body_read_timeout: Duration,
+) -> Response<Body> {
+    if let Some(refused) = gate.refuse(&req) {
+        // A connection that never authenticated gets no second try.
+        return if conn.is_authenticated() {
+            refused
+        } else {
+            closing(refused)
+        };
+    }
+    if !conn.promote() {
+        tracing::warn!("too many authenticated connections; refusing a request");
+        let mut r = plain(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "Service Unavailable: too many connections with the token are open; retry later\n",
+        );
+        r.headers_mut()
+            .insert(header::RETRY_AFTER, header::HeaderValue::from_static("5"));
+        return closing(r);
+    }
+    if let Some(refused) = gate.refuse_session(&req).await {
+        return refused;
+    }
+    let (req, timed_out) = {
+        let (parts, body) = req.into_parts();
+        let (body, timed_out) = Deadlined::new(body, body_read_timeout);
+        (Request::from_parts(parts, body), timed_out)
+    };
+    let response = service.handle(req).await;
+    if timed_out.load(std::sync::atomic::Ordering::SeqCst) {
+        return closing(plain(
+            StatusCode::REQUEST_TIMEOUT,
+            &format!(
+                "Request Timeout: the body did not arrive within {} s\n",
+                body_read_timeout.as_secs_f64()
+            ),
+        ));
+    }
+    response
+}
+
 async fn accept_loop(
     listener: TcpListener,
     service: StreamableHttpService<ScryMcp, Limited>,
     gate: Arc<Gate>,
-    connections: Arc<Semaphore>,
+    limits: ConnLimits,
     stop: CancellationToken,
 ) {
+    let limits = Arc::new(limits);
     loop {
         let (stream, peer) = tokio::select! {
             _ = stop.cancelled() => return,
@@ -727,37 +820,45 @@ async fn accept_loop(
                 }
             },
         };
-        let Ok(permit) = connections.clone().try_acquire_owned() else {
-            tracing::warn!(%peer, "too many connections; closing a new one");
-            drop(stream);
-            continue;
-        };
+        // Unauthenticated until its first request with the token; the
+        // oldest unauthenticated connection is told to close if the pool
+        // is full.
+        let conn = Arc::new(limits.slots.admit());
         let service = service.clone();
         let gate = gate.clone();
         let stop = stop.clone();
+        let limits = limits.clone();
         tokio::spawn(async move {
-            let _permit = permit;
-            let handler = hyper::service::service_fn(move |req: Request<Incoming>| {
-                let service = service.clone();
-                let gate = gate.clone();
-                async move {
-                    if let Some(refused) = gate.refuse(&req).await {
-                        return Ok::<_, Infallible>(refused);
+            let evicted = conn.evicted().clone();
+            let body_read_timeout = limits.body_read_timeout;
+            let handler = {
+                let conn = conn.clone();
+                hyper::service::service_fn(move |req: Request<Incoming>| {
+                    let (service, gate, conn) = (service.clone(), gate.clone(), conn.clone());
+                    async move {
+                        Ok::<_, Infallible>(
+                            answer(req, &conn, &gate, &service, body_read_timeout).await,
+                        )
                     }
-                    Ok(service.handle(req).await)
-                }
-            });
-            let conn = hyper::server::conn::http1::Builder::new()
+                })
+            };
+            let conn_io = hyper::server::conn::http1::Builder::new()
+                .timer(hyper_util::rt::TokioTimer::new())
+                .header_read_timeout(limits.header_read_timeout)
                 .serve_connection(TokioIo::new(stream), handler);
-            tokio::pin!(conn);
+            tokio::pin!(conn_io);
             tokio::select! {
-                r = conn.as_mut() => {
+                r = conn_io.as_mut() => {
                     if let Err(e) = r {
                         tracing::debug!(%peer, "connection ended: {e}");
                     }
                 }
-                _ = stop.cancelled() => conn.as_mut().graceful_shutdown(),
+                _ = evicted.cancelled() => {
+                    tracing::debug!(%peer, "closed an unauthenticated connection to make room for a newer one");
+                }
+                _ = stop.cancelled() => conn_io.as_mut().graceful_shutdown(),
             }
+            drop(conn);
         });
     }
 }

@@ -353,3 +353,54 @@ async fn bad_new_names_are_refused_before_the_server_is_asked() {
         }
     }
 }
+
+/// Issue 20: a `new_name` that is no Python name — the injection of the
+/// issue, a keyword, a leading digit, the bidi override, the zero-width
+/// space — is refused saying which rule it breaks, before any server is
+/// started or asked; nothing changes.
+#[tokio::test]
+async fn new_names_that_are_no_names_of_the_language_are_refused_before_any_server() {
+    let ws = fixture("python");
+    let s = server(&ws, false);
+    let mut raw = Raw::start(s.clone()).await;
+    let original = bytes(&ws.root);
+    for (i, (bad, rule)) in [
+        (
+            r#"x = __import__("os").system("echo INJECTED")"#,
+            "cannot be a Python name: it contains a space",
+        ),
+        ("class", "`class` is a Python keyword"),
+        (
+            "1abc",
+            "`1abc` cannot be a Python name: it starts with a digit",
+        ),
+        ("a.b", "it contains `.`"),
+        (
+            "weight\u{202e}sum",
+            "U+202E RIGHT-TO-LEFT OVERRIDE, a Unicode format character",
+        ),
+        ("weight\u{200b}sum", "U+200B ZERO WIDTH SPACE"),
+        ("\u{feff}weight", "U+FEFF ZERO WIDTH NO-BREAK SPACE"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        for tool in ["lsp_edit", "lsp"] {
+            let mut args = rename_args();
+            args["new_name"] = json!(bad);
+            let r = answer(&mut raw, json!(format!("{tool}-{i}")), tool, args).await;
+            assert_eq!(error_code(&r), "INVALID_ARGUMENT", "{bad:?}: {r}");
+            let t = text(&r);
+            assert!(
+                t.contains(rule) && t.contains("nothing was changed"),
+                "{bad:?}: {t}"
+            );
+            assert!(!t.contains('\u{202e}') && !t.contains('\u{200b}'), "{t:?}");
+            assert_eq!(bytes(&ws.root), original, "{bad:?} changed a file");
+        }
+    }
+    assert!(
+        ws.engine.workspace().running().is_empty(),
+        "a server was started for a refused name"
+    );
+}

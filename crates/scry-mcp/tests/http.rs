@@ -2,7 +2,11 @@
 //! path → 404, body limit → 413, session limit → 503) with plain HTTP
 //! requests, and real calls through rmcp's streamable HTTP client: the same
 //! answers as over stdio, several sessions sharing one language server,
-//! which stops with the HTTP server. Everything binds 127.0.0.1 port 0.
+//! which stops with the HTTP server. The limits that keep a client with the
+//! token from being starved: a slow-header attack on 64 connections while a
+//! real client is served, the header and body read timeouts, the
+//! unauthenticated pool apart from the authenticated one. Everything binds
+//! 127.0.0.1 port 0.
 
 mod common;
 
@@ -479,5 +483,267 @@ async fn a_post_the_client_hangs_up_on_cancels_the_call_at_the_server() {
         "name": "lsp", "arguments": {"action": "status"}}});
     let (_, m) = exchange(&server, &token, Some(&session), &status).await;
     assert_eq!(answer_to(&m, &json!(6))["result"]["isError"], json!(false));
+    server.shutdown().await;
+}
+
+// ------------------------------------------------ nobody without the token starves a client
+
+/// One attacker connection after another, each sending a request line and
+/// then a header line every `drip`, never finishing its head; a closed
+/// connection is replaced (noticed when a write fails). Stops when `stop`
+/// is set, after `max_connections`, or at `until`. Returns how many
+/// connections it opened.
+async fn slow_header_attacker(
+    addr: std::net::SocketAddr,
+    drip: Duration,
+    max_connections: usize,
+    until: tokio::time::Instant,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+) -> usize {
+    use std::sync::atomic::Ordering;
+    let mut opened = 0;
+    while opened < max_connections
+        && !stop.load(Ordering::SeqCst)
+        && tokio::time::Instant::now() < until
+    {
+        let Ok(mut s) = tokio::net::TcpStream::connect(addr).await else {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            continue;
+        };
+        opened += 1;
+        let head = format!("POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{}\r\n", addr.port());
+        let mut n = 0u32;
+        let mut line = head.into_bytes();
+        while !stop.load(Ordering::SeqCst) && tokio::time::Instant::now() < until {
+            if s.write_all(&line).await.is_err() {
+                break;
+            }
+            n += 1;
+            line = format!("X-Drip-{n}: a\r\n").into_bytes();
+            tokio::time::sleep(drip).await;
+        }
+        // Anything the server said to a head it never got whole is a bug.
+        let mut buf = [0u8; 64];
+        if let Ok(Ok(k)) = tokio::time::timeout(Duration::from_millis(1), s.read(&mut buf)).await {
+            assert!(
+                k == 0 || !buf[..k].starts_with(b"HTTP/1.1 2"),
+                "an attacker was served: {:?}",
+                String::from_utf8_lossy(&buf[..k])
+            );
+        }
+    }
+    opened
+}
+
+/// Issue 20: 64 connections dripping header bytes (the slow-header attack),
+/// replaced as soon as they are closed, while a real MCP client with the
+/// token initializes, lists the tools and asks a question: it is served,
+/// well within the header read timeout, without waiting the attack out.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slow_header_attack_does_not_starve_a_client_with_the_token() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let ws = workspace(None, &[("notes.txt", "alpha\n")]);
+    let (server, token) = start(&ws, http_options(&ws)).await;
+    let defaults = HttpOptions::default();
+    assert_eq!(defaults.max_connections, 64);
+    assert_eq!(defaults.max_unauthenticated, 16);
+    assert_eq!(defaults.header_read_timeout, Duration::from_secs(10));
+
+    let stop = std::sync::Arc::new(AtomicBool::new(false));
+    // Bounded in count and time whatever happens below.
+    let until = tokio::time::Instant::now() + Duration::from_secs(90);
+    let attackers: Vec<_> = (0..64)
+        .map(|_| {
+            tokio::spawn(slow_header_attacker(
+                server.local_addr(),
+                Duration::from_secs(1),
+                200,
+                until,
+                stop.clone(),
+            ))
+        })
+        .collect();
+    // Let the attack take every place it can.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+
+    let started = std::time::Instant::now();
+    let served = tokio::time::timeout(Duration::from_secs(60), async {
+        let client = ()
+            .serve(StreamableHttpClientTransport::from_config(client_config(
+                &server,
+                Some(&token),
+            )))
+            .await
+            .expect("initialize while under attack");
+        let tools = client.list_all_tools().await.expect("tools/list");
+        let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+        assert_eq!(names, ["lsp", "lsp_edit"]);
+        let args = json!({"action": "status"});
+        let status = client
+            .call_tool(
+                CallToolRequestParams::new("lsp").with_arguments(args.as_object().unwrap().clone()),
+            )
+            .await
+            .expect("tools/call while under attack");
+        assert_ne!(status.is_error, Some(true), "{status:?}");
+        let text = status.content[0].as_text().expect("text").text.clone();
+        let _ = client.cancel().await;
+        text
+    })
+    .await
+    .expect("the client is served while the attack goes on");
+    let took = started.elapsed();
+    assert!(!served.is_empty());
+    // Served without waiting for the attackers' heads to time out (10 s).
+    assert!(
+        took < Duration::from_secs(9),
+        "the client waited {took:?} under the attack"
+    );
+
+    // The attack was still on: its connections are still being replaced.
+    assert!(
+        !attackers.iter().all(|a| a.is_finished()),
+        "the attack ended before the client was done"
+    );
+    stop.store(true, Ordering::SeqCst);
+    let mut opened = 0;
+    for a in attackers {
+        opened += a.await.expect("an attacker task");
+    }
+    assert!(opened >= 64, "{opened} attacker connections");
+    server.shutdown().await;
+}
+
+/// Read until the peer closes (EOF or reset) or `within` passes; what was
+/// read, and whether it closed.
+async fn read_until_closed(s: &mut tokio::net::TcpStream, within: Duration) -> (String, bool) {
+    let mut got = Vec::new();
+    let mut buf = [0u8; 4096];
+    let closed = tokio::time::timeout(within, async {
+        loop {
+            match s.read(&mut buf).await {
+                Ok(0) | Err(_) => return,
+                Ok(n) => got.extend_from_slice(&buf[..n]),
+            }
+        }
+    })
+    .await
+    .is_ok();
+    (String::from_utf8_lossy(&got).to_string(), closed)
+}
+
+/// The limits one by one: a head that never ends is closed at the header
+/// read timeout, a late body gets 408, the oldest unauthenticated
+/// connection makes room for a new one, an authenticated connection is
+/// never pushed out, and the authenticated cap holds on its own.
+#[tokio::test]
+async fn read_timeouts_and_the_two_pools() {
+    let ws = workspace(None, &[("notes.txt", "alpha\n")]);
+    let opts = HttpOptions {
+        header_read_timeout: Duration::from_secs(1),
+        body_read_timeout: Duration::from_secs(1),
+        ..http_options(&ws)
+    };
+    let (server, token) = start(&ws, opts).await;
+    let addr = server.local_addr();
+    let auth = format!("Authorization: Bearer {token}");
+
+    // A head that never ends: closed, without an answer worth the name.
+    let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+    s.write_all(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+        .await
+        .unwrap();
+    let (said, closed) = read_until_closed(&mut s, Duration::from_secs(15)).await;
+    assert!(closed, "a head that never ends keeps its connection");
+    assert!(!said.starts_with("HTTP/1.1 2"), "{said}");
+
+    // A body that never ends: 408 once its time is up.
+    let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let head = format!(
+        "{}\r\nContent-Length: {}\r\n\r\n",
+        post(&server, "/mcp", &auth),
+        INIT.len()
+    );
+    s.write_all(head.as_bytes()).await.unwrap();
+    s.write_all(&INIT.as_bytes()[..10]).await.unwrap();
+    let (said, closed) = read_until_closed(&mut s, Duration::from_secs(15)).await;
+    assert!(closed, "a late body keeps its connection");
+    assert!(said.starts_with("HTTP/1.1 408"), "{said}");
+    assert!(said.contains("did not arrive within 1 s"), "{said}");
+    server.shutdown().await;
+
+    let opts = HttpOptions {
+        max_unauthenticated: 2,
+        max_connections: 1,
+        ..http_options(&ws)
+    };
+    let (server, token) = start(&ws, opts).await;
+    let addr = server.local_addr();
+    let auth = format!("Authorization: Bearer {token}");
+    let delete = format!(
+        "DELETE /mcp HTTP/1.1\r\nHost: 127.0.0.1:{}\r\n{auth}\r\nContent-Length: 0\r\n\r\n",
+        addr.port()
+    );
+    // One authenticated, kept-alive connection (its request is refused by
+    // rmcp, but it passed the token check).
+    let mut kept = tokio::net::TcpStream::connect(addr).await.unwrap();
+    kept.write_all(delete.as_bytes()).await.unwrap();
+    let mut buf = [0u8; 4096];
+    let n = tokio::time::timeout(WAIT, kept.read(&mut buf))
+        .await
+        .expect("an answer")
+        .unwrap();
+    let first = String::from_utf8_lossy(&buf[..n]).to_string();
+    assert!(first.starts_with("HTTP/1.1 "), "{first}");
+    assert!(
+        !first.to_ascii_lowercase().contains("connection: close"),
+        "{first}"
+    );
+
+    // Silent connections beyond the unauthenticated pool push out the
+    // oldest of them, never the authenticated one.
+    let mut silent = Vec::new();
+    for _ in 0..3 {
+        silent.push(tokio::net::TcpStream::connect(addr).await.unwrap());
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let (_, closed) = read_until_closed(&mut silent[0], Duration::from_secs(15)).await;
+    assert!(closed, "the oldest unauthenticated connection makes room");
+    let (_, closed) = read_until_closed(&mut silent[2], Duration::from_millis(300)).await;
+    assert!(!closed, "the newest stays");
+    kept.write_all(delete.as_bytes()).await.unwrap();
+    let status_line = first.lines().next().unwrap().to_string();
+    let mut again = String::new();
+    tokio::time::timeout(WAIT, async {
+        // (what is left of the first answer comes first)
+        while !again.contains(&status_line) {
+            match kept.read(&mut buf).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => again.push_str(&String::from_utf8_lossy(&buf[..n])),
+            }
+        }
+    })
+    .await
+    .expect("the authenticated connection is still served");
+    assert!(again.contains(&status_line), "{again}");
+
+    // The authenticated pool is full (1): a second connection with the
+    // token gets 503 and is closed.
+    let mut second = tokio::net::TcpStream::connect(addr).await.unwrap();
+    second.write_all(delete.as_bytes()).await.unwrap();
+    let (said, closed) = read_until_closed(&mut second, Duration::from_secs(15)).await;
+    assert!(said.starts_with("HTTP/1.1 503"), "{said}");
+    assert!(closed);
+    // Without the token: 401, and the connection is closed.
+    let mut anon = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let no_token = format!(
+        "DELETE /mcp HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nContent-Length: 0\r\n\r\n",
+        addr.port()
+    );
+    anon.write_all(no_token.as_bytes()).await.unwrap();
+    let (said, closed) = read_until_closed(&mut anon, Duration::from_secs(15)).await;
+    assert!(said.starts_with("HTTP/1.1 401"), "{said}");
+    assert!(closed, "a refused unauthenticated connection stays open");
+    drop(kept);
     server.shutdown().await;
 }

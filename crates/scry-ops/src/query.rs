@@ -156,7 +156,9 @@ pub enum Valid {
     },
     Rename {
         spot: Spot,
-        /// Without surrounding spaces, checked (see [`MAX_NEW_NAME_CHARS`]).
+        /// Without surrounding spaces, its shape checked (see
+        /// [`MAX_NEW_NAME_CHARS`]); that it is a name of the file's language
+        /// is checked by the rename op, which knows the file.
         new_name: String,
         apply: bool,
         idempotency_key: Option<String>,

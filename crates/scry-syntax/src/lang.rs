@@ -40,6 +40,9 @@ pub struct LanguageSpec {
     /// comment precedes the wrapper.
     #[serde(default)]
     pub wrappers: Vec<String>,
+    /// What a name may be (a rename's `new_name`, see [`crate::names`]).
+    #[serde(default)]
+    pub names: Option<crate::names::NameRules>,
 }
 
 /// A language ready to parse: its grammar and compiled query.

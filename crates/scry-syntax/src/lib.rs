@@ -7,10 +7,13 @@
 //! never text in comments or strings; files over the size limit and binary
 //! files are skipped and said; syntax errors are tolerated (tree-sitter
 //! recovers). Depends on scry-workspace only for the directory skip list.
+//! `names` checks a rename's new name against the file's language, with the
+//! rules kept in the same `languages.json`.
 
 pub mod extract;
 pub mod index;
 pub mod lang;
+pub mod names;
 
 pub use extract::{Def, FileIndex, Implementation, Ref};
 pub use index::{MAX_FILE_BYTES, Skipped, Snapshot, SyntaxIndex, default_cache_dir};

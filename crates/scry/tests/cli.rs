@@ -501,6 +501,88 @@ fn rename_refuses_a_new_name_with_a_line_break() {
     }
 }
 
+/// Issue 20: `new_name` must be a Python name — the injection of the
+/// issue, a leading digit, a keyword, a dotted name, the bidi override and
+/// the zero-width space are refused (INVALID_ARGUMENT, saying which rule)
+/// against the real pyright with nothing written and nothing journaled; a
+/// valid (non-ASCII) name is still renamed.
+#[test]
+fn rename_refuses_a_new_name_that_is_no_python_name() {
+    let env = Env::python();
+    if !have_pyright(&env, "rename_refuses_a_new_name_that_is_no_python_name") {
+        return;
+    }
+    let root = env.root_str();
+    let files = ["inventory.py", "main.py", "report.py"];
+    let before = env.bytes(&files);
+    let injection = r#"x = __import__("os").system("echo INJECTED")"#;
+    for (bad, rule) in [
+        (injection, "cannot be a Python name: it contains a space"),
+        (
+            "1abc",
+            "`1abc` cannot be a Python name: it starts with a digit",
+        ),
+        ("class", "`class` is a Python keyword"),
+        ("a.b", "`a.b` cannot be a Python name: it contains `.`"),
+        (
+            "weight\u{202e}sum",
+            "contains U+202E RIGHT-TO-LEFT OVERRIDE, a Unicode format character",
+        ),
+        (
+            "weight\u{200b}sum",
+            "contains U+200B ZERO WIDTH SPACE, a Unicode format character",
+        ),
+    ] {
+        for dry in [false, true] {
+            let mut args = vec![
+                "rename",
+                "inventory.py",
+                "total_weight",
+                bad,
+                "--root",
+                &root,
+            ];
+            if dry {
+                args.push("--dry-run");
+            }
+            let r = env.scry(&args);
+            assert_eq!(r.code, 1, "{bad:?}: {}", r.stdout);
+            assert!(r.stdout.is_empty(), "{bad:?}: {}", r.stdout);
+            let line = one_line(&r);
+            assert!(
+                line.contains("INVALID_ARGUMENT") && line.contains(rule),
+                "{bad:?}: {line}"
+            );
+            assert!(line.contains("nothing was changed"), "{line}");
+            assert!(
+                !line.contains('\u{202e}') && !line.contains('\u{200b}'),
+                "the invisible character is shown raw: {line:?}"
+            );
+            assert_eq!(env.bytes(&files), before, "{bad:?} wrote to disk");
+            assert!(!env.journal().exists(), "{bad:?} journaled an edit");
+        }
+    }
+    // A valid name, not ASCII: renamed by pyright in every file.
+    let r = env.scry(&[
+        "rename",
+        "inventory.py",
+        "total_weight",
+        "gesamt_größe",
+        "--root",
+        &root,
+    ]);
+    assert_eq!(r.code, 0, "stderr: {}", r.stderr);
+    assert!(
+        r.stdout
+            .starts_with("Renamed `total_weight` → `gesamt_größe`: 5 edits in 3 files — pyright\n"),
+        "{}",
+        r.stdout
+    );
+    let main = std::fs::read_to_string(env.root().join("main.py")).unwrap();
+    assert!(main.contains("gesamt_größe(inv)"), "{main}");
+    assert!(!main.contains("INJECTED"));
+}
+
 /// Issue 11: when the journal cannot be written (here SCRY_JOURNAL_DIR is
 /// under a regular file, which fails even for root) the edit is refused
 /// with WRITE_FAILED and nothing changes; no 0-byte entry is left.

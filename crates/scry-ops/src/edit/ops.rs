@@ -2,7 +2,9 @@
 //! the call context ([`Ctx`], its one retry policy included), the edit
 //! service ([`Editor`]), through which every edit goes
 //! ([`Editor::apply_workspace_edit`]), and their validated arguments
-//! (`new_name` is checked by `Query::validate`).
+//! (`new_name`'s shape — no control characters, its length — is checked by
+//! `Query::validate`; that it is a name of the file's language, by
+//! [`check_new_name`] here, before the server is asked to rename).
 
 use std::path::Path;
 use std::time::Duration;
@@ -58,8 +60,23 @@ fn prepared_name(v: &Value, index: &LineIndex, session: &Session) -> Option<Stri
     index.text().get(s..e).map(str::to_string)
 }
 
-/// `rename` of what `spot` names to `new_name` (checked by
-/// `Query::validate`): prepareRename (where supported) at the symbol, then
+/// `new_name` as a name of `path`'s language (`scry_syntax::names`: the
+/// language's identifier rules and keywords from `languages.json`; Unicode
+/// format characters refused in every language): else `INVALID_ARGUMENT`
+/// saying which rule it breaks.
+fn check_new_name(path: &Path, new_name: &str) -> Result<(), OpError> {
+    scry_syntax::names::check_for(path, new_name).map_err(|e| {
+        OpError::InvalidArgument(msgf!(
+            "new_name: {e}; nothing was changed. Give one identifier of the file's language"
+        ))
+    })
+}
+
+/// `rename` of what `spot` names to `new_name` (its shape checked by
+/// `Query::validate`; a name of the file's language, [`check_new_name`]:
+/// for a given file before any server is asked, for a symbol found by
+/// workspace symbols as soon as its file is known, before prepareRename):
+/// prepareRename (where supported) at the symbol, then
 /// `textDocument/rename`, then the edit (applied, else previewed; `key`:
 /// the idempotency key).
 pub(crate) async fn rename(
@@ -71,6 +88,11 @@ pub(crate) async fn rename(
     key: Option<&str>,
 ) -> Result<Answer, OpError> {
     let method = method_of::<lsp::RenameRequest>();
+    if let Spot::InFile { path, .. } = spot
+        && let Ok(path) = cx.resolve_path(path)
+    {
+        check_new_name(&path, new_name)?;
+    }
     // A retry of an applied rename: the symbol may not even exist any
     // more under its old name, so replay before asking the server.
     if let Some(a) = replayed_answer(cx, edits, Action::Rename, apply, key) {
@@ -80,6 +102,8 @@ pub(crate) async fn rename(
     let mut notes = Vec::new();
     let t = navigate::find_target(cx, Action::Rename, spot, method, &mut notes).await?;
     let (path, session, index, candidates) = (&t.path, &t.session, &t.index, &t.candidates);
+    // The file a workspace-symbol search found (and, again, a given one).
+    check_new_name(path, new_name)?;
     if !supports(session, method) {
         return Err(OpError::EditRejected(msgf!(
             "{} does not support rename",
