@@ -36,14 +36,20 @@
 //!     // New server: needs a "command".
 //!     "my-lsp": { "command": "my-lsp", "args": ["--stdio"], "fileTypes": ["foo"] },
 //!     // Disable: kept in the list (status shows it) but never used.
-//!     "gopls": { "disabled": true }
+//!     "gopls": { "disabled": true },
+//!     // Memory cap of one server (its process tree, MiB): over it, it is
+//!     // restarted between requests.
+//!     "rust-analyzer": { "memoryMiB": 12288 }
 //!   },
 //!   // false: only servers named in some config file are kept (built-ins
 //!   // mentioned by id count as named). The last layer that sets it wins.
 //!   "autoDetect": false,
 //!   "limits": { "maxLocations": 50, "maxChars": 8000, "timeoutMs": 20000, "maxOpenDocuments": 100,
 //!               "maxDiagnostics": 50, "diagnosticsDeltaMs": 2000,
-//!               "serverIdleMs": 600000, "maxServers": 8 }
+//!               "serverIdleMs": 600000, "maxServers": 8,
+//!               // memory: a server's cap when it sets no "memoryMiB", the
+//!               // budget of all servers together, how often it is sampled
+//!               "serverMemoryMiB": 4096, "memoryBudgetMiB": 16384, "memoryCheckMs": 2000 }
 //! }
 //! ```
 //!
@@ -123,6 +129,33 @@ pub struct Limits {
     /// recently used (default 8).
     #[serde(default = "default_max_servers")]
     pub max_servers: usize,
+    /// A server's memory cap (its whole process tree's resident memory,
+    /// MiB) when its catalogue entry or configuration sets no `memoryMiB`
+    /// (default 4096). Over it, the server is restarted between requests.
+    #[serde(default = "default_server_memory_mib", rename = "serverMemoryMiB")]
+    pub server_memory_mib: u64,
+    /// The memory budget of all running servers together (MiB, default
+    /// 16384; all workspaces of a daemon together): over it, the least
+    /// recently used idle server is stopped.
+    #[serde(default = "default_memory_budget_mib", rename = "memoryBudgetMiB")]
+    pub memory_budget_mib: u64,
+    /// How often a long-lived host (the daemon) samples the servers'
+    /// memory (milliseconds, default 2000); calls also check before they
+    /// ask.
+    #[serde(default = "default_memory_check_ms")]
+    pub memory_check_ms: u64,
+}
+
+fn default_server_memory_mib() -> u64 {
+    4096
+}
+
+fn default_memory_budget_mib() -> u64 {
+    16384
+}
+
+fn default_memory_check_ms() -> u64 {
+    2000
 }
 
 fn default_server_idle_ms() -> u64 {
@@ -152,6 +185,9 @@ impl Default for Limits {
             diagnostics_delta_ms: default_delta_ms(),
             server_idle_ms: default_server_idle_ms(),
             max_servers: default_max_servers(),
+            server_memory_mib: default_server_memory_mib(),
+            memory_budget_mib: default_memory_budget_mib(),
+            memory_check_ms: default_memory_check_ms(),
         }
     }
 }
@@ -426,6 +462,7 @@ pub(crate) fn server_key(key: &str) -> Option<&'static str> {
         "install" => "install",
         "versionargs" => "versionArgs",
         "hints" => "hints",
+        "memorymib" | "memory" => "memoryMiB",
         _ => return None,
     })
 }
@@ -789,6 +826,9 @@ impl Builder {
                 "diagnosticsdeltams" => 5,
                 "serveridlems" => 6,
                 "maxservers" => 7,
+                "servermemorymib" => 8,
+                "memorybudgetmib" => 9,
+                "memorycheckms" => 10,
                 _ => {
                     self.warnings.push(format!(
                         "{}: unknown key \"limits.{key}\" ignored",
@@ -819,7 +859,10 @@ impl Builder {
                 4 => self.limits.max_diagnostics = size,
                 5 => self.limits.diagnostics_delta_ms = n,
                 6 => self.limits.server_idle_ms = n,
-                _ => self.limits.max_servers = size,
+                7 => self.limits.max_servers = size,
+                8 => self.limits.server_memory_mib = n,
+                9 => self.limits.memory_budget_mib = n,
+                _ => self.limits.memory_check_ms = n,
             }
         }
         Ok(())

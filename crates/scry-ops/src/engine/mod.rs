@@ -100,6 +100,12 @@ impl Engine {
         {
             answer.notes.push(n);
         }
+        // What the memory policy did to this workspace's servers since the
+        // last answer (a restart over a cap, a stop over the budget), with
+        // the figures: said once, in the next answer.
+        if let Ok(answer) = &mut result {
+            answer.notes.extend(self.ws.take_memory_notes());
+        }
         result
     }
 
