@@ -25,6 +25,9 @@ use tempfile::TempDir;
 const GUARD: Duration = Duration::from_secs(90);
 const SOURCE: &str = "fn target() {}\nfn caller() { target(); }\n";
 
+/// A fake server: id, file extension, `memoryMiB`, extra environment.
+type ServerDef<'a> = (&'a str, &'a str, u64, &'a [(&'a str, &'a str)]);
+
 struct Fixture {
     _dir: TempDir,
     base: PathBuf,
@@ -35,7 +38,7 @@ impl Fixture {
     /// Servers `(id, extension, memoryMiB, env)`; `limits` merged into the
     /// configuration's limits. Each server's pid goes to `<id>.pid`, its
     /// child's (if any) to `<id>.child.pid` in the base directory.
-    fn new(servers: &[(&str, &str, u64, &[(&str, &str)])], limits: Value) -> Fixture {
+    fn new(servers: &[ServerDef<'_>], limits: Value) -> Fixture {
         let dir = tempfile::tempdir().expect("tempdir");
         let base = dir.path().canonicalize().expect("canonical tempdir");
         let root = base.join("ws");
@@ -319,7 +322,7 @@ async fn the_whole_process_tree_is_counted_and_restarted_together() {
         // The next question is answered by a new process and says why.
         let next = fx.hover("fake").await;
         assert!(
-            next.notes.iter().any(|n| *n == e.text),
+            next.notes.contains(&e.text),
             "the restart is told in the next answer: {:?}",
             next.notes
         );
@@ -420,7 +423,7 @@ async fn over_the_budget_the_least_recently_used_idle_server_is_stopped() {
 
         // The next question about it starts it again and says why.
         let next = fx.hover("fa").await;
-        assert!(next.notes.iter().any(|n| *n == e.text), "{:?}", next.notes);
+        assert!(next.notes.contains(&e.text), "{:?}", next.notes);
         assert_ne!(fx.pid("fakea"), a_pid);
         let status = fx.status().await;
         assert!(

@@ -1181,6 +1181,58 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn memory_caps_come_from_the_catalogue_and_are_overridden_by_layers() {
+        let c = Config::default();
+        let limits = Limits::default();
+        assert_eq!(
+            (
+                limits.server_memory_mib,
+                limits.memory_budget_mib,
+                limits.memory_check_ms
+            ),
+            (4096, 16384, 2000)
+        );
+        let ra = c.server("rust-analyzer").unwrap();
+        assert_eq!(ra.memory_mib, Some(8192));
+        assert_eq!(ra.memory_cap_kib(&c.limits), 8192 * 1024);
+        // No catalogue cap: the global default.
+        let gopls = c.server("gopls").unwrap();
+        assert_eq!(gopls.memory_mib, None);
+        assert_eq!(gopls.memory_cap_kib(&c.limits), 4096 * 1024);
+        let c = Config::from_layers(&layers(&[
+            (
+                "/u.json",
+                r#"{"servers": {"rust-analyzer": {"memoryMiB": 12288}},
+                    "limits": {"serverMemoryMiB": 2048, "memoryBudgetMiB": 8192}}"#,
+            ),
+            (
+                "/ws/scry.json",
+                r#"{"servers": {"gopls": {"memory_mib": 1500}}, "limits": {"memoryCheckMs": 500}}"#,
+            ),
+        ]))
+        .unwrap();
+        assert!(c.warnings.is_empty(), "{:?}", c.warnings);
+        assert_eq!(c.server("rust-analyzer").unwrap().memory_mib, Some(12288));
+        assert_eq!(
+            c.server("gopls").unwrap().memory_cap_kib(&c.limits),
+            1500 * 1024
+        );
+        assert_eq!(
+            c.server("clangd").unwrap().memory_cap_kib(&c.limits),
+            2048 * 1024
+        );
+        assert_eq!(
+            (c.limits.memory_budget_mib, c.limits.memory_check_ms),
+            (8192, 500)
+        );
+        let bad = Config::from_layers(&layers(&[(
+            "/ws/scry.json",
+            r#"{"limits": {"memoryBudgetMiB": 0}}"#,
+        )]));
+        assert!(matches!(bad, Err(ConfigError::Invalid { .. })), "{bad:?}");
+    }
+
+    #[test]
     fn invalid_configs() {
         let bad = |text: &str| match Config::from_layers(&layers(&[("/ws/scry.json", text)])) {
             Err(ConfigError::Invalid { path, message }) => {
