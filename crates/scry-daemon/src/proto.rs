@@ -141,6 +141,10 @@ pub struct WorkspaceStatus {
     /// Connected clients that asked about this workspace.
     pub clients: usize,
     pub servers: Vec<ServerStatus>,
+    /// What the memory policy did lately to this workspace's servers
+    /// (restarts over a cap, stops over the budget), oldest first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub memory_events: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -148,9 +152,15 @@ pub struct ServerStatus {
     pub id: String,
     pub root: PathBuf,
     pub pid: Option<u32>,
-    /// Resident memory of the server process (and its process group's
-    /// other members are not counted), in KiB, when readable.
+    /// Resident memory of the server's whole process tree (its children,
+    /// e.g. tsserver, included), in KiB, when readable.
     pub rss_kib: Option<u64>,
+    /// How many processes that tree has.
+    #[serde(default)]
+    pub processes: Option<usize>,
+    /// The server's memory cap, KiB.
+    #[serde(default)]
+    pub cap_kib: Option<u64>,
     pub uptime_ms: u64,
     pub idle_ms: u64,
 }

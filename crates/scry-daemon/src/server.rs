@@ -21,9 +21,15 @@
 //!   workspace's writer lock, scry_ops::edit::lock);
 //!   the edit journal is the workspace's (on disk), so `undo` works from any
 //!   client; idempotency keys are prefixed with the client's session.
-//! - Lifecycle: every second, servers idle longer than `limits.serverIdleMs`
-//!   are stopped and the least recently used beyond `limits.maxServers` (all
-//!   workspaces together) too; a workspace nothing has held (no client
+//! - Lifecycle: every half second, servers idle longer than
+//!   `limits.serverIdleMs` are stopped and the least recently used beyond
+//!   `limits.maxServers` (all workspaces together) too; every
+//!   `limits.memoryCheckMs` (2 s) every server's process tree is sampled
+//!   and the memory policy (`scry_workspace::memory`) applied across all
+//!   workspaces: a server over its cap is restarted while no call holds
+//!   it, and over `limits.memoryBudgetMiB` (all servers together) the least
+//!   recently used idle one is stopped, each told in its workspace's next
+//!   answer and in `status`; a workspace nothing has held (no client
 //!   that asked about it, no call, no server) for its `serverIdleMs` is
 //!   forgotten (engine, watcher and index dropped); with no client and no
 //!   server for
@@ -40,7 +46,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use scry_ops::{Action, Body, Engine};
-use scry_workspace::Workspace;
+use scry_workspace::procmem::ProcTable;
+use scry_workspace::{ServerMemory, Workspace, memory};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::{UnixListener, UnixStream};
 use tokio::sync::mpsc;
@@ -189,6 +196,8 @@ struct State {
     workspaces: Mutex<HashMap<PathBuf, Arc<WsEntry>>>,
     clients: AtomicUsize,
     stop: tokio::sync::watch::Sender<bool>,
+    /// When the servers' memory was last checked.
+    memory_checked: Mutex<Instant>,
 }
 
 /// Run the daemon until it idles out, is stopped, or its socket is gone.
@@ -213,6 +222,7 @@ pub async fn run(files: Files, idle: Duration) -> Result<(), StartError> {
         workspaces: Mutex::new(HashMap::new()),
         clients: AtomicUsize::new(0),
         stop,
+        memory_checked: Mutex::new(Instant::now()),
     });
     let mut reap = tokio::time::interval(REAP_EVERY);
     reap.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
@@ -343,6 +353,7 @@ impl State {
                 .stop_idle(Duration::from_millis(limits.server_idle_ms))
                 .await;
         }
+        self.check_memory(&entries);
         // Least recently used first out, across workspaces.
         let mut running: Vec<(Duration, String, PathBuf, Arc<WsEntry>)> = entries
             .iter()
@@ -386,6 +397,49 @@ impl State {
         false
     }
 
+    /// The memory check, every `limits.memoryCheckMs` (the smallest of
+    /// the workspaces'): every server of every workspace sampled from one
+    /// `/proc` snapshot, then [`memory::decide`] over all of them with the
+    /// smallest `limits.memoryBudgetMiB` (the budget is the daemon's, all
+    /// workspaces together), and each workspace acts on its own servers
+    /// (each only while no call holds it) and tells its next answer.
+    fn check_memory(&self, entries: &[(PathBuf, Arc<WsEntry>)]) {
+        let (mut every, mut budget) = (u64::MAX, u64::MAX);
+        for (_, e) in entries {
+            let limits = e.engine.workspace().config().limits;
+            every = every.min(limits.memory_check_ms);
+            budget = budget.min(limits.memory_budget_mib);
+        }
+        {
+            let mut last = self
+                .memory_checked
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
+            if entries.is_empty() || last.elapsed() < Duration::from_millis(every) {
+                return;
+            }
+            *last = Instant::now();
+        }
+        let Some(table) = ProcTable::read() else {
+            return;
+        };
+        let all: Vec<(Arc<WsEntry>, ServerMemory)> = entries
+            .iter()
+            .flat_map(|(_, e)| {
+                e.engine
+                    .workspace()
+                    .memory_samples(&table)
+                    .into_iter()
+                    .map(|m| (e.clone(), m))
+            })
+            .collect();
+        let samples: Vec<memory::Sample> = all.iter().map(|(_, m)| m.sample.clone()).collect();
+        for d in memory::decide(&samples, Some(budget.saturating_mul(1024))) {
+            let (e, m) = &all[d.index()];
+            e.engine.workspace().apply_memory(m, &d);
+        }
+    }
+
     fn status(&self) -> DaemonStatus {
         let workspaces = self
             .entries()
@@ -393,13 +447,22 @@ impl State {
             .map(|(root, e)| WorkspaceStatus {
                 root,
                 clients: e.clients.load(Ordering::SeqCst),
+                memory_events: e
+                    .engine
+                    .workspace()
+                    .memory_events()
+                    .into_iter()
+                    .map(|m| m.text)
+                    .collect(),
                 servers: e
                     .engine
                     .workspace()
-                    .usage()
+                    .usage_measured()
                     .into_iter()
                     .map(|u| ServerStatus {
-                        rss_kib: u.pid.and_then(rss_kib),
+                        rss_kib: u.memory.map(|m| m.rss_kib),
+                        processes: u.memory.map(|m| m.processes),
+                        cap_kib: u.cap_kib,
                         id: u.id,
                         root: u.root,
                         pid: u.pid,
@@ -703,14 +766,6 @@ impl Drop for Progress {
     }
 }
 
-/// Resident memory of a process in KiB (`VmRSS` of `/proc/PID/status`).
-fn rss_kib(pid: u32) -> Option<u64> {
-    let text = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    text.lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -740,11 +795,6 @@ mod tests {
         drop(held);
         // A lock file left behind (a killed daemon) is taken again.
         lock(&p).unwrap();
-    }
-
-    #[test]
-    fn rss_of_this_process_is_read() {
-        assert!(rss_kib(std::process::id()).is_some_and(|k| k > 0));
     }
 }
 

@@ -403,6 +403,18 @@ impl Session {
         self.inner.started.elapsed()
     }
 
+    /// How many handles to this session exist, this one included. A pool
+    /// holding the only one knows no caller is using the server (no
+    /// request of a call can be in flight): the moment to restart it.
+    pub fn handles(&self) -> usize {
+        Arc::strong_count(&self.inner)
+    }
+
+    /// Requests sent and not yet answered.
+    pub fn in_flight(&self) -> usize {
+        self.inner.conn.pending_count()
+    }
+
     /// False once the server's output ended or its process exited.
     pub fn is_alive(&self) -> bool {
         !self.inner.conn.is_closed() && !self.inner.child.exited()

@@ -190,6 +190,15 @@ pub struct RunningServer {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub encoding: Option<String>,
     pub open_documents: usize,
+    /// Resident memory of its whole process tree, KiB (`None`: unknown).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_kib: Option<u64>,
+    /// How many processes that tree has.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub processes: Option<usize>,
+    /// Its memory cap, KiB: over it, it is restarted between requests.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_cap_kib: Option<u64>,
 }
 
 /// A configured provider as `status` reports it.
@@ -222,6 +231,13 @@ pub struct StatusReport {
     /// The syntactic index: files indexed in this process, cache size.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub syntactic: Option<String>,
+    /// What the memory policy did lately (restarts over a cap, stops over
+    /// the budget), oldest first, each with its time and figures.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub memory_events: Vec<String>,
+    /// The memory budget of all servers together, KiB.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_budget_kib: Option<u64>,
 }
 
 /// One definition in a repository map.

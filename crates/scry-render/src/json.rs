@@ -299,6 +299,8 @@ fn render_body(answer: &Answer, root: &Path, opts: &RenderOptions) -> Value {
                             .collect(),
                     ),
                     ("warnings", report.warnings.clone().into()),
+                    ("memory_events", report.memory_events.clone().into()),
+                    ("memory_budget_kib", report.memory_budget_kib.into()),
                 ]
                 .into_iter()
                 .chain(
@@ -606,6 +608,9 @@ fn server_json(s: &ServerStatus, root: &Path) -> Value {
             "state": r.state,
             "encoding": r.encoding,
             "open_documents": r.open_documents,
+            "memory_kib": r.memory_kib,
+            "processes": r.processes,
+            "memory_cap_kib": r.memory_cap_kib,
         })).collect::<Vec<_>>(),
     })
 }

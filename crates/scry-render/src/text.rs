@@ -547,7 +547,11 @@ fn server_line(s: &ServerStatus, width: usize, root: &Path) -> String {
                 if let Some(enc) = &r.encoding {
                     words.push(enc.clone());
                 }
-                format!("{}, {} open", words.join(" "), r.open_documents)
+                let mut line = format!("{}, {} open", words.join(" "), r.open_documents);
+                if let Some(m) = memory_words(r) {
+                    line.push_str(&format!(", {m}"));
+                }
+                line
             })
             .collect();
         parts.push(format!(
@@ -563,6 +567,21 @@ fn server_line(s: &ServerStatus, width: usize, root: &Path) -> String {
         line.push_str(&format!(" — {note}"));
     }
     line
+}
+
+/// A running server's memory: `212.4 MiB in 2 processes (cap 4.0 GiB)`.
+fn memory_words(r: &scry_ops::RunningServer) -> Option<String> {
+    use scry_workspace::procmem::describe_kib;
+    let used = r.memory_kib?;
+    let procs = match r.processes {
+        Some(n) if n > 1 => format!(" in {n} processes"),
+        _ => String::new(),
+    };
+    let cap = r
+        .memory_cap_kib
+        .map(|c| format!(" (cap {})", describe_kib(c)))
+        .unwrap_or_default();
+    Some(format!("{}{procs}{cap}", describe_kib(used)))
 }
 
 fn render_status(ctx: &Ctx, report: &StatusReport) -> Rendered {
@@ -586,6 +605,26 @@ fn render_status(ctx: &Ctx, report: &StatusReport) -> Rendered {
             .iter()
             .map(|s| format!("Syntactic index: {s}")),
     );
+    let used: u64 = report
+        .servers
+        .iter()
+        .flat_map(|s| &s.running)
+        .filter_map(|r| r.memory_kib)
+        .sum();
+    if let Some(budget) = report.memory_budget_kib
+        && report
+            .servers
+            .iter()
+            .any(|s| s.running.iter().any(|r| r.memory_kib.is_some()))
+    {
+        use scry_workspace::procmem::describe_kib;
+        body.push(format!(
+            "Memory: servers use {} of the {} budget (limits.memoryBudgetMiB)",
+            describe_kib(used),
+            describe_kib(budget)
+        ));
+    }
+    body.extend(report.memory_events.iter().map(|e| format!("Memory: {e}")));
     body.extend(report.warnings.iter().map(|w| format!("Warning: {w}")));
     Rendered {
         header: format!("Workspace: {}", report.workspace_root.display()),

@@ -543,6 +543,9 @@ fn status() {
         state: "ready".into(),
         encoding: Some("utf-8".into()),
         open_documents: 3,
+        memory_kib: Some(1_890_000),
+        processes: Some(2),
+        memory_cap_kib: Some(8192 * 1024),
     }];
     let gopls = server("gopls", None, &["go"]);
     let mut pylsp = server("pylsp", None, &["py", "pyi"]);
@@ -565,6 +568,8 @@ fn status() {
             servers: vec![ra, gopls, pyright, pylsp, clangd, ruff],
             warnings: vec!["gopls is not installed: install it with `go install golang.org/x/tools/gopls@latest`".into()],
             syntactic: None,
+            memory_events: vec!["21:50:03 UTC pyright was restarted before this question: it used 2.3 GiB in 2 processes, over its 2.0 GiB memory cap (`memoryMiB` of the server, default `limits.serverMemoryMiB`)".into()],
+            memory_budget_kib: Some(16384 * 1024),
         }),
     );
     let (text, json) = both(&a, &RenderOptions::default());

@@ -67,6 +67,16 @@
 //!   `workspace/didChangeWatchedFiles` for `**/*.fake`; the reply is
 //!   accepted silently, the notifications only logged.
 //!
+//! * `FAKE_LSP_GROW_MIB=N`: every request for the method first allocates N
+//!   MiB and writes every byte of it (so the resident memory grows), kept
+//!   for the process's life; then the request is handled as the mode says.
+//! * `FAKE_LSP_CHILD_MIB=N`: at start, spawn a child process (this same
+//!   program, stdin and stdout closed, in the server's process group) that
+//!   allocates and writes N MiB, holds it, and exits when its parent is
+//!   gone (checked every 100 ms; at most 10 minutes). Its pid is written
+//!   to `FAKE_LSP_CHILD_PID_FILE` when that is set. (The child is this
+//!   program with `FAKE_LSP_HOLD_MIB=N`.)
+//!
 //! At start, the line `fake-lsp: started mode=<mode>` is written to stderr. An
 //! unknown mode makes the process exit with status 2.
 //!
@@ -183,6 +193,7 @@ struct Config {
     huge_bytes: usize,
     delay: Duration,
     index_time: Duration,
+    grow_mib: usize,
 }
 
 fn env_parse<T: std::str::FromStr>(name: &str, default: T) -> T {
@@ -223,6 +234,7 @@ impl Config {
             huge_bytes: env_parse("FAKE_LSP_HUGE_BYTES", DEFAULT_HUGE_BYTES),
             delay: Duration::from_millis(env_parse("FAKE_LSP_DELAY_MS", DEFAULT_DELAY_MS)),
             index_time: Duration::from_millis(env_parse("FAKE_LSP_INDEX_MS", DEFAULT_INDEX_MS)),
+            grow_mib: env_parse("FAKE_LSP_GROW_MIB", 0),
         }
     }
 
@@ -469,6 +481,13 @@ struct Server {
     /// applyEdit reply.
     awaiting_apply: Option<Value>,
     versions: HashMap<String, i64>,
+    /// `FAKE_LSP_GROW_MIB`: what the requests allocated, kept.
+    hoard: Vec<Vec<u8>>,
+}
+
+/// `mib` MiB, every byte written (resident, not just reserved).
+fn touched(mib: usize) -> Vec<u8> {
+    std::hint::black_box(vec![0xA5u8; mib << 20])
 }
 
 impl Server {
@@ -481,6 +500,7 @@ impl Server {
             awaiting_create: false,
             awaiting_apply: None,
             versions: HashMap::new(),
+            hoard: Vec::new(),
         }
     }
 
@@ -658,6 +678,13 @@ impl Server {
             return;
         }
         let targeted = method == self.cfg.method;
+        if targeted && self.cfg.grow_mib > 0 {
+            self.hoard.push(touched(self.cfg.grow_mib));
+            eprintln!(
+                "fake-lsp: holding {} MiB",
+                self.hoard.iter().map(Vec::len).sum::<usize>() >> 20
+            );
+        }
         if targeted {
             match mode {
                 Mode::CrashOnRequest => process::exit(3),
@@ -855,7 +882,57 @@ fn code_actions_enabled() -> bool {
     std::env::var("FAKE_LSP_CODE_ACTIONS").is_ok_and(|v| v == "1")
 }
 
+/// `FAKE_LSP_HOLD_MIB`: the child of `FAKE_LSP_CHILD_MIB`: hold the memory
+/// until the parent is gone.
+fn hold(mib: usize) -> ! {
+    let parent = std::os::unix::process::parent_id();
+    let held = touched(mib);
+    let until = Instant::now() + Duration::from_secs(600);
+    while std::os::unix::process::parent_id() == parent && Instant::now() < until {
+        thread::sleep(Duration::from_millis(100));
+    }
+    drop(held);
+    process::exit(0);
+}
+
+/// `FAKE_LSP_CHILD_MIB`: start the holding child.
+fn spawn_holder(mib: usize) {
+    let exe = match std::env::current_exe() {
+        Ok(e) => e,
+        Err(e) => {
+            eprintln!("fake-lsp: cannot find own executable: {e}");
+            return;
+        }
+    };
+    let child = process::Command::new(exe)
+        .env("FAKE_LSP_HOLD_MIB", mib.to_string())
+        .env_remove("FAKE_LSP_CHILD_MIB")
+        .env_remove("FAKE_LSP_PID_FILE")
+        .env_remove("FAKE_LSP_LOG")
+        .stdin(process::Stdio::null())
+        .stdout(process::Stdio::null())
+        .spawn();
+    match child {
+        Ok(c) => {
+            if let Some(path) = std::env::var_os("FAKE_LSP_CHILD_PID_FILE") {
+                let _ = std::fs::write(path, c.id().to_string());
+            }
+            // Never waited for: it exits after this process.
+            std::mem::forget(c);
+        }
+        Err(e) => eprintln!("fake-lsp: cannot start the holding child: {e}"),
+    }
+}
+
 fn main() {
+    let hold_mib: usize = env_parse("FAKE_LSP_HOLD_MIB", 0);
+    if hold_mib > 0 {
+        hold(hold_mib);
+    }
+    let child_mib: usize = env_parse("FAKE_LSP_CHILD_MIB", 0);
+    if child_mib > 0 {
+        spawn_holder(child_mib);
+    }
     let cfg = Config::from_env();
     if let Some(path) = std::env::var_os("FAKE_LSP_PID_FILE")
         && let Err(e) = std::fs::write(&path, process::id().to_string())

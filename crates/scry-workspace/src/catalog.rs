@@ -88,6 +88,21 @@ pub struct ServerSpec {
     /// Known set-up problems `scry doctor` looks for.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub hints: Vec<Hint>,
+    /// Memory cap of the server's process tree in MiB (absent:
+    /// `limits.serverMemoryMiB`); over it the server is restarted between
+    /// requests ([`crate::memory`]).
+    #[serde(rename = "memoryMiB", skip_serializing_if = "Option::is_none")]
+    pub memory_mib: Option<u64>,
+}
+
+impl ServerSpec {
+    /// The memory cap in KiB: the server's `memoryMiB`, else the default
+    /// of `limits`.
+    pub fn memory_cap_kib(&self, limits: &crate::config::Limits) -> u64 {
+        self.memory_mib
+            .unwrap_or(limits.server_memory_mib)
+            .saturating_mul(1024)
+    }
 }
 
 /// A set-up problem: reported when the workspace has files this provider

@@ -36,14 +36,20 @@
 //!     // New server: needs a "command".
 //!     "my-lsp": { "command": "my-lsp", "args": ["--stdio"], "fileTypes": ["foo"] },
 //!     // Disable: kept in the list (status shows it) but never used.
-//!     "gopls": { "disabled": true }
+//!     "gopls": { "disabled": true },
+//!     // Memory cap of one server (its process tree, MiB): over it, it is
+//!     // restarted between requests.
+//!     "rust-analyzer": { "memoryMiB": 12288 }
 //!   },
 //!   // false: only servers named in some config file are kept (built-ins
 //!   // mentioned by id count as named). The last layer that sets it wins.
 //!   "autoDetect": false,
 //!   "limits": { "maxLocations": 50, "maxChars": 8000, "timeoutMs": 20000, "maxOpenDocuments": 100,
 //!               "maxDiagnostics": 50, "diagnosticsDeltaMs": 2000,
-//!               "serverIdleMs": 600000, "maxServers": 8, "maxFileBytes": 4194304 }
+//!               "serverIdleMs": 600000, "maxServers": 8, "maxFileBytes": 4194304,
+//!               // memory: a server's cap when it sets no "memoryMiB", the
+//!               // budget of all servers together, how often it is sampled
+//!               "serverMemoryMiB": 4096, "memoryBudgetMiB": 16384, "memoryCheckMs": 2000 }
 //! }
 //! ```
 //!
@@ -128,10 +134,37 @@ pub struct Limits {
     /// answer says so (`FILE_TOO_LARGE`).
     #[serde(default = "default_max_file_bytes")]
     pub max_file_bytes: u64,
+    /// A server's memory cap (its whole process tree's resident memory,
+    /// MiB) when its catalogue entry or configuration sets no `memoryMiB`
+    /// (default 4096). Over it, the server is restarted between requests.
+    #[serde(default = "default_server_memory_mib", rename = "serverMemoryMiB")]
+    pub server_memory_mib: u64,
+    /// The memory budget of all running servers together (MiB, default
+    /// 16384; all workspaces of a daemon together): over it, the least
+    /// recently used idle server is stopped.
+    #[serde(default = "default_memory_budget_mib", rename = "memoryBudgetMiB")]
+    pub memory_budget_mib: u64,
+    /// How often a long-lived host (the daemon) samples the servers'
+    /// memory (milliseconds, default 2000); calls also check before they
+    /// ask.
+    #[serde(default = "default_memory_check_ms")]
+    pub memory_check_ms: u64,
 }
 
 fn default_max_file_bytes() -> u64 {
     scry_lsp::disk::DEFAULT_MAX_FILE_BYTES
+}
+
+fn default_server_memory_mib() -> u64 {
+    4096
+}
+
+fn default_memory_budget_mib() -> u64 {
+    16384
+}
+
+fn default_memory_check_ms() -> u64 {
+    2000
 }
 
 fn default_server_idle_ms() -> u64 {
@@ -162,6 +195,9 @@ impl Default for Limits {
             server_idle_ms: default_server_idle_ms(),
             max_servers: default_max_servers(),
             max_file_bytes: default_max_file_bytes(),
+            server_memory_mib: default_server_memory_mib(),
+            memory_budget_mib: default_memory_budget_mib(),
+            memory_check_ms: default_memory_check_ms(),
         }
     }
 }
@@ -436,6 +472,7 @@ pub(crate) fn server_key(key: &str) -> Option<&'static str> {
         "install" => "install",
         "versionargs" => "versionArgs",
         "hints" => "hints",
+        "memorymib" | "memory" => "memoryMiB",
         _ => return None,
     })
 }
@@ -800,6 +837,9 @@ impl Builder {
                 "serveridlems" => 6,
                 "maxservers" => 7,
                 "maxfilebytes" => 8,
+                "servermemorymib" => 9,
+                "memorybudgetmib" => 10,
+                "memorycheckms" => 11,
                 _ => {
                     self.warnings.push(format!(
                         "{}: unknown key \"limits.{key}\" ignored",
@@ -831,7 +871,10 @@ impl Builder {
                 5 => self.limits.diagnostics_delta_ms = n,
                 6 => self.limits.server_idle_ms = n,
                 7 => self.limits.max_servers = size,
-                _ => self.limits.max_file_bytes = n,
+                8 => self.limits.max_file_bytes = n,
+                9 => self.limits.server_memory_mib = n,
+                10 => self.limits.memory_budget_mib = n,
+                _ => self.limits.memory_check_ms = n,
             }
         }
         Ok(())
@@ -1147,6 +1190,58 @@ pub(crate) mod tests {
             ConfigError::Parse { line, column, .. } => assert_eq!((line, column), (4, 7)),
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn memory_caps_come_from_the_catalogue_and_are_overridden_by_layers() {
+        let c = Config::default();
+        let limits = Limits::default();
+        assert_eq!(
+            (
+                limits.server_memory_mib,
+                limits.memory_budget_mib,
+                limits.memory_check_ms
+            ),
+            (4096, 16384, 2000)
+        );
+        let ra = c.server("rust-analyzer").unwrap();
+        assert_eq!(ra.memory_mib, Some(8192));
+        assert_eq!(ra.memory_cap_kib(&c.limits), 8192 * 1024);
+        // No catalogue cap: the global default.
+        let gopls = c.server("gopls").unwrap();
+        assert_eq!(gopls.memory_mib, None);
+        assert_eq!(gopls.memory_cap_kib(&c.limits), 4096 * 1024);
+        let c = Config::from_layers(&layers(&[
+            (
+                "/u.json",
+                r#"{"servers": {"rust-analyzer": {"memoryMiB": 12288}},
+                    "limits": {"serverMemoryMiB": 2048, "memoryBudgetMiB": 8192}}"#,
+            ),
+            (
+                "/ws/scry.json",
+                r#"{"servers": {"gopls": {"memory_mib": 1500}}, "limits": {"memoryCheckMs": 500}}"#,
+            ),
+        ]))
+        .unwrap();
+        assert!(c.warnings.is_empty(), "{:?}", c.warnings);
+        assert_eq!(c.server("rust-analyzer").unwrap().memory_mib, Some(12288));
+        assert_eq!(
+            c.server("gopls").unwrap().memory_cap_kib(&c.limits),
+            1500 * 1024
+        );
+        assert_eq!(
+            c.server("clangd").unwrap().memory_cap_kib(&c.limits),
+            2048 * 1024
+        );
+        assert_eq!(
+            (c.limits.memory_budget_mib, c.limits.memory_check_ms),
+            (8192, 500)
+        );
+        let bad = Config::from_layers(&layers(&[(
+            "/ws/scry.json",
+            r#"{"limits": {"memoryBudgetMiB": 0}}"#,
+        )]));
+        assert!(matches!(bad, Err(ConfigError::Invalid { .. })), "{bad:?}");
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! `scry doctor`: what would serve each language in this workspace, whether
-//! it is installed, its version and where it was found, the install command
-//! that fits this machine for what is missing, and known set-up problems.
+//! it is installed, its version and where it was found, its memory cap, the
+//! install command that fits this machine for what is missing, and known
+//! set-up problems.
 //!
 //! Everything per language comes from the catalogue (`install`,
 //! `versionArgs`, `hints` of each [`ServerSpec`]); nothing here names a
@@ -93,6 +94,18 @@ pub struct ProviderRow {
     pub install_needs: Option<String>,
     /// The other install commands.
     pub install_alternatives: Vec<String>,
+    /// A language server's memory cap (its process tree, MiB): its
+    /// `memoryMiB`, else `limits.serverMemoryMiB`. `None` for linters run
+    /// per call.
+    pub memory_cap_mib: Option<u64>,
+}
+
+impl ProviderRow {
+    fn with_cap(mut self, spec: &ServerSpec, limits: &config::Limits) -> ProviderRow {
+        self.memory_cap_mib = (spec.kind == ProviderKind::Lsp)
+            .then(|| spec.memory_mib.unwrap_or(limits.server_memory_mib));
+        self
+    }
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -172,8 +185,10 @@ pub fn diagnose_with(config: &Config, root: &Path, path_var: Option<&OsStr>) -> 
                 LanguageRow {
                     languages: spec.languages.join(", "),
                     files: n,
-                    provider: chosen
-                        .map(|s| provider_row(s, None, &found, &methods, &trusted, root)),
+                    provider: chosen.map(|s| {
+                        provider_row(s, None, &found, &methods, &trusted, root)
+                            .with_cap(s, &config.limits)
+                    }),
                 },
                 chosen,
             ));
@@ -197,7 +212,10 @@ pub fn diagnose_with(config: &Config, root: &Path, path_var: Option<&OsStr>) -> 
             LanguageRow {
                 languages,
                 files: n,
-                provider: chosen.map(|c| provider_row(c, alt, &found, &methods, &trusted, root)),
+                provider: chosen.map(|c| {
+                    provider_row(c, alt, &found, &methods, &trusted, root)
+                        .with_cap(c, &config.limits)
+                }),
             },
             chosen,
         ));
@@ -329,6 +347,7 @@ fn provider_row(
         install_method,
         install_needs,
         install_alternatives,
+        memory_cap_mib: None,
     }
 }
 

@@ -7,15 +7,20 @@
 //! the workspace ([`paths`]: normalise, show relative, confine) and of
 //! walking it ([`walk`]: one walker, one list of skipped directories), and
 //! of scry's per-user directories ([`dirs`]: state, journal, logs, daemon,
-//! caches, the user configuration file).
+//! caches, the user configuration file), and of the servers' memory
+//! ([`procmem`]: a process tree's resident memory from `/proc`; [`memory`]:
+//! the policy — restart over a cap, stop the least recently used over the
+//! budget).
 
 pub mod catalog;
 pub mod command;
 pub mod config;
 pub mod dirs;
 pub mod doctor;
+pub mod memory;
 pub mod paths;
 pub mod pool;
+pub mod procmem;
 pub mod roots;
 pub mod routing;
 pub mod seed_config;
@@ -23,7 +28,7 @@ pub mod trust;
 pub mod walk;
 pub mod watch;
 
-pub use pool::{Route, ServerUse, Workspace, WorkspaceError};
+pub use pool::{Route, ServerMemory, ServerUse, Workspace, WorkspaceError};
 /// The one reader of workspace files (regular files only, non-blocking
 /// open, bounded size), for the layers above that see only this crate.
 pub use scry_lsp::disk;

@@ -11,6 +11,20 @@
 //! [`Workspace::refresh_config`] rereads the configuration and stops only
 //! the servers whose effective configuration changed.
 //!
+//! Memory ([`crate::memory`], [`crate::procmem`]): each server's process
+//! tree is sampled — by the host's periodic check ([`Workspace::
+//! memory_samples`] + [`crate::memory::decide`] + [`Workspace::
+//! apply_memory`]; [`Workspace::check_memory`] does all three for this
+//! workspace alone) and before a call uses it, at most every
+//! `limits.memoryCheckMs`. A server over its cap is restarted only while no
+//! caller holds its session (the pool's handle is the only one, so no
+//! request of a call is in flight); one in use is left for the next check
+//! or restarted by the next call before anything is sent. Over
+//! `limits.memoryBudgetMiB`, idle servers are stopped least recently used
+//! first. What was done is told, with the figures, in the next answer
+//! ([`Workspace::take_memory_notes`]) and by `status`
+//! ([`Workspace::memory_events`]).
+//!
 //! Commands are looked up in the project-local bin dirs only when the
 //! workspace is trusted ([`crate::trust`]); what an untrusted workspace
 //! passed over is told once per session ([`Workspace::take_trust_notice`]).
@@ -25,6 +39,8 @@ use scry_lsp::{ApplyEditHook, EditHookSlot, Session, SessionConfig, SessionError
 use crate::catalog::{ProviderKind, ServerSpec};
 use crate::command::{resolve_command, resolve_command_untrusted};
 use crate::config::{Config, ConfigError};
+use crate::memory::{self, Decision, MemoryEvent, Sample};
+use crate::procmem::{ProcTable, TreeMemory};
 use crate::roots::find_root;
 use crate::trust::{self, TrustPolicy};
 use crate::watch::{self, FileWatcher};
@@ -56,6 +72,8 @@ type Key = (String, PathBuf, u64);
 struct SlotState {
     session: tokio::sync::Mutex<Option<Session>>,
     last_used: Mutex<Option<Instant>>,
+    /// The last memory sample of its process tree: when, which pid, what.
+    memory: Mutex<Option<(Instant, u32, TreeMemory)>>,
 }
 
 impl SlotState {
@@ -70,6 +88,17 @@ impl SlotState {
             .map(|t| t.elapsed())
             .unwrap_or_default()
     }
+
+    fn remember(&self, pid: u32, m: TreeMemory) {
+        *self.memory.lock().unwrap_or_else(|e| e.into_inner()) = Some((Instant::now(), pid, m));
+    }
+
+    /// The last sample for `pid`, if taken within `fresh`.
+    fn remembered(&self, pid: u32, fresh: Option<Duration>) -> Option<TreeMemory> {
+        let g = self.memory.lock().unwrap_or_else(|e| e.into_inner());
+        let (at, p, m) = (*g)?;
+        (p == pid && fresh.is_none_or(|f| at.elapsed() < f)).then_some(m)
+    }
 }
 
 type Slot = Arc<SlotState>;
@@ -83,7 +112,29 @@ pub struct ServerUse {
     pub uptime: Duration,
     /// Since a question last used it.
     pub idle: Duration,
+    /// Its process tree's resident memory (the last sample; `None` before
+    /// the first or where it cannot be read).
+    pub memory: Option<TreeMemory>,
+    /// Its memory cap, KiB.
+    pub cap_kib: Option<u64>,
 }
+
+/// One server's memory sample and the server it is of (to act on it with
+/// [`Workspace::apply_memory`]).
+#[derive(Clone)]
+pub struct ServerMemory {
+    pub sample: Sample,
+    slot: Slot,
+}
+
+impl std::fmt::Debug for ServerMemory {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.sample.fmt(f)
+    }
+}
+
+/// How many memory events `status` keeps per workspace.
+const MEMORY_EVENTS_KEPT: usize = 10;
 
 /// The hash of what makes two servers interchangeable: the program and the
 /// effective arguments, environment, settings and initialization options.
@@ -121,6 +172,10 @@ pub struct Workspace {
     skipped_bins: Mutex<BTreeSet<PathBuf>>,
     /// The trust notice items already told this session.
     trust_told: Mutex<HashSet<String>>,
+    /// What the memory policy did, last first out (for `status`).
+    memory_events: Mutex<std::collections::VecDeque<MemoryEvent>>,
+    /// Memory events not yet told in an answer.
+    memory_untold: Mutex<Vec<String>>,
 }
 
 impl Workspace {
@@ -161,6 +216,8 @@ impl Workspace {
             policy: TrustPolicy::FromEnvironment,
             skipped_bins: Mutex::new(BTreeSet::new()),
             trust_told: Mutex::new(HashSet::new()),
+            memory_events: Mutex::new(std::collections::VecDeque::new()),
+            memory_untold: Mutex::new(Vec::new()),
         }
     }
 
@@ -311,6 +368,18 @@ impl Workspace {
         };
         slot.touch();
         let mut guard = slot.session.lock().await;
+        if let Some(s) = guard.as_ref()
+            && s.is_alive()
+            && let Some(sample) = self.over_cap_before_call(&slot, s)
+        {
+            // Over its cap and nobody else holds it: restart it before
+            // this call sends anything.
+            let old = guard.take();
+            self.record(&sample, memory::restart_text(&sample, true));
+            if let Some(old) = old {
+                old.shutdown().await;
+            }
+        }
         if let Some(s) = guard.as_ref() {
             if s.is_alive() {
                 return Ok(s.clone());
@@ -344,6 +413,194 @@ impl Workspace {
         .await?;
         *guard = Some(session.clone());
         Ok(session)
+    }
+
+    /// The check before a call uses `s` (its slot locked by the caller):
+    /// its memory — the last sample when taken within
+    /// `limits.memoryCheckMs`, else sampled now, and then the other servers
+    /// of the workspace checked too (caps and the budget; those in use are
+    /// left alone) — over its cap while only the pool holds it.
+    fn over_cap_before_call(&self, slot: &Slot, s: &Session) -> Option<Sample> {
+        let pid = s.pid()?;
+        let config = self.config();
+        let every = Duration::from_millis(config.limits.memory_check_ms);
+        let cap_kib = config
+            .server(s.name())
+            .map(|x| x.memory_cap_kib(&config.limits));
+        let tree = match slot.remembered(pid, Some(every)) {
+            Some(t) => t,
+            None => {
+                let table = ProcTable::read()?;
+                let tree = table.tree_memory(pid)?;
+                slot.remember(pid, tree);
+                self.check_others(&table, s, pid, tree, cap_kib);
+                tree
+            }
+        };
+        let me = Sample {
+            id: s.name().to_string(),
+            root: s.root().to_path_buf(),
+            pid,
+            rss_kib: tree.rss_kib,
+            processes: tree.processes,
+            cap_kib,
+            busy: s.handles() > 1,
+            idle: slot.idle(),
+        };
+        (!me.busy && cap_kib.is_some_and(|c| me.rss_kib > c)).then_some(me)
+    }
+
+    /// The workspace's other servers, checked when a call samples its own
+    /// (`s`, locked by the caller: it counts toward the budget but is never
+    /// stopped for it).
+    fn check_others(
+        &self,
+        table: &ProcTable,
+        s: &Session,
+        pid: u32,
+        tree: TreeMemory,
+        cap_kib: Option<u64>,
+    ) {
+        let others = self.memory_samples(table);
+        let budget = self.config().limits.memory_budget_mib.saturating_mul(1024);
+        let mut samples: Vec<Sample> = others.iter().map(|m| m.sample.clone()).collect();
+        samples.push(Sample {
+            id: s.name().to_string(),
+            root: s.root().to_path_buf(),
+            pid,
+            rss_kib: tree.rss_kib,
+            processes: tree.processes,
+            cap_kib,
+            busy: true,
+            idle: Duration::ZERO,
+        });
+        for d in memory::decide(&samples, Some(budget)) {
+            if let Some(m) = others.get(d.index()) {
+                self.apply_memory(m, &d);
+            }
+        }
+    }
+
+    /// One sample per running server of this workspace, from `table`
+    /// (servers being started are left out). Each is remembered for
+    /// [`Workspace::usage`].
+    pub fn memory_samples(&self, table: &ProcTable) -> Vec<ServerMemory> {
+        let config = self.config();
+        let mut out = Vec::new();
+        for slot in self.slots_now() {
+            let Ok(g) = slot.session.try_lock() else {
+                continue;
+            };
+            let Some(s) = g.as_ref().filter(|s| s.is_alive()) else {
+                continue;
+            };
+            let Some(pid) = s.pid() else { continue };
+            let Some(tree) = table.tree_memory(pid) else {
+                continue;
+            };
+            slot.remember(pid, tree);
+            out.push(ServerMemory {
+                sample: Sample {
+                    id: s.name().to_string(),
+                    root: s.root().to_path_buf(),
+                    pid,
+                    rss_kib: tree.rss_kib,
+                    processes: tree.processes,
+                    cap_kib: config
+                        .server(s.name())
+                        .map(|x| x.memory_cap_kib(&config.limits)),
+                    // The pool's handle is the only one: no call uses it.
+                    busy: s.handles() > 1 || s.in_flight() > 0,
+                    idle: slot.idle(),
+                },
+                slot: slot.clone(),
+            });
+        }
+        out
+    }
+
+    /// Carry out `decision` on the server `m` was sampled from — only if it
+    /// is still that process and still unused (else nothing: the next
+    /// check decides again). The server is taken out of the pool at once
+    /// and shut down in the background; the next question starts it
+    /// again. Returns what was done.
+    pub fn apply_memory(&self, m: &ServerMemory, decision: &Decision) -> Option<MemoryEvent> {
+        let taken = {
+            let mut g = m.slot.session.try_lock().ok()?;
+            let s = g.as_ref()?;
+            if s.pid() != Some(m.sample.pid) || s.handles() > 1 {
+                return None;
+            }
+            g.take()?
+        };
+        let text = match decision {
+            Decision::Restart { .. } => memory::restart_text(&m.sample, false),
+            Decision::Stop {
+                total_kib,
+                budget_kib,
+                ..
+            } => memory::stop_text(&m.sample, *total_kib, *budget_kib),
+        };
+        let event = self.record(&m.sample, text);
+        match tokio::runtime::Handle::try_current() {
+            Ok(h) => {
+                h.spawn(async move { taken.shutdown().await });
+            }
+            Err(_) => taken.kill(),
+        }
+        Some(event)
+    }
+
+    /// Sample this workspace's servers, decide with its own budget, act:
+    /// for a host with one workspace (the daemon decides across all of
+    /// its workspaces itself).
+    pub fn check_memory(&self) -> Vec<MemoryEvent> {
+        let Some(table) = ProcTable::read() else {
+            return Vec::new();
+        };
+        let samples = self.memory_samples(&table);
+        let budget = self.config().limits.memory_budget_mib.saturating_mul(1024);
+        let plain: Vec<Sample> = samples.iter().map(|m| m.sample.clone()).collect();
+        memory::decide(&plain, Some(budget))
+            .iter()
+            .filter_map(|d| self.apply_memory(&samples[d.index()], d))
+            .collect()
+    }
+
+    fn record(&self, s: &Sample, text: String) -> MemoryEvent {
+        tracing::warn!(server = %s.id, pid = s.pid, rss_kib = s.rss_kib, "{text}");
+        let event = MemoryEvent {
+            at: std::time::SystemTime::now(),
+            server: s.id.clone(),
+            root: s.root.clone(),
+            text: text.clone(),
+        };
+        let mut events = self.memory_events.lock().unwrap_or_else(|e| e.into_inner());
+        events.push_back(event.clone());
+        while events.len() > MEMORY_EVENTS_KEPT {
+            events.pop_front();
+        }
+        self.memory_untold
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(text);
+        event
+    }
+
+    /// What the memory policy did since the last answer took these notes
+    /// (each told once).
+    pub fn take_memory_notes(&self) -> Vec<String> {
+        std::mem::take(&mut *self.memory_untold.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    /// The last memory events of this workspace, oldest first (`status`).
+    pub fn memory_events(&self) -> Vec<MemoryEvent> {
+        self.memory_events
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .cloned()
+            .collect()
     }
 
     /// Before starting a server in `starting`: while `max` or more run,
@@ -448,8 +705,10 @@ impl Workspace {
             .collect()
     }
 
-    /// The running servers with their pid, uptime and idle time.
+    /// The running servers with their pid, uptime, idle time and memory
+    /// as last sampled (see [`Workspace::usage_measured`]).
     pub fn usage(&self) -> Vec<ServerUse> {
+        let config = self.config();
         let slots = self.slots_now();
         slots
             .iter()
@@ -461,9 +720,32 @@ impl Workspace {
                     pid: s.pid(),
                     uptime: s.uptime(),
                     idle: slot.idle(),
+                    memory: s.pid().and_then(|p| slot.remembered(p, None)),
+                    cap_kib: config
+                        .server(s.name())
+                        .map(|x| x.memory_cap_kib(&config.limits)),
                 })
             })
             .collect()
+    }
+
+    /// [`Workspace::usage`] with every server's memory sampled now.
+    pub fn usage_measured(&self) -> Vec<ServerUse> {
+        if let Some(table) = ProcTable::read() {
+            for slot in self.slots_now() {
+                let pid = slot
+                    .session
+                    .try_lock()
+                    .ok()
+                    .and_then(|g| g.as_ref().and_then(|s| s.pid()));
+                if let Some(pid) = pid
+                    && let Some(tree) = table.tree_memory(pid)
+                {
+                    slot.remember(pid, tree);
+                }
+            }
+        }
+        self.usage()
     }
 
     /// Reread the configuration; when it changed, use it and stop the

@@ -14,6 +14,7 @@ use scry_daemon::client::{self, ConnectError, Connection};
 use scry_daemon::paths::Files;
 use scry_daemon::proto::{DaemonStatus, Reply};
 use scry_ops::{OpError, Query};
+use scry_workspace::procmem::describe_kib;
 
 use crate::progress::Progress;
 
@@ -231,15 +232,25 @@ pub fn render_status(s: &DaemonStatus) -> String {
             } else {
                 format!(" root {}", v.root.display())
             };
+            let procs = match v.processes {
+                Some(n) if n > 1 => format!(" in {n} processes"),
+                _ => String::new(),
+            };
+            let cap = v
+                .cap_kib
+                .map(|c| format!(" (cap {})", describe_kib(c)))
+                .unwrap_or_default();
             out.push_str(&format!(
-                "  {} pid {} rss {} idle {} up {}{root}\n",
+                "  {} pid {} rss {}{procs}{cap} idle {} up {}{root}\n",
                 v.id,
                 v.pid.map_or("?".into(), |p| p.to_string()),
-                v.rss_kib
-                    .map_or("?".into(), |k| format!("{:.1} MiB", k as f64 / 1024.0)),
+                v.rss_kib.map_or("?".into(), describe_kib),
                 duration(v.idle_ms),
                 duration(v.uptime_ms),
             ));
+        }
+        for m in &w.memory_events {
+            out.push_str(&format!("  memory: {m}\n"));
         }
     }
     out

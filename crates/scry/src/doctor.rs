@@ -1,5 +1,7 @@
 //! `scry doctor [--root DIR] [--json]`: the set-up report of
-//! `scry_workspace::doctor` as text (or JSON). Starts no language server;
+//! `scry_workspace::doctor` as text (or JSON), with each language server's
+//! memory cap and, when a daemon is running, the servers it runs for this
+//! workspace with their memory. Starts no language server and no daemon;
 //! runs only `--version` of catalogue/user-configured commands on `PATH`.
 
 use std::fmt::Write as _;
@@ -24,8 +26,8 @@ struct DoctorCli {
     json: bool,
 }
 
-/// What the text says about the daemon (there is none yet).
-pub const DAEMON_LINE: &str = "daemon: none — each `scry` command starts the servers it needs and stops them when it has answered; `scry mcp` keeps them for its session";
+/// What the text says when no daemon is running.
+pub const DAEMON_LINE: &str = "daemon: none running — the next `scry` call starts one, which keeps the servers warm and under their memory caps";
 
 /// Run `scry doctor …`; `args` are the words after `doctor`.
 pub fn main(args: impl Iterator<Item = std::ffi::OsString>) -> ExitCode {
@@ -55,15 +57,86 @@ pub fn main(args: impl Iterator<Item = std::ffi::OsString>) -> ExitCode {
         }
     };
     let report = scry_workspace::doctor::diagnose(&config, &root);
+    let daemon = running_daemon();
     let text = if cli.json {
-        serde_json::to_string_pretty(&report).unwrap_or_default()
+        let mut v = serde_json::to_value(&report).unwrap_or_default();
+        if let Some(d) = &daemon {
+            v["daemon"] = serde_json::to_value(d).unwrap_or_default();
+        }
+        serde_json::to_string_pretty(&v).unwrap_or_default()
     } else {
-        render(&report)
+        let mut t = render(&report);
+        if let Some(d) = &daemon {
+            t = t.replacen(DAEMON_LINE, &daemon_lines(d, &root), 1);
+        }
+        t
     };
     use std::io::Write;
     let mut out = std::io::stdout().lock();
     let _ = writeln!(out, "{text}").and_then(|_| out.flush());
     ExitCode::SUCCESS
+}
+
+/// The running daemon's status, if one answers (none is started; none is
+/// asked under `SCRY_NO_DAEMON`).
+fn running_daemon() -> Option<scry_daemon::proto::DaemonStatus> {
+    if std::env::var_os("SCRY_NO_DAEMON").is_some_and(|v| v != "0" && !v.is_empty()) {
+        return None;
+    }
+    let files = scry_daemon::paths::Files::locate().ok()?;
+    let runtime = crate::runtime(1).ok()?;
+    let status = runtime.block_on(async {
+        let ask = async {
+            let mut c = scry_daemon::client::Connection::connect(
+                &files,
+                &scry_daemon::client::session_id("doctor"),
+            )
+            .await
+            .ok()?;
+            c.status().await.ok()
+        };
+        tokio::time::timeout(std::time::Duration::from_secs(3), ask)
+            .await
+            .ok()
+            .flatten()
+    });
+    runtime.shutdown_timeout(std::time::Duration::from_millis(200));
+    status
+}
+
+/// The daemon and the servers it runs for `root`, with their memory.
+fn daemon_lines(d: &scry_daemon::proto::DaemonStatus, root: &Path) -> String {
+    use scry_workspace::procmem::describe_kib;
+    let mut out = format!("daemon: pid {} (scry {})", d.pid, d.version);
+    let Some(w) = d.workspaces.iter().find(|w| w.root == root) else {
+        out.push_str(", no server for this workspace");
+        return out;
+    };
+    if w.servers.is_empty() {
+        out.push_str(", no server running for this workspace");
+    }
+    for v in &w.servers {
+        let procs = match v.processes {
+            Some(n) if n > 1 => format!(" in {n} processes"),
+            _ => String::new(),
+        };
+        let cap = v
+            .cap_kib
+            .map(|c| format!(" of its {} cap", describe_kib(c)))
+            .unwrap_or_default();
+        let _ = write!(
+            out,
+            "\n  {} (root {}, pid {}): {}{procs}{cap}",
+            v.id,
+            paths::display(&v.root, root),
+            v.pid.map_or("?".into(), |p| p.to_string()),
+            v.rss_kib.map_or("memory unknown".into(), describe_kib),
+        );
+    }
+    for m in &w.memory_events {
+        let _ = write!(out, "\n  memory: {m}");
+    }
+    out
 }
 
 fn files(n: usize) -> String {
@@ -92,9 +165,18 @@ fn row(out: &mut String, label: &str, r: &LanguageRow, root: &Path) {
                 Version::Unknown(why) => format!("installed, version unknown ({why})"),
                 Version::Failed(why) => format!("found but BROKEN: {why}"),
             };
+            let cap = p
+                .memory_cap_mib
+                .map(|m| {
+                    format!(
+                        ", memory cap {}",
+                        scry_workspace::procmem::describe_kib(m.saturating_mul(1024))
+                    )
+                })
+                .unwrap_or_default();
             let _ = writeln!(
                 out,
-                "  {label} — {}{alt}: {state}, {}",
+                "  {label} — {}{alt}: {state}, {}{cap}",
                 p.id,
                 paths::display(path, root)
             );

@@ -127,9 +127,13 @@ impl Engine {
         {
             answer.notes.push(n);
         }
-        // What recovery of a dead writer's edit did: said once.
+        // What recovery of a dead writer's edit did, and what the memory
+        // policy did to this workspace's servers since the last answer (a
+        // restart over a cap, a stop over the budget), with the figures:
+        // each said once, in the next answer.
         if let Ok(answer) = &mut result {
             answer.notes.extend(self.edits.take_notices());
+            answer.notes.extend(self.ws.take_memory_notes());
         }
         result
     }

@@ -258,6 +258,11 @@ pub(crate) async fn status(ws: &Arc<Workspace>, question: Question) -> Answer {
     let config = ws.config();
     let running = ws.running();
     let starting = ws.starting();
+    let memory: std::collections::HashMap<u32, scry_workspace::ServerUse> = ws
+        .usage_measured()
+        .into_iter()
+        .filter_map(|u| Some((u.pid?, u)))
+        .collect();
     let mut servers = Vec::new();
     for spec in &config.servers {
         let installed = ws.installed(&spec.command);
@@ -273,12 +278,16 @@ pub(crate) async fn status(ws: &Arc<Workspace>, question: Question) -> Answer {
             } else {
                 "ready".to_string()
             };
+            let used = s.pid().and_then(|p| memory.get(&p));
             run.push(RunningServer {
                 root: s.root().to_path_buf(),
                 pid: s.pid(),
                 state,
                 encoding: Some(s.encoding().as_lsp().to_string()),
                 open_documents: s.open_documents().await,
+                memory_kib: used.and_then(|u| u.memory).map(|m| m.rss_kib),
+                processes: used.and_then(|u| u.memory).map(|m| m.processes),
+                memory_cap_kib: Some(spec.memory_cap_kib(&config.limits)),
             });
         }
         for (id, root) in &starting {
@@ -289,6 +298,9 @@ pub(crate) async fn status(ws: &Arc<Workspace>, question: Question) -> Answer {
                     state: "starting".into(),
                     encoding: None,
                     open_documents: 0,
+                    memory_kib: None,
+                    processes: None,
+                    memory_cap_kib: Some(spec.memory_cap_kib(&config.limits)),
                 });
             }
         }
@@ -332,6 +344,12 @@ pub(crate) async fn status(ws: &Arc<Workspace>, question: Question) -> Answer {
             servers,
             warnings: std::mem::take(&mut warnings),
             syntactic: None,
+            memory_events: ws
+                .memory_events()
+                .iter()
+                .map(|e| format!("{} {}", clock(e.at), e.text))
+                .collect(),
+            memory_budget_kib: Some(config.limits.memory_budget_mib.saturating_mul(1024)),
         }),
     );
     if let Some(d) = ws.log_dir() {
@@ -354,6 +372,21 @@ pub(crate) async fn status(ws: &Arc<Workspace>, question: Question) -> Answer {
         ));
     }
     answer
+}
+
+/// `HH:MM:SS` UTC of `at` (when a memory event happened).
+fn clock(at: std::time::SystemTime) -> String {
+    let secs = at
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let day = secs % 86_400;
+    format!(
+        "{:02}:{:02}:{:02} UTC",
+        day / 3600,
+        (day % 3600) / 60,
+        day % 60
+    )
 }
 
 /// Replace `"$uri"` strings in raw params with the file's URI.
