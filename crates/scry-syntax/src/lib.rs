@@ -9,6 +9,9 @@
 //! recovers). Depends on scry-workspace only for the directory skip list.
 
 pub mod extract;
+#[cfg(any(test, feature = "fuzzing"))]
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod index;
 pub mod lang;
 
