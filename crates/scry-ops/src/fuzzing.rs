@@ -18,6 +18,8 @@
 //!   nothing else;
 //! - the reverse plan (what undo commits) restores everything byte-exact.
 
+pub mod names;
+
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};

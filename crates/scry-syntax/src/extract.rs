@@ -146,7 +146,9 @@ impl FileIndex {
 const MAX_SIGNATURE: usize = 200;
 const MAX_DOC_LINES: usize = 12;
 
-/// Byte → character column conversion, per line.
+/// Byte → (line, character column) conversion, lines as LSP counts them:
+/// `\n`, `\r\n` and a lone `\r` end a line (tree-sitter's rows count
+/// `\n` only, so its points are never used for positions).
 ///
 /// Linear over a file whatever its lines: whether a line is ASCII is known
 /// from one pass over the text, and on other lines the character count is
@@ -167,12 +169,13 @@ impl<'a> Lines<'a> {
         let mut starts = vec![0];
         let mut wide = Vec::new();
         let mut w = false;
-        for (i, b) in text.bytes().enumerate() {
-            if b == b'\n' {
+        let b = text.as_bytes();
+        for (i, &c) in b.iter().enumerate() {
+            if c == b'\n' || (c == b'\r' && b.get(i + 1) != Some(&b'\n')) {
                 starts.push(i + 1);
                 wide.push(w);
                 w = false;
-            } else if b > 0x7f {
+            } else if c > 0x7f {
                 w = true;
             }
         }
@@ -185,6 +188,11 @@ impl<'a> Lines<'a> {
         }
     }
 
+    /// The number of lines (a final terminator ends the last one).
+    fn count(&self) -> usize {
+        self.starts.len() - usize::from(self.text.ends_with(['\n', '\r']))
+    }
+
     fn line(&self, row: usize) -> &'a str {
         let Some(&s) = self.starts.get(row) else {
             return "";
@@ -193,13 +201,21 @@ impl<'a> Lines<'a> {
         self.text[s..e].trim_end_matches(['\n', '\r'])
     }
 
-    fn col(&self, row: usize, byte_col: usize) -> u32 {
+    /// The line holding byte `byte`.
+    fn row(&self, byte: usize) -> usize {
+        self.starts
+            .partition_point(|&s| s <= byte)
+            .saturating_sub(1)
+    }
+
+    /// (line, column in characters) of byte `byte`.
+    fn pos(&self, byte: usize) -> (u32, u32) {
+        let row = self.row(byte);
         let line = self.line(row);
-        let b = byte_col.min(line.len());
+        let mut b = byte.saturating_sub(self.starts[row]).min(line.len());
         if !self.wide.get(row).copied().unwrap_or(false) {
-            return b as u32;
+            return (row as u32, b as u32);
         }
-        let mut b = b;
         while b > 0 && !line.is_char_boundary(b) {
             b -= 1;
         }
@@ -211,7 +227,7 @@ impl<'a> Lines<'a> {
         };
         let chars = before + line[from..b].chars().count() as u32;
         self.memo.set((row, b, chars));
-        chars
+        (row as u32, chars)
     }
 }
 
@@ -250,7 +266,7 @@ pub fn index_text(lang: &Lang, parser: &mut Parser, text: &str) -> FileIndex {
         return out;
     };
     let lines = Lines::new(text);
-    out.lines = (lines.starts.len() - usize::from(text.ends_with('\n'))) as u32;
+    out.lines = lines.count() as u32;
     let root = tree.root_node();
     out.syntax_errors = root.has_error();
     let src = text.as_bytes();
@@ -286,12 +302,12 @@ pub fn index_text(lang: &Lang, parser: &mut Parser, text: &str) -> FileIndex {
             }
         }
         if let (Some(n), Some(p)) = (impl_name, impl_parent) {
-            let pos = n.start_position();
+            let (line, col) = lines.pos(n.start_byte());
             out.impls.push(Implementation {
                 name: node_text(n).to_string(),
                 parent: node_text(p).to_string(),
-                line: pos.row as u32,
-                col: lines.col(pos.row, pos.column),
+                line,
+                col,
             });
         }
         let (Some((node, kind)), Some(name)) = (def, name) else {
@@ -342,13 +358,13 @@ pub fn index_text(lang: &Lang, parser: &mut Parser, text: &str) -> FileIndex {
         }
         let parent = stack.last().map(|&(p, _)| p as u32);
         stack.push((i, d.node.end_byte()));
-        let np = d.name.start_position();
-        let ne = d.name.end_position();
+        let (line, col) = lines.pos(d.name.start_byte());
+        let (end_line, end) = lines.pos(d.name.end_byte());
         let name = node_text(d.name).to_string();
-        let end_col = if ne.row == np.row {
-            lines.col(ne.row, ne.column)
+        let end_col = if end_line == line {
+            end
         } else {
-            lines.col(np.row, np.column) + name.chars().count() as u32
+            col + name.chars().count() as u32
         };
         let container = d
             .container
@@ -357,14 +373,14 @@ pub fn index_text(lang: &Lang, parser: &mut Parser, text: &str) -> FileIndex {
         out.defs.push(Def {
             name,
             kind: d.kind.clone(),
-            line: np.row as u32,
-            col: lines.col(np.row, np.column),
+            line,
+            col,
             end_col,
-            start_line: d.node.start_position().row as u32,
-            end_line: d.node.end_position().row as u32,
+            start_line: lines.row(d.node.start_byte()) as u32,
+            end_line: lines.row(d.node.end_byte()) as u32,
             parent,
             container,
-            signature: clip(lines.line(np.row).trim(), MAX_SIGNATURE),
+            signature: clip(lines.line(line as usize).trim(), MAX_SIGNATURE),
             doc: doc_for(lang, d.node, &lines, src),
         });
     }
@@ -397,8 +413,8 @@ pub fn index_text(lang: &Lang, parser: &mut Parser, text: &str) -> FileIndex {
             if !t.is_empty() && t.chars().all(is_ident_char) {
                 let next = interned.len() as u32;
                 let id = *interned.entry(t).or_insert(next);
-                let p = node.start_position();
-                let r = Ref(id, p.row as u32, lines.col(p.row, p.column));
+                let (line, col) = lines.pos(node.start_byte());
+                let r = Ref(id, line, col);
                 out.refs.push(r);
                 if local_starts.contains(&node.start_byte()) {
                     out.locals.push(r);

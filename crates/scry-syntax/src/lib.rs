@@ -11,6 +11,9 @@
 //! rules kept in the same `languages.json`.
 
 pub mod extract;
+#[cfg(any(test, feature = "fuzzing"))]
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod index;
 pub mod lang;
 pub mod names;

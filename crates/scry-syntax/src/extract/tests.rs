@@ -202,3 +202,18 @@ fn local_bindings_resolve_uses_in_their_function() {
     assert_eq!(crate::query::local_binding(&py, "c", 2, 11), Some((1, 4)));
     assert_eq!(crate::query::local_binding(&py, "b", 1, 12), Some((0, 9)));
 }
+
+/// Found by the `syntax_extract` fuzz target: tree-sitter's rows count `\n`
+/// only, so after a lone `\r` (old Mac line ends) every position was on
+/// the wrong line for the rest of scry, which counts lines as LSP does.
+#[test]
+fn lone_carriage_returns_end_lines_as_in_lsp() {
+    let ix = index("rust", "fn a() {}\rfn b() { a() }\r\nfn c() {}\r");
+    assert_eq!(ix.lines, 3);
+    let b = def(&ix, "b");
+    assert_eq!((b.line, b.col, b.end_col), (1, 3, 4));
+    assert_eq!((b.start_line, b.end_line), (1, 1));
+    assert_eq!(b.signature, "fn b() { a() }");
+    assert_eq!((def(&ix, "c").line, def(&ix, "c").col), (2, 3));
+    assert_eq!(ref_lines(&ix, "a"), vec![(0, 3), (1, 9)]);
+}
