@@ -230,6 +230,7 @@ async fn a_server_that_grows_over_its_cap_is_restarted_before_the_next_call() {
                 && note.contains("memoryMiB"),
             "{note}"
         );
+        eprintln!("note: {note}");
         let used = mib_after(note, "it used ");
         assert!(used > 60.0, "the figure is the server's memory: {note}");
         wait_gone(old).await;
@@ -307,6 +308,7 @@ async fn the_whole_process_tree_is_counted_and_restarted_together() {
         assert_eq!(events.len(), 1, "{events:?}");
         let e = &events[0];
         assert_eq!(e.server, "fakels");
+        eprintln!("event: {}", e.text);
         assert!(
             e.text
                 .starts_with("fakels was restarted between requests: it used ")
@@ -420,6 +422,7 @@ async fn over_the_budget_the_least_recently_used_idle_server_is_stopped() {
         let events = fx.ws().check_memory();
         assert_eq!(events.len(), 1, "one stop brings them under: {events:?}");
         let e = &events[0];
+        eprintln!("event: {}", e.text);
         assert_eq!(e.server, "fakea", "the least recently used: {}", e.text);
         assert!(
             e.text
