@@ -2,7 +2,8 @@
 //! the test's temp dir): `lsp` previews and never writes, `lsp_edit`
 //! applies, a retried request id never applies twice, `undo` restores the
 //! bytes, read-only refuses every apply. Diagnostics through `lsp` give the
-//! CLI's text.
+//! CLI's text. A `new_name` that is no name of the file's language is
+//! refused before any server starts.
 
 mod common;
 
