@@ -28,10 +28,10 @@ use std::sync::Mutex;
 
 use serde_json::Value;
 
+use crate::edit::Journal;
 use crate::edit::journal::{
     EntryState, JournalFile, Manifest, Stamp, content_hash, stamp_matches, temp_path,
 };
-use crate::edit::Journal;
 
 const PATHS: &[&str] = &[
     "a.txt",
@@ -75,7 +75,10 @@ fn snapshot(dir: &Path, skip: &Path) -> Snap {
                 stack.push(p.clone());
                 out.insert(p, ('d', Vec::new(), mode));
             } else {
-                out.insert(p.clone(), ('f', std::fs::read(&p).unwrap_or_default(), mode));
+                out.insert(
+                    p.clone(),
+                    ('f', std::fs::read(&p).unwrap_or_default(), mode),
+                );
             }
         }
     }
@@ -116,7 +119,11 @@ fn write_mode(p: &Path, bytes: &[u8], mode: Option<u32>) {
 fn fresh(base: &Path) -> PathBuf {
     let _ = std::fs::remove_dir_all(base);
     let root = base.join("ws");
-    for (f, t) in [("a.txt", "a\n"), ("b.py", "b = 1\n"), ("sub/c.rs", "fn c() {}\n")] {
+    for (f, t) in [
+        ("a.txt", "a\n"),
+        ("b.py", "b = 1\n"),
+        ("sub/c.rs", "fn c() {}\n"),
+    ] {
         write_mode(&root.join(f), t.as_bytes(), Some(0o644));
     }
     write_mode(&base.join("outside/secret.txt"), b"secret\n", Some(0o600));
@@ -243,7 +250,11 @@ fn allowed(m: &Manifest, root: &Path, path: &Path, pre: &Snap, post: &Snap) -> b
             return held_after && now_before;
         }
     }
-    let named_dir = m.dirs_created.iter().chain(&m.dirs_removed).any(|d| d == path);
+    let named_dir = m
+        .dirs_created
+        .iter()
+        .chain(&m.dirs_removed)
+        .any(|d| d == path);
     let empty_dir = |s: &Snap| matches!(s.get(path), Some(('d', _, _)) | None);
     named_dir && empty_dir(pre) && empty_dir(post)
 }
@@ -260,7 +271,9 @@ pub fn check_recover(data: &[u8]) {
     let journal = Journal::open(&jbase, &root);
     let mut entry_files = Vec::new();
     let (text, dir_name) = match data.split_first() {
-        Some((_, rest)) if std::str::from_utf8(rest).is_ok_and(|t| t.trim_start().starts_with('{')) => {
+        Some((_, rest))
+            if std::str::from_utf8(rest).is_ok_and(|t| t.trim_start().starts_with('{')) =>
+        {
             let t = std::str::from_utf8(rest)
                 .unwrap_or_default()
                 .replace("${ROOT}", &root.to_string_lossy());
@@ -318,7 +331,11 @@ pub fn check_recover(data: &[u8]) {
     }
     // Idempotent: a second run changes nothing.
     let _ = journal.recover();
-    assert_eq!(snapshot(&base, &jbase), post, "a second recovery changed files");
+    assert_eq!(
+        snapshot(&base, &jbase),
+        post,
+        "a second recovery changed files"
+    );
     // Every file it restored holds a stamp of the manifest.
     if let Some(m) = &parsed {
         for f in &m.files {

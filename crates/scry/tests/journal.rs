@@ -231,7 +231,13 @@ fn a_daemon_and_a_no_daemon_writer_never_write_one_workspace_at_once() {
     let short = ["--timeout-ms", "25000"];
     let mut a_args = RENAME[..4].to_vec();
     a_args.extend(short);
-    let mut b_args = vec!["--no-daemon", "rename", "inventory.py", "Inventory", "Stock"];
+    let mut b_args = vec![
+        "--no-daemon",
+        "rename",
+        "inventory.py",
+        "Inventory",
+        "Stock",
+    ];
     b_args.extend(short);
     let spawn = |args: &[&str]| {
         env.cmd(args)
@@ -249,7 +255,13 @@ fn a_daemon_and_a_no_daemon_writer_never_write_one_workspace_at_once() {
     assert_eq!(env.bytes(), before, "BUSY changed nothing");
     drop(held);
     let a_args = RENAME.to_vec();
-    let mut b_args = vec!["--no-daemon", "rename", "inventory.py", "Inventory", "Stock"];
+    let mut b_args = vec![
+        "--no-daemon",
+        "rename",
+        "inventory.py",
+        "Inventory",
+        "Stock",
+    ];
     b_args.extend(["--timeout-ms", "90000"]);
     let (a, b) = (spawn(&a_args), spawn(&b_args));
     let (a, b) = (a.wait_with_output().unwrap(), b.wait_with_output().unwrap());

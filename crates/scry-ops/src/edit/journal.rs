@@ -352,14 +352,11 @@ impl Journal {
 
     /// The entry applied (or undone) under idempotency key `key`.
     pub fn find_key(&self, key: &str) -> Option<Manifest> {
-        self.entries()
-            .into_iter()
-            .map(|(_, m)| m)
-            .find(|m| {
-                matches!(m.state, EntryState::Applied | EntryState::Undone)
-                    && m.reverts.is_none()
-                    && m.key.as_deref() == Some(key)
-            })
+        self.entries().into_iter().map(|(_, m)| m).find(|m| {
+            matches!(m.state, EntryState::Applied | EntryState::Undone)
+                && m.reverts.is_none()
+                && m.key.as_deref() == Some(key)
+        })
     }
 
     /// The entry an `undo` with key `key` reverted.
@@ -436,10 +433,12 @@ impl Journal {
             return None;
         }
         let bytes = std::fs::read(&file).ok()?;
-        (bytes.len() as u64 == stamp.len && content_hash(&bytes) == stamp.hash).then_some(FileImage {
-            bytes,
-            mode: stamp.mode,
-        })
+        (bytes.len() as u64 == stamp.len && content_hash(&bytes) == stamp.hash).then_some(
+            FileImage {
+                bytes,
+                mode: stamp.mode,
+            },
+        )
     }
 
     /// Write a `pending` entry for `plan` before it is committed, durable
@@ -579,7 +578,8 @@ impl Journal {
         let Ok(rel) = p.strip_prefix(&self.root) else {
             return false;
         };
-        if rel.as_os_str().is_empty() || !rel.components().all(|c| matches!(c, Component::Normal(_)))
+        if rel.as_os_str().is_empty()
+            || !rel.components().all(|c| matches!(c, Component::Normal(_)))
         {
             return false;
         }

@@ -906,7 +906,11 @@ async fn recovery_resolves_every_state_a_killed_writer_leaves() {
                 notes[0]
             );
             assert_eq!(state, None, "{what}: neither applied nor pending");
-            let m2 = j.entries().into_iter().map(|(_, m)| m).find(|x| x.id == m.id);
+            let m2 = j
+                .entries()
+                .into_iter()
+                .map(|(_, m)| m)
+                .find(|x| x.id == m.id);
             assert_eq!(
                 m2.map(|x| x.state),
                 Some(journal::EntryState::RolledBack),
@@ -948,11 +952,7 @@ async fn recovery_leaves_a_file_changed_since_alone_and_names_it() {
     std::fs::write(w.root.join("a.sh"), "#!/bin/sh\nmine\n").unwrap();
     let (next, _) = self::engine(&w);
     let notes = next.take_recovery_notes();
-    assert!(
-        notes[0].contains("left as they are: a.sh"),
-        "{}",
-        notes[0]
-    );
+    assert!(notes[0].contains("left as they are: a.sh"), "{}", notes[0]);
     assert_eq!(
         std::fs::read_to_string(w.root.join("a.sh")).unwrap(),
         "#!/bin/sh\nmine\n"
@@ -1038,10 +1038,7 @@ async fn a_second_writer_waits_then_gets_busy_and_changes_nothing() {
     let soon = || tokio::time::Instant::now() + std::time::Duration::from_millis(300);
     let mut o = opts(true, None);
     o.deadline = Some(soon());
-    let err = engine
-        .apply_workspace_edit(None, &e, o)
-        .await
-        .unwrap_err();
+    let err = engine.apply_workspace_edit(None, &e, o).await.unwrap_err();
     assert_eq!(err.code(), "BUSY", "{err}");
     assert!(err.to_string().contains("nothing was changed"), "{err}");
     let err = engine
@@ -1082,7 +1079,11 @@ async fn a_live_writers_pending_entry_is_not_recovered() {
         .unwrap();
     let (next, _) = self::engine(&w);
     assert!(next.take_recovery_notes().is_empty());
-    assert_eq!(snapshot(&w.root), mid, "a live writer's work is not touched");
+    assert_eq!(
+        snapshot(&w.root),
+        mid,
+        "a live writer's work is not touched"
+    );
     assert_eq!(j.pending().len(), 1);
     drop(held);
     let err = next.undo_last_edit(false, None).await.unwrap_err();
@@ -1161,7 +1162,10 @@ async fn a_writer_killed_at_every_step_of_a_60_file_rename_is_recovered() {
     points.push("before-close".into());
     let exe = std::env::current_exe().unwrap();
     let files = kill_files();
-    let refs: Vec<(&str, &str)> = files.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
+    let refs: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(a, b)| (a.as_str(), b.as_str()))
+        .collect();
     // Eight children at a time (each in its own workspace), then checked.
     for batch in points.chunks(8) {
         let mut runs = Vec::new();
@@ -1171,8 +1175,16 @@ async fn a_writer_killed_at_every_step_of_a_60_file_rename_is_recovered() {
             earlier_edit(&engine, &w).await;
             let original = snapshot_modes(&w.root);
             let child = std::process::Command::new(&exe)
-                .args(["--exact", "edit::tests::kill_test_child", "--ignored", "--test-threads=1"])
-                .env(CRASH_CHILD, format!("{}\n{}", w.root.display(), base.display()))
+                .args([
+                    "--exact",
+                    "edit::tests::kill_test_child",
+                    "--ignored",
+                    "--test-threads=1",
+                ])
+                .env(
+                    CRASH_CHILD,
+                    format!("{}\n{}", w.root.display(), base.display()),
+                )
                 .env(crash::ENV, point)
                 .stdout(std::process::Stdio::null())
                 .stderr(std::process::Stdio::null())
@@ -1201,7 +1213,11 @@ async fn check_killed(point: &str, w: &Ws, original: &[(PathBuf, Vec<u8>, u32)])
         let whole = point == "before-close" || point == format!("after-replace-{KILL_FILES}");
         if whole {
             assert_eq!(notes.len(), 1, "{point}: {notes:?}");
-            assert!(notes[0].contains("kept as applied"), "{point}: {}", notes[0]);
+            assert!(
+                notes[0].contains("kept as applied"),
+                "{point}: {}",
+                notes[0]
+            );
             for i in 0..KILL_FILES {
                 assert_eq!(
                     std::fs::read_to_string(w.root.join(format!("pkg/m{i:02}.py"))).unwrap(),
