@@ -5,6 +5,7 @@
 #
 #   fuzz/run.sh [SECONDS] [TARGET...]   build, then run each target
 #   fuzz/run.sh build                   build only
+#   NOBUILD=1 fuzz/run.sh SECONDS ...   run the targets as built
 #   fuzz/run.sh merge [TARGET...]       minimise corpus/<target> (-merge=1)
 #
 # New inputs go to target/work/<target> (not committed); crashes to
@@ -40,7 +41,7 @@ merge() {
 		>"target/logs/$t.merge.log" 2>&1
 	# The seeds' features are in the merged set already only if seeded; keep
 	# at most 50 of the merged inputs (libFuzzer writes them by content hash).
-	find "$tmp/min" -type f | sort | head -n 50 | xargs -r -I{} cp {} "corpus/$t/"
+	find "$tmp/min" -type f | sort | sed -n 1,50p | xargs -r -I{} cp {} "corpus/$t/"
 	rm -rf "$tmp"
 	echo "$t: $(find "corpus/$t" -type f | wc -l) inputs"
 }
@@ -65,12 +66,14 @@ build) build ;;
 merge)
 	shift
 	mkdir -p target/logs
-	for t in "${@:-${ALL[@]}}"; do merge "$t"; done
+	[ $# -gt 0 ] || set -- "${ALL[@]}"
+	for t in "$@"; do merge "$t"; done
 	;;
 *)
 	secs=${1:-60}
 	shift || true
-	build
-	for t in "${@:-${ALL[@]}}"; do run "$t" "$secs"; done
+	[ -n "${NOBUILD:-}" ] || build
+	[ $# -gt 0 ] || set -- "${ALL[@]}"
+	for t in "$@"; do run "$t" "$secs"; done
 	;;
 esac
