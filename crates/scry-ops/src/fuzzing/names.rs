@@ -226,7 +226,10 @@ pub fn check_names(data: &[u8]) {
         // A column past the line's end counts as its end.
         let len = index.line_len_chars(from.line).unwrap_or(0);
         let start = CharPos::new(from.line, from.col.min(len));
-        assert!(found >= start, "find_name_from went back: {found:?} < {start:?}");
+        assert!(
+            found >= start,
+            "find_name_from went back: {found:?} < {start:?}"
+        );
         let line = index.line(found.line).expect("found on a line");
         let b = byte_at(line, found.col).expect("found inside the line");
         assert!(is_whole_word(line, b, name), "find_name_from {found:?}");
