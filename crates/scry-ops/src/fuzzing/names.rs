@@ -223,7 +223,13 @@ pub fn check_names(data: &[u8]) {
     let from = CharPos::new(inp.hint.unwrap_or(0), u32::from(inp.aux % 32));
     let found = find_name_from(&index, from, name, u32::from(inp.aux % 8));
     if found != from {
-        assert!(found >= from, "find_name_from went back");
+        // A column past the line's end counts as its end.
+        let len = index.line_len_chars(from.line).unwrap_or(0);
+        let start = CharPos::new(from.line, from.col.min(len));
+        assert!(
+            found >= start,
+            "find_name_from went back: {found:?} < {start:?}"
+        );
         let line = index.line(found.line).expect("found on a line");
         let b = byte_at(line, found.col).expect("found inside the line");
         assert!(is_whole_word(line, b, name), "find_name_from {found:?}");
