@@ -344,8 +344,10 @@ pub(crate) async fn code_actions(
         "range": call::params(&range),
         "context": { "diagnostics": diagnostics, "triggerKind": 1 },
     });
+    // Under the one retry policy: rust-analyzer answers `ContentModified`
+    // while it re-analyses a file that just changed on disk.
     let v = cx
-        .ask(&session, method, params)
+        .ask_retrying(&session, method, params, |_| false)
         .await
         .map_err(|e| cx.fail(&session, method, e))?;
     let items: Vec<Value> = v.as_array().cloned().unwrap_or_default();
