@@ -571,17 +571,12 @@ fn server_line(s: &ServerStatus, width: usize, root: &Path) -> String {
 
 /// A running server's memory: `212.4 MiB in 2 processes (cap 4.0 GiB)`.
 fn memory_words(r: &scry_ops::RunningServer) -> Option<String> {
-    use scry_workspace::procmem::describe_kib;
     let used = r.memory_kib?;
-    let procs = match r.processes {
-        Some(n) if n > 1 => format!(" in {n} processes"),
-        _ => String::new(),
-    };
-    let cap = r
-        .memory_cap_kib
-        .map(|c| format!(" (cap {})", describe_kib(c)))
-        .unwrap_or_default();
-    Some(format!("{}{procs}{cap}", describe_kib(used)))
+    Some(scry_workspace::procmem::describe_usage(
+        used,
+        r.processes,
+        r.memory_cap_kib,
+    ))
 }
 
 fn render_status(ctx: &Ctx, report: &StatusReport) -> Rendered {

@@ -14,7 +14,7 @@ use scry_daemon::client::{self, ConnectError, Connection};
 use scry_daemon::paths::Files;
 use scry_daemon::proto::{DaemonStatus, Reply};
 use scry_ops::{OpError, Query};
-use scry_workspace::procmem::describe_kib;
+use scry_workspace::procmem::describe_usage;
 
 use crate::progress::Progress;
 
@@ -232,19 +232,12 @@ pub fn render_status(s: &DaemonStatus) -> String {
             } else {
                 format!(" root {}", v.root.display())
             };
-            let procs = match v.processes {
-                Some(n) if n > 1 => format!(" in {n} processes"),
-                _ => String::new(),
-            };
-            let cap = v
-                .cap_kib
-                .map(|c| format!(" (cap {})", describe_kib(c)))
-                .unwrap_or_default();
             out.push_str(&format!(
-                "  {} pid {} rss {}{procs}{cap} idle {} up {}{root}\n",
+                "  {} pid {} rss {} idle {} up {}{root}\n",
                 v.id,
                 v.pid.map_or("?".into(), |p| p.to_string()),
-                v.rss_kib.map_or("?".into(), describe_kib),
+                v.rss_kib
+                    .map_or("?".into(), |k| describe_usage(k, v.processes, v.cap_kib)),
                 duration(v.idle_ms),
                 duration(v.uptime_ms),
             ));

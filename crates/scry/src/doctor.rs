@@ -106,7 +106,7 @@ fn running_daemon() -> Option<scry_daemon::proto::DaemonStatus> {
 
 /// The daemon and the servers it runs for `root`, with their memory.
 fn daemon_lines(d: &scry_daemon::proto::DaemonStatus, root: &Path) -> String {
-    use scry_workspace::procmem::describe_kib;
+    use scry_workspace::procmem::describe_usage;
     let mut out = format!("daemon: pid {} (scry {})", d.pid, d.version);
     let Some(w) = d.workspaces.iter().find(|w| w.root == root) else {
         out.push_str(", no server for this workspace");
@@ -116,21 +116,18 @@ fn daemon_lines(d: &scry_daemon::proto::DaemonStatus, root: &Path) -> String {
         out.push_str(", no server running for this workspace");
     }
     for v in &w.servers {
-        let procs = match v.processes {
-            Some(n) if n > 1 => format!(" in {n} processes"),
-            _ => String::new(),
-        };
-        let cap = v
-            .cap_kib
-            .map(|c| format!(" of its {} cap", describe_kib(c)))
-            .unwrap_or_default();
         let _ = write!(
             out,
-            "\n  {} (root {}, pid {}): {}{procs}{cap}",
+            "\n  {} (root {}, pid {}): {}",
             v.id,
             paths::display(&v.root, root),
             v.pid.map_or("?".into(), |p| p.to_string()),
-            v.rss_kib.map_or("memory unknown".into(), describe_kib),
+            v.rss_kib
+                .map_or("memory unknown".into(), |k| describe_usage(
+                    k,
+                    v.processes,
+                    v.cap_kib
+                )),
         );
     }
     for m in &w.memory_events {
