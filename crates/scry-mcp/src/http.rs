@@ -809,6 +809,14 @@ async fn accept_loop(
 ) {
     let limits = Arc::new(limits);
     loop {
+        // A full pool of connections still in their grace: accept nothing
+        // (they wait in the kernel's queue, in order) until one's ends.
+        while let Some(until) = limits.slots.room_at() {
+            tokio::select! {
+                _ = stop.cancelled() => return,
+                _ = tokio::time::sleep_until(until.into()) => {}
+            }
+        }
         let (stream, peer) = tokio::select! {
             _ = stop.cancelled() => return,
             accepted = listener.accept() => match accepted {

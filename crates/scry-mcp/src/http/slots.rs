@@ -10,6 +10,13 @@
 //!   get their turn to send a request; a slow-header client can hold a place
 //!   only until the header read timeout (hyper's, set by the server) or
 //!   until newer connections push it out, whichever comes first.
+//! - A member younger than [`GRACE`] is never pushed out: while the pool is
+//!   full of such young connections the server accepts nothing
+//!   ([`Slots::room_at`]), and connections wait in the kernel's accept
+//!   queue, first come first served. Attackers that reconnect as fast as
+//!   they are closed therefore cannot close a real client's connection
+//!   before it had the time to send its request; it waits its turn behind
+//!   at most one connection per attacker.
 //! - A connection moves to the *authenticated* pool on its first request
 //!   that passes the token check ([`Conn::promote`]), never earlier; from
 //!   then on nothing another connection does closes it. The authenticated
@@ -23,7 +30,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::{Context, Poll};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use hyper::body::{Body, Frame, SizeHint};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
@@ -36,11 +43,15 @@ pub(super) struct Slots {
     waiting: std::sync::Mutex<Waiting>,
 }
 
-/// The unauthenticated connections, oldest first.
+/// How long a new connection keeps its place in a full unauthenticated
+/// pool: time enough for a real client's request head to arrive.
+pub(super) const GRACE: Duration = Duration::from_millis(100);
+
+/// The unauthenticated connections, oldest first, with when they came.
 #[derive(Default)]
 struct Waiting {
     next: u64,
-    conns: VecDeque<(u64, CancellationToken)>,
+    conns: VecDeque<(u64, Instant, CancellationToken)>,
 }
 
 impl Slots {
@@ -52,19 +63,32 @@ impl Slots {
         })
     }
 
+    /// When the next connection may be accepted: `None` now (the pool has
+    /// room, or its oldest member is past its [`GRACE`]), else the moment
+    /// its oldest member's grace ends.
+    pub(super) fn room_at(&self) -> Option<Instant> {
+        let w = self.waiting.lock().unwrap_or_else(|e| e.into_inner());
+        if w.conns.len() < self.max_unauthenticated {
+            return None;
+        }
+        let until = w.conns.front()?.1 + GRACE;
+        (until > Instant::now()).then_some(until)
+    }
+
     /// A new connection, in the unauthenticated pool; the oldest there is
-    /// told to close ([`Conn::evicted`]) when the pool is full.
+    /// told to close ([`Conn::evicted`]) when the pool is full (the
+    /// accept loop waits for [`Slots::room_at`] first).
     pub(super) fn admit(self: &Arc<Self>) -> Conn {
         let evicted = CancellationToken::new();
         let mut w = self.waiting.lock().unwrap_or_else(|e| e.into_inner());
         while w.conns.len() >= self.max_unauthenticated {
-            if let Some((_, oldest)) = w.conns.pop_front() {
+            if let Some((_, _, oldest)) = w.conns.pop_front() {
                 oldest.cancel();
             }
         }
         let id = w.next;
         w.next += 1;
-        w.conns.push_back((id, evicted.clone()));
+        w.conns.push_back((id, Instant::now(), evicted.clone()));
         Conn {
             id,
             slots: self.clone(),
@@ -75,7 +99,7 @@ impl Slots {
 
     fn leave(&self, id: u64) {
         let mut w = self.waiting.lock().unwrap_or_else(|e| e.into_inner());
-        w.conns.retain(|(i, _)| *i != id);
+        w.conns.retain(|(i, _, _)| *i != id);
     }
 
     /// Connections not authenticated yet (for tests and logs).
@@ -250,6 +274,20 @@ mod tests {
         assert!(!a.promote());
         drop((d, e, f));
         assert_eq!(slots.unauthenticated(), 0);
+    }
+
+    #[test]
+    fn a_full_pool_of_young_connections_accepts_nothing_until_a_grace_ends() {
+        let slots = Slots::new(2, 2);
+        assert_eq!(slots.room_at(), None, "room");
+        let a = slots.admit();
+        let _b = slots.admit();
+        let until = slots.room_at().expect("full of young connections");
+        assert!(until > Instant::now() && until <= Instant::now() + GRACE);
+        std::thread::sleep(GRACE);
+        assert_eq!(slots.room_at(), None, "the oldest is past its grace");
+        let _c = slots.admit();
+        assert!(a.evicted().is_cancelled());
     }
 
     #[tokio::test]
