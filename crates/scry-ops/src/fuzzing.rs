@@ -374,18 +374,27 @@ pub fn check_edit(data: &[u8]) {
     }
 }
 
+/// Runs `check` on every input of the committed corpus
+/// `fuzz/corpus/<target>` (the replay on stable of each target of this
+/// crate).
+#[cfg(test)]
+pub(crate) fn replay_corpus(target: &str, check: impl Fn(&[u8])) {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fuzz/corpus")
+        .join(target);
+    let mut n = 0;
+    for e in std::fs::read_dir(&dir).expect("the fuzz corpus is committed") {
+        check(&std::fs::read(e.unwrap().path()).unwrap());
+        n += 1;
+    }
+    assert!(n > 0, "empty corpus in {}", dir.display());
+}
+
 #[cfg(test)]
 mod tests {
     /// Replays the committed fuzz corpus (`fuzz/corpus/workspace_edit`).
     #[test]
     fn fuzz_corpus_replays() {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../../fuzz/corpus/workspace_edit");
-        let mut n = 0;
-        for e in std::fs::read_dir(&dir).expect("the fuzz corpus is committed") {
-            super::check_edit(&std::fs::read(e.unwrap().path()).unwrap());
-            n += 1;
-        }
-        assert!(n > 0, "empty corpus in {}", dir.display());
+        crate::fuzzing::replay_corpus("workspace_edit", super::check_edit);
     }
 }

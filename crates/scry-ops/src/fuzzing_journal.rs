@@ -355,14 +355,7 @@ mod tests {
     /// Replays the committed fuzz corpus (`fuzz/corpus/journal_recover`).
     #[test]
     fn fuzz_corpus_replays() {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../../fuzz/corpus/journal_recover");
-        let mut n = 0;
-        for e in std::fs::read_dir(&dir).expect("the fuzz corpus is committed") {
-            super::check_recover(&std::fs::read(e.unwrap().path()).unwrap());
-            n += 1;
-        }
-        assert!(n > 0, "empty corpus in {}", dir.display());
+        crate::fuzzing::replay_corpus("journal_recover", super::check_recover);
     }
 
     /// A quick sweep of generated inputs (the fuzzer goes further).
