@@ -437,16 +437,7 @@ impl Workspace {
                 tree
             }
         };
-        let me = Sample {
-            id: s.name().to_string(),
-            root: s.root().to_path_buf(),
-            pid,
-            rss_kib: tree.rss_kib,
-            processes: tree.processes,
-            cap_kib,
-            busy: s.handles() > 1,
-            idle: slot.idle(),
-        };
+        let me = sample_of(s, pid, tree, cap_kib, s.handles() > 1, slot.idle());
         (!me.busy && cap_kib.is_some_and(|c| me.rss_kib > c)).then_some(me)
     }
 
@@ -464,16 +455,7 @@ impl Workspace {
         let others = self.memory_samples(table);
         let budget = self.config().limits.memory_budget_mib.saturating_mul(1024);
         let mut samples: Vec<Sample> = others.iter().map(|m| m.sample.clone()).collect();
-        samples.push(Sample {
-            id: s.name().to_string(),
-            root: s.root().to_path_buf(),
-            pid,
-            rss_kib: tree.rss_kib,
-            processes: tree.processes,
-            cap_kib,
-            busy: true,
-            idle: Duration::ZERO,
-        });
+        samples.push(sample_of(s, pid, tree, cap_kib, true, Duration::ZERO));
         for d in memory::decide(&samples, Some(budget)) {
             if let Some(m) = others.get(d.index()) {
                 self.apply_memory(m, &d);
@@ -500,19 +482,17 @@ impl Workspace {
             };
             slot.remember(pid, tree);
             out.push(ServerMemory {
-                sample: Sample {
-                    id: s.name().to_string(),
-                    root: s.root().to_path_buf(),
+                sample: sample_of(
+                    s,
                     pid,
-                    rss_kib: tree.rss_kib,
-                    processes: tree.processes,
-                    cap_kib: config
+                    tree,
+                    config
                         .server(s.name())
                         .map(|x| x.memory_cap_kib(&config.limits)),
                     // The pool's handle is the only one: no call uses it.
-                    busy: s.handles() > 1 || s.in_flight() > 0,
-                    idle: slot.idle(),
-                },
+                    s.handles() > 1 || s.in_flight() > 0,
+                    slot.idle(),
+                ),
                 slot: slot.clone(),
             });
         }
@@ -977,5 +957,26 @@ fn describe_file(path: &Path) -> String {
             "`{}`",
             path.file_name().unwrap_or_default().to_string_lossy()
         ),
+    }
+}
+
+/// A running server's memory sample for the policy ([`memory::decide`]).
+fn sample_of(
+    s: &Session,
+    pid: u32,
+    tree: TreeMemory,
+    cap_kib: Option<u64>,
+    busy: bool,
+    idle: Duration,
+) -> Sample {
+    Sample {
+        id: s.name().to_string(),
+        root: s.root().to_path_buf(),
+        pid,
+        rss_kib: tree.rss_kib,
+        processes: tree.processes,
+        cap_kib,
+        busy,
+        idle,
     }
 }
