@@ -17,7 +17,7 @@ use crate::paths::normalise;
 /// (`<root>/node_modules/.bin`, `<root>/.venv/bin`, `<root>/venv/bin`) then
 /// each absolute `PATH` entry. Returns the absolute path or `None`. No shell.
 pub fn resolve_command(command: &str, workspace_root: &Path) -> Option<PathBuf> {
-    resolve_command_in(command, workspace_root, std::env::var_os("PATH").as_deref())
+    resolve_command_in(command, workspace_root, crate::env::var_os("PATH").as_deref())
 }
 
 /// [`resolve_command`] for an untrusted workspace: the project-local bin
@@ -28,7 +28,7 @@ pub fn resolve_command_untrusted(
     command: &str,
     workspace_root: &Path,
 ) -> (Option<PathBuf>, Option<PathBuf>) {
-    let path_var = std::env::var_os("PATH");
+    let path_var = crate::env::var_os("PATH");
     resolve_command_local(command, workspace_root, path_var.as_deref(), false)
 }
 
@@ -86,7 +86,7 @@ fn resolve_command_search(
     let has_separator = command.contains('/') || (cfg!(windows) && command.contains('\\'));
     if has_separator {
         let p = match command.strip_prefix("~/") {
-            Some(rest) => PathBuf::from(std::env::var_os("HOME")?).join(rest),
+            Some(rest) => PathBuf::from(crate::env::var_os("HOME")?).join(rest),
             None => workspace_root.join(command),
         };
         return executable_in(&p).and_then(absolute);

@@ -266,7 +266,7 @@ impl Config {
         workspace_root: &Path,
         policy: TrustPolicy,
     ) -> Result<Config, ConfigError> {
-        load_with(workspace_root, &|k| std::env::var_os(k), policy)
+        load_with(workspace_root, &|k| crate::env::var_os(k), policy)
     }
 
     /// Same as [`Config::load`] with explicit layers: each (path, json text).
@@ -294,7 +294,7 @@ pub(crate) use crate::dirs::EnvFn;
 /// (path, text) of each project file present, in layer order. What `scry
 /// trust` hashes.
 pub fn project_layers(workspace_root: &Path) -> Result<Vec<(PathBuf, String)>, ConfigError> {
-    let env = |k: &str| std::env::var_os(k);
+    let env = |k: &str| crate::env::var_os(k);
     Ok(read_layers(workspace_root, &env)?.project)
 }
 

@@ -32,8 +32,9 @@ pub const DAEMON_DIR_ENV: &str = "SCRY_DAEMON_DIR";
 /// How a place reads the environment (tests pass their own).
 pub type EnvFn<'a> = &'a dyn Fn(&str) -> Option<OsString>;
 
+/// The environment as the current call sees it ([`crate::env::var_os`]).
 fn process_env(k: &str) -> Option<OsString> {
-    std::env::var_os(k)
+    crate::env::var_os(k)
 }
 
 /// `k`'s value as a path, when set and not empty.

@@ -134,7 +134,7 @@ pub struct Problem {
 
 /// Examine `root` under `config` with the `PATH` of this process.
 pub fn diagnose(config: &Config, root: &Path) -> Report {
-    diagnose_with(config, root, std::env::var_os("PATH").as_deref())
+    diagnose_with(config, root, crate::env::var_os("PATH").as_deref())
 }
 
 /// [`diagnose`] with an explicit `PATH` value.

@@ -7,7 +7,9 @@
 //! the workspace ([`paths`]: normalise, show relative, confine) and of
 //! walking it ([`walk`]: one walker, one list of skipped directories), and
 //! of scry's per-user directories ([`dirs`]: state, journal, logs, daemon,
-//! caches, the user configuration file), and of the servers' memory
+//! caches, the user configuration file), of the environment that shapes
+//! a call ([`env`]: captured by clients, read through one function), and of
+//! the servers' memory
 //! ([`procmem`]: a process tree's resident memory from `/proc`; [`memory`]:
 //! the policy — restart over a cap, stop the least recently used over the
 //! budget).
@@ -16,6 +18,7 @@ pub mod catalog;
 pub mod command;
 pub mod config;
 pub mod dirs;
+pub mod env;
 pub mod doctor;
 pub mod memory;
 pub mod paths;

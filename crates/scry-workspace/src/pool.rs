@@ -1,8 +1,14 @@
 //! The servers of one workspace: routing a file to its server and root, and
-//! one process per (server, root, hash of the effective server config:
-//! program, args, env, settings, initializationOptions), started lazily on
-//! first use, reused after, restarted when it died, stopped on `reload` and
-//! `shutdown`.
+//! one process per (server, root, resolved absolute program — found on the
+//! calling client's `PATH`, canonicalized —, hash of the environment it is
+//! started with ([`crate::env::CallEnv::server_hash`]), hash of the
+//! effective server config: args, env, settings, initializationOptions),
+//! started lazily on first use, reused after, restarted when it died,
+//! stopped on `reload` and `shutdown`. Two clients whose `PATH`s resolve
+//! the same binary share the server; ones resolving another get their own.
+//! A server is started with the environment of the call that started it
+//! (its captured variables, then the server's configured `env`); each
+//! server remembers which clients used it (for `daemon status`).
 //!
 //! Lifecycle for long-lived hosts (the daemon): each server remembers when
 //! a question last used it; [`Workspace::stop_idle`] stops those idle
@@ -63,8 +69,12 @@ pub enum WorkspaceError {
     Session(#[from] SessionError),
 }
 
-/// (server id, root, hash of the effective server configuration).
-type Key = (String, PathBuf, u64);
+/// (server id, root, canonical program, hash of the environment it is
+/// started with, hash of the effective server configuration).
+type Key = (String, PathBuf, PathBuf, u64, u64);
+
+/// How many recent clients a server remembers for `daemon status`.
+const CLIENTS_KEPT: usize = 16;
 
 /// One server's place in the pool: its session (while running) and when a
 /// question last used it.
@@ -74,6 +84,9 @@ struct SlotState {
     last_used: Mutex<Option<Instant>>,
     /// The last memory sample of its process tree: when, which pid, what.
     memory: Mutex<Option<(Instant, u32, TreeMemory)>>,
+    /// The clients that used it (label → when last), at most
+    /// [`CLIENTS_KEPT`], the least recent dropped first.
+    clients: Mutex<HashMap<String, Instant>>,
 }
 
 impl SlotState {
@@ -87,6 +100,29 @@ impl SlotState {
             .unwrap_or_else(|e| e.into_inner())
             .map(|t| t.elapsed())
             .unwrap_or_default()
+    }
+
+    /// Note that the call in scope (if any) uses this server.
+    fn used_by_current_call(&self) {
+        let Some(ctx) = crate::env::current() else {
+            return;
+        };
+        let mut c = self.clients.lock().unwrap_or_else(|e| e.into_inner());
+        c.insert(ctx.label(), Instant::now());
+        while c.len() > CLIENTS_KEPT {
+            let Some(oldest) = c.iter().min_by_key(|(_, t)| **t).map(|(k, _)| k.clone()) else {
+                break;
+            };
+            c.remove(&oldest);
+        }
+    }
+
+    /// The clients that used it, most recent first.
+    fn clients(&self) -> Vec<String> {
+        let c = self.clients.lock().unwrap_or_else(|e| e.into_inner());
+        let mut v: Vec<(&String, &Instant)> = c.iter().collect();
+        v.sort_by_key(|(_, t)| std::cmp::Reverse(**t));
+        v.into_iter().map(|(k, _)| k.clone()).collect()
     }
 
     fn remember(&self, pid: u32, m: TreeMemory) {
@@ -117,6 +153,11 @@ pub struct ServerUse {
     pub memory: Option<TreeMemory>,
     /// Its memory cap, KiB.
     pub cap_kib: Option<u64>,
+    /// The executable it runs (canonical).
+    pub program: PathBuf,
+    /// The clients that used it ("<session> (PATH <hash>)"), most recent
+    /// first (only calls through the daemon name a client).
+    pub clients: Vec<String>,
 }
 
 /// One server's memory sample and the server it is of (to act on it with
@@ -136,12 +177,12 @@ impl std::fmt::Debug for ServerMemory {
 /// How many memory events `status` keeps per workspace.
 const MEMORY_EVENTS_KEPT: usize = 10;
 
-/// The hash of what makes two servers interchangeable: the program and the
-/// effective arguments, environment, settings and initialization options.
+/// The hash of the effective server configuration: arguments, configured
+/// environment, settings and initialization options (the program and the
+/// call's environment are keyed apart: see [`Key`]).
 fn config_hash(route: &Route) -> u64 {
     use std::hash::{Hash, Hasher};
     let mut h = std::collections::hash_map::DefaultHasher::new();
-    route.program.hash(&mut h);
     route.spec.args.hash(&mut h);
     route.spec.env.hash(&mut h);
     route.spec.settings.to_string().hash(&mut h);
@@ -159,7 +200,8 @@ pub struct Workspace {
     root: PathBuf,
     config: RwLock<Arc<Config>>,
     slots: Mutex<HashMap<Key, Slot>>,
-    commands: Mutex<HashMap<String, Option<PathBuf>>>,
+    /// (command, the `PATH` it was looked up on) → where it was found.
+    commands: Mutex<HashMap<(String, Option<std::ffi::OsString>), Option<PathBuf>>>,
     warned: Mutex<HashSet<String>>,
     log_dir: Option<PathBuf>,
     edit_hook: EditHookSlot,
@@ -249,13 +291,14 @@ impl Workspace {
         self.edit_hook.set(hook);
     }
 
-    /// Where `command` is installed (cached until `reload`). Untrusted
-    /// workspaces: `PATH` only, never the project-local bin dirs.
+    /// Where `command` is installed, on the current call's `PATH` (cached
+    /// per `PATH` until `reload`). Untrusted workspaces: `PATH` only, never
+    /// the project-local bin dirs.
     pub fn installed(&self, command: &str) -> Option<PathBuf> {
         let trusted = self.config().trust.trust.is_trusted();
         let mut cache = self.commands.lock().unwrap_or_else(|e| e.into_inner());
         cache
-            .entry(command.to_string())
+            .entry((command.to_string(), crate::env::var_os("PATH")))
             .or_insert_with(|| {
                 if trusted {
                     return resolve_command(command, &self.root);
@@ -354,12 +397,18 @@ impl Workspace {
     }
 
     /// The running session for a route, started if needed. Concurrent
-    /// callers for the same (server, root) wait for one start: never two
+    /// callers for the same key (see [`Key`]) wait for one start: never two
     /// processes. A session that died is replaced.
     pub async fn session(&self, route: &Route) -> Result<Session, WorkspaceError> {
+        let call = crate::env::current();
         let key = (
             route.spec.id.clone(),
             route.root.clone(),
+            route
+                .program
+                .canonicalize()
+                .unwrap_or_else(|_| route.program.clone()),
+            call.as_ref().map_or(0, |c| c.env.server_hash()),
             config_hash(route),
         );
         let slot = {
@@ -367,6 +416,7 @@ impl Workspace {
             slots.entry(key).or_default().clone()
         };
         slot.touch();
+        slot.used_by_current_call();
         let mut guard = slot.session.lock().await;
         if let Some(s) = guard.as_ref()
             && s.is_alive()
@@ -396,11 +446,13 @@ impl Workspace {
             name: route.spec.id.clone(),
             program: route.program.clone(),
             args: route.spec.args.clone(),
-            env: route
-                .spec
-                .env
+            // The call's environment, then the server's configured one.
+            env: call
                 .iter()
-                .map(|(k, v)| (k.clone(), v.clone()))
+                .flat_map(|c| c.env.vars())
+                .filter(|(k, _)| !route.spec.env.contains_key(*k))
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .chain(route.spec.env.iter().map(|(k, v)| (k.clone(), v.clone())))
                 .collect(),
             root: route.root.clone(),
             settings: route.spec.settings.clone(),
@@ -675,6 +727,16 @@ impl Workspace {
         }
     }
 
+    /// A snapshot of the slots with their keys.
+    fn slots_keyed(&self) -> Vec<(Key, Slot)> {
+        self.slots
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .map(|(k, s)| (k.clone(), s.clone()))
+            .collect()
+    }
+
     /// A snapshot of the slots (the lock is not held across awaits).
     fn slots_now(&self) -> Vec<Slot> {
         self.slots
@@ -689,10 +751,10 @@ impl Workspace {
     /// as last sampled (see [`Workspace::usage_measured`]).
     pub fn usage(&self) -> Vec<ServerUse> {
         let config = self.config();
-        let slots = self.slots_now();
+        let slots = self.slots_keyed();
         slots
             .iter()
-            .filter_map(|slot| {
+            .filter_map(|(key, slot)| {
                 let s = slot.session.try_lock().ok()?.clone()?;
                 Some(ServerUse {
                     id: s.name().to_string(),
@@ -704,6 +766,8 @@ impl Workspace {
                     cap_kib: config
                         .server(s.name())
                         .map(|x| x.memory_cap_kib(&config.limits)),
+                    program: key.2.clone(),
+                    clients: slot.clients(),
                 })
             })
             .collect()
@@ -753,7 +817,7 @@ impl Workspace {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .iter()
-            .filter(|(k, _)| !live.contains(&(k.0.clone(), k.2)))
+            .filter(|(k, _)| !live.contains(&(k.0.clone(), k.4)))
             .map(|(k, s)| (k.clone(), s.clone()))
             .collect();
         for (key, slot) in stale {
