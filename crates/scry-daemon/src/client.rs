@@ -1,11 +1,15 @@
-//! The client side: connect to this environment's daemon (starting it,
-//! detached, when there is none), say hello, send calls, read progress and
-//! answers. A daemon of another scry version is never used: its socket has
-//! another name, and a hello mismatch is refused in clear words.
+//! The client side: connect to the user's daemon of this scry version
+//! (starting it, detached, when there is none), say hello, send calls —
+//! each with the environment that shapes it, captured when it is sent
+//! ([`call_env`]) — and read progress and answers. A daemon of another scry
+//! version is never used: its socket has another name, and a hello
+//! mismatch is refused in clear words.
 //!
 //! Starting: `scry daemon --foreground` (the given executable), in its own
 //! session, stdin from `/dev/null`, stdout and stderr appended to the
-//! daemon's log file; then the socket is polled within a bound
+//! daemon's log file, and without the variables only servers read (each
+//! call brings its own: a server never inherits the first client's
+//! virtualenv or toolchain); then the socket is polled within a bound
 //! (`SCRY_DAEMON_START_MS`, default 5 s). Two clients starting at once are
 //! fine: the second daemon finds the lock taken and exits.
 
@@ -149,6 +153,7 @@ impl Connection {
             cwd: cwd.to_path_buf(),
             root: root.to_path_buf(),
             query: query.clone(),
+            env: Some(call_env()),
         })))
         .await?;
         loop {
@@ -179,6 +184,12 @@ impl Connection {
             }
         }
     }
+}
+
+/// The environment sent with a call: this process's, captured now (the
+/// variables `scry_workspace::env` lists).
+pub fn call_env() -> scry_workspace::env::CallEnv {
+    scry_workspace::env::CallEnv::capture()
 }
 
 /// The start bound from `SCRY_DAEMON_START_MS`, else [`START_WITHIN`].
@@ -243,6 +254,14 @@ fn spawn_daemon(files: &Files, exe: &Path) -> Result<(), String> {
         .stdin(std::process::Stdio::null())
         .stdout(log)
         .stderr(log2);
+    // What only servers read comes with each call, never from the daemon.
+    for (k, _) in std::env::vars_os() {
+        if let Some(name) = k.to_str()
+            && scry_workspace::env::group_of(name) == Some(scry_workspace::env::Group::Server)
+        {
+            cmd.env_remove(name);
+        }
+    }
     // SAFETY: setsid is async-signal-safe; nothing is allocated.
     unsafe {
         cmd.pre_exec(|| {
@@ -361,6 +380,7 @@ impl Mux {
             cwd: cwd.to_path_buf(),
             root: root.to_path_buf(),
             query: query.clone(),
+            env: Some(call_env()),
         }));
         if self.tx.send(proto::encode(&frame)).is_err() {
             return Err(Lost("the connection to the daemon is closed".into()));

@@ -1,15 +1,14 @@
 //! Where the daemon lives: a per-user directory created with mode 0700
 //! (`$SCRY_DAEMON_DIR`, else `$XDG_RUNTIME_DIR/scry`, else
 //! `<state dir>/daemon`; never a shared `/tmp` path), and in it one socket,
-//! lock file and log per (scry version, environment tag).
+//! lock file and log per scry version: one daemon per user and version.
 //!
 //! The version in the names means an upgraded binary never talks to an old
-//! daemon (the old one idles out). The environment tag is a hash of the
-//! variables that change what scry does (`PATH`, `HOME`, the XDG
-//! directories, every `SCRY_*` but the daemon's own switches): a client
-//! whose environment differs gets its own daemon rather than answers shaped
-//! by another environment. The directory is refused when another user owns
-//! it or others can read it.
+//! daemon (the old one idles out). Clients whose environments differ share
+//! the daemon: each call carries the environment that shapes it
+//! ([`scry_workspace::env::CallEnv`], sent in [`crate::proto::Call`]), and
+//! the daemon opens configurations and starts servers with it. The
+//! directory is refused when another user owns it or others can read it.
 
 use std::io;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
@@ -24,16 +23,6 @@ pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 pub const DIR_ENV: &str = scry_workspace::dirs::DAEMON_DIR_ENV;
 /// `1`: never use the daemon.
 pub const NO_DAEMON_ENV: &str = "SCRY_NO_DAEMON";
-
-/// Variables that are not part of the environment tag: they choose the
-/// daemon itself or only its logging.
-const UNTAGGED: [&str; 5] = [
-    NO_DAEMON_ENV,
-    DIR_ENV,
-    "SCRY_LOG",
-    "SCRY_DAEMON_IDLE_MS",
-    "SCRY_DAEMON_START_MS",
-];
 
 /// The daemon directory this environment names (not created): see
 /// [`scry_workspace::dirs::daemon`].
@@ -87,38 +76,6 @@ pub fn check_dir(dir: &Path) -> io::Result<()> {
     Ok(())
 }
 
-/// A hash of the variables that shape scry's answers (see the module
-/// header), as 8 hex digits.
-pub fn env_tag() -> String {
-    env_tag_of(std::env::vars_os().map(|(k, v)| {
-        (
-            k.to_string_lossy().into_owned(),
-            v.to_string_lossy().into_owned(),
-        )
-    }))
-}
-
-fn env_tag_of(vars: impl Iterator<Item = (String, String)>) -> String {
-    use std::hash::{Hash, Hasher};
-    let mut tagged: Vec<(String, String)> = vars
-        .filter(|(k, _)| {
-            matches!(
-                k.as_str(),
-                "PATH"
-                    | "HOME"
-                    | "XDG_CONFIG_HOME"
-                    | "XDG_STATE_HOME"
-                    | "XDG_CACHE_HOME"
-                    | "XDG_DATA_HOME"
-            ) || (k.starts_with("SCRY_") && !UNTAGGED.contains(&k.as_str()))
-        })
-        .collect();
-    tagged.sort();
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    tagged.hash(&mut h);
-    format!("{:08x}", h.finish() as u32)
-}
-
 /// The files of one daemon: socket, lock, log.
 #[derive(Debug, Clone)]
 pub struct Files {
@@ -129,13 +86,19 @@ pub struct Files {
 }
 
 impl Files {
-    /// The files for this scry version and environment in `dir`.
+    /// The files for this scry version in `dir`.
     pub fn in_dir(dir: &Path) -> Files {
-        Files::named(dir, VERSION, &env_tag())
+        Files::named(dir, VERSION, "")
     }
 
+    /// The files of `version` in `dir`; a non-empty `tag` names another
+    /// daemon of the same version (tests run their own).
     pub fn named(dir: &Path, version: &str, tag: &str) -> Files {
-        let stem = format!("scry-{version}-{tag}");
+        let stem = if tag.is_empty() {
+            format!("scry-{version}")
+        } else {
+            format!("scry-{version}-{tag}")
+        };
         Files {
             dir: dir.to_path_buf(),
             socket: dir.join(format!("{stem}.sock")),
@@ -174,29 +137,16 @@ mod tests {
     }
 
     #[test]
-    fn names_carry_the_version_and_the_environment_tag() {
-        let f = Files::named(Path::new("/d"), "1.2.3", "abcd0123");
-        assert_eq!(f.socket, Path::new("/d/scry-1.2.3-abcd0123.sock"));
-        let a = env_tag_of([("PATH".to_string(), "/bin".to_string())].into_iter());
-        let b = env_tag_of(
-            [
-                ("PATH".to_string(), "/bin".to_string()),
-                ("SCRY_NO_DAEMON".to_string(), "0".to_string()),
-                ("TERM".to_string(), "xterm".to_string()),
-            ]
-            .into_iter(),
-        );
-        let c = env_tag_of(
-            [
-                ("PATH".to_string(), "/bin".to_string()),
-                ("SCRY_TRUST".to_string(), "1".to_string()),
-            ]
-            .into_iter(),
-        );
+    fn names_carry_the_version_only() {
+        let f = Files::named(Path::new("/d"), "1.2.3", "");
+        assert_eq!(f.socket, Path::new("/d/scry-1.2.3.sock"));
+        assert_eq!(f.lock, Path::new("/d/scry-1.2.3.lock"));
+        let t = Files::named(Path::new("/d"), "1.2.3", "abcd0123");
+        assert_eq!(t.socket, Path::new("/d/scry-1.2.3-abcd0123.sock"));
+        // Whatever the environment, one daemon per version.
         assert_eq!(
-            a, b,
-            "switches and unrelated variables do not change the tag"
+            Files::in_dir(Path::new("/d")).socket,
+            Path::new(&format!("/d/scry-{VERSION}.sock"))
         );
-        assert_ne!(a, c, "SCRY_* variables do");
     }
 }

@@ -15,6 +15,7 @@
 use std::path::PathBuf;
 
 use scry_ops::{Answer, DiagnosticsDelta, OpError, Query};
+use scry_workspace::env::CallEnv;
 use serde::{Deserialize, Serialize};
 
 /// The longest frame read (an answer is bounded by the render limits; a
@@ -48,6 +49,10 @@ pub struct Call {
     pub cwd: PathBuf,
     pub root: PathBuf,
     pub query: Query,
+    /// The environment that shapes the call (the client's, captured when
+    /// it asked); `None`: the daemon's own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub env: Option<CallEnv>,
 }
 
 /// What the daemon says.
@@ -163,6 +168,13 @@ pub struct ServerStatus {
     pub cap_kib: Option<u64>,
     pub uptime_ms: u64,
     pub idle_ms: u64,
+    /// The executable it runs (canonical).
+    #[serde(default)]
+    pub program: PathBuf,
+    /// The clients that used it ("<session> (PATH <hash>)"), most recent
+    /// first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub clients: Vec<String>,
 }
 
 /// One frame as a line.
@@ -194,6 +206,7 @@ mod tests {
             cwd: "/w".into(),
             root: "/w".into(),
             query: q,
+            env: Some(CallEnv::from_vars([("PATH".into(), "/a:/b".into())])),
         }));
         let line = encode(&f);
         assert_eq!(line.last(), Some(&b'\n'));
@@ -206,6 +219,7 @@ mod tests {
             c.query.timeout,
             Some(std::time::Duration::from_millis(1500))
         );
+        assert_eq!(c.env.unwrap().get("PATH"), Some("/a:/b"));
 
         let e = DaemonFrame::Answer(Box::new(Reply {
             id: 7,

@@ -1,7 +1,13 @@
-//! The daemon process: one per user, scry version and environment tag
-//! ([`crate::paths`]). It holds one [`Engine`] per canonical workspace root
-//! — so one pool of language servers per workspace, shared by every client
-//! — and answers [`crate::proto`] frames on its Unix socket.
+//! The daemon process: one per user and scry version ([`crate::paths`]).
+//! It holds one [`Engine`] per canonical workspace root and configuration
+//! environment (the call's [`scry_workspace::env::CallEnv::config_hash`]:
+//! `HOME`, the XDG directories, `SCRY_*`) — so one pool of language servers
+//! per workspace, shared by every client, each server keyed by the binary
+//! the client's `PATH` resolves and the environment it runs with (see
+//! `scry_workspace::pool`) — and answers [`crate::proto`] frames on its
+//! Unix socket. Each call is answered inside its client's environment
+//! ([`scry_workspace::env::scope`]): configuration discovery, command
+//! lookup and server start read the call's variables, not the daemon's.
 //!
 //! Invariants:
 //! - One daemon per socket: the lock file is `flock`ed for the daemon's
@@ -133,6 +139,9 @@ pub fn lock(path: &Path) -> Result<std::fs::File, StartError> {
     Ok(file)
 }
 
+/// (canonical root, hash of the call's configuration environment).
+type WsKey = (PathBuf, u64);
+
 struct WsEntry {
     engine: Engine,
     /// Held by writes: two clients' edits never interleave.
@@ -187,13 +196,13 @@ struct ClientSession {
     id: String,
     /// Once-per-session notices already told (the trust notice).
     told: Mutex<HashSet<String>>,
-    roots: Mutex<HashSet<PathBuf>>,
+    roots: Mutex<HashSet<WsKey>>,
 }
 
 struct State {
     files: Files,
     started: Instant,
-    workspaces: Mutex<HashMap<PathBuf, Arc<WsEntry>>>,
+    workspaces: Mutex<HashMap<WsKey, Arc<WsEntry>>>,
     clients: AtomicUsize,
     stop: tokio::sync::watch::Sender<bool>,
     /// When the servers' memory was last checked.
@@ -281,14 +290,15 @@ pub async fn run(files: Files, idle: Duration) -> Result<(), StartError> {
 }
 
 impl State {
-    /// The workspace of `root` (opened on first use), counted as in use
-    /// by the caller until the returned guard drops.
-    fn workspace(&self, root: &Path) -> Result<InUse, String> {
+    /// The workspace of `key` (opened on first use, with the environment
+    /// of the call in scope), counted as in use by the caller until the
+    /// returned guard drops.
+    fn workspace(&self, key: &WsKey) -> Result<InUse, String> {
         let mut map = self.workspaces.lock().unwrap_or_else(|e| e.into_inner());
-        let entry = match map.get(root) {
+        let entry = match map.get(key) {
             Some(w) => w.clone(),
             None => {
-                let ws = Workspace::open(root).map_err(|e| e.to_string())?;
+                let ws = Workspace::open(&key.0).map_err(|e| e.to_string())?;
                 let entry = Arc::new(WsEntry {
                     engine: Engine::new(Arc::new(ws)),
                     writes: tokio::sync::Mutex::new(()),
@@ -296,7 +306,7 @@ impl State {
                     calls: AtomicUsize::new(0),
                     last_call: Mutex::new(Instant::now()),
                 });
-                map.insert(root.to_path_buf(), entry.clone());
+                map.insert(key.clone(), entry.clone());
                 entry
             }
         };
@@ -310,7 +320,7 @@ impl State {
     /// journal and `changes` baseline are on disk).
     fn forget_idle(&self) -> Vec<(PathBuf, Arc<WsEntry>)> {
         let mut map = self.workspaces.lock().unwrap_or_else(|e| e.into_inner());
-        let gone: Vec<PathBuf> = map
+        let gone: Vec<WsKey> = map
             .iter()
             .filter(|(_, e)| {
                 let idle = e.engine.workspace().config().limits.server_idle_ms;
@@ -319,7 +329,7 @@ impl State {
             .map(|(root, _)| root.clone())
             .collect();
         gone.into_iter()
-            .filter_map(|root| map.remove(&root).map(|e| (root, e)))
+            .filter_map(|key| map.remove(&key).map(|e| (key.0, e)))
             .collect()
     }
 
@@ -328,7 +338,7 @@ impl State {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .iter()
-            .map(|(k, v)| (k.clone(), v.clone()))
+            .map(|(k, v)| (k.0.clone(), v.clone()))
             .collect()
     }
 
@@ -468,6 +478,8 @@ impl State {
                         pid: u.pid,
                         uptime_ms: u.uptime.as_millis() as u64,
                         idle_ms: u.idle.as_millis() as u64,
+                        program: u.program,
+                        clients: u.clients,
                     })
                     .collect(),
             })
@@ -644,14 +656,36 @@ impl State {
         let _ = writer.await;
     }
 
-    /// Answer one call.
+    /// Answer one call, in its client's environment (the daemon's own
+    /// when the call brings none).
     async fn call(
+        &self,
+        session: &ClientSession,
+        mut call: Call,
+        tx: &mpsc::UnboundedSender<Vec<u8>>,
+    ) -> Reply {
+        let env = call
+            .env
+            .take()
+            .unwrap_or_else(scry_workspace::env::CallEnv::capture);
+        let ctx = scry_workspace::env::CallContext {
+            env: Arc::new(env),
+            client: session.id.clone(),
+        };
+        scry_workspace::env::scope(ctx, self.call_in_scope(session, call, tx)).await
+    }
+
+    async fn call_in_scope(
         &self,
         session: &ClientSession,
         call: Call,
         tx: &mpsc::UnboundedSender<Vec<u8>>,
     ) -> Reply {
         let root = call.root.canonicalize().unwrap_or(call.root);
+        let key: WsKey = (
+            root.clone(),
+            scry_workspace::env::current().map_or(0, |c| c.env.config_hash()),
+        );
         let defaults = scry_workspace::config::Limits::default();
         let mut reply = Reply {
             id: call.id,
@@ -662,7 +696,7 @@ impl State {
             edit_diagnostics: None,
             warnings: Vec::new(),
         };
-        let entry = match self.workspace(&root) {
+        let entry = match self.workspace(&key) {
             Ok(e) => e,
             Err(m) => {
                 reply.result = Outcome::Config(m);
@@ -673,7 +707,7 @@ impl State {
             .roots
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .insert(root.clone())
+            .insert(key.clone())
         {
             entry.clients.fetch_add(1, Ordering::SeqCst);
         }

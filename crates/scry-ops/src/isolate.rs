@@ -52,10 +52,13 @@ pub fn internal_error(action: &str, panic: &str) -> OpError {
 }
 
 /// A test hook, compiled into debug builds only: a call whose symbol equals
-/// `SCRY_TEST_PANIC_SYMBOL` panics, so tests can show a panic is isolated.
+/// `SCRY_TEST_PANIC_SYMBOL` (the calling client's) panics, so tests can
+/// show a panic is isolated.
 pub fn test_panic_hook(symbol: Option<&str>) {
     #[cfg(debug_assertions)]
-    if let (Some(s), Ok(want)) = (symbol, std::env::var("SCRY_TEST_PANIC_SYMBOL"))
+    if let (Some(s), Ok(want)) = (symbol, scry_workspace::env::var_os("SCRY_TEST_PANIC_SYMBOL")
+            .and_then(|v| v.into_string().ok())
+            .ok_or(()))
         && !want.is_empty()
         && s == want
     {

@@ -17,7 +17,11 @@ use crate::paths::normalise;
 /// (`<root>/node_modules/.bin`, `<root>/.venv/bin`, `<root>/venv/bin`) then
 /// each absolute `PATH` entry. Returns the absolute path or `None`. No shell.
 pub fn resolve_command(command: &str, workspace_root: &Path) -> Option<PathBuf> {
-    resolve_command_in(command, workspace_root, crate::env::var_os("PATH").as_deref())
+    resolve_command_in(
+        command,
+        workspace_root,
+        crate::env::var_os("PATH").as_deref(),
+    )
 }
 
 /// [`resolve_command`] for an untrusted workspace: the project-local bin

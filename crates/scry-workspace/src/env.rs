@@ -62,7 +62,9 @@ pub fn group_of(name: &str) -> Option<Group> {
         return None;
     }
     if l.config.iter().any(|n| n == name)
-        || l.config_prefixes.iter().any(|p| name.starts_with(p.as_str()))
+        || l.config_prefixes
+            .iter()
+            .any(|p| name.starts_with(p.as_str()))
     {
         Some(Group::Config)
     } else if l.search.iter().any(|n| n == name) {
@@ -214,7 +216,11 @@ mod tests {
         let b = env(&[("PATH", "/b"), ("HOME", "/h")]);
         let c = env(&[("PATH", "/a"), ("HOME", "/h"), ("VIRTUAL_ENV", "/v")]);
         let d = env(&[("PATH", "/a"), ("HOME", "/other")]);
-        assert_eq!(a.server_hash(), b.server_hash(), "PATH is keyed by its binary");
+        assert_eq!(
+            a.server_hash(),
+            b.server_hash(),
+            "PATH is keyed by its binary"
+        );
         assert_ne!(a.path_tag(), b.path_tag());
         assert_ne!(a.server_hash(), c.server_hash(), "a virtualenv is not");
         assert_eq!(a.config_hash(), c.config_hash());

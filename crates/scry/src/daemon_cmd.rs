@@ -241,6 +241,12 @@ pub fn render_status(s: &DaemonStatus) -> String {
                 duration(v.idle_ms),
                 duration(v.uptime_ms),
             ));
+            if !v.program.as_os_str().is_empty() {
+                out.push_str(&format!("    runs {}\n", v.program.display()));
+            }
+            if !v.clients.is_empty() {
+                out.push_str(&format!("    clients: {}\n", v.clients.join(", ")));
+            }
         }
         for m in &w.memory_events {
             out.push_str(&format!("  memory: {m}\n"));

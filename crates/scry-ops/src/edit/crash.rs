@@ -2,7 +2,8 @@
 //! writing process SIGKILL itself at that point of an edit, so tests can
 //! prove that recovery ([`super::journal::Journal::recover`]) brings every
 //! file back whatever the moment of a crash (an OOM kill, a power cut).
-//! Unset (always, outside tests) it does nothing but read the variable.
+//! Unset (always, outside tests) it does nothing but read the variable —
+//! the calling client's, through the daemon (`scry_workspace::env`).
 //!
 //! Points, in the order an edit reaches them:
 //! - `before-journal`: the plan is validated, nothing is written yet;
@@ -22,14 +23,14 @@ pub const ENV: &str = "SCRY_TEST_CRASH_AT";
 
 /// Die here when `SCRY_TEST_CRASH_AT` names `point`.
 pub(crate) fn point(point: &str) {
-    if std::env::var_os(ENV).is_some_and(|v| v == point) {
+    if scry_workspace::env::var_os(ENV).is_some_and(|v| v == point) {
         die();
     }
 }
 
 /// Die here when `SCRY_TEST_CRASH_AT` is `<prefix>-<n>`.
 pub(crate) fn point_n(prefix: &str, n: usize) {
-    if let Some(v) = std::env::var_os(ENV)
+    if let Some(v) = scry_workspace::env::var_os(ENV)
         && v.to_str()
             .and_then(|v| v.strip_prefix(prefix)?.strip_prefix('-'))
             .is_some_and(|k| k == n.to_string())
