@@ -56,10 +56,12 @@ pub fn internal_error(action: &str, panic: &str) -> OpError {
 /// show a panic is isolated.
 pub fn test_panic_hook(symbol: Option<&str>) {
     #[cfg(debug_assertions)]
-    if let (Some(s), Ok(want)) = (symbol, scry_workspace::env::var_os("SCRY_TEST_PANIC_SYMBOL")
+    if let (Some(s), Ok(want)) = (
+        symbol,
+        scry_workspace::env::var_os("SCRY_TEST_PANIC_SYMBOL")
             .and_then(|v| v.into_string().ok())
-            .ok_or(()))
-        && !want.is_empty()
+            .ok_or(()),
+    ) && !want.is_empty()
         && s == want
     {
         panic!("test panic for symbol {s}");

@@ -10,8 +10,9 @@
 //!   have is unset, whatever the daemon's own environment says; outside
 //!   (in-process use) the process's environment is read. Variables that
 //!   are not captured always come from the process.
-//! - The scope is a task-local: work a call spawns onto another task reads
-//!   the process's environment (keep environment reads on the call's task).
+//! - The scope is a task-local: work a call spawns onto another task must
+//!   be wrapped in [`carry`] (else it reads the process's environment and,
+//!   in the daemon, would start servers keyed apart from the call's).
 //! - Values that are not UTF-8 are not captured (they are never sent
 //!   altered).
 //! - [`CallEnv::config_hash`] covers what configuration discovery reads;
@@ -171,6 +172,18 @@ pub fn sync_scope<R>(ctx: CallContext, f: impl FnOnce() -> R) -> R {
     CALL.sync_scope(ctx, f)
 }
 
+/// `f` in the scope of the call in scope now, if any: wrap what a call
+/// spawns onto another task (`tokio::spawn`, a `JoinSet`) in it.
+pub fn carry<F: std::future::Future>(f: F) -> impl std::future::Future<Output = F::Output> {
+    let ctx = current();
+    async move {
+        match ctx {
+            Some(c) => CALL.scope(c, f).await,
+            None => f.await,
+        }
+    }
+}
+
 /// The call in scope, if any.
 pub fn current() -> Option<CallContext> {
     CALL.try_with(|c| c.clone()).ok()
@@ -256,6 +269,22 @@ mod tests {
         assert_eq!(got.0, Some(OsString::from("/call/home")));
         assert!(got.1.unwrap().starts_with("s1 (PATH "));
         assert!(current().is_none());
+    }
+
+    #[tokio::test]
+    async fn carried_work_on_another_task_keeps_the_call_scope() {
+        let ctx = CallContext {
+            env: Arc::new(env(&[("HOME", "/call/home")])),
+            client: "s2".into(),
+        };
+        let (carried, bare) = scope(ctx, async {
+            let carried = tokio::spawn(carry(async { var_os("HOME") }));
+            let bare = tokio::spawn(async { current().is_some() });
+            (carried.await.unwrap(), bare.await.unwrap())
+        })
+        .await;
+        assert_eq!(carried, Some(OsString::from("/call/home")));
+        assert!(!bare, "a task not carried has no scope");
     }
 
     #[test]

@@ -117,8 +117,19 @@ pub async fn run(
     deadline: tokio::time::Instant,
 ) -> Result<CliOutput, CliError> {
     let start = tokio::time::Instant::now();
+    // The calling client's variables (through the daemon), then the
+    // linter's configured ones.
+    let call: Vec<(String, String)> = scry_workspace::env::current()
+        .map(|c| {
+            c.env
+                .vars()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect()
+        })
+        .unwrap_or_default();
     let mut cmd = CommandWrap::with_new(program, |c| {
         c.args(args)
+            .envs(call.iter().map(|(k, v)| (k, v)))
             .envs(env.iter().map(|(k, v)| (k, v)))
             .current_dir(root)
             .stdin(Stdio::null())

@@ -293,12 +293,14 @@ pub async fn collect(
     for job in jobs {
         let ws = ws.clone();
         let whole_root = whole.then(|| ws.root().to_path_buf());
-        set.spawn(async move {
+        // In the calling client's environment (the daemon's servers are
+        // keyed by it: see scry_workspace::env).
+        set.spawn(scry_workspace::env::carry(async move {
             match job.spec.kind {
                 ProviderKind::Lsp => lsp_job(ws, job, deadline, whole_root).await,
                 ProviderKind::Cli => cli_job(job, deadline, whole_root).await,
             }
-        });
+        }));
     }
     let mut diagnostics = Vec::new();
     let mut pending = Vec::new();
