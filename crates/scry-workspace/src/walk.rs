@@ -8,9 +8,33 @@
 //! is never entered, at any depth, hidden files or not; directories named
 //! in [`VENDORED_DIRS`] are skipped as well only when asked
 //! ([`Walker::skip_vendored`]).
+//!
+//! Bounded on hostile trees: an ignore file ([`IGNORE_FILES`]) that is a
+//! FIFO, a socket or a device (or a link to one) is never opened — opening a
+//! FIFO blocks until someone writes to it. A directory below the walked one
+//! holding such a file is not entered; when the walked directory or one of
+//! its parents holds one, the walk reads no ignore files at all (everything
+//! not in the skip lists is listed). Both are logged.
 
 use std::ffi::OsStr;
+use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
+
+/// The ignore files the walker reads in a directory it enters (and in the
+/// walked directory's parents).
+pub const IGNORE_FILES: &[&str] = &[".gitignore", ".ignore", ".git/info/exclude"];
+
+/// The ignore file in `dir` that is not a regular file, a directory or a
+/// missing one — a FIFO, socket or device, links followed — if any
+/// (checked by its metadata, never opened).
+pub fn special_ignore_file(dir: &Path) -> Option<PathBuf> {
+    IGNORE_FILES.iter().map(|f| dir.join(f)).find(|p| {
+        std::fs::metadata(p).is_ok_and(|m| {
+            let t = m.file_type();
+            t.is_fifo() || t.is_socket() || t.is_block_device() || t.is_char_device()
+        })
+    })
+}
 
 /// Directories never walked nor watched: version control, build outputs,
 /// dependencies, virtual environments and caches.
@@ -80,15 +104,36 @@ impl Walker {
     /// in the walker's order. Unreadable entries are passed over.
     pub fn entries(&self, dir: &Path) -> impl Iterator<Item = Entry> + use<> {
         let vendored = self.vendored;
+        let hostile = dir.ancestors().find_map(special_ignore_file);
+        if let Some(p) = &hostile {
+            tracing::warn!(path = %p.display(), "an ignore file is not a regular file: walking without ignore files");
+        }
+        let read_ignores = hostile.is_none();
         ignore::WalkBuilder::new(dir)
             .hidden(!self.hidden)
-            .parents(true)
+            .parents(read_ignores)
+            .git_ignore(read_ignores)
+            .git_exclude(read_ignores)
+            .git_global(read_ignores)
+            .ignore(read_ignores)
             .require_git(false)
             .follow_links(false)
             .filter_entry(move |e| {
-                !(e.file_type().is_some_and(|t| t.is_dir())
-                    && (is_skipped(e.file_name())
-                        || (vendored && VENDORED_DIRS.iter().any(|v| e.file_name() == *v))))
+                if !e.file_type().is_some_and(|t| t.is_dir()) {
+                    return true;
+                }
+                if is_skipped(e.file_name())
+                    || (vendored && VENDORED_DIRS.iter().any(|v| e.file_name() == *v))
+                {
+                    return false;
+                }
+                // Checked before the walker reads the directory's ignore
+                // files (the filter runs before it descends).
+                if read_ignores && let Some(p) = special_ignore_file(e.path()) {
+                    tracing::warn!(path = %p.display(), "an ignore file is not a regular file: its directory is not walked");
+                    return false;
+                }
+                true
             })
             .build()
             .flatten()
@@ -160,6 +205,52 @@ mod tests {
                 .entries(root)
                 .any(|e| e.is_dir && e.path == root.join("vendor/dep"))
         );
+    }
+
+    /// `f` on another thread; `None` when it did not end within 20 s.
+    fn bounded<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Option<T> {
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(f());
+        });
+        rx.recv_timeout(std::time::Duration::from_secs(20)).ok()
+    }
+
+    fn mkfifo(p: &Path) {
+        let ok = std::process::Command::new("mkfifo")
+            .arg(p)
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "mkfifo {}", p.display());
+    }
+
+    #[test]
+    fn a_fifo_ignore_file_never_blocks_the_walk() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().to_path_buf();
+        write(&root, "src/a.rs");
+        write(&root, "odd/b.rs");
+        write(&root, "ignored.rs");
+        std::fs::write(root.join(".ignore"), "ignored.rs\n").unwrap();
+        mkfifo(&root.join("odd/.gitignore"));
+        let r = root.clone();
+        let got = bounded(move || rels(&r, Walker::new().with_hidden().files(&r)))
+            .expect("the walk ends (a FIFO .gitignore below the root is never opened)");
+        assert_eq!(got, [".ignore", "src/a.rs"], "its directory is left out");
+
+        // At the root (or above): no ignore file is read.
+        mkfifo(&root.join(".gitignore"));
+        let r = root.clone();
+        let got = bounded(move || rels(&r, Walker::new().files(&r)))
+            .expect("the walk ends (a FIFO .gitignore at the root is never opened)");
+        assert_eq!(got, ["ignored.rs", "odd/b.rs", "src/a.rs"]);
+        let sub = root.join("src");
+        let got = bounded(move || Walker::new().files(&sub).count())
+            .expect("a parent's FIFO is never opened either");
+        assert_eq!(got, 1);
+        assert_eq!(special_ignore_file(&root), Some(root.join(".gitignore")));
+        assert_eq!(special_ignore_file(&root.join("src")), None);
     }
 
     #[test]
