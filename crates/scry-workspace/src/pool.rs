@@ -73,6 +73,13 @@ pub enum WorkspaceError {
 /// started with, hash of the effective server configuration).
 type Key = (String, PathBuf, PathBuf, u64, u64);
 
+/// A command and the `PATH` it is looked up on.
+type CommandKey = (String, Option<std::ffi::OsString>);
+
+/// How many command lookups a workspace caches (then the cache starts
+/// afresh).
+const COMMANDS_KEPT: usize = 1024;
+
 /// How many recent clients a server remembers for `daemon status`.
 const CLIENTS_KEPT: usize = 16;
 
@@ -201,7 +208,7 @@ pub struct Workspace {
     config: RwLock<Arc<Config>>,
     slots: Mutex<HashMap<Key, Slot>>,
     /// (command, the `PATH` it was looked up on) → where it was found.
-    commands: Mutex<HashMap<(String, Option<std::ffi::OsString>), Option<PathBuf>>>,
+    commands: Mutex<HashMap<CommandKey, Option<PathBuf>>>,
     warned: Mutex<HashSet<String>>,
     log_dir: Option<PathBuf>,
     edit_hook: EditHookSlot,
@@ -297,6 +304,11 @@ impl Workspace {
     pub fn installed(&self, command: &str) -> Option<PathBuf> {
         let trusted = self.config().trust.trust.is_trusted();
         let mut cache = self.commands.lock().unwrap_or_else(|e| e.into_inner());
+        // One entry per (command, PATH): bounded however many clients'
+        // PATHs the daemon sees.
+        if cache.len() >= COMMANDS_KEPT {
+            cache.clear();
+        }
         cache
             .entry((command.to_string(), crate::env::var_os("PATH")))
             .or_insert_with(|| {
