@@ -6,13 +6,17 @@
 //! and answers questions (`scry_ops::Query`, with the client's cwd and
 //! root) sent over a Unix socket in a 0700 per-user directory ([`paths`])
 //! as newline-delimited JSON frames ([`proto`]). It returns the engine's
-//! `Answer` or `OpError`; rendering stays in the client ([`client`]), so the
-//! text is the same as in-process. scry syncs every request from disk, so
+//! `Answer` or `OpError` with the workspace's root and limits; rendering
+//! stays in the front end. [`answer`] is the seam every front end answers
+//! through: `Local` (an engine and what wraps each call; the daemon is
+//! `Local` behind the socket) or `Daemon` (the client, [`client`]), so the
+//! text is the same on every route. scry syncs every request from disk, so
 //! no client owns the servers' document state and one server serves many
 //! clients safely.
 //!
 //! Unix only (Unix sockets, `flock`, `SO_PEERCRED`, parent-death signal).
 
+pub mod answer;
 pub mod changes;
 pub mod client;
 pub mod paths;
