@@ -188,7 +188,11 @@ impl Local {
     async fn run(&self, call: &Call) -> Reply {
         let core = &*self.core;
         let ws = core.engine.workspace().clone();
-        let mut reply = Reply::new(call.id, ws.root().to_path_buf(), Outcome::Config(String::new()));
+        let mut reply = Reply::new(
+            call.id,
+            ws.root().to_path_buf(),
+            Outcome::Config(String::new()),
+        );
         if core.refresh
             && let Err(e) = ws.refresh_config().await
         {
@@ -292,8 +296,8 @@ impl Daemon {
         let files = Files::locate()?;
         let exe =
             std::env::current_exe().map_err(|e| format!("cannot find the scry executable: {e}"))?;
-        let shared = Shared::connect(files.clone(), exe.clone(), crate::client::session_id(kind))
-            .await?;
+        let shared =
+            Shared::connect(files.clone(), exe.clone(), crate::client::session_id(kind)).await?;
         Ok(Daemon { shared, files, exe })
     }
 
@@ -389,5 +393,58 @@ impl Choice {
                 Arc::new(Local::new(engine()?, &session, baseline).instead_of_daemon(why))
             }
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use scry_ops::Query;
+    use scry_workspace::Workspace;
+
+    fn local(limits: (usize, usize)) -> (tempfile::TempDir, PathBuf, Local) {
+        let t = tempfile::tempdir().unwrap();
+        let root = t.path().canonicalize().unwrap();
+        let mut config = scry_workspace::config::Config::default();
+        config.limits.max_locations = limits.0;
+        config.limits.max_chars = limits.1;
+        let engine = Engine::new(Arc::new(Workspace::with_config(root.clone(), config)));
+        engine.set_journal_dir(None);
+        (t, root, Local::new(engine, "s1", Baseline::Engine))
+    }
+
+    #[tokio::test]
+    async fn a_reply_carries_the_workspaces_root_and_limits_and_status_says_why_not_the_daemon() {
+        let (_t, root, local) = local((7, 1234));
+        let local = local.instead_of_daemon(Some("no socket".into()));
+        // The call's root is the front end's; the reply's is the workspace's.
+        let call = Call::new("/".into(), root.join("."), Query::new(Action::Status));
+        let reply = local.answer(&call).await;
+        assert_eq!(reply.root, root);
+        let opts = render_options(&reply);
+        assert_eq!((opts.max_locations, opts.max_chars), (7, 1234));
+        let answer = reply.into_result().unwrap().unwrap();
+        assert!(
+            answer
+                .notes
+                .iter()
+                .any(|n| n.contains("not used (no socket)")),
+            "{:?}",
+            answer.notes
+        );
+    }
+
+    #[tokio::test]
+    async fn an_error_comes_back_in_the_reply_with_the_workspaces_limits() {
+        let (_t, root, local) = local((3, 999));
+        let mut q = Query::new(Action::Hover);
+        q.path = Some("/elsewhere/x.rs".into());
+        q.symbol = Some("x".into());
+        let reply = local
+            .answer(&Call::new(root.clone(), root.clone(), q))
+            .await;
+        assert_eq!((reply.max_locations, reply.max_chars), (3, 999));
+        let e = reply.into_result().unwrap().unwrap_err();
+        assert_eq!(e.code(), "OUTSIDE_WORKSPACE", "{e:?}");
     }
 }

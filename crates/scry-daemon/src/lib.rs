@@ -31,19 +31,21 @@ pub fn not_used_note(why: &str) -> String {
     format!("scry daemon: not used ({why}); this call ran in-process")
 }
 
-/// What the servers of `ws` are doing that a question waits for (servers
-/// starting, indexing progress), as one line, or `None`.
+/// What the servers of `ws` are doing that a question waits for, as one
+/// line ("pyright is starting; rust-analyzer is indexing (Indexing 45%)…"),
+/// or `None`: the one wording of the progress line (the CLI draws it, MCP
+/// sends it as progress notifications, the daemon relays it).
 pub fn waiting_line(ws: &Workspace) -> Option<String> {
     let mut parts = Vec::new();
     for (id, _root) in ws.starting() {
-        let p = format!("{id}: starting");
+        let p = format!("{id} is starting");
         if !parts.contains(&p) {
             parts.push(p);
         }
     }
     for s in ws.running() {
         if let Some(ix) = s.state().indexing() {
-            parts.push(format!("{}: {ix}", s.name()));
+            parts.push(format!("{} is indexing ({ix})", s.name()));
         }
     }
     (!parts.is_empty()).then(|| format!("{}…", parts.join("; ")))

@@ -348,7 +348,8 @@ impl State {
         for (_, e) in &entries {
             let limits = e.local.engine().workspace().config().limits;
             max = max.min(limits.max_servers.max(1));
-            e.local.engine()
+            e.local
+                .engine()
                 .workspace()
                 .stop_idle(Duration::from_millis(limits.server_idle_ms))
                 .await;
@@ -358,7 +359,8 @@ impl State {
         let mut running: Vec<(Duration, String, PathBuf, Arc<WsEntry>)> = entries
             .iter()
             .flat_map(|(_, e)| {
-                e.local.engine()
+                e.local
+                    .engine()
                     .workspace()
                     .usage()
                     .into_iter()
@@ -426,7 +428,8 @@ impl State {
         let all: Vec<(Arc<WsEntry>, ServerMemory)> = entries
             .iter()
             .flat_map(|(_, e)| {
-                e.local.engine()
+                e.local
+                    .engine()
                     .workspace()
                     .memory_samples(&table)
                     .into_iter()
@@ -448,14 +451,16 @@ impl State {
                 root,
                 clients: e.clients.load(Ordering::SeqCst),
                 memory_events: e
-                    .local.engine()
+                    .local
+                    .engine()
                     .workspace()
                     .memory_events()
                     .into_iter()
                     .map(|m| m.text)
                     .collect(),
                 servers: e
-                    .local.engine()
+                    .local
+                    .engine()
                     .workspace()
                     .usage_measured()
                     .into_iter()
@@ -714,8 +719,8 @@ mod tests {
 #[cfg(test)]
 mod wire_tests {
     use super::*;
-    use tokio::io::{AsyncBufReadExt, BufReader};
     use crate::client::{ConnectError, Connection};
+    use tokio::io::{AsyncBufReadExt, BufReader};
 
     /// A daemon in a temporary directory, and its files.
     async fn daemon() -> (tempfile::TempDir, Files, tokio::task::JoinHandle<()>) {

@@ -625,7 +625,10 @@ impl HttpServer {
     /// [`HttpServer::start`], each session a [`ScryMcp::new_session`] of
     /// `prototype` (its own answerer session: with the daemon, its own
     /// client session).
-    pub async fn start_with(prototype: ScryMcp, http: HttpOptions) -> Result<HttpServer, ServeError> {
+    pub async fn start_with(
+        prototype: ScryMcp,
+        http: HttpOptions,
+    ) -> Result<HttpServer, ServeError> {
         let ip = http.addr.ip();
         if !ip.is_loopback() && !http.allow_remote {
             return Err(ServeError::Config(format!(

@@ -317,7 +317,12 @@ impl ScryMcp {
             writes,
         } = match args::parse(tool, arguments, &self.inner.engine) {
             Ok(c) => c,
-            Err(e) => return fail(self.tool_error(&e, self.inner.engine.workspace().root()), true),
+            Err(e) => {
+                return fail(
+                    self.tool_error(&e, self.inner.engine.workspace().root()),
+                    true,
+                );
+            }
         };
         // 2. Permission.
         if writes && self.inner.opts.read_only {
@@ -381,7 +386,9 @@ impl ScryMcp {
         // 3. Execute (cancellable, with progress).
         self.inner.executions.fetch_add(1, Ordering::SeqCst);
         let root = self.inner.engine.workspace().root().to_path_buf();
-        let reply = self.execute(Call::new(root.clone(), root, q.clone()), ctx).await;
+        let reply = self
+            .execute(Call::new(root.clone(), root, q.clone()), ctx)
+            .await;
         // 4. Journal writes.
         if writes {
             let outcome = match reply.as_ref().map(|r| &r.result) {
@@ -421,8 +428,11 @@ impl ScryMcp {
             }
             Ok(Err(e)) => {
                 let mut r = error_result(&self.tool_error(&e, &root));
-                r.content
-                    .extend(notes.iter().map(|n| ContentBlock::text(format!("note: {n}"))));
+                r.content.extend(
+                    notes
+                        .iter()
+                        .map(|n| ContentBlock::text(format!("note: {n}"))),
+                );
                 r
             }
             Err(config) => error_result(&ToolError::new(

@@ -126,13 +126,22 @@ struct Cli {
     /// No progress line on stderr while servers start or index.
     #[arg(long, short = 'q')]
     quiet: bool,
-    /// Time budget in milliseconds (default 30000, at most 120000).
-    #[arg(long = "timeout-ms")]
+    #[arg(long = "timeout-ms", help = timeout_help())]
     timeout_ms: Option<i64>,
     /// Run in this process instead of through the shared scry daemon (also
     /// `SCRY_NO_DAEMON=1`): servers start and stop with the call.
     #[arg(long = "no-daemon")]
     no_daemon: bool,
+}
+
+/// `--timeout-ms`'s help, from the configuration's default and the
+/// engine's maximum.
+fn timeout_help() -> String {
+    format!(
+        "Time budget in milliseconds (default {}, at most {})",
+        scry_workspace::config::Limits::default().timeout_ms,
+        scry_ops::MAX_TIMEOUT.as_millis()
+    )
 }
 
 fn usage(msg: &str) -> ExitCode {

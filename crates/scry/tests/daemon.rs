@@ -758,14 +758,25 @@ fn every_action_answers_the_same_bytes_through_the_daemon_and_in_process_cli_and
         // `status` reports the route itself (which process, which servers
         // it runs): it says so, the same way on both front ends.
         if action == "status" {
-            assert!(daemon.1.contains("served by the scry daemon (pid "), "{}", daemon.1);
-            assert!(local.0 == Some(0) && !local.1.contains("served by"), "{}", local.1);
+            assert!(
+                daemon.1.contains("served by the scry daemon (pid "),
+                "{}",
+                daemon.1
+            );
+            assert!(
+                local.0 == Some(0) && !local.1.contains("served by"),
+                "{}",
+                local.1
+            );
             continue;
         }
         assert_eq!(daemon, local, "{action}: the CLI's answer differs by route");
     }
 
-    // MCP on stdio: through the daemon and in-process, the same results.
+    // MCP on stdio: through the daemon and in-process, the same results
+    // (a fresh daemon: `reload`, asked first, finds no server on either).
+    let stop = env.scry(&["daemon", "stop"]);
+    assert!(stop.status.success(), "{stop:?}");
     let mcp_local = |env: &Env| {
         let mut child = env
             .cmd(&["mcp", "--no-daemon"])
@@ -792,11 +803,23 @@ fn every_action_answers_the_same_bytes_through_the_daemon_and_in_process_cli_and
             results.push(mcp.response(id)["result"].clone());
         }
         if action == "status" {
-            let t = |r: &Value| r["content"][0]["text"].as_str().unwrap_or_default().to_string();
-            assert!(t(&results[0]).contains("served by the scry daemon (pid "), "{}", results[0]);
+            let t = |r: &Value| {
+                r["content"][0]["text"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string()
+            };
+            assert!(
+                t(&results[0]).contains("served by the scry daemon (pid "),
+                "{}",
+                results[0]
+            );
             assert!(!t(&results[1]).contains("served by"), "{}", results[1]);
             continue;
         }
-        assert_eq!(results[0], results[1], "{action}: MCP's result differs by route");
+        assert_eq!(
+            results[0], results[1],
+            "{action}: MCP's result differs by route"
+        );
     }
 }
