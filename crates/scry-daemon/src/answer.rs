@@ -356,7 +356,7 @@ impl Answerer for Daemon {
 
 /// Which answerer a front end holds: the daemon, or this process.
 pub enum Choice {
-    Daemon(Daemon),
+    Daemon(Box<Daemon>),
     /// This process: `Some(why)` when the daemon could not be used, `None`
     /// when opted out (`--no-daemon`, `SCRY_NO_DAEMON=1`).
     InProcess(Option<String>),
@@ -370,7 +370,7 @@ impl Choice {
             return Choice::InProcess(None);
         }
         match Daemon::connect(kind).await {
-            Ok(d) => Choice::Daemon(d),
+            Ok(d) => Choice::Daemon(Box::new(d)),
             Err(why) => {
                 tracing::info!("scry daemon not used ({why}); answering in-process");
                 Choice::InProcess(Some(why))
@@ -387,7 +387,7 @@ impl Choice {
         baseline: Baseline,
     ) -> Result<Arc<dyn Answerer>, String> {
         Ok(match self {
-            Choice::Daemon(d) => Arc::new(d),
+            Choice::Daemon(d) => Arc::new(*d),
             Choice::InProcess(why) => {
                 let session = crate::client::session_id("local");
                 Arc::new(Local::new(engine()?, &session, baseline).instead_of_daemon(why))
