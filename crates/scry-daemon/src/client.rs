@@ -20,13 +20,13 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use scry_ops::{OpError, Query};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
+use tokio::io::AsyncWriteExt;
 use tokio::net::UnixStream;
 use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::sync::mpsc;
 
 use crate::paths::{self, Files, PROTOCOL, VERSION};
-use crate::proto::{self, Call, ClientFrame, DaemonFrame, DaemonStatus, Reply};
+use crate::proto::{self, Call, ClientFrame, DaemonFrame, DaemonStatus, Frames, Reply};
 
 /// How long a started daemon has to open its socket, by default.
 pub const START_WITHIN: Duration = Duration::from_secs(5);
@@ -51,11 +51,10 @@ pub struct Lost(pub String);
 
 /// One connection to the daemon.
 pub struct Connection {
-    lines: Lines<BufReader<OwnedReadHalf>>,
+    lines: Frames<OwnedReadHalf>,
     writer: OwnedWriteHalf,
     /// The daemon's process id.
     pub pid: u32,
-    next_id: u64,
 }
 
 impl Connection {
@@ -85,10 +84,9 @@ impl Connection {
     pub async fn handshake(stream: UnixStream, session: &str) -> Result<Connection, ConnectError> {
         let (rd, writer) = stream.into_split();
         let mut c = Connection {
-            lines: BufReader::new(rd).lines(),
+            lines: Frames::new(rd),
             writer,
             pid: 0,
-            next_id: 1,
         };
         c.send(&ClientFrame::Hello {
             protocol: PROTOCOL,
@@ -135,34 +133,6 @@ impl Connection {
                 .map_err(|e| Lost(format!("malformed frame from the daemon: {e}"))),
             Ok(None) => Err(Lost("the daemon closed the connection".into())),
             Err(e) => Err(Lost(e.to_string())),
-        }
-    }
-
-    /// Ask one question; `progress` gets what the call waits for.
-    pub async fn call(
-        &mut self,
-        cwd: &Path,
-        root: &Path,
-        query: &Query,
-        mut progress: impl FnMut(Option<String>),
-    ) -> Result<Reply, Lost> {
-        let id = self.next_id;
-        self.next_id += 1;
-        self.send(&ClientFrame::Call(Box::new(Call {
-            id,
-            cwd: cwd.to_path_buf(),
-            root: root.to_path_buf(),
-            query: query.clone(),
-            env: Some(call_env()),
-        })))
-        .await?;
-        loop {
-            match self.read().await? {
-                DaemonFrame::Progress { id: i, line } if i == id => progress(line),
-                DaemonFrame::Answer(r) if r.id == id => return Ok(*r),
-                DaemonFrame::Refused { message } => return Err(Lost(message)),
-                _ => {}
-            }
         }
     }
 
@@ -431,7 +401,7 @@ impl Drop for CancelOnDrop<'_> {
     }
 }
 
-/// A long-lived client session (an MCP session) over one shared
+/// A client session (a CLI call, an MCP session) over one shared
 /// connection, reconnecting — and restarting the daemon — after the
 /// daemon died. A call lost with the daemon is retried once when it is
 /// read-only, else it fails with `DAEMON_RESTARTED`.
@@ -498,20 +468,21 @@ impl Shared {
             .clone()
     }
 
-    /// Ask one question; `Err(OpError::DaemonRestarted)` when the daemon
-    /// died with the call.
-    pub async fn run(&self, cwd: &Path, root: &Path, query: &Query) -> Result<Reply, OpError> {
-        let lost = |pid: u32, why: String| {
-            let mut msg = scry_ops::msg!(
-                format!("the scry daemon (pid {pid}) stopped during the call ("),
-                foreign(why),
-                "); the next call starts a new one"
-            );
-            if query.writes() {
-                msg = msg.text("; an edit it left half-written is rolled back by the next call (which says so); undo with dry_run shows the last applied one");
-            }
-            OpError::DaemonRestarted(msg)
-        };
+    /// Close the connection (the next call opens a new one).
+    pub async fn close(&self) {
+        self.conn.lock().await.take();
+    }
+
+    /// Ask one question: the reply and the pid of the daemon that gave it.
+    /// A call lost with the daemon is asked once more of a new daemon when
+    /// it is read-only; else, or when that fails too,
+    /// `Err(OpError::DaemonRestarted)` ([`lost`]).
+    pub async fn run(
+        &self,
+        cwd: &Path,
+        root: &Path,
+        query: &Query,
+    ) -> Result<(Reply, u32), OpError> {
         let m = self.mux().await.map_err(|e| {
             OpError::DaemonRestarted(scry_ops::msg!(
                 "the scry daemon cannot be reached: ",
@@ -521,18 +492,35 @@ impl Shared {
         let r = m.call(cwd, root, query, &self.progress).await;
         *self.progress.lock().unwrap_or_else(|e| e.into_inner()) = None;
         match r {
-            Ok(r) => Ok(r),
-            Err(e) if query.writes() => Err(lost(m.pid, e.0)),
+            Ok(r) => Ok((r, m.pid)),
+            Err(e) if query.writes() => Err(lost(m.pid, e.0, true)),
             Err(e) => {
                 tracing::info!("{e}; asking a new daemon once");
                 let again = self
                     .mux()
                     .await
-                    .map_err(|x| lost(m.pid, format!("{}; {x}", e.0)))?;
+                    .map_err(|x| lost(m.pid, format!("{}; {x}", e.0), false))?;
                 let r = again.call(cwd, root, query, &self.progress).await;
                 *self.progress.lock().unwrap_or_else(|e| e.into_inner()) = None;
-                r.map_err(|x| lost(again.pid, x.0))
+                r.map(|r| (r, again.pid))
+                    .map_err(|x| lost(again.pid, x.0, false))
             }
         }
     }
+}
+
+/// The call was lost with daemon `pid` (`why`); `writes`: it was an edit.
+fn lost(pid: u32, why: String, writes: bool) -> OpError {
+    let mut msg = scry_ops::msg!(
+        format!("the scry daemon (pid {pid}) stopped during the call ("),
+        foreign(why),
+        "); the next call starts a new one"
+    );
+    if writes {
+        msg = msg.text(
+            "; an edit it left half-written is rolled back by the next call (which says so); \
+             undo as a dry run shows the last applied one",
+        );
+    }
+    OpError::DaemonRestarted(msg)
 }

@@ -6,13 +6,17 @@
 //! and answers questions (`scry_ops::Query`, with the client's cwd and
 //! root) sent over a Unix socket in a 0700 per-user directory ([`paths`])
 //! as newline-delimited JSON frames ([`proto`]). It returns the engine's
-//! `Answer` or `OpError`; rendering stays in the client ([`client`]), so the
-//! text is the same as in-process. scry syncs every request from disk, so
+//! `Answer` or `OpError` with the workspace's root and limits; rendering
+//! stays in the front end. [`answer`] is the seam every front end answers
+//! through: `Local` (an engine and what wraps each call; the daemon is
+//! `Local` behind the socket) or `Daemon` (the client, [`client`]), so the
+//! text is the same on every route. scry syncs every request from disk, so
 //! no client owns the servers' document state and one server serves many
 //! clients safely.
 //!
 //! Unix only (Unix sockets, `flock`, `SO_PEERCRED`, parent-death signal).
 
+pub mod answer;
 pub mod changes;
 pub mod client;
 pub mod paths;
@@ -27,19 +31,21 @@ pub fn not_used_note(why: &str) -> String {
     format!("scry daemon: not used ({why}); this call ran in-process")
 }
 
-/// What the servers of `ws` are doing that a question waits for (servers
-/// starting, indexing progress), as one line, or `None`.
+/// What the servers of `ws` are doing that a question waits for, as one
+/// line ("pyright is starting; rust-analyzer is indexing (Indexing 45%)…"),
+/// or `None`: the one wording of the progress line (the CLI draws it, MCP
+/// sends it as progress notifications, the daemon relays it).
 pub fn waiting_line(ws: &Workspace) -> Option<String> {
     let mut parts = Vec::new();
     for (id, _root) in ws.starting() {
-        let p = format!("{id}: starting");
+        let p = format!("{id} is starting");
         if !parts.contains(&p) {
             parts.push(p);
         }
     }
     for s in ws.running() {
         if let Some(ix) = s.state().indexing() {
-            parts.push(format!("{}: {ix}", s.name()));
+            parts.push(format!("{} is indexing ({ix})", s.name()));
         }
     }
     (!parts.is_empty()).then(|| format!("{}…", parts.join("; ")))

@@ -19,8 +19,59 @@ use scry_workspace::env::CallEnv;
 use serde::{Deserialize, Serialize};
 
 /// The longest frame read (an answer is bounded by the render limits; a
-/// raw `request` result may be large).
+/// raw `request` result may be large): a longer line is an error and the
+/// connection is closed ([`Frames`]).
 pub const MAX_FRAME: usize = 256 * 1024 * 1024;
+
+/// Frames read as lines of at most [`MAX_FRAME`] bytes.
+pub struct Frames<R> {
+    inner: tokio::io::BufReader<R>,
+    buf: Vec<u8>,
+    max: usize,
+}
+
+impl<R: tokio::io::AsyncRead + Unpin> Frames<R> {
+    pub fn new(r: R) -> Frames<R> {
+        Frames::bounded(r, MAX_FRAME)
+    }
+
+    /// Frames of at most `max` bytes (tests).
+    pub fn bounded(r: R, max: usize) -> Frames<R> {
+        Frames {
+            inner: tokio::io::BufReader::new(r),
+            buf: Vec::new(),
+            max,
+        }
+    }
+
+    /// The next frame without its newline; `None` at the end. A frame
+    /// over the bound or not UTF-8 is an `InvalidData` error.
+    pub async fn next_line(&mut self) -> std::io::Result<Option<String>> {
+        use tokio::io::{AsyncBufReadExt, AsyncReadExt};
+        self.buf.clear();
+        let limit = self.max as u64 + 1;
+        let n = (&mut self.inner)
+            .take(limit)
+            .read_until(b'\n', &mut self.buf)
+            .await?;
+        if n == 0 {
+            return Ok(None);
+        }
+        if self.buf.last() == Some(&b'\n') {
+            self.buf.pop();
+        } else if n as u64 == limit {
+            let max = self.max;
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                format!("a frame longer than {max} bytes"),
+            ));
+        }
+        let line = std::mem::take(&mut self.buf);
+        String::from_utf8(line)
+            .map(Some)
+            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
+    }
+}
 
 /// What a client says.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -42,9 +93,12 @@ pub enum ClientFrame {
     Stop,
 }
 
-/// One question.
+/// One question: what a front end hands its answerer
+/// (`crate::answer::Answerer`) and, with the id the client numbers it by,
+/// the wire frame. A struct, so that what shapes a call travels with it.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Call {
+    /// Set by the daemon client (per connection); 0 before.
     pub id: u64,
     pub cwd: PathBuf,
     pub root: PathBuf,
@@ -53,6 +107,18 @@ pub struct Call {
     /// it asked); `None`: the daemon's own.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub env: Option<CallEnv>,
+}
+
+impl Call {
+    pub fn new(cwd: PathBuf, root: PathBuf, query: Query) -> Call {
+        Call {
+            id: 0,
+            cwd,
+            root,
+            query,
+            env: None,
+        }
+    }
 }
 
 /// What the daemon says.
@@ -99,6 +165,10 @@ pub struct Reply {
     /// Warnings for the user (a `--changes` baseline not saved, …).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+    /// Notes that came with an error (what recovery of a dead writer's
+    /// edit did); an answer carries its notes itself.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 /// How a call ended.
@@ -112,6 +182,22 @@ pub enum Outcome {
 }
 
 impl Reply {
+    /// A reply about `root` with the default limits (the answerer sets the
+    /// workspace's once it has it).
+    pub fn new(id: u64, root: PathBuf, result: Outcome) -> Reply {
+        let defaults = scry_workspace::config::Limits::default();
+        Reply {
+            id,
+            root,
+            max_locations: defaults.max_locations,
+            max_chars: defaults.max_chars,
+            result,
+            edit_diagnostics: None,
+            warnings: Vec::new(),
+            notes: Vec::new(),
+        }
+    }
+
     /// The answer with its edit diagnostics put back.
     pub fn into_result(self) -> Result<Result<Answer, OpError>, String> {
         match self.result {
@@ -195,6 +281,20 @@ mod tests {
     use super::*;
     use scry_ops::Action;
 
+    #[tokio::test]
+    async fn a_frame_over_the_bound_is_an_error_not_a_read_without_end() {
+        let input: &[u8] = b"{\"a\":1}\n0123456789abcdef\nlast";
+        let mut f = Frames::bounded(input, 10);
+        assert_eq!(f.next_line().await.unwrap().as_deref(), Some("{\"a\":1}"));
+        let e = f.next_line().await.unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::InvalidData);
+        assert!(e.to_string().contains("10 bytes"), "{e}");
+        let mut f = Frames::bounded(&b"exactly10!\nend"[..], 10);
+        assert_eq!(f.next_line().await.unwrap().as_deref(), Some("exactly10!"));
+        assert_eq!(f.next_line().await.unwrap().as_deref(), Some("end"));
+        assert_eq!(f.next_line().await.unwrap(), None);
+    }
+
     #[test]
     fn frames_round_trip() {
         let mut q = Query::new(Action::References);
@@ -221,18 +321,14 @@ mod tests {
         );
         assert_eq!(c.env.unwrap().get("PATH"), Some("/a:/b"));
 
-        let e = DaemonFrame::Answer(Box::new(Reply {
-            id: 7,
-            root: "/w".into(),
-            max_locations: 1,
-            max_chars: 2,
-            result: Outcome::Error(OpError::OutsideWorkspace {
+        let e = DaemonFrame::Answer(Box::new(Reply::new(
+            7,
+            "/w".into(),
+            Outcome::Error(OpError::OutsideWorkspace {
                 path: "/x".into(),
                 root: "/w".into(),
             }),
-            edit_diagnostics: None,
-            warnings: vec![],
-        }));
+        )));
         let back: DaemonFrame = serde_json::from_slice(&encode(&e)).unwrap();
         let DaemonFrame::Answer(r) = back else {
             panic!("not an answer")

@@ -51,13 +51,14 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use scry_ops::{Action, Body, Engine};
+use scry_ops::Engine;
 use scry_workspace::procmem::ProcTable;
 use scry_workspace::{ServerMemory, Workspace, memory};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::io::AsyncWriteExt;
 use tokio::net::{UnixListener, UnixStream};
 use tokio::sync::mpsc;
 
+use crate::answer::{self, Answerer, Baseline, Local, Session};
 use crate::paths::{self, Files, PROTOCOL, VERSION};
 use crate::proto::{
     self, Call, ClientFrame, DaemonFrame, DaemonStatus, Outcome, Reply, ServerStatus,
@@ -143,9 +144,9 @@ pub fn lock(path: &Path) -> Result<std::fs::File, StartError> {
 type WsKey = (PathBuf, u64);
 
 struct WsEntry {
-    engine: Engine,
-    /// Held by writes: two clients' edits never interleave.
-    writes: tokio::sync::Mutex<()>,
+    /// The workspace's engine with what wraps each call (write lock,
+    /// baseline, per-session notices): see [`Local`].
+    local: Local,
     /// Connected clients that asked about this workspace.
     clients: AtomicUsize,
     /// Calls in flight (counted under the workspaces lock: see [`InUse`]).
@@ -158,7 +159,7 @@ impl WsEntry {
     /// Nothing holds this workspace: no client asked about it, no call, no
     /// server running or starting, and no call for `idle`.
     fn forgettable(&self, idle: Duration) -> bool {
-        let ws = self.engine.workspace();
+        let ws = self.local.engine().workspace();
         self.clients.load(Ordering::SeqCst) == 0
             && self.calls.load(Ordering::SeqCst) == 0
             && ws.usage().is_empty()
@@ -193,9 +194,8 @@ impl Drop for InUse {
 
 /// One connected client.
 struct ClientSession {
-    id: String,
-    /// Once-per-session notices already told (the trust notice).
-    told: Mutex<HashSet<String>>,
+    /// Its id and once-per-session notices (the trust notice).
+    session: Arc<Session>,
     roots: Mutex<HashSet<WsKey>>,
 }
 
@@ -274,7 +274,7 @@ pub async fn run(files: Files, idle: Duration) -> Result<(), StartError> {
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .values()
-        .map(|w| w.engine.clone())
+        .map(|w| w.local.engine().clone())
         .collect();
     let all = async {
         for e in engines {
@@ -299,9 +299,9 @@ impl State {
             Some(w) => w.clone(),
             None => {
                 let ws = Workspace::open(&key.0).map_err(|e| e.to_string())?;
+                let engine = Engine::new(Arc::new(ws));
                 let entry = Arc::new(WsEntry {
-                    engine: Engine::new(Arc::new(ws)),
-                    writes: tokio::sync::Mutex::new(()),
+                    local: Local::new(engine, "daemon", Baseline::File).refreshing(),
                     clients: AtomicUsize::new(0),
                     calls: AtomicUsize::new(0),
                     last_call: Mutex::new(Instant::now()),
@@ -323,7 +323,7 @@ impl State {
         let gone: Vec<WsKey> = map
             .iter()
             .filter(|(_, e)| {
-                let idle = e.engine.workspace().config().limits.server_idle_ms;
+                let idle = e.local.engine().workspace().config().limits.server_idle_ms;
                 e.forgettable(Duration::from_millis(idle))
             })
             .map(|(root, _)| root.clone())
@@ -356,9 +356,10 @@ impl State {
         let entries = self.entries();
         let mut max = usize::MAX;
         for (_, e) in &entries {
-            let limits = e.engine.workspace().config().limits;
+            let limits = e.local.engine().workspace().config().limits;
             max = max.min(limits.max_servers.max(1));
-            e.engine
+            e.local
+                .engine()
                 .workspace()
                 .stop_idle(Duration::from_millis(limits.server_idle_ms))
                 .await;
@@ -368,7 +369,8 @@ impl State {
         let mut running: Vec<(Duration, String, PathBuf, Arc<WsEntry>)> = entries
             .iter()
             .flat_map(|(_, e)| {
-                e.engine
+                e.local
+                    .engine()
                     .workspace()
                     .usage()
                     .into_iter()
@@ -380,16 +382,16 @@ impl State {
             let excess = running.len() - max;
             for (_, id, root, e) in running.drain(..).take(excess) {
                 tracing::info!(server = %id, "stopping the least recently used server (limits.maxServers = {max})");
-                e.engine.workspace().stop_server(&id, &root).await;
+                e.local.engine().workspace().stop_server(&id, &root).await;
             }
         }
         for (root, e) in self.forget_idle() {
             tracing::info!(root = %root.display(), "forgetting the idle workspace");
-            e.engine.shutdown().await;
+            e.local.engine().shutdown().await;
         }
         let busy = self.clients.load(Ordering::SeqCst) > 0
             || entries.iter().any(|(_, e)| {
-                let ws = e.engine.workspace();
+                let ws = e.local.engine().workspace();
                 !ws.usage().is_empty() || !ws.starting().is_empty()
             });
         if busy {
@@ -416,7 +418,7 @@ impl State {
     fn check_memory(&self, entries: &[(PathBuf, Arc<WsEntry>)]) {
         let (mut every, mut budget) = (u64::MAX, u64::MAX);
         for (_, e) in entries {
-            let limits = e.engine.workspace().config().limits;
+            let limits = e.local.engine().workspace().config().limits;
             every = every.min(limits.memory_check_ms);
             budget = budget.min(limits.memory_budget_mib);
         }
@@ -436,7 +438,8 @@ impl State {
         let all: Vec<(Arc<WsEntry>, ServerMemory)> = entries
             .iter()
             .flat_map(|(_, e)| {
-                e.engine
+                e.local
+                    .engine()
                     .workspace()
                     .memory_samples(&table)
                     .into_iter()
@@ -446,7 +449,7 @@ impl State {
         let samples: Vec<memory::Sample> = all.iter().map(|(_, m)| m.sample.clone()).collect();
         for d in memory::decide(&samples, Some(budget.saturating_mul(1024))) {
             let (e, m) = &all[d.index()];
-            e.engine.workspace().apply_memory(m, &d);
+            e.local.engine().workspace().apply_memory(m, &d);
         }
     }
 
@@ -458,14 +461,16 @@ impl State {
                 root,
                 clients: e.clients.load(Ordering::SeqCst),
                 memory_events: e
-                    .engine
+                    .local
+                    .engine()
                     .workspace()
                     .memory_events()
                     .into_iter()
                     .map(|m| m.text)
                     .collect(),
                 servers: e
-                    .engine
+                    .local
+                    .engine()
                     .workspace()
                     .usage_measured()
                     .into_iter()
@@ -499,7 +504,7 @@ impl State {
     /// One connection, from hello to close.
     async fn serve(self: Arc<Self>, stream: UnixStream) {
         let (rd, mut wr) = stream.into_split();
-        let mut lines = BufReader::new(rd).lines();
+        let mut lines = proto::Frames::new(rd);
         let (tx, mut rx) = mpsc::unbounded_channel::<Vec<u8>>();
         let writer = tokio::spawn(async move {
             while let Some(buf) = rx.recv().await {
@@ -555,8 +560,7 @@ impl State {
         );
         self.clients.fetch_add(1, Ordering::SeqCst);
         let session = Arc::new(ClientSession {
-            id: session_id,
-            told: Mutex::new(HashSet::new()),
+            session: Session::new(session_id),
             roots: Mutex::new(HashSet::new()),
         });
         let mut calls: HashMap<u64, tokio::task::AbortHandle> = HashMap::new();
@@ -579,30 +583,7 @@ impl State {
                     let st = self.clone();
                     let (tx2, sess) = (tx.clone(), session.clone());
                     let task = tokio::spawn(async move {
-                        let (root, action) = (call.root.clone(), call.query.action);
-                        // A panic inside the call (a bug) answers this call
-                        // INTERNAL; the daemon and its other calls go on.
-                        let tx3 = tx2.clone();
-                        let reply = scry_ops::isolate::isolated(async move {
-                            st.call(&sess, *call, &tx3).await
-                        })
-                        .await
-                        .unwrap_or_else(|panic| {
-                            tracing::error!(id, "call panicked: {panic}");
-                            let defaults = scry_workspace::config::Limits::default();
-                            Reply {
-                                id,
-                                root,
-                                max_locations: defaults.max_locations,
-                                max_chars: defaults.max_chars,
-                                result: Outcome::Error(scry_ops::isolate::internal_error(
-                                    action.name(),
-                                    &panic,
-                                )),
-                                edit_diagnostics: None,
-                                warnings: Vec::new(),
-                            }
-                        });
+                        let reply = st.call(&sess, *call, &tx2).await;
                         let _ = tx2.send(proto::encode(&DaemonFrame::Answer(Box::new(reply))));
                     });
                     calls.insert(id, task.abort_handle());
@@ -657,10 +638,13 @@ impl State {
     }
 
     /// Answer one call, in its client's environment (the daemon's own
-    /// when the call brings none).
+    /// when the call brings none): the workspace's [`Local`] for this
+    /// client's session, on its own task ([`answer::isolated`]: a panic
+    /// inside it answers this call `INTERNAL`; the daemon and its other
+    /// calls go on).
     async fn call(
         &self,
-        session: &ClientSession,
+        client: &ClientSession,
         mut call: Call,
         tx: &mpsc::UnboundedSender<Vec<u8>>,
     ) -> Reply {
@@ -670,40 +654,27 @@ impl State {
             .unwrap_or_else(scry_workspace::env::CallEnv::capture);
         let ctx = scry_workspace::env::CallContext {
             env: Arc::new(env),
-            client: session.id.clone(),
+            client: client.session.id().to_string(),
         };
-        scry_workspace::env::scope(ctx, self.call_in_scope(session, call, tx)).await
+        scry_workspace::env::scope(ctx, self.call_in_scope(client, call, tx)).await
     }
 
     async fn call_in_scope(
         &self,
-        session: &ClientSession,
+        client: &ClientSession,
         call: Call,
         tx: &mpsc::UnboundedSender<Vec<u8>>,
     ) -> Reply {
-        let root = call.root.canonicalize().unwrap_or(call.root);
+        let root = call.root.canonicalize().unwrap_or(call.root.clone());
         let key: WsKey = (
             root.clone(),
             scry_workspace::env::current().map_or(0, |c| c.env.config_hash()),
         );
-        let defaults = scry_workspace::config::Limits::default();
-        let mut reply = Reply {
-            id: call.id,
-            root: root.clone(),
-            max_locations: defaults.max_locations,
-            max_chars: defaults.max_chars,
-            result: Outcome::Config(String::new()),
-            edit_diagnostics: None,
-            warnings: Vec::new(),
-        };
         let entry = match self.workspace(&key) {
             Ok(e) => e,
-            Err(m) => {
-                reply.result = Outcome::Config(m);
-                return reply;
-            }
+            Err(m) => return Reply::new(call.id, root, Outcome::Config(m)),
         };
-        if session
+        if client
             .roots
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -711,61 +682,9 @@ impl State {
         {
             entry.clients.fetch_add(1, Ordering::SeqCst);
         }
-        let ws = entry.engine.workspace().clone();
-        // A changed configuration starts new servers for what changed.
-        if let Err(e) = ws.refresh_config().await {
-            reply.result = Outcome::Config(e.to_string());
-            return reply;
-        }
-        reply.root = ws.root().to_path_buf();
-        let limits = ws.config().limits;
-        reply.max_locations = limits.max_locations;
-        reply.max_chars = limits.max_chars;
-        let mut q = call.query;
-        if let Some(k) = &q.idempotency_key {
-            q.idempotency_key = Some(format!("{}:{k}", session.id));
-        }
-        let _write = if q.writes() {
-            Some(entry.writes.lock().await)
-        } else {
-            None
-        };
-        if q.changes {
-            crate::changes::load(&entry.engine);
-        }
-        let progress = Progress::start(call.id, ws.clone(), tx.clone());
-        let mut result = entry.engine.run(&q).await;
-        drop(progress);
-        if q.changes
-            && result.is_ok()
-            && let Err(w) = crate::changes::save(&entry.engine)
-        {
-            reply.warnings.push(w);
-        }
-        if let Ok(a) = &mut result
-            && a.action != Action::Status
-            && let Some(n) = ws.trust_notice()
-        {
-            a.notes.retain(|x| *x != n);
-            if session
-                .told
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .insert(n.clone())
-            {
-                a.notes.push(n);
-            }
-        }
-        reply.result = match result {
-            Ok(a) => {
-                if let Body::Edit(r) = &a.body {
-                    reply.edit_diagnostics = r.diagnostics.clone();
-                }
-                Outcome::Answer(Box::new(a))
-            }
-            Err(e) => Outcome::Error(e),
-        };
-        reply
+        let local = entry.local.for_session(client.session.clone());
+        let _progress = Progress::start(call.id, local.clone(), tx.clone());
+        answer::isolated(Arc::new(local), call).await
     }
 }
 
@@ -773,12 +692,12 @@ impl State {
 struct Progress(tokio::task::JoinHandle<()>);
 
 impl Progress {
-    fn start(id: u64, ws: Arc<Workspace>, tx: mpsc::UnboundedSender<Vec<u8>>) -> Progress {
+    fn start(id: u64, local: Local, tx: mpsc::UnboundedSender<Vec<u8>>) -> Progress {
         Progress(tokio::spawn(async move {
             let mut last: Option<String> = None;
             loop {
                 tokio::time::sleep(Duration::from_millis(100)).await;
-                let line = crate::waiting_line(&ws);
+                let line = local.waiting_on();
                 if line != last {
                     let f = DaemonFrame::Progress {
                         id,
@@ -836,6 +755,7 @@ mod tests {
 mod wire_tests {
     use super::*;
     use crate::client::{ConnectError, Connection};
+    use tokio::io::{AsyncBufReadExt, BufReader};
 
     /// A daemon in a temporary directory, and its files.
     async fn daemon() -> (tempfile::TempDir, Files, tokio::task::JoinHandle<()>) {

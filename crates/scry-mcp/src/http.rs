@@ -32,10 +32,10 @@
 //!   [`ScryMcp`] (its own replay map and journal, its own nonce), all
 //!   sharing one engine (validation, configuration) and one limit of calls
 //!   running at once ([`Options::max_in_flight`] for the whole server).
-//! - Questions are answered as the [`Route`] says: through the daemon (each
-//!   MCP session its own daemon client session, so idempotency keys and the
-//!   trust notice stay per session), or by the shared engine, whose servers
-//!   stop when the HTTP server stops.
+//! - Questions go to each session's answerer: the daemon (each MCP session
+//!   its own daemon client session, so idempotency keys and the trust
+//!   notice stay per session), or the shared engine (each session its own
+//!   `Local` session), whose servers stop when the HTTP server stops.
 //! - A `tools/call` id runs once per session: a POST repeating an id still
 //!   running never reaches rmcp (which would run it again and misroute an
 //!   answer); it gets the running call's answer. A call no POST waits for
@@ -66,8 +66,9 @@ use scry_ops::Engine;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
-use crate::daemon::{self, Route};
-use crate::{Options, SHUTDOWN_BUDGET, ScryMcp, ServeError};
+use scry_daemon::answer::{Answerer, Choice};
+
+use crate::{Options, ScryMcp, ServeError};
 
 mod slots;
 use slots::{Conn, Deadlined, Slots};
@@ -602,7 +603,8 @@ impl Gate {
 pub struct HttpServer {
     addr: SocketAddr,
     token_path: PathBuf,
-    engine: Engine,
+    /// The first session's answerer (the others are its new sessions).
+    answerer: Arc<dyn Answerer>,
     stop: CancellationToken,
     task: tokio::task::JoinHandle<()>,
 }
@@ -616,16 +618,16 @@ impl HttpServer {
         opts: Options,
         http: HttpOptions,
     ) -> Result<HttpServer, ServeError> {
-        HttpServer::start_routed(engine, opts, http, Route::InProcess(None)).await
+        let prototype = ScryMcp::new(engine, opts);
+        HttpServer::start_with(prototype, http).await
     }
 
-    /// [`HttpServer::start`], each session answered as `route` says: the
-    /// daemon (each session its own client session), or `engine`.
-    pub async fn start_routed(
-        engine: Engine,
-        opts: Options,
+    /// [`HttpServer::start`], each session a [`ScryMcp::new_session`] of
+    /// `prototype` (its own answerer session: with the daemon, its own
+    /// client session).
+    pub async fn start_with(
+        prototype: ScryMcp,
         http: HttpOptions,
-        route: Route,
     ) -> Result<HttpServer, ServeError> {
         let ip = http.addr.ip();
         if !ip.is_loopback() && !http.allow_remote {
@@ -676,15 +678,9 @@ impl HttpServer {
             creating: tokio::sync::Mutex::new(()),
             flights: Arc::default(),
         });
-        let backends = daemon::session_backends(route, &engine);
-        let prototype = ScryMcp::new(engine.clone(), opts);
+        let answerer = prototype.answerer().clone();
         let service = StreamableHttpService::new(
-            move || {
-                Ok(match &backends {
-                    Some(b) => prototype.new_session_with(Some(b())),
-                    None => prototype.new_session(),
-                })
-            },
+            move || Ok(prototype.new_session()),
             sessions.clone(),
             config,
         );
@@ -702,7 +698,7 @@ impl HttpServer {
         Ok(HttpServer {
             addr,
             token_path,
-            engine,
+            answerer,
             stop,
             task,
         })
@@ -727,12 +723,7 @@ impl HttpServer {
     pub async fn shutdown(self) {
         self.stop.cancel();
         let _ = self.task.await;
-        if tokio::time::timeout(SHUTDOWN_BUDGET, self.engine.shutdown())
-            .await
-            .is_err()
-        {
-            tracing::warn!("language servers did not stop in time; they are killed on exit");
-        }
+        self.answerer.shutdown().await;
     }
 }
 
@@ -879,7 +870,7 @@ pub async fn serve_http(
     http: HttpOptions,
     ready: impl FnOnce(&HttpServer),
 ) -> Result<(), ServeError> {
-    serve_http_with(root, opts, http, Route::InProcess(None), ready).await
+    serve_http_with(root, opts, http, Choice::InProcess(None), ready).await
 }
 
 /// [`serve_http`] answered as `route` says (`scry mcp --http` passes the
@@ -888,13 +879,11 @@ pub async fn serve_http_with(
     root: &Path,
     opts: Options,
     http: HttpOptions,
-    route: Route,
+    choice: Choice,
     ready: impl FnOnce(&HttpServer),
 ) -> Result<(), ServeError> {
-    let ws =
-        scry_workspace::Workspace::open(root).map_err(|e| ServeError::Config(e.to_string()))?;
-    let engine = Engine::new(Arc::new(ws));
-    let server = HttpServer::start_routed(engine, opts, http, route).await?;
+    let prototype = crate::session(root, opts, choice)?;
+    let server = HttpServer::start_with(prototype, http).await?;
     ready(&server);
     wait_for_signal().await;
     server.shutdown().await;

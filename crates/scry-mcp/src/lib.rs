@@ -23,25 +23,26 @@
 //! the engine as the edit's idempotency key, so the edit journal replays a
 //! retry the session no longer remembers instead of applying it again.
 //!
-//! One [`scry_ops::Engine`] per session: servers start lazily, are shared by
-//! all calls, and are stopped when the client goes away ([`serve`]). Over
-//! HTTP ([`http`], `scry mcp --http`) one engine serves every session, and
-//! its servers stop with the HTTP server. `scry mcp`, on stdio and over
-//! HTTP, instead sends its questions to the scry daemon by default
-//! ([`daemon`], a [`Backend`]): every session on the machine then shares one
-//! set of servers per workspace; the session's own engine only validates.
+//! Each session holds one answerer (`scry_daemon::answer::Answerer`) and
+//! renders from its replies. `scry mcp`, on stdio and over HTTP, sends its
+//! questions to the scry daemon by default (`answer::Daemon`): every
+//! session on the machine then shares one set of servers per workspace;
+//! the session's own engine only validates. In-process (`answer::Local`,
+//! `--no-daemon` or no daemon), servers start lazily, are shared by all
+//! calls, and stop when the client goes away ([`serve`]); over HTTP
+//! ([`http`], `scry mcp --http`) one engine serves every session and its
+//! servers stop with the HTTP server.
 
 use std::path::Path;
 use std::sync::Arc;
-use std::time::Duration;
 
 use rmcp::ServiceExt;
+use scry_daemon::answer::{Baseline, Choice};
 use scry_ops::Engine;
 use scry_workspace::Workspace;
 use tokio::io::{AsyncRead, AsyncWrite};
 
 mod args;
-pub mod daemon;
 pub mod dedupe;
 #[cfg(any(test, feature = "fuzzing"))]
 #[doc(hidden)]
@@ -54,7 +55,7 @@ mod wire;
 
 pub use http::{HttpOptions, HttpServer, serve_http};
 pub use scrub::ToolError;
-pub use server::{Backend, JournalEntry, Options, ScryMcp, is_write};
+pub use server::{JournalEntry, Options, ScryMcp, is_write};
 
 /// Why a session ended badly.
 #[derive(Debug, thiserror::Error)]
@@ -67,18 +68,15 @@ pub enum ServeError {
     Config(String),
 }
 
-/// How long stopping the language servers may take after the session.
-pub(crate) const SHUTDOWN_BUDGET: Duration = Duration::from_secs(10);
-
 /// Serve one MCP session over `reader`/`writer` (newline-delimited
 /// JSON-RPC) until the client closes its side or disconnects; then stop
-/// every language server the session started.
+/// what its answerer runs (an in-process engine's servers).
 pub async fn serve<R, W>(server: ScryMcp, reader: R, writer: W) -> Result<(), ServeError>
 where
     R: AsyncRead + Send + Unpin + 'static,
     W: AsyncWrite + Send + Unpin + 'static,
 {
-    let engine = server.engine().clone();
+    let answerer = server.answerer().clone();
     let transport = dedupe::Dedupe::new(reader, writer);
     let result = match server.serve(transport).await {
         Ok(running) => running
@@ -88,31 +86,34 @@ where
             .map_err(|e| ServeError::Session(e.to_string())),
         Err(e) => Err(ServeError::Handshake(e.to_string())),
     };
-    if tokio::time::timeout(SHUTDOWN_BUDGET, engine.shutdown())
-        .await
-        .is_err()
-    {
-        tracing::warn!("language servers did not stop in time; they are killed on exit");
-    }
+    answerer.shutdown().await;
     result
 }
 
 /// `scry mcp`: serve on stdin/stdout for the workspace at `root`.
 pub async fn serve_stdio(root: &Path, opts: Options) -> Result<(), ServeError> {
-    serve_stdio_with(root, opts, daemon::Route::InProcess(None)).await
+    serve_stdio_with(root, opts, Choice::InProcess(None)).await
 }
 
-/// [`serve_stdio`] with questions answered as `route` says (the daemon, or
-/// this process saying in `status` why the daemon was not used).
+/// [`serve_stdio`] with questions answered as `choice` says (the daemon,
+/// or this process saying in `status` why the daemon was not used).
 pub async fn serve_stdio_with(
     root: &Path,
     opts: Options,
-    route: daemon::Route,
+    choice: Choice,
 ) -> Result<(), ServeError> {
-    let ws = Workspace::open(root).map_err(|e| ServeError::Config(e.to_string()))?;
-    let engine = Engine::new(Arc::new(ws));
-    let backend = route.backend(&engine);
-    let server = ScryMcp::with_backend(engine, opts, backend);
+    let server = session(root, opts, choice)?;
     let (stdin, stdout) = rmcp::transport::stdio();
     serve(server, stdin, stdout).await
+}
+
+/// The first session's handler for `root`: its engine (validation,
+/// configuration) and its answerer as `choice` says.
+pub(crate) fn session(root: &Path, opts: Options, choice: Choice) -> Result<ScryMcp, ServeError> {
+    let ws = Workspace::open(root).map_err(|e| ServeError::Config(e.to_string()))?;
+    let engine = Engine::new(Arc::new(ws));
+    let answerer = choice
+        .answerer(|| Ok(engine.clone()), Baseline::Engine)
+        .map_err(ServeError::Config)?;
+    Ok(ScryMcp::with_answerer(engine, opts, answerer))
 }

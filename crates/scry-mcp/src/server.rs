@@ -1,14 +1,17 @@
 //! The MCP handler: `tools/list` and `tools/call` with the call semantics
 //! (validate → permission → execute → journal → respond).
 //!
-//! Validation, permissions, idempotency, limits and rendering happen here
-//! against the local workspace (its configuration; no server is started
-//! for them); execution goes to a [`Backend`]: the in-process engine, or
-//! the scry daemon that shares servers across sessions. Each execution
-//! runs on its own task ([`scry_ops::isolate::isolated`]): a panic in it is
-//! that call's `INTERNAL` error result and the session serves on.
+//! Validation, permissions and idempotency happen here against the local
+//! workspace (its configuration; no server is started for them); the
+//! question goes to the session's one answerer
+//! (`scry_daemon::answer::Answerer`: the scry daemon that shares servers
+//! across sessions, or a `Local` engine), and the reply is rendered with
+//! the reply's root and limits. Each call runs on its own task
+//! (`answer::isolated`): a panic in it is that call's `INTERNAL` error
+//! result and the session serves on.
 
 use std::collections::{HashMap, VecDeque};
+use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -20,8 +23,10 @@ use rmcp::model::{
 };
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, Peer, ServerHandler};
+use scry_daemon::answer::{self, Answerer, Baseline, Local};
+use scry_daemon::proto::{Call, Outcome as ReplyOutcome, Reply};
 use scry_ops::{Action, Engine, Query};
-use scry_render::{RenderOptions, display_path, render_json, render_text};
+use scry_render::{display_path, render_json, render_text};
 use serde::Serialize;
 use serde_json::{Value, json};
 use tokio::sync::Semaphore;
@@ -56,19 +61,6 @@ impl Default for Options {
             progress_interval: Duration::from_millis(500),
         }
     }
-}
-
-/// Who answers validated questions, when not the in-process engine.
-pub trait Backend: Send + Sync {
-    /// Answer one question; dropping the future cancels it.
-    fn run<'a>(
-        &'a self,
-        q: &'a Query,
-    ) -> std::pin::Pin<
-        Box<dyn Future<Output = Result<scry_ops::Answer, scry_ops::OpError>> + Send + 'a>,
-    >;
-    /// What the running calls wait for (servers starting, indexing).
-    fn waiting_on(&self) -> Option<String>;
 }
 
 /// What a write call did, as the journal keeps it.
@@ -112,9 +104,10 @@ impl Replay {
 }
 
 struct Inner {
+    /// Validation and configuration only: questions go to `answerer`.
     engine: Engine,
-    /// Where questions go instead of `engine` (the daemon).
-    backend: Option<Arc<dyn Backend>>,
+    /// Who answers (the daemon, or a `Local` engine).
+    answerer: Arc<dyn Answerer>,
     opts: Options,
     languages: Languages,
     tools: Vec<Tool>,
@@ -175,17 +168,15 @@ impl ScryMcp {
     /// the tool description names those languages (the missing ones are
     /// logged); with none at all, no tool is offered.
     pub fn new(engine: Engine, opts: Options) -> ScryMcp {
-        ScryMcp::with_backend(engine, opts, None)
+        let session = scry_daemon::client::session_id("mcp");
+        let local = Local::new(engine.clone(), &session, Baseline::Engine);
+        ScryMcp::with_answerer(engine, opts, Arc::new(local))
     }
 
-    /// [`ScryMcp::new`], with questions answered by `backend` (the daemon)
-    /// instead of `engine`, which then only serves validation and the
-    /// configuration.
-    pub fn with_backend(
-        engine: Engine,
-        opts: Options,
-        backend: Option<Arc<dyn Backend>>,
-    ) -> ScryMcp {
+    /// [`ScryMcp::new`], with questions answered by `answerer` (the
+    /// daemon, or a `Local` engine); `engine` only serves validation and
+    /// the configuration.
+    pub fn with_answerer(engine: Engine, opts: Options, answerer: Arc<dyn Answerer>) -> ScryMcp {
         let ws = engine.workspace().clone();
         let languages = Languages::detect(&ws);
         if let Some(line) = languages.missing_line() {
@@ -220,7 +211,7 @@ impl ScryMcp {
                 journal: Mutex::new(VecDeque::new()),
                 executions: AtomicU64::new(0),
                 engine,
-                backend,
+                answerer,
                 opts,
                 languages,
                 tools,
@@ -233,19 +224,14 @@ impl ScryMcp {
 
     /// A handler for another session of the same server (HTTP): the same
     /// engine, tools and limit of calls running at once, its own replay
-    /// map, journal and nonce.
+    /// map, journal and nonce, and its own answerer session
+    /// (`Answerer::new_session`: its own daemon connection).
     pub fn new_session(&self) -> ScryMcp {
-        self.new_session_with(self.inner.backend.clone())
-    }
-
-    /// [`ScryMcp::new_session`] answered by `backend` (the session's own
-    /// daemon connection).
-    pub fn new_session_with(&self, backend: Option<Arc<dyn Backend>>) -> ScryMcp {
         let i = &self.inner;
         ScryMcp {
             inner: Arc::new(Inner {
                 engine: i.engine.clone(),
-                backend,
+                answerer: i.answerer.new_session(),
                 opts: i.opts.clone(),
                 languages: i.languages.clone(),
                 tools: i.tools.clone(),
@@ -266,6 +252,11 @@ impl ScryMcp {
 
     pub fn engine(&self) -> &Engine {
         &self.inner.engine
+    }
+
+    /// Who answers this session's questions.
+    pub fn answerer(&self) -> &Arc<dyn Answerer> {
+        &self.inner.answerer
     }
 
     /// The tools as `tools/list` returns them.
@@ -299,16 +290,8 @@ impl ScryMcp {
             .collect()
     }
 
-    fn render_options(&self) -> RenderOptions {
-        let limits = self.inner.engine.workspace().config().limits;
-        RenderOptions {
-            max_locations: limits.max_locations,
-            max_chars: limits.max_chars,
-        }
-    }
-
-    fn tool_error(&self, e: &scry_ops::OpError) -> ToolError {
-        ToolError::from_op(e, self.inner.engine.workspace().root(), &self.inner.secrets)
+    fn tool_error(&self, e: &scry_ops::OpError, root: &Path) -> ToolError {
+        ToolError::from_op(e, root, &self.inner.secrets)
     }
 
     /// One call, after the replay check.
@@ -334,7 +317,12 @@ impl ScryMcp {
             writes,
         } = match args::parse(tool, arguments, &self.inner.engine) {
             Ok(c) => c,
-            Err(e) => return fail(self.tool_error(&e), true),
+            Err(e) => {
+                return fail(
+                    self.tool_error(&e, self.inner.engine.workspace().root()),
+                    true,
+                );
+            }
         };
         // 2. Permission.
         if writes && self.inner.opts.read_only {
@@ -397,59 +385,70 @@ impl ScryMcp {
         };
         // 3. Execute (cancellable, with progress).
         self.inner.executions.fetch_add(1, Ordering::SeqCst);
-        let result = self.execute(&q, ctx).await;
+        let root = self.inner.engine.workspace().root().to_path_buf();
+        let reply = self
+            .execute(Call::new(root.clone(), root, q.clone()), ctx)
+            .await;
         // 4. Journal writes.
         if writes {
-            let outcome = match &result {
+            let outcome = match reply.as_ref().map(|r| &r.result) {
                 None => "cancelled (outcome at the server unknown)".to_string(),
-                Some(Ok(_)) => "ok".to_string(),
-                Some(Err(e)) => format!("error {}", e.code()),
+                Some(ReplyOutcome::Answer(_)) => "ok".to_string(),
+                Some(ReplyOutcome::Error(e)) => format!("error {}", e.code()),
+                Some(ReplyOutcome::Config(_)) => "error CONFIG".to_string(),
             };
             self.record(ctx, tool, &q, outcome);
         }
-        // 5. Respond.
-        let root = self.inner.engine.workspace().root().to_path_buf();
-        match result {
+        // 5. Respond, rendered with the reply's root and limits.
+        match reply {
             None => Outcome::Cancelled,
-            Some(Ok(answer)) => {
-                let opts = self.render_options();
-                let text = render_text(&answer, &root, &opts);
-                let mut r = CallToolResult::success(vec![ContentBlock::text(text)]);
-                r.structured_content = Some(render_json(&answer, &root, &opts));
-                Outcome::Done {
-                    result: Box::new(r),
-                    keep: true,
-                }
-            }
-            Some(Err(e)) => fail(self.tool_error(&e), true),
+            Some(reply) => Outcome::Done {
+                result: Box::new(self.respond(reply)),
+                keep: true,
+            },
         }
     }
 
-    /// Run the query until it answers or the client cancels (`None`);
-    /// dropping the engine's future cancels the request at the server.
-    async fn execute(
-        &self,
-        q: &Query,
-        ctx: &RequestContext<RoleServer>,
-    ) -> Option<Result<scry_ops::Answer, scry_ops::OpError>> {
+    /// A reply as a tool result: the answer rendered with the reply's root
+    /// and limits (its warnings as notes), or the error as one line (the
+    /// notes that came with it after it).
+    fn respond(&self, reply: Reply) -> CallToolResult {
+        let root = reply.root.clone();
+        let opts = answer::render_options(&reply);
+        let (warnings, notes) = (reply.warnings.clone(), reply.notes.clone());
+        match reply.into_result() {
+            Ok(Ok(mut answer)) => {
+                answer
+                    .notes
+                    .extend(warnings.into_iter().map(|w| format!("warning: {w}")));
+                let text = render_text(&answer, &root, &opts);
+                let mut r = CallToolResult::success(vec![ContentBlock::text(text)]);
+                r.structured_content = Some(render_json(&answer, &root, &opts));
+                r
+            }
+            Ok(Err(e)) => {
+                let mut r = error_result(&self.tool_error(&e, &root));
+                r.content.extend(
+                    notes
+                        .iter()
+                        .map(|n| ContentBlock::text(format!("note: {n}"))),
+                );
+                r
+            }
+            Err(config) => error_result(&ToolError::new(
+                "CONFIG",
+                scrub::scrub(&format!("configuration: {config}"), &self.inner.secrets),
+            )),
+        }
+    }
+
+    /// Run the call until it answers or the client cancels (`None`);
+    /// dropping the answerer's future cancels the request at the server.
+    async fn execute(&self, call: Call, ctx: &RequestContext<RoleServer>) -> Option<Reply> {
         let token = ctx.meta.get_progress_token();
         // On its own task: a panic inside the call (a bug) answers this
         // call INTERNAL and the session goes on serving the others.
-        let (inner, owned) = (self.inner.clone(), q.clone());
-        let run = async move {
-            let action = owned.action;
-            scry_ops::isolate::isolated(async move {
-                match &inner.backend {
-                    Some(b) => b.run(&owned).await,
-                    None => inner.engine.run(&owned).await,
-                }
-            })
-            .await
-            .unwrap_or_else(|panic| {
-                tracing::error!("call panicked: {panic}");
-                Err(scry_ops::isolate::internal_error(action.name(), &panic))
-            })
-        };
+        let run = answer::isolated(self.inner.answerer.clone(), call);
         tokio::pin!(run);
         // A timer only when the client asked for progress, and never an
         // awaited first tick: tokio rounds a timer's deadline up to its
@@ -471,42 +470,14 @@ impl ScryMcp {
                 }
                 r = &mut run => return Some(r),
                 _ = next_tick(&mut tick) => {
-                    if let (Some(token), Some(msg)) = (&token, self.waiting_on()) {
+                    let waiting = self.inner.answerer.waiting_on();
+                    if let (Some(token), Some(line)) = (&token, waiting) {
                         sent += 1;
+                        let msg = format!("waiting: {}", line.trim_end_matches('…'));
                         progress(&ctx.peer, token.clone(), sent, msg).await;
                     }
                 }
             }
-        }
-    }
-
-    /// What the call is waiting for, when a server is starting or indexing.
-    fn waiting_on(&self) -> Option<String> {
-        if let Some(b) = &self.inner.backend {
-            return b
-                .waiting_on()
-                .map(|l| format!("waiting: {}", l.trim_end_matches('…')));
-        }
-        let ws = self.inner.engine.workspace();
-        let mut parts: Vec<String> = ws
-            .running()
-            .iter()
-            .filter_map(|s| {
-                s.state()
-                    .indexing()
-                    .map(|ix| format!("{} is indexing ({ix})", s.name()))
-            })
-            .collect();
-        parts.extend(
-            ws.starting()
-                .into_iter()
-                .map(|(id, _)| format!("{id} is starting")),
-        );
-        if parts.is_empty() {
-            None
-        } else {
-            parts.sort();
-            Some(format!("waiting: {}", parts.join("; ")))
         }
     }
 

@@ -21,10 +21,8 @@ pub const LSP: &str = "lsp";
 /// them, sends raw requests, reloads.
 pub const LSP_EDIT: &str = "lsp_edit";
 
-/// Upper bound of `timeout_ms` (the engine's maximum budget).
-pub const MAX_TIMEOUT_MS: u64 = 120_000;
-/// Default of `timeout_ms` (the configuration may change it).
-pub const DEFAULT_TIMEOUT_MS: u64 = 30_000;
+/// Upper bound of `timeout_ms`: the engine's maximum budget.
+pub const MAX_TIMEOUT_MS: u64 = scry_ops::MAX_TIMEOUT.as_millis() as u64;
 
 /// The actions `lsp` accepts, in schema order (the action table's): those
 /// that never write, and the edits it previews.

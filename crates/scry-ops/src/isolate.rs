@@ -5,7 +5,8 @@
 //!
 //! Invariants: dropping the returned future aborts the task (cancellation
 //! still reaches the language server); a panic never unwinds into the
-//! caller; the error names the call and carries the panic's message.
+//! caller; the error names the call and carries the panic's message; the
+//! task runs in the caller's call environment (`scry_workspace::env::carry`).
 
 use std::future::Future;
 
@@ -27,7 +28,8 @@ where
     F: Future<Output = T> + Send + 'static,
     T: Send + 'static,
 {
-    let task = tokio::spawn(f);
+    // The call's environment (`scry_workspace::env`) goes with it.
+    let task = tokio::spawn(scry_workspace::env::carry(f));
     let _guard = AbortOnDrop(task.abort_handle());
     match task.await {
         Ok(v) => Ok(v),

@@ -1,96 +1,14 @@
-//! The CLI's side of the scry daemon: `scry daemon status|stop|--foreground`,
-//! and [`ask`], which sends one question to the daemon (starting it when
-//! none runs) and says when it cannot be used, so the caller answers
-//! in-process instead. A daemon that dies during a call gives one
-//! `DAEMON_RESTARTED` error; a read-only call is first retried once on a
-//! new daemon.
+//! `scry daemon status|stop|--foreground`: the daemon's own commands.
+//! Questions reach the daemon through `scry_daemon::answer::Daemon` (see
+//! `main::answer`), not here.
 
-use std::path::Path;
 use std::process::ExitCode;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use scry_daemon::client::{self, ConnectError, Connection};
 use scry_daemon::paths::Files;
-use scry_daemon::proto::{DaemonStatus, Reply};
-use scry_ops::{OpError, Query};
+use scry_daemon::proto::DaemonStatus;
 use scry_workspace::procmem::describe_usage;
-
-use crate::progress::Progress;
-
-/// What asking the daemon gave.
-pub enum Asked {
-    /// The answer, and the pid of the daemon that gave it.
-    Reply(Reply, u32),
-    /// The call was lost with the daemon.
-    Error(OpError),
-    /// The daemon cannot be used (why): answer in-process.
-    Unavailable(String),
-}
-
-/// Ask `query` through the daemon.
-pub async fn ask(cwd: &Path, root: &Path, query: &Query, quiet: bool) -> Asked {
-    let files = match Files::locate() {
-        Ok(f) => f,
-        Err(e) => return Asked::Unavailable(e),
-    };
-    let exe = match std::env::current_exe() {
-        Ok(e) => e,
-        Err(e) => return Asked::Unavailable(format!("cannot find the scry executable: {e}")),
-    };
-    let session = client::session_id("cli");
-    let bound = client::start_bound();
-    let mut conn = match client::connect_or_start(&files, &session, &exe, bound).await {
-        Ok(c) => c,
-        Err(e) => return Asked::Unavailable(e),
-    };
-    let line: Arc<Mutex<Option<String>>> = Arc::default();
-    let shown = line.clone();
-    let progress = Progress::start(
-        move || shown.lock().unwrap_or_else(|e| e.into_inner()).clone(),
-        quiet,
-    );
-    let set = |l: Option<String>| *line.lock().unwrap_or_else(|e| e.into_inner()) = l;
-    let first = conn.call(cwd, root, query, set).await;
-    let result = match first {
-        Ok(r) => Ok((r, conn.pid)),
-        Err(lost) if !query.writes() => {
-            tracing::info!("{lost}; asking a new daemon once");
-            match client::connect_or_start(&files, &session, &exe, bound).await {
-                Ok(mut again) => {
-                    let pid = again.pid;
-                    again
-                        .call(cwd, root, query, set)
-                        .await
-                        .map(|r| (r, pid))
-                        .map_err(|e| (pid, e))
-                }
-                Err(e) => Err((conn.pid, client::Lost(e))),
-            }
-        }
-        Err(lost) => Err((conn.pid, lost)),
-    };
-    if let Some(p) = progress {
-        p.finish();
-    }
-    match result {
-        Ok((r, pid)) => Asked::Reply(r, pid),
-        Err((pid, lost)) => {
-            let mut msg = scry_ops::msg!(
-                format!("the scry daemon (pid {pid}) stopped during the call ("),
-                foreign(lost.0),
-                "); the next call starts a new one"
-            );
-            if query.writes() {
-                msg = msg.text(
-                    "; an edit it left half-written is rolled back by the next call (which says so); \
-                     `scry undo --dry-run` shows the last applied one",
-                );
-            }
-            Asked::Error(OpError::DaemonRestarted(msg))
-        }
-    }
-}
 
 const USAGE: &str = "usage: scry daemon [status [--json] | stop | --foreground]";
 

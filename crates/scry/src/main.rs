@@ -1,10 +1,10 @@
-//! `scry`: the command-line front end. Parses arguments, runs one question
-//! through the per-user daemon (`scry-daemon`, started on first use; see
-//! `daemon_cmd`) or, with `--no-daemon`/`SCRY_NO_DAEMON=1` or when the
-//! daemon cannot start, through an in-process `scry_ops::Engine`; prints the
-//! rendered answer on stdout (rendered here either way, so the text is the
-//! same), errors as one line on stderr. Exit status: 0 answer (including
-//! "none found"), 1 error, 2 bad usage.
+//! `scry`: the command-line front end. Parses arguments into one `Query`,
+//! hands it to its one answerer (`scry_daemon::answer`): the per-user
+//! daemon (started on first use) or, with `--no-daemon`/`SCRY_NO_DAEMON=1`
+//! or when the daemon cannot start, a `Local` engine in this process;
+//! prints the reply rendered with the reply's root and limits on stdout
+//! (so the text is the same either way), errors as one line on stderr.
+//! Exit status: 0 answer (including "none found"), 1 error, 2 bad usage.
 
 mod argv;
 
@@ -14,10 +14,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::{CommandFactory, Parser};
-use scry_daemon::changes;
+use scry_daemon::answer::{self, Baseline, Choice};
+use scry_daemon::proto::{Call, Reply};
 use scry_ops::action::Arg;
 use scry_ops::{Action, Engine, Invalid, OpError, Problem, Query, SeverityFilter};
-use scry_render::{RenderOptions, error_json, render_error, render_json, render_text};
+use scry_render::{error_json, render_error, render_json, render_text};
 use scry_workspace::Workspace;
 
 mod completions;
@@ -125,13 +126,22 @@ struct Cli {
     /// No progress line on stderr while servers start or index.
     #[arg(long, short = 'q')]
     quiet: bool,
-    /// Time budget in milliseconds (default 30000, at most 120000).
-    #[arg(long = "timeout-ms")]
+    #[arg(long = "timeout-ms", help = timeout_help())]
     timeout_ms: Option<i64>,
     /// Run in this process instead of through the shared scry daemon (also
     /// `SCRY_NO_DAEMON=1`): servers start and stop with the call.
     #[arg(long = "no-daemon")]
     no_daemon: bool,
+}
+
+/// `--timeout-ms`'s help, from the configuration's default and the
+/// engine's maximum.
+fn timeout_help() -> String {
+    format!(
+        "Time budget in milliseconds (default {}, at most {})",
+        scry_workspace::config::Limits::default().timeout_ms,
+        scry_ops::MAX_TIMEOUT.as_millis()
+    )
 }
 
 fn usage(msg: &str) -> ExitCode {
@@ -191,132 +201,69 @@ fn main() -> ExitCode {
         Ok(r) => r,
         Err(code) => return code,
     };
-    let code = if cli.no_daemon || scry_daemon::paths::opted_out() {
-        runtime.block_on(run(cli.json, cli.quiet, root, query, None))
-    } else {
-        ask_or_run(&runtime, &cli, &cwd, root, query)
-    };
+    let opted_out = cli.no_daemon || scry_daemon::paths::opted_out();
+    let code = runtime.block_on(answer(&cli, opted_out, Call::new(cwd, root, query)));
     // The answer is out: blocking work a call left behind at its deadline
     // (an index build, a stuck read) does not hold the exit.
     runtime.shutdown_background();
     code
 }
 
-/// Ask the daemon, else answer in-process.
-fn ask_or_run(
-    runtime: &tokio::runtime::Runtime,
-    cli: &Cli,
-    cwd: &Path,
-    root: PathBuf,
-    query: Query,
-) -> ExitCode {
-    runtime.block_on(async {
-        match daemon_cmd::ask(cwd, &root, &query, cli.quiet).await {
-            daemon_cmd::Asked::Reply(reply, pid) => print_reply(cli.json, reply, pid),
-            daemon_cmd::Asked::Error(e) => report(&e, &root, cli.json),
-            daemon_cmd::Asked::Unavailable(why) => {
-                tracing::info!("scry daemon not used: {why}");
-                run(cli.json, cli.quiet, root, query, Some(why)).await
-            }
-        }
-    })
-}
-
-/// Print what the daemon answered, as the in-process path would.
-fn print_reply(json: bool, reply: scry_daemon::proto::Reply, pid: u32) -> ExitCode {
-    let root = reply.root.clone();
-    let opts = RenderOptions {
-        max_locations: reply.max_locations,
-        max_chars: reply.max_chars,
+/// Answer `call` through the one answerer: the daemon, else this process
+/// (which keeps the `--changes` baseline in the workspace's file and stops
+/// its servers before printing).
+async fn answer(cli: &Cli, opted_out: bool, call: Call) -> ExitCode {
+    let open = || {
+        Workspace::open(&call.root)
+            .map(|ws| Engine::new(Arc::new(ws)))
+            .map_err(|e| e.to_string())
     };
-    for w in &reply.warnings {
-        eprintln!("scry: warning: {w}");
-    }
-    match reply.into_result() {
-        Ok(Ok(mut answer)) => {
-            if answer.action == Action::Status {
-                answer.notes.push(format!(
-                    "served by the scry daemon (pid {pid}; `scry daemon status`, `scry daemon stop`)"
-                ));
-            }
-            print_answer(json, &answer, &root, &opts);
-            ExitCode::SUCCESS
-        }
-        Ok(Err(e)) => report(&e, &root, json),
-        Err(config) => {
-            eprintln!("scry: error[CONFIG]: {config}");
-            ExitCode::from(1)
-        }
-    }
-}
-
-fn print_answer(json: bool, answer: &scry_ops::Answer, root: &Path, opts: &RenderOptions) {
-    let out = if json {
-        serde_json::to_string_pretty(&render_json(answer, root, opts)).unwrap_or_default()
-    } else {
-        render_text(answer, root, opts)
+    let answerer = match Choice::make("cli", opted_out)
+        .await
+        .answerer(open, Baseline::File)
+    {
+        Ok(a) => a,
+        Err(config) => return config_error(&config),
     };
-    print_out(&out);
-}
-
-/// Answer in this process. `unavailable`: why the daemon was not used
-/// although it was wanted (said by `scry status`).
-async fn run(
-    json: bool,
-    quiet: bool,
-    root: PathBuf,
-    query: Query,
-    unavailable: Option<String>,
-) -> ExitCode {
-    let ws = match Workspace::open(&root) {
-        Ok(ws) => Arc::new(ws),
-        Err(e) => {
-            eprintln!("scry: error[CONFIG]: {e}");
-            return ExitCode::from(1);
-        }
-    };
-    let root = ws.root().to_path_buf();
-    let limits = ws.config().limits;
-    let opts = RenderOptions {
-        max_locations: limits.max_locations,
-        max_chars: limits.max_chars,
-    };
-    let engine = Engine::new(ws);
-    if query.changes {
-        changes::load(&engine);
-    }
-    let ws = engine.workspace().clone();
-    let progress = progress::Progress::start(move || scry_daemon::waiting_line(&ws), quiet);
-    let mut result = engine.run(&query).await;
+    let shown = answerer.clone();
+    let progress = progress::Progress::start(move || shown.waiting_on(), cli.quiet);
+    let reply = answerer.answer(&call).await;
     if let Some(p) = progress {
         p.finish();
     }
-    if query.changes
-        && result.is_ok()
-        && let Err(w) = changes::save(&engine)
-    {
+    answerer.shutdown().await;
+    print_reply(cli.json, reply)
+}
+
+fn config_error(config: &str) -> ExitCode {
+    eprintln!("scry: error[CONFIG]: {config}");
+    ExitCode::from(1)
+}
+
+/// Print a reply: warnings on stderr, the answer rendered with the reply's
+/// root and limits on stdout, an error as one line on stderr.
+fn print_reply(json: bool, reply: Reply) -> ExitCode {
+    let root = reply.root.clone();
+    let opts = answer::render_options(&reply);
+    for w in &reply.warnings {
         eprintln!("scry: warning: {w}");
     }
-    if let (Some(why), Ok(answer)) = (&unavailable, &mut result)
-        && answer.action == Action::Status
-    {
-        answer.notes.push(scry_daemon::not_used_note(why));
+    for n in &reply.notes {
+        eprintln!("scry: note: {n}");
     }
-    // Stop the servers before printing nothing else; bounded.
-    let _ = tokio::time::timeout(Duration::from_secs(5), engine.shutdown()).await;
-    match result {
-        Ok(answer) => {
-            print_answer(json, &answer, &root, &opts);
+    match reply.into_result() {
+        Ok(Ok(answer)) => {
+            let out = if json {
+                serde_json::to_string_pretty(&render_json(&answer, &root, &opts))
+                    .unwrap_or_default()
+            } else {
+                render_text(&answer, &root, &opts)
+            };
+            print_out(&out);
             ExitCode::SUCCESS
         }
-        Err(e) => {
-            // What recovery of a dead writer's edit did is said even when
-            // the answer is an error (this process ends here).
-            for n in engine.take_recovery_notes() {
-                eprintln!("scry: note: {n}");
-            }
-            report(&e, &root, json)
-        }
+        Ok(Err(e)) => report(&e, &root, json),
+        Err(config) => config_error(&config),
     }
 }
 
@@ -615,7 +562,7 @@ fn mcp_main() -> ExitCode {
     // Through the daemon (stdio and HTTP alike) unless opted out; in this
     // process, saying why in `status`, when it cannot be used.
     let opted_out = cli.no_daemon || scry_daemon::paths::opted_out();
-    let route = runtime.block_on(scry_mcp::daemon::Route::choose(root.clone(), opted_out));
+    let route = runtime.block_on(Choice::make("mcp", opted_out));
     let result = match http {
         Some(http) => runtime.block_on(scry_mcp::http::serve_http_with(
             &root,

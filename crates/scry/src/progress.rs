@@ -1,10 +1,10 @@
 //! The CLI's progress line: while a question waits for a server to start or
-//! index, one updating line on stderr (`rust-analyzer: Indexing 45%
-//! (crates)…`), drawn by `indicatif`, only when stderr is a terminal and
-//! not under `--quiet`. It polls a source of that line from a side task —
-//! the in-process workspace (`scry_daemon::waiting_line`) or the daemon's
-//! progress frames — and never touches the question or its answer; it is
-//! cleared before the answer is printed.
+//! index, one updating line on stderr (`rust-analyzer is indexing
+//! (Indexing 45% (crates))…`), drawn by `indicatif`, only when stderr is a
+//! terminal and not under `--quiet`. It polls the answerer's
+//! `waiting_on` (worded once, `scry_daemon::waiting_line`) from a side
+//! task and never touches the question or its answer; it is cleared
+//! before the answer is printed.
 
 use std::time::Duration;
 

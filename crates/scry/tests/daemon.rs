@@ -672,3 +672,187 @@ fn an_mcp_cancel_reaches_the_server_through_the_daemon() {
         "the session and its server carry on"
     );
 }
+
+/// The CLI words and the MCP tool call of one question per action of the
+/// action table; an action missing here fails the test (a new action must
+/// be added, not skipped).
+fn question(action: &str) -> (Vec<&'static str>, &'static str, Value) {
+    let at = json!({"path": "inventory.py", "symbol": "total_weight"});
+    let (cli, tool, args): (Vec<&str>, &str, Value) = match action {
+        "definition" | "declaration" | "type_definition" | "implementation" | "references"
+        | "hover" | "incoming_calls" | "outgoing_calls" => {
+            (vec!["inventory.py", "total_weight"], "lsp", at)
+        }
+        "symbols" => (vec!["inventory.py"], "lsp", json!({"path": "inventory.py"})),
+        "workspace_symbols" => (
+            vec!["--query", "restock", "inventory.py"],
+            "lsp",
+            json!({"query": "restock", "path": "inventory.py"}),
+        ),
+        "diagnostics" => (vec!["inventory.py"], "lsp", json!({"path": "inventory.py"})),
+        "rename" => (
+            vec!["inventory.py", "total_weight", "weight_sum", "--dry-run"],
+            "lsp",
+            json!({"path": "inventory.py", "symbol": "total_weight", "new_name": "weight_sum"}),
+        ),
+        "code_actions" => (
+            vec!["inventory.py", "--line", "18"],
+            "lsp",
+            json!({"path": "inventory.py", "line": 18}),
+        ),
+        "map" => (vec!["--budget", "1500"], "lsp", json!({"budget": 1500})),
+        "status" => (vec![], "lsp", json!({})),
+        "capabilities" => (vec!["inventory.py"], "lsp", json!({"path": "inventory.py"})),
+        "undo" => (vec!["--dry-run"], "lsp_edit", json!({"apply": false})),
+        "request" => (
+            vec![
+                "textDocument/foldingRange",
+                "inventory.py",
+                "--params",
+                r#"{"textDocument":{"uri":"$uri"}}"#,
+            ],
+            "lsp_edit",
+            json!({"method": "textDocument/foldingRange", "path": "inventory.py",
+                   "params": {"textDocument": {"uri": "$uri"}}}),
+        ),
+        "reload" => (vec![], "lsp_edit", json!({})),
+        other => panic!("no question for action `{other}`: add one to `question`"),
+    };
+    let mut args = args;
+    args["action"] = json!(action);
+    args["timeout_ms"] = json!(90000);
+    (cli, tool, args)
+}
+
+/// The actions in the table's order, `reload` first: asked while no server
+/// runs on either route, it says the same on both.
+fn actions_to_compare() -> Vec<&'static str> {
+    let mut names: Vec<&str> = scry_ops::action::ACTIONS.iter().map(|f| f.name).collect();
+    names.sort_by_key(|n| *n != "reload");
+    names
+}
+
+#[test]
+fn every_action_answers_the_same_bytes_through_the_daemon_and_in_process_cli_and_mcp() {
+    if !pyright("every_action") {
+        return;
+    }
+    let env = Env::new(Some("python"));
+    let ask = |action: &str, local: bool| {
+        let (mut words, _, _) = question(action);
+        words.insert(0, action);
+        words.extend(["--timeout-ms", "90000"]);
+        if local {
+            words.push("--no-daemon");
+        }
+        let out = env.cmd(&words).env("SCRY_LOG", "off").output().unwrap();
+        (
+            out.status.code(),
+            text(&out),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let mut differ = Vec::new();
+    for action in actions_to_compare() {
+        // What depends on how long the server has run (a just-started
+        // pyright's workspace symbols, its dynamic registrations) is asked
+        // of a just-started one on both routes: each in-process call
+        // starts its own.
+        if ["workspace_symbols", "capabilities"].contains(&action) {
+            let stop = env.scry(&["daemon", "stop"]);
+            assert!(stop.status.success(), "{stop:?}");
+        }
+        let daemon = ask(action, false);
+        let local = ask(action, true);
+        // `status` reports the route itself (which process, which servers
+        // it runs): it says so, the same way on both front ends.
+        if action == "status" {
+            assert!(
+                daemon.1.contains("served by the scry daemon (pid "),
+                "{}",
+                daemon.1
+            );
+            assert!(
+                local.0 == Some(0) && !local.1.contains("served by"),
+                "{}",
+                local.1
+            );
+            continue;
+        }
+        if daemon != local {
+            differ.push(format!(
+                "CLI {action}:\n  daemon {daemon:?}\n  local  {local:?}"
+            ));
+        }
+    }
+
+    // MCP on stdio: through the daemon and in-process, the same results
+    // (a fresh daemon: `reload`, asked first, finds no server on either).
+    let stop = env.scry(&["daemon", "stop"]);
+    assert!(stop.status.success(), "{stop:?}");
+    let mcp_local = |env: &Env| {
+        let mut child = env
+            .cmd(&["mcp", "--no-daemon"])
+            .env("SCRY_LOG", "off")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap();
+        let mut client = StdioClient::attach(&mut child);
+        client.initialize("every-action-local");
+        Mcp { child, client }
+    };
+    let mut through = Mcp::start(&env);
+    let mut local = mcp_local(&env);
+    let mut id = 10;
+    for action in actions_to_compare() {
+        let (_, tool, args) = question(action);
+        let mut results = Vec::new();
+        for mcp in [&mut through, &mut local] {
+            id += 1;
+            mcp.send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                "params": {"name": tool, "arguments": args}}));
+            results.push(mcp.response(id)["result"].clone());
+        }
+        if action == "status" {
+            let t = |r: &Value| {
+                r["content"][0]["text"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string()
+            };
+            assert!(
+                t(&results[0]).contains("served by the scry daemon (pid "),
+                "{}",
+                results[0]
+            );
+            assert!(!t(&results[1]).contains("served by"), "{}", results[1]);
+            continue;
+        }
+        let (a, b) = (untimed(&results[0]), untimed(&results[1]));
+        if a != b {
+            differ.push(format!("MCP {action}:\n  daemon {a}\n  local  {b}"));
+        }
+    }
+    assert!(
+        differ.is_empty(),
+        "answers differ by route:\n{}",
+        differ.join("\n")
+    );
+}
+
+/// `v` without how long each provider took (`elapsed_ms`, JSON only): a
+/// measurement, not part of the answer.
+fn untimed(v: &Value) -> Value {
+    match v {
+        Value::Object(m) => Value::Object(
+            m.iter()
+                .filter(|(k, _)| *k != "elapsed_ms")
+                .map(|(k, v)| (k.clone(), untimed(v)))
+                .collect(),
+        ),
+        Value::Array(a) => Value::Array(a.iter().map(untimed).collect()),
+        other => other.clone(),
+    }
+}

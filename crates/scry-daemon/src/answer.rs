@@ -1,0 +1,450 @@
+//! The one seam between a front end and the engine: an [`Answerer`] takes
+//! a [`Call`] and returns a [`Reply`] carrying the workspace root, the
+//! render limits and the warnings with the answer, so every front end
+//! renders from the reply alone ([`render_options`]) and every route gives
+//! the same bytes.
+//!
+//! Two answerers:
+//! - [`Local`]: an `Engine`, and everything that wraps `Engine::run` —
+//!   the configuration refresh (daemon), the idempotency-key prefix of the
+//!   client session, the per-workspace write lock, the `changes` baseline
+//!   (loaded before and saved after, [`Baseline`]), the trust notice once
+//!   per client session, the "daemon not used" note on `status`, the
+//!   recovery notes of an error, the `edit_diagnostics` side channel, and
+//!   stopping the servers. The daemon is a `Local` per workspace behind a
+//!   socket (`crate::server`).
+//! - [`Daemon`]: the client of the daemon ([`crate::client::Shared`]), with
+//!   the one retry policy (a read-only call lost with the daemon is asked
+//!   once more of a new one; else `DAEMON_RESTARTED`, worded once in
+//!   `client`), and the pid note on `status`.
+//!
+//! Invariants: nothing but a `Local` calls `Engine::run` for a front end;
+//! the reply's root and limits are the answering workspace's (a front end
+//! never renders with its own); dropping an answer's future cancels it.
+
+use std::collections::HashSet;
+use std::path::PathBuf;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use scry_ops::{Action, Body, Engine};
+use scry_render::RenderOptions;
+
+use crate::client::Shared;
+use crate::paths::Files;
+use crate::proto::{Call, Outcome, Reply};
+
+/// How long stopping the servers may take.
+pub const SHUTDOWN_BUDGET: Duration = Duration::from_secs(10);
+
+/// A future an answerer returns.
+pub type Boxed<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// Who answers a front end's calls.
+pub trait Answerer: Send + Sync {
+    /// Answer one call; dropping the future cancels it.
+    fn answer<'a>(&'a self, call: &'a Call) -> Boxed<'a, Reply>;
+    /// What a running call waits for (servers starting, indexing), one
+    /// line, or `None`.
+    fn waiting_on(&self) -> Option<String>;
+    /// Another client session answered the same way (an MCP HTTP session):
+    /// its own idempotency keys and once-per-session notices.
+    fn new_session(&self) -> Arc<dyn Answerer>;
+    /// Stop what this answerer runs (a `Local`'s servers, bounded by
+    /// [`SHUTDOWN_BUDGET`]; a `Daemon`'s connection).
+    fn shutdown(&self) -> Boxed<'_, ()>;
+}
+
+/// The render options of a reply: its workspace's limits. Built here only.
+pub fn render_options(reply: &Reply) -> RenderOptions {
+    RenderOptions {
+        max_locations: reply.max_locations,
+        max_chars: reply.max_chars,
+    }
+}
+
+/// Answer `call` on its own task: a panic inside it (a bug) is this call's
+/// `INTERNAL` error and the caller serves on.
+pub async fn isolated(answerer: Arc<dyn Answerer>, call: Call) -> Reply {
+    let (id, root, action) = (call.id, call.root.clone(), call.query.action);
+    scry_ops::isolate::isolated(async move { answerer.answer(&call).await })
+        .await
+        .unwrap_or_else(|panic| {
+            tracing::error!(id, "call panicked: {panic}");
+            Reply::new(
+                id,
+                root,
+                Outcome::Error(scry_ops::isolate::internal_error(action.name(), &panic)),
+            )
+        })
+}
+
+/// Where a `Local` keeps the `diag --changes` baseline between calls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Baseline {
+    /// In the engine, for the life of the session (in-process MCP).
+    Engine,
+    /// In the workspace's baseline file (`crate::changes`), loaded before
+    /// and saved after each `changes` call (the CLI, the daemon).
+    File,
+}
+
+/// What a `Local` shares between its client sessions: one per workspace.
+struct Core {
+    engine: Engine,
+    /// Held by writes: two clients' edits never interleave.
+    writes: tokio::sync::Mutex<()>,
+    baseline: Baseline,
+    /// Reread the configuration before each call (a long-lived daemon).
+    refresh: bool,
+    /// Why the daemon was not used although it was wanted (said by
+    /// `status`).
+    unavailable: Option<String>,
+}
+
+/// One client session: its id (the idempotency-key prefix) and the
+/// once-per-session notices already told.
+#[derive(Debug)]
+pub struct Session {
+    id: String,
+    told: Mutex<HashSet<String>>,
+}
+
+impl Session {
+    pub fn new(id: String) -> Arc<Session> {
+        Arc::new(Session {
+            id,
+            told: Mutex::new(HashSet::new()),
+        })
+    }
+
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// Whether `notice` is new to this session (and so is told now).
+    fn first_time(&self, notice: &str) -> bool {
+        self.told
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(notice.to_string())
+    }
+}
+
+/// The engine as an answerer, for one client session. Cheap to clone.
+#[derive(Clone)]
+pub struct Local {
+    core: Arc<Core>,
+    session: Arc<Session>,
+}
+
+impl Local {
+    /// `engine` answering for client session `session`, keeping the
+    /// `changes` baseline as `baseline` says.
+    pub fn new(engine: Engine, session: &str, baseline: Baseline) -> Local {
+        Local {
+            core: Arc::new(Core {
+                engine,
+                writes: tokio::sync::Mutex::new(()),
+                baseline,
+                refresh: false,
+                unavailable: None,
+            }),
+            session: Session::new(session.to_string()),
+        }
+    }
+
+    /// The daemon's: the configuration reread before each call (a changed
+    /// one starts new servers for what changed).
+    pub fn refreshing(mut self) -> Local {
+        self.core_mut().refresh = true;
+        self
+    }
+
+    /// In place of the daemon, which could not be used (`why`, said by
+    /// `status`).
+    pub fn instead_of_daemon(mut self, why: Option<String>) -> Local {
+        self.core_mut().unavailable = why;
+        self
+    }
+
+    fn core_mut(&mut self) -> &mut Core {
+        Arc::get_mut(&mut self.core).expect("a Local is configured before it is shared")
+    }
+
+    /// The same workspace for another client session.
+    pub fn for_session(&self, session: Arc<Session>) -> Local {
+        Local {
+            core: self.core.clone(),
+            session,
+        }
+    }
+
+    pub fn engine(&self) -> &Engine {
+        &self.core.engine
+    }
+
+    async fn run(&self, call: &Call) -> Reply {
+        let core = &*self.core;
+        let ws = core.engine.workspace().clone();
+        let mut reply = Reply::new(
+            call.id,
+            ws.root().to_path_buf(),
+            Outcome::Config(String::new()),
+        );
+        if core.refresh
+            && let Err(e) = ws.refresh_config().await
+        {
+            reply.result = Outcome::Config(e.to_string());
+            return reply;
+        }
+        let limits = ws.config().limits;
+        reply.max_locations = limits.max_locations;
+        reply.max_chars = limits.max_chars;
+        let mut q = call.query.clone();
+        if let Some(k) = &q.idempotency_key {
+            q.idempotency_key = Some(format!("{}:{k}", self.session.id));
+        }
+        let _write = if q.writes() {
+            Some(core.writes.lock().await)
+        } else {
+            None
+        };
+        let file_baseline = q.changes && core.baseline == Baseline::File;
+        if file_baseline {
+            crate::changes::load(&core.engine);
+        }
+        let mut result = core.engine.run(&q).await;
+        if file_baseline
+            && result.is_ok()
+            && let Err(w) = crate::changes::save(&core.engine)
+        {
+            reply.warnings.push(w);
+        }
+        match &mut result {
+            Ok(a) if a.action == Action::Status => {
+                if let Some(why) = &core.unavailable {
+                    a.notes.push(crate::not_used_note(why));
+                }
+            }
+            // The trust notice once per client session (the engine tells
+            // it once per workspace).
+            Ok(a) => {
+                if let Some(n) = ws.trust_notice() {
+                    a.notes.retain(|x| *x != n);
+                    if self.session.first_time(&n) {
+                        a.notes.push(n);
+                    }
+                }
+            }
+            // What recovery of a dead writer's edit did goes with an error
+            // too (the engine adds it to answers only).
+            Err(_) => reply.notes = core.engine.take_recovery_notes(),
+        }
+        reply.result = match result {
+            Ok(a) => {
+                if let Body::Edit(r) = &a.body {
+                    reply.edit_diagnostics = r.diagnostics.clone();
+                }
+                Outcome::Answer(Box::new(a))
+            }
+            Err(e) => Outcome::Error(e),
+        };
+        reply
+    }
+}
+
+impl Answerer for Local {
+    fn answer<'a>(&'a self, call: &'a Call) -> Boxed<'a, Reply> {
+        Box::pin(self.run(call))
+    }
+
+    fn waiting_on(&self) -> Option<String> {
+        crate::waiting_line(self.core.engine.workspace())
+    }
+
+    fn new_session(&self) -> Arc<dyn Answerer> {
+        Arc::new(self.for_session(Session::new(crate::client::session_id("mcp-http"))))
+    }
+
+    fn shutdown(&self) -> Boxed<'_, ()> {
+        Box::pin(async move {
+            if tokio::time::timeout(SHUTDOWN_BUDGET, self.core.engine.shutdown())
+                .await
+                .is_err()
+            {
+                tracing::warn!("language servers did not stop in time; they are killed on exit");
+            }
+        })
+    }
+}
+
+/// The scry daemon as an answerer: one client session over one shared
+/// connection (calls concurrent, reconnecting after the daemon died).
+pub struct Daemon {
+    shared: Shared,
+    files: Files,
+    exe: PathBuf,
+}
+
+impl Daemon {
+    /// Connect (starting the daemon if needed) as a new client session of
+    /// `kind` (`cli`, `mcp`); `Err`: why the daemon cannot be used (the
+    /// caller answers with a [`Local`] instead, saying why).
+    pub async fn connect(kind: &str) -> Result<Daemon, String> {
+        let files = Files::locate()?;
+        let exe =
+            std::env::current_exe().map_err(|e| format!("cannot find the scry executable: {e}"))?;
+        let shared =
+            Shared::connect(files.clone(), exe.clone(), crate::client::session_id(kind)).await?;
+        Ok(Daemon { shared, files, exe })
+    }
+
+    /// The client session id.
+    pub fn session(&self) -> &str {
+        self.shared.session()
+    }
+
+    /// The daemon's pid (of the current connection).
+    pub async fn pid(&self) -> Option<u32> {
+        self.shared.pid().await
+    }
+
+    async fn run(&self, call: &Call) -> Reply {
+        match self.shared.run(&call.cwd, &call.root, &call.query).await {
+            Ok((mut reply, pid)) => {
+                if let Outcome::Answer(a) = &mut reply.result
+                    && a.action == Action::Status
+                {
+                    a.notes.push(format!(
+                        "served by the scry daemon (pid {pid}; `scry daemon status`, `scry daemon stop`)"
+                    ));
+                }
+                reply
+            }
+            Err(e) => Reply::new(call.id, call.root.clone(), Outcome::Error(e)),
+        }
+    }
+}
+
+impl Answerer for Daemon {
+    fn answer<'a>(&'a self, call: &'a Call) -> Boxed<'a, Reply> {
+        Box::pin(self.run(call))
+    }
+
+    fn waiting_on(&self) -> Option<String> {
+        self.shared.waiting_on()
+    }
+
+    fn new_session(&self) -> Arc<dyn Answerer> {
+        Arc::new(Daemon {
+            shared: Shared::lazy(
+                self.files.clone(),
+                self.exe.clone(),
+                crate::client::session_id("mcp-http"),
+            ),
+            files: self.files.clone(),
+            exe: self.exe.clone(),
+        })
+    }
+
+    fn shutdown(&self) -> Boxed<'_, ()> {
+        Box::pin(self.shared.close())
+    }
+}
+
+/// Which answerer a front end holds: the daemon, or this process.
+pub enum Choice {
+    Daemon(Box<Daemon>),
+    /// This process: `Some(why)` when the daemon could not be used, `None`
+    /// when opted out (`--no-daemon`, `SCRY_NO_DAEMON=1`).
+    InProcess(Option<String>),
+}
+
+impl Choice {
+    /// The daemon (a new client session of `kind`) unless `opted_out`;
+    /// this process, saying why, when the daemon cannot be used.
+    pub async fn make(kind: &str, opted_out: bool) -> Choice {
+        if opted_out {
+            return Choice::InProcess(None);
+        }
+        match Daemon::connect(kind).await {
+            Ok(d) => Choice::Daemon(Box::new(d)),
+            Err(why) => {
+                tracing::info!("scry daemon not used ({why}); answering in-process");
+                Choice::InProcess(Some(why))
+            }
+        }
+    }
+
+    /// The answerer: the daemon, or a [`Local`] over `engine()` (opened
+    /// only then) keeping the `changes` baseline as `baseline` says; `Err`:
+    /// the workspace's configuration could not be loaded.
+    pub fn answerer(
+        self,
+        engine: impl FnOnce() -> Result<Engine, String>,
+        baseline: Baseline,
+    ) -> Result<Arc<dyn Answerer>, String> {
+        Ok(match self {
+            Choice::Daemon(d) => Arc::new(*d),
+            Choice::InProcess(why) => {
+                let session = crate::client::session_id("local");
+                Arc::new(Local::new(engine()?, &session, baseline).instead_of_daemon(why))
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use scry_ops::Query;
+    use scry_workspace::Workspace;
+
+    fn local(limits: (usize, usize)) -> (tempfile::TempDir, PathBuf, Local) {
+        let t = tempfile::tempdir().unwrap();
+        let root = t.path().canonicalize().unwrap();
+        let mut config = scry_workspace::config::Config::default();
+        config.limits.max_locations = limits.0;
+        config.limits.max_chars = limits.1;
+        let engine = Engine::new(Arc::new(Workspace::with_config(root.clone(), config)));
+        engine.set_journal_dir(None);
+        (t, root, Local::new(engine, "s1", Baseline::Engine))
+    }
+
+    #[tokio::test]
+    async fn a_reply_carries_the_workspaces_root_and_limits_and_status_says_why_not_the_daemon() {
+        let (_t, root, local) = local((7, 1234));
+        let local = local.instead_of_daemon(Some("no socket".into()));
+        // The call's root is the front end's; the reply's is the workspace's.
+        let call = Call::new("/".into(), root.join("."), Query::new(Action::Status));
+        let reply = local.answer(&call).await;
+        assert_eq!(reply.root, root);
+        let opts = render_options(&reply);
+        assert_eq!((opts.max_locations, opts.max_chars), (7, 1234));
+        let answer = reply.into_result().unwrap().unwrap();
+        assert!(
+            answer
+                .notes
+                .iter()
+                .any(|n| n.contains("not used (no socket)")),
+            "{:?}",
+            answer.notes
+        );
+    }
+
+    #[tokio::test]
+    async fn an_error_comes_back_in_the_reply_with_the_workspaces_limits() {
+        let (_t, root, local) = local((3, 999));
+        let mut q = Query::new(Action::Hover);
+        q.path = Some("/elsewhere/x.rs".into());
+        q.symbol = Some("x".into());
+        let reply = local
+            .answer(&Call::new(root.clone(), root.clone(), q))
+            .await;
+        assert_eq!((reply.max_locations, reply.max_chars), (3, 999));
+        let e = reply.into_result().unwrap().unwrap_err();
+        assert_eq!(e.code(), "OUTSIDE_WORKSPACE", "{e:?}");
+    }
+}
