@@ -712,14 +712,15 @@ impl State {
             && a.action != Action::Status
             && let Some(n) = ws.trust_notice()
         {
-            a.notes.retain(|x| *x != n);
+            let said = scry_ops::Reason::from(n.clone());
+            a.notes.retain(|x| *x != said);
             if session
                 .told
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
                 .insert(n.clone())
             {
-                a.notes.push(n);
+                a.notes.push(said);
             }
         }
         reply.result = match result {

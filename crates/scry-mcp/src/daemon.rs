@@ -151,7 +151,9 @@ impl Backend for InProcess {
             if let Ok(answer) = &mut r
                 && answer.action == Action::Status
             {
-                answer.notes.push(scry_daemon::not_used_note(&self.why));
+                answer
+                    .notes
+                    .push(scry_daemon::not_used_note(&self.why).into());
             }
             r
         })

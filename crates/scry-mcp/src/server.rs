@@ -304,6 +304,7 @@ impl ScryMcp {
         RenderOptions {
             max_locations: limits.max_locations,
             max_chars: limits.max_chars,
+            dialect: scry_render::Dialect::Mcp,
         }
     }
 

@@ -228,6 +228,7 @@ fn print_reply(json: bool, reply: scry_daemon::proto::Reply, pid: u32) -> ExitCo
     let opts = RenderOptions {
         max_locations: reply.max_locations,
         max_chars: reply.max_chars,
+        dialect: scry_render::Dialect::Cli,
     };
     for w in &reply.warnings {
         eprintln!("scry: warning: {w}");
@@ -235,9 +236,12 @@ fn print_reply(json: bool, reply: scry_daemon::proto::Reply, pid: u32) -> ExitCo
     match reply.into_result() {
         Ok(Ok(mut answer)) => {
             if answer.action == Action::Status {
-                answer.notes.push(format!(
-                    "served by the scry daemon (pid {pid}; `scry daemon status`, `scry daemon stop`)"
-                ));
+                answer.notes.push(
+                    format!(
+                        "served by the scry daemon (pid {pid}; `scry daemon status`, `scry daemon stop`)"
+                    )
+                    .into(),
+                );
             }
             print_answer(json, &answer, &root, &opts);
             ExitCode::SUCCESS
@@ -280,6 +284,7 @@ async fn run(
     let opts = RenderOptions {
         max_locations: limits.max_locations,
         max_chars: limits.max_chars,
+        dialect: scry_render::Dialect::Cli,
     };
     let engine = Engine::new(ws);
     if query.changes {
@@ -300,7 +305,7 @@ async fn run(
     if let (Some(why), Ok(answer)) = (&unavailable, &mut result)
         && answer.action == Action::Status
     {
-        answer.notes.push(scry_daemon::not_used_note(why));
+        answer.notes.push(scry_daemon::not_used_note(why).into());
     }
     // Stop the servers before printing nothing else; bounded.
     let _ = tokio::time::timeout(Duration::from_secs(5), engine.shutdown()).await;
