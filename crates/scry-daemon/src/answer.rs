@@ -56,11 +56,14 @@ pub trait Answerer: Send + Sync {
     fn shutdown(&self) -> Boxed<'_, ()>;
 }
 
-/// The render options of a reply: its workspace's limits. Built here only.
-pub fn render_options(reply: &Reply) -> RenderOptions {
+/// The render options of a reply: its workspace's limits, in the front
+/// end's dialect (how a selector is written: CLI flags or MCP arguments).
+/// Built here only.
+pub fn render_options(reply: &Reply, dialect: scry_render::Dialect) -> RenderOptions {
     RenderOptions {
         max_locations: reply.max_locations,
         max_chars: reply.max_chars,
+        dialect,
     }
 }
 
@@ -225,16 +228,17 @@ impl Local {
         match &mut result {
             Ok(a) if a.action == Action::Status => {
                 if let Some(why) = &core.unavailable {
-                    a.notes.push(crate::not_used_note(why));
+                    a.notes.push(crate::not_used_note(why).into());
                 }
             }
             // The trust notice once per client session (the engine tells
             // it once per workspace).
             Ok(a) => {
                 if let Some(n) = ws.trust_notice() {
-                    a.notes.retain(|x| *x != n);
+                    let said = scry_ops::Reason::from(n.clone());
+                    a.notes.retain(|x| *x != said);
                     if self.session.first_time(&n) {
-                        a.notes.push(n);
+                        a.notes.push(said);
                     }
                 }
             }
@@ -319,7 +323,7 @@ impl Daemon {
                 {
                     a.notes.push(format!(
                         "served by the scry daemon (pid {pid}; `scry daemon status`, `scry daemon stop`)"
-                    ));
+                    ).into());
                 }
                 reply
             }
@@ -421,14 +425,13 @@ mod tests {
         let call = Call::new("/".into(), root.join("."), Query::new(Action::Status));
         let reply = local.answer(&call).await;
         assert_eq!(reply.root, root);
-        let opts = render_options(&reply);
+        let opts = render_options(&reply, scry_render::Dialect::Cli);
         assert_eq!((opts.max_locations, opts.max_chars), (7, 1234));
         let answer = reply.into_result().unwrap().unwrap();
         assert!(
-            answer
-                .notes
-                .iter()
-                .any(|n| n.contains("not used (no socket)")),
+            answer.notes.iter().any(
+                |n| matches!(n, scry_ops::Reason::Said(s) if s.contains("not used (no socket)"))
+            ),
             "{:?}",
             answer.notes
         );

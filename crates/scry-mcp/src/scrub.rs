@@ -96,13 +96,7 @@ impl ToolError {
         let msg = match e {
             OpError::FileNotFound(_)
             | OpError::BinaryFile(_)
-            | OpError::OutsideWorkspace { .. } => {
-                let json = scry_render::error_json(e, root);
-                json["error"]["message"]
-                    .as_str()
-                    .unwrap_or_default()
-                    .to_string()
-            }
+            | OpError::OutsideWorkspace { .. } => scry_render::error_message(e, root),
             // Keep the line structure for `scrub` (it keeps the first line:
             // servers put stack traces after it); paths relative like the CLI.
             other => scry_render::error_text(other, root),
@@ -113,13 +107,14 @@ impl ToolError {
         }
     }
 
-    /// `error[CODE]: message`, the CLI's shape.
+    /// `error[CODE]: message`, the renderer's shape.
     pub fn text(&self) -> String {
-        format!("error[{}]: {}", self.code, self.message)
+        scry_render::error_line(self.code, &self.message)
     }
 
+    /// `{"error": {"code", "message"}}`, the renderer's shape.
     pub fn json(&self) -> serde_json::Value {
-        serde_json::json!({"error": {"code": self.code, "message": self.message}})
+        scry_render::error_object(self.code, &self.message)
     }
 }
 

@@ -414,13 +414,13 @@ impl ScryMcp {
     /// notes that came with it after it).
     fn respond(&self, reply: Reply) -> CallToolResult {
         let root = reply.root.clone();
-        let opts = answer::render_options(&reply);
+        let opts = answer::render_options(&reply, scry_render::Dialect::Mcp);
         let (warnings, notes) = (reply.warnings.clone(), reply.notes.clone());
         match reply.into_result() {
             Ok(Ok(mut answer)) => {
                 answer
                     .notes
-                    .extend(warnings.into_iter().map(|w| format!("warning: {w}")));
+                    .extend(warnings.into_iter().map(|w| format!("warning: {w}").into()));
                 let text = render_text(&answer, &root, &opts);
                 let mut r = CallToolResult::success(vec![ContentBlock::text(text)]);
                 r.structured_content = Some(render_json(&answer, &root, &opts));

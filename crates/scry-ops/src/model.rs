@@ -106,10 +106,191 @@ pub struct Loc {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AskedAt {
     pub loc: Loc,
-    /// How the position was found, in a few words:
-    /// "declaration of struct `Distance`", "occurrence 2 of 5 of `total`",
-    /// "the given line and column", "workspace symbol `Item::restock`".
-    pub via: String,
+    /// How the position was found (worded by scry-render: "declaration of
+    /// struct `Distance`", "occurrence 2 of 5 of `total`", …).
+    pub via: Via,
+}
+
+/// How scry found the position it asked at. Data: scry-render words it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "how", rename_all = "snake_case")]
+pub enum Via {
+    /// Not said (a caller that built the position itself).
+    Unsaid,
+    /// The line and column the question gave.
+    GivenPosition,
+    /// A bare line: its first identifier.
+    FirstIdentifier,
+    /// A declaration from the file's document symbols.
+    Declaration { kind: String, name: String },
+    /// Occurrence `n` of `of` of `name` in the file (no line given).
+    Occurrence {
+        n: usize,
+        of: usize,
+        name: String,
+        #[serde(default)]
+        prose: bool,
+    },
+    /// Occurrence `n` of `of` of `name` on the asked line (`of` 1: the
+    /// only one).
+    OnLine {
+        n: usize,
+        of: usize,
+        name: String,
+        #[serde(default)]
+        prose: bool,
+    },
+    /// `name` is not on line `asked`; this occurrence is on line `line`
+    /// (`first`: the nearest one, asked first).
+    NotOnLine {
+        name: String,
+        asked: u32,
+        line: u32,
+        first: bool,
+        #[serde(default)]
+        prose: bool,
+    },
+    /// A workspace symbol (`kind` when the server said it).
+    WorkspaceSymbol {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        kind: Option<String>,
+        name: String,
+    },
+    /// The occurrence written `form`, one of `targets` different targets
+    /// of `name`: on the asked line `line` (at column `col`), or (no line
+    /// given) in a file that only uses the name (at `at_line`:`col`).
+    OneOfTargets {
+        form: String,
+        name: String,
+        targets: usize,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        line: Option<u32>,
+        at_line: u32,
+        col: u32,
+    },
+}
+
+impl Via {
+    /// True for an occurrence in a comment or string.
+    pub fn in_prose(&self) -> bool {
+        matches!(
+            self,
+            Via::Occurrence { prose: true, .. }
+                | Via::OnLine { prose: true, .. }
+                | Via::NotOnLine { prose: true, .. }
+        )
+    }
+}
+
+/// Why an answer is empty or may be incomplete, or a remark on it (notes).
+/// Data: scry-render words each kind in one place.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Reason {
+    /// `server` was still indexing (`progress`: its own words, "Indexing 45%").
+    Indexing { server: String, progress: String },
+    /// `server` does not support `what` (an LSP method, or a feature named
+    /// in words: "workspace symbols").
+    Unsupported { server: String, what: String },
+    /// `server` returned nothing at the `places` positions tried.
+    NothingThere { server: String, places: usize },
+    /// `provider` could not be used: its error.
+    Failed {
+        provider: String,
+        error: crate::OpError,
+    },
+    /// An error that made the answer come from elsewhere (the syntactic
+    /// index): its message.
+    Error { error: crate::OpError },
+    /// `server` listed at least `kept` locations; the first `kept` kept.
+    ServerCapped { server: String, kept: usize },
+    /// `found` matches of `name` by name; the first `kept` considered.
+    NameMatchesCapped {
+        name: String,
+        found: usize,
+        kept: usize,
+    },
+    /// `symbol` was found outside the workspace.
+    OutsideWorkspace { symbol: String },
+    /// The file has syntax errors; the parser recovered around them.
+    SyntaxErrors { path: PathBuf },
+    /// A file the syntactic index left out, and why ("binary", "over the
+    /// size limit").
+    NotIndexed { path: PathBuf, why: String },
+    /// No source file a grammar serves was found (`languages`: the
+    /// grammars scry-syntax has).
+    NoGrammarFiles { languages: Vec<String> },
+    /// Methods the server registered dynamically.
+    Registered { methods: Vec<String> },
+    /// Where the server logs are.
+    ServerLogs { dir: PathBuf },
+    /// Configuration files read.
+    Configuration { files: Vec<PathBuf> },
+    /// The answer is syntactic (tree-sitter, names matched as written, not
+    /// resolved), `because` of the server's error (none: it was still
+    /// indexing, said in `partial`).
+    Syntactic {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        because: Option<Box<Reason>>,
+    },
+    /// `name` is a local binding at the place asked (a syntactic answer).
+    LocalBinding { name: String },
+    /// `server` offers no code action at the place asked.
+    NoCodeAction { server: String },
+    /// A code action's preview leaves out what its `command` (run by
+    /// `server` when applied) will edit.
+    CommandNotPreviewed { command: String, server: String },
+    /// A code action's command failed (its other edits were applied).
+    CommandFailed { error: crate::OpError },
+    /// Diagnostics checked the first `checked` of `files` files (the
+    /// `maxOpenDocuments` limit).
+    FilesCapped { checked: usize, files: usize },
+    /// Several reasons together (servers of one workspace-wide question).
+    All(Vec<Reason>),
+    /// A sentence worded where its fact lives (the trust state, the
+    /// daemon's own notes, an edit's command output); shown as is.
+    Said(String),
+}
+
+impl From<String> for Reason {
+    fn from(s: String) -> Reason {
+        Reason::Said(s)
+    }
+}
+
+impl From<&str> for Reason {
+    fn from(s: &str) -> Reason {
+        Reason::Said(s.to_string())
+    }
+}
+
+/// How an answer was found when it is not a language server's: the
+/// renderer labels it (JSON `"precision"`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Precision {
+    /// The syntactic index (tree-sitter): names matched as written, not
+    /// resolved.
+    Syntactic,
+}
+
+impl Precision {
+    /// The JSON value (`"syntactic"`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Precision::Syntactic => "syntactic",
+        }
+    }
+}
+
+/// One argument of a question that selects a place; each front end words
+/// it in its own syntax (MCP `column=35`, the CLI `--column 35`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Selector {
+    Line(u32),
+    Column(u32),
+    Symbol(String),
 }
 
 /// Another declaration with the same name in the same file, so the next call
@@ -380,22 +561,21 @@ pub struct Answer {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub others: Vec<Alternative>,
     pub body: Body,
-    /// Why the result is empty, when known ("rust-analyzer is still indexing
-    /// (Indexing 45%)", "gopls does not support textDocument/declaration").
+    /// Why the result is empty, when known (the server still indexing, a
+    /// method it does not support, nothing at the places tried).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub empty_reason: Option<String>,
+    pub empty_reason: Option<Reason>,
     /// Set when the server was still indexing when the answer was taken: the
     /// result may be incomplete.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub partial: Option<String>,
-    /// Extra one-line notes (e.g. "pylsp is not installed").
+    pub partial: Option<Reason>,
+    /// Extra one-line notes, worded by the renderer.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub notes: Vec<String>,
-    /// `Some("syntactic")` when the answer comes from the syntactic index
-    /// (tree-sitter) instead of a language server: matched by name, not by
-    /// meaning.
+    pub notes: Vec<Reason>,
+    /// Set when the answer comes from elsewhere than a language server
+    /// (the syntactic index: matched by name, not by meaning).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub precision: Option<String>,
+    pub precision: Option<Precision>,
     /// Other occurrences of the asked name that resolve to different
     /// targets than the one answered: on the asked line, or (no line given,
     /// the name only used in the file) elsewhere in the file.
@@ -406,8 +586,8 @@ pub struct Answer {
 /// The asked name resolves to different targets at its occurrences.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SameName {
-    /// "on line 12", or "in this file" when no line was given.
-    pub scope: String,
+    /// The asked line, or `None` (no line given: in this file).
+    pub line: Option<u32>,
     /// How the answered occurrence is written (`HirKind::Literal`).
     pub answered_form: String,
     pub others: Vec<SameNameOccurrence>,
@@ -421,8 +601,9 @@ pub struct SameNameOccurrence {
     pub col: u32,
     /// How it is written on its line: `hir::Literal`, `self.span`, `Literal`.
     pub form: String,
-    /// The arguments that select it: `column=35`, `symbol=hir::Literal`.
-    pub select: Vec<String>,
+    /// The arguments that select it (line, column, symbol), worded by
+    /// each front end in its own syntax.
+    pub select: Vec<Selector>,
     /// Its own answer, for definition, declaration, type_definition,
     /// implementation and hover; `None` for the rest (only named).
     #[serde(skip_serializing_if = "Option::is_none")]

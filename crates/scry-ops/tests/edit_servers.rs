@@ -298,7 +298,10 @@ async fn pyright_rename_preview_names_the_other_target_on_the_line() {
     assert_eq!(same.others.len(), 1, "{same:?}");
     let other = &same.others[0];
     assert_eq!((other.line, other.col), (10, 23), "{other:?}");
-    assert!(other.select.contains(&"column=23".to_string()), "{other:?}");
+    assert!(
+        other.select.contains(&scry_ops::Selector::Column(23)),
+        "{other:?}"
+    );
     assert!(other.body.is_none(), "an edit preview only names the other");
     fx.engine.shutdown().await;
 }

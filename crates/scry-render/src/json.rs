@@ -12,6 +12,7 @@ use scry_ops::{Answer, Body, Call, CallItem, Loc, ServerStatus, SymbolItem, Symb
 use serde_json::{Map, Value, json};
 
 use crate::common::{Placed, clip_line, distinct_files, flatten_outline, place, sort_dedup};
+use crate::words::{self, Dialect};
 use crate::{RenderOptions, display_path};
 
 fn chars(v: &Value) -> usize {
@@ -87,7 +88,7 @@ fn call_item_json(item: &CallItem, root: &Path) -> Value {
 }
 
 /// The answer's common fields.
-fn base(answer: &Answer, root: &Path) -> Map<String, Value> {
+fn base(answer: &Answer, root: &Path, dialect: Dialect) -> Map<String, Value> {
     let mut m = Map::new();
     m.insert("action".into(), answer.action.name().into());
     let q = &answer.question;
@@ -120,7 +121,7 @@ fn base(answer: &Answer, root: &Path) -> Map<String, Value> {
                 "path": display_path(&a.loc.path, root),
                 "line": a.loc.line,
                 "col": a.loc.col,
-                "via": a.via,
+                "via": words::via(&a.via).unwrap_or_default(),
             })
         }),
     );
@@ -134,14 +135,24 @@ fn base(answer: &Answer, root: &Path) -> Map<String, Value> {
             .collect(),
     );
     if let Some(same) = &answer.same_name {
-        m.insert("same_name".into(), same_name(same, root));
+        m.insert("same_name".into(), same_name(same, root, dialect));
     }
-    m.insert("partial".into(), answer.partial.clone().into());
+    let said = |r: &scry_ops::Reason| Value::from(words::reason(r, root));
+    m.insert(
+        "partial".into(),
+        answer.partial.as_ref().map_or(Value::Null, said),
+    );
     m.insert("empty".into(), answer.body.is_empty().into());
-    m.insert("empty_reason".into(), answer.empty_reason.clone().into());
-    m.insert("notes".into(), answer.notes.clone().into());
-    if let Some(p) = &answer.precision {
-        m.insert("precision".into(), p.clone().into());
+    m.insert(
+        "empty_reason".into(),
+        answer.empty_reason.as_ref().map_or(Value::Null, said),
+    );
+    m.insert(
+        "notes".into(),
+        answer.notes.iter().map(said).collect::<Vec<_>>().into(),
+    );
+    if let Some(p) = answer.precision {
+        m.insert("precision".into(), p.name().into());
     }
     m
 }
@@ -159,7 +170,7 @@ pub(crate) fn render(answer: &Answer, root: &Path, opts: &RenderOptions) -> Valu
 }
 
 fn render_body(answer: &Answer, root: &Path, opts: &RenderOptions) -> Value {
-    let b = base(answer, root);
+    let b = base(answer, root, opts.dialect);
     // Huge notes or reasons must not crowd the results out: the common
     // fields get at most a quarter of the budget.
     let mut common = Value::Object(b);
@@ -618,7 +629,7 @@ fn server_json(s: &ServerStatus, root: &Path) -> Value {
 /// `same_name`: the other targets of the asked name, each with the
 /// arguments that select it and (for target-showing actions) its answer,
 /// at most 5 locations each, paths relative.
-fn same_name(same: &scry_ops::SameName, root: &Path) -> Value {
+fn same_name(same: &scry_ops::SameName, root: &Path, dialect: Dialect) -> Value {
     let others: Vec<Value> = same
         .others
         .iter()
@@ -627,7 +638,7 @@ fn same_name(same: &scry_ops::SameName, root: &Path) -> Value {
                 "line": o.line,
                 "col": o.col,
                 "form": o.form,
-                "select": o.select,
+                "select": words::selectors(&o.select, dialect),
             });
             match &o.body {
                 Some(Body::Locations { locations }) => {
@@ -653,7 +664,7 @@ fn same_name(same: &scry_ops::SameName, root: &Path) -> Value {
         })
         .collect();
     json!({
-        "scope": same.scope,
+        "scope": words::same_name_scope(same),
         "answered_form": same.answered_form,
         "others": others,
     })

@@ -26,6 +26,9 @@ mod hover;
 mod json;
 mod map;
 mod text;
+mod words;
+
+pub use words::Dialect;
 
 /// Limits on what one rendering shows.
 #[derive(Debug, Clone)]
@@ -34,6 +37,8 @@ pub struct RenderOptions {
     pub max_locations: usize,
     /// Most characters (not bytes) in the whole output.
     pub max_chars: usize,
+    /// Whose syntax the arguments an answer suggests are written in.
+    pub dialect: Dialect,
 }
 
 impl Default for RenderOptions {
@@ -41,6 +46,7 @@ impl Default for RenderOptions {
         RenderOptions {
             max_locations: 100,
             max_chars: 16_000,
+            dialect: Dialect::default(),
         }
     }
 }
@@ -69,6 +75,18 @@ pub fn render_json(answer: &Answer, workspace_root: &Path, opts: &RenderOptions)
     json::render(answer, workspace_root, opts)
 }
 
+/// A reason or note ([`scry_ops::Reason`]) as the answers word it, one
+/// sentence without its final period (paths relative to the root).
+pub fn reason_text(reason: &scry_ops::Reason, workspace_root: &Path) -> String {
+    words::reason(reason, workspace_root)
+}
+
+/// How the asked position was found ([`scry_ops::Via`]) as the answers
+/// word it; empty when not said.
+pub fn via_text(via: &scry_ops::Via) -> String {
+    words::via(via).unwrap_or_default()
+}
+
 /// The after-edit diagnostics delta (`Engine::diagnostics_after_edit`) as
 /// text: `Diagnostics after the edit: 1 introduced, 2 resolved (pyright)`,
 /// then `  + path:line:col  error[code] (source): message` lines for what
@@ -85,8 +103,9 @@ pub fn render_delta_json(delta: &scry_ops::DiagnosticsDelta, workspace_root: &Pa
     diagnostics::delta_json(delta, workspace_root)
 }
 
-/// The error message with paths inside `root` shown relative, on one line.
-fn error_message(err: &OpError, root: &Path) -> String {
+/// The error message with paths inside `root` shown relative, on one line
+/// (what [`render_error`] and [`error_json`] show).
+pub fn error_message(err: &OpError, root: &Path) -> String {
     error_text(err, root)
         .split_whitespace()
         .collect::<Vec<_>>()
@@ -110,21 +129,24 @@ pub fn error_text(err: &OpError, root: &Path) -> String {
 /// An error as one line: `error[FILE_NOT_FOUND]: file not found: src/x.rs`
 /// (paths relative when inside the root).
 pub fn render_error(err: &OpError, workspace_root: &Path) -> String {
-    format!(
-        "error[{}]: {}",
-        err.code(),
-        error_message(err, workspace_root)
-    )
+    error_line(err.code(), &error_message(err, workspace_root))
 }
 
 /// `{"error": {"code": "FILE_NOT_FOUND", "message": "file not found: src/x.rs"}}`
 pub fn error_json(err: &OpError, workspace_root: &Path) -> Value {
-    json!({
-        "error": {
-            "code": err.code(),
-            "message": error_message(err, workspace_root),
-        }
-    })
+    error_object(err.code(), &error_message(err, workspace_root))
+}
+
+/// The text shape of every error, from its code and its message as shown
+/// (a front end that rewrites the message, as MCP's scrubbing does, words
+/// it here too): `error[CODE]: message`.
+pub fn error_line(code: &str, message: &str) -> String {
+    format!("error[{code}]: {message}")
+}
+
+/// The JSON shape of every error: `{"error": {"code", "message"}}`.
+pub fn error_object(code: &str, message: &str) -> Value {
+    json!({"error": {"code": code, "message": message}})
 }
 
 /// Path shown to the model: relative to the workspace root when inside it

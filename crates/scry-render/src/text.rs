@@ -14,6 +14,7 @@ use crate::common::{
     plural, sort_dedup, subject_name,
 };
 use crate::display_path;
+use crate::words::{self, Dialect};
 
 /// Characters `lines` take once joined, counting one newline per line.
 fn lines_chars(lines: &[String]) -> usize {
@@ -89,9 +90,14 @@ impl Ctx<'_> {
         let Some(pos) = asked_position(self.answer, self.root) else {
             return String::new();
         };
-        match &self.answer.asked_at {
-            Some(a) if !a.via.is_empty() => format!(" (at {pos}, {})", a.via),
-            _ => format!(" (at {pos})"),
+        match self
+            .answer
+            .asked_at
+            .as_ref()
+            .and_then(|a| words::via(&a.via))
+        {
+            Some(via) => format!(" (at {pos}, {via})"),
+            None => format!(" (at {pos})"),
         }
     }
 
@@ -115,17 +121,21 @@ pub(crate) struct Rendered {
 }
 
 pub(crate) fn render(answer: &Answer, root: &Path, opts: &RenderOptions) -> String {
-    let partial = answer.partial.as_ref().map(|p| match answer.precision {
-        // A syntactic answer's reason already says to ask again.
-        Some(_) => format!("Partial: {p}."),
-        None => format!("Partial: {p} — results may be incomplete; ask again shortly."),
-    });
+    let partial = answer
+        .partial
+        .as_ref()
+        .map(|p| words::partial(p, answer.precision, root));
     let mut extras = Vec::new();
-    if let Some(line) = others_line(answer) {
+    if let Some(line) = others_line(answer, opts.dialect) {
         extras.push(line);
     }
-    extras.extend(same_name_lines(answer, root));
-    extras.extend(answer.notes.iter().map(|n| format!("Note: {n}")));
+    extras.extend(same_name_lines(answer, root, opts.dialect));
+    extras.extend(
+        answer
+            .notes
+            .iter()
+            .map(|n| format!("Note: {}", words::reason(n, root))),
+    );
 
     let fixed = lines_chars(&extras) + partial.as_ref().map_or(0, |p| p.chars().count() + 1);
     let ctx = Ctx {
@@ -649,10 +659,8 @@ fn empty_line(ctx: &Ctx) -> String {
         _ => format!("No {} found{}{at}", a.action.noun(), ctx.about("for")),
     };
     let mut paren = Vec::new();
-    if let Some(asked) = &a.asked_at
-        && !asked.via.is_empty()
-    {
-        paren.push(asked.via.clone());
+    if let Some(via) = a.asked_at.as_ref().and_then(|asked| words::via(&asked.via)) {
+        paren.push(via);
     }
     if let Some(server) = &a.server {
         paren.push(format!("asked {server}"));
@@ -662,7 +670,10 @@ fn empty_line(ctx: &Ctx) -> String {
     }
     s.push('.');
     if let Some(reason) = &a.empty_reason {
-        s.push_str(&format!(" Reason: {reason}"));
+        s.push_str(&format!(
+            " Reason: {}",
+            words::empty_reason(reason, ctx.root)
+        ));
     }
     s
 }
@@ -674,7 +685,7 @@ fn base_name(name: &str) -> &str {
         .unwrap_or(name)
 }
 
-fn others_line(answer: &Answer) -> Option<String> {
+fn others_line(answer: &Answer, dialect: Dialect) -> Option<String> {
     if answer.others.is_empty() {
         return None;
     }
@@ -696,7 +707,8 @@ fn others_line(answer: &Answer) -> Option<String> {
         })
         .collect();
     Some(format!(
-        "Other declarations of `{name}` in this file (pick one with line): {}",
+        "Other declarations of `{name}` in this file (pick one with {}): {}",
+        dialect.line_arg(),
         items.join(", ")
     ))
 }
@@ -704,18 +716,20 @@ fn others_line(answer: &Answer) -> Option<String> {
 /// The lines naming the other targets of the asked name (see
 /// [`scry_ops::SameName`]): with their own answer for the actions that
 /// show a target, else only with the argument that selects each.
-fn same_name_lines(answer: &Answer, root: &Path) -> Vec<String> {
+fn same_name_lines(answer: &Answer, root: &Path, dialect: Dialect) -> Vec<String> {
     let Some(same) = &answer.same_name else {
         return Vec::new();
     };
     let name = scry_ops::resolve::SymbolName::parse(&same.answered_form).name;
+    let scope = words::same_name_scope(same);
     let label = |o: &scry_ops::SameNameOccurrence| {
-        let at = if same.scope.starts_with("on line") {
+        let at = if same.line.is_some() {
             format!("col {}", o.col)
         } else {
             format!("{}:{}", o.line, o.col)
         };
-        format!("{at} `{}` ({})", o.form, o.select.join(" or "))
+        let select = words::selectors(&o.select, dialect).join(" or ");
+        format!("{at} `{}` ({select})", o.form)
     };
     let shown = answer
         .same_name
@@ -723,7 +737,7 @@ fn same_name_lines(answer: &Answer, root: &Path) -> Vec<String> {
         .is_some_and(|s| s.others.iter().any(|o| o.body.is_some()));
     let mut lines = Vec::new();
     if shown {
-        lines.push(format!("Other targets of `{name}` {}:", same.scope));
+        lines.push(format!("Other targets of `{name}` {scope}:"));
         for o in &same.others {
             let what = match &o.body {
                 Some(Body::Locations { locations }) if !locations.is_empty() => locations
@@ -754,8 +768,7 @@ fn same_name_lines(answer: &Answer, root: &Path) -> Vec<String> {
     } else {
         let items: Vec<String> = same.others.iter().map(label).collect();
         lines.push(format!(
-            "Other targets of `{name}` {} (this answer is for `{}`): {}",
-            same.scope,
+            "Other targets of `{name}` {scope} (this answer is for `{}`): {}",
             same.answered_form,
             items.join(", ")
         ));

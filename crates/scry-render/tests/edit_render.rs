@@ -93,6 +93,7 @@ fn rename_capped_text_and_json() {
     let opts = RenderOptions {
         max_locations: 2,
         max_chars: 16_000,
+        ..RenderOptions::default()
     };
     insta::assert_snapshot!(render_text(&a, Path::new(ROOT), &opts));
     insta::assert_json_snapshot!(render_json(&a, Path::new(ROOT), &opts));

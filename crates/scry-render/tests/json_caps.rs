@@ -81,6 +81,7 @@ fn huge_edit_preview_is_capped_with_markers() {
     let small = RenderOptions {
         max_chars: 2_000,
         max_locations: 10,
+        ..RenderOptions::default()
     };
     let v = render_json(&a, Path::new(ROOT), &small);
     assert!(size(&v) <= 2_000, "{}", size(&v));
@@ -117,8 +118,8 @@ fn anything_else_over_the_cap_is_clipped_and_said() {
         Question::default(),
         Body::Locations { locations },
     );
-    a.notes = vec!["n".repeat(1_000_000), "short note".into()];
-    a.empty_reason = Some("e".repeat(200_000));
+    a.notes = vec!["n".repeat(1_000_000).into(), "short note".into()];
+    a.empty_reason = Some("e".repeat(200_000).into());
     let opts = RenderOptions::default();
     let v = render_json(&a, Path::new(ROOT), &opts);
     let n = size(&v);

@@ -4,10 +4,11 @@ use std::path::{Path, PathBuf};
 
 use scry_ops::{
     Action, Alternative, Answer, AskedAt, Body, Call, CallDirection, CallItem, Loc, OpError,
-    Question, RunningServer, ServerStatus, StatusReport, SymbolItem, SymbolNode,
+    Question, Reason, RunningServer, Selector, ServerStatus, StatusReport, SymbolItem, SymbolNode,
+    Via,
 };
 use scry_render::{
-    RenderOptions, error_json, normalize_hover, render_error, render_json, render_text,
+    Dialect, RenderOptions, error_json, normalize_hover, render_error, render_json, render_text,
 };
 use serde_json::json;
 
@@ -36,10 +37,17 @@ fn loc(path: &str, line: u32, col: u32, len: u32, text: Option<&str>) -> Loc {
     }
 }
 
-fn asked(path: &str, line: u32, col: u32, text: &str, via: &str) -> AskedAt {
+fn asked(path: &str, line: u32, col: u32, text: &str, via: Via) -> AskedAt {
     AskedAt {
         loc: loc(path, line, col, 12, Some(text)),
-        via: via.to_string(),
+        via,
+    }
+}
+
+fn decl(kind: &str, name: &str) -> Via {
+    Via::Declaration {
+        kind: kind.into(),
+        name: name.into(),
     }
 }
 
@@ -111,7 +119,7 @@ fn references() -> Answer {
         12,
         8,
         "pub fn total_weight(inv: &Inventory) -> u32 {",
-        "declaration of function `total_weight`",
+        decl("function", "total_weight"),
     ));
     a
 }
@@ -139,6 +147,7 @@ fn references_char_cap() {
     let opts = RenderOptions {
         max_locations: 100,
         max_chars: 330,
+        ..RenderOptions::default()
     };
     let text = render_text(&references(), root(), &opts);
     assert!(text.chars().count() <= 330, "{}", text.chars().count());
@@ -147,6 +156,7 @@ fn references_char_cap() {
     let opts = RenderOptions {
         max_locations: 100,
         max_chars: 800,
+        ..RenderOptions::default()
     };
     let json = render_json(&references(), root(), &opts);
     assert!(serde_json::to_string(&json).unwrap().chars().count() <= 800);
@@ -180,7 +190,7 @@ fn emoji_and_long_lines() {
     );
     a.asked_at = Some(AskedAt {
         loc: loc("src/emoji.rs", 3, 9, 5, Some("    s = 🎉 PARTY;")),
-        via: "the given line and column".into(),
+        via: Via::GivenPosition,
     });
     let (text, json) = both(&a, &RenderOptions::default());
     for line in text.lines() {
@@ -203,9 +213,12 @@ fn empty_with_reason() {
         14,
         12,
         "    pub fn restock(&mut self, n: u32) {",
-        "declaration of method `Inventory::restock`",
+        decl("method", "Inventory::restock"),
     ));
-    a.empty_reason = Some("rust-analyzer is still indexing (Indexing 45%)".into());
+    a.empty_reason = Some(Reason::Indexing {
+        server: "rust-analyzer".into(),
+        progress: "Indexing 45%".into(),
+    });
     let (text, json) = both(&a, &RenderOptions::default());
     insta::assert_snapshot!("empty_text", text);
     insta::assert_json_snapshot!("empty_json", json);
@@ -284,9 +297,17 @@ fn partial_others_and_notes() {
         9,
         9,
         "    inv.restock(3);",
-        "occurrence 1 of 2 of `restock`",
+        Via::Occurrence {
+            n: 1,
+            of: 2,
+            name: "restock".into(),
+            prose: false,
+        },
     ));
-    a.partial = Some("rust-analyzer is indexing (Indexing 45%)".into());
+    a.partial = Some(Reason::Indexing {
+        server: "rust-analyzer".into(),
+        progress: "Indexing 45%".into(),
+    });
     a.others = vec![
         Alternative {
             name: "restock".into(),
@@ -324,7 +345,7 @@ fn hover_with_html() {
         3,
         12,
         "pub struct Inventory<T> {",
-        "declaration of struct `Inventory`",
+        decl("struct", "Inventory"),
     ));
     let (text, json) = both(&a, &RenderOptions::default());
     insta::assert_snapshot!("hover_text", text);
@@ -513,7 +534,7 @@ fn incoming_calls() {
         12,
         8,
         "pub fn total_weight(inv: &Inventory) -> u32 {",
-        "declaration of function `total_weight`",
+        decl("function", "total_weight"),
     ));
     let (text, json) = both(&a, &RenderOptions::default());
     insta::assert_snapshot!("incoming_calls_text", text);
@@ -607,6 +628,7 @@ fn capabilities_raw_reloaded() {
     let small = RenderOptions {
         max_locations: 100,
         max_chars: 300,
+        ..RenderOptions::default()
     };
     let raw_text = render_text(&raw, root(), &small);
     assert!(raw_text.chars().count() <= 300);
@@ -638,6 +660,7 @@ fn hover_char_cap() {
     let opts = RenderOptions {
         max_locations: 100,
         max_chars: 200,
+        ..RenderOptions::default()
     };
     let text = render_text(&a, root(), &opts);
     assert!(text.chars().count() <= 200);
@@ -713,6 +736,7 @@ fn many_locations_under_default_caps() {
     let tiny = RenderOptions {
         max_locations: 100,
         max_chars: 10,
+        ..RenderOptions::default()
     };
     let t = render_text(&a, root(), &tiny);
     assert!(!t.is_empty() && t.chars().count() <= 10, "{t}");
@@ -766,7 +790,14 @@ fn same_line_answer(action: Action) -> Answer {
         12,
         18,
         line,
-        "col 18 `HirKind::Literal`, 1 of 2 different targets of `Literal` on line 12",
+        Via::OneOfTargets {
+            form: "HirKind::Literal".into(),
+            name: "Literal".into(),
+            targets: 2,
+            line: Some(12),
+            at_line: 12,
+            col: 18,
+        },
     ));
     let other_body = (action != Action::References).then(|| Body::Locations {
         locations: vec![loc(
@@ -778,13 +809,16 @@ fn same_line_answer(action: Action) -> Answer {
         )],
     });
     a.same_name = Some(scry_ops::SameName {
-        scope: "on line 12".into(),
+        line: Some(12),
         answered_form: "HirKind::Literal".into(),
         others: vec![scry_ops::SameNameOccurrence {
             line: 12,
             col: 35,
             form: "hir::Literal".into(),
-            select: vec!["column=35".into(), "symbol=hir::Literal".into()],
+            select: vec![
+                Selector::Column(35),
+                Selector::Symbol("hir::Literal".into()),
+            ],
             body: other_body,
         }],
     });
@@ -799,6 +833,39 @@ fn same_line_definition_gives_each_target() {
     );
     insta::assert_snapshot!("same_line_definition_text", text);
     insta::assert_json_snapshot!("same_line_definition_json", json);
+}
+
+/// The CLI words the arguments that select another occurrence as its own
+/// flags; MCP (the default) as its arguments.
+#[test]
+fn same_line_selectors_in_the_cli_dialect() {
+    let cli = RenderOptions {
+        dialect: Dialect::Cli,
+        ..RenderOptions::default()
+    };
+    let mut a = same_line_answer(Action::References);
+    a.others = vec![Alternative {
+        name: "Literal".into(),
+        kind: "struct".into(),
+        line: 610,
+        col: 12,
+        container: None,
+    }];
+    let (text, json) = both(&a, &cli);
+    assert!(
+        text.contains("(--column 35 or --symbol hir::Literal)"),
+        "{text}"
+    );
+    assert!(text.contains("(pick one with --line)"), "{text}");
+    assert!(!text.contains("column=35"), "{text}");
+    assert_eq!(
+        json["same_name"]["others"][0]["select"],
+        json!(["--column 35", "--symbol hir::Literal"])
+    );
+    insta::assert_snapshot!("same_line_cli_text", text);
+    let mcp = render_text(&a, root(), &RenderOptions::default());
+    assert!(mcp.contains("(column=35 or symbol=hir::Literal)"), "{mcp}");
+    assert!(mcp.contains("(pick one with line)"), "{mcp}");
 }
 
 #[test]
@@ -844,7 +911,13 @@ fn not_on_the_asked_line() {
         14,
         22,
         "        let s = self.span();",
-        "`span` is not on line 12; asked at line 14",
+        Via::NotOnLine {
+            name: "span".into(),
+            asked: 12,
+            line: 14,
+            first: true,
+            prose: false,
+        },
     ));
     let (text, json) = both(&a, &RenderOptions::default());
     insta::assert_snapshot!("not_on_line_text", text);

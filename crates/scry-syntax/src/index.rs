@@ -1,6 +1,6 @@
 //! The workspace's syntactic index: the files the workspace walker selects
-//! (`.gitignore` respected, hidden files, [`scry_workspace::walk::SKIPPED_DIRS`]
-//! and [`scry_workspace::walk::VENDORED_DIRS`] skipped) that a grammar serves, each indexed once and
+//! (`.gitignore` respected, hidden files, [`scry_base::walk::SKIPPED_DIRS`]
+//! and [`scry_base::walk::VENDORED_DIRS`] skipped) that a grammar serves, each indexed once and
 //! cached by (size, mtime, content hash) in memory and on disk.
 //!
 //! Invariants: built lazily (on [`SyntaxIndex::refresh`], never at
@@ -9,7 +9,7 @@
 //! change on disk is always seen; files over [`MAX_FILE_BYTES`] and binary
 //! files are skipped and listed with the reason, special files (FIFOs,
 //! sockets, devices) are never opened (the walker lists regular files only,
-//! and the read goes through `scry_workspace::disk`), and so are the files past
+//! and the read goes through `scry_base::disk`), and so are the files past
 //! [`MAX_FILES`]; the disk cache is one JSON
 //! file per workspace root, written atomically, and a missing, stale or
 //! unreadable cache only costs a cold build.
@@ -20,7 +20,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::UNIX_EPOCH;
 
-use scry_workspace::walk::Walker;
+use scry_base::walk::Walker;
 use serde::{Deserialize, Serialize};
 use tree_sitter::Parser;
 
@@ -36,9 +36,9 @@ pub const MAX_FILES: usize = 50_000;
 /// Bump when the extraction changes: older caches are then ignored.
 const CACHE_VERSION: u32 = 3;
 
-/// Where scry keeps caches: [`scry_workspace::dirs::cache`]
+/// Where scry keeps caches: [`scry_base::dirs::cache`]
 /// (`$SCRY_CACHE_DIR`, else `$XDG_CACHE_HOME/scry`, else `~/.cache/scry`).
-pub use scry_workspace::dirs::cache as default_cache_dir;
+pub use scry_base::dirs::cache as default_cache_dir;
 
 /// A file left out of the index, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -348,12 +348,12 @@ impl SyntaxIndex {
     ) -> Outcome {
         // The one safe reader: a file swapped for a FIFO or a device since
         // the walk, or grown past the limit, is skipped, never blocked on.
-        let bytes = match scry_workspace::disk::read(&self.root.join(rel), MAX_FILE_BYTES) {
+        let bytes = match scry_base::disk::read(&self.root.join(rel), MAX_FILE_BYTES) {
             Ok(b) => b,
-            Err(scry_workspace::disk::ReadError::NotRegular { kind, .. }) => {
+            Err(scry_base::disk::ReadError::NotRegular { kind, .. }) => {
                 return Outcome::Skipped(format!("not a regular file ({kind})"));
             }
-            Err(scry_workspace::disk::ReadError::TooLarge { len, .. }) => {
+            Err(scry_base::disk::ReadError::TooLarge { len, .. }) => {
                 return Outcome::Skipped(format!(
                     "{} KiB, over the {} KiB limit",
                     len.div_ceil(1024),

@@ -81,7 +81,7 @@ async fn command_edits_go_through_the_edit_path_and_get_an_honest_reply() {
         preview
             .notes
             .iter()
-            .any(|n| n.contains("also runs the command")),
+            .any(|n| scry_render::reason_text(n, &fx.root).contains("also runs the command")),
         "{:?}",
         preview.notes
     );

@@ -16,6 +16,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use scry_ops::{Action, Answer, Body, Engine, Query};
+use scry_render::reason_text;
 use scry_workspace::Workspace;
 use scry_workspace::config::Config;
 use serde_json::{Value, json};
@@ -198,6 +199,14 @@ fn mib_after(text: &str, prefix: &str) -> f64 {
     }
 }
 
+/// An answer's notes as worded.
+fn said(a: &Answer) -> Vec<String> {
+    a.notes
+        .iter()
+        .map(|n| reason_text(n, Path::new("/")))
+        .collect()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_that_grows_over_its_cap_is_restarted_before_the_next_call() {
     guarded(async {
@@ -208,7 +217,7 @@ async fn a_server_that_grows_over_its_cap_is_restarted_before_the_next_call() {
         );
         let first = fx.hover("fake").await;
         assert!(
-            !first.notes.iter().any(|n| n.contains("restarted")),
+            !said(&first).iter().any(|n| n.contains("restarted")),
             "{:?}",
             first.notes
         );
@@ -219,8 +228,8 @@ async fn a_server_that_grows_over_its_cap_is_restarted_before_the_next_call() {
         // The next call finds it over its cap, unused: restarted before
         // anything is sent, said with the figures, and answered.
         let second = fx.hover("fake").await;
-        let note = second
-            .notes
+        let notes = said(&second);
+        let note = notes
             .iter()
             .find(|n| n.contains("was restarted"))
             .unwrap_or_else(|| panic!("no restart note in {:?}", second.notes));
@@ -324,7 +333,7 @@ async fn the_whole_process_tree_is_counted_and_restarted_together() {
         // The next question is answered by a new process and says why.
         let next = fx.hover("fake").await;
         assert!(
-            next.notes.contains(&e.text),
+            said(&next).contains(&e.text),
             "the restart is told in the next answer: {:?}",
             next.notes
         );
@@ -440,7 +449,7 @@ async fn over_the_budget_the_least_recently_used_idle_server_is_stopped() {
 
         // The next question about it starts it again and says why.
         let next = fx.hover("fa").await;
-        assert!(next.notes.contains(&e.text), "{:?}", next.notes);
+        assert!(said(&next).contains(&e.text), "{:?}", next.notes);
         assert_ne!(fx.pid("fakea"), a_pid);
         let status = fx.status().await;
         assert!(

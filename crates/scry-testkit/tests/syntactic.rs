@@ -9,8 +9,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use scry_ops::{Action, Answer, Body, Engine, Loc, OpError, Query};
-use scry_render::{RenderOptions, render_json, render_text};
+use scry_ops::{Action, Answer, Body, Engine, Loc, OpError, Precision, Query, Reason};
+use scry_render::{RenderOptions, reason_text, render_json, render_text};
 use scry_workspace::Workspace;
 use scry_workspace::config::Config;
 use serde_json::json;
@@ -88,8 +88,21 @@ fn places(ws: &Ws, a: &Answer) -> Vec<(String, u32, u32)> {
         .collect()
 }
 
+/// The notes as the answer words them, one per line.
+fn notes(ws: &Ws, a: &Answer) -> String {
+    let said: Vec<String> = a.notes.iter().map(|n| reason_text(n, &ws.root)).collect();
+    said.join("\n")
+}
+
+/// A reason as the answer words it ("" for none).
+fn said(ws: &Ws, r: &Option<Reason>) -> String {
+    r.as_ref()
+        .map(|r| reason_text(r, &ws.root))
+        .unwrap_or_default()
+}
+
 fn assert_syntactic(ws: &Ws, a: &Answer) {
-    assert_eq!(a.precision.as_deref(), Some("syntactic"));
+    assert_eq!(a.precision, Some(Precision::Syntactic));
     let text = render_text(a, &ws.root, &RenderOptions::default());
     assert!(text.lines().next().unwrap().contains("syntactic"), "{text}");
     let json = render_json(a, &ws.root, &RenderOptions::default());
@@ -115,7 +128,7 @@ async fn java_answers_without_a_server() {
         places(&ws, &def),
         vec![(format!("{dir}/Inventory.java"), 20, 23)]
     );
-    let note = def.notes.join("\n");
+    let note = notes(&ws, &def);
     assert!(
         note.contains("no language server is configured for *.java"),
         "{note}"
@@ -348,7 +361,7 @@ async fn server_exiting_at_once_falls_back_with_the_reason() {
         .unwrap();
     assert_syntactic(&ws, &a);
     assert_eq!(places(&ws, &a), vec![("a.rs".to_string(), 2, 4)]);
-    let note = a.notes.join("\n");
+    let note = notes(&ws, &a);
     assert!(note.contains("fakels failed to start"), "{note}");
     let text = render_text(&a, &ws.root, &RenderOptions::default());
     assert!(text.contains("failed to start"), "{text}");
@@ -373,10 +386,19 @@ async fn indexing_past_the_deadline_gives_a_partial_syntactic_answer() {
     assert!(took < Duration::from_millis(4000), "took {took:?}");
     assert_syntactic(&ws, &a);
     assert_eq!(places(&ws, &a), vec![("a.rs".to_string(), 2, 4)]);
-    let partial = a.partial.clone().expect("marked partial");
     assert!(
-        partial.starts_with("fakels is still indexing (")
-            && partial.ends_with("); syntactic answer — ask again for the exact one"),
+        matches!(&a.partial, Some(Reason::Indexing { server, .. }) if server == "fakels"),
+        "{:?}",
+        a.partial
+    );
+    let text = render_text(&a, &ws.root, &RenderOptions::default());
+    let partial = text
+        .lines()
+        .find(|l| l.starts_with("Partial: "))
+        .expect("a Partial line");
+    assert!(
+        partial.starts_with("Partial: fakels is still indexing (")
+            && partial.ends_with("); syntactic answer — ask again for the exact one."),
         "{partial}"
     );
     ws.engine.shutdown().await;
@@ -424,7 +446,7 @@ async fn huge_binary_and_broken_files() {
     let mut sym = Query::new(Action::Symbols);
     sym.path = Some(PathBuf::from("Huge.java"));
     let a = ws.engine.run(&sym).await.unwrap();
-    let reason = a.empty_reason.clone().unwrap_or_default();
+    let reason = said(&ws, &a.empty_reason);
     assert!(
         reason
             .contains("Huge.java is not in the syntactic index: 1025 KiB, over the 1024 KiB limit"),
@@ -432,10 +454,7 @@ async fn huge_binary_and_broken_files() {
     );
     sym.path = Some(PathBuf::from("Bin.java"));
     let a = ws.engine.run(&sym).await.unwrap();
-    assert!(
-        a.empty_reason.unwrap_or_default().contains("binary"),
-        "binary said"
-    );
+    assert!(said(&ws, &a.empty_reason).contains("binary"), "binary said");
     let d = ws
         .engine
         .run(&query(Action::Definition, "Uses.java", "ok", 5000))
@@ -448,9 +467,7 @@ async fn huge_binary_and_broken_files() {
         .await
         .unwrap();
     assert!(
-        d.notes
-            .iter()
-            .any(|n| n.contains("Broken.java has syntax errors")),
+        notes(&ws, &d).contains("Broken.java has syntax errors"),
         "{:?}",
         d.notes
     );

@@ -164,11 +164,13 @@ tokio::task_local! {
 
 /// Run `f` as the answer to the call `ctx` (see the module header).
 pub async fn scope<F: std::future::Future>(ctx: CallContext, f: F) -> F::Output {
+    install();
     CALL.scope(ctx, f).await
 }
 
 /// [`scope`] for synchronous work.
 pub fn sync_scope<R>(ctx: CallContext, f: impl FnOnce() -> R) -> R {
+    install();
     CALL.sync_scope(ctx, f)
 }
 
@@ -187,6 +189,13 @@ pub fn carry<F: std::future::Future>(f: F) -> impl std::future::Future<Output = 
 /// The call in scope, if any.
 pub fn current() -> Option<CallContext> {
     CALL.try_with(|c| c.clone()).ok()
+}
+
+/// Make scry-base's per-user places ([`crate::dirs`]) read variables
+/// through [`var_os`]; done on entering any scope, so a call's
+/// environment is never in force without it.
+fn install() {
+    scry_base::dirs::set_var_source(var_os);
 }
 
 /// `name` as the current call sees it (see the module header).

@@ -411,7 +411,7 @@ async fn bench_server(def: &ServerDef, iters: usize, expected: &Value) -> Option
                     scry_render::display_path(&x.loc.path, engine.workspace().root()),
                     x.loc.line,
                     x.loc.col,
-                    x.via
+                    scry_render::via_text(&x.via)
                 )
             })
             .unwrap_or_default();

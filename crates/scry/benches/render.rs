@@ -90,7 +90,10 @@ fn answer(root: &Path, n: usize, files: usize) -> Answer {
             end_col: 20,
             text: Some("pub fn total_weight(inv: &Inventory) -> u32 {".into()),
         },
-        via: "declaration of function `total_weight`".into(),
+        via: scry_ops::Via::Declaration {
+            kind: "function".into(),
+            name: "total_weight".into(),
+        },
     });
     a
 }

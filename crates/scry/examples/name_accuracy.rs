@@ -310,7 +310,10 @@ async fn main() {
         let via = got
             .as_ref()
             .and_then(|a| a.asked_at.as_ref())
-            .map(|a| format!("{}:{} {}", a.loc.line, a.loc.col, a.via))
+            .map(|a| {
+                let via = scry_render::via_text(&a.via);
+                format!("{}:{} {via}", a.loc.line, a.loc.col)
+            })
             .unwrap_or_else(|| "error".into());
         if !ok || recall < 1.0 || precision < 1.0 {
             misses.push(format!(

@@ -244,7 +244,7 @@ fn config_error(config: &str) -> ExitCode {
 /// root and limits on stdout, an error as one line on stderr.
 fn print_reply(json: bool, reply: Reply) -> ExitCode {
     let root = reply.root.clone();
-    let opts = answer::render_options(&reply);
+    let opts = answer::render_options(&reply, scry_render::Dialect::Cli);
     for w in &reply.warnings {
         eprintln!("scry: warning: {w}");
     }

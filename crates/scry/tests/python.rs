@@ -60,5 +60,15 @@ async fn errors_and_fallbacks(fx: &Fixture) {
     assert_eq!(fx.locs(&a), vec![def.clone()], "{}", fx.text(&a));
     let at = a.asked_at.as_ref().expect("asked_at");
     assert_eq!(fx.rel(&at.loc), def);
-    assert_eq!(at.via, "workspace symbol `Inventory.restock`");
+    assert_eq!(
+        at.via,
+        scry_ops::Via::WorkspaceSymbol {
+            kind: None,
+            name: "Inventory.restock".into()
+        }
+    );
+    assert_eq!(
+        scry_render::via_text(&at.via),
+        "workspace symbol `Inventory.restock`"
+    );
 }

@@ -60,7 +60,7 @@ pub struct Collected {
     pub providers: Vec<ProviderRun>,
     pub pending: Vec<PendingFile>,
     pub files_checked: usize,
-    pub notes: Vec<String>,
+    pub notes: Vec<Reason>,
 }
 
 impl Collected {
@@ -92,7 +92,7 @@ pub struct Targets {
     pub whole: bool,
     /// How to name what was checked (`src/`, `the workspace`, `a.py`).
     pub scope: String,
-    pub notes: Vec<String>,
+    pub notes: Vec<Reason>,
 }
 
 fn is_glob(s: &str) -> bool {
@@ -210,10 +210,10 @@ pub fn expand_targets(ws: &Workspace, targets: &[PathBuf]) -> Result<Targets, Op
     let mut notes = Vec::new();
     let max = ws.config().limits.max_open_documents.max(1);
     if files.len() > max {
-        notes.push(format!(
-            "checked the first {max} of {} files (maxOpenDocuments); name a smaller target to see the rest",
-            files.len()
-        ));
+        notes.push(Reason::FilesCapped {
+            checked: max,
+            files: files.len(),
+        });
         files.truncate(max);
     }
     names.dedup();

@@ -134,10 +134,10 @@ pub(crate) async fn rename(
         match r {
             Ok(v) if v.is_null() => {
                 refusals.push(format!(
-                    "{}:{} ({})",
+                    "{}:{} (`{}`)",
                     cand.pos.line + 1,
                     cand.pos.col + 1,
-                    cand.via
+                    word_at(index, cand.pos)
                 ));
             }
             Ok(v) if v.get("defaultBehavior").is_some() => {
@@ -159,10 +159,10 @@ pub(crate) async fn rename(
                     .server_message()
                     .map_or_else(|| e.to_string(), str::to_string);
                 refusals.push(format!(
-                    "{}:{} ({}): {msg}",
+                    "{}:{} (`{}`): {msg}",
                     cand.pos.line + 1,
                     cand.pos.col + 1,
-                    cand.via
+                    word_at(index, cand.pos)
                 ));
             }
             Err(e) => {
@@ -384,10 +384,12 @@ pub(crate) async fn code_actions(
             answer.server = Some(session.name().to_string());
             answer.asked_at = asked;
             if answer.body.is_empty() {
-                answer.empty_reason = Some(match session.state().indexing() {
-                    Some(ix) => format!("{} is still indexing ({ix})", session.name()),
-                    None => format!("{} offers no code action there", session.name()),
-                });
+                answer.empty_reason =
+                    Some(
+                        navigate::indexing(&session).unwrap_or_else(|| Reason::NoCodeAction {
+                            server: session.name().to_string(),
+                        }),
+                    );
             }
             let (action, line) = (Action::CodeActions, at.line);
             navigate::name_same_line_targets(cx, action, line, &mut answer, asked_in).await;
@@ -460,11 +462,10 @@ pub(crate) async fn code_actions(
     // A preview never runs a server command: the command could write
     // files itself (e.g. `go mod tidy`), which a preview must not.
     if let Some(cmd) = command.as_ref().filter(|_| !apply) {
-        notes.push(format!(
-                "applying this action also runs the command `{}` at {}; its edits are known only when it runs, so they are not part of this preview",
-                cmd["command"].as_str().unwrap_or_default(),
-                session.name()
-            ));
+        notes.push(Reason::CommandNotPreviewed {
+            command: cmd["command"].as_str().unwrap_or_default().to_string(),
+            server: session.name().to_string(),
+        });
     }
     if let Some(cmd) = command.filter(|_| apply) {
         edits.arm_server_edits(&session, false, key.clone(), &info.title);
@@ -481,7 +482,7 @@ pub(crate) async fn code_actions(
             if results.is_empty() && parts.is_empty() {
                 return Err(e);
             }
-            notes.push(format!("the command failed: {e}"));
+            notes.push(Reason::CommandFailed { error: e });
         }
         for r in results {
             match r {

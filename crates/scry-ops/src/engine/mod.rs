@@ -125,15 +125,19 @@ impl Engine {
             && answer.action != Action::Status
             && let Some(n) = self.ws.take_trust_notice()
         {
-            answer.notes.push(n);
+            answer.notes.push(n.into());
         }
         // What recovery of a dead writer's edit did, and what the memory
         // policy did to this workspace's servers since the last answer (a
         // restart over a cap, a stop over the budget), with the figures:
         // each said once, in the next answer.
         if let Ok(answer) = &mut result {
-            answer.notes.extend(self.edits.take_notices());
-            answer.notes.extend(self.ws.take_memory_notes());
+            answer
+                .notes
+                .extend(self.edits.take_notices().into_iter().map(Reason::from));
+            answer
+                .notes
+                .extend(self.ws.take_memory_notes().into_iter().map(Reason::from));
         }
         result
     }

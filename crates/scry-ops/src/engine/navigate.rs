@@ -35,7 +35,7 @@ const MAX_SAME_LINE: usize = 4;
 #[derive(Debug, Clone)]
 pub(crate) struct Candidate {
     pub(crate) pos: CharPos,
-    pub(crate) via: String,
+    pub(crate) via: Via,
     /// How the name is written there (`hir::Literal`), for occurrences.
     pub(crate) form: Option<String>,
     /// One of the occurrences that are asked each, and compared, because
@@ -88,12 +88,12 @@ impl Target {
         session: Session,
         index: Arc<LineIndex>,
         pos: CharPos,
-        via: impl Into<String>,
+        via: Via,
     ) -> Target {
         Target {
             candidates: vec![Candidate {
                 pos,
-                via: via.into(),
+                via,
                 form: None,
                 compare: false,
             }],
@@ -103,6 +103,23 @@ impl Target {
             others: Vec::new(),
         }
     }
+}
+
+/// `session` does not support `method`.
+pub(crate) fn unsupported(session: &Session, method: &str) -> Reason {
+    Reason::Unsupported {
+        server: session.name().to_string(),
+        what: method.to_string(),
+    }
+}
+
+/// `Some` while `session` is indexing: the reason an answer may be
+/// empty or incomplete.
+pub(crate) fn indexing(session: &Session) -> Option<Reason> {
+    session.state().indexing().map(|progress| Reason::Indexing {
+        server: session.name().to_string(),
+        progress,
+    })
 }
 
 /// A positional `action` (definition, references, hover, calls, …) at
@@ -122,7 +139,7 @@ pub(crate) async fn positional(cx: &Ctx, action: Action, spot: &Spot) -> Result<
     answer.notes = notes;
 
     if !supports(session, method) {
-        answer.empty_reason = Some(format!("{} does not support {method}", session.name()));
+        answer.empty_reason = Some(unsupported(session, method));
         if let Some(c) = candidates.first() {
             answer.asked_at = Some(asked_at(path, index, c));
         }
@@ -140,6 +157,21 @@ pub(crate) async fn positional(cx: &Ctx, action: Action, spot: &Spot) -> Result<
     if Instant::now() >= cx.deadline {
         return Err(cx.timeout_error(session, method));
     }
+    // Where a name is defined, asked by line, when the line itself defines
+    // one occurrence (`let span = Span::new(lhs.span().start, …)`): the
+    // model means the other occurrence; the declaration stays named.
+    let reordered;
+    let candidates = match split
+        .as_ref()
+        .and(line)
+        .and(declared_first(action, path, candidates, &asked))
+    {
+        Some(i) => {
+            reordered = promote(candidates, i);
+            &reordered[..]
+        }
+        None => &candidates[..],
+    };
 
     let mut last_err: Option<OpError> = None;
     let mut tried = 0;
@@ -171,8 +203,7 @@ pub(crate) async fn positional(cx: &Ctx, action: Action, spot: &Spot) -> Result<
                     return Err(cx.timeout_error(session, method));
                 }
                 Err(AskError::Session(e)) if e.is_method_not_found() => {
-                    answer.empty_reason =
-                        Some(format!("{} does not support {method}", session.name()));
+                    answer.empty_reason = Some(unsupported(session, method));
                     return Ok(answer);
                 }
                 Err(AskError::Session(e)) => {
@@ -195,12 +226,10 @@ pub(crate) async fn positional(cx: &Ctx, action: Action, spot: &Spot) -> Result<
     if let Body::Locations { locations } = &answer.body
         && locations.len() >= convert::MAX_SERVER_LOCATIONS
     {
-        answer.notes.push(format!(
-            "{} listed at least {} locations; the first {} (in its order) kept",
-            session.name(),
-            convert::MAX_SERVER_LOCATIONS,
-            convert::MAX_SERVER_LOCATIONS
-        ));
+        answer.notes.push(Reason::ServerCapped {
+            server: session.name().to_string(),
+            kept: convert::MAX_SERVER_LOCATIONS,
+        });
     }
     if answer.body.is_empty() {
         if let Some(e) = last_err
@@ -208,20 +237,15 @@ pub(crate) async fn positional(cx: &Ctx, action: Action, spot: &Spot) -> Result<
         {
             return Err(e);
         }
-        answer.empty_reason = Some(match session.state().indexing() {
-            Some(ix) => format!(
-                "{} is still indexing ({ix}); ask again shortly",
-                session.name()
-            ),
-            None if candidates.len() > 1 => format!(
-                "{} returned nothing at the {} places tried",
-                session.name(),
-                tried
-            ),
-            None => format!("{} returned nothing there", session.name()),
+        answer.empty_reason = Some(match indexing(session) {
+            Some(r) => r,
+            None => Reason::NothingThere {
+                server: session.name().to_string(),
+                places: if candidates.len() > 1 { tried } else { 1 },
+            },
         });
-    } else if let Some(ix) = session.state().indexing() {
-        answer.partial = Some(format!("{} is still indexing ({ix})", session.name()));
+    } else {
+        answer.partial = indexing(session);
     }
     if let Some(groups) = split {
         name_other_targets(
@@ -238,6 +262,58 @@ pub(crate) async fn positional(cx: &Ctx, action: Action, spot: &Spot) -> Result<
         .await;
     }
     Ok(answer)
+}
+
+/// The candidate to ask first instead of the first one, for a definition
+/// (or declaration) asked by name and line: `Some(i)` when the first
+/// candidate's own answer is itself (the occurrence declares the name) and
+/// candidate `i` is the first compared one whose answer is elsewhere.
+/// `answers` are the compared occurrences' answers to `action`.
+pub(crate) fn declared_first(
+    action: Action,
+    path: &Path,
+    candidates: &[Candidate],
+    answers: &[(CharPos, Body)],
+) -> Option<usize> {
+    if !matches!(action, Action::Definition | Action::Declaration) {
+        return None;
+    }
+    let answer_of = |c: &Candidate| {
+        answers
+            .iter()
+            .find(|(p, _)| *p == c.pos)
+            .and_then(|(_, b)| match b {
+                Body::Locations { locations } if !locations.is_empty() => Some(locations),
+                _ => None,
+            })
+    };
+    let declares =
+        |c: &Candidate| answer_of(c).is_some_and(|ls| ls.iter().any(|l| is_at(l, path, c.pos)));
+    let first = candidates.first()?;
+    if !first.compare || !declares(first) {
+        return None;
+    }
+    candidates
+        .iter()
+        .position(|c| c.compare && !declares(c) && answer_of(c).is_some())
+}
+
+/// Whether `loc` is the occurrence at `pos` (0-based) of `path`: on its
+/// line, its range covering the occurrence's first character.
+fn is_at(loc: &Loc, path: &Path, pos: CharPos) -> bool {
+    let (line, col) = (pos.line + 1, pos.col + 1);
+    loc.path == path
+        && loc.line == line
+        && loc.col <= col
+        && (col < loc.end_col || loc.end_line > line || loc.col == col)
+}
+
+/// `candidates` with candidate `i` moved to the front.
+fn promote(candidates: &[Candidate], i: usize) -> Vec<Candidate> {
+    let mut v = candidates.to_vec();
+    let c = v.remove(i);
+    v.insert(0, c);
+    v
 }
 
 /// For answers that act on one occurrence (rename and code-action
@@ -366,23 +442,19 @@ async fn name_other_targets(
             | Action::Implementation
             | Action::Hover
     );
-    let scope = match line {
-        Some(l) => format!("on line {l}"),
-        None => "in this file".to_string(),
-    };
     let mut others = Vec::new();
     for (c, def) in groups.iter().filter(|(c, _)| c.pos != answered_pos) {
         let form = c.form.clone().unwrap_or_default();
         let mut select = Vec::new();
         if line.is_none() {
-            select.push(format!("line={}", c.pos.line + 1));
+            select.push(Selector::Line(c.pos.line + 1));
         }
-        select.push(format!("column={}", c.pos.col + 1));
+        select.push(Selector::Column(c.pos.col + 1));
         if form != answered_form
             && form.len() > resolve::SymbolName::parse(&form).name.len()
             && forms.iter().filter(|f| **f == form).count() == 1
         {
-            select.push(format!("symbol={form}"));
+            select.push(Selector::Symbol(form.clone()));
         }
         let body = if !shows_target {
             None
@@ -404,20 +476,17 @@ async fn name_other_targets(
     if let Some(a) = answer.asked_at.as_mut() {
         let name = resolve::SymbolName::parse(&answered_form).name;
         let k = others.len() + 1;
-        a.via = match line {
-            Some(l) => format!(
-                "col {} `{answered_form}`, 1 of {k} different targets of `{name}` on line {l}",
-                answered_pos.col + 1
-            ),
-            None => format!(
-                "{}:{} `{answered_form}`, 1 of {k} different targets of `{name}`, which this file only uses",
-                answered_pos.line + 1,
-                answered_pos.col + 1
-            ),
+        a.via = Via::OneOfTargets {
+            form: answered_form.clone(),
+            name: name.to_string(),
+            targets: k,
+            line,
+            at_line: answered_pos.line + 1,
+            col: answered_pos.col + 1,
         };
     }
     answer.same_name = Some(SameName {
-        scope,
+        line,
         answered_form,
         others,
     });
@@ -560,21 +629,14 @@ pub(crate) async fn target_in_file(
             line: line - 1,
             col: col - 1,
         };
-        return Ok(Target::at(
-            path,
-            session,
-            index,
-            pos,
-            "the given line and column",
-        ));
+        return Ok(Target::at(path, session, index, pos, Via::GivenPosition));
     }
     let Some(symbol) = at.symbol else {
         // A bare line: its first identifier (validated: a symbol or a line).
         if let Some(l) = line_hint
             && let Some(pos) = resolve::first_identifier(&index, l)
         {
-            let via = "the first identifier on the given line";
-            return Ok(Target::at(path, session, index, pos, via));
+            return Ok(Target::at(path, session, index, pos, Via::FirstIdentifier));
         }
         return Err(OpError::InvalidArgument(msg!(
             format!("{} needs a symbol (or line and column) in ", action.name()),
@@ -637,24 +699,21 @@ pub(crate) async fn target_in_file(
             .map_or(line.len(), |(b, _)| b);
         resolve::written_form(line, byte, &want.name)
     };
-    let occ_candidate = |o: &resolve::Occurrence, via: String| Candidate {
+    let occ_candidate = |o: &resolve::Occurrence, via: Via| Candidate {
         pos: o.pos,
         via,
         form: Some(form_of(o)),
         compare: false,
     };
-    let prose = |o: &resolve::Occurrence| {
-        if o.kind == OccurrenceKind::Prose {
-            " (in a comment or string)"
-        } else {
-            ""
-        }
-    };
+    let prose = |o: &resolve::Occurrence| o.kind == OccurrenceKind::Prose;
     let mut candidates: Vec<Candidate> = Vec::new();
     let mut others = Vec::new();
     let decl_candidate = |d: &Declared| Candidate {
         pos: d.pos,
-        via: format!("declaration of {} `{}`", d.kind, symbol),
+        via: Via::Declaration {
+            kind: d.kind.clone(),
+            name: symbol.to_string(),
+        },
         form: None,
         compare: false,
     };
@@ -669,7 +728,12 @@ pub(crate) async fn target_in_file(
                 if candidates.iter().any(|c| c.pos == o.pos) {
                     continue;
                 }
-                let via = format!("occurrence {} of {n} of `{}`{}", i + 1, want.name, prose(o));
+                let via = Via::Occurrence {
+                    n: i + 1,
+                    of: n,
+                    name: want.name.clone(),
+                    prose: prose(o),
+                };
                 candidates.push(occ_candidate(o, via));
             }
             // Only used here (no declaration): its code uses are asked
@@ -677,7 +741,7 @@ pub(crate) async fn target_in_file(
             if matches.is_empty() {
                 for c in candidates
                     .iter_mut()
-                    .filter(|c| !c.via.ends_with("(in a comment or string)"))
+                    .filter(|c| !c.via.in_prose())
                     .take(MAX_SAME_LINE)
                 {
                     c.compare = true;
@@ -691,22 +755,12 @@ pub(crate) async fn target_in_file(
                 occ.list.iter().filter(|o| o.pos.line == h).collect();
             if on_line.is_empty() {
                 for (i, o) in occ.list.iter().enumerate() {
-                    let via = if i == 0 {
-                        format!(
-                            "`{}` is not on line {}; asked at line {}{}",
-                            want.name,
-                            h + 1,
-                            o.pos.line + 1,
-                            prose(o)
-                        )
-                    } else {
-                        format!(
-                            "`{}` is not on line {}; occurrence at line {}{}",
-                            want.name,
-                            h + 1,
-                            o.pos.line + 1,
-                            prose(o)
-                        )
+                    let via = Via::NotOnLine {
+                        name: want.name.clone(),
+                        asked: h + 1,
+                        line: o.pos.line + 1,
+                        first: i == 0,
+                        prose: prose(o),
                     };
                     candidates.push(occ_candidate(o, via));
                 }
@@ -721,20 +775,11 @@ pub(crate) async fn target_in_file(
                     .filter(|o| o.kind == OccurrenceKind::Code)
                     .count();
                 for (i, o) in chosen.iter().enumerate() {
-                    let via = if chosen.len() == 1 {
-                        format!(
-                            "occurrence of `{}` on the given line{}",
-                            want.name,
-                            prose(o)
-                        )
-                    } else {
-                        format!(
-                            "occurrence {} of {} of `{}` on the given line{}",
-                            i + 1,
-                            chosen.len(),
-                            want.name,
-                            prose(o)
-                        )
+                    let via = Via::OnLine {
+                        n: i + 1,
+                        of: chosen.len(),
+                        name: want.name.clone(),
+                        prose: prose(o),
                     };
                     let mut c = occ_candidate(o, via);
                     c.compare = code > 1 && i < MAX_SAME_LINE && o.kind == OccurrenceKind::Code;
@@ -764,7 +809,10 @@ pub(crate) async fn target_in_file(
         {
             let fpath = found.loc.path.clone();
             let (s2, _, idx2) = cx.open_file(&fpath, method).await?;
-            let via = format!("workspace symbol `{symbol}`");
+            let via = Via::WorkspaceSymbol {
+                kind: None,
+                name: symbol.to_string(),
+            };
             return Ok(Target::at(fpath, s2, idx2, start_of(&found.loc), via));
         }
     }
@@ -791,7 +839,7 @@ pub(crate) async fn find_target(
     action: Action,
     spot: &Spot,
     method: &str,
-    notes: &mut Vec<String>,
+    notes: &mut Vec<Reason>,
 ) -> Result<Target, OpError> {
     match spot {
         Spot::InFile {
@@ -817,7 +865,7 @@ pub(crate) async fn target_from_workspace(
     cx: &Ctx,
     symbol: &str,
     method: &str,
-    notes: &mut Vec<String>,
+    notes: &mut Vec<Reason>,
 ) -> Result<Target, OpError> {
     let want = SymbolName::parse(symbol);
     let routes = cx.ws.workspace_routes();
@@ -831,7 +879,10 @@ pub(crate) async fn target_from_workspace(
     for r in &routes {
         match cx.start(r, method).await {
             Ok(s) => sessions.push(s),
-            Err(e) => notes.push(format!("{}: {e}", r.spec.id)),
+            Err(error) => notes.push(Reason::Failed {
+                provider: r.spec.id.clone(),
+                error,
+            }),
         }
     }
     let Some(found) = lookup_workspace_symbol(cx, &want, &sessions).await? else {
@@ -846,10 +897,15 @@ pub(crate) async fn target_from_workspace(
     };
     let path = found.loc.path.clone();
     if !path.starts_with(cx.ws.root()) {
-        notes.push(format!("`{symbol}` was found outside the workspace"));
+        notes.push(Reason::OutsideWorkspace {
+            symbol: symbol.to_string(),
+        });
     }
     let (session, _, index) = cx.open_file(&path, method).await?;
-    let via = format!("workspace symbol {} `{}`", found.kind, found.name);
+    let via = Via::WorkspaceSymbol {
+        kind: Some(found.kind.clone()),
+        name: found.name.clone(),
+    };
     Ok(Target::at(path, session, index, start_of(&found.loc), via))
 }
 
@@ -971,5 +1027,127 @@ pub(crate) fn workspace_symbol_params(query: &str) -> lsp::WorkspaceSymbolParams
         query: query.to_string(),
         work_done_progress_params: Default::default(),
         partial_result_params: Default::default(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cand(line: u32, col: u32, compare: bool) -> Candidate {
+        Candidate {
+            pos: CharPos { line, col },
+            via: Via::Unsaid,
+            form: None,
+            compare,
+        }
+    }
+
+    fn at(path: &str, line: u32, col: u32, len: u32) -> Body {
+        Body::Locations {
+            locations: vec![Loc {
+                path: PathBuf::from(path),
+                line,
+                col,
+                end_line: line,
+                end_col: col + len,
+                text: None,
+            }],
+        }
+    }
+
+    /// `let span = Span::new(lhs.span().start, rhs.span().end);` on line 7:
+    /// `span` at col 9 declares itself, `lhs.span` (col 26) and `rhs.span`
+    /// (col 45) are the method.
+    #[test]
+    fn a_line_that_declares_the_name_answers_the_other_occurrence_first() {
+        let path = Path::new("/ws/src/lib.rs");
+        let cands = [cand(6, 8, true), cand(6, 25, true), cand(6, 44, true)];
+        let answers = vec![
+            (cands[0].pos, at("/ws/src/lib.rs", 7, 9, 4)),
+            (cands[1].pos, at("/ws/src/lib.rs", 3, 12, 4)),
+            (cands[2].pos, at("/ws/src/lib.rs", 3, 12, 4)),
+        ];
+        assert_eq!(
+            declared_first(Action::Definition, path, &cands, &answers),
+            Some(1)
+        );
+        assert_eq!(
+            declared_first(Action::Declaration, path, &cands, &answers),
+            Some(1)
+        );
+        let promoted = promote(&cands, 1);
+        let order: Vec<u32> = promoted.iter().map(|c| c.pos.col).collect();
+        assert_eq!(order, [25, 8, 44], "the declaration stays, second");
+        // Only where-is-it-defined questions: references and hover of the
+        // declaration are what was asked.
+        for action in [Action::References, Action::Hover, Action::TypeDefinition] {
+            assert_eq!(declared_first(action, path, &cands, &answers), None);
+        }
+    }
+
+    #[test]
+    fn no_change_when_the_first_occurrence_is_not_a_declaration() {
+        let path = Path::new("/ws/a.py");
+        // `x = f(x)`-like line where the first occurrence resolves elsewhere.
+        let cands = [cand(4, 4, true), cand(4, 12, true)];
+        let answers = vec![
+            (cands[0].pos, at("/ws/a.py", 2, 5, 1)),
+            (cands[1].pos, at("/ws/a.py", 5, 13, 1)),
+        ];
+        assert_eq!(
+            declared_first(Action::Definition, path, &cands, &answers),
+            None
+        );
+        // Another file at the same place is not the occurrence itself.
+        let answers = vec![
+            (cands[0].pos, at("/ws/b.py", 5, 5, 1)),
+            (cands[1].pos, at("/ws/a.py", 5, 13, 1)),
+        ];
+        assert_eq!(
+            declared_first(Action::Definition, path, &cands, &answers),
+            None
+        );
+    }
+
+    #[test]
+    fn no_change_without_another_answered_occurrence() {
+        let path = Path::new("/ws/a.py");
+        let cands = [cand(4, 4, true), cand(4, 12, true), cand(4, 20, false)];
+        // The other compared occurrence has no answer; the third is not
+        // compared (a comment): the declaration is answered.
+        let answers = vec![
+            (cands[0].pos, at("/ws/a.py", 5, 5, 7)),
+            (cands[1].pos, Body::Locations { locations: vec![] }),
+        ];
+        assert_eq!(
+            declared_first(Action::Definition, path, &cands, &answers),
+            None
+        );
+        // Not compared at all (a single occurrence): nothing to choose.
+        let single = [cand(4, 4, false)];
+        assert_eq!(
+            declared_first(Action::Definition, path, &single, &answers[..1]),
+            None
+        );
+    }
+
+    #[test]
+    fn a_declaration_range_covering_the_occurrence_counts() {
+        let path = Path::new("/ws/a.rs");
+        let loc = |line, col, end_line, end_col| Loc {
+            path: path.to_path_buf(),
+            line,
+            col,
+            end_line,
+            end_col,
+            text: None,
+        };
+        let pos = CharPos { line: 6, col: 8 };
+        assert!(is_at(&loc(7, 9, 7, 13), path, pos));
+        assert!(is_at(&loc(7, 5, 9, 2), path, pos), "a whole item's range");
+        assert!(!is_at(&loc(7, 10, 7, 13), path, pos));
+        assert!(!is_at(&loc(8, 9, 8, 13), path, pos));
+        assert!(is_at(&loc(7, 9, 7, 9), path, pos), "an empty range at it");
     }
 }

@@ -13,7 +13,7 @@ use scry_workspace::Workspace;
 use scry_workspace::catalog::ProviderKind;
 use serde_json::{Value, json};
 
-use super::navigate::workspace_symbol_params;
+use super::navigate::{indexing, unsupported, workspace_symbol_params};
 use crate::call::{self, Ctx, Retry, session_error, supports, workspace_error};
 use crate::convert::{self, Files};
 use crate::error::OpError;
@@ -36,7 +36,7 @@ pub(crate) async fn document_symbols(cx: &Ctx, path: &Path) -> Result<Answer, Op
     );
     answer.server = Some(session.name().to_string());
     if !supports(&session, method) {
-        answer.empty_reason = Some(format!("{} does not support {method}", session.name()));
+        answer.empty_reason = Some(unsupported(&session, method));
         return Ok(answer);
     }
     let v = cx
@@ -46,10 +46,7 @@ pub(crate) async fn document_symbols(cx: &Ctx, path: &Path) -> Result<Answer, Op
     let (symbols, _) = convert::document_symbols(&session, v, &index)?;
     answer.body = Body::Outline { path, symbols };
     if answer.body.is_empty() {
-        answer.empty_reason = session
-            .state()
-            .indexing()
-            .map(|ix| format!("{} is still indexing ({ix})", session.name()));
+        answer.empty_reason = indexing(&session);
     }
     Ok(answer)
 }
@@ -80,7 +77,10 @@ pub(crate) async fn workspace_symbols(
             for r in &routes {
                 match cx.start(r, method).await {
                     Ok(s) => v.push(s),
-                    Err(e) => notes.push(format!("{}: {e}", r.spec.id)),
+                    Err(error) => notes.push(Reason::Failed {
+                        provider: r.spec.id.clone(),
+                        error,
+                    }),
                 }
             }
             v
@@ -91,7 +91,10 @@ pub(crate) async fn workspace_symbols(
     let mut servers = Vec::new();
     for s in &sessions {
         if !supports(s, method) {
-            notes.push(format!("{} does not support workspace symbols", s.name()));
+            notes.push(Reason::Unsupported {
+                server: s.name().to_string(),
+                what: "workspace symbols".into(),
+            });
             continue;
         }
         servers.push(s.name().to_string());
@@ -113,9 +116,7 @@ pub(crate) async fn workspace_symbols(
                 break;
             }
         }
-        if let Some(ix) = s.state().indexing() {
-            partial.push(format!("{} is still indexing ({ix})", s.name()));
-        }
+        partial.extend(indexing(s));
     }
     // Exact matches first, then prefix matches, then the rest.
     let ql = query.to_lowercase();
@@ -145,12 +146,15 @@ pub(crate) async fn workspace_symbols(
     );
     answer.server = Some(servers.join(", ")).filter(|s| !s.is_empty());
     answer.notes = notes;
-    if !partial.is_empty() {
-        if answer.body.is_empty() {
-            answer.empty_reason = Some(partial.join("; "));
-        } else {
-            answer.partial = Some(partial.join("; "));
-        }
+    let partial = match partial.len() {
+        0 => None,
+        1 => partial.pop(),
+        _ => Some(Reason::All(partial)),
+    };
+    if answer.body.is_empty() {
+        answer.empty_reason = partial;
+    } else {
+        answer.partial = partial;
     }
     Ok(answer)
 }
@@ -191,13 +195,9 @@ pub(crate) async fn capabilities(cx: &Ctx, path: Option<&Path>) -> Result<Answer
     answer.server = Some(session.name().to_string());
     let regs = session.state().registrations();
     if !regs.is_empty() {
-        answer.notes.push(format!(
-            "registered dynamically: {}",
-            regs.iter()
-                .map(|r| r.method.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        ));
+        answer.notes.push(Reason::Registered {
+            methods: regs.iter().map(|r| r.method.clone()).collect(),
+        });
     }
     Ok(answer)
 }
@@ -353,23 +353,19 @@ pub(crate) async fn status(ws: &Arc<Workspace>, question: Question) -> Answer {
         }),
     );
     if let Some(d) = ws.log_dir() {
-        answer.notes.push(format!("server logs: {}", d.display()));
+        answer.notes.push(Reason::ServerLogs {
+            dir: d.to_path_buf(),
+        });
     }
     if !config.trust.project_files.is_empty() {
         answer
             .notes
-            .push(format!("workspace {}", config.trust.trust.describe()));
+            .push(format!("workspace {}", config.trust.trust.describe()).into());
     }
     if !config.sources.is_empty() {
-        answer.notes.push(format!(
-            "configuration: {}",
-            config
-                .sources
-                .iter()
-                .map(|p| p.display().to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
-        ));
+        answer.notes.push(Reason::Configuration {
+            files: config.sources.clone(),
+        });
     }
     answer
 }

@@ -36,8 +36,21 @@ pub const DEFAULT_MAP_BUDGET: usize = 4_000;
 pub const MAX_MAP_BUDGET: usize = 15_000;
 /// How the header names the answerer.
 pub const LABEL: &str = "tree-sitter (syntactic)";
-/// What `precision` says.
-pub const PRECISION: &str = "syntactic";
+/// The languages scry-syntax has grammars for, as `map` names them.
+const GRAMMAR_LANGUAGES: [&str; 12] = [
+    "Rust",
+    "Python",
+    "Go",
+    "TypeScript",
+    "JavaScript",
+    "C",
+    "C++",
+    "Bash",
+    "Java",
+    "Ruby",
+    "C#",
+    "PHP",
+];
 /// Most workspace symbols listed.
 const MAX_WORKSPACE_SYMBOLS: usize = 200;
 /// Most references by name an answer considers (a note says when more were
@@ -48,9 +61,9 @@ pub const MAX_REFERENCES: usize = 10_000;
 #[derive(Debug, Clone)]
 pub(crate) enum Why {
     /// (a) or (b): the server's error.
-    NoServer(String),
+    NoServer(OpError),
     /// (c): the server is still indexing (or did not answer in time).
-    Partial(String),
+    Partial(Reason),
 }
 
 /// Actions the syntactic index can answer.
@@ -112,29 +125,15 @@ impl Engine {
         if !serves(q.action) {
             return result;
         }
-        // The error's message as a note: paths relative to the root, like
-        // the rest of the answer; a server's text as it said it.
-        let shown = |m: &crate::error::Message| {
-            m.render(
-                |p| scry_workspace::paths::display(p, self.ws.root()),
-                str::to_string,
-            )
-        };
+        // The error goes in a note, worded (paths relative) by the renderer.
         let why = match &result {
-            Err(OpError::NoServer(m)) | Err(OpError::ServerCrashed(m)) => Why::NoServer(shown(m)),
-            Err(OpError::Timeout(m)) => Why::Partial(match self.indexing_server(q) {
-                Some((name, ix)) => format!(
-                    "{name} is still indexing ({ix}); syntactic answer — ask again for the exact one"
-                ),
-                None => format!(
-                    "{}; syntactic answer — ask again for the exact one",
-                    shown(m)
-                ),
-            }),
+            Err(e @ (OpError::NoServer(_) | OpError::ServerCrashed(_))) => Why::NoServer(e.clone()),
+            Err(e @ OpError::Timeout(_)) => Why::Partial(
+                self.indexing_server(q)
+                    .unwrap_or_else(|| Reason::Error { error: e.clone() }),
+            ),
             Ok(a) if a.body.is_empty() => match self.indexing_server(q) {
-                Some((name, ix)) => Why::Partial(format!(
-                    "{name} is still indexing ({ix}); syntactic answer — ask again for the exact one"
-                )),
+                Some(r) => Why::Partial(r),
                 None => return result,
             },
             _ => return result,
@@ -156,7 +155,7 @@ impl Engine {
 
     /// The server serving the question's file (or any running one), when it
     /// reports indexing.
-    fn indexing_server(&self, q: &Query) -> Option<(String, String)> {
+    fn indexing_server(&self, q: &Query) -> Option<Reason> {
         let route = q
             .path
             .as_ref()
@@ -168,7 +167,7 @@ impl Engine {
             {
                 return None;
             }
-            s.state().indexing().map(|ix| (s.name().to_string(), ix))
+            super::navigate::indexing(&s)
         })
     }
 
@@ -188,12 +187,9 @@ impl Engine {
         let skipped = rel_path
             .as_ref()
             .and_then(|rel| snap.skipped.iter().find(|s| &s.path == rel))
-            .map(|s| {
-                format!(
-                    "{} is not in the syntactic index: {}",
-                    s.path.display(),
-                    s.reason
-                )
+            .map(|s| Reason::NotIndexed {
+                path: root.join(&s.path),
+                why: s.reason.to_string(),
             });
         let body = match q.action {
             Action::Symbols => {
@@ -206,14 +202,16 @@ impl Engine {
                     };
                     // Said, not silently empty.
                     answer.server = Some(LABEL.to_string());
-                    answer.precision = Some(PRECISION.to_string());
+                    answer.precision = Some(Precision::Syntactic);
                     answer.body = Body::Outline {
                         path: root.join(rel),
                         symbols: Vec::new(),
                     };
                     answer.empty_reason = Some(reason);
-                    let (Why::NoServer(m) | Why::Partial(m)) = why;
-                    answer.notes.push(m.clone());
+                    answer.notes.push(match why {
+                        Why::NoServer(e) => Reason::Error { error: e.clone() },
+                        Why::Partial(r) => r.clone(),
+                    });
                     return Ok(Some(answer));
                 };
                 Body::Outline {
@@ -249,11 +247,11 @@ impl Engine {
                     Action::References => {
                         let found = sq::references(&snap, &name.name);
                         if found.len() > MAX_REFERENCES {
-                            answer.notes.push(format!(
-                                "{} references of `{}` found; the first {MAX_REFERENCES} (in path order) considered",
-                                found.len(),
-                                name.name
-                            ));
+                            answer.notes.push(Reason::NameMatchesCapped {
+                                name: name.name.clone(),
+                                found: found.len(),
+                                kept: MAX_REFERENCES,
+                            });
                         }
                         Body::Locations {
                             locations: found
@@ -278,9 +276,9 @@ impl Engine {
                         // A use inside a function of a name bound there.
                         let len = name.name.chars().count() as u32;
                         let loc = lines.loc(&rel, l, c, c + len);
-                        answer
-                            .notes
-                            .push(format!("`{}` is a local binding there", name.name));
+                        answer.notes.push(Reason::LocalBinding {
+                            name: name.name.clone(),
+                        });
                         if q.action == Action::Hover {
                             let lang = snap.files.get(&rel).map_or("", |f| f.language.as_str());
                             Body::Hover {
@@ -316,26 +314,23 @@ impl Engine {
         }
         answer.body = body;
         answer.server = Some(LABEL.to_string());
-        answer.precision = Some(PRECISION.to_string());
+        answer.precision = Some(Precision::Syntactic);
         match why {
-            Why::NoServer(m) => answer.notes.push(format!(
-                "syntactic answer (tree-sitter, names matched as written, not resolved): {m}"
-            )),
-            Why::Partial(m) => {
-                answer.partial = Some(m.clone());
-                answer
-                    .notes
-                    .push("syntactic answer: names matched as written, not resolved".into());
+            Why::NoServer(e) => answer.notes.push(Reason::Syntactic {
+                because: Some(Box::new(Reason::Error { error: e.clone() })),
+            }),
+            Why::Partial(r) => {
+                answer.partial = Some(r.clone());
+                answer.notes.push(Reason::Syntactic { because: None });
             }
         }
         answer.notes.extend(skipped);
         if let Some(rel) = &rel_path
             && snap.files.get(rel).is_some_and(|f| f.syntax_errors)
         {
-            answer.notes.push(format!(
-                "{} has syntax errors; the parser recovered around them",
-                rel.display()
-            ));
+            answer.notes.push(Reason::SyntaxErrors {
+                path: root.join(rel),
+            });
         }
         Ok(Some(answer))
     }
@@ -456,11 +451,11 @@ impl Engine {
         };
         let mut answer = Answer::new(q.action, q.question(&root), Body::Map(report));
         answer.server = Some(LABEL.to_string());
-        answer.precision = Some(PRECISION.to_string());
+        answer.precision = Some(Precision::Syntactic);
         if snap.files.is_empty() {
-            answer.empty_reason = Some(
-                "no source file a grammar serves was found (scry-syntax: Rust, Python, Go, TypeScript, JavaScript, C, C++, Bash, Java, Ruby, C#, PHP)".into(),
-            );
+            answer.empty_reason = Some(Reason::NoGrammarFiles {
+                languages: GRAMMAR_LANGUAGES.iter().map(|l| l.to_string()).collect(),
+            });
         }
         Ok(answer)
     }

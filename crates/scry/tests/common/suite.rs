@@ -79,12 +79,13 @@ fn asked_at(fx: &Fixture, a: &Answer, what: &str) -> (Pos, String) {
         .asked_at
         .as_ref()
         .unwrap_or_else(|| panic!("{}", ctx(fx, &format!("{what}: asked_at missing"), a)));
+    let via = scry_render::via_text(&at.via);
     assert!(
-        !at.via.trim().is_empty(),
+        !via.trim().is_empty(),
         "{}",
         ctx(fx, &format!("{what}: asked_at.via is empty"), a)
     );
-    (fx.rel(&at.loc), at.via.clone())
+    (fx.rel(&at.loc), via)
 }
 
 /// References of `total_weight` asked from file A by name: the definition,
@@ -507,7 +508,11 @@ pub async fn implementation(fx: &Fixture) -> Answer {
             "{}",
             ctx(fx, "unsupported implementation is empty", &a)
         );
-        let reason = a.empty_reason.clone().unwrap_or_default();
+        let reason = a
+            .empty_reason
+            .as_ref()
+            .map(|r| scry_render::reason_text(r, &fx.root))
+            .unwrap_or_default();
         assert!(
             reason.contains("does not support") && reason.contains("textDocument/implementation"),
             "{}",

@@ -32,9 +32,24 @@ pub const DAEMON_DIR_ENV: &str = "SCRY_DAEMON_DIR";
 /// How a place reads the environment (tests pass their own).
 pub type EnvFn<'a> = &'a dyn Fn(&str) -> Option<OsString>;
 
-/// The environment as the current call sees it ([`crate::env::var_os`]).
+/// Where the places read a variable when no [`EnvFn`] is passed: the
+/// process's environment, unless a layer above installed its own reader
+/// ([`set_var_source`]: scry-workspace's per-call environment, so that a
+/// daemon answering a client finds that client's places).
+static VAR_SOURCE: std::sync::OnceLock<fn(&str) -> Option<OsString>> = std::sync::OnceLock::new();
+
+/// Install the reader of variables (once; later calls are ignored). It
+/// must fall back to the process's environment outside its own scope.
+pub fn set_var_source(f: fn(&str) -> Option<OsString>) {
+    let _ = VAR_SOURCE.set(f);
+}
+
+/// The environment as the current call sees it (see [`set_var_source`]).
 fn process_env(k: &str) -> Option<OsString> {
-    crate::env::var_os(k)
+    match VAR_SOURCE.get() {
+        Some(f) => f(k),
+        None => std::env::var_os(k),
+    }
 }
 
 /// `k`'s value as a path, when set and not empty.

@@ -1,0 +1,345 @@
+//! The words for scry-ops' typed facts: why an answer is empty or partial
+//! and its notes ([`Reason`]), how the asked position was found ([`Via`]),
+//! how precise a non-server answer is ([`Precision`]), and the arguments
+//! that select a place ([`Selector`]) in the asking front end's syntax
+//! ([`Dialect`]).
+//!
+//! Invariants: each fact is worded here once ("still indexing", "does not
+//! support", …), text and JSON forms alike; every path goes through
+//! [`display_path`]; an error inside a reason is worded by
+//! [`crate::error_text`], like every other error.
+
+use std::path::Path;
+
+use scry_ops::{Precision, Reason, SameName, Selector, Via};
+
+use crate::display_path;
+
+/// The front end an answer is rendered for: it decides how an argument
+/// that selects a place is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Dialect {
+    /// MCP tool arguments: `column=35`, `symbol=hir::Literal`.
+    #[default]
+    Mcp,
+    /// The command line's own flags: `--column 35`, `--symbol hir::Literal`
+    /// (a positional symbol is written as a flag so that it is unambiguous).
+    Cli,
+}
+
+impl Dialect {
+    /// One argument named `name` with `value`.
+    fn arg(self, name: &str, value: &str) -> String {
+        match self {
+            Dialect::Mcp => format!("{name}={value}"),
+            Dialect::Cli => format!("--{name} {}", cli_value(value)),
+        }
+    }
+
+    /// What a selector is written as.
+    pub fn selector(self, s: &Selector) -> String {
+        match s {
+            Selector::Line(l) => self.arg("line", &l.to_string()),
+            Selector::Column(c) => self.arg("column", &c.to_string()),
+            Selector::Symbol(form) => self.arg("symbol", form),
+        }
+    }
+
+    /// The argument naming a line, for prose ("pick one with line").
+    pub fn line_arg(self) -> &'static str {
+        match self {
+            Dialect::Mcp => "line",
+            Dialect::Cli => "--line",
+        }
+    }
+}
+
+/// A shell word for a CLI value: as is when it is plain, else single-quoted.
+fn cli_value(v: &str) -> String {
+    let plain = !v.is_empty()
+        && v.chars()
+            .all(|c| c.is_alphanumeric() || matches!(c, '_' | ':' | '.' | '-' | '/' | '$'));
+    if plain {
+        v.to_string()
+    } else {
+        format!("'{}'", v.replace('\'', r"'\''"))
+    }
+}
+
+/// `server is still indexing (progress)`: the one wording.
+fn indexing(server: &str, progress: &str) -> String {
+    format!("{server} is still indexing ({progress})")
+}
+
+/// `server does not support what`: the one wording.
+fn unsupported(server: &str, what: &str) -> String {
+    format!("{server} does not support {what}")
+}
+
+/// A reason or note as one sentence (no final period).
+pub(crate) fn reason(r: &Reason, root: &Path) -> String {
+    match r {
+        Reason::Indexing { server, progress } => indexing(server, progress),
+        Reason::Unsupported { server, what } => unsupported(server, what),
+        Reason::NothingThere { server, places } if *places > 1 => {
+            format!("{server} returned nothing at the {places} places tried")
+        }
+        Reason::NothingThere { server, .. } => format!("{server} returned nothing there"),
+        Reason::Failed { provider, error } => {
+            format!("{provider}: {}", crate::error_text(error, root))
+        }
+        Reason::Error { error } => crate::error_text(error, root),
+        Reason::ServerCapped { server, kept } => {
+            format!(
+                "{server} listed at least {kept} locations; the first {kept} (in its order) kept"
+            )
+        }
+        Reason::NameMatchesCapped { name, found, kept } => {
+            format!(
+                "{found} references of `{name}` found; the first {kept} (in path order) considered"
+            )
+        }
+        Reason::OutsideWorkspace { symbol } => {
+            format!("`{symbol}` was found outside the workspace")
+        }
+        Reason::SyntaxErrors { path } => format!(
+            "{} has syntax errors; the parser recovered around them",
+            display_path(path, root)
+        ),
+        Reason::NotIndexed { path, why } => format!(
+            "{} is not in the syntactic index: {why}",
+            display_path(path, root)
+        ),
+        Reason::NoGrammarFiles { languages } => format!(
+            "no source file a grammar serves was found (scry-syntax: {})",
+            languages.join(", ")
+        ),
+        Reason::Registered { methods } => {
+            format!("registered dynamically: {}", methods.join(", "))
+        }
+        Reason::ServerLogs { dir } => format!("server logs: {}", display_path(dir, root)),
+        Reason::Configuration { files } => format!(
+            "configuration: {}",
+            files
+                .iter()
+                .map(|p| display_path(p, root))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        Reason::Syntactic { because: Some(b) } => format!(
+            "syntactic answer (tree-sitter, names matched as written, not resolved): {}",
+            reason(b, root)
+        ),
+        Reason::Syntactic { because: None } => {
+            "syntactic answer: names matched as written, not resolved".to_string()
+        }
+        Reason::LocalBinding { name } => format!("`{name}` is a local binding there"),
+        Reason::NoCodeAction { server } => format!("{server} offers no code action there"),
+        Reason::CommandNotPreviewed { command, server } => format!(
+            "applying this action also runs the command `{command}` at {server}; its edits are known only when it runs, so they are not part of this preview"
+        ),
+        Reason::CommandFailed { error } => {
+            format!("the command failed: {}", crate::error_text(error, root))
+        }
+        Reason::FilesCapped { checked, files } => format!(
+            "checked the first {checked} of {files} files (maxOpenDocuments); name a smaller target to see the rest"
+        ),
+        Reason::All(rs) => rs
+            .iter()
+            .map(|r| reason(r, root))
+            .collect::<Vec<_>>()
+            .join("; "),
+        Reason::Said(s) => s.clone(),
+    }
+}
+
+/// Why an answer is empty, as the text's `Reason:` says it: an indexing
+/// server is asked again shortly.
+pub(crate) fn empty_reason(r: &Reason, root: &Path) -> String {
+    match r {
+        Reason::Indexing { .. } => format!("{}; ask again shortly", reason(r, root)),
+        _ => reason(r, root),
+    }
+}
+
+/// The `Partial:` line: why the result may be incomplete, and what to do.
+pub(crate) fn partial(r: &Reason, precision: Option<Precision>, root: &Path) -> String {
+    match precision {
+        Some(p) => format!(
+            "Partial: {}; {} — ask again for the exact one.",
+            reason(r, root),
+            precision_answer(p)
+        ),
+        None => format!(
+            "Partial: {} — results may be incomplete; ask again shortly.",
+            reason(r, root)
+        ),
+    }
+}
+
+/// What kind of answer a precision gives, in a few words.
+fn precision_answer(p: Precision) -> &'static str {
+    match p {
+        Precision::Syntactic => "syntactic answer",
+    }
+}
+
+/// How the position was found, in a few words; `None` when not said.
+pub(crate) fn via(v: &Via) -> Option<String> {
+    let prose = |p: bool| if p { " (in a comment or string)" } else { "" };
+    Some(match v {
+        Via::Unsaid => return None,
+        Via::GivenPosition => "the given line and column".to_string(),
+        Via::FirstIdentifier => "the first identifier on the given line".to_string(),
+        Via::Declaration { kind, name } => format!("declaration of {kind} `{name}`"),
+        Via::Occurrence {
+            n,
+            of,
+            name,
+            prose: p,
+        } => format!("occurrence {n} of {of} of `{name}`{}", prose(*p)),
+        Via::OnLine {
+            of: 1,
+            name,
+            prose: p,
+            ..
+        } => format!("occurrence of `{name}` on the given line{}", prose(*p)),
+        Via::OnLine {
+            n,
+            of,
+            name,
+            prose: p,
+        } => format!(
+            "occurrence {n} of {of} of `{name}` on the given line{}",
+            prose(*p)
+        ),
+        Via::NotOnLine {
+            name,
+            asked,
+            line,
+            first,
+            prose: p,
+        } => {
+            let what = if *first { "asked at" } else { "occurrence at" };
+            format!(
+                "`{name}` is not on line {asked}; {what} line {line}{}",
+                prose(*p)
+            )
+        }
+        Via::WorkspaceSymbol {
+            kind: Some(kind),
+            name,
+        } => format!("workspace symbol {kind} `{name}`"),
+        Via::WorkspaceSymbol { kind: None, name } => format!("workspace symbol `{name}`"),
+        Via::OneOfTargets {
+            form,
+            name,
+            targets,
+            line: Some(l),
+            col,
+            ..
+        } => {
+            format!("col {col} `{form}`, 1 of {targets} different targets of `{name}` on line {l}")
+        }
+        Via::OneOfTargets {
+            form,
+            name,
+            targets,
+            line: None,
+            at_line,
+            col,
+        } => format!(
+            "{at_line}:{col} `{form}`, 1 of {targets} different targets of `{name}`, which this file only uses"
+        ),
+    })
+}
+
+/// Where the other targets of a name are: "on line 12", "in this file".
+pub(crate) fn same_name_scope(same: &SameName) -> String {
+    match same.line {
+        Some(l) => format!("on line {l}"),
+        None => "in this file".to_string(),
+    }
+}
+
+/// The arguments that select an occurrence, in the front end's syntax,
+/// joined with " or ".
+pub(crate) fn selectors(select: &[Selector], dialect: Dialect) -> Vec<String> {
+    select.iter().map(|s| dialect.selector(s)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn selectors_in_each_dialect() {
+        let s = [
+            Selector::Line(12),
+            Selector::Column(35),
+            Selector::Symbol("hir::Literal".into()),
+        ];
+        assert_eq!(
+            selectors(&s, Dialect::Mcp),
+            ["line=12", "column=35", "symbol=hir::Literal"]
+        );
+        assert_eq!(
+            selectors(&s, Dialect::Cli),
+            ["--line 12", "--column 35", "--symbol hir::Literal"]
+        );
+        assert_eq!(
+            Dialect::Cli.selector(&Selector::Symbol("self.span()".into())),
+            "--symbol 'self.span()'"
+        );
+        assert_eq!(
+            Dialect::Cli.selector(&Selector::Symbol("it's".into())),
+            r"--symbol 'it'\''s'"
+        );
+    }
+
+    #[test]
+    fn indexing_and_unsupported_are_worded_once() {
+        let root = Path::new("/ws");
+        let ix = Reason::Indexing {
+            server: "rust-analyzer".into(),
+            progress: "Indexing 45%".into(),
+        };
+        assert_eq!(
+            reason(&ix, root),
+            "rust-analyzer is still indexing (Indexing 45%)"
+        );
+        assert_eq!(
+            empty_reason(&ix, root),
+            "rust-analyzer is still indexing (Indexing 45%); ask again shortly"
+        );
+        assert_eq!(
+            partial(&ix, Some(Precision::Syntactic), root),
+            "Partial: rust-analyzer is still indexing (Indexing 45%); syntactic answer — ask again for the exact one."
+        );
+        let un = Reason::Unsupported {
+            server: "gopls".into(),
+            what: "textDocument/declaration".into(),
+        };
+        assert_eq!(
+            reason(&Reason::All(vec![un, ix]), root),
+            "gopls does not support textDocument/declaration; rust-analyzer is still indexing (Indexing 45%)"
+        );
+    }
+
+    #[test]
+    fn paths_in_reasons_are_relative_and_escaped() {
+        let root = Path::new("/ws");
+        let r = Reason::SyntaxErrors {
+            path: "/ws/src/a\nb.rs".into(),
+        };
+        assert_eq!(
+            reason(&r, root),
+            "src/a\\nb.rs has syntax errors; the parser recovered around them"
+        );
+        let r = Reason::Failed {
+            provider: "pyright".into(),
+            error: scry_ops::OpError::FileNotFound("/ws/x.py".into()),
+        };
+        assert_eq!(reason(&r, root), "pyright: file not found: x.py");
+    }
+}
