@@ -231,6 +231,9 @@ pub struct StatusReport {
     /// The syntactic index: files indexed in this process, cache size.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub syntactic: Option<String>,
+    /// The SCIP index: source, age, files covered, changed since.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub index: Option<String>,
     /// What the memory policy did lately (restarts over a cap, stops over
     /// the budget), oldest first, each with its time and figures.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
