@@ -247,6 +247,9 @@ fn fit(range: &[i32], lines: &[&str], enc: i32) -> Option<(u32, u32, u32, u32)> 
     Some((sl as u32, a, el as u32, b))
 }
 
+/// An occurrence while converting: six numbers (see its users).
+type Row = (u32, u32, u32, u32, u32, u32);
+
 struct DocBuild {
     path: String,
     hash: u64,
@@ -255,7 +258,7 @@ struct DocBuild {
     verified: bool,
     lang: u32,
     /// (line, col, end_line, end_col, symbol key, roles).
-    occs: Vec<(u32, u32, u32, u32, u32, u32)>,
+    occs: Vec<Row>,
 }
 
 /// Options of one conversion.
@@ -416,7 +419,7 @@ pub fn convert(scip: &Path, out: &Path, opts: ConvertOptions<'_>) -> Result<Buil
     }
     let mut w = Writer::default();
     // Documents and their occurrences.
-    let mut per_sym: Vec<Vec<(u32, u32, u32, u32, u32, u32)>> = vec![Vec::new(); names.len()];
+    let mut per_sym: Vec<Vec<Row>> = vec![Vec::new(); names.len()];
     let mut occ_total = 0u64;
     let mut unverified = 0u64;
     for (di, d) in docs.iter().enumerate() {

@@ -110,7 +110,7 @@ impl Engine {
             // yet (it is started meanwhile).
             if indexed::serves(q.action)
                 && let Some(why) = self.not_ready(q)
-                && let Ok(Some(a)) = self.from_index(q, &why).await
+                && let Ok(Some(a)) = self.indexed_answer(q, &why).await
             {
                 return Ok(a);
             }

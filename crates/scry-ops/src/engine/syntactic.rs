@@ -146,7 +146,7 @@ impl Engine {
         // index.
         if super::indexed::serves(q.action) {
             let (Why::NoServer(m) | Why::Partial(m)) = &why;
-            if let Ok(Some(a)) = self.from_index(q, m).await {
+            if let Ok(Some(a)) = self.indexed_answer(q, m).await {
                 return Ok(a);
             }
         }
