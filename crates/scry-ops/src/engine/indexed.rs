@@ -256,7 +256,11 @@ impl Engine {
     /// The answer from the index, or `None` when it has none for this
     /// question (no index, file not covered or changed, name not found).
     /// `why`: why the live server did not answer.
-    pub(crate) async fn indexed_answer(&self, q: &Query, why: &str) -> Result<Option<Answer>, OpError> {
+    pub(crate) async fn indexed_answer(
+        &self,
+        q: &Query,
+        why: &str,
+    ) -> Result<Option<Answer>, OpError> {
         let loaded = match self.index().await {
             Ok(Some(l)) => l,
             Ok(None) => return Ok(None),
