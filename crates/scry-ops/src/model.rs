@@ -235,6 +235,14 @@ pub enum Reason {
     },
     /// `name` is a local binding at the place asked (a syntactic answer).
     LocalBinding { name: String },
+    /// Answered from the SCIP index `because` the live server could not
+    /// answer yet (asking again gets the live server's answer).
+    FromIndex { because: Box<Reason> },
+    /// `locations` locations in `files` files changed since the index was
+    /// built were left out of an index answer.
+    IndexLeftOut { locations: usize, files: usize },
+    /// `changed` of the index's `total` files changed since it was built.
+    IndexChanged { changed: u32, total: u32 },
     /// `server` offers no code action at the place asked.
     NoCodeAction { server: String },
     /// A code action's preview leaves out what its `command` (run by
@@ -272,6 +280,9 @@ pub enum Precision {
     /// The syntactic index (tree-sitter): names matched as written, not
     /// resolved.
     Syntactic,
+    /// A SCIP index built earlier: resolved by the indexer, at the
+    /// positions the files had then (never used for a changed file).
+    Index,
 }
 
 impl Precision {
@@ -279,6 +290,7 @@ impl Precision {
     pub fn name(self) -> &'static str {
         match self {
             Precision::Syntactic => "syntactic",
+            Precision::Index => "index",
         }
     }
 }
@@ -412,6 +424,9 @@ pub struct StatusReport {
     /// The syntactic index: files indexed in this process, cache size.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub syntactic: Option<String>,
+    /// The SCIP index: source, age, files covered, changed since.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub index: Option<String>,
     /// What the memory policy did lately (restarts over a cap, stops over
     /// the budget), oldest first, each with its time and figures.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -320,6 +320,7 @@ fn render_body(answer: &Answer, root: &Path, opts: &RenderOptions) -> Value {
                         .as_ref()
                         .map(|s| ("syntactic", s.clone().into())),
                 )
+                .chain(report.index.as_ref().map(|s| ("index", s.clone().into())))
                 .collect(),
             )
         }

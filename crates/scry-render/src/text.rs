@@ -610,6 +610,7 @@ fn render_status(ctx: &Ctx, report: &StatusReport) -> Rendered {
             .iter()
             .map(|s| format!("Syntactic index: {s}")),
     );
+    body.extend(report.index.iter().map(|s| format!("SCIP index: {s}")));
     let used: u64 = report
         .servers
         .iter()

@@ -134,6 +134,16 @@ pub(crate) fn reason(r: &Reason, root: &Path) -> String {
             "syntactic answer: names matched as written, not resolved".to_string()
         }
         Reason::LocalBinding { name } => format!("`{name}` is a local binding there"),
+        Reason::FromIndex { because } => format!(
+            "answered from the SCIP index because {}; ask again for the live server's answer",
+            reason(because, root)
+        ),
+        Reason::IndexLeftOut { locations, files } => format!(
+            "{locations} location(s) in {files} file(s) changed since the index were left out"
+        ),
+        Reason::IndexChanged { changed, total } => {
+            format!("{changed} of {total} indexed files changed since the index was built")
+        }
         Reason::NoCodeAction { server } => format!("{server} offers no code action there"),
         Reason::CommandNotPreviewed { command, server } => format!(
             "applying this action also runs the command `{command}` at {server}; its edits are known only when it runs, so they are not part of this preview"
@@ -181,6 +191,7 @@ pub(crate) fn partial(r: &Reason, precision: Option<Precision>, root: &Path) -> 
 fn precision_answer(p: Precision) -> &'static str {
     match p {
         Precision::Syntactic => "syntactic answer",
+        Precision::Index => "answer from the SCIP index",
     }
 }
 

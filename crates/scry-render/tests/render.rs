@@ -589,6 +589,7 @@ fn status() {
             servers: vec![ra, gopls, pyright, pylsp, clangd, ruff],
             warnings: vec!["gopls is not installed: install it with `go install golang.org/x/tools/gopls@latest`".into()],
             syntactic: None,
+            index: None,
             memory_events: vec!["21:50:03 UTC pyright was restarted before this question: it used 2.3 GiB in 2 processes, over its 2.0 GiB memory cap (`memoryMiB` of the server, default `limits.serverMemoryMiB`)".into()],
             memory_budget_kib: Some(16384 * 1024),
         }),

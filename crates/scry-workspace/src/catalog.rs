@@ -93,6 +93,21 @@ pub struct ServerSpec {
     /// requests ([`crate::memory`]).
     #[serde(rename = "memoryMiB", skip_serializing_if = "Option::is_none")]
     pub memory_mib: Option<u64>,
+    /// The SCIP indexer for this server's languages (`scry index`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub indexer: Option<Indexer>,
+}
+
+/// A SCIP indexer: run as argv in the server's root, it writes a SCIP index
+/// to the path put in place of `{output}` in `args`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Indexer {
+    pub command: String,
+    pub args: Vec<String>,
+    /// How to install it (as [`ServerSpec::install`]); never run by scry.
+    #[serde(skip_serializing_if = "InstallCommands::is_empty")]
+    pub install: InstallCommands,
 }
 
 impl ServerSpec {

@@ -24,6 +24,7 @@ use scry_workspace::Workspace;
 mod completions;
 mod daemon_cmd;
 mod doctor;
+mod index_cmd;
 mod progress;
 mod trust_cmd;
 mod words;
@@ -150,7 +151,8 @@ fn usage(msg: &str) -> ExitCode {
 }
 
 /// The first words handled before the action parser, by [`subcommand`].
-pub(crate) const SUBCOMMANDS: &[&str] = &["doctor", "completions", "mcp", "trust", "daemon"];
+pub(crate) const SUBCOMMANDS: &[&str] =
+    &["doctor", "completions", "mcp", "trust", "daemon", "index"];
 
 /// Run the subcommand `word` (one of [`SUBCOMMANDS`]); `None` for any
 /// other word.
@@ -162,6 +164,7 @@ fn subcommand(word: &str) -> Option<ExitCode> {
         "mcp" => mcp_main(),
         "trust" => trust_cmd::main(),
         "daemon" => daemon_cmd::main(),
+        "index" => index_cmd::main(),
         _ => return None,
     })
 }

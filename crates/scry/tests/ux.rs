@@ -97,7 +97,8 @@ fn completion_offers_every_action() {
             }
         }
         for w in &offered {
-            let subcommand = ["doctor", "completions", "mcp", "trust", "daemon"].contains(w);
+            let subcommand =
+                ["doctor", "completions", "mcp", "trust", "daemon", "index"].contains(w);
             assert!(
                 subcommand || scry_ops::Action::parse(w).is_some(),
                 "{shell} offers {w}"

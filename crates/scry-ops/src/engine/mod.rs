@@ -28,6 +28,7 @@ use crate::model::*;
 pub(crate) use crate::query::Query;
 use crate::query::Valid;
 
+pub mod indexed;
 pub(crate) mod navigate;
 mod queries;
 pub mod syntactic;
@@ -49,6 +50,10 @@ pub struct Engine {
     changes: Arc<Mutex<ChangesBaseline>>,
     /// The syntactic index (built on first use).
     syntax: Arc<scry_syntax::SyntaxIndex>,
+    /// The SCIP index (loaded on first use).
+    index: Arc<indexed::IndexSlot>,
+    /// What the SCIP index's loading has to say, for the next answer.
+    index_notes: Arc<Mutex<Vec<String>>>,
 }
 
 /// The request that asks `action`'s question ("" for none), from the
@@ -73,6 +78,8 @@ impl Engine {
             edits,
             changes: Arc::default(),
             syntax,
+            index: Arc::new(indexed::IndexSlot::new(scry_syntax::default_cache_dir())),
+            index_notes: Arc::default(),
         }
     }
 
@@ -99,6 +106,14 @@ impl Engine {
         let valid = q.validate()?;
         let server_deadline = self.server_deadline(q, deadline);
         let answer = async {
+            // The SCIP index answers at once while the live server cannot
+            // yet (it is started meanwhile).
+            if indexed::serves(q.action)
+                && let Some(why) = self.not_ready(q)
+                && let Ok(Some(a)) = self.indexed_answer(q, &Reason::from(why)).await
+            {
+                return Ok(a);
+            }
             let result = self.dispatch(q, &valid, server_deadline).await;
             self.with_fallback(q, result).await
         };
@@ -135,6 +150,11 @@ impl Engine {
             answer
                 .notes
                 .extend(self.edits.take_notices().into_iter().map(Reason::from));
+            answer.notes.extend(
+                std::mem::take(&mut *self.index_notes.lock().unwrap_or_else(|e| e.into_inner()))
+                    .into_iter()
+                    .map(Reason::from),
+            );
             answer
                 .notes
                 .extend(self.ws.take_memory_notes().into_iter().map(Reason::from));
@@ -162,8 +182,10 @@ impl Engine {
         match valid {
             Valid::Status => {
                 let mut a = queries::status(&self.ws, cx.question).await;
+                let index = self.index_status().await;
                 if let Body::Status(r) = &mut a.body {
                     r.syntactic = Some(self.syntactic_status());
+                    r.index = index;
                 }
                 Ok(a)
             }

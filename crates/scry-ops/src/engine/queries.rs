@@ -344,6 +344,7 @@ pub(crate) async fn status(ws: &Arc<Workspace>, question: Question) -> Answer {
             servers,
             warnings: std::mem::take(&mut warnings),
             syntactic: None,
+            index: None,
             memory_events: ws
                 .memory_events()
                 .iter()

@@ -91,6 +91,9 @@ impl Engine {
     pub fn with_syntax_cache(ws: Arc<Workspace>, cache_dir: Option<&Path>) -> Engine {
         let mut engine = Engine::new(ws);
         engine.syntax = Arc::new(scry_syntax::SyntaxIndex::new(engine.ws.root(), cache_dir));
+        engine.index = Arc::new(super::indexed::IndexSlot::new(
+            cache_dir.map(Path::to_path_buf),
+        ));
         engine
     }
 
@@ -138,6 +141,17 @@ impl Engine {
             },
             _ => return result,
         };
+        // The SCIP index, when it covers the question, before the syntactic
+        // index.
+        if super::indexed::serves(q.action) {
+            let because = match &why {
+                Why::NoServer(e) => Reason::Error { error: e.clone() },
+                Why::Partial(r) => r.clone(),
+            };
+            if let Ok(Some(a)) = self.indexed_answer(q, &because).await {
+                return Ok(a);
+            }
+        }
         if q.path.as_ref().is_some_and(|p| !has_grammar(p)) {
             return result;
         }
@@ -570,14 +584,14 @@ fn outline(file: &scry_syntax::FileIndex) -> Vec<SymbolNode> {
 /// Source lines of the files an answer cites, read once each from disk
 /// (through the one safe reader, under the size limit), each location's
 /// line clipped around its column ([`crate::convert::line_text`]).
-struct SourceLines {
+pub(super) struct SourceLines {
     root: PathBuf,
     limit: u64,
     files: HashMap<PathBuf, Option<Arc<LineIndex>>>,
 }
 
 impl SourceLines {
-    fn new(root: &Path, limit: u64) -> SourceLines {
+    pub(super) fn new(root: &Path, limit: u64) -> SourceLines {
         SourceLines {
             root: root.to_path_buf(),
             limit,
@@ -585,7 +599,7 @@ impl SourceLines {
         }
     }
 
-    fn loc(&mut self, rel: &Path, line: u32, col: u32, end_col: u32) -> Loc {
+    pub(super) fn loc(&mut self, rel: &Path, line: u32, col: u32, end_col: u32) -> Loc {
         let abs = self.root.join(rel);
         let limit = self.limit;
         let index = self

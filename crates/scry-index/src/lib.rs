@@ -1,0 +1,25 @@
+//! scry-index: precise answers from a SCIP index (`index.scip`, written by
+//! `rust-analyzer scip`, `scip-typescript`, `scip-python`, …) before — or
+//! without — a live language server.
+//!
+//! - [`proto`]: the SCIP messages scry reads (hand-written `prost`
+//!   structs over the published `scip.proto`) and a streaming reader.
+//! - [`store`]: the one-time conversion into sorted on-disk tables and the
+//!   reader that answers by range reads ([`store::Index`]).
+//! - [`symbol`]: names and kinds from SCIP symbol strings.
+//! - [`cache`]: where a workspace's converted index lives (per-user cache,
+//!   keyed by the canonical root) and the freshness of its documents.
+//!
+//! Invariants: nothing here panics on a hostile index (corrupt, truncated,
+//! another version: an error naming the file); positions handed out are
+//! 0-based character columns checked against the file when converting; a
+//! document is only used while its file's content hash is the one recorded.
+
+pub mod cache;
+pub mod proto;
+pub mod store;
+pub mod symbol;
+
+pub use store::{
+    Built, ConvertOptions, Doc, Index, IndexError, Meta, Occ, Sym, SymOcc, SymbolInfo,
+};

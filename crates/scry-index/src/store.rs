@@ -1,0 +1,1020 @@
+//! The converted on-disk form of a SCIP index and its reader.
+//!
+//! [`convert`] streams an `index.scip` once (one document in memory at a
+//! time while reading; the tables it writes are built in memory, about 40
+//! bytes per occurrence) into one file of fixed-width, sorted tables:
+//!
+//! | section | record | sorted by |
+//! |---|---|---|
+//! | documents | path, content hash, size, mtime, occurrences slice | path |
+//! | occurrences | line, col, end line, end col, symbol id, roles | document, then position |
+//! | symbols | name, occurrences slice, info, implementors | symbol string |
+//! | names | lower-cased source name, symbol id | name |
+//! | symbol occurrences | document id, range, roles | symbol, then document, position |
+//!
+//! plus a string blob, an id blob, per-symbol JSON info and the metadata
+//! (JSON). Positions are stored 0-based in characters (converted from the
+//! document's encoding against the file on disk when converting).
+//!
+//! [`Index::open`] reads the fixed header and the metadata only; every
+//! lookup is a binary search by `read_at` over one table, so opening costs
+//! the same whatever the index holds and memory held is the header, the
+//! metadata and what one answer reads (bounded by the caller's caps).
+//! Invariants: a document whose file was missing, unreadable or did not
+//! fit its occurrences when converting is recorded `verified: false` and
+//! never answered from; a file that is not a converted index of this
+//! format version is refused ([`IndexError::Format`]); reads are checked
+//! against the file's length (a truncated file is an error, not garbage).
+
+use std::collections::{BTreeMap, HashMap};
+use std::fs::File;
+use std::io::{BufReader, Write};
+use std::os::unix::fs::FileExt;
+use std::path::{Component, Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize};
+
+use crate::proto::{self, Field, Stream, StreamError};
+
+const MAGIC: &[u8; 8] = b"SCRYSCIP";
+/// The converted form's version; a cache of another version is rebuilt.
+pub const FORMAT_VERSION: u32 = 1;
+const HEADER_BYTES: u64 = 8 + 4 + 4 + 9 * 16;
+const DOC_BYTES: u64 = 56;
+const OCC_BYTES: u64 = 24;
+const SYM_BYTES: u64 = 48;
+const NAME_BYTES: u64 = 16;
+/// Largest file read to hash and check positions while converting.
+pub const MAX_SOURCE_BYTES: u64 = 16 * 1024 * 1024;
+
+#[derive(Debug, thiserror::Error)]
+pub enum IndexError {
+    #[error("cannot read {path}: {err}")]
+    Io { path: PathBuf, err: std::io::Error },
+    #[error("{path} is not a usable SCIP index: {why}")]
+    Scip { path: PathBuf, why: String },
+    #[error("{path} uses SCIP protocol version {version}; scry reads version 0")]
+    WrongVersion { path: PathBuf, version: i32 },
+    #[error("{path} is not a converted index scry can read: {why}")]
+    Format { path: PathBuf, why: String },
+}
+
+/// Where an index came from and what built it (the converted file's
+/// metadata, JSON).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Meta {
+    pub format: u32,
+    /// The indexer (`ToolInfo.name`, `version`).
+    pub tool: String,
+    pub tool_version: String,
+    /// The `index.scip` converted.
+    pub source: PathBuf,
+    pub source_size: u64,
+    pub source_mtime_ns: u64,
+    /// When the `index.scip` was written (seconds since the epoch).
+    pub built_at: u64,
+    /// The commit the tree was at, when known.
+    pub commit: Option<String>,
+    /// The root the documents' relative paths start from.
+    pub root: PathBuf,
+    pub documents: u64,
+    /// Documents whose file matched the index when converting.
+    pub verified: u64,
+    pub symbols: u64,
+    pub occurrences: u64,
+    pub languages: Vec<String>,
+}
+
+/// What the index says about one symbol, beyond its occurrences.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct SymbolInfo {
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub display_name: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub documentation: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signature: Option<String>,
+    /// Symbols this one's type is (`is_type_definition` relationships).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub type_definitions: Vec<String>,
+    /// SCIP `Kind`, 0 when unspecified.
+    #[serde(default)]
+    pub kind: i32,
+}
+
+/// One document's entry.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Doc {
+    pub id: u32,
+    pub path: String,
+    pub hash: u64,
+    pub size: u64,
+    pub mtime_ns: u64,
+    pub verified: bool,
+    pub language: String,
+    occ_off: u64,
+    pub occ_count: u32,
+}
+
+/// One occurrence in a document, 0-based, columns in characters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Occ {
+    pub line: u32,
+    pub col: u32,
+    pub end_line: u32,
+    pub end_col: u32,
+    pub symbol: u32,
+    pub roles: u32,
+}
+
+impl Occ {
+    pub fn is_definition(&self) -> bool {
+        self.roles & proto::ROLE_DEFINITION as u32 != 0
+    }
+}
+
+/// One occurrence of a symbol: its document and range.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SymOcc {
+    pub doc: u32,
+    pub occ: Occ,
+}
+
+/// One symbol's entry.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sym {
+    pub id: u32,
+    pub symbol: String,
+    occ_off: u64,
+    pub occ_count: u32,
+    info_off: u64,
+    info_len: u32,
+    impl_off: u64,
+    pub impl_count: u32,
+}
+
+/// Figures of a conversion.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Built {
+    pub documents: u64,
+    pub unverified: u64,
+    pub symbols: u64,
+    pub occurrences: u64,
+}
+
+/// FNV-1a, 64 bits, of a file's bytes: what freshness compares.
+pub fn content_hash(bytes: &[u8]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in bytes {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    h
+}
+
+/// A regular file's size and modification time (ns), not following a
+/// symlink at the end.
+pub fn stat(path: &Path) -> Option<(u64, u64)> {
+    let m = std::fs::metadata(path).ok()?;
+    if !m.is_file() {
+        return None;
+    }
+    let mtime = m
+        .modified()
+        .ok()?
+        .duration_since(UNIX_EPOCH)
+        .ok()?
+        .as_nanos() as u64;
+    Some((m.len(), mtime))
+}
+
+/// A document's relative path, refused when it could leave the root.
+fn safe_relative(p: &str) -> Option<PathBuf> {
+    let path = Path::new(p);
+    if p.is_empty() || path.is_absolute() {
+        return None;
+    }
+    path.components()
+        .all(|c| matches!(c, Component::Normal(_)))
+        .then(|| path.to_path_buf())
+}
+
+/// Column `c` in `enc` units of `line` as a character column.
+fn char_col(line: &str, c: i32, enc: i32) -> Option<u32> {
+    if c < 0 {
+        return None;
+    }
+    let c = c as usize;
+    match enc {
+        // UTF-16 (also taken for "unspecified": LSP's default).
+        0 | 2 => {
+            let mut units = 0;
+            for (i, ch) in line.chars().enumerate() {
+                if units == c {
+                    return Some(i as u32);
+                }
+                units += ch.len_utf16();
+                if units > c {
+                    return None;
+                }
+            }
+            (units == c).then(|| line.chars().count() as u32)
+        }
+        1 => line
+            .is_char_boundary(c)
+            .then(|| line[..c].chars().count() as u32),
+        3 => (c <= line.chars().count()).then_some(c as u32),
+        _ => None,
+    }
+}
+
+/// A SCIP range as `(line, col, end_line, end_col)` in characters against
+/// the file's lines, `None` when it does not fit them.
+fn fit(range: &[i32], lines: &[&str], enc: i32) -> Option<(u32, u32, u32, u32)> {
+    let (sl, sc, el, ec) = match *range {
+        [l, s, e] => (l, s, l, e),
+        [sl, sc, el, ec] => (sl, sc, el, ec),
+        _ => return None,
+    };
+    let line = |l: i32| -> Option<&str> { lines.get(usize::try_from(l).ok()?).copied() };
+    let a = char_col(line(sl)?, sc, enc)?;
+    let b = char_col(line(el)?, ec, enc)?;
+    if (el, b) < (sl, a) {
+        return None;
+    }
+    Some((sl as u32, a, el as u32, b))
+}
+
+/// An occurrence while converting: six numbers (see its users).
+type Row = (u32, u32, u32, u32, u32, u32);
+
+struct DocBuild {
+    path: String,
+    hash: u64,
+    size: u64,
+    mtime_ns: u64,
+    verified: bool,
+    lang: u32,
+    /// (line, col, end_line, end_col, symbol key, roles).
+    occs: Vec<Row>,
+}
+
+/// Options of one conversion.
+pub struct ConvertOptions<'a> {
+    /// The tree the documents' paths are relative to.
+    pub root: &'a Path,
+    pub commit: Option<String>,
+    /// Called with the number of documents read so far.
+    pub progress: &'a mut dyn FnMut(u64),
+}
+
+/// Convert `scip` (an `index.scip`) into `out` (written to a temporary file
+/// beside it, then renamed: a reader never sees half a file).
+pub fn convert(scip: &Path, out: &Path, opts: ConvertOptions<'_>) -> Result<Built, IndexError> {
+    let io = |err| IndexError::Io {
+        path: scip.to_path_buf(),
+        err,
+    };
+    let file = File::open(scip).map_err(io)?;
+    let (source_size, source_mtime_ns) = stat(scip).unwrap_or_default();
+    let mut stream = Stream::new(BufReader::with_capacity(1 << 20, file));
+    let scip_err = |why: String| IndexError::Scip {
+        path: scip.to_path_buf(),
+        why,
+    };
+    let mut meta: Option<proto::Metadata> = None;
+    // Symbol strings → key (first seen), and the keys' facts.
+    let mut keys: HashMap<String, u32> = HashMap::new();
+    let mut names: Vec<String> = Vec::new();
+    let mut infos: HashMap<u32, proto::SymbolInformation> = HashMap::new();
+    let mut docs: Vec<DocBuild> = Vec::new();
+    let mut langs: Vec<String> = Vec::new();
+    let mut key_of = |s: &str, names: &mut Vec<String>| -> u32 {
+        if let Some(&k) = keys.get(s) {
+            return k;
+        }
+        let k = names.len() as u32;
+        keys.insert(s.to_string(), k);
+        names.push(s.to_string());
+        k
+    };
+    let mut read = 0u64;
+    loop {
+        let field = match stream.next_field() {
+            Ok(Some(f)) => f,
+            Ok(None) => break,
+            Err(StreamError::Io(e)) => return Err(io(e)),
+            Err(e) => return Err(scip_err(format!("{e} (at byte {})", stream.offset))),
+        };
+        match field {
+            Field::Metadata(m) => {
+                if m.version != 0 {
+                    return Err(IndexError::WrongVersion {
+                        path: scip.to_path_buf(),
+                        version: m.version,
+                    });
+                }
+                meta = Some(m);
+            }
+            Field::ExternalSymbol(si) => {
+                let k = key_of(&si.symbol, &mut names);
+                infos.entry(k).or_insert(si);
+            }
+            Field::Document(d) => {
+                read += 1;
+                (opts.progress)(read);
+                let Some(rel) = safe_relative(&d.relative_path) else {
+                    continue;
+                };
+                let abs = opts.root.join(&rel);
+                let text = std::fs::symlink_metadata(&abs)
+                    .ok()
+                    .filter(|m| m.is_file() && m.len() <= MAX_SOURCE_BYTES)
+                    .and_then(|_| std::fs::read(&abs).ok());
+                let (size, mtime_ns) = stat(&abs).unwrap_or_default();
+                let hash = text.as_deref().map(content_hash).unwrap_or(0);
+                let s = text
+                    .as_deref()
+                    .and_then(|b| std::str::from_utf8(b).ok())
+                    .unwrap_or("");
+                let lines: Vec<&str> = s
+                    .split('\n')
+                    .map(|l| l.strip_suffix('\r').unwrap_or(l))
+                    .collect();
+                let mut verified = text.is_some();
+                let mut occs = Vec::with_capacity(d.occurrences.len());
+                // Locals are per document: keyed with the path.
+                let local = |s: &str| format!("{s}\u{0}{}", d.relative_path);
+                for o in &d.occurrences {
+                    if o.symbol.is_empty() {
+                        continue;
+                    }
+                    let Some((l, c, el, ec)) = verified
+                        .then(|| fit(&o.range, &lines, d.position_encoding))
+                        .flatten()
+                    else {
+                        verified = false;
+                        continue;
+                    };
+                    let k = if crate::symbol::is_local(&o.symbol) {
+                        key_of(&local(&o.symbol), &mut names)
+                    } else {
+                        key_of(&o.symbol, &mut names)
+                    };
+                    occs.push((l, c, el, ec, k, o.symbol_roles as u32));
+                }
+                if !verified {
+                    occs.clear();
+                }
+                for si in d.symbols {
+                    let k = if crate::symbol::is_local(&si.symbol) {
+                        key_of(&local(&si.symbol), &mut names)
+                    } else {
+                        key_of(&si.symbol, &mut names)
+                    };
+                    infos.insert(k, si);
+                }
+                let lang = match langs.iter().position(|l| *l == d.language) {
+                    Some(i) => i as u32,
+                    None => {
+                        langs.push(d.language.clone());
+                        (langs.len() - 1) as u32
+                    }
+                };
+                occs.sort_unstable();
+                docs.push(DocBuild {
+                    path: rel.to_string_lossy().into_owned(),
+                    hash,
+                    size,
+                    mtime_ns,
+                    verified,
+                    lang,
+                    occs,
+                });
+            }
+        }
+    }
+    let Some(meta) = meta else {
+        return Err(scip_err("no metadata (not a SCIP index?)".into()));
+    };
+    let tool = meta.tool_info.unwrap_or_default();
+    // The same path twice: the last one wins.
+    docs.sort_by(|a, b| a.path.cmp(&b.path));
+    docs.dedup_by(|later, earlier| {
+        if later.path == earlier.path {
+            std::mem::swap(later, earlier);
+            true
+        } else {
+            false
+        }
+    });
+    // Symbol ids: keys in symbol-string order.
+    let mut order: Vec<u32> = (0..names.len() as u32).collect();
+    order.sort_by(|&a, &b| names[a as usize].cmp(&names[b as usize]));
+    let mut id_of = vec![0u32; names.len()];
+    for (id, &k) in order.iter().enumerate() {
+        id_of[k as usize] = id as u32;
+    }
+    let mut w = Writer::default();
+    // Documents and their occurrences.
+    let mut per_sym: Vec<Vec<Row>> = vec![Vec::new(); names.len()];
+    let mut occ_total = 0u64;
+    let mut unverified = 0u64;
+    for (di, d) in docs.iter().enumerate() {
+        let path_off = w.string(&d.path);
+        let occ_off = w.occs.len() as u64;
+        for &(l, c, el, ec, k, r) in &d.occs {
+            let id = id_of[k as usize];
+            put_occ(&mut w.occs, l, c, el, ec, id, r);
+            per_sym[id as usize].push((di as u32, l, c, el, ec, r));
+        }
+        occ_total += d.occs.len() as u64;
+        unverified += u64::from(!d.verified);
+        let rec = &mut w.docs;
+        rec.extend(path_off.to_le_bytes());
+        rec.extend((d.path.len() as u32).to_le_bytes());
+        rec.extend((u32::from(d.verified) | (d.lang << 1)).to_le_bytes());
+        rec.extend(d.hash.to_le_bytes());
+        rec.extend(d.size.to_le_bytes());
+        rec.extend(d.mtime_ns.to_le_bytes());
+        rec.extend(occ_off.to_le_bytes());
+        rec.extend((d.occs.len() as u32).to_le_bytes());
+        rec.extend(0u32.to_le_bytes());
+    }
+    // Implementors: `A is_implementation B` makes A an implementor of B.
+    let mut implementors: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
+    for (&k, si) in &infos {
+        for r in &si.relationships {
+            if r.is_implementation
+                && let Some(&target) = keys_get(&names, &order, &r.symbol)
+            {
+                implementors
+                    .entry(id_of[target as usize])
+                    .or_default()
+                    .push(id_of[k as usize]);
+            }
+        }
+    }
+    // Symbols (in id order) and names.
+    let mut name_rows: Vec<(String, u32)> = Vec::new();
+    for (id, &k) in order.iter().enumerate() {
+        let s = &names[k as usize];
+        let name_off = w.string(s);
+        let occs = &per_sym[id];
+        let occ_off = w.symoccs.len() as u64;
+        for &(d, l, c, el, ec, r) in occs {
+            put_occ(&mut w.symoccs, l, c, el, ec, d, r);
+        }
+        let info = infos.get(&k).map(|si| SymbolInfo {
+            display_name: si.display_name.clone(),
+            documentation: si.documentation.clone(),
+            signature: si
+                .signature_documentation
+                .as_ref()
+                .map(|d| d.text.clone())
+                .filter(|t| !t.is_empty()),
+            type_definitions: si
+                .relationships
+                .iter()
+                .filter(|r| r.is_type_definition)
+                .map(|r| r.symbol.clone())
+                .collect(),
+            kind: si.kind,
+        });
+        let (info_off, info_len) = match info {
+            Some(i) if i != SymbolInfo::default() => {
+                let j = serde_json::to_vec(&i).unwrap_or_default();
+                let off = w.blob.len() as u64;
+                w.blob.extend(&j);
+                (off, j.len() as u32)
+            }
+            _ => (0, 0),
+        };
+        let imps = implementors.remove(&(id as u32)).unwrap_or_default();
+        let impl_off = w.ids.len() as u64;
+        for i in &imps {
+            w.ids.extend(i.to_le_bytes());
+        }
+        let rec = &mut w.syms;
+        rec.extend(name_off.to_le_bytes());
+        rec.extend((s.len() as u32).to_le_bytes());
+        rec.extend((occs.len() as u32).to_le_bytes());
+        rec.extend(occ_off.to_le_bytes());
+        rec.extend(info_off.to_le_bytes());
+        rec.extend(info_len.to_le_bytes());
+        rec.extend((imps.len() as u32).to_le_bytes());
+        rec.extend(impl_off.to_le_bytes());
+        // Only symbols defined in the index are found by name.
+        if !s.contains('\u{0}')
+            && occs
+                .iter()
+                .any(|o| o.5 & proto::ROLE_DEFINITION as u32 != 0)
+            && let Some((n, _)) = crate::symbol::name_and_kind(s)
+        {
+            name_rows.push((n.to_lowercase(), id as u32));
+        }
+    }
+    name_rows.sort();
+    for (n, id) in &name_rows {
+        let off = w.string(n);
+        w.names.extend(off.to_le_bytes());
+        w.names.extend((n.len() as u32).to_le_bytes());
+        w.names.extend(id.to_le_bytes());
+    }
+    let built_at = std::fs::metadata(scip)
+        .and_then(|m| m.modified())
+        .unwrap_or_else(|_| SystemTime::now())
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let meta = Meta {
+        format: FORMAT_VERSION,
+        tool: tool.name,
+        tool_version: tool.version,
+        source: scip.to_path_buf(),
+        source_size,
+        source_mtime_ns,
+        built_at,
+        commit: opts.commit,
+        root: opts.root.to_path_buf(),
+        documents: docs.len() as u64,
+        verified: docs.len() as u64 - unverified,
+        symbols: names.len() as u64,
+        occurrences: occ_total,
+        languages: langs,
+    };
+    w.finish(
+        out,
+        &meta,
+        docs.len() as u64,
+        names.len() as u64,
+        name_rows.len() as u64,
+    )
+    .map_err(|err| IndexError::Io {
+        path: out.to_path_buf(),
+        err,
+    })?;
+    Ok(Built {
+        documents: docs.len() as u64,
+        unverified,
+        symbols: names.len() as u64,
+        occurrences: occ_total,
+    })
+}
+
+/// The key of a symbol string (binary search over keys in symbol order).
+fn keys_get<'a>(names: &[String], order: &'a [u32], s: &str) -> Option<&'a u32> {
+    let i = order
+        .binary_search_by(|&k| names[k as usize].as_str().cmp(s))
+        .ok()?;
+    order.get(i)
+}
+
+fn put_occ(v: &mut Vec<u8>, l: u32, c: u32, el: u32, ec: u32, x: u32, r: u32) {
+    for n in [l, c, el, ec, x, r] {
+        v.extend(n.to_le_bytes());
+    }
+}
+
+#[derive(Default)]
+struct Writer {
+    docs: Vec<u8>,
+    occs: Vec<u8>,
+    syms: Vec<u8>,
+    names: Vec<u8>,
+    symoccs: Vec<u8>,
+    strings: Vec<u8>,
+    blob: Vec<u8>,
+    ids: Vec<u8>,
+}
+
+impl Writer {
+    fn string(&mut self, s: &str) -> u64 {
+        let off = self.strings.len() as u64;
+        self.strings.extend(s.as_bytes());
+        off
+    }
+
+    fn finish(
+        self,
+        out: &Path,
+        meta: &Meta,
+        ndocs: u64,
+        nsyms: u64,
+        nnames: u64,
+    ) -> std::io::Result<()> {
+        let meta_json = serde_json::to_vec(meta).map_err(std::io::Error::other)?;
+        let sections: [(&[u8], u64); 9] = [
+            (&self.docs, ndocs),
+            (&self.occs, self.occs.len() as u64 / OCC_BYTES),
+            (&self.syms, nsyms),
+            (&self.names, nnames),
+            (&self.symoccs, self.symoccs.len() as u64 / OCC_BYTES),
+            (&self.strings, self.strings.len() as u64),
+            (&self.blob, self.blob.len() as u64),
+            (&self.ids, self.ids.len() as u64 / 4),
+            (&meta_json, meta_json.len() as u64),
+        ];
+        let mut head = Vec::with_capacity(HEADER_BYTES as usize);
+        head.extend(MAGIC);
+        head.extend(FORMAT_VERSION.to_le_bytes());
+        head.extend(0u32.to_le_bytes());
+        let mut off = HEADER_BYTES;
+        for (bytes, count) in &sections {
+            head.extend(off.to_le_bytes());
+            head.extend(count.to_le_bytes());
+            off += bytes.len() as u64;
+        }
+        if let Some(dir) = out.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        let tmp = out.with_extension(format!("tmp{}", std::process::id()));
+        let mut f = std::io::BufWriter::new(File::create(&tmp)?);
+        f.write_all(&head)?;
+        for (bytes, _) in &sections {
+            f.write_all(bytes)?;
+        }
+        let f = f.into_inner().map_err(|e| e.into_error())?;
+        f.sync_all()?;
+        drop(f);
+        std::fs::rename(&tmp, out)
+    }
+}
+
+/// A converted index, open for lookups.
+pub struct Index {
+    file: File,
+    path: PathBuf,
+    len: u64,
+    /// (offset, count) of each section, in [`Writer::finish`]'s order.
+    sections: [(u64, u64); 9],
+    meta: Meta,
+    /// Bytes read since opening, and the largest single read (the memory
+    /// one lookup holds): for the memory-bound test and `status`.
+    read_total: AtomicU64,
+    read_max: AtomicU64,
+}
+
+const S_DOCS: usize = 0;
+const S_OCCS: usize = 1;
+const S_SYMS: usize = 2;
+const S_NAMES: usize = 3;
+const S_SYMOCCS: usize = 4;
+const S_STRINGS: usize = 5;
+const S_BLOB: usize = 6;
+const S_IDS: usize = 7;
+const S_META: usize = 8;
+
+fn u32_at(b: &[u8], i: usize) -> u32 {
+    u32::from_le_bytes(b[i..i + 4].try_into().unwrap_or_default())
+}
+fn u64_at(b: &[u8], i: usize) -> u64 {
+    u64::from_le_bytes(b[i..i + 8].try_into().unwrap_or_default())
+}
+
+fn occ_from(b: &[u8]) -> (Occ, u32) {
+    let o = Occ {
+        line: u32_at(b, 0),
+        col: u32_at(b, 4),
+        end_line: u32_at(b, 8),
+        end_col: u32_at(b, 12),
+        symbol: u32_at(b, 16),
+        roles: u32_at(b, 20),
+    };
+    (o, o.symbol)
+}
+
+/// Most records one lookup reads at once (a document's or a symbol's
+/// occurrences beyond this are read in further slices by the caller).
+pub const MAX_RECORDS_PER_READ: u64 = 65_536;
+
+impl Index {
+    /// Open a converted index: reads the header and the metadata only.
+    pub fn open(path: &Path) -> Result<Index, IndexError> {
+        let fmt = |why: &str| IndexError::Format {
+            path: path.to_path_buf(),
+            why: why.to_string(),
+        };
+        let file = File::open(path).map_err(|err| IndexError::Io {
+            path: path.to_path_buf(),
+            err,
+        })?;
+        let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+        if len < HEADER_BYTES {
+            return Err(fmt("shorter than its header"));
+        }
+        let mut head = vec![0u8; HEADER_BYTES as usize];
+        file.read_exact_at(&mut head, 0)
+            .map_err(|_| fmt("header unreadable"))?;
+        if &head[..8] != MAGIC {
+            return Err(fmt("wrong magic"));
+        }
+        if u32_at(&head, 8) != FORMAT_VERSION {
+            return Err(fmt("another format version"));
+        }
+        let mut sections = [(0u64, 0u64); 9];
+        for (i, s) in sections.iter_mut().enumerate() {
+            *s = (u64_at(&head, 16 + i * 16), u64_at(&head, 24 + i * 16));
+        }
+        let (moff, mlen) = sections[S_META];
+        if moff.checked_add(mlen).is_none_or(|e| e != len) || mlen > 64 * 1024 * 1024 {
+            return Err(fmt("truncated (its sections do not end at its length)"));
+        }
+        let mut ix = Index {
+            file,
+            path: path.to_path_buf(),
+            len,
+            sections,
+            meta: Meta {
+                format: 0,
+                tool: String::new(),
+                tool_version: String::new(),
+                source: PathBuf::new(),
+                source_size: 0,
+                source_mtime_ns: 0,
+                built_at: 0,
+                commit: None,
+                root: PathBuf::new(),
+                documents: 0,
+                verified: 0,
+                symbols: 0,
+                occurrences: 0,
+                languages: Vec::new(),
+            },
+            read_total: AtomicU64::new(0),
+            read_max: AtomicU64::new(0),
+        };
+        let m = ix
+            .read(moff, mlen)
+            .map_err(|_| fmt("metadata unreadable"))?;
+        ix.meta = serde_json::from_slice(&m).map_err(|_| fmt("metadata does not parse"))?;
+        if ix.meta.documents != sections[S_DOCS].1 || ix.meta.symbols != sections[S_SYMS].1 {
+            return Err(fmt("metadata and tables disagree"));
+        }
+        Ok(ix)
+    }
+
+    pub fn meta(&self) -> &Meta {
+        &self.meta
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// (total bytes read since opening, largest single read).
+    pub fn reads(&self) -> (u64, u64) {
+        (
+            self.read_total.load(Ordering::Relaxed),
+            self.read_max.load(Ordering::Relaxed),
+        )
+    }
+
+    fn read(&self, off: u64, n: u64) -> std::io::Result<Vec<u8>> {
+        if off.checked_add(n).is_none_or(|e| e > self.len) {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::UnexpectedEof,
+                "read past the end of the index",
+            ));
+        }
+        let mut buf = vec![0u8; n as usize];
+        self.file.read_exact_at(&mut buf, off)?;
+        self.read_total.fetch_add(n, Ordering::Relaxed);
+        self.read_max.fetch_max(n, Ordering::Relaxed);
+        Ok(buf)
+    }
+
+    fn record(&self, section: usize, size: u64, i: u64) -> std::io::Result<Vec<u8>> {
+        let (off, count) = self.sections[section];
+        if i >= count {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                "record out of range",
+            ));
+        }
+        self.read(off + i * size, size)
+    }
+
+    fn string(&self, off: u64, len: u64) -> std::io::Result<String> {
+        let (base, count) = self.sections[S_STRINGS];
+        if off.checked_add(len).is_none_or(|e| e > count) {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                "string out of range",
+            ));
+        }
+        String::from_utf8(self.read(base + off, len)?)
+            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
+    }
+
+    /// The number of documents.
+    pub fn documents(&self) -> u32 {
+        self.sections[S_DOCS].1 as u32
+    }
+
+    /// Document `i` (in path order).
+    pub fn doc_at(&self, i: u32) -> std::io::Result<Doc> {
+        let b = self.record(S_DOCS, DOC_BYTES, i as u64)?;
+        let flags = u32_at(&b, 12);
+        let lang = (flags >> 1) as usize;
+        let d = Doc {
+            id: i,
+            path: self.string(u64_at(&b, 0), u32_at(&b, 8) as u64)?,
+            verified: flags & 1 == 1,
+            language: self.meta.languages.get(lang).cloned().unwrap_or_default(),
+            hash: u64_at(&b, 16),
+            size: u64_at(&b, 24),
+            mtime_ns: u64_at(&b, 32),
+            occ_off: u64_at(&b, 40),
+            occ_count: u32_at(&b, 48),
+        };
+        let (_, total) = self.sections[S_OCCS];
+        if d.occ_off / OCC_BYTES + d.occ_count as u64 > total {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                "document occurrences out of range",
+            ));
+        }
+        Ok(d)
+    }
+
+    /// The document at `path` (relative to the root).
+    pub fn document(&self, path: &str) -> std::io::Result<Option<Doc>> {
+        let (mut lo, mut hi) = (0u64, self.sections[S_DOCS].1);
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            let b = self.record(S_DOCS, DOC_BYTES, mid)?;
+            let p = self.string(u64_at(&b, 0), u32_at(&b, 8) as u64)?;
+            match p.as_str().cmp(path) {
+                std::cmp::Ordering::Less => lo = mid + 1,
+                std::cmp::Ordering::Greater => hi = mid,
+                std::cmp::Ordering::Equal => return self.doc_at(mid as u32).map(Some),
+            }
+        }
+        Ok(None)
+    }
+
+    /// Occurrences `from..from+n` of a document (position order).
+    pub fn doc_occurrences(&self, d: &Doc, from: u32, n: u32) -> std::io::Result<Vec<Occ>> {
+        let from = from.min(d.occ_count);
+        let n = (n.min(d.occ_count - from) as u64).min(MAX_RECORDS_PER_READ);
+        let base = self.sections[S_OCCS].0 + d.occ_off;
+        let b = self.read(base + from as u64 * OCC_BYTES, n * OCC_BYTES)?;
+        Ok(b.chunks_exact(OCC_BYTES as usize)
+            .map(|c| occ_from(c).0)
+            .collect())
+    }
+
+    /// The occurrences on `line` (0-based) of a document: a binary search
+    /// over its records, then the line's run.
+    pub fn occurrences_on_line(&self, d: &Doc, line: u32) -> std::io::Result<Vec<Occ>> {
+        let base = self.sections[S_OCCS].0 + d.occ_off;
+        let at = |i: u32| -> std::io::Result<Occ> {
+            Ok(occ_from(&self.read(base + i as u64 * OCC_BYTES, OCC_BYTES)?).0)
+        };
+        let (mut lo, mut hi) = (0u32, d.occ_count);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if at(mid)?.line < line {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        let mut out = Vec::new();
+        let mut i = lo;
+        while i < d.occ_count && out.len() < 4096 {
+            let o = at(i)?;
+            if o.line != line {
+                break;
+            }
+            out.push(o);
+            i += 1;
+        }
+        Ok(out)
+    }
+
+    /// The number of symbols.
+    pub fn symbols(&self) -> u32 {
+        self.sections[S_SYMS].1 as u32
+    }
+
+    /// Symbol `id`.
+    pub fn symbol_at(&self, id: u32) -> std::io::Result<Sym> {
+        let b = self.record(S_SYMS, SYM_BYTES, id as u64)?;
+        Ok(Sym {
+            id,
+            symbol: self.string(u64_at(&b, 0), u32_at(&b, 8) as u64)?,
+            occ_count: u32_at(&b, 12),
+            occ_off: u64_at(&b, 16),
+            info_off: u64_at(&b, 24),
+            info_len: u32_at(&b, 32),
+            impl_count: u32_at(&b, 36),
+            impl_off: u64_at(&b, 40),
+        })
+    }
+
+    /// The symbol named exactly `symbol` (a SCIP symbol string).
+    pub fn symbol(&self, symbol: &str) -> std::io::Result<Option<Sym>> {
+        let (mut lo, mut hi) = (0u64, self.sections[S_SYMS].1);
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            let b = self.record(S_SYMS, SYM_BYTES, mid)?;
+            let s = self.string(u64_at(&b, 0), u32_at(&b, 8) as u64)?;
+            match s.as_str().cmp(symbol) {
+                std::cmp::Ordering::Less => lo = mid + 1,
+                std::cmp::Ordering::Greater => hi = mid,
+                std::cmp::Ordering::Equal => return self.symbol_at(mid as u32).map(Some),
+            }
+        }
+        Ok(None)
+    }
+
+    /// A symbol's occurrences `from..from+n` (document, then position).
+    pub fn symbol_occurrences(&self, s: &Sym, from: u32, n: u32) -> std::io::Result<Vec<SymOcc>> {
+        let from = from.min(s.occ_count);
+        let n = (n.min(s.occ_count - from) as u64).min(MAX_RECORDS_PER_READ);
+        let (base, count) = self.sections[S_SYMOCCS];
+        if s.occ_off / OCC_BYTES + from as u64 + n > count {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                "symbol occurrences out of range",
+            ));
+        }
+        let b = self.read(base + s.occ_off + from as u64 * OCC_BYTES, n * OCC_BYTES)?;
+        Ok(b.chunks_exact(OCC_BYTES as usize)
+            .map(|c| {
+                let (mut occ, doc) = occ_from(c);
+                occ.symbol = s.id;
+                SymOcc { doc, occ }
+            })
+            .collect())
+    }
+
+    /// What the index says about a symbol beyond its occurrences.
+    pub fn info(&self, s: &Sym) -> std::io::Result<SymbolInfo> {
+        if s.info_len == 0 {
+            return Ok(SymbolInfo::default());
+        }
+        let (base, count) = self.sections[S_BLOB];
+        if s.info_off + s.info_len as u64 > count {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                "symbol info out of range",
+            ));
+        }
+        let b = self.read(base + s.info_off, s.info_len as u64)?;
+        serde_json::from_slice(&b)
+            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
+    }
+
+    /// The symbols that implement `s` (at most `max`).
+    pub fn implementors(&self, s: &Sym, max: u32) -> std::io::Result<Vec<u32>> {
+        let n = s.impl_count.min(max) as u64;
+        let (base, count) = self.sections[S_IDS];
+        if s.impl_off / 4 + n > count {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                "implementors out of range",
+            ));
+        }
+        let b = self.read(base + s.impl_off, n * 4)?;
+        Ok(b.chunks_exact(4).map(|c| u32_at(c, 0)).collect())
+    }
+
+    /// Symbols defined in the index whose source name starts with `prefix`
+    /// (case-insensitive), at most `max`, in name order.
+    pub fn symbols_named(&self, prefix: &str, max: usize) -> std::io::Result<Vec<u32>> {
+        let want = prefix.to_lowercase();
+        let name_at = |i: u64| -> std::io::Result<(String, u32)> {
+            let b = self.record(S_NAMES, NAME_BYTES, i)?;
+            Ok((
+                self.string(u64_at(&b, 0), u32_at(&b, 8) as u64)?,
+                u32_at(&b, 12),
+            ))
+        };
+        let count = self.sections[S_NAMES].1;
+        let (mut lo, mut hi) = (0u64, count);
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            if name_at(mid)?.0.as_str() < want.as_str() {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        let mut out = Vec::new();
+        let mut i = lo;
+        while i < count && out.len() < max {
+            let (n, id) = name_at(i)?;
+            if !n.starts_with(&want) {
+                break;
+            }
+            out.push(id);
+            i += 1;
+        }
+        Ok(out)
+    }
+}

@@ -1,0 +1,337 @@
+//! The converted index against synthetic SCIP indexes: lookups, column
+//! conversion, freshness, hostile inputs (corrupt, truncated, another
+//! version) and the memory bound of a huge index.
+
+use std::path::Path;
+
+use prost::Message;
+use scry_index::cache::{self, Fresh};
+use scry_index::proto::{
+    self, Document, Index as Scip, Metadata, Occurrence, Relationship, SymbolInformation, ToolInfo,
+};
+use scry_index::store::{self, ConvertOptions, Index, IndexError};
+
+fn meta() -> Option<Metadata> {
+    Some(Metadata {
+        version: 0,
+        tool_info: Some(ToolInfo {
+            name: "test-indexer".into(),
+            version: "1.2.3".into(),
+            arguments: vec![],
+        }),
+        project_root: "file:///x".into(),
+        text_document_encoding: 1,
+    })
+}
+
+fn occ(range: &[i32], symbol: &str, roles: i32) -> Occurrence {
+    Occurrence {
+        range: range.to_vec(),
+        symbol: symbol.into(),
+        symbol_roles: roles,
+        ..Default::default()
+    }
+}
+
+const SHAPE: &str = "t cargo demo 0.1 shapes/Shape#";
+const AREA: &str = "t cargo demo 0.1 shapes/Shape#area().";
+const SQUARE: &str = "t cargo demo 0.1 shapes/Square#";
+const TOTAL: &str = "t cargo demo 0.1 total_weight().";
+
+/// A small tree and its SCIP index: `a.rs` defines `Shape`, `Square`
+/// (implementing it) and `total_weight`; `b.rs` uses `total_weight` after
+/// an emoji (UTF-16 columns differ from characters there).
+fn tree(dir: &Path) -> Vec<u8> {
+    std::fs::write(
+        dir.join("a.rs"),
+        "trait Shape { fn area(&self); }\nstruct Square;\nimpl Shape for Square {}\nfn total_weight() {}\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("b.rs"), "fn f() { \"📦\"; total_weight(); }\n").unwrap();
+    let a = Document {
+        relative_path: "a.rs".into(),
+        language: "rust".into(),
+        position_encoding: 2,
+        occurrences: vec![
+            occ(&[0, 6, 11], SHAPE, 1),
+            occ(&[0, 17, 21], AREA, 1),
+            occ(&[1, 7, 13], SQUARE, 1),
+            occ(&[2, 5, 10], SHAPE, 0),
+            occ(&[2, 15, 21], SQUARE, 0),
+            occ(&[3, 3, 15], TOTAL, 1),
+            occ(&[3, 0, 2], "local 1", 1),
+        ],
+        symbols: vec![
+            SymbolInformation {
+                symbol: SHAPE.into(),
+                documentation: vec!["```rust\ntrait Shape\n```".into(), "A shape.".into()],
+                ..Default::default()
+            },
+            SymbolInformation {
+                symbol: SQUARE.into(),
+                relationships: vec![Relationship {
+                    symbol: SHAPE.into(),
+                    is_implementation: true,
+                    ..Default::default()
+                }],
+                ..Default::default()
+            },
+        ],
+        ..Default::default()
+    };
+    let b = Document {
+        relative_path: "b.rs".into(),
+        language: "rust".into(),
+        position_encoding: 2,
+        // `total_weight` starts at UTF-16 column 16 (character 15).
+        occurrences: vec![occ(&[0, 16, 28], TOTAL, 8)],
+        ..Default::default()
+    };
+    Scip {
+        metadata: meta(),
+        documents: vec![a, b],
+        external_symbols: vec![],
+    }
+    .encode_to_vec()
+}
+
+fn convert(dir: &Path, bytes: &[u8]) -> Result<Index, IndexError> {
+    let scip = dir.join("index.scip");
+    std::fs::write(&scip, bytes).unwrap();
+    let db = dir.join("out").join("index.db");
+    store::convert(
+        &scip,
+        &db,
+        ConvertOptions {
+            root: dir,
+            commit: Some("abc123".into()),
+            progress: &mut |_| {},
+        },
+    )?;
+    Index::open(&db)
+}
+
+#[test]
+fn lookups_answer_from_the_tables() {
+    let t = tempfile::tempdir().unwrap();
+    let ix = convert(t.path(), &tree(t.path())).unwrap();
+    let m = ix.meta();
+    assert_eq!(
+        (m.tool.as_str(), m.tool_version.as_str()),
+        ("test-indexer", "1.2.3")
+    );
+    assert_eq!((m.documents, m.verified), (2, 2));
+    assert_eq!(m.commit.as_deref(), Some("abc123"));
+
+    let b = ix.document("b.rs").unwrap().unwrap();
+    let on = ix.occurrences_on_line(&b, 0).unwrap();
+    assert_eq!(on.len(), 1);
+    // UTF-16 column 16 is character 15.
+    assert_eq!((on[0].col, on[0].end_col), (15, 27));
+    let total = ix.symbol_at(on[0].symbol).unwrap();
+    assert_eq!(total.symbol, TOTAL);
+    let uses = ix.symbol_occurrences(&total, 0, 100).unwrap();
+    let docs: Vec<String> = uses
+        .iter()
+        .map(|u| ix.doc_at(u.doc).unwrap().path)
+        .collect();
+    assert_eq!(docs, vec!["a.rs", "b.rs"]);
+    assert!(uses[0].occ.is_definition() && !uses[1].occ.is_definition());
+
+    let shape = ix.symbol(SHAPE).unwrap().unwrap();
+    assert_eq!(ix.info(&shape).unwrap().documentation[1], "A shape.");
+    let imps = ix.implementors(&shape, 10).unwrap();
+    assert_eq!(ix.symbol_at(imps[0]).unwrap().symbol, SQUARE);
+    assert!(ix.symbol("t cargo demo 0.1 nothing#").unwrap().is_none());
+    assert!(ix.document("c.rs").unwrap().is_none());
+
+    let named: Vec<String> = ix
+        .symbols_named("s", 10)
+        .unwrap()
+        .into_iter()
+        .map(|i| ix.symbol_at(i).unwrap().symbol)
+        .collect();
+    assert_eq!(named, vec![SHAPE.to_string(), SQUARE.to_string()]);
+    // A local is never found by name.
+    assert!(ix.symbols_named("local", 10).unwrap().is_empty());
+}
+
+#[test]
+fn a_changed_file_is_stale_and_counted() {
+    let t = tempfile::tempdir().unwrap();
+    let ix = convert(t.path(), &tree(t.path())).unwrap();
+    let fresh = Fresh::default();
+    let b = ix.document("b.rs").unwrap().unwrap();
+    assert!(fresh.is_fresh(t.path(), &b));
+    assert_eq!(fresh.changed(t.path(), &ix), (0, 2));
+    std::fs::write(t.path().join("b.rs"), "\nfn f() { total_weight(); }\n").unwrap();
+    assert!(!fresh.is_fresh(t.path(), &b));
+    assert_eq!(fresh.changed(t.path(), &ix), (1, 2));
+    // Touched but the same bytes: fresh again (by content hash).
+    std::fs::write(
+        t.path().join("b.rs"),
+        "fn f() { \"📦\"; total_weight(); }\n",
+    )
+    .unwrap();
+    assert!(fresh.is_fresh(t.path(), &b));
+    std::fs::remove_file(t.path().join("a.rs")).unwrap();
+    assert_eq!(fresh.changed(t.path(), &ix), (1, 2));
+}
+
+#[test]
+fn a_document_that_does_not_fit_its_file_is_not_verified() {
+    let t = tempfile::tempdir().unwrap();
+    let mut bytes = tree(t.path());
+    // Now b.rs is shorter than its occurrence.
+    std::fs::write(t.path().join("b.rs"), "fn f() {}\n").unwrap();
+    let ix = convert(t.path(), &bytes).unwrap();
+    let b = ix.document("b.rs").unwrap().unwrap();
+    assert!(!b.verified);
+    assert_eq!(b.occ_count, 0);
+    assert!(!Fresh::default().is_fresh(t.path(), &b));
+    // A path leaving the root is dropped, not read.
+    let mut scip = Scip::decode(&bytes[..]).unwrap();
+    scip.documents[0].relative_path = "../a.rs".into();
+    bytes = scip.encode_to_vec();
+    let ix = convert(t.path(), &bytes).unwrap();
+    assert!(ix.document("../a.rs").unwrap().is_none());
+    assert_eq!(ix.meta().documents, 1);
+}
+
+#[test]
+fn hostile_indexes_are_errors_naming_the_file() {
+    let t = tempfile::tempdir().unwrap();
+    let good = tree(t.path());
+    // Truncated in the middle of a document.
+    let e = convert(t.path(), &good[..good.len() - 7]).err().unwrap();
+    assert!(matches!(e, IndexError::Scip { .. }), "{e}");
+    assert!(e.to_string().contains("truncated"), "{e}");
+    // Garbage.
+    let e = convert(t.path(), &[0xff; 64]).err().unwrap();
+    assert!(matches!(e, IndexError::Scip { .. }), "{e}");
+    // Empty (no metadata).
+    let e = convert(t.path(), b"").err().unwrap();
+    assert!(e.to_string().contains("no metadata"), "{e}");
+    // Another protocol version.
+    let mut scip = Scip::decode(&good[..]).unwrap();
+    scip.metadata.as_mut().unwrap().version = 7;
+    let e = convert(t.path(), &scip.encode_to_vec()).err().unwrap();
+    assert!(
+        matches!(e, IndexError::WrongVersion { version: 7, .. }),
+        "{e}"
+    );
+    // A huge length prefix is refused, not allocated.
+    let mut huge = vec![0x12]; // field 2, length-delimited
+    huge.extend([0xff, 0xff, 0xff, 0xff, 0x7f]);
+    let e = convert(t.path(), &huge).err().unwrap();
+    assert!(e.to_string().contains("over"), "{e}");
+
+    // The converted form: truncated, wrong magic, empty.
+    convert(t.path(), &good).unwrap();
+    let db = t.path().join("out").join("index.db");
+    let full = std::fs::read(&db).unwrap();
+    for bad in [
+        &full[..full.len() - 1],
+        &full[..10],
+        b"NOTSCRY!xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx" as &[u8],
+    ] {
+        std::fs::write(&db, bad).unwrap();
+        let e = Index::open(&db).err().unwrap();
+        assert!(matches!(e, IndexError::Format { .. }), "{e}");
+    }
+}
+
+#[test]
+fn the_cache_converts_once_and_again_when_the_scip_changes() {
+    let t = tempfile::tempdir().unwrap();
+    let root = t.path().join("root");
+    std::fs::create_dir(&root).unwrap();
+    let cache_dir = t.path().join("cache");
+    assert!(cache::load(&cache_dir, &root, None).unwrap().is_none());
+    let dir = cache::dir_for(&cache_dir, &root);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("index.scip"), tree(&root)).unwrap();
+    std::fs::write(dir.join("commit"), "deadbeef\n").unwrap();
+    let (ix, src) = cache::load(&cache_dir, &root, None).unwrap().unwrap();
+    assert!(matches!(src, cache::Source::Built(_)));
+    assert_eq!(ix.meta().commit.as_deref(), Some("deadbeef"));
+    let converted = std::fs::metadata(dir.join("index.db"))
+        .unwrap()
+        .modified()
+        .unwrap();
+    // Opened as is the second time.
+    let (_ix, _) = cache::load(&cache_dir, &root, None).unwrap().unwrap();
+    assert_eq!(
+        std::fs::metadata(dir.join("index.db"))
+            .unwrap()
+            .modified()
+            .unwrap(),
+        converted
+    );
+    // A configured file that is missing is an error; a present one loads.
+    let ci = t.path().join("ci.scip");
+    assert!(cache::load(&cache_dir, &root, Some(&ci)).is_err());
+    std::fs::write(&ci, tree(&root)).unwrap();
+    let (ix, src) = cache::load(&cache_dir, &root, Some(&ci)).unwrap().unwrap();
+    assert_eq!(src, cache::Source::Configured(ci.clone()));
+    assert_eq!(ix.meta().commit, None);
+}
+
+/// 1,500 files × 200 lines × 2 occurrences (600,000 occurrences, 600,000
+/// symbols): opening reads the header and metadata only, and one lookup
+/// reads a few KiB whatever the index holds.
+#[test]
+fn a_huge_index_opens_and_answers_within_its_memory_bound() {
+    let t = tempfile::tempdir().unwrap();
+    let mut docs = Vec::new();
+    let line = "let aaaa = bbbb;\n";
+    let text = line.repeat(200);
+    for f in 0..1500 {
+        let name = format!("f{f:04}.rs");
+        std::fs::write(t.path().join(&name), &text).unwrap();
+        let mut occs = Vec::new();
+        for l in 0..200 {
+            occs.push(occ(&[l, 4, 8], &format!("t c p 1 a{f}_{l}."), 1));
+            occs.push(occ(
+                &[l, 11, 15],
+                &format!("t c p 1 b{}_{l}.", (f + 1) % 1500),
+                0,
+            ));
+        }
+        docs.push(Document {
+            relative_path: name,
+            language: "rust".into(),
+            position_encoding: 1,
+            occurrences: occs,
+            ..Default::default()
+        });
+    }
+    let bytes = Scip {
+        metadata: meta(),
+        documents: docs,
+        external_symbols: vec![],
+    }
+    .encode_to_vec();
+    let ix = convert(t.path(), &bytes).unwrap();
+    let size = std::fs::metadata(ix.path()).unwrap().len();
+    assert!(size > 20_000_000, "{size}");
+    let (after_open, _) = ix.reads();
+    assert!(after_open < 4096, "open read {after_open} bytes");
+    assert_eq!(ix.meta().occurrences, 600_000);
+
+    let before = ix.reads().0;
+    let d = ix.document("f1234.rs").unwrap().unwrap();
+    let on = ix.occurrences_on_line(&d, 150).unwrap();
+    assert_eq!(on.len(), 2);
+    let s = ix.symbol_at(on[1].symbol).unwrap();
+    assert_eq!(s.symbol, "t c p 1 b1235_150.");
+    let uses = ix.symbol_occurrences(&s, 0, 100).unwrap();
+    assert_eq!(uses.len(), 1);
+    let named = ix.symbols_named("a1234_19", 20).unwrap();
+    assert_eq!(named.len(), 11, "a1234_19 and a1234_190..199");
+    let (total, largest) = ix.reads();
+    let lookup = total - before;
+    assert!(lookup < 16 * 1024, "one question read {lookup} bytes");
+    assert!(largest <= store::MAX_RECORDS_PER_READ * 24, "{largest}");
+    let _ = proto::MAX_FIELD_BYTES;
+}

@@ -1,0 +1,597 @@
+//! Answers from a SCIP index (scry-index): the source between the live
+//! server and the syntactic index.
+//!
+//! When it answers (decided in [`Engine::run`] and `with_fallback`): the
+//! question is one the index serves ([`serves`]), the workspace has an
+//! index (built by `scry index` into the per-user cache, keyed by the
+//! canonical root) that covers the asked file, and the live server cannot
+//! answer yet — not installed, not started (it is started in the
+//! background meanwhile), still indexing, just started, or crashed — or
+//! its answer failed or came back empty while it indexed.
+//!
+//! Invariants: every such answer has `precision: "index"` and the header
+//! `SCIP index (<indexer> <version>, built <age> ago at <commit or time>)`;
+//! a file changed since the index (size/mtime, then content hash) is never
+//! answered from its old positions: a question about such a file is left to
+//! the other sources, and locations in such files are left out with a count;
+//! the answer says how many indexed files changed; an index that cannot be
+//! read (missing, corrupt, truncated, another version) is a note once and
+//! the other sources answer; the source lines come from the disk.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use scry_index::cache::{self, Fresh, Source};
+use scry_index::{Doc, Index, Occ, Sym};
+use scry_lsp::LineIndex;
+
+use super::syntactic::{MAX_REFERENCES, SourceLines};
+use super::*;
+use crate::resolve::SymbolName;
+
+/// What `precision` says.
+/// How long after its start a server that never reported indexing counts
+/// as starting (rust-analyzer answers empty for a while before its first
+/// progress report).
+const STARTING_GRACE: Duration = Duration::from_secs(8);
+/// Most workspace symbols listed.
+const MAX_WORKSPACE_SYMBOLS: usize = 200;
+
+/// Actions the index can answer.
+pub(crate) fn serves(action: Action) -> bool {
+    matches!(
+        action,
+        Action::Definition
+            | Action::Declaration
+            | Action::TypeDefinition
+            | Action::Implementation
+            | Action::References
+            | Action::Hover
+            | Action::Symbols
+            | Action::WorkspaceSymbols
+    )
+}
+
+/// The engine's index: loaded on first need, reloaded when its source
+/// changes; a load failure is said once per distinct failure.
+pub(crate) struct IndexSlot {
+    cache: Option<PathBuf>,
+    state: Mutex<SlotState>,
+    fresh: Fresh,
+}
+
+#[derive(Default)]
+struct SlotState {
+    loaded: Option<(Arc<Index>, Source)>,
+    said: Option<String>,
+}
+
+impl IndexSlot {
+    pub(crate) fn new(cache: Option<PathBuf>) -> IndexSlot {
+        IndexSlot {
+            cache,
+            state: Mutex::default(),
+            fresh: Fresh::default(),
+        }
+    }
+}
+
+/// One loaded index and what to say about it.
+pub(crate) struct Loaded {
+    pub(crate) ix: Arc<Index>,
+    pub(crate) source: Source,
+}
+
+/// The status line of a workspace's index (`status`, `doctor`).
+pub fn status_line(ix: &Index, source: &Source, changed: (u32, u32)) -> String {
+    let m = ix.meta();
+    format!(
+        "{}; {} files covered, {} changed since; {}",
+        label(ix),
+        m.documents,
+        changed.0,
+        source.describe()
+    )
+}
+
+/// `SCIP index (rust-analyzer 1.95.0, built 3 min ago at 1a2b3c4d5e6f)`.
+pub fn label(ix: &Index) -> String {
+    let m = ix.meta();
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let at = match &m.commit {
+        Some(c) => c.chars().take(12).collect(),
+        None => utc(m.built_at),
+    };
+    let tool = [m.tool.as_str(), m.tool_version.as_str()]
+        .iter()
+        .filter(|s| !s.is_empty())
+        .copied()
+        .collect::<Vec<_>>()
+        .join(" ");
+    format!(
+        "SCIP index ({}, built {} ago at {at})",
+        if tool.is_empty() {
+            "unknown indexer"
+        } else {
+            &tool
+        },
+        age(now.saturating_sub(m.built_at))
+    )
+}
+
+fn age(s: u64) -> String {
+    match s {
+        0..=119 => format!("{s} s"),
+        120..=7199 => format!("{} min", s / 60),
+        7200..=172_799 => format!("{} h", s / 3600),
+        _ => format!("{} days", s / 86_400),
+    }
+}
+
+/// Seconds since the epoch as `2026-12-02 00:40 UTC`.
+fn utc(secs: u64) -> String {
+    let days = (secs / 86_400) as i64;
+    let (h, mi) = ((secs % 86_400) / 3600, (secs % 3600) / 60);
+    // Civil from days (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}-{m:02}-{d:02} {h:02}:{mi:02} UTC")
+}
+
+impl Engine {
+    /// The workspace's index, loading (and converting) it when its source
+    /// changed; `Err` carries the note to give once.
+    pub(crate) async fn index(&self) -> Result<Option<Loaded>, Option<String>> {
+        let Some(cache_dir) = self.index.cache.clone() else {
+            return Ok(None);
+        };
+        let root = self.ws.root().to_path_buf();
+        let current = {
+            let st = self.index.state.lock().unwrap_or_else(|e| e.into_inner());
+            st.loaded.clone()
+        };
+        if let Some((ix, source)) = &current {
+            let unchanged = scry_index::store::stat(source.scip())
+                .is_some_and(|(s, m)| s == ix.meta().source_size && m == ix.meta().source_mtime_ns);
+            if unchanged {
+                return Ok(Some(Loaded {
+                    ix: ix.clone(),
+                    source: source.clone(),
+                }));
+            }
+        }
+        let r = tokio::task::spawn_blocking(move || cache::load(&cache_dir, &root, None)).await;
+        let mut st = self.index.state.lock().unwrap_or_else(|e| e.into_inner());
+        match r {
+            Ok(Ok(Some((ix, source)))) => {
+                let ix = Arc::new(ix);
+                st.loaded = Some((ix.clone(), source.clone()));
+                st.said = None;
+                Ok(Some(Loaded { ix, source }))
+            }
+            Ok(Ok(None)) => {
+                st.loaded = None;
+                Ok(None)
+            }
+            Ok(Err(e)) => {
+                st.loaded = None;
+                let note = format!(
+                    "the SCIP index is not usable ({}); answered from the other sources — rebuild it with `scry index`",
+                    scry_workspace::paths::relativise_text(&e.to_string(), self.ws.root())
+                );
+                if st.said.as_deref() == Some(note.as_str()) {
+                    Err(None)
+                } else {
+                    st.said = Some(note.clone());
+                    Err(Some(note))
+                }
+            }
+            Err(_) => Err(None),
+        }
+    }
+
+    /// The `status` line about the index, when there is one (or a problem).
+    pub(crate) async fn index_status(&self) -> Option<String> {
+        match self.index().await {
+            Ok(Some(l)) => {
+                let root = self.ws.root().to_path_buf();
+                let ix = l.ix.clone();
+                let fresh = &self.index.fresh;
+                let changed = fresh.changed(&root, &ix);
+                Some(status_line(&l.ix, &l.source, changed))
+            }
+            Ok(None) => None,
+            Err(note) => note,
+        }
+    }
+
+    /// Why the live server for the question's file cannot answer yet, when
+    /// it cannot: `None` when it is running and ready.
+    pub(crate) fn not_ready(&self, q: &Query) -> Option<String> {
+        let path = q.path.as_ref()?;
+        let abs = self.resolve_path(path).ok()?;
+        let route = match self.ws.route(&abs) {
+            Ok(r) => r,
+            Err(e) => return Some(e.to_string()),
+        };
+        let running = self
+            .ws
+            .running()
+            .into_iter()
+            .find(|s| s.name() == route.spec.id && s.root() == route.root);
+        let Some(s) = running else {
+            // Start it meanwhile: the next question is answered live.
+            let ws = self.ws.clone();
+            let id = route.spec.id.clone();
+            tokio::spawn(async move {
+                let _ = ws.session(&route).await;
+            });
+            return Some(format!("{id} is starting"));
+        };
+        if !s.is_alive() {
+            return Some(format!("{} is not running", s.name()));
+        }
+        if let Some(ix) = s.state().indexing() {
+            return Some(format!("{} is still indexing ({ix})", s.name()));
+        }
+        let (saw, _) = s.state().indexing_history();
+        if !saw && s.uptime() < STARTING_GRACE {
+            return Some(format!("{} is starting", s.name()));
+        }
+        None
+    }
+
+    /// The answer from the index, or `None` when it has none for this
+    /// question (no index, file not covered or changed, name not found).
+    /// `why`: why the live server did not answer.
+    pub(crate) async fn indexed_answer(
+        &self,
+        q: &Query,
+        why: &Reason,
+    ) -> Result<Option<Answer>, OpError> {
+        let loaded = match self.index().await {
+            Ok(Some(l)) => l,
+            Ok(None) => return Ok(None),
+            Err(note) => {
+                if let Some(n) = note {
+                    self.index_notes
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .push(n);
+                }
+                return Ok(None);
+            }
+        };
+        let engine = self.clone();
+        let q2 = q.clone();
+        let why = why.clone();
+        let r = tokio::task::spawn_blocking(move || engine.answer_from(&loaded, &q2, &why)).await;
+        match r {
+            Ok(Ok(a)) => Ok(a),
+            Ok(Err(e)) => {
+                tracing::warn!("index lookup failed: {e}");
+                Ok(None)
+            }
+            Err(_) => Ok(None),
+        }
+    }
+
+    fn answer_from(&self, l: &Loaded, q: &Query, why: &Reason) -> std::io::Result<Option<Answer>> {
+        let ix = &l.ix;
+        let root = self.ws.root().to_path_buf();
+        let fresh = &self.index.fresh;
+        let limit = self.ws.config().limits.max_file_bytes;
+        let mut lines = SourceLines::new(&root, limit);
+        let mut answer = Answer::new(q.action, q.question(&root), navigate::empty_body(q.action));
+        let mut left_out = LeftOut::default();
+        let body = if q.action == Action::WorkspaceSymbols {
+            let query = q
+                .query
+                .clone()
+                .or_else(|| q.symbol.clone())
+                .unwrap_or_default();
+            let name = SymbolName::parse(&query).name;
+            let mut symbols = Vec::new();
+            for id in ix.symbols_named(&name, MAX_WORKSPACE_SYMBOLS)? {
+                let s = ix.symbol_at(id)?;
+                let Some((name, kind)) = scry_index::symbol::name_and_kind(&s.symbol) else {
+                    continue;
+                };
+                let defs = self.locations(ix, &s, true, &mut lines, &mut left_out)?;
+                for loc in defs.into_iter().take(1) {
+                    symbols.push(SymbolItem {
+                        name: name.clone(),
+                        kind: kind.to_string(),
+                        container: scry_index::symbol::containers(&s.symbol).pop(),
+                        loc,
+                    });
+                }
+            }
+            if symbols.is_empty() {
+                return Ok(None);
+            }
+            Body::WorkspaceSymbols { symbols, query }
+        } else {
+            let Some(path) = &q.path else {
+                return Ok(None);
+            };
+            let Ok(abs) = self.resolve_path(path) else {
+                return Ok(None);
+            };
+            let rel = abs.strip_prefix(&root).unwrap_or(&abs).to_path_buf();
+            let Some(doc) = ix.document(&rel.to_string_lossy())? else {
+                return Ok(None);
+            };
+            if !fresh.is_fresh(&root, &doc) {
+                // Never answered from old positions: the other sources
+                // answer (the syntactic one labels itself).
+                return Ok(None);
+            }
+            if q.action == Action::Symbols {
+                let outline = self.outline(ix, &doc)?;
+                if outline.is_empty() {
+                    return Ok(None);
+                }
+                Body::Outline {
+                    path: abs.clone(),
+                    symbols: outline,
+                }
+            } else {
+                let Some(text) = scry_lsp::disk::read_text(&abs, limit).ok().flatten() else {
+                    return Ok(None);
+                };
+                let text = LineIndex::new(text);
+                let Some(occ) = self.occurrence_asked(ix, &doc, &text, q)? else {
+                    return Ok(None);
+                };
+                let sym = ix.symbol_at(occ.symbol)?;
+                match q.action {
+                    Action::Definition | Action::Declaration => Body::Locations {
+                        locations: self.locations(ix, &sym, true, &mut lines, &mut left_out)?,
+                    },
+                    Action::References => Body::Locations {
+                        locations: self.locations(ix, &sym, false, &mut lines, &mut left_out)?,
+                    },
+                    Action::Implementation => {
+                        let mut locations = Vec::new();
+                        for id in ix.implementors(&sym, 1000)? {
+                            let s = ix.symbol_at(id)?;
+                            locations.extend(self.locations(
+                                ix,
+                                &s,
+                                true,
+                                &mut lines,
+                                &mut left_out,
+                            )?);
+                        }
+                        Body::Locations { locations }
+                    }
+                    Action::TypeDefinition => {
+                        let mut locations = Vec::new();
+                        for t in ix.info(&sym)?.type_definitions {
+                            if let Some(s) = ix.symbol(&t)? {
+                                locations.extend(self.locations(
+                                    ix,
+                                    &s,
+                                    true,
+                                    &mut lines,
+                                    &mut left_out,
+                                )?);
+                            }
+                        }
+                        Body::Locations { locations }
+                    }
+                    Action::Hover => {
+                        let info = ix.info(&sym)?;
+                        let mut parts = Vec::new();
+                        if let Some(sig) = &info.signature
+                            && !info.documentation.iter().any(|d| d.contains(sig.as_str()))
+                        {
+                            parts.push(format!("```{}\n{sig}\n```", doc.language.to_lowercase()));
+                        }
+                        parts.extend(info.documentation.iter().cloned());
+                        Body::Hover {
+                            text: parts.join("\n\n"),
+                        }
+                    }
+                    _ => return Ok(None),
+                }
+            }
+        };
+        if body.is_empty() && left_out.locations == 0 {
+            return Ok(None);
+        }
+        answer.body = body;
+        answer.server = Some(label(ix));
+        answer.precision = Some(Precision::Index);
+        answer.notes.push(Reason::FromIndex {
+            because: Box::new(why.clone()),
+        });
+        if left_out.locations > 0 {
+            answer.notes.push(Reason::IndexLeftOut {
+                locations: left_out.locations,
+                files: left_out.files.len(),
+            });
+        }
+        let (changed, total) = fresh.changed(&root, ix);
+        if changed > 0 {
+            answer.notes.push(Reason::IndexChanged { changed, total });
+        }
+        Ok(Some(answer))
+    }
+
+    /// The occurrence the question is about in `doc` (fresh): on the asked
+    /// line (at the column, or written as the name), else the name's
+    /// definition in the file, else its first occurrence.
+    fn occurrence_asked(
+        &self,
+        ix: &Index,
+        doc: &Doc,
+        text: &LineIndex,
+        q: &Query,
+    ) -> std::io::Result<Option<Occ>> {
+        let name = q
+            .symbol
+            .as_deref()
+            .filter(|s| !s.trim().is_empty())
+            .map(|s| SymbolName::parse(s).name);
+        let written = |o: &Occ| -> Option<String> {
+            if o.line != o.end_line {
+                return None;
+            }
+            let l = text.line(o.line)?;
+            Some(
+                l.chars()
+                    .skip(o.col as usize)
+                    .take((o.end_col - o.col) as usize)
+                    .collect(),
+            )
+        };
+        let is_name = |o: &Occ| match &name {
+            Some(n) => written(o).as_deref() == Some(n.as_str()),
+            None => true,
+        };
+        if let Some(line) = q.line {
+            let on = ix.occurrences_on_line(doc, line - 1)?;
+            let hit = match q.column {
+                Some(c) => on
+                    .iter()
+                    .find(|o| o.col < c && c <= o.end_col.max(o.col + 1))
+                    .copied(),
+                None => on.iter().find(|o| name.is_some() && is_name(o)).copied(),
+            };
+            return Ok(hit);
+        }
+        if name.is_none() {
+            return Ok(None);
+        }
+        let mut first = None;
+        let mut from = 0;
+        while from < doc.occ_count {
+            let chunk =
+                ix.doc_occurrences(doc, from, scry_index::store::MAX_RECORDS_PER_READ as u32)?;
+            if chunk.is_empty() {
+                break;
+            }
+            from += chunk.len() as u32;
+            for o in chunk.iter().filter(|o| is_name(o)) {
+                if o.is_definition() {
+                    return Ok(Some(*o));
+                }
+                first.get_or_insert(*o);
+            }
+        }
+        Ok(first)
+    }
+
+    /// A symbol's occurrences (definitions only when `defs`) as locations,
+    /// those in changed files left out and counted.
+    fn locations(
+        &self,
+        ix: &Index,
+        s: &Sym,
+        defs: bool,
+        lines: &mut SourceLines,
+        left_out: &mut LeftOut,
+    ) -> std::io::Result<Vec<Loc>> {
+        let root = self.ws.root();
+        let mut out = Vec::new();
+        let mut from = 0;
+        let mut doc: Option<(u32, Doc, bool)> = None;
+        while from < s.occ_count && out.len() < MAX_REFERENCES {
+            let chunk = ix.symbol_occurrences(s, from, 4096)?;
+            if chunk.is_empty() {
+                break;
+            }
+            from += chunk.len() as u32;
+            for so in chunk {
+                if defs && !so.occ.is_definition() {
+                    continue;
+                }
+                if doc.as_ref().is_none_or(|(id, _, _)| *id != so.doc) {
+                    let d = ix.doc_at(so.doc)?;
+                    let f = self.index.fresh.is_fresh(root, &d);
+                    doc = Some((so.doc, d, f));
+                }
+                let Some((_, d, fresh)) = &doc else { continue };
+                if !fresh {
+                    left_out.locations += 1;
+                    if !left_out.files.contains(&d.path) {
+                        left_out.files.push(d.path.clone());
+                    }
+                    continue;
+                }
+                let o = so.occ;
+                let mut loc = lines.loc(Path::new(&d.path), o.line, o.col, o.end_col);
+                loc.end_line = o.end_line + 1;
+                out.push(loc);
+                if out.len() >= MAX_REFERENCES {
+                    break;
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// A document's definitions (non-local), flat, in position order.
+    fn outline(&self, ix: &Index, doc: &Doc) -> std::io::Result<Vec<SymbolNode>> {
+        let mut out = Vec::new();
+        let mut from = 0;
+        while from < doc.occ_count {
+            let chunk =
+                ix.doc_occurrences(doc, from, scry_index::store::MAX_RECORDS_PER_READ as u32)?;
+            if chunk.is_empty() {
+                break;
+            }
+            from += chunk.len() as u32;
+            for o in chunk.iter().filter(|o| o.is_definition()) {
+                let s = ix.symbol_at(o.symbol)?;
+                let Some((name, kind)) = scry_index::symbol::name_and_kind(&s.symbol) else {
+                    continue;
+                };
+                out.push(SymbolNode {
+                    name,
+                    kind: kind.to_string(),
+                    detail: scry_index::symbol::containers(&s.symbol).pop(),
+                    line: o.line + 1,
+                    col: o.col + 1,
+                    end_line: o.end_line + 1,
+                    children: Vec::new(),
+                });
+            }
+        }
+        Ok(out)
+    }
+}
+
+#[derive(Default)]
+struct LeftOut {
+    locations: usize,
+    files: Vec<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ages_and_times_are_worded() {
+        assert_eq!(age(5), "5 s");
+        assert_eq!(age(600), "10 min");
+        assert_eq!(age(3 * 3600), "3 h");
+        assert_eq!(age(5 * 86_400), "5 days");
+        assert_eq!(utc(0), "1970-01-01 00:00 UTC");
+        assert_eq!(utc(1_796_172_000), "2026-12-02 00:40 UTC");
+    }
+}
