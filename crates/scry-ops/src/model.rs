@@ -842,10 +842,10 @@ pub struct ChangesSummary {
     pub new: usize,
     /// Diagnostics of the previous check that are gone.
     pub resolved: usize,
-    /// Diagnostics still there (not listed), first-checked files included.
+    /// Diagnostics still there (not listed).
     pub unchanged: usize,
-    /// Files checked for the first time: their diagnostics became the
-    /// baseline, none reported as new.
+    /// Files checked for the first time (no baseline yet): all their
+    /// diagnostics are reported as new and became the baseline.
     pub first_check: Vec<PathBuf>,
 }
 

@@ -95,13 +95,6 @@ pub(crate) fn summary(r: &DiagnosticsReport) -> String {
                     "First check of {scope}: no problems (the baseline for the next check) — checked by {who}{hidden}."
                 );
             }
-            if c.resolved == 0 && c.first_check.len() >= r.files_checked {
-                return format!(
-                    "First check of {scope}: {} taken as the baseline (not listed; \
-                     diagnostics without changes lists them) — checked by {who}{hidden}.",
-                    plural(c.unchanged, "current problem", "current problems")
-                );
-            }
             return format!(
                 "No new problems in {scope} since the previous check{} — checked by {who}{hidden}.",
                 changes_counts(c)
@@ -126,6 +119,14 @@ pub(crate) fn summary(r: &DiagnosticsReport) -> String {
         }
     }
     if let Some(c) = &r.changes {
+        if c.resolved == 0 && c.first_check.len() >= r.files_checked {
+            return format!(
+                "{} in {}, all new: first check of {scope} (the next check lists only what changed){hidden} — {}",
+                counts.join(", "),
+                plural(r.files_with_problems, "file", "files"),
+                providers_phrase(r, "checked by ")
+            );
+        }
         return format!(
             "{} new in {} since the previous check{}{hidden} — {}",
             counts.join(", "),
@@ -175,8 +176,7 @@ fn first_check_line(c: &ChangesSummary, root: &Path) -> Option<String> {
         String::new()
     };
     Some(format!(
-        "First check of {}{more}: its current problems are the baseline, none reported as new \
-         (diagnostics without changes lists them).",
+        "First check of {}{more}: all its current problems are listed as new.",
         shown.join(", ")
     ))
 }
@@ -250,7 +250,8 @@ pub(crate) fn text_body(r: &DiagnosticsReport, root: &Path) -> (Vec<String>, Opt
 pub(crate) fn text_tail(r: &DiagnosticsReport, root: &Path) -> Vec<String> {
     let mut out = Vec::new();
     if let Some(c) = &r.changes
-        && (c.resolved > 0 || c.new > 0 || c.first_check.len() < r.files_checked)
+        // (when every file is a first check, the summary line says so)
+        && c.first_check.len() < r.files_checked
         && let Some(line) = first_check_line(c, root)
     {
         out.push(line);

@@ -237,7 +237,7 @@ fn diagnostics_changes_after_the_agents_own_edits() {
             .env_remove("SCRY_LOG");
     };
     let (pre, post) = readme_hooks();
-    let hook = |cmd: &str| -> (i32, String, String) {
+    let hook_on = |cmd: &str, file: &std::path::Path| -> (i32, String, String) {
         use std::io::Write;
         let mut c = Command::new("sh");
         c.args(["-c", cmd])
@@ -265,6 +265,7 @@ fn diagnostics_changes_after_the_agents_own_edits() {
             String::from_utf8(out.stderr).unwrap(),
         )
     };
+    let hook = |cmd: &str| hook_on(cmd, &file);
     let diag = || -> String {
         let mut c = scry();
         c.args(["diag", "--changes", "inventory.py"]);
@@ -316,6 +317,21 @@ fn diagnostics_changes_after_the_agents_own_edits() {
         !text.contains("old_bad"),
         "an old error reported as new: {text}"
     );
+    // The first edit of a file scry has never checked (a Write of a new
+    // file: the PreToolUse hook skips it): its errors are all new, never
+    // taken silently as the baseline.
+    let fresh = ws.path().join("fresh.py");
+    std::fs::write(&fresh, "count: int = \"none\"\n").unwrap();
+    let (code, out, err) = hook_on(&post, &fresh);
+    assert_eq!(code, 2, "stdout: {out}\nstderr: {err}");
+    assert!(
+        err.starts_with("1 error in 1 file, all new: first check of fresh.py"),
+        "{err}"
+    );
+    assert!(err.contains("count: int = \"none\""), "{err}");
+    // Then only changes: silent again.
+    let (code, out, err) = hook_on(&post, &fresh);
+    assert_eq!((code, out.as_str(), err.as_str()), (0, "", ""));
 }
 
 /// The progress line: drawn on a pseudo-terminal while rust-analyzer starts

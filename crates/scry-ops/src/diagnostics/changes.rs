@@ -5,8 +5,10 @@
 //! severity + code + normalised message, as a multiset, never the position,
 //! so a line shift does not replay an old error. The baseline of a file is
 //! what the previous `changes` check of it found (all severities); a file
-//! checked for the first time has its current diagnostics taken as the
-//! baseline and none reported as new (the answer says so). Files whose
+//! with no baseline yet (checked for the first time) has all its current
+//! diagnostics reported as new (errors first) and they become its baseline:
+//! an agent's first edit of a file is never hidden (the answer says it was
+//! a first check). Files whose
 //! results are pending keep their old baseline. The baseline lives with the
 //! engine (shared by its clones: one MCP session); the CLI saves it between
 //! runs with [`ChangesBaseline::to_json`] / [`ChangesBaseline::from_json`].
@@ -48,10 +50,12 @@ impl ChangesBaseline {
             let current: Vec<&Diagnostic> = now.iter().filter(|d| &d.loc.path == f).collect();
             let ids: Vec<Identity> = current.iter().map(|d| identity(d)).collect();
             match self.files.get(f) {
+                // Nothing seen of this file yet (an agent's first edit of
+                // it): everything it has now is new to the caller.
                 None => {
                     summary.first_check.push(f.clone());
-                    summary.unchanged +=
-                        current.iter().filter(|d| filter.admits(d.severity)).count();
+                    summary.new += current.iter().filter(|d| filter.admits(d.severity)).count();
+                    new.extend(current.iter().map(|d| (*d).clone()));
                 }
                 Some(was) => {
                     let mut before: HashMap<&Identity, usize> = HashMap::new();
@@ -150,9 +154,14 @@ mod tests {
         let f = vec![PathBuf::from("/w/a.py")];
         let old = d(1, Severity::Error, "E0", "old problem");
         let mut b = ChangesBaseline::default();
+        // First check: everything is new (the first edit of a file is
+        // never hidden), and becomes the baseline.
+        let (new, s) = b.update(&f, std::slice::from_ref(&old), SeverityFilter::Warning);
+        assert_eq!(new, vec![old.clone()]);
+        assert_eq!((s.first_check.len(), s.new, s.unchanged), (1, 1, 0));
         let (new, s) = b.update(&f, std::slice::from_ref(&old), SeverityFilter::Warning);
         assert!(new.is_empty());
-        assert_eq!((s.first_check.len(), s.unchanged), (1, 1));
+        assert_eq!((s.first_check.len(), s.new, s.unchanged), (0, 0, 1));
         // introduced, old one shifted down a line
         let mut shifted = old.clone();
         shifted.loc.line = 2;
