@@ -8,7 +8,9 @@
 //! - [`Local`]: an `Engine`, and everything that wraps `Engine::run` —
 //!   the configuration refresh (daemon), the idempotency-key prefix of the
 //!   client session, the per-workspace write lock, the `changes` baseline
-//!   (loaded before and saved after, [`Baseline`]), the trust notice once
+//!   (loaded before and saved after, one `changes` call at a time:
+//!   [`Baseline`], the workspace's file for the CLI, each MCP session's own
+//!   on every route), the trust notice once
 //!   per client session, the "daemon not used" note on `status`, the
 //!   recovery notes of an error, the `edit_diagnostics` side channel, and
 //!   stopping the servers. The daemon is a `Local` per workspace behind a
@@ -86,10 +88,13 @@ pub async fn isolated(answerer: Arc<dyn Answerer>, call: Call) -> Reply {
 /// Where a `Local` keeps the `diag --changes` baseline between calls.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Baseline {
-    /// In the engine, for the life of the session (in-process MCP).
-    Engine,
+    /// Kept by each client session for its life: an MCP session, in-process
+    /// or through the daemon, whose sessions say so by their id
+    /// ([`crate::client::keeps_own_baseline`]) whatever the `Local` says.
+    Session,
     /// In the workspace's baseline file (`crate::changes`), loaded before
-    /// and saved after each `changes` call (the CLI, the daemon).
+    /// and saved after each `changes` call (the CLI: one per workspace,
+    /// in-process and through the daemon alike).
     File,
 }
 
@@ -98,6 +103,9 @@ struct Core {
     engine: Engine,
     /// Held by writes: two clients' edits never interleave.
     writes: tokio::sync::Mutex<()>,
+    /// Held by `changes` calls: the engine holds one baseline at a time,
+    /// the calling session's (or the file's) from load to save.
+    changes: tokio::sync::Mutex<()>,
     baseline: Baseline,
     /// Reread the configuration before each call (a long-lived daemon).
     refresh: bool,
@@ -112,6 +120,9 @@ struct Core {
 pub struct Session {
     id: String,
     told: Mutex<HashSet<String>>,
+    /// Its `changes` baseline (`Baseline::Session`), as the engine exports
+    /// it; `None` before its first `changes` call.
+    changes: Mutex<Option<serde_json::Value>>,
 }
 
 impl Session {
@@ -119,6 +130,7 @@ impl Session {
         Arc::new(Session {
             id,
             told: Mutex::new(HashSet::new()),
+            changes: Mutex::new(None),
         })
     }
 
@@ -150,6 +162,7 @@ impl Local {
             core: Arc::new(Core {
                 engine,
                 writes: tokio::sync::Mutex::new(()),
+                changes: tokio::sync::Mutex::new(()),
                 baseline,
                 refresh: false,
                 unavailable: None,
@@ -214,16 +227,48 @@ impl Local {
         } else {
             None
         };
-        let file_baseline = q.changes && core.baseline == Baseline::File;
-        if file_baseline {
-            crate::changes::load(&core.engine);
-        }
-        let mut result = core.engine.run(&q).await;
-        if file_baseline
-            && result.is_ok()
-            && let Err(w) = crate::changes::save(&core.engine)
+        let baseline = if core.baseline == Baseline::Session
+            || crate::client::keeps_own_baseline(&self.session.id)
         {
-            reply.warnings.push(w);
+            Baseline::Session
+        } else {
+            Baseline::File
+        };
+        let _changes = if q.changes {
+            let held = core.changes.lock().await;
+            match baseline {
+                Baseline::File => crate::changes::load(&core.engine),
+                Baseline::Session => {
+                    let mine = self
+                        .session
+                        .changes
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner());
+                    core.engine
+                        .import_changes_baseline(mine.as_ref().unwrap_or(&serde_json::Value::Null));
+                }
+            }
+            Some(held)
+        } else {
+            None
+        };
+        let mut result = core.engine.run(&q).await;
+        if q.changes && result.is_ok() {
+            match baseline {
+                Baseline::File => {
+                    if let Err(w) = crate::changes::save(&core.engine) {
+                        reply.warnings.push(w);
+                    }
+                }
+                Baseline::Session => {
+                    *self
+                        .session
+                        .changes
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner()) =
+                        Some(core.engine.export_changes_baseline());
+                }
+            }
         }
         match &mut result {
             Ok(a) if a.action == Action::Status => {
@@ -414,7 +459,7 @@ mod tests {
         config.limits.max_chars = limits.1;
         let engine = Engine::new(Arc::new(Workspace::with_config(root.clone(), config)));
         engine.set_journal_dir(None);
-        (t, root, Local::new(engine, "s1", Baseline::Engine))
+        (t, root, Local::new(engine, "s1", Baseline::Session))
     }
 
     #[tokio::test]

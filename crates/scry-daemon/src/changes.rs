@@ -17,16 +17,14 @@ pub fn baseline_file(root: &Path) -> Option<PathBuf> {
     Some(dir.with_extension("json"))
 }
 
-/// Load the saved baseline (none or unreadable: an empty one).
+/// Load the saved baseline into the engine, replacing what it held (none
+/// or unreadable: an empty one — never another session's left behind).
 pub fn load(engine: &Engine) {
-    let Some(file) = baseline_file(engine.workspace().root()) else {
-        return;
-    };
-    if let Ok(text) = std::fs::read_to_string(&file)
-        && let Ok(v) = serde_json::from_str(&text)
-    {
-        engine.import_changes_baseline(&v);
-    }
+    let saved = baseline_file(engine.workspace().root())
+        .and_then(|file| std::fs::read_to_string(file).ok())
+        .and_then(|text| serde_json::from_str(&text).ok())
+        .unwrap_or(serde_json::Value::Null);
+    engine.import_changes_baseline(&saved);
 }
 
 /// Save the engine's baseline; a failure is a warning for the user.

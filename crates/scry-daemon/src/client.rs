@@ -250,7 +250,15 @@ fn spawn_daemon(files: &Files, exe: &Path) -> Result<(), String> {
     Ok(())
 }
 
-/// A new client session id (random enough to keep sessions apart).
+/// Whether the client session `id` keeps its own `diag --changes`
+/// baseline: an agent's MCP session (kinds `mcp`, `mcp-http`), whose checks
+/// are about its own edits; a CLI call shares the workspace's file.
+pub fn keeps_own_baseline(id: &str) -> bool {
+    id.starts_with("mcp")
+}
+
+/// A new client session id (random enough to keep sessions apart):
+/// `<kind>-<pid>-<hash>`, kind `cli`, `mcp`, `mcp-http`, `doctor`, `local`.
 pub fn session_id(kind: &str) -> String {
     use std::hash::BuildHasher;
     let h = std::collections::hash_map::RandomState::new()

@@ -113,7 +113,7 @@ pub(crate) fn session(root: &Path, opts: Options, choice: Choice) -> Result<Scry
     let ws = Workspace::open(root).map_err(|e| ServeError::Config(e.to_string()))?;
     let engine = Engine::new(Arc::new(ws));
     let answerer = choice
-        .answerer(|| Ok(engine.clone()), Baseline::Engine)
+        .answerer(|| Ok(engine.clone()), Baseline::Session)
         .map_err(ServeError::Config)?;
     Ok(ScryMcp::with_answerer(engine, opts, answerer))
 }

@@ -169,7 +169,7 @@ impl ScryMcp {
     /// logged); with none at all, no tool is offered.
     pub fn new(engine: Engine, opts: Options) -> ScryMcp {
         let session = scry_daemon::client::session_id("mcp");
-        let local = Local::new(engine.clone(), &session, Baseline::Engine);
+        let local = Local::new(engine.clone(), &session, Baseline::Session);
         ScryMcp::with_answerer(engine, opts, Arc::new(local))
     }
 

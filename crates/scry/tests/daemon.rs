@@ -533,11 +533,17 @@ impl Mcp {
     }
 
     fn refs(&mut self, id: i64) -> String {
-        self.send(
-            json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
-            "name": "lsp", "arguments": {"action": "references", "path": "inventory.py",
-            "symbol": "total_weight", "timeout_ms": 90000}}}),
-        );
+        self.lsp(
+            id,
+            json!({"action": "references", "path": "inventory.py",
+            "symbol": "total_weight", "timeout_ms": 90000}),
+        )
+    }
+
+    /// An `lsp` call that must succeed: the answer's text.
+    fn lsp(&mut self, id: i64, arguments: Value) -> String {
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": "lsp", "arguments": arguments}}));
         let r = self.response(id);
         assert_eq!(r["result"]["isError"], json!(false), "{r}");
         r["result"]["content"][0]["text"]
@@ -597,6 +603,53 @@ fn two_concurrent_mcp_sessions_share_one_server_process() {
     drop(a);
     b.refs(3);
     assert_eq!(env.servers(), servers, "the server outlives a session");
+}
+
+impl Mcp {
+    /// `diagnostics` with `changes: true` on `path`: the answer's text.
+    fn changes(&mut self, id: i64, path: &str) -> String {
+        self.lsp(
+            id,
+            json!({"action": "diagnostics", "path": path, "changes": true, "timeout_ms": 90000}),
+        )
+    }
+}
+
+/// Through the daemon, each MCP session keeps its own `changes` baseline
+/// (one session's check never hides a problem from another's), and the
+/// CLI's (the workspace's file) is apart from both.
+#[test]
+fn each_mcp_session_keeps_its_own_changes_baseline_through_the_daemon() {
+    if !pyright("each_mcp_session_keeps_its_own_changes_baseline") {
+        return;
+    }
+    let env = Env::new(Some("python"));
+    std::fs::write(env.ws.join("fresh.py"), "count: int = \"none\"\n").unwrap();
+    let mut a = Mcp::start(&env);
+    let mut b = Mcp::start(&env);
+    let first = a.changes(2, "fresh.py");
+    assert!(
+        first.starts_with("1 error in 1 file, all new: first check of fresh.py"),
+        "{first}"
+    );
+    assert!(
+        a.changes(3, "fresh.py").starts_with("No new problems"),
+        "a's second check is a delta"
+    );
+    // b has never checked the file: everything is new to it too.
+    let other = b.changes(2, "fresh.py");
+    assert!(
+        other.starts_with("1 error in 1 file, all new: first check of fresh.py"),
+        "{other}"
+    );
+    // The CLI's baseline is the workspace's file, kept apart.
+    let out = env.scry(&["diag", "--changes", "fresh.py"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.starts_with("1 error in 1 file, all new: first check of fresh.py"),
+        "{text}"
+    );
+    assert_eq!(env.servers().len(), 1, "one pyright for all of them");
 }
 
 #[test]

@@ -375,14 +375,14 @@ fn progress_line_only_on_a_terminal() {
     };
     let tty = on_pty("");
     assert!(
-        tty.contains("rust-analyzer: "),
+        tty.contains("rust-analyzer is "),
         "no progress line on the pty: {tty}"
     );
     assert!(tty.contains('…'), "{tty}");
     assert!(tty.contains("references to `total_weight`"), "{tty}");
     let quiet = on_pty("--quiet");
     assert!(
-        !quiet.contains("rust-analyzer: "),
+        !quiet.contains("rust-analyzer is "),
         "--quiet drew progress: {quiet}"
     );
     assert!(quiet.contains("references to `total_weight`"), "{quiet}");
@@ -395,5 +395,5 @@ fn progress_line_only_on_a_terminal() {
     let out = c.output().unwrap();
     assert!(out.status.success(), "{out:?}");
     assert_eq!(String::from_utf8_lossy(&out.stderr), "");
-    assert!(!String::from_utf8_lossy(&out.stdout).contains("rust-analyzer: "));
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("rust-analyzer is "));
 }

@@ -216,6 +216,24 @@ impl Engine {
         }
     }
 
+    /// Whether the workspace has a usable index (a problem with it is
+    /// noted once, as [`Engine::indexed_answer`] would).
+    pub(crate) async fn has_index(&self) -> bool {
+        match self.index().await {
+            Ok(Some(_)) => true,
+            Ok(None) => false,
+            Err(note) => {
+                if let Some(n) = note {
+                    self.index_notes
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .push(n);
+                }
+                false
+            }
+        }
+    }
+
     /// Why the live server for the question's file cannot answer yet, when
     /// it cannot: `None` when it is running and ready.
     pub(crate) fn not_ready(&self, q: &Query) -> Option<String> {
@@ -234,9 +252,11 @@ impl Engine {
             // Start it meanwhile: the next question is answered live.
             let ws = self.ws.clone();
             let id = route.spec.id.clone();
-            tokio::spawn(async move {
+            // In the call's environment: the server it starts is the one
+            // the call would (same binary, same pool key).
+            tokio::spawn(scry_workspace::env::carry(async move {
                 let _ = ws.session(&route).await;
-            });
+            }));
             return Some(format!("{id} is starting"));
         };
         if !s.is_alive() {

@@ -109,6 +109,7 @@ impl Engine {
             // The SCIP index answers at once while the live server cannot
             // yet (it is started meanwhile).
             if indexed::serves(q.action)
+                && self.has_index().await
                 && let Some(why) = self.not_ready(q)
                 && let Ok(Some(a)) = self.indexed_answer(q, &Reason::from(why)).await
             {
