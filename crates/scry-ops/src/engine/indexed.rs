@@ -171,6 +171,15 @@ impl Engine {
                 }));
             }
         }
+        // No index built for this root (the common case): one stat here,
+        // no hop to the blocking pool on every question.
+        if current.is_none()
+            && !cache::dir_for(&cache_dir, &root)
+                .join("index.scip")
+                .exists()
+        {
+            return Ok(None);
+        }
         let r = tokio::task::spawn_blocking(move || cache::load(&cache_dir, &root, None)).await;
         let mut st = self.index.state.lock().unwrap_or_else(|e| e.into_inner());
         match r {
