@@ -512,15 +512,21 @@ struct Mcp {
 
 impl Mcp {
     fn start(env: &Env) -> Mcp {
+        Mcp::start_with(env, &["mcp"], "daemon-test")
+    }
+
+    /// `scry ARGS` as an MCP server on stdio, initialized as `client_name`.
+    fn start_with(env: &Env, args: &[&str], client_name: &str) -> Mcp {
         let mut child = env
-            .cmd(&["mcp"])
+            .cmd(args)
+            .env("SCRY_LOG", "off")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()
             .unwrap();
         let mut client = StdioClient::attach(&mut child);
-        client.initialize("daemon-test");
+        client.initialize(client_name);
         Mcp { child, client }
     }
 
@@ -843,21 +849,8 @@ fn every_action_answers_the_same_bytes_through_the_daemon_and_in_process_cli_and
     // (a fresh daemon: `reload`, asked first, finds no server on either).
     let stop = env.scry(&["daemon", "stop"]);
     assert!(stop.status.success(), "{stop:?}");
-    let mcp_local = |env: &Env| {
-        let mut child = env
-            .cmd(&["mcp", "--no-daemon"])
-            .env("SCRY_LOG", "off")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .unwrap();
-        let mut client = StdioClient::attach(&mut child);
-        client.initialize("every-action-local");
-        Mcp { child, client }
-    };
     let mut through = Mcp::start(&env);
-    let mut local = mcp_local(&env);
+    let mut local = Mcp::start_with(&env, &["mcp", "--no-daemon"], "every-action-local");
     let mut id = 10;
     for action in actions_to_compare() {
         let (_, tool, args) = question(action);

@@ -392,32 +392,28 @@ impl Engine {
                     Action::References => Body::Locations {
                         locations: self.locations(ix, &sym, false, &mut lines, &mut left_out)?,
                     },
-                    Action::Implementation => {
+                    Action::Implementation | Action::TypeDefinition => {
+                        // The symbols the answer points at, then their
+                        // definitions (one way for both actions).
+                        let mut targets = Vec::new();
+                        if q.action == Action::Implementation {
+                            for id in ix.implementors(&sym, 1000)? {
+                                targets.push(ix.symbol_at(id)?);
+                            }
+                        } else {
+                            for t in ix.info(&sym)?.type_definitions {
+                                targets.extend(ix.symbol(&t)?);
+                            }
+                        }
                         let mut locations = Vec::new();
-                        for id in ix.implementors(&sym, 1000)? {
-                            let s = ix.symbol_at(id)?;
+                        for s in &targets {
                             locations.extend(self.locations(
                                 ix,
-                                &s,
+                                s,
                                 true,
                                 &mut lines,
                                 &mut left_out,
                             )?);
-                        }
-                        Body::Locations { locations }
-                    }
-                    Action::TypeDefinition => {
-                        let mut locations = Vec::new();
-                        for t in ix.info(&sym)?.type_definitions {
-                            if let Some(s) = ix.symbol(&t)? {
-                                locations.extend(self.locations(
-                                    ix,
-                                    &s,
-                                    true,
-                                    &mut lines,
-                                    &mut left_out,
-                                )?);
-                            }
                         }
                         Body::Locations { locations }
                     }
