@@ -37,8 +37,13 @@
 //!   recently used idle one is stopped, each told in its workspace's next
 //!   answer and in `status`; a workspace nothing has held (no client
 //!   that asked about it, no call, no server) for its `serverIdleMs` is
-//!   forgotten (engine, watcher and index dropped); with no client and no
-//!   server for
+//!   forgotten (engine, watcher and index dropped); a workspace with no
+//!   call for its `limits.indexRefreshIdleMs` whose SCIP index is older
+//!   than its files has it rebuilt in the background, one workspace at a
+//!   time, in the environment of its last call, at the lowest priority
+//!   (`Engine::refresh_index_if_due`; never waited for by a call, stopped
+//!   with the daemon; a workspace is not forgotten meanwhile); with no
+//!   client and no server for
 //!   `SCRY_DAEMON_IDLE_MS` (default 60 s), or when its socket was removed or
 //!   replaced, the daemon stops its servers and exits. Servers die with it
 //!   even when it is SIGKILLed (parent-death signal, set by scry-lsp).
@@ -153,6 +158,9 @@ struct WsEntry {
     calls: AtomicUsize,
     /// When the last call ended.
     last_call: Mutex<Instant>,
+    /// The environment of the last call (what a background index refresh
+    /// runs in).
+    last_env: Mutex<Option<scry_workspace::env::CallContext>>,
 }
 
 impl WsEntry {
@@ -164,6 +172,7 @@ impl WsEntry {
             && self.calls.load(Ordering::SeqCst) == 0
             && ws.usage().is_empty()
             && ws.starting().is_empty()
+            && !self.local.engine().refreshing()
             && self
                 .last_call
                 .lock()
@@ -207,6 +216,8 @@ struct State {
     stop: tokio::sync::watch::Sender<bool>,
     /// When the servers' memory was last checked.
     memory_checked: Mutex<Instant>,
+    /// A background index refresh is looking or running (one at a time).
+    refreshing: Arc<std::sync::atomic::AtomicBool>,
 }
 
 /// Run the daemon until it idles out, is stopped, or its socket is gone.
@@ -232,6 +243,7 @@ pub async fn run(files: Files, idle: Duration) -> Result<(), StartError> {
         clients: AtomicUsize::new(0),
         stop,
         memory_checked: Mutex::new(Instant::now()),
+        refreshing: Arc::default(),
     });
     let mut reap = tokio::time::interval(REAP_EVERY);
     reap.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
@@ -305,6 +317,7 @@ impl State {
                     clients: AtomicUsize::new(0),
                     calls: AtomicUsize::new(0),
                     last_call: Mutex::new(Instant::now()),
+                    last_env: Mutex::new(None),
                 });
                 map.insert(key.clone(), entry.clone());
                 entry
@@ -365,6 +378,7 @@ impl State {
                 .await;
         }
         self.check_memory(&entries);
+        self.refresh_indexes(&entries);
         // Least recently used first out, across workspaces.
         let mut running: Vec<(Duration, String, PathBuf, Arc<WsEntry>)> = entries
             .iter()
@@ -389,7 +403,9 @@ impl State {
             tracing::info!(root = %root.display(), "forgetting the idle workspace");
             e.local.engine().shutdown().await;
         }
+        // A running index refresh finishes (bounded) before an idle exit.
         let busy = self.clients.load(Ordering::SeqCst) > 0
+            || self.refreshing.load(Ordering::SeqCst)
             || entries.iter().any(|(_, e)| {
                 let ws = e.local.engine().workspace();
                 !ws.usage().is_empty() || !ws.starting().is_empty()
@@ -407,6 +423,56 @@ impl State {
             return true;
         }
         false
+    }
+
+    /// Start the background index refresh of the first idle workspace
+    /// that is due (see `Engine::refresh_index_if_due`), unless one is
+    /// looking or running; on a task of its own, in the environment of
+    /// the workspace's last call.
+    fn refresh_indexes(&self, entries: &[(PathBuf, Arc<WsEntry>)]) {
+        let idle: Vec<(Arc<WsEntry>, Duration)> = entries
+            .iter()
+            .filter(|(_, e)| e.calls.load(Ordering::SeqCst) == 0)
+            .map(|(_, e)| {
+                let since = e
+                    .last_call
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .elapsed();
+                (e.clone(), since)
+            })
+            .filter(|(e, since)| {
+                let c = e.local.engine().workspace().config();
+                c.index.refresh && *since >= Duration::from_millis(c.limits.index_refresh_idle_ms)
+            })
+            .collect();
+        if idle.is_empty() || self.refreshing.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        // Cleared when the task ends, however it ends.
+        struct Clear(Arc<std::sync::atomic::AtomicBool>);
+        impl Drop for Clear {
+            fn drop(&mut self) {
+                self.0.store(false, Ordering::SeqCst);
+            }
+        }
+        let flag = Clear(self.refreshing.clone());
+        tokio::spawn(async move {
+            let _flag = flag;
+            for (e, since) in idle {
+                let engine = e.local.engine().clone();
+                let ctx = e.last_env.lock().unwrap_or_else(|e| e.into_inner()).clone();
+                let refreshed = match ctx {
+                    Some(c) => {
+                        scry_workspace::env::scope(c, engine.refresh_index_if_due(since)).await
+                    }
+                    None => engine.refresh_index_if_due(since).await,
+                };
+                if refreshed {
+                    break;
+                }
+            }
+        });
     }
 
     /// The memory check, every `limits.memoryCheckMs` (the smallest of
@@ -674,6 +740,7 @@ impl State {
             Ok(e) => e,
             Err(m) => return Reply::new(call.id, root, Outcome::Config(m)),
         };
+        *entry.last_env.lock().unwrap_or_else(|e| e.into_inner()) = scry_workspace::env::current();
         if client
             .roots
             .lock()

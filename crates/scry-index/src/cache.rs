@@ -47,11 +47,28 @@ impl Source {
         }
     }
 
-    pub fn describe(&self) -> String {
+    /// `scry index`, or `CI index build/index.scip` (relative to `root`).
+    pub fn describe(&self, root: &Path) -> String {
         match self {
-            Source::Built(_) => "built by `scry index`".into(),
-            Source::Configured(p) => format!("configured file {}", p.display()),
+            Source::Built(_) => "scry index".into(),
+            Source::Configured(p) => {
+                format!("CI index {}", scry_workspace::paths::display(p, root))
+            }
         }
+    }
+}
+
+/// Which index of `root` to read: `configured` (a CI-built `index.scip`)
+/// when it is newer than the one `scry index` built, or there is none;
+/// `None`: the built one. A configured file that is missing is picked only
+/// when nothing was built (so that its absence is said).
+pub fn pick<'a>(cache: &Path, root: &Path, configured: Option<&'a Path>) -> Option<&'a Path> {
+    let c = configured?;
+    let built = stat(&dir_for(cache, root).join("index.scip"));
+    match (stat(c), built) {
+        (Some((_, cm)), Some((_, bm))) => (cm >= bm).then_some(c),
+        (None, Some(_)) => None,
+        (_, None) => Some(c),
     }
 }
 
@@ -65,18 +82,11 @@ pub fn load(
     configured: Option<&Path>,
 ) -> Result<Option<(Index, Source)>, IndexError> {
     let dir = dir_for(cache, root);
-    let (scip, db, source) = match configured {
-        Some(p) => (
-            p.to_path_buf(),
-            dir.join("ci.db"),
-            Source::Configured(p.to_path_buf()),
-        ),
-        None => (
-            dir.join("index.scip"),
-            dir.join("index.db"),
-            Source::Built(dir.join("index.scip")),
-        ),
+    let source = match configured {
+        Some(p) => Source::Configured(p.to_path_buf()),
+        None => Source::Built(dir.join("index.scip")),
     };
+    let (scip, db) = (source.scip().to_path_buf(), db_for(cache, root, &source));
     let Some((size, mtime)) = stat(&scip) else {
         if configured.is_some() {
             return Err(IndexError::Io {
@@ -86,12 +96,8 @@ pub fn load(
         }
         return Ok(None);
     };
-    if let Ok(ix) = Index::open(&db) {
-        let m = ix.meta();
-        if m.source == scip && m.source_size == size && m.source_mtime_ns == mtime && m.root == root
-        {
-            return Ok(Some((ix, source)));
-        }
+    if let Some(ix) = open_current(&db, &scip, (size, mtime), root) {
+        return Ok(Some((ix, source)));
     }
     let commit = std::fs::read_to_string(dir.join("commit"))
         .ok()
@@ -107,6 +113,22 @@ pub fn load(
         },
     )?;
     Ok(Some((Index::open(&db)?, source)))
+}
+
+/// The converted `db` when it is `scip`'s of that (size, mtime) for `root`.
+pub fn open_current(db: &Path, scip: &Path, stat: (u64, u64), root: &Path) -> Option<Index> {
+    let ix = Index::open(db).ok()?;
+    let m = ix.meta();
+    (m.source == scip && (m.source_size, m.source_mtime_ns) == stat && m.root == root).then_some(ix)
+}
+
+/// The converted form of each source: `ci.db` for a configured index,
+/// `index.db` for the built one.
+pub fn db_for(cache: &Path, root: &Path, source: &Source) -> PathBuf {
+    dir_for(cache, root).join(match source {
+        Source::Configured(_) => "ci.db",
+        Source::Built(_) => "index.db",
+    })
 }
 
 /// Remembered freshness of files, by (size, mtime).

@@ -427,6 +427,14 @@ pub struct StatusReport {
     /// The SCIP index: source, age, files covered, changed since.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub index: Option<String>,
+    /// The daemon's background refresh of the SCIP index: running, or its
+    /// last outcome.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub index_refresh: Option<String>,
+    /// The SCIP indexers of the workspace's languages: installed (where)
+    /// or missing (how to install).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub indexers: Vec<String>,
     /// What the memory policy did lately (restarts over a cap, stops over
     /// the budget), oldest first, each with its time and figures.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

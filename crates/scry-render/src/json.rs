@@ -321,6 +321,16 @@ fn render_body(answer: &Answer, root: &Path, opts: &RenderOptions) -> Value {
                         .map(|s| ("syntactic", s.clone().into())),
                 )
                 .chain(report.index.as_ref().map(|s| ("index", s.clone().into())))
+                .chain(
+                    report
+                        .index_refresh
+                        .as_ref()
+                        .map(|s| ("index_refresh", s.clone().into())),
+                )
+                .chain(
+                    (!report.indexers.is_empty())
+                        .then(|| ("indexers", report.indexers.clone().into())),
+                )
                 .collect(),
             )
         }

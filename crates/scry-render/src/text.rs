@@ -611,6 +611,13 @@ fn render_status(ctx: &Ctx, report: &StatusReport) -> Rendered {
             .map(|s| format!("Syntactic index: {s}")),
     );
     body.extend(report.index.iter().map(|s| format!("SCIP index: {s}")));
+    body.extend(
+        report
+            .index_refresh
+            .iter()
+            .map(|s| format!("SCIP index refresh: {s}")),
+    );
+    body.extend(report.indexers.iter().map(|s| format!("SCIP indexer: {s}")));
     let used: u64 = report
         .servers
         .iter()

@@ -589,7 +589,12 @@ fn status() {
             servers: vec![ra, gopls, pyright, pylsp, clangd, ruff],
             warnings: vec!["gopls is not installed: install it with `go install golang.org/x/tools/gopls@latest`".into()],
             syntactic: None,
-            index: None,
+            index: Some("rust-analyzer 1.95.0, built 12 min ago at 2026-12-02 04:10 UTC, CI index build/index.scip; 42 files covered, 1 changed since".into()),
+            index_refresh: Some("last run 3 min ago failed after 2.1 s: rust-analyzer failed (exit status: 1): error: cannot find Cargo.toml".into()),
+            indexers: vec![
+                "rust-analyzer (for rust-analyzer): installed, /usr/bin/rust-analyzer".into(),
+                "scip-python (for pyright) is not installed; install: npm install -g @sourcegraph/scip-python".into(),
+            ],
             memory_events: vec!["21:50:03 UTC pyright was restarted before this question: it used 2.3 GiB in 2 processes, over its 2.0 GiB memory cap (`memoryMiB` of the server, default `limits.serverMemoryMiB`)".into()],
             memory_budget_kib: Some(16384 * 1024),
         }),

@@ -21,8 +21,8 @@
 //!
 //! Every layer but the user file is a *project* layer: unless the workspace
 //! is trusted, what it says about what runs (`command`, `args`, `env`, new
-//! servers) is ignored, and `trustedRoots` is read from the user file only
-//! (see [`crate::trust`]).
+//! servers) and the index it names (`index.path`) are ignored, and
+//! `trustedRoots` is read from the user file only (see [`crate::trust`]).
 //!
 //! # Format
 //!
@@ -49,7 +49,16 @@
 //!               "serverIdleMs": 600000, "maxServers": 8, "maxFileBytes": 4194304,
 //!               // memory: a server's cap when it sets no "memoryMiB", the
 //!               // budget of all servers together, how often it is sampled
-//!               "serverMemoryMiB": 4096, "memoryBudgetMiB": 16384, "memoryCheckMs": 2000 }
+//!               "serverMemoryMiB": 4096, "memoryBudgetMiB": 16384, "memoryCheckMs": 2000,
+//!               // the daemon's background SCIP index refresh: after this
+//!               // long with no call (default 2 min)
+//!               "indexRefreshIdleMs": 120000 },
+//!   // SCIP index (see [`IndexConfig`]): a CI-built index.scip read as is
+//!   // (a path inside the workspace, relative to its root; from a project
+//!   // file only when the workspace is trusted), and whether the daemon
+//!   // rebuilds the `scry index` one in the background (default true; it
+//!   // only ever runs where an indexer is installed)
+//!   "index": { "path": "build/index.scip", "refresh": true }
 //! }
 //! ```
 //!
@@ -149,6 +158,41 @@ pub struct Limits {
     /// ask.
     #[serde(default = "default_memory_check_ms")]
     pub memory_check_ms: u64,
+    /// How long a workspace has no call before the daemon rebuilds its
+    /// stale SCIP index in the background (milliseconds, default 2 min;
+    /// see [`IndexConfig::refresh`]).
+    #[serde(default = "default_index_refresh_idle_ms")]
+    pub index_refresh_idle_ms: u64,
+}
+
+fn default_index_refresh_idle_ms() -> u64 {
+    120_000
+}
+
+/// `"index"`: where the workspace's SCIP index comes from besides `scry
+/// index`, and whether the daemon keeps that one fresh.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IndexConfig {
+    /// A CI-built `index.scip`, as written (relative to the workspace
+    /// root), and the file that set it. Read as is, never run; confined to
+    /// the workspace ([`Config::index_path`]). A project file's is honoured
+    /// only in a trusted workspace: the index decides what precise answers
+    /// say, so a cloned repository cannot hand its own until trusted.
+    pub path: Option<(PathBuf, PathBuf)>,
+    /// Whether the daemon rebuilds the index `scry index` built when the
+    /// workspace has been idle for `limits.indexRefreshIdleMs` and an
+    /// indexed file changed since (default true: it only runs an indexer
+    /// that is installed, under the same rules as servers).
+    pub refresh: bool,
+}
+
+impl Default for IndexConfig {
+    fn default() -> Self {
+        IndexConfig {
+            path: None,
+            refresh: true,
+        }
+    }
 }
 
 fn default_max_file_bytes() -> u64 {
@@ -198,6 +242,7 @@ impl Default for Limits {
             server_memory_mib: default_server_memory_mib(),
             memory_budget_mib: default_memory_budget_mib(),
             memory_check_ms: default_memory_check_ms(),
+            index_refresh_idle_ms: default_index_refresh_idle_ms(),
         }
     }
 }
@@ -214,6 +259,8 @@ pub struct Config {
     pub warnings: Vec<String>,
     /// Whether the project layers were trusted, and what was ignored.
     pub trust: TrustState,
+    /// `"index"`: a CI-built index, background refresh.
+    pub index: IndexConfig,
 }
 
 /// A configuration file could not be used.
@@ -245,6 +292,7 @@ impl Default for Config {
             sources: Vec::new(),
             warnings: Vec::new(),
             trust: TrustState::default(),
+            index: IndexConfig::default(),
         }
     }
 }
@@ -280,6 +328,23 @@ impl Config {
     /// The server with this id, enabled or not.
     pub fn server(&self, id: &str) -> Option<&ServerSpec> {
         self.servers.iter().find(|s| s.id == id)
+    }
+
+    /// The configured CI-built index of the workspace at `root`
+    /// (canonical): its real path when it lies inside the workspace
+    /// (symlinks resolved: [`crate::paths::confine`]), else why it is not
+    /// read. `Ok(None)` when none is configured.
+    pub fn index_path(&self, root: &Path) -> Result<Option<PathBuf>, String> {
+        let Some((path, file)) = &self.index.path else {
+            return Ok(None);
+        };
+        crate::paths::confine(root, path).map(Some).map_err(|_| {
+            format!(
+                "index.path \"{}\" ({}) is outside the workspace: not read",
+                path.display(),
+                crate::paths::display(file, root)
+            )
+        })
     }
 }
 
@@ -437,6 +502,8 @@ struct Builder {
     trusted_roots: Vec<String>,
     /// What untrusted layers asked for and was ignored.
     ignored: Vec<(PathBuf, String)>,
+    /// `"index"` so far.
+    index: IndexConfig,
 }
 
 /// Lower-case alphanumerics only: `file_types`, `file-types`, `fileTypes`
@@ -524,6 +591,7 @@ impl Builder {
             untrusted: false,
             trusted_roots: Vec::new(),
             ignored: Vec::new(),
+            index: IndexConfig::default(),
         }
     }
 
@@ -569,6 +637,7 @@ impl Builder {
                     }
                 },
                 "limits" => self.apply_limits(path, value)?,
+                "index" => self.apply_index(path, value)?,
                 "trustedroots" => self.apply_trusted_roots(path, &key, value)?,
                 "schema" | "comment" => {}
                 _ => self
@@ -618,6 +687,50 @@ impl Builder {
             }
         };
         self.trusted_roots.extend(roots);
+        Ok(())
+    }
+
+    /// `"index": {"path": "build/index.scip", "refresh": true}`; a path
+    /// from an untrusted project layer is ignored and recorded.
+    fn apply_index(&mut self, path: &Path, value: Value) -> Result<(), ConfigError> {
+        let invalid = |message: String| ConfigError::Invalid {
+            path: path.to_path_buf(),
+            message,
+        };
+        let Value::Object(map) = value else {
+            return Err(invalid(format!(
+                "\"index\" must be an object, not {}",
+                type_name(&value)
+            )));
+        };
+        for (key, v) in map {
+            match (canon(&key).as_str(), v) {
+                ("path" | "scip" | "file", Value::String(p)) if !p.trim().is_empty() => {
+                    if self.untrusted {
+                        self.ignored
+                            .push((path.to_path_buf(), format!("index.path \"{p}\"")));
+                    } else {
+                        self.index.path = Some((PathBuf::from(p), path.to_path_buf()));
+                    }
+                }
+                ("path" | "scip" | "file", Value::Null) => self.index.path = None,
+                ("refresh", Value::Bool(b)) => self.index.refresh = b,
+                ("path" | "scip" | "file" | "refresh", other) => {
+                    return Err(invalid(format!(
+                        "\"index.{key}\" must be {}, not {other}",
+                        if canon(&key) == "refresh" {
+                            "true or false"
+                        } else {
+                            "a path to an index.scip"
+                        }
+                    )));
+                }
+                _ => self.warnings.push(format!(
+                    "{}: unknown key \"index.{key}\" ignored",
+                    path.display()
+                )),
+            }
+        }
         Ok(())
     }
 
@@ -840,6 +953,7 @@ impl Builder {
                 "servermemorymib" => 9,
                 "memorybudgetmib" => 10,
                 "memorycheckms" => 11,
+                "indexrefreshidlems" => 12,
                 _ => {
                     self.warnings.push(format!(
                         "{}: unknown key \"limits.{key}\" ignored",
@@ -874,7 +988,8 @@ impl Builder {
                 8 => self.limits.max_file_bytes = n,
                 9 => self.limits.server_memory_mib = n,
                 10 => self.limits.memory_budget_mib = n,
-                _ => self.limits.memory_check_ms = n,
+                11 => self.limits.memory_check_ms = n,
+                _ => self.limits.index_refresh_idle_ms = n,
             }
         }
         Ok(())
@@ -909,6 +1024,7 @@ impl Builder {
             sources: self.sources,
             warnings,
             trust: TrustState::default(),
+            index: self.index,
         }
     }
 }
@@ -1354,7 +1470,8 @@ pub(crate) mod tests {
               },
               "linters": {"evil-lint": {"command": "./evil4", "fileTypes": ["py"], "parser": "generic"}},
               "trustedRoots": ["/"],
-              "limits": {"maxChars": 1234}}"#,
+              "index": {"path": "build/index.scip", "refresh": false},
+              "limits": {"maxChars": 1234, "indexRefreshIdleMs": 5000}}"#,
         )
         .unwrap();
         let vars: HashMap<&str, OsString> = HashMap::from([
@@ -1387,9 +1504,15 @@ pub(crate) mod tests {
                 "server \"pyright\": command, args, env, settings, initializationOptions",
                 "server \"mine\": command, args",
                 "new server \"evil\"",
-                "new server \"evil-lint\""
+                "new server \"evil-lint\"",
+                "index.path \"build/index.scip\""
             ]
         );
+        // the index it names is not read; its refresh switch and idle time
+        // (nothing they run is the project's) apply
+        assert_eq!(c.index.path, None);
+        assert!(!c.index.refresh);
+        assert_eq!(c.limits.index_refresh_idle_ms, 5000);
         assert!(
             c.warnings.iter().any(|w| w.contains("trustedRoots")),
             "{:?}",
@@ -1406,6 +1529,10 @@ pub(crate) mod tests {
         );
         assert_eq!(t.server("evil-lint").unwrap().command, "./evil4");
         assert!(t.trust.ignored.is_empty());
+        assert_eq!(
+            t.index.path,
+            Some((PathBuf::from("build/index.scip"), ws.join(".scry.json")))
+        );
 
         // the user's trustedRoots trusts the workspace
         fs::write(
@@ -1420,5 +1547,37 @@ pub(crate) mod tests {
             u.trust
         );
         assert_eq!(u.server("evil").unwrap().command, "./evil3");
+    }
+
+    #[test]
+    fn the_configured_index_stays_inside_the_workspace() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().canonicalize().unwrap();
+        let ws = root.join("ws");
+        fs::create_dir_all(ws.join("build")).unwrap();
+        fs::write(root.join("outside.scip"), b"x").unwrap();
+        #[cfg(unix)]
+        std::os::unix::fs::symlink(root.join("outside.scip"), ws.join("build/link.scip")).unwrap();
+        let with = |p: &str| {
+            Config::from_layers(&[(
+                ws.join(".scry.json"),
+                format!(r#"{{"index": {{"path": "{p}"}}}}"#),
+            )])
+            .unwrap()
+        };
+        assert_eq!(Config::default().index_path(&ws), Ok(None));
+        assert_eq!(
+            with("build/index.scip").index_path(&ws),
+            Ok(Some(ws.join("build/index.scip")))
+        );
+        for bad in ["../outside.scip", "/etc/passwd", "build/link.scip"] {
+            let e = with(bad).index_path(&ws).unwrap_err();
+            assert!(e.contains("outside the workspace"), "{bad}: {e}");
+            assert!(e.contains(".scry.json"), "{e}");
+        }
+        let e =
+            Config::from_layers(&[(ws.join(".scry.json"), r#"{"index": {"refresh": 1}}"#.into())])
+                .unwrap_err();
+        assert!(e.to_string().contains("index.refresh"), "{e}");
     }
 }

@@ -1,15 +1,17 @@
 //! `scry doctor`: what would serve each language in this workspace, whether
 //! it is installed, its version and where it was found, its memory cap, the
-//! install command that fits this machine for what is missing, and known
-//! set-up problems.
+//! install command that fits this machine for what is missing, the SCIP
+//! indexers (`indexer` of the catalogue) likewise, and known set-up
+//! problems.
 //!
 //! Everything per language comes from the catalogue (`install`,
 //! `versionArgs`, `hints` of each [`ServerSpec`]); nothing here names a
 //! language. Invariants: no language server is started; the only programs
 //! run are `<command> <versionArgs>` for commands found on `PATH` whose
-//! command comes from the catalogue or the user's own configuration file,
-//! never a project-local binary nor a command a project file chose, with
-//! stdin closed and a short timeout.
+//! command comes from the catalogue or the user's own configuration file
+//! (an indexer's always comes from the catalogue: no configuration sets
+//! it), never a project-local binary nor a command a project file chose,
+//! with stdin closed and a short timeout.
 
 use std::collections::{BTreeMap, HashSet};
 use std::ffi::OsStr;
@@ -57,6 +59,9 @@ pub struct Report {
     pub languages: Vec<LanguageRow>,
     /// Linters (diagnostics only).
     pub linters: Vec<LanguageRow>,
+    /// SCIP indexers (`scry index`, the daemon's refresh), one per
+    /// indexer command; `files`: the files its languages' server serves.
+    pub indexers: Vec<LanguageRow>,
     pub problems: Vec<Problem>,
     /// Install methods usable here (`npm`, `pip`, …).
     pub install_methods: Vec<String>,
@@ -221,6 +226,46 @@ pub fn diagnose_with(config: &Config, root: &Path, path_var: Option<&OsStr>) -> 
         ));
     }
 
+    // Indexers: catalogue data only, so their commands are run for their
+    // version like the catalogue's servers.
+    let mut indexer_specs: Vec<ServerSpec> = Vec::new();
+    let mut indexers: Vec<LanguageRow> = Vec::new();
+    for spec in config.servers.iter().filter(|s| !s.disabled) {
+        let Some(ix) = &spec.indexer else { continue };
+        if indexer_specs.iter().any(|i| i.command == ix.command) {
+            continue;
+        }
+        let as_spec = ServerSpec {
+            id: ix.command.clone(),
+            command: ix.command.clone(),
+            install: ix.install.clone(),
+            version_args: (ix.command == spec.command)
+                .then(|| spec.version_args.clone())
+                .flatten(),
+            ..ServerSpec::default()
+        };
+        let mut trusted_ix = HashSet::new();
+        trusted_ix.insert((as_spec.id.clone(), as_spec.command.clone()));
+        let (n, _) = count.get(spec.id.as_str()).copied().unwrap_or((0, None));
+        indexers.push(LanguageRow {
+            languages: if spec.languages.is_empty() {
+                spec.id.clone()
+            } else {
+                spec.languages.join(", ")
+            },
+            files: n,
+            provider: Some(provider_row(
+                &as_spec,
+                None,
+                &found,
+                &methods,
+                &trusted_ix,
+                root,
+            )),
+        });
+        indexer_specs.push(as_spec);
+    }
+
     // Versions, probed concurrently.
     std::thread::scope(|s| {
         for (row, _) in rows.iter_mut().chain(linters.iter_mut()) {
@@ -233,6 +278,14 @@ pub fn diagnose_with(config: &Config, root: &Path, path_var: Option<&OsStr>) -> 
                         p.version = probe_version(&path, &spec);
                     }
                 });
+            }
+        }
+        for (row, spec) in indexers.iter_mut().zip(&indexer_specs) {
+            if let Some(p) = row.provider.as_mut()
+                && matches!(p.version, Version::Unknown(_))
+                && let Some(path) = p.found.clone()
+            {
+                s.spawn(move || p.version = probe_version(&path, spec));
             }
         }
     });
@@ -277,6 +330,7 @@ pub fn diagnose_with(config: &Config, root: &Path, path_var: Option<&OsStr>) -> 
         warnings: config.warnings.clone(),
         languages: rows.into_iter().map(|(r, _)| r).collect(),
         linters: linters.into_iter().map(|(r, _)| r).collect(),
+        indexers,
         problems,
         install_methods: methods,
         files_capped,

@@ -19,7 +19,10 @@
 //! * new servers and linters (ids that neither the built-in catalogue nor
 //!   the user file defines) are ignored;
 //! * project-local binaries (`node_modules/.bin`, `.venv/bin`, ...) are not
-//!   looked up: commands come from `PATH` only.
+//!   looked up: commands come from `PATH` only;
+//! * a CI-built SCIP index it names (`index.path`) is not read: nothing
+//!   runs from it, but it decides what precise answers say, so a cloned
+//!   repository cannot hand scry its own answers until trusted.
 //!
 //! What was ignored is recorded ([`TrustState::ignored`]) so that answers
 //! can say so, once, with how to trust.

@@ -1,8 +1,11 @@
 //! `scry doctor [--root DIR] [--json]`: the set-up report of
 //! `scry_workspace::doctor` as text (or JSON), with each language server's
-//! memory cap and, when a daemon is running, the servers it runs for this
-//! workspace with their memory. Starts no language server and no daemon;
-//! runs only `--version` of catalogue/user-configured commands on `PATH`.
+//! memory cap, the SCIP indexers, each SCIP index of the workspace
+//! (`scry_ops::engine::indexed::index_lines`: source, age, files covered,
+//! changed since) and, when a daemon is running, the servers it runs for
+//! this workspace with their memory. Starts no language server, no daemon
+//! and no indexer, converts no index; runs only `--version` of
+//! catalogue/user-configured commands on `PATH`.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -57,15 +60,21 @@ pub fn main(args: impl Iterator<Item = std::ffi::OsString>) -> ExitCode {
         }
     };
     let report = scry_workspace::doctor::diagnose(&config, &root);
+    let indexes = scry_ops::engine::indexed::index_lines(
+        scry_index::cache::default_cache().as_deref(),
+        &config,
+        &root,
+    );
     let daemon = running_daemon();
     let text = if cli.json {
         let mut v = serde_json::to_value(&report).unwrap_or_default();
+        v["indexes"] = serde_json::to_value(&indexes).unwrap_or_default();
         if let Some(d) = &daemon {
             v["daemon"] = serde_json::to_value(d).unwrap_or_default();
         }
         serde_json::to_string_pretty(&v).unwrap_or_default()
     } else {
-        let mut t = render(&report);
+        let mut t = render(&report, &indexes);
         if let Some(d) = &daemon {
             t = t.replacen(DAEMON_LINE, &daemon_lines(d, &root), 1);
         }
@@ -204,8 +213,8 @@ fn install_lines(out: &mut String, p: &ProviderRow) {
     }
 }
 
-/// The report as text.
-pub fn render(r: &Report) -> String {
+/// The report as text; `indexes`: a line per SCIP index.
+pub fn render(r: &Report, indexes: &[String]) -> String {
     let root = r.workspace_root.as_path();
     let mut out = String::new();
     let _ = writeln!(out, "scry doctor: {}", root.display());
@@ -245,6 +254,23 @@ pub fn render(r: &Report) -> String {
     for l in &r.linters {
         let label = format!("{} ({})", l.languages, files(l.files));
         row(&mut out, &label, l, root);
+    }
+    let _ = writeln!(
+        out,
+        "\nSCIP indexers (`scry index`; precise answers before a server is ready):"
+    );
+    for l in &r.indexers {
+        let label = format!("{} ({})", l.languages, files(l.files));
+        row(&mut out, &label, l, root);
+    }
+    if indexes.is_empty() {
+        let _ = writeln!(
+            out,
+            "  SCIP index: none for this workspace (`scry index` builds one; a CI-built one is named by \"index\": {{\"path\": …}} in the configuration)"
+        );
+    }
+    for i in indexes {
+        let _ = writeln!(out, "  SCIP index: {i}");
     }
     if r.problems.is_empty() {
         let _ = writeln!(out, "\nNo set-up problems found.");

@@ -5,20 +5,18 @@
 //! the canonical root). Later questions answer from it while the live
 //! server starts or indexes (`scry_ops::engine::indexed`).
 //!
-//! Indexers are catalogue data (`indexer`: command, args with `{output}`,
-//! install commands); they are run as argv in the root, stdin closed, under
-//! the same rule as servers: a command is found on `PATH` (a project-local
-//! one only in a trusted workspace, `Workspace::installed`), never through
-//! a shell. Progress and errors go to stderr, the summary to stdout; exit 0
-//! done, 1 nothing built, 2 bad usage. Several indexers' outputs are
-//! concatenated (SCIP's repeated fields make that one valid index).
+//! The indexers are run by `scry_index::build` (catalogue data, argv, the
+//! same trust rule as servers; the daemon's background refresh runs them
+//! through the same function). Progress and errors go to stderr, the
+//! summary to stdout; exit 0 done, 1 nothing built, 2 bad usage.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitCode, Stdio};
+use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use clap::Parser;
+use scry_index::build::{self, BuildOptions, Progress};
 use scry_index::cache;
 use scry_workspace::Workspace;
 
@@ -39,7 +37,7 @@ struct IndexCli {
     #[arg(long, value_name = "FILE")]
     from: Option<PathBuf>,
     /// Longest an indexer may run, in seconds.
-    #[arg(long, default_value_t = 1800)]
+    #[arg(long, default_value_t = build::DEFAULT_TIMEOUT.as_secs())]
     timeout: u64,
 }
 
@@ -96,42 +94,40 @@ fn index_root(
     from: Option<&Path>,
     timeout: u64,
 ) -> Result<(), String> {
-    let dir = cache::dir_for(cache_dir, root);
-    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    let target = dir.join("index.scip");
-    let tmp = dir.join(format!("index.scip.tmp{}", std::process::id()));
-    let commit = dir.join("commit");
-    match from {
-        Some(f) => {
-            std::fs::copy(f, &tmp).map_err(|e| format!("cannot read {}: {e}", f.display()))?;
-            let _ = std::fs::remove_file(&commit);
-        }
+    let t = Instant::now();
+    let ix = match from {
+        Some(f) => build::take(cache_dir, root, f)?,
         None => {
             let ws = Workspace::open(root).map_err(|e| e.to_string())?;
-            let parts = run_indexers(&ws, root, &dir, Duration::from_secs(timeout))?;
-            let mut out = std::fs::File::create(&tmp).map_err(|e| e.to_string())?;
-            for part in &parts {
-                let mut f = std::fs::File::open(part).map_err(|e| e.to_string())?;
-                std::io::copy(&mut f, &mut out).map_err(|e| e.to_string())?;
-                let _ = std::fs::remove_file(part);
-            }
-            out.sync_all().map_err(|e| e.to_string())?;
-            match clean_commit(root) {
-                Some(c) => std::fs::write(&commit, c).map_err(|e| e.to_string())?,
-                None => {
-                    let _ = std::fs::remove_file(&commit);
+            let mut progress = |p: Progress| match p {
+                Progress::Running(cmd) => {
+                    eprintln!("scry index: running {cmd} in {}", root.display())
                 }
-            }
+                Progress::Tick { command, secs } => {
+                    eprint!("\rscry index: {command} … {secs} s");
+                    let _ = std::io::stderr().flush();
+                }
+                Progress::Finished { command, secs } => {
+                    eprintln!("\rscry index: {command} finished in {secs:.1} s")
+                }
+                Progress::Missing(m) => eprintln!("scry index: {m}"),
+            };
+            build::build(
+                cache_dir,
+                &ws,
+                root,
+                BuildOptions {
+                    timeout: Duration::from_secs(timeout),
+                    background: false,
+                    cancel: None,
+                    progress: &mut progress,
+                },
+            )?
         }
-    }
-    std::fs::rename(&tmp, &target).map_err(|e| e.to_string())?;
-    let t = Instant::now();
-    let (ix, _) = cache::load(cache_dir, root, None)
-        .map_err(|e| e.to_string())?
-        .ok_or("the index vanished while converting")?;
+    };
     let m = ix.meta();
     println!(
-        "{}: {} files ({} match the disk), {} symbols, {} occurrences; converted in {} ms",
+        "{}: {} files ({} match the disk), {} symbols, {} occurrences; built and converted in {} ms",
         root.display(),
         m.documents,
         m.verified,
@@ -139,160 +135,7 @@ fn index_root(
         m.occurrences,
         t.elapsed().as_millis()
     );
-    println!("  {}", scry_ops::engine::indexed::label(&ix));
+    let source = cache::Source::Built(cache::dir_for(cache_dir, root).join("index.scip"));
+    println!("  {}", scry_ops::engine::indexed::label(&ix, &source, root));
     Ok(())
-}
-
-/// Run every indexer whose server's root markers are in `root`; the paths
-/// of the indexes written.
-fn run_indexers(
-    ws: &Workspace,
-    root: &Path,
-    dir: &Path,
-    timeout: Duration,
-) -> Result<Vec<PathBuf>, String> {
-    let config = ws.config();
-    let mut parts = Vec::new();
-    let mut missing = Vec::new();
-    let mut seen = std::collections::HashSet::new();
-    for spec in &config.servers {
-        let Some(ix) = &spec.indexer else { continue };
-        if spec.disabled || !seen.insert(ix.command.clone()) {
-            continue;
-        }
-        let marked = spec
-            .root_markers
-            .iter()
-            .filter(|m| m.as_str() != ".git")
-            .any(|m| root.join(m).exists());
-        if !marked {
-            continue;
-        }
-        let Some(program) = ws.installed(&ix.command) else {
-            let how = ix
-                .install
-                .0
-                .first()
-                .map(|(_, c)| format!("; install: {c}"))
-                .unwrap_or_default();
-            missing.push(format!(
-                "{} (for {}) is not installed{how}",
-                ix.command, spec.id
-            ));
-            continue;
-        };
-        let out = dir.join(format!("part{}-{}.scip", parts.len(), std::process::id()));
-        let args: Vec<String> = ix
-            .args
-            .iter()
-            .map(|a| a.replace("{output}", &out.to_string_lossy()))
-            .collect();
-        eprintln!(
-            "scry index: running {} {} in {}",
-            ix.command,
-            args.join(" "),
-            root.display()
-        );
-        let started = Instant::now();
-        let mut child = Command::new(&program)
-            .args(&args)
-            .current_dir(root)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(|e| format!("cannot run {}: {e}", program.display()))?;
-        // The indexer's own messages, last lines kept for an error.
-        let stderr = child.stderr.take();
-        let tail = std::thread::spawn(move || {
-            use std::io::BufRead;
-            let mut last: Vec<String> = Vec::new();
-            if let Some(e) = stderr {
-                for line in std::io::BufReader::new(e).lines().map_while(Result::ok) {
-                    last.push(line);
-                    if last.len() > 10 {
-                        last.remove(0);
-                    }
-                }
-            }
-            last
-        });
-        let mut shown = Instant::now();
-        let status = loop {
-            match child.try_wait() {
-                Ok(Some(s)) => break s,
-                Ok(None) => {}
-                Err(e) => return Err(e.to_string()),
-            }
-            if started.elapsed() > timeout {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Err(format!(
-                    "{} ran over {} s and was stopped",
-                    ix.command,
-                    timeout.as_secs()
-                ));
-            }
-            if shown.elapsed() >= Duration::from_secs(5) {
-                eprint!(
-                    "\rscry index: {} … {} s",
-                    ix.command,
-                    started.elapsed().as_secs()
-                );
-                let _ = std::io::stderr().flush();
-                shown = Instant::now();
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        };
-        let last = tail.join().unwrap_or_default();
-        eprintln!(
-            "\rscry index: {} finished in {:.1} s",
-            ix.command,
-            started.elapsed().as_secs_f64()
-        );
-        if !status.success() || !out.is_file() {
-            return Err(format!(
-                "{} failed ({status}){}",
-                ix.command,
-                if last.is_empty() {
-                    String::new()
-                } else {
-                    format!(": {}", last.join(" | "))
-                }
-            ));
-        }
-        parts.push(out);
-    }
-    for m in &missing {
-        eprintln!("scry index: {m}");
-    }
-    if parts.is_empty() {
-        return Err(if missing.is_empty() {
-            "no language with a SCIP indexer found here (rust-analyzer scip, scip-typescript, scip-python)".into()
-        } else {
-            "no indexer could run".into()
-        });
-    }
-    Ok(parts)
-}
-
-/// `git rev-parse HEAD` when the tree has no local changes (argv, stdin
-/// closed); `None` otherwise.
-fn clean_commit(root: &Path) -> Option<String> {
-    let git = |args: &[&str]| {
-        Command::new("git")
-            .args(args)
-            .current_dir(root)
-            .stdin(Stdio::null())
-            .stderr(Stdio::null())
-            .output()
-            .ok()
-            .filter(|o| o.status.success())
-            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-    };
-    let dirty = git(&["status", "--porcelain", "--untracked-files=no"])?;
-    if !dirty.is_empty() {
-        return None;
-    }
-    git(&["rev-parse", "HEAD"]).filter(|c| !c.is_empty())
 }

@@ -163,3 +163,187 @@ async fn index_answers_cold_equal_the_live_server_and_never_from_changed_files()
     cold.shutdown().await;
     fx.shutdown().await;
 }
+
+/// The index `rust-analyzer scip` writes for `root`, as a CI job would
+/// (`scry index` with a throw-away cache, its `index.scip` taken).
+fn ci_index(root: &Path) -> Vec<u8> {
+    let base = tempfile::tempdir().unwrap();
+    std::fs::write(base.path().join("config.json"), "{}").unwrap();
+    let out = scry_in(base.path(), root, &["index"])
+        .output()
+        .expect("run scry index");
+    assert!(
+        out.status.success(),
+        "scry index failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let dir = scry_index::cache::dir_for(&base.path().join("cache"), root);
+    std::fs::read(dir.join("index.scip")).unwrap()
+}
+
+fn engine_with(root: &Path, cache: &Path, policy: scry_workspace::trust::TrustPolicy) -> Engine {
+    let ws = Workspace::open_with_policy(root, policy).expect("open workspace");
+    Engine::with_syntax_cache(Arc::new(ws), Some(cache))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_configured_ci_index_answers_cold_only_when_trusted_and_inside() {
+    use scry_workspace::trust::TrustPolicy;
+    let Some(fx) = Fixture::open("rust", "scip_configured") else {
+        return;
+    };
+    let scip = ci_index(&fx.root);
+    std::fs::create_dir_all(fx.root.join("build")).unwrap();
+    std::fs::write(fx.root.join("build/index.scip"), &scip).unwrap();
+    std::fs::write(
+        fx.root.join(".scry.json"),
+        r#"{"index": {"path": "build/index.scip"}}"#,
+    )
+    .unwrap();
+    let q = &questions()[1];
+    // Where the index must not answer, the other sources get a short budget.
+    let mut short = q.clone();
+    short.timeout = Some(Duration::from_secs(3));
+
+    // Trusted: the first cold question is answered from it, labelled with
+    // its source; nothing was copied by hand into the cache.
+    let cache = tempfile::tempdir().unwrap();
+    let cold = engine_with(&fx.root, cache.path(), TrustPolicy::Trusted);
+    let a = cold.run(q).await.expect("index answer");
+    assert_eq!(a.precision, Some(Precision::Index), "{a:?}");
+    let server = a.server.clone().unwrap_or_default();
+    assert!(server.starts_with("SCIP index (rust-analyzer "), "{server}");
+    assert!(server.ends_with(", CI index build/index.scip)"), "{server}");
+    assert!(!fx.locs(&a).is_empty(), "{a:?}");
+    let status = cold
+        .run(&query(Action::Status).build())
+        .await
+        .expect("status");
+    let text = scry_render::render_text(&status, &fx.root, &Default::default());
+    assert!(
+        text.contains("CI index build/index.scip; ")
+            && text.contains(" files covered, 0 changed since"),
+        "{text}"
+    );
+    assert!(
+        text.contains("SCIP indexer: rust-analyzer (for rust-analyzer): installed, "),
+        "{text}"
+    );
+    cold.shutdown().await;
+
+    // Untrusted: the project's path is ignored, and that is said.
+    let cache = tempfile::tempdir().unwrap();
+    let cold = engine_with(&fx.root, cache.path(), TrustPolicy::Untrusted);
+    let a = cold
+        .run(&short)
+        .await
+        .expect("an answer from the other sources");
+    assert_ne!(a.precision, Some(Precision::Index), "{a:?}");
+    let notes = notes_text(&fx.root, &a);
+    assert!(
+        notes.contains(".scry.json: index.path \"build/index.scip\""),
+        "{notes}"
+    );
+    cold.shutdown().await;
+
+    // A path outside the workspace: refused, said once, not read.
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("index.scip"), &scip).unwrap();
+    std::fs::write(
+        fx.root.join(".scry.json"),
+        format!(
+            r#"{{"index": {{"path": "{}"}}}}"#,
+            outside.path().join("index.scip").display()
+        ),
+    )
+    .unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    let cold = engine_with(&fx.root, cache.path(), TrustPolicy::Trusted);
+    let a = cold
+        .run(&short)
+        .await
+        .expect("an answer from the other sources");
+    assert_ne!(a.precision, Some(Precision::Index), "{a:?}");
+    let notes = notes_text(&fx.root, &a);
+    assert!(
+        notes.contains("is outside the workspace: not read"),
+        "{notes}"
+    );
+    assert!(
+        !scry_index::cache::dir_for(cache.path(), &fx.root)
+            .join("ci.db")
+            .exists(),
+        "an index outside the workspace was converted"
+    );
+    cold.shutdown().await;
+    fx.shutdown().await;
+}
+
+/// Modification time of `p` (nanoseconds), 0 when missing.
+fn mtime(p: &Path) -> u128 {
+    std::fs::metadata(p)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_nanos())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_daemon_rebuilds_a_stale_index_when_the_workspace_is_idle() {
+    let Some(fx) = Fixture::open("rust", "scip_refresh") else {
+        return;
+    };
+    let base = tempfile::tempdir().unwrap();
+    // A short idle time; polling the cache (not asking the daemon, which
+    // would be a call) until the index is rebuilt, with a generous bound.
+    std::fs::write(
+        base.path().join("config.json"),
+        r#"{"limits": {"indexRefreshIdleMs": 1000}}"#,
+    )
+    .unwrap();
+    let out = scry_in(base.path(), &fx.root, &["index"]).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let scip = scry_index::cache::dir_for(&base.path().join("cache"), &fx.root).join("index.scip");
+    let built = mtime(&scip);
+    assert!(built > 0);
+    let status = |what: &str| {
+        let out = scry_in(base.path(), &fx.root, &["status"])
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(out.status.success(), "{what}: {text}");
+        text
+    };
+    // A call through the daemon opens the workspace there.
+    let before = status("first status");
+    assert!(
+        before.contains(" files covered, 0 changed since"),
+        "{before}"
+    );
+
+    let report = fx.root.join("src/report.rs");
+    let text = std::fs::read_to_string(&report).unwrap();
+    std::fs::write(&report, format!("// moved down\n{text}")).unwrap();
+    common::process::wait_until("the background refresh", Duration::from_secs(300), || {
+        mtime(&scip) > built
+    });
+    // The conversion follows the rename at once; `status` (a call: it
+    // never waits for a refresh) shows the newer build and its outcome.
+    let give_up = Instant::now() + Duration::from_secs(60);
+    let after = loop {
+        let t = status("status after the refresh");
+        if t.contains("SCIP index refresh: last run") || Instant::now() > give_up {
+            break t;
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    };
+    assert!(after.contains("SCIP index refresh: last run "), "{after}");
+    assert!(after.contains(": rebuilt in "), "{after}");
+    assert!(after.contains(" files covered, 0 changed since"), "{after}");
+    let _ = scry_in(base.path(), &fx.root, &["daemon", "stop"]).output();
+    fx.shutdown().await;
+}

@@ -56,15 +56,17 @@ pub(crate) fn serves(action: Action) -> bool {
 /// The engine's index: loaded on first need, reloaded when its source
 /// changes; a load failure is said once per distinct failure.
 pub(crate) struct IndexSlot {
-    cache: Option<PathBuf>,
+    pub(crate) cache: Option<PathBuf>,
     state: Mutex<SlotState>,
-    fresh: Fresh,
+    pub(crate) fresh: Fresh,
 }
 
 #[derive(Default)]
 struct SlotState {
     loaded: Option<(Arc<Index>, Source)>,
     said: Option<String>,
+    /// Why the configured index was not read (said once).
+    refused: Option<String>,
 }
 
 impl IndexSlot {
@@ -83,20 +85,84 @@ pub(crate) struct Loaded {
     pub(crate) source: Source,
 }
 
-/// The status line of a workspace's index (`status`, `doctor`).
-pub fn status_line(ix: &Index, source: &Source, changed: (u32, u32)) -> String {
+/// The status line of a workspace's index (`status`, `doctor`): source,
+/// age, files covered, changed since.
+pub fn status_line(ix: &Index, source: &Source, root: &Path, changed: (u32, u32)) -> String {
     let m = ix.meta();
     format!(
-        "{}; {} files covered, {} changed since; {}",
-        label(ix),
+        "{}; {} files covered, {} changed since",
+        provenance(ix, source, root),
         m.documents,
         changed.0,
-        source.describe()
     )
 }
 
-/// `SCIP index (rust-analyzer 1.95.0, built 3 min ago at 1a2b3c4d5e6f)`.
-pub fn label(ix: &Index) -> String {
+/// What `doctor` says about each SCIP index of the workspace at `root`
+/// (canonical) with the per-user `cache`: the one `scry index` built (or
+/// the daemon refreshed) and a configured CI-built one — which answers
+/// ([`cache::pick`]: the newer), a configured one missing or refused. Reads
+/// only converted forms that are current; converts and runs nothing.
+pub fn index_lines(
+    cache: Option<&Path>,
+    config: &scry_workspace::config::Config,
+    root: &Path,
+) -> Vec<String> {
+    let Some(cache) = cache else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    let configured = config.index_path(root).unwrap_or_else(|why| {
+        out.push(why);
+        None
+    });
+    let picked = cache::pick(cache, root, configured.as_deref()).map(Path::to_path_buf);
+    let built = Source::Built(cache::dir_for(cache, root).join("index.scip"));
+    let sources = configured
+        .map(Source::Configured)
+        .into_iter()
+        .chain([built]);
+    for source in sources {
+        let Some(stat) = scry_index::store::stat(source.scip()) else {
+            if matches!(source, Source::Configured(_)) {
+                out.push(format!("{}: not found", source.describe(root)));
+            }
+            continue;
+        };
+        let read = match &source {
+            Source::Configured(p) => picked.as_ref() == Some(p),
+            Source::Built(_) => picked.is_none(),
+        };
+        let read = if read {
+            "answers cold questions"
+        } else {
+            "not read: the other index is newer"
+        };
+        let db = cache::db_for(cache, root, &source);
+        match cache::open_current(&db, source.scip(), stat, root) {
+            Some(ix) => {
+                let changed = Fresh::default().changed(root, &ix);
+                out.push(format!(
+                    "{}; {read}",
+                    status_line(&ix, &source, root, changed)
+                ));
+            }
+            None => out.push(format!(
+                "{}: not converted yet (the next question converts it); {read}",
+                source.describe(root)
+            )),
+        }
+    }
+    out
+}
+
+/// `SCIP index (rust-analyzer 1.95.0, built 3 min ago at 1a2b3c4d5e6f)`;
+/// a CI-built one says so: `SCIP index (…, CI index build/index.scip)`.
+pub fn label(ix: &Index, source: &Source, root: &Path) -> String {
+    format!("SCIP index ({})", provenance(ix, source, root))
+}
+
+/// `rust-analyzer 1.95.0, built 3 min ago at 1a2b3c4d5e6f[, CI index …]`.
+fn provenance(ix: &Index, source: &Source, root: &Path) -> String {
     let m = ix.meta();
     let now = SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -112,8 +178,12 @@ pub fn label(ix: &Index) -> String {
         .copied()
         .collect::<Vec<_>>()
         .join(" ");
+    let from = match source {
+        Source::Built(_) => String::new(),
+        Source::Configured(_) => format!(", {}", source.describe(root)),
+    };
     format!(
-        "SCIP index ({}, built {} ago at {at})",
+        "{}, built {} ago at {at}{from}",
         if tool.is_empty() {
             "unknown indexer"
         } else {
@@ -123,7 +193,7 @@ pub fn label(ix: &Index) -> String {
     )
 }
 
-fn age(s: u64) -> String {
+pub(crate) fn age(s: u64) -> String {
     match s {
         0..=119 => format!("{s} s"),
         120..=7199 => format!("{} min", s / 60),
@@ -151,19 +221,44 @@ fn utc(secs: u64) -> String {
 
 impl Engine {
     /// The workspace's index, loading (and converting) it when its source
-    /// changed; `Err` carries the note to give once.
+    /// changed; `Err` carries the note to give once. Of a configured
+    /// CI-built index (`index.path`) and the one `scry index` built, the
+    /// newer is read ([`cache::pick`]).
     pub(crate) async fn index(&self) -> Result<Option<Loaded>, Option<String>> {
         let Some(cache_dir) = self.index.cache.clone() else {
             return Ok(None);
         };
         let root = self.ws.root().to_path_buf();
+        let configured = match self.ws.config().index_path(&root) {
+            Ok(c) => c,
+            Err(why) => {
+                // Said once; the built index (if any) still answers.
+                let mut st = self.index.state.lock().unwrap_or_else(|e| e.into_inner());
+                if st.refused.as_deref() != Some(why.as_str()) {
+                    st.refused = Some(why.clone());
+                    self.index_notes
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .push(why);
+                }
+                None
+            }
+        };
+        let want = cache::pick(&cache_dir, &root, configured.as_deref()).map(Path::to_path_buf);
         let current = {
             let st = self.index.state.lock().unwrap_or_else(|e| e.into_inner());
             st.loaded.clone()
         };
         if let Some((ix, source)) = &current {
-            let unchanged = scry_index::store::stat(source.scip())
-                .is_some_and(|(s, m)| s == ix.meta().source_size && m == ix.meta().source_mtime_ns);
+            let same = match (&want, source) {
+                (Some(p), Source::Configured(q)) => p == q,
+                (None, Source::Built(_)) => true,
+                _ => false,
+            };
+            let unchanged = same
+                && scry_index::store::stat(source.scip()).is_some_and(|(s, m)| {
+                    s == ix.meta().source_size && m == ix.meta().source_mtime_ns
+                });
             if unchanged {
                 return Ok(Some(Loaded {
                     ix: ix.clone(),
@@ -171,16 +266,19 @@ impl Engine {
                 }));
             }
         }
-        // No index built for this root (the common case): one stat here,
+        // No index for this root (the common case): a stat or two here,
         // no hop to the blocking pool on every question.
         if current.is_none()
+            && want.is_none()
             && !cache::dir_for(&cache_dir, &root)
                 .join("index.scip")
                 .exists()
         {
             return Ok(None);
         }
-        let r = tokio::task::spawn_blocking(move || cache::load(&cache_dir, &root, None)).await;
+        let r =
+            tokio::task::spawn_blocking(move || cache::load(&cache_dir, &root, want.as_deref()))
+                .await;
         let mut st = self.index.state.lock().unwrap_or_else(|e| e.into_inner());
         match r {
             Ok(Ok(Some((ix, source)))) => {
@@ -218,7 +316,7 @@ impl Engine {
                 let ix = l.ix.clone();
                 let fresh = &self.index.fresh;
                 let changed = fresh.changed(&root, &ix);
-                Some(status_line(&l.ix, &l.source, changed))
+                Some(status_line(&l.ix, &l.source, &root, changed))
             }
             Ok(None) => None,
             Err(note) => note,
@@ -438,7 +536,7 @@ impl Engine {
             return Ok(None);
         }
         answer.body = body;
-        answer.server = Some(label(ix));
+        answer.server = Some(label(ix, &l.source, &root));
         answer.precision = Some(Precision::Index);
         answer.notes.push(Reason::FromIndex {
             because: Box::new(why.clone()),

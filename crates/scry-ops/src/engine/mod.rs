@@ -31,6 +31,7 @@ use crate::query::Valid;
 pub mod indexed;
 pub(crate) mod navigate;
 mod queries;
+mod refresh;
 pub mod syntactic;
 
 pub use crate::call::MAX_TIMEOUT;
@@ -54,6 +55,8 @@ pub struct Engine {
     index: Arc<indexed::IndexSlot>,
     /// What the SCIP index's loading has to say, for the next answer.
     index_notes: Arc<Mutex<Vec<String>>>,
+    /// The SCIP index's background refresh (driven by the daemon).
+    refresh: Arc<refresh::Refresh>,
 }
 
 /// The request that asks `action`'s question ("" for none), from the
@@ -80,6 +83,7 @@ impl Engine {
             syntax,
             index: Arc::new(indexed::IndexSlot::new(scry_syntax::default_cache_dir())),
             index_notes: Arc::default(),
+            refresh: Arc::default(),
         }
     }
 
@@ -87,8 +91,9 @@ impl Engine {
         &self.ws
     }
 
-    /// Stop every server (at exit).
+    /// Stop every server and a running index refresh (at exit).
     pub async fn shutdown(&self) {
+        self.refresh.cancel();
         self.ws.shutdown().await;
     }
 
@@ -187,6 +192,8 @@ impl Engine {
                 if let Body::Status(r) = &mut a.body {
                     r.syntactic = Some(self.syntactic_status());
                     r.index = index;
+                    r.index_refresh = self.refresh_status();
+                    r.indexers = self.indexers_status();
                 }
                 Ok(a)
             }

@@ -345,6 +345,8 @@ pub(crate) async fn status(ws: &Arc<Workspace>, question: Question) -> Answer {
             warnings: std::mem::take(&mut warnings),
             syntactic: None,
             index: None,
+            index_refresh: None,
+            indexers: Vec::new(),
             memory_events: ws
                 .memory_events()
                 .iter()

@@ -1,0 +1,385 @@
+//! Building a workspace's index: run the catalogue's indexers (or take a
+//! CI-built `index.scip`) into the per-user cache and convert it. The one
+//! place indexers are run: `scry index` and the daemon's background
+//! refresh both call [`build`].
+//!
+//! Indexers are catalogue data (`indexer`: command, args with `{output}`,
+//! install commands). Invariants:
+//! - run as argv in the root, never through a shell, stdin closed, with the
+//!   call's environment (`scry_workspace::env`); the command is found as a
+//!   server's is (`Workspace::installed`: `PATH`, a project-local one only
+//!   in a trusted workspace), and a project file cannot change it (`indexer`
+//!   is no configuration key);
+//! - bounded: each indexer is stopped (its process group, in the
+//!   background) past [`BuildOptions::timeout`] or when `cancel` is set;
+//!   it dies with the thread that started it (Linux parent-death signal);
+//! - [`BuildOptions::background`] runs it at the lowest CPU and I/O
+//!   priority (nice 19, idle I/O class) in a process group of its own;
+//! - the cache's `index.scip` is replaced whole (a rename) only when every
+//!   indexer that ran succeeded; several indexers' outputs are
+//!   concatenated (SCIP's repeated fields make that one valid index).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use scry_workspace::Workspace;
+use scry_workspace::catalog::Indexer;
+
+use crate::cache;
+use crate::store::Index;
+
+/// How long an indexer may run unless told otherwise.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(1800);
+
+/// What [`build`] reports while it runs.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Progress {
+    /// An indexer starts: its command line.
+    Running(String),
+    /// Still running, seconds so far (every 5 s).
+    Tick { command: String, secs: u64 },
+    /// It finished, in seconds.
+    Finished { command: String, secs: f64 },
+    /// An indexer this workspace needs is not installed: what and how to
+    /// install it.
+    Missing(String),
+}
+
+pub struct BuildOptions<'a> {
+    pub timeout: Duration,
+    /// Lowest CPU and I/O priority, own process group (the daemon).
+    pub background: bool,
+    /// Set to stop the indexer (the daemon stopping).
+    pub cancel: Option<&'a AtomicBool>,
+    pub progress: &'a mut dyn FnMut(Progress),
+}
+
+/// One indexer that applies to a root: the server it indexes for, its
+/// catalogue entry, and where its command was found (`None`: missing).
+#[derive(Debug, Clone)]
+pub struct Planned {
+    pub server: String,
+    pub indexer: Indexer,
+    pub program: Option<PathBuf>,
+}
+
+impl Planned {
+    /// `rust-analyzer (for rust-analyzer): installed, /usr/bin/rust-analyzer`
+    /// or [`Planned::missing_text`].
+    pub fn describe(&self, root: &Path) -> String {
+        match &self.program {
+            Some(p) => format!(
+                "{} (for {}): installed, {}",
+                self.indexer.command,
+                self.server,
+                scry_workspace::paths::display(p, root)
+            ),
+            None => self.missing_text(),
+        }
+    }
+
+    /// `rust-analyzer (for rust-analyzer) is not installed; install: …`.
+    pub fn missing_text(&self) -> String {
+        let how = self
+            .indexer
+            .install
+            .0
+            .first()
+            .map(|(_, c)| format!("; install: {c}"))
+            .unwrap_or_default();
+        format!(
+            "{} (for {}) is not installed{how}",
+            self.indexer.command, self.server
+        )
+    }
+}
+
+/// The indexers of `root`'s languages: every enabled server with an
+/// indexer whose root markers (besides `.git`) are in `root`, one per
+/// indexer command.
+pub fn plan(ws: &Workspace, root: &Path) -> Vec<Planned> {
+    let config = ws.config();
+    let mut seen = std::collections::HashSet::new();
+    let mut out = Vec::new();
+    for spec in &config.servers {
+        let Some(ix) = &spec.indexer else { continue };
+        if spec.disabled || !seen.insert(ix.command.clone()) {
+            continue;
+        }
+        let marked = spec
+            .root_markers
+            .iter()
+            .filter(|m| m.as_str() != ".git")
+            .any(|m| root.join(m).exists());
+        if marked {
+            out.push(Planned {
+                server: spec.id.clone(),
+                indexer: ix.clone(),
+                program: ws.installed(&ix.command),
+            });
+        }
+    }
+    out
+}
+
+/// Run `root`'s indexers ([`plan`]) into the cache under `cache_dir` and
+/// convert the result; the converted index.
+pub fn build(
+    cache_dir: &Path,
+    ws: &Workspace,
+    root: &Path,
+    opts: BuildOptions<'_>,
+) -> Result<Index, String> {
+    let dir = prepare(cache_dir, root)?;
+    let tmp = dir.join(format!("index.scip.tmp{}", std::process::id()));
+    let parts = run_indexers(ws, root, &dir, opts)?;
+    let joined = (|| {
+        let mut out = std::fs::File::create(&tmp)?;
+        for part in &parts {
+            let mut f = std::fs::File::open(part)?;
+            std::io::copy(&mut f, &mut out)?;
+        }
+        out.sync_all()
+    })();
+    for part in &parts {
+        let _ = std::fs::remove_file(part);
+    }
+    joined.map_err(|e| format!("cannot write {}: {e}", tmp.display()))?;
+    let commit = dir.join("commit");
+    match clean_commit(root) {
+        Some(c) => std::fs::write(&commit, c).map_err(|e| e.to_string())?,
+        None => {
+            let _ = std::fs::remove_file(&commit);
+        }
+    }
+    install(cache_dir, root, &dir, &tmp)
+}
+
+/// Take a CI-built `from` as `root`'s index (copied into the cache) and
+/// convert it.
+pub fn take(cache_dir: &Path, root: &Path, from: &Path) -> Result<Index, String> {
+    let dir = prepare(cache_dir, root)?;
+    let tmp = dir.join(format!("index.scip.tmp{}", std::process::id()));
+    std::fs::copy(from, &tmp).map_err(|e| format!("cannot read {}: {e}", from.display()))?;
+    let _ = std::fs::remove_file(dir.join("commit"));
+    install(cache_dir, root, &dir, &tmp)
+}
+
+fn prepare(cache_dir: &Path, root: &Path) -> Result<PathBuf, String> {
+    let dir = cache::dir_for(cache_dir, root);
+    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    Ok(dir)
+}
+
+/// Put `tmp` in place as the cache's `index.scip` and convert it.
+fn install(cache_dir: &Path, root: &Path, dir: &Path, tmp: &Path) -> Result<Index, String> {
+    std::fs::rename(tmp, dir.join("index.scip")).map_err(|e| {
+        let _ = std::fs::remove_file(tmp);
+        e.to_string()
+    })?;
+    cache::load(cache_dir, root, None)
+        .map_err(|e| e.to_string())?
+        .map(|(ix, _)| ix)
+        .ok_or_else(|| "the index vanished while converting".into())
+}
+
+/// Run every planned indexer; the paths of the indexes written.
+fn run_indexers(
+    ws: &Workspace,
+    root: &Path,
+    dir: &Path,
+    opts: BuildOptions<'_>,
+) -> Result<Vec<PathBuf>, String> {
+    let BuildOptions {
+        timeout,
+        background,
+        cancel,
+        progress,
+    } = opts;
+    let mut parts = Vec::new();
+    let mut missing = 0;
+    let env: Vec<(String, String)> = scry_workspace::env::current()
+        .map(|c| {
+            c.env
+                .vars()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect()
+        })
+        .unwrap_or_default();
+    for p in plan(ws, root) {
+        let Some(program) = &p.program else {
+            progress(Progress::Missing(p.missing_text()));
+            missing += 1;
+            continue;
+        };
+        let ix = &p.indexer;
+        let out = dir.join(format!("part{}-{}.scip", parts.len(), std::process::id()));
+        let args: Vec<String> = ix
+            .args
+            .iter()
+            .map(|a| a.replace("{output}", &out.to_string_lossy()))
+            .collect();
+        progress(Progress::Running(format!(
+            "{} {}",
+            ix.command,
+            args.join(" ")
+        )));
+        let server_env = ws
+            .config()
+            .server(&p.server)
+            .map(|s| s.env.clone())
+            .unwrap_or_default();
+        let mut cmd = Command::new(program);
+        cmd.args(&args)
+            .envs(
+                env.iter()
+                    .filter(|(k, _)| !server_env.contains_key(k))
+                    .cloned(),
+            )
+            .envs(server_env)
+            .current_dir(root)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        lower(&mut cmd, background);
+        let started = Instant::now();
+        let mut child = cmd
+            .spawn()
+            .map_err(|e| format!("cannot run {}: {e}", program.display()))?;
+        // The indexer's own messages, last lines kept for an error.
+        let stderr = child.stderr.take();
+        let tail = std::thread::spawn(move || {
+            use std::io::BufRead;
+            let mut last: Vec<String> = Vec::new();
+            if let Some(e) = stderr {
+                for line in std::io::BufReader::new(e).lines().map_while(Result::ok) {
+                    last.push(line.chars().take(400).collect());
+                    if last.len() > 10 {
+                        last.remove(0);
+                    }
+                }
+            }
+            last
+        });
+        let mut shown = Instant::now();
+        let stop = |child: &mut std::process::Child| {
+            #[cfg(unix)]
+            if background {
+                // Its whole process group (build scripts, cargo, …).
+                // SAFETY: a plain syscall on the group the child leads.
+                unsafe {
+                    libc::kill(-(child.id() as libc::pid_t), libc::SIGKILL);
+                }
+            }
+            let _ = child.kill();
+            let _ = child.wait();
+        };
+        let status = loop {
+            match child.try_wait() {
+                Ok(Some(s)) => break s,
+                Ok(None) => {}
+                Err(e) => return Err(e.to_string()),
+            }
+            if cancel.is_some_and(|c| c.load(Ordering::SeqCst)) {
+                stop(&mut child);
+                let _ = std::fs::remove_file(&out);
+                return Err(format!("{} was stopped (scry is stopping)", ix.command));
+            }
+            if started.elapsed() > timeout {
+                stop(&mut child);
+                let _ = std::fs::remove_file(&out);
+                return Err(format!(
+                    "{} ran over {} s and was stopped",
+                    ix.command,
+                    timeout.as_secs()
+                ));
+            }
+            if shown.elapsed() >= Duration::from_secs(5) {
+                progress(Progress::Tick {
+                    command: ix.command.clone(),
+                    secs: started.elapsed().as_secs(),
+                });
+                shown = Instant::now();
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        };
+        let last = tail.join().unwrap_or_default();
+        progress(Progress::Finished {
+            command: ix.command.clone(),
+            secs: started.elapsed().as_secs_f64(),
+        });
+        if !status.success() || !out.is_file() {
+            let _ = std::fs::remove_file(&out);
+            for part in &parts {
+                let _ = std::fs::remove_file(part);
+            }
+            return Err(format!(
+                "{} failed ({status}){}",
+                ix.command,
+                if last.is_empty() {
+                    String::new()
+                } else {
+                    format!(": {}", last.join(" | "))
+                }
+            ));
+        }
+        parts.push(out);
+    }
+    if parts.is_empty() {
+        return Err(if missing == 0 {
+            "no language with a SCIP indexer found here (rust-analyzer scip, scip-typescript, scip-python)".into()
+        } else {
+            "no indexer could run".into()
+        });
+    }
+    Ok(parts)
+}
+
+/// Before exec: die with the starting thread; in the background, the
+/// lowest CPU and I/O priority and a process group of its own.
+#[cfg(unix)]
+fn lower(cmd: &mut Command, background: bool) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: only async-signal-safe calls (prctl, setpriority, setpgid,
+    // syscall), nothing allocated.
+    unsafe {
+        cmd.pre_exec(move || {
+            #[cfg(target_os = "linux")]
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong);
+            if background {
+                libc::setpgid(0, 0);
+                libc::setpriority(libc::PRIO_PROCESS, 0, 19);
+                // ioprio_set(IOPRIO_WHO_PROCESS, self, IOPRIO_CLASS_IDLE).
+                #[cfg(target_os = "linux")]
+                libc::syscall(libc::SYS_ioprio_set, 1, 0, 3 << 13);
+            }
+            Ok(())
+        });
+    }
+}
+
+#[cfg(not(unix))]
+fn lower(_cmd: &mut Command, _background: bool) {}
+
+/// `git rev-parse HEAD` when the tree has no local changes (argv, stdin
+/// closed); `None` otherwise.
+fn clean_commit(root: &Path) -> Option<String> {
+    let git = |args: &[&str]| {
+        Command::new("git")
+            .args(args)
+            .current_dir(root)
+            .stdin(Stdio::null())
+            .stderr(Stdio::null())
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+    };
+    let dirty = git(&["status", "--porcelain", "--untracked-files=no"])?;
+    if !dirty.is_empty() {
+        return None;
+    }
+    git(&["rev-parse", "HEAD"]).filter(|c| !c.is_empty())
+}

@@ -1,0 +1,186 @@
+//! Background refresh of a workspace's SCIP index (the daemon's): when
+//! the workspace has had no call for `limits.indexRefreshIdleMs` and an
+//! indexed file changed since its index was built, the catalogue's
+//! indexers run again (`scry_index::build`, the function `scry index`
+//! uses) at the lowest CPU and I/O priority, and the result replaces the
+//! cache's index, so the next cold start answers precisely.
+//!
+//! Invariants:
+//! - never on a call's path: the host (the daemon) starts it from its
+//!   lifecycle tick, on a task of its own, and calls never wait for it;
+//! - only where the user chose an index (one built by `scry index`, or a
+//!   configured CI-built one), `index.refresh` is on (the default), and an
+//!   indexer for the workspace's languages is installed; the indexers run
+//!   under the same rules as servers, in the environment of the
+//!   workspace's last call;
+//! - bounded ([`scry_index::build::DEFAULT_TIMEOUT`]) and stopped with the
+//!   engine ([`Engine::shutdown`]); a failure is logged and shown in
+//!   `status` ([`Engine::refresh_status`]), never an error of a call, and
+//!   not retried until a call comes after it.
+
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use scry_index::build::{self, BuildOptions};
+
+use super::Engine;
+
+/// The refresh's state, one per engine.
+#[derive(Default)]
+pub(crate) struct Refresh {
+    /// Set to stop a running indexer (the engine shutting down).
+    cancel: AtomicBool,
+    running: AtomicBool,
+    state: Mutex<State>,
+}
+
+#[derive(Default)]
+struct State {
+    /// When staleness was last checked or a refresh last ran.
+    looked: Option<Instant>,
+    /// The last refresh: when it ended, and what it gave.
+    last: Option<(Instant, Result<String, String>)>,
+}
+
+impl Refresh {
+    /// Stop a running indexer.
+    pub(crate) fn cancel(&self) {
+        self.cancel.store(true, Ordering::SeqCst);
+    }
+}
+
+impl Engine {
+    /// Whether a refresh of this workspace's index is running.
+    pub fn refreshing(&self) -> bool {
+        self.refresh.running.load(Ordering::SeqCst)
+    }
+
+    /// Refresh the index when it is due, given that the workspace has had
+    /// no call for `since_call`; `false`: nothing was due. Run it off
+    /// any call (the daemon's tick spawns it); it takes as long as the
+    /// indexers do.
+    pub async fn refresh_index_if_due(&self, since_call: Duration) -> bool {
+        let config = self.ws.config();
+        let every = Duration::from_millis(config.limits.index_refresh_idle_ms);
+        if !config.index.refresh || since_call < every || self.refreshing() {
+            return false;
+        }
+        {
+            let st = self.refresh.state.lock().unwrap_or_else(|e| e.into_inner());
+            if st.looked.is_some_and(|t| t.elapsed() < every) {
+                return false;
+            }
+            // After a failure, not again until a call came after it.
+            if let Some((ended, Err(_))) = &st.last
+                && ended.elapsed() <= since_call
+            {
+                return false;
+            }
+        }
+        self.refresh
+            .state
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .looked = Some(Instant::now());
+        let root = self.ws.root().to_path_buf();
+        if build::plan(&self.ws, &root)
+            .iter()
+            .all(|p| p.program.is_none())
+        {
+            return false;
+        }
+        let Ok(Some(loaded)) = self.index().await else {
+            return false;
+        };
+        let slot = self.index.clone();
+        let r = root.clone();
+        let changed = tokio::task::spawn_blocking(move || slot.fresh.changed(&r, &loaded.ix).0)
+            .await
+            .unwrap_or(0);
+        if changed == 0 {
+            return false;
+        }
+        tracing::info!(root = %root.display(), changed, "refreshing the SCIP index in the background");
+        self.refresh_index().await;
+        true
+    }
+
+    /// Rebuild the index now, in the background's priority, and record
+    /// the outcome (see the module header).
+    pub async fn refresh_index(&self) {
+        let Some(cache) = self.index.cache.clone() else {
+            return;
+        };
+        if self.refresh.running.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        let ws = self.ws.clone();
+        let me = self.refresh.clone();
+        let call = scry_workspace::env::current();
+        let started = Instant::now();
+        let result = tokio::task::spawn_blocking(move || {
+            let run = || {
+                let root = ws.root().to_path_buf();
+                build::build(
+                    &cache,
+                    &ws,
+                    &root,
+                    BuildOptions {
+                        timeout: build::DEFAULT_TIMEOUT,
+                        background: true,
+                        cancel: Some(&me.cancel),
+                        progress: &mut |p: build::Progress| tracing::debug!("index refresh: {p:?}"),
+                    },
+                )
+                .map(|ix| ix.meta().documents)
+            };
+            match call {
+                Some(c) => scry_workspace::env::sync_scope(c, run),
+                None => run(),
+            }
+        })
+        .await
+        .unwrap_or_else(|e| Err(format!("the refresh task failed: {e}")));
+        let secs = started.elapsed().as_secs_f64();
+        let outcome = match result {
+            Ok(files) => {
+                tracing::info!("SCIP index refreshed in {secs:.1} s ({files} files)");
+                Ok(format!("rebuilt in {secs:.1} s ({files} files)"))
+            }
+            Err(e) => {
+                let e = scry_workspace::paths::relativise_text(&e, self.ws.root()).into_owned();
+                tracing::warn!("SCIP index refresh failed after {secs:.1} s: {e}");
+                Err(format!("failed after {secs:.1} s: {e}"))
+            }
+        };
+        let mut st = self.refresh.state.lock().unwrap_or_else(|e| e.into_inner());
+        st.last = Some((Instant::now(), outcome));
+        st.looked = Some(Instant::now());
+        self.refresh.running.store(false, Ordering::SeqCst);
+    }
+
+    /// The indexers of the workspace's languages, installed (where) or
+    /// missing (how to install), for `status`.
+    pub(crate) fn indexers_status(&self) -> Vec<String> {
+        build::plan(&self.ws, self.ws.root())
+            .iter()
+            .map(|p| p.describe(self.ws.root()))
+            .collect()
+    }
+
+    /// The `status` line about the background refresh: running, or its
+    /// last outcome; `None` before the first.
+    pub(crate) fn refresh_status(&self) -> Option<String> {
+        if self.refreshing() {
+            return Some("running (lowest priority)".into());
+        }
+        let st = self.refresh.state.lock().unwrap_or_else(|e| e.into_inner());
+        let (ended, outcome) = st.last.as_ref()?;
+        let ago = super::indexed::age(ended.elapsed().as_secs());
+        Some(match outcome {
+            Ok(what) => format!("last run {ago} ago: {what}"),
+            Err(why) => format!("last run {ago} ago {why}"),
+        })
+    }
+}
