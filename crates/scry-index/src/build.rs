@@ -383,3 +383,42 @@ fn clean_commit(root: &Path) -> Option<String> {
     }
     git(&["rev-parse", "HEAD"]).filter(|c| !c.is_empty())
 }
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    use super::*;
+
+    /// (nice, process group, own pid) of a child started as [`build`]
+    /// starts an indexer, read from its `/proc/self/stat`.
+    fn started(background: bool) -> (i64, u32, u32) {
+        let mut cmd = Command::new("cat");
+        cmd.arg("/proc/self/stat").stdout(Stdio::piped());
+        lower(&mut cmd, background);
+        let out = cmd.output().unwrap();
+        parse(&String::from_utf8(out.stdout).unwrap())
+    }
+
+    fn parse(stat: &str) -> (i64, u32, u32) {
+        let (pid, rest) = stat.split_once(" (").unwrap();
+        let f: Vec<&str> = rest.rsplit_once(") ").unwrap().1.split(' ').collect();
+        // After the name: state ppid pgrp session tty tpgid flags minflt
+        // cminflt majflt cmajflt utime stime cutime cstime priority nice.
+        (
+            f[16].parse().unwrap(),
+            f[2].parse().unwrap(),
+            pid.parse().unwrap(),
+        )
+    }
+
+    #[test]
+    fn in_the_background_an_indexer_runs_at_the_lowest_priority_in_its_own_group() {
+        let (nice, pgrp, pid) = started(true);
+        assert_eq!(nice, 19);
+        assert_eq!(pgrp, pid);
+        // In the foreground: the caller's priority and group.
+        let (own_nice, own_pgrp, _) = parse(&std::fs::read_to_string("/proc/self/stat").unwrap());
+        let (nice, pgrp, pid) = started(false);
+        assert_ne!(pgrp, pid);
+        assert_eq!((nice, pgrp), (own_nice, own_pgrp));
+    }
+}

@@ -344,6 +344,18 @@ async fn the_daemon_rebuilds_a_stale_index_when_the_workspace_is_idle() {
     assert!(after.contains("SCIP index refresh: last run "), "{after}");
     assert!(after.contains(": rebuilt in "), "{after}");
     assert!(after.contains(" files covered, 0 changed since"), "{after}");
+    // doctor shows the index and the indexer (it starts and converts
+    // nothing).
+    let out = scry_in(base.path(), &fx.root, &["doctor"])
+        .output()
+        .unwrap();
+    let doctor = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        doctor.contains("\n  SCIP index: rust-analyzer ")
+            && doctor.contains(" files covered, 0 changed since; answers cold questions"),
+        "{doctor}"
+    );
+    assert!(doctor.contains("— rust-analyzer: installed, "), "{doctor}");
     let _ = scry_in(base.path(), &fx.root, &["daemon", "stop"]).output();
     fx.shutdown().await;
 }
