@@ -200,14 +200,7 @@ fn run_indexers(
     } = opts;
     let mut parts = Vec::new();
     let mut missing = 0;
-    let env: Vec<(String, String)> = scry_workspace::env::current()
-        .map(|c| {
-            c.env
-                .vars()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect()
-        })
-        .unwrap_or_default();
+    let env = scry_workspace::env::current_vars();
     for p in plan(ws, root) {
         let Some(program) = &p.program else {
             progress(Progress::Missing(p.missing_text()));

@@ -191,6 +191,19 @@ pub fn current() -> Option<CallContext> {
     CALL.try_with(|c| c.clone()).ok()
 }
 
+/// The captured variables of the call in scope (none outside a call):
+/// what a child process a call starts is given besides its own.
+pub fn current_vars() -> Vec<(String, String)> {
+    current()
+        .map(|c| {
+            c.env
+                .vars()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 /// Make scry-base's per-user places ([`crate::dirs`]) read variables
 /// through [`var_os`]; done on entering any scope, so a call's
 /// environment is never in force without it.

@@ -231,22 +231,31 @@ async fn a_configured_ci_index_answers_cold_only_when_trusted_and_inside() {
     );
     cold.shutdown().await;
 
+    // Not from the index, and what the answer says (with a fresh cache).
+    let not_from_index = async |policy| {
+        let cache = tempfile::tempdir().unwrap();
+        let cold = engine_with(&fx.root, cache.path(), policy);
+        let a = cold
+            .run(&short)
+            .await
+            .expect("an answer from the other sources");
+        assert_ne!(a.precision, Some(Precision::Index), "{a:?}");
+        let converted = scry_index::cache::dir_for(cache.path(), &fx.root)
+            .join("ci.db")
+            .exists();
+        assert!(!converted, "an index that must not be read was converted");
+        cold.shutdown().await;
+        notes_text(&fx.root, &a)
+    };
+
     // Untrusted: the project's path is ignored, and that is said.
-    let cache = tempfile::tempdir().unwrap();
-    let cold = engine_with(&fx.root, cache.path(), TrustPolicy::Untrusted);
-    let a = cold
-        .run(&short)
-        .await
-        .expect("an answer from the other sources");
-    assert_ne!(a.precision, Some(Precision::Index), "{a:?}");
-    let notes = notes_text(&fx.root, &a);
+    let notes = not_from_index(TrustPolicy::Untrusted).await;
     assert!(
         notes.contains(".scry.json: index.path \"build/index.scip\""),
         "{notes}"
     );
-    cold.shutdown().await;
 
-    // A path outside the workspace: refused, said once, not read.
+    // A path outside the workspace: refused and said, not read.
     let outside = tempfile::tempdir().unwrap();
     std::fs::write(outside.path().join("index.scip"), &scip).unwrap();
     std::fs::write(
@@ -257,25 +266,11 @@ async fn a_configured_ci_index_answers_cold_only_when_trusted_and_inside() {
         ),
     )
     .unwrap();
-    let cache = tempfile::tempdir().unwrap();
-    let cold = engine_with(&fx.root, cache.path(), TrustPolicy::Trusted);
-    let a = cold
-        .run(&short)
-        .await
-        .expect("an answer from the other sources");
-    assert_ne!(a.precision, Some(Precision::Index), "{a:?}");
-    let notes = notes_text(&fx.root, &a);
+    let notes = not_from_index(TrustPolicy::Trusted).await;
     assert!(
         notes.contains("is outside the workspace: not read"),
         "{notes}"
     );
-    assert!(
-        !scry_index::cache::dir_for(cache.path(), &fx.root)
-            .join("ci.db")
-            .exists(),
-        "an index outside the workspace was converted"
-    );
-    cold.shutdown().await;
     fx.shutdown().await;
 }
 

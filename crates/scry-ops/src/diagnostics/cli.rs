@@ -119,14 +119,7 @@ pub async fn run(
     let start = tokio::time::Instant::now();
     // The calling client's variables (through the daemon), then the
     // linter's configured ones.
-    let call: Vec<(String, String)> = scry_workspace::env::current()
-        .map(|c| {
-            c.env
-                .vars()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect()
-        })
-        .unwrap_or_default();
+    let call = scry_workspace::env::current_vars();
     let mut cmd = CommandWrap::with_new(program, |c| {
         c.args(args)
             .envs(call.iter().map(|(k, v)| (k, v)))
