@@ -41,9 +41,10 @@
 //!   call for its `limits.indexRefreshIdleMs` whose SCIP index is older
 //!   than its files has it rebuilt in the background, one workspace at a
 //!   time, in the environment of its last call, at the lowest priority
-//!   (`Engine::refresh_index_if_due`; never waited for by a call, stopped
-//!   with the daemon; a workspace is not forgotten meanwhile); with no
-//!   client and no server for
+//!   (`Engine::refresh_index_if_due`; never waited for by a call; the
+//!   workspace is not forgotten and an idle daemon does not exit
+//!   meanwhile; stopping the daemon stops it); with no client and no
+//!   server for
 //!   `SCRY_DAEMON_IDLE_MS` (default 60 s), or when its socket was removed or
 //!   replaced, the daemon stops its servers and exits. Servers die with it
 //!   even when it is SIGKILLed (parent-death signal, set by scry-lsp).

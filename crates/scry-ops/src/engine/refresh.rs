@@ -1,6 +1,7 @@
 //! Background refresh of a workspace's SCIP index (the daemon's): when
-//! the workspace has had no call for `limits.indexRefreshIdleMs` and an
-//! indexed file changed since its index was built, the catalogue's
+//! the workspace has had no call for `limits.indexRefreshIdleMs` and a
+//! file its index verified against the disk changed since (or was
+//! removed), the catalogue's
 //! indexers run again (`scry_index::build`, the function `scry index`
 //! uses) at the lowest CPU and I/O priority, and the result replaces the
 //! cache's index, so the next cold start answers precisely.
@@ -93,11 +94,20 @@ impl Engine {
         let Ok(Some(loaded)) = self.index().await else {
             return false;
         };
+        // Files the index verified against the disk that changed since: a
+        // document it could not verify stays unverified after a rebuild,
+        // so it never makes one due (that would rebuild on every idle).
         let slot = self.index.clone();
         let r = root.clone();
-        let changed = tokio::task::spawn_blocking(move || slot.fresh.changed(&r, &loaded.ix).0)
-            .await
-            .unwrap_or(0);
+        let changed = tokio::task::spawn_blocking(move || {
+            let ix = &loaded.ix;
+            (0..ix.documents())
+                .filter_map(|i| ix.doc_at(i).ok())
+                .filter(|d| d.verified && !slot.fresh.is_fresh(&r, d))
+                .count()
+        })
+        .await
+        .unwrap_or(0);
         if changed == 0 {
             return false;
         }
