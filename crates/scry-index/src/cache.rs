@@ -6,7 +6,8 @@
 //! `index.db` (its converted form); a configured CI-built index is
 //! converted to `ci.db` there, the `index.scip` itself never written.
 //! [`load`] converts again when the `index.scip`'s size or time differs
-//! from the one the converted file records.
+//! from the one the converted file records, one conversion at a time in a
+//! process.
 //!
 //! Freshness ([`Fresh`]): a document is current when its file's size and
 //! modification time are those recorded, else when its content hash is;
@@ -96,6 +97,14 @@ pub fn load(
         }
         return Ok(None);
     };
+    if let Some(ix) = open_current(&db, &scip, (size, mtime), root) {
+        return Ok(Some((ix, source)));
+    }
+    // One conversion at a time in this process (a question and the
+    // daemon's refresh may both find the index new; they would write the
+    // same temporary file); the second finds the first's result.
+    static CONVERTING: Mutex<()> = Mutex::new(());
+    let _one = CONVERTING.lock().unwrap_or_else(|e| e.into_inner());
     if let Some(ix) = open_current(&db, &scip, (size, mtime), root) {
         return Ok(Some((ix, source)));
     }

@@ -351,6 +351,50 @@ async fn the_daemon_rebuilds_a_stale_index_when_the_workspace_is_idle() {
         "{doctor}"
     );
     assert!(doctor.contains("— rust-analyzer: installed, "), "{doctor}");
+
+    // A failing indexer (first on the PATH of the calls that follow): the
+    // calls are answered as ever, the failure is in status.
+    let bin = base.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let fake = bin.join("rust-analyzer");
+    std::fs::write(&fake, "#!/bin/sh\necho 'boom: cannot index' >&2\nexit 3\n").unwrap();
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let text = std::fs::read_to_string(&report).unwrap();
+    std::fs::write(&report, format!("// moved again\n{text}")).unwrap();
+    let rebuilt = mtime(&scip);
+    let give_up = Instant::now() + Duration::from_secs(300);
+    let failed = loop {
+        // Each status is a call; the pauses between them are idle time.
+        let out = scry_in(base.path(), &fx.root, &["status"])
+            .env("PATH", &path)
+            .output()
+            .unwrap();
+        let t = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(out.status.success(), "{t}");
+        if t.contains("SCIP index refresh: last run ") && t.contains("boom: cannot index") {
+            break t;
+        }
+        assert!(Instant::now() < give_up, "no failed refresh in status: {t}");
+        std::thread::sleep(Duration::from_millis(2500));
+    };
+    assert!(failed.contains(" failed after "), "{failed}");
+    assert!(
+        failed.contains("rust-analyzer failed (exit status: 3)"),
+        "{failed}"
+    );
+    assert!(
+        failed.contains(" files covered, 1 changed since"),
+        "{failed}"
+    );
+    assert_eq!(mtime(&scip), rebuilt, "a failed refresh replaced the index");
     let _ = scry_in(base.path(), &fx.root, &["daemon", "stop"]).output();
     fx.shutdown().await;
 }
