@@ -229,6 +229,19 @@ async fn a_configured_ci_index_answers_cold_only_when_trusted_and_inside() {
         text.contains("SCIP indexer: rust-analyzer (for rust-analyzer): installed, "),
         "{text}"
     );
+    // doctor's lines: the CI index answers; none was built by scry index.
+    let lines = scry_ops::engine::indexed::index_lines(
+        Some(cache.path()),
+        &cold.workspace().config(),
+        &fx.root,
+    );
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert!(
+        lines[0].starts_with("rust-analyzer ")
+            && lines[0].contains(", CI index build/index.scip; ")
+            && lines[0].ends_with(" files covered, 0 changed since; answers cold questions"),
+        "{lines:?}"
+    );
     cold.shutdown().await;
 
     // Not from the index, and what the answer says (with a fresh cache).
