@@ -404,12 +404,12 @@ impl State {
             tracing::info!(root = %root.display(), "forgetting the idle workspace");
             e.local.engine().shutdown().await;
         }
-        // A running index refresh finishes (bounded) before an idle exit.
+        // A running index refresh finishes (bounded) before an idle exit
+        // (looking whether one is due does not count).
         let busy = self.clients.load(Ordering::SeqCst) > 0
-            || self.refreshing.load(Ordering::SeqCst)
             || entries.iter().any(|(_, e)| {
                 let ws = e.local.engine().workspace();
-                !ws.usage().is_empty() || !ws.starting().is_empty()
+                !ws.usage().is_empty() || !ws.starting().is_empty() || e.local.engine().refreshing()
             });
         if busy {
             *idle_since = None;
