@@ -589,7 +589,7 @@ fn status() {
             servers: vec![ra, gopls, pyright, pylsp, clangd, ruff],
             warnings: vec!["gopls is not installed: install it with `go install golang.org/x/tools/gopls@latest`".into()],
             syntactic: None,
-            index: Some("rust-analyzer 1.95.0, built 12 min ago at 2026-12-02 04:10 UTC, CI index build/index.scip; 42 files covered, 1 changed since".into()),
+            index: Some("rust-analyzer 1.95.0, built 12 min ago at 2026-12-02 04:10 UTC; 42 files covered, 1 changed since; from CI index build/index.scip".into()),
             index_refresh: Some("last run 3 min ago failed after 2.1 s: rust-analyzer failed (exit status: 1): error: cannot find Cargo.toml".into()),
             indexers: vec![
                 "rust-analyzer (for rust-analyzer): installed, /usr/bin/rust-analyzer".into(),

@@ -90,10 +90,11 @@ pub(crate) struct Loaded {
 pub fn status_line(ix: &Index, source: &Source, root: &Path, changed: (u32, u32)) -> String {
     let m = ix.meta();
     format!(
-        "{}; {} files covered, {} changed since",
-        provenance(ix, source, root),
+        "{}; {} files covered, {} changed since; from {}",
+        provenance(ix),
         m.documents,
         changed.0,
+        source.describe(root)
     )
 }
 
@@ -158,11 +159,16 @@ pub fn index_lines(
 /// `SCIP index (rust-analyzer 1.95.0, built 3 min ago at 1a2b3c4d5e6f)`;
 /// a CI-built one says so: `SCIP index (…, CI index build/index.scip)`.
 pub fn label(ix: &Index, source: &Source, root: &Path) -> String {
-    format!("SCIP index ({})", provenance(ix, source, root))
+    match source {
+        Source::Built(_) => format!("SCIP index ({})", provenance(ix)),
+        Source::Configured(_) => {
+            format!("SCIP index ({}, {})", provenance(ix), source.describe(root))
+        }
+    }
 }
 
-/// `rust-analyzer 1.95.0, built 3 min ago at 1a2b3c4d5e6f[, CI index …]`.
-fn provenance(ix: &Index, source: &Source, root: &Path) -> String {
+/// `rust-analyzer 1.95.0, built 3 min ago at 1a2b3c4d5e6f`.
+fn provenance(ix: &Index) -> String {
     let m = ix.meta();
     let now = SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -178,12 +184,8 @@ fn provenance(ix: &Index, source: &Source, root: &Path) -> String {
         .copied()
         .collect::<Vec<_>>()
         .join(" ");
-    let from = match source {
-        Source::Built(_) => String::new(),
-        Source::Configured(_) => format!(", {}", source.describe(root)),
-    };
     format!(
-        "{}, built {} ago at {at}{from}",
+        "{}, built {} ago at {at}",
         if tool.is_empty() {
             "unknown indexer"
         } else {
