@@ -28,7 +28,9 @@ use scry_workspace::Workspace;
              so answers are precise from the first call, before the language server is ready.",
     after_help = "The index lives in the per-user cache (SCRY_CACHE_DIR, else ~/.cache/scry/index). \
                   A file changed since the index is never answered from it. \
-                  --from takes an index.scip built elsewhere (CI) as is."
+                  --from takes an index.scip built elsewhere (CI) as is; or name it in the \
+                  configuration, \"index\": {\"path\": \"build/index.scip\"}, and every call reads it. \
+                  The daemon rebuilds a stale index when the workspace is idle (\"index\": {\"refresh\": false} turns it off)."
 )]
 struct IndexCli {
     /// Workspace roots (default: the current directory).
