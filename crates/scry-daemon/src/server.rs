@@ -61,7 +61,7 @@ use tokio::sync::mpsc;
 use crate::answer::{self, Answerer, Baseline, Local, Session};
 use crate::paths::{self, Files, PROTOCOL, VERSION};
 use crate::proto::{
-    self, Call, ClientFrame, DaemonFrame, DaemonStatus, Outcome, Reply, ServerStatus,
+    self, Call, CallResult, ClientFrame, DaemonFrame, DaemonStatus, Reply, ServerStatus,
     WorkspaceStatus,
 };
 
@@ -672,7 +672,7 @@ impl State {
         );
         let entry = match self.workspace(&key) {
             Ok(e) => e,
-            Err(m) => return Reply::new(call.id, root, Outcome::Config(m)),
+            Err(m) => return Reply::new(call.id, root, CallResult::Config(m)),
         };
         if client
             .roots

@@ -1,14 +1,17 @@
 //! Argument parsing: a tool call's JSON arguments become a
-//! [`scry_ops::Query`], or a refusal with the reason. Here: the JSON types,
-//! which tool offers which action and argument, and checking the path;
-//! whether the arguments fit the action is `Query::validate`'s (scry-ops).
-//! Nothing here starts a server or touches a file beyond resolving the path.
+//! [`scry_ops::Query`], validated once into the [`scry_ops::Valid`]
+//! question the answerer is sent ([`ToolCall`]), or a refusal with the
+//! reason. Here: the JSON types, which tool offers which action and
+//! argument (names from the action table, `scry_ops::action::Arg`), and
+//! checking the path; whether the arguments fit the action is
+//! `Query::validate`'s (scry-ops). Nothing here starts a server or touches
+//! a file beyond resolving the path.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use rmcp::model::JsonObject;
-use scry_ops::{Action, Engine, OpError, Query, SeverityFilter};
+use scry_ops::{Action, Engine, OpError, Query, SeverityFilter, TargetKind, Valid};
 use scry_workspace::paths::{self, Unconfined};
 use serde_json::Value;
 
@@ -131,11 +134,12 @@ fn boolean(args: &JsonObject, key: &str) -> Result<Option<bool>, OpError> {
     }
 }
 
-/// A validated call: the question, and whether it changes state (so that
-/// read-only mode refuses it).
+/// A validated tool call: the question, its budget, and whether it
+/// changes state (so that read-only mode refuses it).
 #[derive(Debug)]
-pub struct Call {
-    pub query: Query,
+pub struct ToolCall {
+    pub question: Valid,
+    pub timeout: Option<Duration>,
     /// `lsp_edit` (anything it does changes state), or `lsp` asked to
     /// apply (which it never does).
     pub writes: bool,
@@ -144,7 +148,7 @@ pub struct Call {
 /// Validate a call of `tool` and build the question. The path is checked
 /// (inside the workspace, existing, a file; for diagnostics also a
 /// directory, a glob or `*`) but passed on as given.
-pub fn parse(tool: &str, args: Option<&JsonObject>, engine: &Engine) -> Result<Call, OpError> {
+pub fn parse(tool: &str, args: Option<&JsonObject>, engine: &Engine) -> Result<ToolCall, OpError> {
     let empty = JsonObject::new();
     let args = args.unwrap_or(&empty);
     let (allowed_args, allowed_actions) = if tool == tools::LSP {
@@ -204,29 +208,39 @@ pub fn parse(tool: &str, args: Option<&JsonObject>, engine: &Engine) -> Result<C
         };
         true
     };
-    q.validate()?;
+    let mut question = q.validate()?;
     // `lsp_edit` applies: its code_actions needs the action to apply (the
     // same question in `lsp`, or the CLI, lists them).
     if tool == tools::LSP_EDIT
-        && q.action == Action::CodeActions
-        && q.apply
-        && q.action_index.is_none()
-        && q.action_title.is_none()
+        && let Valid::CodeActions {
+            choice: None,
+            apply: true,
+            ..
+        } = question
     {
         return Err(invalid(
             "code_actions in lsp_edit applies one action: pass action_index (from the list lsp code_actions gives) or action_title",
         ));
     }
-    if q.action == Action::Diagnostics {
-        if let Some(p) = q.path.take() {
-            q.targets = vec![diagnostics_target(&p, engine)?];
+    match &mut question {
+        Valid::Diagnostics { targets, path, .. } => {
+            if let Some(p) = path.take() {
+                *targets = vec![diagnostics_target(&p, engine)?];
+            }
         }
-    } else if let Some(p) = &q.path
-        && q.action != Action::Map
-    {
-        engine.resolve_path(p)?;
+        // A map's paths are its focus, checked when it is drawn.
+        Valid::Map { .. } => {}
+        v => {
+            if let Some(p) = v.path() {
+                engine.resolve_path(p)?;
+            }
+        }
     }
-    Ok(Call { query: q, writes })
+    Ok(ToolCall {
+        question,
+        timeout: q.timeout,
+        writes,
+    })
 }
 
 /// A diagnostics target as the CLI passes it: `*` for the whole workspace,
@@ -237,20 +251,19 @@ pub fn parse(tool: &str, args: Option<&JsonObject>, engine: &Engine) -> Result<C
 /// (`paths::normalise_within`).
 fn diagnostics_target(p: &Path, engine: &Engine) -> Result<PathBuf, OpError> {
     let root = engine.workspace().root();
-    let s = p.to_string_lossy();
-    let s = s.trim();
-    if s == "*" || s == "." || s == "**" || s == "./" {
-        return Ok(PathBuf::from("*"));
-    }
-    let abs = root.join(p);
+    let abs = scry_ops::diagnostics_target(p, root, root);
     let outside = || OpError::OutsideWorkspace {
         path: p.to_path_buf(),
         root: root.to_path_buf(),
     };
-    if s.contains(['*', '?', '[', '{']) {
-        let rel = abs.strip_prefix(root).map_err(|_| outside())?;
-        paths::normalise_within(rel).ok_or_else(outside)?;
-        return Ok(abs);
+    match TargetKind::of(p) {
+        TargetKind::Whole | TargetKind::Here => return Ok(abs),
+        TargetKind::Glob => {
+            let rel = abs.strip_prefix(root).map_err(|_| outside())?;
+            paths::normalise_within(rel).ok_or_else(outside)?;
+            return Ok(abs);
+        }
+        TargetKind::Path => {}
     }
     match paths::confine(root, &abs) {
         Ok(real) if real.exists() => Ok(abs),
@@ -316,7 +329,7 @@ mod tests {
             let mine = parse(tools::LSP, Some(&diag(path)), &engine).unwrap_err();
             let mut q = Query::new(Action::Diagnostics);
             q.targets = vec![root.join(path)];
-            let engines = engine.run(&q).await.unwrap_err();
+            let engines = engine.run_query(&q).await.unwrap_err();
             assert_eq!(mine.code(), code, "{path}: {mine:?}");
             assert_eq!(engines.code(), code, "{path}: the engine says {engines:?}");
             assert_eq!(
@@ -336,8 +349,14 @@ mod tests {
         ] {
             let call = parse(tools::LSP, Some(&diag(path)), &engine)
                 .unwrap_or_else(|e| panic!("{path}: {e:?}"));
-            assert_eq!(call.query.targets, vec![target], "{path}");
-            assert_eq!(call.query.path, None, "{path}");
+            let Valid::Diagnostics {
+                targets, path: p, ..
+            } = call.question
+            else {
+                panic!("{path}: {:?}", call.question)
+            };
+            assert_eq!(targets, vec![target], "{path}");
+            assert_eq!(p, None, "{path}");
         }
     }
 }

@@ -22,7 +22,7 @@ pub const LSP: &str = "lsp";
 pub const LSP_EDIT: &str = "lsp_edit";
 
 /// Upper bound of `timeout_ms`: the engine's maximum budget.
-pub const MAX_TIMEOUT_MS: u64 = scry_ops::MAX_TIMEOUT.as_millis() as u64;
+pub use scry_workspace::config::defaults::MAX_TIMEOUT_MS;
 
 /// The actions `lsp` accepts, in schema order (the action table's): those
 /// that never write, and the edits it previews.

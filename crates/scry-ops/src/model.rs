@@ -255,6 +255,11 @@ pub enum Reason {
     FilesCapped { checked: usize, files: usize },
     /// Several reasons together (servers of one workspace-wide question).
     All(Vec<Reason>),
+    /// The scry daemon was wanted but could not be used (`why`); the call
+    /// ran in the front end's process.
+    DaemonNotUsed { why: String },
+    /// The scry daemon with this pid answered.
+    ServedByDaemon { pid: u32 },
     /// A sentence worded where its fact lives (the trust state, the
     /// daemon's own notes, an edit's command output); shown as is.
     Said(String),
@@ -359,7 +364,7 @@ pub struct CallItem {
 /// For incoming calls the sites are in the caller's file; for outgoing calls
 /// they are in the file of the item asked about.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Call {
+pub struct CallEdge {
     pub item: CallItem,
     pub sites: Vec<Loc>,
 }
@@ -500,7 +505,7 @@ pub enum Body {
     Calls {
         direction: CallDirection,
         item: Option<CallItem>,
-        calls: Vec<Call>,
+        calls: Vec<CallEdge>,
     },
     Status(StatusReport),
     Capabilities {

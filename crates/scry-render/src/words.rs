@@ -159,6 +159,12 @@ pub(crate) fn reason(r: &Reason, root: &Path) -> String {
             .map(|r| reason(r, root))
             .collect::<Vec<_>>()
             .join("; "),
+        Reason::DaemonNotUsed { why } => {
+            format!("scry daemon: not used ({why}); this call ran in-process")
+        }
+        Reason::ServedByDaemon { pid } => format!(
+            "served by the scry daemon (pid {pid}; `scry daemon status`, `scry daemon stop`)"
+        ),
         Reason::Said(s) => s.clone(),
     }
 }
