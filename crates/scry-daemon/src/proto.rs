@@ -326,6 +326,16 @@ mod tests {
         assert_eq!(c.timeout, Some(Duration::from_millis(1500)));
         assert_eq!(c.env.unwrap().get("PATH"), Some("/a:/b"));
 
+        // A question no front end could send is a malformed frame.
+        let mut v: serde_json::Value = serde_json::from_slice(&line).unwrap();
+        v["call"]["question"]["spot"]["in_file"]["line"] = 0.into();
+        assert!(serde_json::from_value::<ClientFrame>(v.clone()).is_err(), "{v}");
+        v["call"]["question"]["spot"]["in_file"]["line"] = 3.into();
+        v["call"]["question"]["action"] = "rename".into();
+        assert!(serde_json::from_value::<ClientFrame>(v.clone()).is_err(), "{v}");
+        v["call"]["question"]["action"] = "hover".into();
+        assert!(serde_json::from_value::<ClientFrame>(v).is_ok());
+
         let e = DaemonFrame::Answer(Box::new(Reply::new(
             7,
             "/w".into(),
