@@ -329,10 +329,16 @@ mod tests {
         // A question no front end could send is a malformed frame.
         let mut v: serde_json::Value = serde_json::from_slice(&line).unwrap();
         v["call"]["question"]["spot"]["in_file"]["line"] = 0.into();
-        assert!(serde_json::from_value::<ClientFrame>(v.clone()).is_err(), "{v}");
+        assert!(
+            serde_json::from_value::<ClientFrame>(v.clone()).is_err(),
+            "{v}"
+        );
         v["call"]["question"]["spot"]["in_file"]["line"] = 3.into();
         v["call"]["question"]["action"] = "rename".into();
-        assert!(serde_json::from_value::<ClientFrame>(v.clone()).is_err(), "{v}");
+        assert!(
+            serde_json::from_value::<ClientFrame>(v.clone()).is_err(),
+            "{v}"
+        );
         v["call"]["question"]["action"] = "hover".into();
         assert!(serde_json::from_value::<ClientFrame>(v).is_ok());
 

@@ -36,7 +36,8 @@ pub struct Query {
     /// For `request`: the LSP method and its JSON params.
     pub method: Option<String>,
     pub params: Option<Value>,
-    /// The action's budget (default from the configuration, at most 120 s).
+    /// The action's budget (default from the configuration, at most
+    /// [`crate::limits::MAX_TIMEOUT`]).
     #[serde(with = "millis", rename = "timeout_ms")]
     pub timeout: Option<Duration>,
     /// For `diagnostics`: files, directories, globs (`src/**/*.py`) or `*`

@@ -121,11 +121,13 @@ pub mod defaults {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Limits {
-    /// Most locations listed in one answer (default 100).
+    /// Most locations listed in one answer (default
+    /// [`defaults::MAX_LOCATIONS`]).
     pub max_locations: usize,
-    /// Most characters in one answer (default 16000).
+    /// Most characters in one answer (default [`defaults::MAX_CHARS`]).
     pub max_chars: usize,
-    /// Request timeout in milliseconds (default 30000).
+    /// An action's time budget in milliseconds (default
+    /// [`defaults::TIMEOUT_MS`], at most [`defaults::MAX_TIMEOUT_MS`]).
     pub timeout_ms: u64,
     /// Most documents kept open per server (default 200).
     pub max_open_documents: usize,

@@ -313,13 +313,30 @@ fn other_actions_carry_their_arguments() {
     );
 }
 
+/// Each action asked with what it needs (and more), validated.
+fn each_action_valid() -> Vec<(Action, Valid)> {
+    Action::ALL
+        .into_iter()
+        .map(|action| {
+            let mut q = at(action, Some("a.rs"), Some("x"), Some(1));
+            q.new_name = (action == Action::Rename).then(|| "y".into());
+            q.method = Some("m".into());
+            (action, q.validate().unwrap())
+        })
+        .collect()
+}
+
+/// Every action validates to its own question; the positional ones (the
+/// table's flag) to the one positional variant.
 #[test]
 fn every_action_validates_to_its_own_variant() {
-    for action in Action::ALL {
-        let mut q = at(action, Some("a.rs"), Some("x"), Some(1));
-        q.new_name = (action == Action::Rename).then(|| "y".into());
-        q.method = Some("m".into());
-        assert_eq!(q.validate().map(|v| v.action()).ok(), Some(action));
+    for (action, v) in each_action_valid() {
+        assert_eq!(v.action(), action);
+        assert_eq!(
+            matches!(v, Valid::Positional { .. }),
+            action.facts().positional,
+            "{action:?}"
+        );
     }
 }
 
@@ -376,31 +393,11 @@ fn writes_follow_the_table_apply_and_the_chosen_action() {
     assert!(Valid::Reload.writes());
 }
 
-/// One variant for the positional actions, keyed on the table's flag.
-#[test]
-fn positional_is_the_tables_flag() {
-    for action in Action::ALL {
-        let mut q = at(action, Some("a.rs"), Some("x"), Some(1));
-        q.new_name = (action == Action::Rename).then(|| "y".into());
-        q.method = Some("m".into());
-        let v = q.validate().unwrap();
-        assert_eq!(
-            matches!(v, Valid::Positional { .. }),
-            action.facts().positional,
-            "{action:?}"
-        );
-    }
-}
-
 /// What a front end sends the daemon is read back unchanged; what no front
 /// end could send (it breaks what validation guarantees) is refused.
 #[test]
 fn the_valid_question_crosses_the_wire_checked() {
-    for action in Action::ALL {
-        let mut q = at(action, Some("a.rs"), Some("x"), Some(1));
-        q.new_name = (action == Action::Rename).then(|| "y".into());
-        q.method = Some("m".into());
-        let v = q.validate().unwrap();
+    for (action, v) in each_action_valid() {
         let back: Valid = serde_json::from_str(&serde_json::to_string(&v).unwrap()).unwrap();
         assert_eq!(back, v, "{action:?}");
     }
