@@ -15,6 +15,8 @@ use scry_ops::{Action, Engine, OpError, Query, SeverityFilter, TargetKind, Valid
 use scry_workspace::paths::{self, Unconfined};
 use serde_json::Value;
 
+use scry_ops::action::{self, Arg as A};
+
 use crate::tools::{self, MAX_TIMEOUT_MS};
 
 fn invalid(msg: impl Into<scry_ops::Message>) -> OpError {
@@ -49,7 +51,7 @@ fn number(args: &JsonObject, key: &str, max: u64) -> Result<Option<u64>, OpError
     match n {
         Some(n) if n >= 1 && (n as u64) <= max => Ok(Some(n as u64)),
         Some(n) if n >= 1 => Err(invalid(format!("{key} must be at most {max}, got {n}"))),
-        Some(0) if key == "line" || key == "column" => Err(invalid(format!(
+        Some(0) if key == A::Line.name() || key == A::Column.name() => Err(invalid(format!(
             "{key} is 1-based: the first {key} is 1, got 0"
         ))),
         Some(n) => Err(invalid(format!("{key} must be a positive number, got {n}"))),
@@ -100,7 +102,7 @@ fn action(args: &JsonObject, allowed: &[Action], tool: &str) -> Result<Action, O
             .collect::<Vec<_>>()
             .join(", ")
     };
-    let Some(name) = string(args, "action")? else {
+    let Some(name) = string(args, action::ACTION)? else {
         return Err(invalid(format!(
             "{tool} needs an action: one of {}",
             list()
@@ -159,40 +161,40 @@ pub fn parse(tool: &str, args: Option<&JsonObject>, engine: &Engine) -> Result<T
     // `apply` is not in lsp's schema; a client that sends it anyway is told
     // where applying lives (or, read-only, that it is refused).
     let lsp_apply = if tool == tools::LSP {
-        boolean(args, "apply")?
+        boolean(args, A::Apply.name())?
     } else {
         None
     };
     let mut checked = args.clone();
     if lsp_apply.is_some() {
-        checked.remove("apply");
+        checked.remove(A::Apply.name());
     }
     check_unknown(&checked, allowed_args, tool)?;
     let action = action(args, &allowed_actions, tool)?;
     let mut q = Query::new(action);
-    q.path = string(args, "path")?.map(PathBuf::from);
-    q.timeout = number(args, "timeout_ms", MAX_TIMEOUT_MS)?.map(Duration::from_millis);
-    q.symbol = string(args, "symbol")?;
-    q.line = number(args, "line", u32::MAX as u64)?.map(|n| n as u32);
-    q.column = number(args, "column", u32::MAX as u64)?.map(|n| n as u32);
-    q.new_name = string(args, "new_name")?;
-    q.action_index = number(args, "action_index", u32::MAX as u64)?.map(|n| n as usize);
-    q.action_title = string(args, "action_title")?;
+    q.path = string(args, A::Path.name())?.map(PathBuf::from);
+    q.timeout = number(args, A::Timeout.name(), MAX_TIMEOUT_MS)?.map(Duration::from_millis);
+    q.symbol = string(args, A::Symbol.name())?;
+    q.line = number(args, A::Line.name(), u32::MAX as u64)?.map(|n| n as u32);
+    q.column = number(args, A::Column.name(), u32::MAX as u64)?.map(|n| n as u32);
+    q.new_name = string(args, A::NewName.name())?;
+    q.action_index = number(args, A::ActionIndex.name(), u32::MAX as u64)?.map(|n| n as usize);
+    q.action_title = string(args, A::ActionTitle.name())?;
     let writes = if tool == tools::LSP {
-        q.query = string(args, "query")?;
-        if let Some(s) = string(args, "severity")? {
+        q.query = string(args, A::Query.name())?;
+        if let Some(s) = string(args, A::Severity.name())? {
             q.severity = Some(SeverityFilter::parse(&s).ok_or_else(|| {
                 invalid(format!("severity must be error, warning or all, got `{s}`"))
             })?);
         }
-        q.changes = boolean(args, "changes")?.unwrap_or(false);
+        q.changes = boolean(args, A::Changes.name())?.unwrap_or(false);
         // lsp never writes: rename and code actions are previews.
         q.apply = false;
         lsp_apply == Some(true)
     } else {
-        q.apply = boolean(args, "apply")?.unwrap_or(true);
-        q.method = string(args, "method")?;
-        q.params = match args.get("params") {
+        q.apply = boolean(args, A::Apply.name())?.unwrap_or(true);
+        q.method = string(args, A::Method.name())?;
+        q.params = match args.get(A::Params.name()) {
             None | Some(Value::Null) => None,
             Some(v @ (Value::Object(_) | Value::Array(_))) => Some(v.clone()),
             Some(Value::String(s)) => Some(

@@ -14,6 +14,9 @@
 
 use crate::model::Action;
 
+/// The name of the argument that names the action (MCP tools).
+pub const ACTION: &str = "action";
+
 /// One argument of a [`crate::Query`], as front ends name it. The
 /// declaration order is the order front ends list arguments in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
