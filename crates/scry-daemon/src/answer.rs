@@ -291,7 +291,11 @@ impl Local {
             }
             // What recovery of a dead writer's edit did goes with an error
             // too (the engine adds it to answers only).
-            Err(_) => reply.notes = core.engine.take_recovery_notes(),
+            Err(_) => {
+                reply.notes = (core.engine.take_recovery_notes().into_iter())
+                    .map(|r| scry_ops::Reason::Recovered(Box::new(r)))
+                    .collect();
+            }
         }
         reply.result = match result {
             Ok(a) => {

@@ -176,7 +176,7 @@ pub struct Reply {
     /// Notes that came with an error (what recovery of a dead writer's
     /// edit did); an answer carries its notes itself.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub notes: Vec<String>,
+    pub notes: Vec<scry_ops::Reason>,
 }
 
 /// How a call ended.

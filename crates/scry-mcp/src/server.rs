@@ -26,7 +26,7 @@ use rmcp::{ErrorData, Peer, ServerHandler};
 use scry_daemon::answer::{self, Answerer, Baseline, Local};
 use scry_daemon::proto::{Call, CallResult, Reply};
 use scry_ops::{Action, Engine, Valid};
-use scry_render::{display_path, render_json, render_text};
+use scry_render::{display_path, reason_text, render_json, render_text};
 use serde::Serialize;
 use serde_json::{Value, json};
 use tokio::sync::Semaphore;
@@ -437,7 +437,7 @@ impl ScryMcp {
                 r.content.extend(
                     notes
                         .iter()
-                        .map(|n| ContentBlock::text(format!("note: {n}"))),
+                        .map(|n| ContentBlock::text(format!("note: {}", reason_text(n, &root)))),
                 );
                 r
             }

@@ -26,4 +26,4 @@ pub mod resolve;
 pub use diagnostics::{Collected, DiagnosticsBaseline, TargetKind, diagnostics_target};
 pub use edit::EditOptions;
 pub use engine::{Engine, MAX_TIMEOUT};
-pub use query::{Choice, Invalid, Problem, Query, Spot, Valid};
+pub use query::{ActionChoice, Invalid, Problem, Query, Spot, Valid};

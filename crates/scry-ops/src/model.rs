@@ -260,8 +260,13 @@ pub enum Reason {
     DaemonNotUsed { why: String },
     /// The scry daemon with this pid answered.
     ServedByDaemon { pid: u32 },
-    /// A sentence worded where its fact lives (the trust state, the
-    /// daemon's own notes, an edit's command output); shown as is.
+    /// What recovery did with a dead writer's half-applied edit.
+    Recovered(Box<crate::edit::journal::Recovered>),
+    /// A sentence worded below scry-render, where its fact lives and is
+    /// also used there: the trust notice (scry-workspace: also in its
+    /// routing errors and `status`), the memory policy's notes
+    /// (scry-workspace's `memory`: also `daemon status` and the log), the
+    /// SCIP index's loading notes; shown as is.
     Said(String),
 }
 

@@ -158,7 +158,7 @@ impl Spot {
 /// Which code action to apply.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Choice {
+pub enum ActionChoice {
     /// 1-based, in the order the list shows.
     Index(usize),
     /// Exact, else a unique case-insensitive part.
@@ -214,7 +214,7 @@ pub enum Valid {
         line: Option<u32>,
         column: Option<u32>,
         /// None: list the actions.
-        choice: Option<Choice>,
+        choice: Option<ActionChoice>,
         apply: bool,
         idempotency_key: Option<String>,
     },
@@ -311,7 +311,7 @@ impl Valid {
             } => {
                 symbol.as_deref().is_none_or(|s| !blank(s))
                     && positions_hold(*line, *column)
-                    && !matches!(choice, Some(Choice::Title(t)) if blank(t))
+                    && !matches!(choice, Some(ActionChoice::Title(t)) if blank(t))
             }
             Valid::Map {
                 symbols, budget, ..
@@ -695,8 +695,8 @@ impl Query {
                 let path = self.path.clone().ok_or(bad(Arg::Path, Problem::Missing))?;
                 let choice = match (self.action_index, title) {
                     (Some(_), Some(_)) => return Err(bad(Arg::ActionIndex, Problem::Both)),
-                    (Some(n), None) => Some(Choice::Index(n)),
-                    (None, Some(t)) => Some(Choice::Title(t)),
+                    (Some(n), None) => Some(ActionChoice::Index(n)),
+                    (None, Some(t)) => Some(ActionChoice::Title(t)),
                     (None, None) => None,
                 };
                 Valid::CodeActions {

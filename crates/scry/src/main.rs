@@ -263,7 +263,7 @@ fn print_reply(json: bool, reply: Reply) -> ExitCode {
         eprintln!("scry: warning: {w}");
     }
     for n in &reply.notes {
-        eprintln!("scry: note: {n}");
+        eprintln!("scry: note: {}", scry_render::reason_text(n, &root));
     }
     match reply.into_result() {
         Ok(Ok(answer)) => {

@@ -157,9 +157,12 @@ impl Engine {
         // restart over a cap, a stop over the budget), with the figures:
         // each said once, in the next answer.
         if let Ok(answer) = &mut result {
-            answer
-                .notes
-                .extend(self.edits.take_notices().into_iter().map(Reason::from));
+            answer.notes.extend(
+                self.edits
+                    .take_notices()
+                    .into_iter()
+                    .map(|r| Reason::Recovered(Box::new(r))),
+            );
             answer.notes.extend(
                 std::mem::take(&mut *self.index_notes.lock().unwrap_or_else(|e| e.into_inner()))
                     .into_iter()
@@ -339,7 +342,7 @@ impl Engine {
 
     /// What recovery of a dead writer's edit did since the last answer
     /// ([`Engine::run`] adds it to the answer's notes), once.
-    pub fn take_recovery_notes(&self) -> Vec<String> {
+    pub fn take_recovery_notes(&self) -> Vec<crate::edit::journal::Recovered> {
         self.edits.take_notices()
     }
 

@@ -262,7 +262,7 @@ fn other_actions_carry_their_arguments() {
     assert!(matches!(
         c.validate().unwrap(),
         Valid::CodeActions {
-            choice: Some(Choice::Index(2)),
+            choice: Some(ActionChoice::Index(2)),
             ..
         }
     ));
@@ -270,7 +270,7 @@ fn other_actions_carry_their_arguments() {
     c.action_title = Some("Import".into());
     assert!(matches!(
         c.validate().unwrap(),
-        Valid::CodeActions { choice: Some(Choice::Title(t)), .. } if t == "Import"
+        Valid::CodeActions { choice: Some(ActionChoice::Title(t)), .. } if t == "Import"
     ));
 
     let mut m = at(Action::Map, Some("src"), Some(" Engine "), None);
@@ -376,8 +376,8 @@ fn writes_follow_the_table_apply_and_the_chosen_action() {
         !code(None, true).writes(),
         "a list of code actions writes nothing"
     );
-    assert!(code(Some(Choice::Index(1)), true).writes());
-    assert!(!code(Some(Choice::Index(1)), false).writes());
+    assert!(code(Some(ActionChoice::Index(1)), true).writes());
+    assert!(!code(Some(ActionChoice::Index(1)), false).writes());
     let undo = |apply| Valid::Undo {
         apply,
         idempotency_key: None,
