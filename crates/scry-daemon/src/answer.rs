@@ -30,12 +30,12 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use scry_ops::{Action, Body, Engine};
+use scry_ops::{Action, Body, Engine, Valid};
 use scry_render::RenderOptions;
 
 use crate::client::Shared;
 use crate::paths::Files;
-use crate::proto::{Call, Outcome, Reply};
+use crate::proto::{Call, CallResult, Reply};
 
 /// How long stopping the servers may take.
 pub const SHUTDOWN_BUDGET: Duration = Duration::from_secs(10);
@@ -72,7 +72,7 @@ pub fn render_options(reply: &Reply, dialect: scry_render::Dialect) -> RenderOpt
 /// Answer `call` on its own task: a panic inside it (a bug) is this call's
 /// `INTERNAL` error and the caller serves on.
 pub async fn isolated(answerer: Arc<dyn Answerer>, call: Call) -> Reply {
-    let (id, root, action) = (call.id, call.root.clone(), call.query.action);
+    let (id, root, action) = (call.id, call.root.clone(), call.question.action());
     scry_ops::isolate::isolated(async move { answerer.answer(&call).await })
         .await
         .unwrap_or_else(|panic| {
@@ -80,7 +80,7 @@ pub async fn isolated(answerer: Arc<dyn Answerer>, call: Call) -> Reply {
             Reply::new(
                 id,
                 root,
-                Outcome::Error(scry_ops::isolate::internal_error(action.name(), &panic)),
+                CallResult::Error(scry_ops::isolate::internal_error(action.name(), &panic)),
             )
         })
 }
@@ -207,21 +207,22 @@ impl Local {
         let mut reply = Reply::new(
             call.id,
             ws.root().to_path_buf(),
-            Outcome::Config(String::new()),
+            CallResult::Config(String::new()),
         );
         if core.refresh
             && let Err(e) = ws.refresh_config().await
         {
-            reply.result = Outcome::Config(e.to_string());
+            reply.result = CallResult::Config(e.to_string());
             return reply;
         }
         let limits = ws.config().limits;
         reply.max_locations = limits.max_locations;
         reply.max_chars = limits.max_chars;
-        let mut q = call.query.clone();
-        if let Some(k) = &q.idempotency_key {
-            q.idempotency_key = Some(format!("{}:{k}", self.session.id));
+        let mut q = call.question.clone();
+        if let Some(Some(k)) = q.idempotency_key_mut() {
+            *k = format!("{}:{k}", self.session.id);
         }
+        let changes = matches!(q, Valid::Diagnostics { changes: true, .. });
         let _write = if q.writes() {
             Some(core.writes.lock().await)
         } else {
@@ -234,7 +235,7 @@ impl Local {
         } else {
             Baseline::File
         };
-        let _changes = if q.changes {
+        let _changes = if changes {
             let held = core.changes.lock().await;
             match baseline {
                 Baseline::File => crate::changes::load(&core.engine),
@@ -252,8 +253,8 @@ impl Local {
         } else {
             None
         };
-        let mut result = core.engine.run(&q).await;
-        if q.changes && result.is_ok() {
+        let mut result = core.engine.run(&q, call.timeout).await;
+        if changes && result.is_ok() {
             match baseline {
                 Baseline::File => {
                     if let Err(w) = crate::changes::save(&core.engine) {
@@ -273,7 +274,8 @@ impl Local {
         match &mut result {
             Ok(a) if a.action == Action::Status => {
                 if let Some(why) = &core.unavailable {
-                    a.notes.push(crate::not_used_note(why).into());
+                    a.notes
+                        .push(scry_ops::Reason::DaemonNotUsed { why: why.clone() });
                 }
             }
             // The trust notice once per client session (the engine tells
@@ -289,16 +291,20 @@ impl Local {
             }
             // What recovery of a dead writer's edit did goes with an error
             // too (the engine adds it to answers only).
-            Err(_) => reply.notes = core.engine.take_recovery_notes(),
+            Err(_) => {
+                reply.notes = (core.engine.take_recovery_notes().into_iter())
+                    .map(|r| scry_ops::Reason::Recovered(Box::new(r)))
+                    .collect();
+            }
         }
         reply.result = match result {
             Ok(a) => {
                 if let Body::Edit(r) = &a.body {
                     reply.edit_diagnostics = r.diagnostics.clone();
                 }
-                Outcome::Answer(Box::new(a))
+                CallResult::Answer(Box::new(a))
             }
-            Err(e) => Outcome::Error(e),
+            Err(e) => CallResult::Error(e),
         };
         reply
     }
@@ -361,18 +367,16 @@ impl Daemon {
     }
 
     async fn run(&self, call: &Call) -> Reply {
-        match self.shared.run(&call.cwd, &call.root, &call.query).await {
+        match self.shared.run(call).await {
             Ok((mut reply, pid)) => {
-                if let Outcome::Answer(a) = &mut reply.result
+                if let CallResult::Answer(a) = &mut reply.result
                     && a.action == Action::Status
                 {
-                    a.notes.push(format!(
-                        "served by the scry daemon (pid {pid}; `scry daemon status`, `scry daemon stop`)"
-                    ).into());
+                    a.notes.push(scry_ops::Reason::ServedByDaemon { pid });
                 }
                 reply
             }
-            Err(e) => Reply::new(call.id, call.root.clone(), Outcome::Error(e)),
+            Err(e) => Reply::new(call.id, call.root.clone(), CallResult::Error(e)),
         }
     }
 }
@@ -467,7 +471,7 @@ mod tests {
         let (_t, root, local) = local((7, 1234));
         let local = local.instead_of_daemon(Some("no socket".into()));
         // The call's root is the front end's; the reply's is the workspace's.
-        let call = Call::new("/".into(), root.join("."), Query::new(Action::Status));
+        let call = Call::new("/".into(), root.join("."), Valid::Status, None);
         let reply = local.answer(&call).await;
         assert_eq!(reply.root, root);
         let opts = render_options(&reply, scry_render::Dialect::Cli);
@@ -475,7 +479,7 @@ mod tests {
         let answer = reply.into_result().unwrap().unwrap();
         assert!(
             answer.notes.iter().any(
-                |n| matches!(n, scry_ops::Reason::Said(s) if s.contains("not used (no socket)"))
+                |n| matches!(n, scry_ops::Reason::DaemonNotUsed { why } if why == "no socket")
             ),
             "{:?}",
             answer.notes
@@ -489,7 +493,12 @@ mod tests {
         q.path = Some("/elsewhere/x.rs".into());
         q.symbol = Some("x".into());
         let reply = local
-            .answer(&Call::new(root.clone(), root.clone(), q))
+            .answer(&Call::new(
+                root.clone(),
+                root.clone(),
+                q.validate().unwrap(),
+                None,
+            ))
             .await;
         assert_eq!((reply.max_locations, reply.max_chars), (3, 999));
         let e = reply.into_result().unwrap().unwrap_err();

@@ -19,7 +19,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use scry_ops::{OpError, Query};
+use scry_ops::OpError;
 use tokio::io::AsyncWriteExt;
 use tokio::net::UnixStream;
 use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
@@ -337,13 +337,7 @@ impl Mux {
         mux
     }
 
-    async fn call(
-        &self,
-        cwd: &Path,
-        root: &Path,
-        query: &Query,
-        progress: &Mutex<Option<String>>,
-    ) -> Result<Reply, Lost> {
+    async fn call(&self, call: &Call, progress: &Mutex<Option<String>>) -> Result<Reply, Lost> {
         let id = self.next.fetch_add(1, Ordering::SeqCst);
         let (ptx, mut prx) = mpsc::unbounded_channel();
         self.pending
@@ -355,10 +349,8 @@ impl Mux {
         }
         let frame = ClientFrame::Call(Box::new(Call {
             id,
-            cwd: cwd.to_path_buf(),
-            root: root.to_path_buf(),
-            query: query.clone(),
             env: Some(call_env()),
+            ..call.clone()
         }));
         if self.tx.send(proto::encode(&frame)).is_err() {
             return Err(Lost("the connection to the daemon is closed".into()));
@@ -485,30 +477,25 @@ impl Shared {
     /// A call lost with the daemon is asked once more of a new daemon when
     /// it is read-only; else, or when that fails too,
     /// `Err(OpError::DaemonRestarted)` ([`lost`]).
-    pub async fn run(
-        &self,
-        cwd: &Path,
-        root: &Path,
-        query: &Query,
-    ) -> Result<(Reply, u32), OpError> {
+    pub async fn run(&self, call: &Call) -> Result<(Reply, u32), OpError> {
         let m = self.mux().await.map_err(|e| {
             OpError::DaemonRestarted(scry_ops::msg!(
                 "the scry daemon cannot be reached: ",
                 foreign(e)
             ))
         })?;
-        let r = m.call(cwd, root, query, &self.progress).await;
+        let r = m.call(call, &self.progress).await;
         *self.progress.lock().unwrap_or_else(|e| e.into_inner()) = None;
         match r {
             Ok(r) => Ok((r, m.pid)),
-            Err(e) if query.writes() => Err(lost(m.pid, e.0, true)),
+            Err(e) if call.question.writes() => Err(lost(m.pid, e.0, true)),
             Err(e) => {
                 tracing::info!("{e}; asking a new daemon once");
                 let again = self
                     .mux()
                     .await
                     .map_err(|x| lost(m.pid, format!("{}; {x}", e.0), false))?;
-                let r = again.call(cwd, root, query, &self.progress).await;
+                let r = again.call(call, &self.progress).await;
                 *self.progress.lock().unwrap_or_else(|e| e.into_inner()) = None;
                 r.map(|r| (r, again.pid))
                     .map_err(|x| lost(again.pid, x.0, false))

@@ -25,12 +25,6 @@ pub mod server;
 
 use scry_workspace::Workspace;
 
-/// The note a `status` answer carries when the daemon could not be used
-/// and the call ran in this process (CLI and MCP alike).
-pub fn not_used_note(why: &str) -> String {
-    format!("scry daemon: not used ({why}); this call ran in-process")
-}
-
 /// What the servers of `ws` are doing that a question waits for, as one
 /// line ("pyright is starting; rust-analyzer is indexing (Indexing 45%)…"),
 /// or `None`: the one wording of the progress line (the CLI draws it, MCP

@@ -15,7 +15,7 @@ use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 /// The wire protocol's version (see [`crate::proto`]).
-pub const PROTOCOL: u32 = 2;
+pub const PROTOCOL: u32 = 3;
 /// scry's version, carried in the socket name and the hello.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 

@@ -5,7 +5,9 @@
 //! version, and its session id); the daemon answers
 //! [`DaemonFrame::Hello`] or [`DaemonFrame::Refused`] and closes — a
 //! mismatch is a clear error, never a hang. Then the client sends calls
-//! (`Query` plus its cwd and root, each with an id of its choosing),
+//! (the validated question, `scry_ops::Valid`, with its time budget, cwd
+//! and root, each with an id of its choosing; a question that does not
+//! hold what validation guarantees is a malformed frame),
 //! cancels, status or stop requests; the daemon sends progress lines and
 //! one [`DaemonFrame::Answer`] per call: the engine's `Answer` or `OpError`,
 //! never rendered text (rendering stays in the client, so the CLI's and
@@ -13,8 +15,9 @@
 //! client's calls.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
-use scry_ops::{Answer, DiagnosticsDelta, OpError, Query};
+use scry_ops::{Answer, DiagnosticsDelta, OpError, Valid};
 use scry_workspace::env::CallEnv;
 use serde::{Deserialize, Serialize};
 
@@ -102,7 +105,11 @@ pub struct Call {
     pub id: u64,
     pub cwd: PathBuf,
     pub root: PathBuf,
-    pub query: Query,
+    /// Validated once, by the front end.
+    pub question: Valid,
+    /// The call's budget (default from the workspace's configuration).
+    #[serde(with = "scry_ops::query::millis", rename = "timeout_ms")]
+    pub timeout: Option<Duration>,
     /// The environment that shapes the call (the client's, captured when
     /// it asked); `None`: the daemon's own.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -110,12 +117,13 @@ pub struct Call {
 }
 
 impl Call {
-    pub fn new(cwd: PathBuf, root: PathBuf, query: Query) -> Call {
+    pub fn new(cwd: PathBuf, root: PathBuf, question: Valid, timeout: Option<Duration>) -> Call {
         Call {
             id: 0,
             cwd,
             root,
-            query,
+            question,
+            timeout,
             env: None,
         }
     }
@@ -157,7 +165,7 @@ pub struct Reply {
     pub root: PathBuf,
     pub max_locations: usize,
     pub max_chars: usize,
-    pub result: Outcome,
+    pub result: CallResult,
     /// The diagnostics delta of an applied edit (the report does not carry
     /// it through serde: its journal copy must not replay a stale one).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -168,13 +176,13 @@ pub struct Reply {
     /// Notes that came with an error (what recovery of a dead writer's
     /// edit did); an answer carries its notes itself.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub notes: Vec<String>,
+    pub notes: Vec<scry_ops::Reason>,
 }
 
 /// How a call ended.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Outcome {
+pub enum CallResult {
     Answer(Box<Answer>),
     Error(OpError),
     /// The workspace's configuration could not be loaded.
@@ -184,7 +192,7 @@ pub enum Outcome {
 impl Reply {
     /// A reply about `root` with the default limits (the answerer sets the
     /// workspace's once it has it).
-    pub fn new(id: u64, root: PathBuf, result: Outcome) -> Reply {
+    pub fn new(id: u64, root: PathBuf, result: CallResult) -> Reply {
         let defaults = scry_workspace::config::Limits::default();
         Reply {
             id,
@@ -201,14 +209,14 @@ impl Reply {
     /// The answer with its edit diagnostics put back.
     pub fn into_result(self) -> Result<Result<Answer, OpError>, String> {
         match self.result {
-            Outcome::Answer(mut a) => {
+            CallResult::Answer(mut a) => {
                 if let scry_ops::Body::Edit(r) = &mut a.body {
                     r.diagnostics = self.edit_diagnostics;
                 }
                 Ok(Ok(*a))
             }
-            Outcome::Error(e) => Ok(Err(e)),
-            Outcome::Config(m) => Err(m),
+            CallResult::Error(e) => Ok(Err(e)),
+            CallResult::Config(m) => Err(m),
         }
     }
 }
@@ -279,7 +287,7 @@ pub fn encode<T: Serialize>(frame: &T) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use scry_ops::Action;
+    use scry_ops::{Action, Query};
 
     #[tokio::test]
     async fn a_frame_over_the_bound_is_an_error_not_a_read_without_end() {
@@ -300,12 +308,12 @@ mod tests {
         let mut q = Query::new(Action::References);
         q.path = Some(PathBuf::from("/w/a.py"));
         q.symbol = Some("f".into());
-        q.timeout = Some(std::time::Duration::from_millis(1500));
         let f = ClientFrame::Call(Box::new(Call {
             id: 7,
             cwd: "/w".into(),
             root: "/w".into(),
-            query: q,
+            question: q.validate().unwrap(),
+            timeout: Some(Duration::from_millis(1500)),
             env: Some(CallEnv::from_vars([("PATH".into(), "/a:/b".into())])),
         }));
         let line = encode(&f);
@@ -314,17 +322,30 @@ mod tests {
         let ClientFrame::Call(c) = back else {
             panic!("not a call")
         };
-        assert_eq!(c.query.symbol.as_deref(), Some("f"));
-        assert_eq!(
-            c.query.timeout,
-            Some(std::time::Duration::from_millis(1500))
-        );
+        assert_eq!(c.question, q.validate().unwrap());
+        assert_eq!(c.timeout, Some(Duration::from_millis(1500)));
         assert_eq!(c.env.unwrap().get("PATH"), Some("/a:/b"));
+
+        // A question no front end could send is a malformed frame.
+        let mut v: serde_json::Value = serde_json::from_slice(&line).unwrap();
+        v["call"]["question"]["spot"]["in_file"]["line"] = 0.into();
+        assert!(
+            serde_json::from_value::<ClientFrame>(v.clone()).is_err(),
+            "{v}"
+        );
+        v["call"]["question"]["spot"]["in_file"]["line"] = 3.into();
+        v["call"]["question"]["action"] = "rename".into();
+        assert!(
+            serde_json::from_value::<ClientFrame>(v.clone()).is_err(),
+            "{v}"
+        );
+        v["call"]["question"]["action"] = "hover".into();
+        assert!(serde_json::from_value::<ClientFrame>(v).is_ok());
 
         let e = DaemonFrame::Answer(Box::new(Reply::new(
             7,
             "/w".into(),
-            Outcome::Error(OpError::OutsideWorkspace {
+            CallResult::Error(OpError::OutsideWorkspace {
                 path: "/x".into(),
                 root: "/w".into(),
             }),

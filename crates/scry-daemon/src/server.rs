@@ -67,7 +67,7 @@ use tokio::sync::mpsc;
 use crate::answer::{self, Answerer, Baseline, Local, Session};
 use crate::paths::{self, Files, PROTOCOL, VERSION};
 use crate::proto::{
-    self, Call, ClientFrame, DaemonFrame, DaemonStatus, Outcome, Reply, ServerStatus,
+    self, Call, CallResult, ClientFrame, DaemonFrame, DaemonStatus, Reply, ServerStatus,
     WorkspaceStatus,
 };
 
@@ -739,7 +739,7 @@ impl State {
         );
         let entry = match self.workspace(&key) {
             Ok(e) => e,
-            Err(m) => return Reply::new(call.id, root, Outcome::Config(m)),
+            Err(m) => return Reply::new(call.id, root, CallResult::Config(m)),
         };
         *entry.last_env.lock().unwrap_or_else(|e| e.into_inner()) = scry_workspace::env::current();
         if client

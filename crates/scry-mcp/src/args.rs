@@ -1,16 +1,21 @@
 //! Argument parsing: a tool call's JSON arguments become a
-//! [`scry_ops::Query`], or a refusal with the reason. Here: the JSON types,
-//! which tool offers which action and argument, and checking the path;
-//! whether the arguments fit the action is `Query::validate`'s (scry-ops).
-//! Nothing here starts a server or touches a file beyond resolving the path.
+//! [`scry_ops::Query`], validated once into the [`scry_ops::Valid`]
+//! question the answerer is sent ([`ToolCall`]), or a refusal with the
+//! reason. Here: the JSON types, which tool offers which action and
+//! argument (names from the action table, `scry_ops::action::Arg`), and
+//! checking the path; whether the arguments fit the action is
+//! `Query::validate`'s (scry-ops). Nothing here starts a server or touches
+//! a file beyond resolving the path.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use rmcp::model::JsonObject;
-use scry_ops::{Action, Engine, OpError, Query, SeverityFilter};
+use scry_ops::{Action, Engine, OpError, Query, SeverityFilter, TargetKind, Valid};
 use scry_workspace::paths::{self, Unconfined};
 use serde_json::Value;
+
+use scry_ops::action::{self, Arg as A};
 
 use crate::tools::{self, MAX_TIMEOUT_MS};
 
@@ -46,7 +51,7 @@ fn number(args: &JsonObject, key: &str, max: u64) -> Result<Option<u64>, OpError
     match n {
         Some(n) if n >= 1 && (n as u64) <= max => Ok(Some(n as u64)),
         Some(n) if n >= 1 => Err(invalid(format!("{key} must be at most {max}, got {n}"))),
-        Some(0) if key == "line" || key == "column" => Err(invalid(format!(
+        Some(0) if key == A::Line.name() || key == A::Column.name() => Err(invalid(format!(
             "{key} is 1-based: the first {key} is 1, got 0"
         ))),
         Some(n) => Err(invalid(format!("{key} must be a positive number, got {n}"))),
@@ -97,7 +102,7 @@ fn action(args: &JsonObject, allowed: &[Action], tool: &str) -> Result<Action, O
             .collect::<Vec<_>>()
             .join(", ")
     };
-    let Some(name) = string(args, "action")? else {
+    let Some(name) = string(args, action::ACTION)? else {
         return Err(invalid(format!(
             "{tool} needs an action: one of {}",
             list()
@@ -131,11 +136,12 @@ fn boolean(args: &JsonObject, key: &str) -> Result<Option<bool>, OpError> {
     }
 }
 
-/// A validated call: the question, and whether it changes state (so that
-/// read-only mode refuses it).
+/// A validated tool call: the question, its budget, and whether it
+/// changes state (so that read-only mode refuses it).
 #[derive(Debug)]
-pub struct Call {
-    pub query: Query,
+pub struct ToolCall {
+    pub question: Valid,
+    pub timeout: Option<Duration>,
     /// `lsp_edit` (anything it does changes state), or `lsp` asked to
     /// apply (which it never does).
     pub writes: bool,
@@ -144,7 +150,7 @@ pub struct Call {
 /// Validate a call of `tool` and build the question. The path is checked
 /// (inside the workspace, existing, a file; for diagnostics also a
 /// directory, a glob or `*`) but passed on as given.
-pub fn parse(tool: &str, args: Option<&JsonObject>, engine: &Engine) -> Result<Call, OpError> {
+pub fn parse(tool: &str, args: Option<&JsonObject>, engine: &Engine) -> Result<ToolCall, OpError> {
     let empty = JsonObject::new();
     let args = args.unwrap_or(&empty);
     let (allowed_args, allowed_actions) = if tool == tools::LSP {
@@ -155,40 +161,40 @@ pub fn parse(tool: &str, args: Option<&JsonObject>, engine: &Engine) -> Result<C
     // `apply` is not in lsp's schema; a client that sends it anyway is told
     // where applying lives (or, read-only, that it is refused).
     let lsp_apply = if tool == tools::LSP {
-        boolean(args, "apply")?
+        boolean(args, A::Apply.name())?
     } else {
         None
     };
     let mut checked = args.clone();
     if lsp_apply.is_some() {
-        checked.remove("apply");
+        checked.remove(A::Apply.name());
     }
     check_unknown(&checked, allowed_args, tool)?;
     let action = action(args, &allowed_actions, tool)?;
     let mut q = Query::new(action);
-    q.path = string(args, "path")?.map(PathBuf::from);
-    q.timeout = number(args, "timeout_ms", MAX_TIMEOUT_MS)?.map(Duration::from_millis);
-    q.symbol = string(args, "symbol")?;
-    q.line = number(args, "line", u32::MAX as u64)?.map(|n| n as u32);
-    q.column = number(args, "column", u32::MAX as u64)?.map(|n| n as u32);
-    q.new_name = string(args, "new_name")?;
-    q.action_index = number(args, "action_index", u32::MAX as u64)?.map(|n| n as usize);
-    q.action_title = string(args, "action_title")?;
+    q.path = string(args, A::Path.name())?.map(PathBuf::from);
+    q.timeout = number(args, A::Timeout.name(), MAX_TIMEOUT_MS)?.map(Duration::from_millis);
+    q.symbol = string(args, A::Symbol.name())?;
+    q.line = number(args, A::Line.name(), u32::MAX as u64)?.map(|n| n as u32);
+    q.column = number(args, A::Column.name(), u32::MAX as u64)?.map(|n| n as u32);
+    q.new_name = string(args, A::NewName.name())?;
+    q.action_index = number(args, A::ActionIndex.name(), u32::MAX as u64)?.map(|n| n as usize);
+    q.action_title = string(args, A::ActionTitle.name())?;
     let writes = if tool == tools::LSP {
-        q.query = string(args, "query")?;
-        if let Some(s) = string(args, "severity")? {
+        q.query = string(args, A::Query.name())?;
+        if let Some(s) = string(args, A::Severity.name())? {
             q.severity = Some(SeverityFilter::parse(&s).ok_or_else(|| {
                 invalid(format!("severity must be error, warning or all, got `{s}`"))
             })?);
         }
-        q.changes = boolean(args, "changes")?.unwrap_or(false);
+        q.changes = boolean(args, A::Changes.name())?.unwrap_or(false);
         // lsp never writes: rename and code actions are previews.
         q.apply = false;
         lsp_apply == Some(true)
     } else {
-        q.apply = boolean(args, "apply")?.unwrap_or(true);
-        q.method = string(args, "method")?;
-        q.params = match args.get("params") {
+        q.apply = boolean(args, A::Apply.name())?.unwrap_or(true);
+        q.method = string(args, A::Method.name())?;
+        q.params = match args.get(A::Params.name()) {
             None | Some(Value::Null) => None,
             Some(v @ (Value::Object(_) | Value::Array(_))) => Some(v.clone()),
             Some(Value::String(s)) => Some(
@@ -204,29 +210,39 @@ pub fn parse(tool: &str, args: Option<&JsonObject>, engine: &Engine) -> Result<C
         };
         true
     };
-    q.validate()?;
+    let mut question = q.validate()?;
     // `lsp_edit` applies: its code_actions needs the action to apply (the
     // same question in `lsp`, or the CLI, lists them).
     if tool == tools::LSP_EDIT
-        && q.action == Action::CodeActions
-        && q.apply
-        && q.action_index.is_none()
-        && q.action_title.is_none()
+        && let Valid::CodeActions {
+            choice: None,
+            apply: true,
+            ..
+        } = question
     {
         return Err(invalid(
             "code_actions in lsp_edit applies one action: pass action_index (from the list lsp code_actions gives) or action_title",
         ));
     }
-    if q.action == Action::Diagnostics {
-        if let Some(p) = q.path.take() {
-            q.targets = vec![diagnostics_target(&p, engine)?];
+    match &mut question {
+        Valid::Diagnostics { targets, path, .. } => {
+            if let Some(p) = path.take() {
+                *targets = vec![diagnostics_target(&p, engine)?];
+            }
         }
-    } else if let Some(p) = &q.path
-        && q.action != Action::Map
-    {
-        engine.resolve_path(p)?;
+        // A map's paths are its focus, checked when it is drawn.
+        Valid::Map { .. } => {}
+        v => {
+            if let Some(p) = v.path() {
+                engine.resolve_path(p)?;
+            }
+        }
     }
-    Ok(Call { query: q, writes })
+    Ok(ToolCall {
+        question,
+        timeout: q.timeout,
+        writes,
+    })
 }
 
 /// A diagnostics target as the CLI passes it: `*` for the whole workspace,
@@ -237,20 +253,19 @@ pub fn parse(tool: &str, args: Option<&JsonObject>, engine: &Engine) -> Result<C
 /// (`paths::normalise_within`).
 fn diagnostics_target(p: &Path, engine: &Engine) -> Result<PathBuf, OpError> {
     let root = engine.workspace().root();
-    let s = p.to_string_lossy();
-    let s = s.trim();
-    if s == "*" || s == "." || s == "**" || s == "./" {
-        return Ok(PathBuf::from("*"));
-    }
-    let abs = root.join(p);
+    let abs = scry_ops::diagnostics_target(p, root, root);
     let outside = || OpError::OutsideWorkspace {
         path: p.to_path_buf(),
         root: root.to_path_buf(),
     };
-    if s.contains(['*', '?', '[', '{']) {
-        let rel = abs.strip_prefix(root).map_err(|_| outside())?;
-        paths::normalise_within(rel).ok_or_else(outside)?;
-        return Ok(abs);
+    match TargetKind::of(p) {
+        TargetKind::Whole | TargetKind::Here => return Ok(abs),
+        TargetKind::Glob => {
+            let rel = abs.strip_prefix(root).map_err(|_| outside())?;
+            paths::normalise_within(rel).ok_or_else(outside)?;
+            return Ok(abs);
+        }
+        TargetKind::Path => {}
     }
     match paths::confine(root, &abs) {
         Ok(real) if real.exists() => Ok(abs),
@@ -316,7 +331,7 @@ mod tests {
             let mine = parse(tools::LSP, Some(&diag(path)), &engine).unwrap_err();
             let mut q = Query::new(Action::Diagnostics);
             q.targets = vec![root.join(path)];
-            let engines = engine.run(&q).await.unwrap_err();
+            let engines = engine.run_query(&q).await.unwrap_err();
             assert_eq!(mine.code(), code, "{path}: {mine:?}");
             assert_eq!(engines.code(), code, "{path}: the engine says {engines:?}");
             assert_eq!(
@@ -336,8 +351,14 @@ mod tests {
         ] {
             let call = parse(tools::LSP, Some(&diag(path)), &engine)
                 .unwrap_or_else(|e| panic!("{path}: {e:?}"));
-            assert_eq!(call.query.targets, vec![target], "{path}");
-            assert_eq!(call.query.path, None, "{path}");
+            let Valid::Diagnostics {
+                targets, path: p, ..
+            } = call.question
+            else {
+                panic!("{path}: {:?}", call.question)
+            };
+            assert_eq!(targets, vec![target], "{path}");
+            assert_eq!(p, None, "{path}");
         }
     }
 }

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
 use rmcp::model::JsonObject;
-use scry_ops::{Action, Engine, OpError};
+use scry_ops::{Engine, OpError, Valid};
 use scry_workspace::Workspace;
 use serde_json::{Value, json};
 
@@ -212,9 +212,9 @@ pub fn decode(data: &[u8]) -> (&'static str, Option<JsonObject>) {
     (tool, Some(object(&mut bytes, 16, 0)))
 }
 
-fn outcome(r: &Result<args::Call, OpError>) -> String {
+fn outcome(r: &Result<args::ToolCall, OpError>) -> String {
     match r {
-        Ok(c) => format!("{:?} {}", c.query, c.writes),
+        Ok(c) => format!("{:?} {:?} {}", c.question, c.timeout, c.writes),
         Err(e) => format!("{} {e}", e.code()),
     }
 }
@@ -249,16 +249,16 @@ pub fn check_args(data: &[u8]) {
             assert!(te.json().is_object());
         }
         Ok(call) => {
-            let q = &call.query;
+            let q = &call.question;
             let (allowed_args, actions) = if tool == LSP {
                 (tools::lsp_args(), tools::lsp_actions())
             } else {
                 (tools::edit_args(), tools::edit_actions())
             };
             assert!(
-                actions.contains(&q.action),
+                actions.contains(&q.action()),
                 "{:?} is not an action of {tool}",
-                q.action
+                q.action()
             );
             for k in a.keys() {
                 assert!(
@@ -267,7 +267,7 @@ pub fn check_args(data: &[u8]) {
                 );
             }
             if tool == LSP {
-                assert!(!q.apply, "lsp never applies");
+                assert!(!q.writes(), "lsp never applies");
                 assert_eq!(
                     call.writes,
                     a.get("apply").is_some_and(|v| {
@@ -279,19 +279,22 @@ pub fn check_args(data: &[u8]) {
             } else {
                 assert!(call.writes, "lsp_edit always writes");
             }
-            assert!(q.line.is_none_or(|l| l >= 1));
-            assert!(q.column.is_none_or(|c| c >= 1));
+            assert!(q.line().is_none_or(|l| l >= 1));
+            assert!(q.column().is_none_or(|c| c >= 1));
             assert!(
-                q.column.is_none() || q.line.is_some(),
+                q.column().is_none() || q.line().is_some(),
                 "column without line"
             );
             assert!(
-                q.timeout.is_none_or(
+                call.timeout.is_none_or(
                     |t| t.as_millis() >= 1 && t.as_millis() <= u128::from(MAX_TIMEOUT_MS)
                 )
             );
-            assert!(q.new_name.is_none() || q.action == Action::Rename);
-            if let Some(p) = &q.path {
+            // What a front end sends, the daemon reads back unchanged.
+            let wire = serde_json::to_string(q).expect("a question serializes");
+            let back: Valid = serde_json::from_str(&wire).expect("the daemon accepts it");
+            assert_eq!(&back, q, "{wire}");
+            if let Some(p) = q.path() {
                 let resolved = f.engine.resolve_path(p).expect("an accepted path resolves");
                 assert!(
                     resolved.starts_with(&f.root),
@@ -300,7 +303,11 @@ pub fn check_args(data: &[u8]) {
                 );
                 assert!(resolved.is_file());
             }
-            for t in &q.targets {
+            let targets = match q {
+                Valid::Diagnostics { targets, .. } => targets.as_slice(),
+                _ => &[],
+            };
+            for t in targets {
                 if t.as_os_str() == "*" {
                     continue;
                 }

@@ -24,9 +24,9 @@ use rmcp::model::{
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, Peer, ServerHandler};
 use scry_daemon::answer::{self, Answerer, Baseline, Local};
-use scry_daemon::proto::{Call, Outcome as ReplyOutcome, Reply};
-use scry_ops::{Action, Engine, Query};
-use scry_render::{display_path, render_json, render_text};
+use scry_daemon::proto::{Call, CallResult, Reply};
+use scry_ops::{Action, Engine, Valid};
+use scry_render::{display_path, reason_text, render_json, render_text};
 use serde::Serialize;
 use serde_json::{Value, json};
 use tokio::sync::Semaphore;
@@ -130,7 +130,7 @@ pub struct ScryMcp {
 }
 
 /// How a call ended.
-enum Outcome {
+enum Ran {
     /// A result to send; `keep` says whether a repeat of the id replays it.
     Done {
         result: Box<CallToolResult>,
@@ -300,8 +300,8 @@ impl ScryMcp {
         tool: &str,
         arguments: Option<&JsonObject>,
         ctx: &RequestContext<RoleServer>,
-    ) -> Outcome {
-        let fail = |e: ToolError, keep: bool| Outcome::Done {
+    ) -> Ran {
+        let fail = |e: ToolError, keep: bool| Ran::Done {
             result: Box::new(error_result(&e)),
             keep,
         };
@@ -312,8 +312,9 @@ impl ScryMcp {
             );
         }
         // 1. Validate: nothing runs on bad arguments.
-        let args::Call {
-            query: mut q,
+        let args::ToolCall {
+            question: mut q,
+            timeout,
             writes,
         } = match args::parse(tool, arguments, &self.inner.engine) {
             Ok(c) => c,
@@ -329,10 +330,13 @@ impl ScryMcp {
             let what = if tool == LSP {
                 format!(
                     "applying {} is refused (lsp only previews edits)",
-                    q.action.name()
+                    q.action().name()
                 )
             } else {
-                format!("{tool} ({}) changes state and is refused", q.action.name())
+                format!(
+                    "{tool} ({}) changes state and is refused",
+                    q.action().name()
+                )
             };
             return fail(
                 ToolError::new(
@@ -350,7 +354,7 @@ impl ScryMcp {
                     "INVALID_ARGUMENT",
                     format!(
                         "lsp only previews {} (nothing is written); apply it with lsp_edit",
-                        q.action.name()
+                        q.action().name()
                     ),
                 ),
                 true,
@@ -363,12 +367,14 @@ impl ScryMcp {
             // is answered from the edit journal instead of applying again.
             // The session nonce keeps another session's ids apart.
             let args_text = serde_json::to_string(&arguments).unwrap_or_default();
-            q.idempotency_key = Some(format!(
-                "mcp:{}:{}:{}",
-                self.inner.nonce,
-                ctx.id,
-                scry_ops::edit::journal::content_hash(args_text.as_bytes())
-            ));
+            if let Some(key) = q.idempotency_key_mut() {
+                *key = Some(format!(
+                    "mcp:{}:{}:{}",
+                    self.inner.nonce,
+                    ctx.id,
+                    scry_ops::edit::journal::content_hash(args_text.as_bytes())
+                ));
+            }
         }
         let Ok(_permit) = self.inner.permits.clone().try_acquire_owned() else {
             // Not kept: nothing ran, so a retry with the same id may run.
@@ -387,22 +393,22 @@ impl ScryMcp {
         self.inner.executions.fetch_add(1, Ordering::SeqCst);
         let root = self.inner.engine.workspace().root().to_path_buf();
         let reply = self
-            .execute(Call::new(root.clone(), root, q.clone()), ctx)
+            .execute(Call::new(root.clone(), root, q.clone(), timeout), ctx)
             .await;
         // 4. Journal writes.
         if writes {
             let outcome = match reply.as_ref().map(|r| &r.result) {
                 None => "cancelled (outcome at the server unknown)".to_string(),
-                Some(ReplyOutcome::Answer(_)) => "ok".to_string(),
-                Some(ReplyOutcome::Error(e)) => format!("error {}", e.code()),
-                Some(ReplyOutcome::Config(_)) => "error CONFIG".to_string(),
+                Some(CallResult::Answer(_)) => "ok".to_string(),
+                Some(CallResult::Error(e)) => format!("error {}", e.code()),
+                Some(CallResult::Config(_)) => "error CONFIG".to_string(),
             };
             self.record(ctx, tool, &q, outcome);
         }
         // 5. Respond, rendered with the reply's root and limits.
         match reply {
-            None => Outcome::Cancelled,
-            Some(reply) => Outcome::Done {
+            None => Ran::Cancelled,
+            Some(reply) => Ran::Done {
                 result: Box::new(self.respond(reply)),
                 keep: true,
             },
@@ -431,7 +437,7 @@ impl ScryMcp {
                 r.content.extend(
                     notes
                         .iter()
-                        .map(|n| ContentBlock::text(format!("note: {n}"))),
+                        .map(|n| ContentBlock::text(format!("note: {}", reason_text(n, &root)))),
                 );
                 r
             }
@@ -481,14 +487,17 @@ impl ScryMcp {
         }
     }
 
-    fn record(&self, ctx: &RequestContext<RoleServer>, tool: &str, q: &Query, outcome: String) {
+    fn record(&self, ctx: &RequestContext<RoleServer>, tool: &str, q: &Valid, outcome: String) {
         let root = self.inner.engine.workspace().root();
         let entry = JournalEntry {
             request_id: ctx.id.to_string(),
             tool: tool.to_string(),
-            action: q.action.name().to_string(),
-            method: q.method.clone(),
-            path: q.path.as_ref().map(|p| display_path(p, root)),
+            action: q.action().name().to_string(),
+            method: match q {
+                Valid::Request { method, .. } => Some(method.clone()),
+                _ => None,
+            },
+            path: q.path().map(|p| display_path(p, root)),
             outcome,
             unix_ms: unix_ms(),
         };
@@ -574,7 +583,7 @@ impl ServerHandler for ScryMcp {
             return Ok(r.into());
         }
         match self.run(&name, request.arguments.as_ref(), &context).await {
-            Outcome::Done { result, keep } => {
+            Ran::Done { result, keep } => {
                 if keep {
                     self.inner
                         .replay
@@ -585,7 +594,7 @@ impl ServerHandler for ScryMcp {
                 Ok((*result).into())
             }
             // rmcp sends nothing for a cancelled request; this is not seen.
-            Outcome::Cancelled => {
+            Ran::Cancelled => {
                 Ok(error_result(&ToolError::new("CANCELLED", "the call was cancelled")).into())
             }
         }

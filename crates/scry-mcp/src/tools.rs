@@ -22,7 +22,7 @@ pub const LSP: &str = "lsp";
 pub const LSP_EDIT: &str = "lsp_edit";
 
 /// Upper bound of `timeout_ms`: the engine's maximum budget.
-pub const MAX_TIMEOUT_MS: u64 = scry_ops::MAX_TIMEOUT.as_millis() as u64;
+pub use scry_workspace::config::defaults::MAX_TIMEOUT_MS;
 
 /// The actions `lsp` accepts, in schema order (the action table's): those
 /// that never write, and the edits it previews.
@@ -47,7 +47,7 @@ fn tool_args(actions: &[Action], lsp: bool) -> Vec<Arg> {
 }
 
 fn arg_names(args: Vec<Arg>) -> Vec<&'static str> {
-    std::iter::once("action")
+    std::iter::once(action::ACTION)
         .chain(args.into_iter().map(Arg::name))
         .collect()
 }
@@ -88,14 +88,14 @@ fn property(arg: Arg, described: bool) -> Value {
 
 /// A tool's input schema: the action enum, then each argument.
 fn schema(actions: &[Action], lsp: bool) -> Value {
-    let mut props = json!({"action": {"type": "string", "enum": names(actions)}});
+    let mut props = json!({action::ACTION: {"type": "string", "enum": names(actions)}});
     for a in tool_args(actions, lsp) {
         props[a.name()] = property(a, lsp);
     }
     json!({
         "type": "object",
         "properties": props,
-        "required": ["action"],
+        "required": [action::ACTION],
         "additionalProperties": false
     })
 }

@@ -286,7 +286,7 @@ async fn diagnostics_match_the_cli_text() {
             .collect();
         q.severity = severity;
         q.timeout = Some(Duration::from_secs(90));
-        let a = s.engine().run(&q).await.expect("diagnostics");
+        let a = s.engine().run_query(&q).await.expect("diagnostics");
         assert_eq!(got, render_text(&a, &ws.root, &opts), "{args}");
         let mut got_json = structured(&r).clone();
         let mut want_json = render_json(&a, &ws.root, &opts);

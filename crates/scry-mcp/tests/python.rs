@@ -89,7 +89,7 @@ async fn every_action_matches_the_cli_text() {
             .unwrap_or_default();
         // The same question straight to the engine (same servers).
         let q = query(Action::parse(action).unwrap(), &args, &ws.root);
-        let want = match s.engine().run(&q).await {
+        let want = match s.engine().run_query(&q).await {
             Ok(a) => (
                 render_text(&a, &ws.root, &opts),
                 render_json(&a, &ws.root, &opts),

@@ -67,7 +67,7 @@ async fn main() {
         q.line = Some(r.line() + 1);
         q.column = Some(r.col() + 1);
         q.timeout = Some(Duration::from_secs(60));
-        let Ok(a) = engine.run(&q).await else {
+        let Ok(a) = engine.run_query(&q).await else {
             continue;
         };
         let truth: BTreeSet<(PathBuf, u32)> = locs(&root, &a.body)
@@ -146,7 +146,7 @@ async fn main() {
         q.line = Some(d.line + 1);
         q.column = Some(d.col + 1);
         q.timeout = Some(Duration::from_secs(60));
-        let Ok(a) = engine.run(&q).await else {
+        let Ok(a) = engine.run_query(&q).await else {
             continue;
         };
         let truth = locs(&root, &a.body);

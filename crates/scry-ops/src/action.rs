@@ -14,6 +14,9 @@
 
 use crate::model::Action;
 
+/// The name of the argument that names the action (MCP tools).
+pub const ACTION: &str = "action";
+
 /// One argument of a [`crate::Query`], as front ends name it. The
 /// declaration order is the order front ends list arguments in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -111,7 +114,7 @@ impl Arg {
 
 /// Which parser reads an action's reply.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Reply {
+pub enum ReplyShape {
     /// Location-shaped: `Location`, `Location[]`, `LocationLink[]` or null,
     /// read as a definition response (`convert::locations`). References
     /// answer `Location[]`, one of its shapes.
@@ -160,7 +163,7 @@ pub struct Facts {
     /// The `ServerCapabilities` key its requests need (they may also be
     /// registered dynamically).
     pub capability: Option<&'static str>,
-    pub reply: Reply,
+    pub reply: ReplyShape,
     /// Whether it asks at a position in a file (resolved from a symbol).
     pub positional: bool,
     /// Every argument it reads.
@@ -179,7 +182,7 @@ const fn positional(
     noun: &'static str,
     method: &'static str,
     capability: &'static str,
-    reply: Reply,
+    reply: ReplyShape,
 ) -> Facts {
     Facts {
         action,
@@ -205,7 +208,7 @@ pub const ACTIONS: [Facts; 19] = [
         "definition",
         "textDocument/definition",
         "definitionProvider",
-        Reply::Locations,
+        ReplyShape::Locations,
     ),
     positional(
         Action::Declaration,
@@ -214,7 +217,7 @@ pub const ACTIONS: [Facts; 19] = [
         "declaration",
         "textDocument/declaration",
         "declarationProvider",
-        Reply::Locations,
+        ReplyShape::Locations,
     ),
     positional(
         Action::TypeDefinition,
@@ -223,7 +226,7 @@ pub const ACTIONS: [Facts; 19] = [
         "type definition",
         "textDocument/typeDefinition",
         "typeDefinitionProvider",
-        Reply::Locations,
+        ReplyShape::Locations,
     ),
     positional(
         Action::Implementation,
@@ -232,7 +235,7 @@ pub const ACTIONS: [Facts; 19] = [
         "implementations",
         "textDocument/implementation",
         "implementationProvider",
-        Reply::Locations,
+        ReplyShape::Locations,
     ),
     positional(
         Action::References,
@@ -241,7 +244,7 @@ pub const ACTIONS: [Facts; 19] = [
         "references",
         "textDocument/references",
         "referencesProvider",
-        Reply::Locations,
+        ReplyShape::Locations,
     ),
     positional(
         Action::Hover,
@@ -250,7 +253,7 @@ pub const ACTIONS: [Facts; 19] = [
         "hover information",
         "textDocument/hover",
         "hoverProvider",
-        Reply::Hover,
+        ReplyShape::Hover,
     ),
     Facts {
         action: Action::Symbols,
@@ -260,7 +263,7 @@ pub const ACTIONS: [Facts; 19] = [
         method: Some("textDocument/documentSymbol"),
         follow_up: &[],
         capability: Some("documentSymbolProvider"),
-        reply: Reply::DocumentSymbols,
+        reply: ReplyShape::DocumentSymbols,
         positional: false,
         takes: &[A::Path, A::Timeout],
         writes: Writes::Never,
@@ -273,7 +276,7 @@ pub const ACTIONS: [Facts; 19] = [
         method: Some("workspace/symbol"),
         follow_up: &[],
         capability: Some("workspaceSymbolProvider"),
-        reply: Reply::WorkspaceSymbols,
+        reply: ReplyShape::WorkspaceSymbols,
         positional: false,
         // `symbol` stands in for `query`; `path` picks the server.
         takes: &[A::Path, A::Symbol, A::Query, A::Timeout],
@@ -288,7 +291,7 @@ pub const ACTIONS: [Facts; 19] = [
             "incoming calls",
             "textDocument/prepareCallHierarchy",
             "callHierarchyProvider",
-            Reply::Calls,
+            ReplyShape::Calls,
         )
     },
     Facts {
@@ -300,7 +303,7 @@ pub const ACTIONS: [Facts; 19] = [
             "outgoing calls",
             "textDocument/prepareCallHierarchy",
             "callHierarchyProvider",
-            Reply::Calls,
+            ReplyShape::Calls,
         )
     },
     Facts {
@@ -311,7 +314,7 @@ pub const ACTIONS: [Facts; 19] = [
         method: Some("textDocument/diagnostic"),
         follow_up: &["workspace/diagnostic"],
         capability: Some("diagnosticProvider"),
-        reply: Reply::Other,
+        reply: ReplyShape::Other,
         positional: false,
         takes: &[A::Path, A::Severity, A::Changes, A::Targets, A::Timeout],
         writes: Writes::Never,
@@ -324,7 +327,7 @@ pub const ACTIONS: [Facts; 19] = [
         method: Some("textDocument/rename"),
         follow_up: &["textDocument/prepareRename"],
         capability: Some("renameProvider"),
-        reply: Reply::Other,
+        reply: ReplyShape::Other,
         positional: false,
         takes: &[
             A::Path,
@@ -346,7 +349,7 @@ pub const ACTIONS: [Facts; 19] = [
         method: Some("textDocument/codeAction"),
         follow_up: &[],
         capability: Some("codeActionProvider"),
-        reply: Reply::Other,
+        reply: ReplyShape::Other,
         positional: false,
         takes: &[
             A::Path,
@@ -369,7 +372,7 @@ pub const ACTIONS: [Facts; 19] = [
         method: None,
         follow_up: &[],
         capability: None,
-        reply: Reply::Other,
+        reply: ReplyShape::Other,
         positional: false,
         takes: &[
             A::Path,
@@ -389,7 +392,7 @@ pub const ACTIONS: [Facts; 19] = [
         method: None,
         follow_up: &[],
         capability: None,
-        reply: Reply::Other,
+        reply: ReplyShape::Other,
         positional: false,
         takes: &[A::Timeout],
         writes: Writes::Never,
@@ -402,7 +405,7 @@ pub const ACTIONS: [Facts; 19] = [
         method: None,
         follow_up: &[],
         capability: None,
-        reply: Reply::Other,
+        reply: ReplyShape::Other,
         positional: false,
         takes: &[A::Path, A::Timeout],
         writes: Writes::Never,
@@ -415,7 +418,7 @@ pub const ACTIONS: [Facts; 19] = [
         method: None,
         follow_up: &[],
         capability: None,
-        reply: Reply::Other,
+        reply: ReplyShape::Other,
         positional: false,
         takes: &[A::Apply, A::IdempotencyKey, A::Timeout],
         writes: Writes::Always,
@@ -428,7 +431,7 @@ pub const ACTIONS: [Facts; 19] = [
         method: None,
         follow_up: &[],
         capability: None,
-        reply: Reply::Other,
+        reply: ReplyShape::Other,
         positional: false,
         takes: &[A::Path, A::Method, A::Params, A::Timeout],
         writes: Writes::Always,
@@ -441,7 +444,7 @@ pub const ACTIONS: [Facts; 19] = [
         method: None,
         follow_up: &[],
         capability: None,
-        reply: Reply::Other,
+        reply: ReplyShape::Other,
         positional: false,
         takes: &[A::Timeout],
         writes: Writes::Always,

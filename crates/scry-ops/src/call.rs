@@ -47,8 +47,6 @@ use crate::error::OpError;
 use crate::model::Question;
 use crate::{msg, msgf};
 
-/// Upper bound of an action's time budget.
-pub const MAX_TIMEOUT: Duration = Duration::from_secs(120);
 /// How many times a transient error is asked again.
 pub(crate) const TRANSIENT_RETRIES: u32 = 2;
 /// The pause before asking again after a transient error.

@@ -16,7 +16,7 @@ use serde_json::Value;
 
 use crate::call::method_of;
 use crate::error::OpError;
-use crate::model::{Call, CallItem, Loc, SymbolItem, SymbolNode};
+use crate::model::{CallEdge, CallItem, Loc, SymbolItem, SymbolNode};
 use crate::resolve::{Declared, find_name_from};
 
 /// Texts of files, as the server has them when open, else from disk; read
@@ -445,7 +445,7 @@ pub async fn calls(
     list: Vec<(lsp::CallHierarchyItem, Vec<lsp::Range>)>,
     sites: Sites<'_>,
     files: &mut Files,
-) -> Vec<Call> {
+) -> Vec<CallEdge> {
     let enc = session.encoding();
     let mut out = Vec::new();
     for (other, ranges) in list {
@@ -462,7 +462,7 @@ pub async fn calls(
                 at.push(loc(files, enc, f.clone(), r).await);
             }
         }
-        out.push(Call { item, sites: at });
+        out.push(CallEdge { item, sites: at });
     }
     out
 }

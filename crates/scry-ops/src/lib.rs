@@ -20,9 +20,10 @@ pub mod fuzzing;
 #[doc(hidden)]
 pub mod fuzzing_journal;
 pub mod isolate;
+pub mod limits;
 pub mod resolve;
 
-pub use diagnostics::{Collected, DiagnosticsBaseline};
+pub use diagnostics::{Collected, DiagnosticsBaseline, TargetKind, diagnostics_target};
 pub use edit::EditOptions;
 pub use engine::{Engine, MAX_TIMEOUT};
-pub use query::{Choice, Invalid, Problem, Query, Spot, Valid};
+pub use query::{ActionChoice, Invalid, Problem, Query, Spot, Valid};

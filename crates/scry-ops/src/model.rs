@@ -255,8 +255,18 @@ pub enum Reason {
     FilesCapped { checked: usize, files: usize },
     /// Several reasons together (servers of one workspace-wide question).
     All(Vec<Reason>),
-    /// A sentence worded where its fact lives (the trust state, the
-    /// daemon's own notes, an edit's command output); shown as is.
+    /// The scry daemon was wanted but could not be used (`why`); the call
+    /// ran in the front end's process.
+    DaemonNotUsed { why: String },
+    /// The scry daemon with this pid answered.
+    ServedByDaemon { pid: u32 },
+    /// What recovery did with a dead writer's half-applied edit.
+    Recovered(Box<crate::edit::journal::Recovered>),
+    /// A sentence worded below scry-render, where its fact lives and is
+    /// also used there: the trust notice (scry-workspace: also in its
+    /// routing errors and `status`), the memory policy's notes
+    /// (scry-workspace's `memory`: also `daemon status` and the log), the
+    /// SCIP index's loading notes; shown as is.
     Said(String),
 }
 
@@ -359,7 +369,7 @@ pub struct CallItem {
 /// For incoming calls the sites are in the caller's file; for outgoing calls
 /// they are in the file of the item asked about.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Call {
+pub struct CallEdge {
     pub item: CallItem,
     pub sites: Vec<Loc>,
 }
@@ -508,7 +518,7 @@ pub enum Body {
     Calls {
         direction: CallDirection,
         item: Option<CallItem>,
-        calls: Vec<Call>,
+        calls: Vec<CallEdge>,
     },
     Status(StatusReport),
     Capabilities {

@@ -1,12 +1,14 @@
 //! The question: [`Query`] is what a front end parsed (plain optional
-//! fields, also what goes over the wire to a daemon), [`Query::validate`]
-//! checks it once and gives the [`Valid`] question, one variant per action
-//! carrying exactly the arguments that action takes.
+//! fields), [`Query::validate`] checks it once and gives the [`Valid`]
+//! question, carrying exactly the arguments its action takes: what goes
+//! over the wire to a daemon and what the engine answers. Nothing after a
+//! front end reads a `Query`.
 //!
 //! Invariants: every check of the arguments' combination lives here (front
 //! ends only parse their syntax into a `Query` and map [`Invalid`] to their
 //! words); validation touches no file and starts nothing; a blank string
-//! counts as not given; lines and columns in a `Valid` are 1-based.
+//! counts as not given; lines and columns in a `Valid` are 1-based; a
+//! `Valid` read from its serialized form holds what validation guarantees.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -15,8 +17,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::action::{self, Arg, Writes};
-use crate::engine::syntactic::{DEFAULT_MAP_BUDGET, MAX_MAP_BUDGET};
 use crate::error::OpError;
+use crate::limits::{DEFAULT_MAP_BUDGET, MAX_MAP_BUDGET};
 use crate::model::{Action, Question, SeverityFilter};
 
 /// A question, as any front end puts it.
@@ -34,7 +36,8 @@ pub struct Query {
     /// For `request`: the LSP method and its JSON params.
     pub method: Option<String>,
     pub params: Option<Value>,
-    /// The action's budget (default from the configuration, at most 120 s).
+    /// The action's budget (default from the configuration, at most
+    /// [`crate::limits::MAX_TIMEOUT`]).
     #[serde(with = "millis", rename = "timeout_ms")]
     pub timeout: Option<Duration>,
     /// For `diagnostics`: files, directories, globs (`src/**/*.py`) or `*`
@@ -67,8 +70,8 @@ pub struct Query {
     pub changes: bool,
 }
 
-/// `Option<Duration>` as whole milliseconds.
-mod millis {
+/// `Option<Duration>` as whole milliseconds (`#[serde(with = …)]`).
+pub mod millis {
     use std::time::Duration;
 
     use serde::{Deserialize, Deserializer, Serializer};
@@ -86,7 +89,8 @@ mod millis {
 }
 
 /// Where a positional question (and a rename) points.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Spot {
     /// A symbol looked up across the workspace (no file given).
     Named { symbol: String },
@@ -108,6 +112,14 @@ impl Spot {
         }
     }
 
+    /// The file asked in, if given.
+    pub fn path(&self) -> Option<&Path> {
+        match self {
+            Spot::Named { .. } => None,
+            Spot::InFile { path, .. } => Some(path),
+        }
+    }
+
     /// The 1-based line asked at, if given.
     pub fn line(&self) -> Option<u32> {
         match self {
@@ -115,27 +127,61 @@ impl Spot {
             Spot::InFile { line, .. } => *line,
         }
     }
+
+    /// The 1-based column asked at, if given.
+    pub fn column(&self) -> Option<u32> {
+        match self {
+            Spot::Named { .. } => None,
+            Spot::InFile { column, .. } => *column,
+        }
+    }
+
+    /// What [`Query::check`] guarantees of a spot: a non-blank symbol, or
+    /// in a file a line; lines and columns 1-based; a column with a line.
+    fn holds(&self) -> bool {
+        match self {
+            Spot::Named { symbol } => !blank(symbol),
+            Spot::InFile {
+                symbol,
+                line,
+                column,
+                ..
+            } => {
+                symbol.as_deref().is_none_or(|s| !blank(s))
+                    && (symbol.is_some() || line.is_some())
+                    && positions_hold(*line, *column)
+            }
+        }
+    }
 }
 
 /// Which code action to apply.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Choice {
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ActionChoice {
     /// 1-based, in the order the list shows.
     Index(usize),
     /// Exact, else a unique case-insensitive part.
     Title(String),
 }
 
-/// A validated question: one variant per action, with the arguments that
-/// action takes (the time budget, common to all, stays on the [`Query`]).
-#[derive(Debug, Clone, PartialEq)]
+/// A validated question: what the engine answers ([`crate::Engine::run`],
+/// with the time budget beside it) and what a front end sends the daemon.
+/// The positional actions (the action table's `positional` flag) share one
+/// variant; every other action has its own, carrying exactly the
+/// arguments it takes.
+///
+/// Made only by [`Query::check`], or read back from its serialized form,
+/// which checks the same invariants ([`Valid::holds`]): a daemon cannot be
+/// sent what a front end could not.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self", rename_all = "snake_case", tag = "kind")]
 pub enum Valid {
-    Definition(Spot),
-    Declaration(Spot),
-    TypeDefinition(Spot),
-    Implementation(Spot),
-    References(Spot),
-    Hover(Spot),
+    /// A question at a spot: definition, hover, references, calls, ….
+    Positional {
+        action: Action,
+        spot: Spot,
+    },
     Symbols {
         path: PathBuf,
     },
@@ -145,10 +191,9 @@ pub enum Valid {
         /// Ask the server of this file (else every running one).
         path: Option<PathBuf>,
     },
-    IncomingCalls(Spot),
-    OutgoingCalls(Spot),
     Diagnostics {
-        /// As given; empty: `path`, else the whole workspace.
+        /// In the engine's form ([`crate::diagnostics_target`]); empty:
+        /// `path`, else the whole workspace.
         targets: Vec<PathBuf>,
         path: Option<PathBuf>,
         severity: Option<SeverityFilter>,
@@ -169,7 +214,7 @@ pub enum Valid {
         line: Option<u32>,
         column: Option<u32>,
         /// None: list the actions.
-        choice: Option<Choice>,
+        choice: Option<ActionChoice>,
         apply: bool,
         idempotency_key: Option<String>,
     },
@@ -196,19 +241,44 @@ pub enum Valid {
     Reload,
 }
 
+impl Serialize for Valid {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        Valid::serialize(self, s)
+    }
+}
+
+impl<'de> Deserialize<'de> for Valid {
+    /// The serialized form, read back only when it holds what
+    /// [`Query::check`] guarantees.
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Valid, D::Error> {
+        let v = Valid::deserialize(d)?;
+        if v.holds() {
+            Ok(v)
+        } else {
+            Err(serde::de::Error::custom(format!(
+                "not a valid {} question",
+                v.action().name()
+            )))
+        }
+    }
+}
+
+fn blank(s: &str) -> bool {
+    s.trim().is_empty()
+}
+
+/// 1-based, and a column only with a line.
+fn positions_hold(line: Option<u32>, column: Option<u32>) -> bool {
+    line != Some(0) && column != Some(0) && (column.is_none() || line.is_some())
+}
+
 impl Valid {
+    /// The action asked.
     pub fn action(&self) -> Action {
         match self {
-            Valid::Definition(_) => Action::Definition,
-            Valid::Declaration(_) => Action::Declaration,
-            Valid::TypeDefinition(_) => Action::TypeDefinition,
-            Valid::Implementation(_) => Action::Implementation,
-            Valid::References(_) => Action::References,
-            Valid::Hover(_) => Action::Hover,
+            Valid::Positional { action, .. } => *action,
             Valid::Symbols { .. } => Action::Symbols,
             Valid::WorkspaceSymbols { .. } => Action::WorkspaceSymbols,
-            Valid::IncomingCalls(_) => Action::IncomingCalls,
-            Valid::OutgoingCalls(_) => Action::OutgoingCalls,
             Valid::Diagnostics { .. } => Action::Diagnostics,
             Valid::Rename { .. } => Action::Rename,
             Valid::CodeActions { .. } => Action::CodeActions,
@@ -221,19 +291,134 @@ impl Valid {
         }
     }
 
+    /// What [`Query::check`] guarantees (checked again when a `Valid` is
+    /// read from its serialized form).
+    fn holds(&self) -> bool {
+        match self {
+            Valid::Positional { action, spot } => action.facts().positional && spot.holds(),
+            Valid::WorkspaceSymbols { query, .. } => !blank(query),
+            Valid::Rename { spot, new_name, .. } => {
+                spot.holds()
+                    && !blank(new_name)
+                    && new_name_checked(new_name).as_ref() == Ok(new_name)
+            }
+            Valid::CodeActions {
+                symbol,
+                line,
+                column,
+                choice,
+                ..
+            } => {
+                symbol.as_deref().is_none_or(|s| !blank(s))
+                    && positions_hold(*line, *column)
+                    && !matches!(choice, Some(ActionChoice::Title(t)) if blank(t))
+            }
+            Valid::Map {
+                symbols, budget, ..
+            } => (1..=MAX_MAP_BUDGET).contains(budget) && !symbols.iter().any(|s| blank(s)),
+            Valid::Request { method, .. } => !blank(method),
+            Valid::Symbols { .. }
+            | Valid::Diagnostics { .. }
+            | Valid::Status
+            | Valid::Capabilities { .. }
+            | Valid::Undo { .. }
+            | Valid::Reload => true,
+        }
+    }
+
     /// The spot of a positional question or a rename.
     pub fn spot(&self) -> Option<&Spot> {
         match self {
-            Valid::Definition(s)
-            | Valid::Declaration(s)
-            | Valid::TypeDefinition(s)
-            | Valid::Implementation(s)
-            | Valid::References(s)
-            | Valid::Hover(s)
-            | Valid::IncomingCalls(s)
-            | Valid::OutgoingCalls(s)
-            | Valid::Rename { spot: s, .. } => Some(s),
+            Valid::Positional { spot, .. } | Valid::Rename { spot, .. } => Some(spot),
             _ => None,
+        }
+    }
+
+    /// The file the question names, if any (a map's are its focus).
+    pub fn path(&self) -> Option<&Path> {
+        match self {
+            Valid::Positional { spot, .. } | Valid::Rename { spot, .. } => spot.path(),
+            Valid::Symbols { path } | Valid::CodeActions { path, .. } => Some(path),
+            Valid::WorkspaceSymbols { path, .. }
+            | Valid::Diagnostics { path, .. }
+            | Valid::Capabilities { path }
+            | Valid::Request { path, .. } => path.as_deref(),
+            Valid::Map { .. } | Valid::Status | Valid::Undo { .. } | Valid::Reload => None,
+        }
+    }
+
+    /// The symbol the question names, if any (a map's first focus symbol).
+    pub fn symbol(&self) -> Option<&str> {
+        match self {
+            Valid::CodeActions { symbol, .. } => symbol.as_deref(),
+            Valid::Map { symbols, .. } => symbols.first().map(String::as_str),
+            v => v.spot().and_then(Spot::symbol),
+        }
+    }
+
+    /// The 1-based line asked at, if given.
+    pub fn line(&self) -> Option<u32> {
+        match self {
+            Valid::CodeActions { line, .. } => *line,
+            v => v.spot().and_then(Spot::line),
+        }
+    }
+
+    /// The 1-based column asked at, if given.
+    pub fn column(&self) -> Option<u32> {
+        match self {
+            Valid::CodeActions { column, .. } => *column,
+            v => v.spot().and_then(Spot::column),
+        }
+    }
+
+    /// A workspace-symbols query.
+    pub fn query(&self) -> Option<&str> {
+        match self {
+            Valid::WorkspaceSymbols { query, .. } => Some(query),
+            _ => None,
+        }
+    }
+
+    /// The edit's idempotency key, for a front end or a session to set or
+    /// qualify; `None` for an action that takes none.
+    pub fn idempotency_key_mut(&mut self) -> Option<&mut Option<String>> {
+        match self {
+            Valid::Rename {
+                idempotency_key, ..
+            }
+            | Valid::CodeActions {
+                idempotency_key, ..
+            }
+            | Valid::Undo {
+                idempotency_key, ..
+            } => Some(idempotency_key),
+            _ => None,
+        }
+    }
+
+    /// Whether answering changes state (files, the edit journal, the
+    /// servers): the action table's `writes`, where a preview (`apply`
+    /// off) and a list of code actions (none chosen) write nothing. Front
+    /// ends serialize such calls and never retry them.
+    pub fn writes(&self) -> bool {
+        let applies = match self {
+            Valid::Rename { apply, .. } | Valid::Undo { apply, .. } => *apply,
+            Valid::CodeActions { apply, choice, .. } => *apply && choice.is_some(),
+            _ => true,
+        };
+        applies && self.action().facts().writes != Writes::Never
+    }
+
+    /// The answer's header: the question as the engine read it, paths
+    /// absolute (relative ones from `root`).
+    pub(crate) fn question(&self, root: &Path) -> Question {
+        Question {
+            path: self.path().map(|p| root.join(p)),
+            symbol: self.symbol().map(str::to_string),
+            line: self.line(),
+            column: self.column(),
+            query: self.query().map(str::to_string),
         }
     }
 }
@@ -410,42 +595,7 @@ impl Query {
         }
     }
 
-    pub(crate) fn question(&self, root: &Path) -> Question {
-        Question {
-            path: self.path.as_ref().map(|p| {
-                if p.is_absolute() {
-                    p.clone()
-                } else {
-                    root.join(p)
-                }
-            }),
-            symbol: self.symbol.clone(),
-            line: self.line,
-            column: self.column,
-            query: self.query.clone(),
-        }
-    }
-
     /// Check the question once and give its validated form.
-    /// Whether answering changes state (files, the edit journal, the
-    /// servers): the action table's `writes`, where a preview (`apply`
-    /// off) and a list of code actions (none chosen) write nothing. Front
-    /// ends serialize such calls and never retry them.
-    pub fn writes(&self) -> bool {
-        let f = self.action.facts();
-        let applies = !f.takes(Arg::Apply) || self.apply;
-        match f.writes {
-            Writes::Never => false,
-            Writes::Always => applies,
-            Writes::Previewable => {
-                applies
-                    && (!f.takes(Arg::ActionIndex)
-                        || self.action_index.is_some()
-                        || self.action_title.is_some())
-            }
-        }
-    }
-
     pub fn validate(&self) -> Result<Valid, OpError> {
         self.check().map_err(OpError::from)
     }
@@ -503,14 +653,6 @@ impl Query {
             }
         };
         Ok(match action {
-            Action::Definition => Valid::Definition(spot()?),
-            Action::Declaration => Valid::Declaration(spot()?),
-            Action::TypeDefinition => Valid::TypeDefinition(spot()?),
-            Action::Implementation => Valid::Implementation(spot()?),
-            Action::References => Valid::References(spot()?),
-            Action::Hover => Valid::Hover(spot()?),
-            Action::IncomingCalls => Valid::IncomingCalls(spot()?),
-            Action::OutgoingCalls => Valid::OutgoingCalls(spot()?),
             Action::Symbols => Valid::Symbols {
                 path: self.path.clone().ok_or(bad(Arg::Path, Problem::Missing))?,
             },
@@ -553,8 +695,8 @@ impl Query {
                 let path = self.path.clone().ok_or(bad(Arg::Path, Problem::Missing))?;
                 let choice = match (self.action_index, title) {
                     (Some(_), Some(_)) => return Err(bad(Arg::ActionIndex, Problem::Both)),
-                    (Some(n), None) => Some(Choice::Index(n)),
-                    (None, Some(t)) => Some(Choice::Title(t)),
+                    (Some(n), None) => Some(ActionChoice::Index(n)),
+                    (None, Some(t)) => Some(ActionChoice::Title(t)),
                     (None, None) => None,
                 };
                 Valid::CodeActions {
@@ -597,6 +739,11 @@ impl Query {
                 path: self.path.clone(),
             },
             Action::Reload => Valid::Reload,
+            // The rest: the table's positional actions (tested), one variant.
+            _ => Valid::Positional {
+                action,
+                spot: spot()?,
+            },
         })
     }
 }

@@ -62,7 +62,7 @@ impl Fx {
         q.severity = Some(filter);
         q.timeout = Some(Duration::from_secs(20));
         let t = Instant::now();
-        let a = self.engine.run(&q).await.expect("diagnostics answer");
+        let a = self.engine.run_query(&q).await.expect("diagnostics answer");
         let Body::Diagnostics(r) = &a.body else {
             panic!("not a diagnostics body: {:?}", a.body)
         };
@@ -472,7 +472,7 @@ async fn hanging_and_garbage_linters_are_bounded_and_reported() {
     q.severity = Some(SeverityFilter::All);
     q.timeout = Some(Duration::from_millis(1500));
     let t = Instant::now();
-    let a = fx.engine.run(&q).await.unwrap();
+    let a = fx.engine.run_query(&q).await.unwrap();
     let took = t.elapsed();
     assert!(took < Duration::from_secs(4), "{took:?}");
     let Body::Diagnostics(r) = &a.body else {

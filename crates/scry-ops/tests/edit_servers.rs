@@ -66,7 +66,7 @@ fn snapshot(root: &Path, files: &[&str]) -> Vec<String> {
 async fn undo(fx: &Fx) -> EditReport {
     let mut q = Query::new(Action::Undo);
     q.timeout = Some(Duration::from_secs(30));
-    report(&fx.engine.run(&q).await.unwrap()).clone()
+    report(&fx.engine.run_query(&q).await.unwrap()).clone()
 }
 
 #[tokio::test]
@@ -79,7 +79,7 @@ async fn rust_analyzer_renames_across_files_and_modules_and_undoes() {
     // Preview first: exact diff, nothing written.
     let p = fx
         .engine
-        .run(&rename(
+        .run_query(&rename(
             "src/inventory.rs",
             "total_weight",
             "weight_sum",
@@ -101,7 +101,7 @@ async fn rust_analyzer_renames_across_files_and_modules_and_undoes() {
 
     let a = fx
         .engine
-        .run(&rename(
+        .run_query(&rename(
             "src/inventory.rs",
             "total_weight",
             "weight_sum",
@@ -120,7 +120,7 @@ async fn rust_analyzer_renames_across_files_and_modules_and_undoes() {
     // A module: rust-analyzer renames its file through a RenameFile.
     let a = fx
         .engine
-        .run(&rename("src/main.rs", "report", "summary", true))
+        .run_query(&rename("src/main.rs", "report", "summary", true))
         .await
         .unwrap();
     let r = report(&a);
@@ -143,7 +143,7 @@ async fn rust_analyzer_renames_across_files_and_modules_and_undoes() {
     // A symbol that cannot be renamed (a std item) is a clear refusal.
     let e = fx
         .engine
-        .run(&rename("src/main.rs", "println", "say", true))
+        .run_query(&rename("src/main.rs", "println", "say", true))
         .await
         .unwrap_err();
     assert_eq!(e.code(), "EDIT_REJECTED", "{e}");
@@ -158,7 +158,7 @@ async fn pyright_renames_across_files() {
     };
     let a = fx
         .engine
-        .run(&rename("inventory.py", "total_weight", "weight_sum", true))
+        .run_query(&rename("inventory.py", "total_weight", "weight_sum", true))
         .await
         .unwrap();
     let r = report(&a);
@@ -176,7 +176,7 @@ async fn typescript_renames_across_files() {
     };
     let a = fx
         .engine
-        .run(&rename(
+        .run_query(&rename(
             "src/inventory.ts",
             "total_weight",
             "weightSum",
@@ -209,7 +209,7 @@ async fn rust_analyzer_code_action_adds_a_missing_import() {
     q.path = Some("src/main.rs".into());
     q.symbol = Some("HashMap".into());
     q.timeout = Some(Duration::from_secs(90));
-    let list = fx.engine.run(&q).await.unwrap();
+    let list = fx.engine.run_query(&q).await.unwrap();
     let Body::CodeActions(l) = &list.body else {
         panic!("{list:?}")
     };
@@ -221,7 +221,7 @@ async fn rust_analyzer_code_action_adds_a_missing_import() {
         panic!("no import action: {:?}", l.actions);
     };
     q.action_index = Some(import.index);
-    let done = fx.engine.run(&q).await.unwrap();
+    let done = fx.engine.run_query(&q).await.unwrap();
     assert!(report(&done).applied);
     assert!(read(&fx, "src/main.rs").contains("use std::collections::HashMap;"));
     fx.engine.shutdown().await;
@@ -245,7 +245,7 @@ async fn typescript_quick_fix_from_a_diagnostic() {
     q.timeout = Some(Duration::from_secs(90));
     let mut found = None;
     for _ in 0..5 {
-        let list = fx.engine.run(&q).await.unwrap();
+        let list = fx.engine.run_query(&q).await.unwrap();
         if let Body::CodeActions(l) = &list.body
             && let Some(a) = l.actions.iter().find(|a| {
                 a.title.contains("import") && a.title.contains("item_weight")
@@ -261,7 +261,7 @@ async fn typescript_quick_fix_from_a_diagnostic() {
         panic!("no import quick fix offered");
     };
     q.action_index = Some(n);
-    let done = fx.engine.run(&q).await.unwrap();
+    let done = fx.engine.run_query(&q).await.unwrap();
     assert!(report(&done).applied);
     let now = read(&fx, "src/main.ts");
     assert!(
@@ -288,7 +288,7 @@ async fn pyright_rename_preview_names_the_other_target_on_the_line() {
     std::fs::write(fx.root.join("same.py"), src).unwrap();
     let mut q = rename("same.py", "size", "length", false);
     q.line = Some(10);
-    let a = fx.engine.run(&q).await.unwrap();
+    let a = fx.engine.run_query(&q).await.unwrap();
     let r = report(&a);
     assert!(!r.applied, "{r:?}");
     assert_eq!(read(&fx, "same.py"), src, "a preview writes nothing");
@@ -321,7 +321,7 @@ async fn pyright_code_actions_name_the_other_target_and_applied_rename_does_not(
     q.symbol = Some("size".into());
     q.line = Some(10);
     q.timeout = Some(Duration::from_secs(90));
-    let a = fx.engine.run(&q).await.unwrap();
+    let a = fx.engine.run_query(&q).await.unwrap();
     let same = a.same_name.as_ref().expect("the other target is named");
     assert_eq!(
         (same.others[0].line, same.others[0].col),
@@ -330,7 +330,7 @@ async fn pyright_code_actions_name_the_other_target_and_applied_rename_does_not(
     );
     let mut q = rename("same.py", "size", "length", true);
     q.line = Some(10);
-    let a = fx.engine.run(&q).await.unwrap();
+    let a = fx.engine.run_query(&q).await.unwrap();
     assert!(report(&a).applied);
     assert!(a.same_name.is_none(), "{:?}", a.same_name);
     fx.engine.shutdown().await;

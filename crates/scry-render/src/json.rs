@@ -8,7 +8,7 @@
 
 use std::path::Path;
 
-use scry_ops::{Answer, Body, Call, CallItem, Loc, ServerStatus, SymbolItem, SymbolNode};
+use scry_ops::{Answer, Body, CallEdge, CallItem, Loc, ServerStatus, SymbolItem, SymbolNode};
 use serde_json::{Map, Value, json};
 
 use crate::common::{Placed, clip_line, distinct_files, flatten_outline, place, sort_dedup};
@@ -602,7 +602,7 @@ fn symbol_item_json(s: &SymbolItem, p: &Placed) -> Value {
     Value::Object(m)
 }
 
-fn call_json(call: &Call, root: &Path) -> Value {
+fn call_json(call: &CallEdge, root: &Path) -> Value {
     let sites = sort_dedup(
         call.sites
             .iter()

@@ -44,8 +44,8 @@ pub struct RenderOptions {
 impl Default for RenderOptions {
     fn default() -> Self {
         RenderOptions {
-            max_locations: 100,
-            max_chars: 16_000,
+            max_locations: scry_workspace::config::defaults::MAX_LOCATIONS,
+            max_chars: scry_workspace::config::defaults::MAX_CHARS,
             dialect: Dialect::default(),
         }
     }

@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use scry_ops::{
-    Alternative, Answer, Body, Call, CallDirection, CallItem, Loc, ServerStatus, StatusReport,
+    Alternative, Answer, Body, CallDirection, CallEdge, CallItem, Loc, ServerStatus, StatusReport,
     SymbolItem, SymbolNode,
 };
 use serde_json::Value;
@@ -477,7 +477,7 @@ fn call_item_line(item: &CallItem, root: &Path) -> String {
     )
 }
 
-fn render_calls(ctx: &Ctx, direction: CallDirection, calls: &[Call]) -> Rendered {
+fn render_calls(ctx: &Ctx, direction: CallDirection, calls: &[CallEdge]) -> Rendered {
     let placed = sort_dedup(
         calls
             .iter()

@@ -11,6 +11,7 @@
 
 use std::path::Path;
 
+use scry_ops::edit::journal::Recovered;
 use scry_ops::{Precision, Reason, SameName, Selector, Via};
 
 use crate::display_path;
@@ -159,8 +160,75 @@ pub(crate) fn reason(r: &Reason, root: &Path) -> String {
             .map(|r| reason(r, root))
             .collect::<Vec<_>>()
             .join("; "),
+        Reason::DaemonNotUsed { why } => {
+            format!("scry daemon: not used ({why}); this call ran in-process")
+        }
+        Reason::ServedByDaemon { pid } => format!(
+            "served by the scry daemon (pid {pid}; `scry daemon status`, `scry daemon stop`)"
+        ),
+        Reason::Recovered(r) => recovered(r, root),
         Reason::Said(s) => s.clone(),
     }
+}
+
+/// What recovery did with a dead writer's edit, in one line.
+fn recovered(r: &Recovered, root: &Path) -> String {
+    let list = |ps: &[std::path::PathBuf]| {
+        let mut names: Vec<String> = ps.iter().take(5).map(|p| display_path(p, root)).collect();
+        if ps.len() > 5 {
+            names.push(format!("… {} more", ps.len() - 5));
+        }
+        names.join(", ")
+    };
+    let what = if r.undo {
+        format!("an undo of {}", r.title)
+    } else {
+        format!("the edit {}", r.title)
+    };
+    let mut out = if r.completed {
+        let kept = if r.undo {
+            "it is kept, the edit stays undone"
+        } else {
+            "it is kept as applied (`undo` reverts it)"
+        };
+        format!(
+            "recovered: {what} (journal entry {}) was interrupted after it had written every file; {kept}",
+            r.id
+        )
+    } else {
+        let mut parts = vec![format!("{} file(s) restored", r.restored.len())];
+        if !r.removed.is_empty() {
+            parts.push(format!("{} created file(s) removed", r.removed.len()));
+        }
+        parts.push(format!(
+            "{} staged temporary file(s) removed",
+            r.temps_removed
+        ));
+        format!(
+            "recovered: {what} (journal entry {}) was interrupted by the death of its writer and rolled back: {}; nothing of it remains",
+            r.id,
+            parts.join(", ")
+        )
+    };
+    if !r.restored.is_empty() && !r.completed {
+        out.push_str(&format!(" (restored: {})", list(&r.restored)));
+    }
+    if !r.left_alone.is_empty() {
+        out.push_str(&format!(
+            "; changed since by someone else, left as they are: {}",
+            list(&r.left_alone)
+        ));
+    }
+    if !r.failed.is_empty() {
+        let f: Vec<String> = r
+            .failed
+            .iter()
+            .take(5)
+            .map(|(p, e)| format!("{}: {e}", display_path(p, root)))
+            .collect();
+        out.push_str(&format!("; NOT restored: {}", f.join("; ")));
+    }
+    out
 }
 
 /// Why an answer is empty, as the text's `Reason:` says it: an indexing
@@ -282,6 +350,46 @@ pub(crate) fn selectors(select: &[Selector], dialect: Dialect) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn recovery_and_daemon_notes() {
+        let root = Path::new("/w");
+        let mut r = Recovered {
+            id: "e1".into(),
+            title: "rename `a` to `b`".into(),
+            undo: false,
+            completed: false,
+            restored: vec![root.join("src/a.rs")],
+            removed: Vec::new(),
+            temps_removed: 2,
+            left_alone: vec![root.join("x.rs")],
+            failed: vec![(root.join("y.rs"), "permission denied".into())],
+        };
+        let said = |r: &Recovered| reason(&Reason::Recovered(Box::new(r.clone())), root);
+        assert_eq!(
+            said(&r),
+            "recovered: the edit rename `a` to `b` (journal entry e1) was interrupted by the death of its writer and rolled back: 1 file(s) restored, 2 staged temporary file(s) removed; nothing of it remains (restored: src/a.rs); changed since by someone else, left as they are: x.rs; NOT restored: y.rs: permission denied"
+        );
+        (r.undo, r.completed) = (true, true);
+        (r.left_alone, r.failed) = (Vec::new(), Vec::new());
+        assert_eq!(
+            said(&r),
+            "recovered: an undo of rename `a` to `b` (journal entry e1) was interrupted after it had written every file; it is kept, the edit stays undone"
+        );
+        assert_eq!(
+            reason(
+                &Reason::DaemonNotUsed {
+                    why: "no socket".into()
+                },
+                root
+            ),
+            "scry daemon: not used (no socket); this call ran in-process"
+        );
+        assert_eq!(
+            reason(&Reason::ServedByDaemon { pid: 7 }, root),
+            "served by the scry daemon (pid 7; `scry daemon status`, `scry daemon stop`)"
+        );
+    }
 
     #[test]
     fn selectors_in_each_dialect() {

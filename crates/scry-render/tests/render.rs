@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use scry_ops::{
-    Action, Alternative, Answer, AskedAt, Body, Call, CallDirection, CallItem, Loc, OpError,
+    Action, Alternative, Answer, AskedAt, Body, CallDirection, CallEdge, CallItem, Loc, OpError,
     Question, Reason, RunningServer, Selector, ServerStatus, StatusReport, SymbolItem, SymbolNode,
     Via,
 };
@@ -496,7 +496,7 @@ fn incoming_calls() {
                 loc("src/inventory.rs", 12, 8, 12, None),
             )),
             calls: vec![
-                Call {
+                CallEdge {
                     item: citem("main", "function", loc("src/main.rs", 2, 4, 4, None)),
                     sites: vec![
                         loc(
@@ -515,7 +515,7 @@ fn incoming_calls() {
                         ),
                     ],
                 },
-                Call {
+                CallEdge {
                     item: citem("report", "method", loc("src/inventory.rs", 28, 12, 6, None)),
                     sites: vec![loc(
                         "src/inventory.rs",

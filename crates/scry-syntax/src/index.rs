@@ -271,12 +271,12 @@ impl SyntaxIndex {
         let mut changed = removed;
         for (rel, outcome) in done {
             match outcome {
-                Outcome::Indexed(e, was_parsed) => {
+                Scanned::Indexed(e, was_parsed) => {
                     parsed += usize::from(was_parsed);
                     changed = true;
                     files.insert(rel, e);
                 }
-                Outcome::Skipped(reason) => skipped.push(Skipped { path: rel, reason }),
+                Scanned::Skipped(reason) => skipped.push(Skipped { path: rel, reason }),
             }
         }
         skipped.sort_by(|a, b| a.path.cmp(&b.path));
@@ -308,7 +308,7 @@ impl SyntaxIndex {
         &self,
         todo: &[(PathBuf, u64, u64)],
         old: &HashMap<PathBuf, Entry>,
-    ) -> Vec<(PathBuf, Outcome)> {
+    ) -> Vec<(PathBuf, Scanned)> {
         if todo.is_empty() {
             return Vec::new();
         }
@@ -345,22 +345,22 @@ impl SyntaxIndex {
         size: u64,
         mtime: u64,
         old: Option<&Entry>,
-    ) -> Outcome {
+    ) -> Scanned {
         // The one safe reader: a file swapped for a FIFO or a device since
         // the walk, or grown past the limit, is skipped, never blocked on.
         let bytes = match scry_base::disk::read(&self.root.join(rel), MAX_FILE_BYTES) {
             Ok(b) => b,
             Err(scry_base::disk::ReadError::NotRegular { kind, .. }) => {
-                return Outcome::Skipped(format!("not a regular file ({kind})"));
+                return Scanned::Skipped(format!("not a regular file ({kind})"));
             }
             Err(scry_base::disk::ReadError::TooLarge { len, .. }) => {
-                return Outcome::Skipped(format!(
+                return Scanned::Skipped(format!(
                     "{} KiB, over the {} KiB limit",
                     len.div_ceil(1024),
                     MAX_FILE_BYTES / 1024
                 ));
             }
-            Err(_) => return Outcome::Skipped("unreadable".into()),
+            Err(_) => return Scanned::Skipped("unreadable".into()),
         };
         let hash = content_hash(&bytes);
         if let Some(e) = old
@@ -369,21 +369,21 @@ impl SyntaxIndex {
         {
             let mut e = e.clone();
             e.mtime = mtime;
-            return Outcome::Indexed(e, false);
+            return Scanned::Indexed(e, false);
         }
         if let Some(r) = binary_reason(&bytes) {
-            return Outcome::Skipped(r.into());
+            return Scanned::Skipped(r.into());
         }
         let text = std::str::from_utf8(&bytes).unwrap_or_default();
         let Some(spec) = lang::spec_for(rel) else {
-            return Outcome::Skipped("no grammar".into());
+            return Scanned::Skipped("no grammar".into());
         };
         let Some(l) = lang::lang(&spec.id) else {
-            return Outcome::Skipped(format!("grammar {} unavailable", spec.grammar));
+            return Scanned::Skipped(format!("grammar {} unavailable", spec.grammar));
         };
         let index = index_text(&l, parser, text);
         let _ = size;
-        Outcome::Indexed(
+        Scanned::Indexed(
             Entry {
                 size: bytes.len() as u64,
                 mtime,
@@ -463,7 +463,7 @@ impl SyntaxIndex {
     }
 }
 
-enum Outcome {
+enum Scanned {
     /// The entry, and whether it was parsed (false: same content).
     Indexed(Entry, bool),
     Skipped(String),

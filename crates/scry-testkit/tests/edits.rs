@@ -61,7 +61,7 @@ fn query(action_index: Option<usize>, apply: bool) -> Query {
 #[tokio::test]
 async fn command_edits_go_through_the_edit_path_and_get_an_honest_reply() {
     let fx = fixture();
-    let list = fx.engine.run(&query(None, true)).await.unwrap();
+    let list = fx.engine.run_query(&query(None, true)).await.unwrap();
     let text = render_text(&list, &fx.root, &RenderOptions::default());
     assert!(
         text.contains("1. Uppercase first line [quickfix, preferred]"),
@@ -71,7 +71,7 @@ async fn command_edits_go_through_the_edit_path_and_get_an_honest_reply() {
 
     // Preview: a command-carrying action is not run (the command could
     // write files itself); the preview says so and the file is untouched.
-    let preview = fx.engine.run(&query(Some(1), false)).await.unwrap();
+    let preview = fx.engine.run_query(&query(Some(1), false)).await.unwrap();
     let Body::Edit(r) = &preview.body else {
         panic!("not an edit: {preview:?}")
     };
@@ -99,7 +99,7 @@ async fn command_edits_go_through_the_edit_path_and_get_an_honest_reply() {
     // Apply: the applyEdit is applied (CRLF kept) and answered applied:true.
     let mut q = query(Some(1), true);
     q.idempotency_key = Some("mcp-7".into());
-    let done = fx.engine.run(&q).await.unwrap();
+    let done = fx.engine.run_query(&q).await.unwrap();
     let text = render_text(&done, &fx.root, &RenderOptions::default());
     assert!(
         text.starts_with("Applied code action `Uppercase first line`: 1 edit in 1 file"),
@@ -123,7 +123,7 @@ async fn command_edits_go_through_the_edit_path_and_get_an_honest_reply() {
     );
 
     // The same request id again: replayed, the command is not run twice.
-    let again = fx.engine.run(&q).await.unwrap();
+    let again = fx.engine.run_query(&q).await.unwrap();
     let Body::Edit(r) = &again.body else { panic!() };
     assert!(r.replayed);
     let runs = std::fs::read_to_string(&fx.log)
@@ -133,7 +133,7 @@ async fn command_edits_go_through_the_edit_path_and_get_an_honest_reply() {
     assert_eq!(runs, 1, "one apply, no run for the preview or the replay");
 
     // A direct edit (action 2), then undo restores it.
-    fx.engine.run(&query(Some(2), true)).await.unwrap();
+    fx.engine.run_query(&query(Some(2), true)).await.unwrap();
     assert!(
         std::fs::read_to_string(fx.root.join("a.fake"))
             .unwrap()
@@ -141,7 +141,7 @@ async fn command_edits_go_through_the_edit_path_and_get_an_honest_reply() {
     );
     let mut u = Query::new(Action::Undo);
     u.timeout = Some(Duration::from_secs(10));
-    fx.engine.run(&u).await.unwrap();
+    fx.engine.run_query(&u).await.unwrap();
     assert_eq!(
         std::fs::read_to_string(fx.root.join("a.fake")).unwrap(),
         after
@@ -152,7 +152,7 @@ async fn command_edits_go_through_the_edit_path_and_get_an_honest_reply() {
 #[tokio::test]
 async fn a_stale_server_view_is_refused_and_the_server_told_why() {
     let fx = fixture();
-    fx.engine.run(&query(None, true)).await.unwrap();
+    fx.engine.run_query(&query(None, true)).await.unwrap();
     // The file changes behind the server's back; the server's edit (computed
     // for its old view) must be refused with nothing written.
     let changed = "fn other() {}\r\n";
@@ -162,7 +162,7 @@ async fn a_stale_server_view_is_refused_and_the_server_told_why() {
     // change after that by making the server's copy stale: write again
     // right after the list).
     let q = query(Some(1), true);
-    let r = fx.engine.run(&q).await;
+    let r = fx.engine.run_query(&q).await;
     // Either the engine synced the new content first (then the edit is
     // correct for it) or it refused; never a mix.
     let now = std::fs::read_to_string(fx.root.join("a.fake")).unwrap();

@@ -84,7 +84,7 @@ impl Fixture {
     }
 
     async fn run(&self, q: &Query) -> Result<Answer, OpError> {
-        self.engine.run(q).await
+        self.engine.run_query(q).await
     }
 
     /// The pid the running session reports (the only one: one server, one root).
@@ -543,7 +543,7 @@ async fn indexing_is_waited_for() {
         let engine = fx.engine.clone();
         let q = fx.query(Action::Definition, "a.fake", "target", 10_000);
         let t0 = Instant::now();
-        let task = tokio::spawn(async move { engine.run(&q).await });
+        let task = tokio::spawn(async move { engine.run_query(&q).await });
 
         // Status while the definition waits: the server reports indexing.
         let mut saw_indexing = None;

@@ -88,18 +88,18 @@ async fn until(what: &str, cond: impl Fn() -> bool) {
 async fn document_symbols_are_asked_once_per_version() {
     let fx = fixture(false);
     let sym = "textDocument/documentSymbol";
-    fx.engine.run(&by_name()).await.unwrap();
+    fx.engine.run_query(&by_name()).await.unwrap();
     assert_eq!(count(&fx.log, sym), 1);
     // Unchanged: the reply kept for this version is used.
-    fx.engine.run(&by_name()).await.unwrap();
-    fx.engine.run(&by_name()).await.unwrap();
+    fx.engine.run_query(&by_name()).await.unwrap();
+    fx.engine.run_query(&by_name()).await.unwrap();
     assert_eq!(count(&fx.log, sym), 1);
     // Changed on disk: synced (a new version), asked again.
     std::fs::write(fx.root.join("a.fake"), "beta alpha\nalpha\n").unwrap();
-    fx.engine.run(&by_name()).await.unwrap();
+    fx.engine.run_query(&by_name()).await.unwrap();
     assert_eq!(count(&fx.log, sym), 2);
     assert_eq!(count(&fx.log, "textDocument/didChange"), 1);
-    fx.engine.run(&by_name()).await.unwrap();
+    fx.engine.run_query(&by_name()).await.unwrap();
     assert_eq!(count(&fx.log, sym), 2);
     fx.engine.shutdown().await;
 }
@@ -112,7 +112,7 @@ fn first(log: &[Value], f: impl Fn(&Value) -> bool) -> Option<usize> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_file_written_just_before_reaches_a_watching_server_first() {
     let fx = fixture(true);
-    fx.engine.run(&by_name()).await.unwrap();
+    fx.engine.run_query(&by_name()).await.unwrap();
     let session = fx.engine.workspace().running().pop().expect("running");
     until("the watcher registration", || {
         session
@@ -125,7 +125,7 @@ async fn a_file_written_just_before_reaches_a_watching_server_first() {
         let uri = scry_lsp::path_to_uri(&fx.root.join(&name));
         let before = log(&fx.log).len();
         std::fs::write(fx.root.join(&name), "alpha\n").unwrap();
-        fx.engine.run(&by_name()).await.unwrap();
+        fx.engine.run_query(&by_name()).await.unwrap();
         let after = log(&fx.log)[before..].to_vec();
         let told = first(&after, |m| {
             m["method"] == "workspace/didChangeWatchedFiles"
@@ -145,11 +145,11 @@ async fn a_file_written_just_before_reaches_a_watching_server_first() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_without_file_watchers_is_told_nothing() {
     let fx = fixture(false);
-    fx.engine.run(&by_name()).await.unwrap();
+    fx.engine.run_query(&by_name()).await.unwrap();
     std::fs::write(fx.root.join("new.fake"), "alpha\n").unwrap();
-    fx.engine.run(&by_name()).await.unwrap();
+    fx.engine.run_query(&by_name()).await.unwrap();
     tokio::time::sleep(Duration::from_millis(200)).await;
-    fx.engine.run(&by_name()).await.unwrap();
+    fx.engine.run_query(&by_name()).await.unwrap();
     assert_eq!(count(&fx.log, "workspace/didChangeWatchedFiles"), 0);
     assert_eq!(count(&fx.log, "textDocument/references"), 3);
     fx.engine.shutdown().await;

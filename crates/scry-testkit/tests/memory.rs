@@ -92,7 +92,7 @@ impl Fixture {
         q.path = Some(PathBuf::from(format!("a.{ext}")));
         q.symbol = Some("target".into());
         q.timeout = Some(Duration::from_secs(20));
-        let a = self.engine.run(&q).await.expect("hover answered");
+        let a = self.engine.run_query(&q).await.expect("hover answered");
         match &a.body {
             Body::Hover { text } => assert!(text.contains("fake target"), "{text}"),
             other => panic!("expected hover, got {other:?}"),
@@ -103,7 +103,7 @@ impl Fixture {
     async fn status(&self) -> scry_ops::StatusReport {
         let a = self
             .engine
-            .run(&Query::new(Action::Status))
+            .run_query(&Query::new(Action::Status))
             .await
             .expect("status");
         match a.body {
@@ -267,7 +267,7 @@ async fn a_server_that_grows_over_its_cap_is_restarted_before_the_next_call() {
         );
         let text = scry_render::render_text(
             &fx.engine
-                .run(&Query::new(Action::Status))
+                .run_query(&Query::new(Action::Status))
                 .await
                 .expect("status"),
             fx.ws().root(),
@@ -368,7 +368,7 @@ async fn a_server_in_use_is_never_restarted_under_its_call() {
             q.path = Some(PathBuf::from("a.fake"));
             q.symbol = Some("target".into());
             q.timeout = Some(Duration::from_secs(30));
-            engine.run(&q).await
+            engine.run_query(&q).await
         });
         // Wait for the call to be in flight with the child holding memory.
         wait_until("the child holds its memory", || {

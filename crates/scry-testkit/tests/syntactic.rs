@@ -115,7 +115,7 @@ async fn java_answers_without_a_server() {
     let dir = "src/main/java/shop";
     let def = ws
         .engine
-        .run(&query(
+        .run_query(&query(
             Action::Definition,
             &format!("{dir}/Report.java"),
             "totalWeight",
@@ -138,7 +138,7 @@ async fn java_answers_without_a_server() {
     // string in Main.java (line 9) are not references.
     let refs = ws
         .engine
-        .run(&query(
+        .run_query(&query(
             Action::References,
             &format!("{dir}/Inventory.java"),
             "totalWeight",
@@ -158,7 +158,7 @@ async fn java_answers_without_a_server() {
 
     let mut sym = Query::new(Action::Symbols);
     sym.path = Some(PathBuf::from(format!("{dir}/Inventory.java")));
-    let outline = ws.engine.run(&sym).await.unwrap();
+    let outline = ws.engine.run_query(&sym).await.unwrap();
     assert_syntactic(&ws, &outline);
     let Body::Outline { symbols, .. } = &outline.body else {
         panic!()
@@ -185,7 +185,7 @@ async fn java_answers_without_a_server() {
 
     let hover = ws
         .engine
-        .run(&query(
+        .run_query(&query(
             Action::Hover,
             &format!("{dir}/Main.java"),
             "restock",
@@ -201,7 +201,7 @@ async fn java_answers_without_a_server() {
 
     let imp = ws
         .engine
-        .run(&query(
+        .run_query(&query(
             Action::Implementation,
             &format!("{dir}/Shape.java"),
             "Shape",
@@ -217,7 +217,7 @@ async fn java_answers_without_a_server() {
     // Qualified names resolve by the enclosing class.
     let q = ws
         .engine
-        .run(&query(
+        .run_query(&query(
             Action::Definition,
             &format!("{dir}/Main.java"),
             "Square.area",
@@ -232,7 +232,7 @@ async fn java_answers_without_a_server() {
 
     let mut wsq = Query::new(Action::WorkspaceSymbols);
     wsq.query = Some("weight".into());
-    let found = ws.engine.run(&wsq).await.unwrap();
+    let found = ws.engine.run_query(&wsq).await.unwrap();
     assert_syntactic(&ws, &found);
     let Body::WorkspaceSymbols { symbols, .. } = &found.body else {
         panic!()
@@ -243,7 +243,7 @@ async fn java_answers_without_a_server() {
     // A name nothing defines: the server's error stands.
     let err = ws
         .engine
-        .run(&query(
+        .run_query(&query(
             Action::Definition,
             &format!("{dir}/Main.java"),
             "nowhere",
@@ -254,7 +254,11 @@ async fn java_answers_without_a_server() {
     assert!(matches!(err, OpError::NoServer(_)), "{err:?}");
 
     // `status` says how much is indexed and how big the cache is.
-    let st = ws.engine.run(&Query::new(Action::Status)).await.unwrap();
+    let st = ws
+        .engine
+        .run_query(&Query::new(Action::Status))
+        .await
+        .unwrap();
     let text = render_text(&st, &ws.root, &RenderOptions::default());
     let line = text
         .lines()
@@ -271,7 +275,7 @@ async fn ruby_answers_without_a_server() {
     let ws = workspace(json!({}), Some("ruby"), &[]);
     let def = ws
         .engine
-        .run(&query(
+        .run_query(&query(
             Action::Definition,
             "lib/main.rb",
             "total_weight",
@@ -286,7 +290,7 @@ async fn ruby_answers_without_a_server() {
     );
     let refs = ws
         .engine
-        .run(&query(
+        .run_query(&query(
             Action::References,
             "lib/inventory.rb",
             "total_weight",
@@ -305,7 +309,7 @@ async fn ruby_answers_without_a_server() {
     );
     let mut sym = Query::new(Action::Symbols);
     sym.path = Some(PathBuf::from("lib/shapes.rb"));
-    let outline = ws.engine.run(&sym).await.unwrap();
+    let outline = ws.engine.run_query(&sym).await.unwrap();
     let Body::Outline { symbols, .. } = &outline.body else {
         panic!()
     };
@@ -313,7 +317,7 @@ async fn ruby_answers_without_a_server() {
     assert_eq!(tops, vec!["Shape", "Square"]);
     let imp = ws
         .engine
-        .run(&query(
+        .run_query(&query(
             Action::Implementation,
             "lib/shapes.rb",
             "Shape",
@@ -335,7 +339,7 @@ async fn disabled_server_falls_back() {
     let ws = workspace(servers, None, &[("a.rs", RUST_SOURCE)]);
     let a = ws
         .engine
-        .run(&query(Action::References, "a.rs", "target", 5000))
+        .run_query(&query(Action::References, "a.rs", "target", 5000))
         .await
         .unwrap();
     assert_syntactic(&ws, &a);
@@ -356,7 +360,7 @@ async fn server_exiting_at_once_falls_back_with_the_reason() {
     );
     let a = ws
         .engine
-        .run(&query(Action::Definition, "a.rs", "target", 5000))
+        .run_query(&query(Action::Definition, "a.rs", "target", 5000))
         .await
         .unwrap();
     assert_syntactic(&ws, &a);
@@ -379,7 +383,7 @@ async fn indexing_past_the_deadline_gives_a_partial_syntactic_answer() {
     let t0 = Instant::now();
     let a = ws
         .engine
-        .run(&query(Action::Definition, "a.rs", "target", 3000))
+        .run_query(&query(Action::Definition, "a.rs", "target", 3000))
         .await
         .unwrap();
     let took = t0.elapsed();
@@ -410,7 +414,7 @@ async fn a_working_server_answers_itself() {
     let ws = workspace(fake("normal", &["rs"], &[]), None, &[("a.rs", RUST_SOURCE)]);
     let a = ws
         .engine
-        .run(&query(Action::Definition, "a.rs", "target", 5000))
+        .run_query(&query(Action::Definition, "a.rs", "target", 5000))
         .await
         .unwrap();
     assert_eq!(a.precision, None);
@@ -445,7 +449,7 @@ async fn huge_binary_and_broken_files() {
     std::fs::write(ws.root.join("Bin.java"), b"class Bin {}\0\x01").unwrap();
     let mut sym = Query::new(Action::Symbols);
     sym.path = Some(PathBuf::from("Huge.java"));
-    let a = ws.engine.run(&sym).await.unwrap();
+    let a = ws.engine.run_query(&sym).await.unwrap();
     let reason = said(&ws, &a.empty_reason);
     assert!(
         reason
@@ -453,17 +457,17 @@ async fn huge_binary_and_broken_files() {
         "{reason}"
     );
     sym.path = Some(PathBuf::from("Bin.java"));
-    let a = ws.engine.run(&sym).await.unwrap();
+    let a = ws.engine.run_query(&sym).await.unwrap();
     assert!(said(&ws, &a.empty_reason).contains("binary"), "binary said");
     let d = ws
         .engine
-        .run(&query(Action::Definition, "Uses.java", "ok", 5000))
+        .run_query(&query(Action::Definition, "Uses.java", "ok", 5000))
         .await
         .unwrap();
     assert_eq!(places(&ws, &d), vec![("Broken.java".to_string(), 2, 8)]);
     let d = ws
         .engine
-        .run(&query(Action::References, "Broken.java", "ok", 5000))
+        .run_query(&query(Action::References, "Broken.java", "ok", 5000))
         .await
         .unwrap();
     assert!(

@@ -9,7 +9,7 @@
 //!   two files, then `textDocument/references` / `textDocument/definition` at
 //!   the known positions from `fixtures/expected.json`.
 //! * **scry**: one `scry_ops::Engine` over `Workspace::open(copy)`; each timed
-//!   call is `engine.run(&query)` plus `scry_render::render_text` of the answer,
+//!   call is `engine.run_query(&query)` plus `scry_render::render_text` of the answer,
 //!   once by symbol name and once by explicit line + column.
 //!
 //! * **MCP hop**: the line+col references question straight against the
@@ -276,7 +276,7 @@ fn count(a: &Answer) -> usize {
 /// One scry call as a front end makes it: run + render_text. Returns the
 /// location count and the rendered length.
 async fn scry_call(engine: &Engine, q: &Query, opts: &RenderOptions) -> (usize, Answer) {
-    let a = engine.run(q).await.expect("scry run");
+    let a = engine.run_query(q).await.expect("scry run");
     let text = render_text(&a, engine.workspace().root(), opts);
     std::hint::black_box(&text);
     (count(&a), a)

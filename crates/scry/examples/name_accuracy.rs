@@ -124,7 +124,7 @@ fn body_locs(b: &Body) -> Set {
 }
 
 async fn ask(engine: &Engine, q: Query) -> Option<Answer> {
-    engine.run(&q).await.ok()
+    engine.run_query(&q).await.ok()
 }
 
 fn query(action: Action, path: &Path, symbol: Option<&str>, line: u32, col: Option<u32>) -> Query {

@@ -1,5 +1,7 @@
 //! `scry`: the command-line front end. Parses arguments into one `Query`,
-//! hands it to its one answerer (`scry_daemon::answer`): the per-user
+//! validates it once (a refusal is a usage error or the engine's error
+//! text) and hands the valid question to its one answerer
+//! (`scry_daemon::answer`): the per-user
 //! daemon (started on first use) or, with `--no-daemon`/`SCRY_NO_DAEMON=1`
 //! or when the daemon cannot start, a `Local` engine in this process;
 //! prints the reply rendered with the reply's root and limits on stdout
@@ -17,7 +19,7 @@ use clap::{CommandFactory, Parser};
 use scry_daemon::answer::{self, Baseline, Choice};
 use scry_daemon::proto::{Call, Reply};
 use scry_ops::action::Arg;
-use scry_ops::{Action, Engine, Invalid, OpError, Problem, Query, SeverityFilter};
+use scry_ops::{Action, Engine, Invalid, OpError, Problem, Query, SeverityFilter, TargetKind};
 use scry_render::{error_json, render_error, render_json, render_text};
 use scry_workspace::Workspace;
 
@@ -83,8 +85,7 @@ struct Cli {
     /// For `map`: repeatable, the symbols to focus on.
     #[arg(long)]
     symbol: Vec<String>,
-    /// For `map`: the character budget (default 4000).
-    #[arg(long)]
+    #[arg(long, help = budget_help())]
     budget: Option<i64>,
     /// 1-based line: a hint for which occurrence of the symbol is meant.
     #[arg(long)]
@@ -138,10 +139,15 @@ struct Cli {
 /// `--timeout-ms`'s help, from the configuration's default and the
 /// engine's maximum.
 fn timeout_help() -> String {
+    use scry_workspace::config::defaults::{MAX_TIMEOUT_MS, TIMEOUT_MS};
+    format!("Time budget in milliseconds (default {TIMEOUT_MS}, at most {MAX_TIMEOUT_MS})")
+}
+
+/// `--budget`'s help, from the engine's default and maximum.
+fn budget_help() -> String {
+    use scry_ops::limits::{DEFAULT_MAP_BUDGET, MAX_MAP_BUDGET};
     format!(
-        "Time budget in milliseconds (default {}, at most {})",
-        scry_workspace::config::Limits::default().timeout_ms,
-        scry_ops::MAX_TIMEOUT.as_millis()
+        "For `map`: the character budget (default {DEFAULT_MAP_BUDGET}, at most {MAX_MAP_BUDGET})"
     )
 }
 
@@ -200,12 +206,17 @@ fn main() -> ExitCode {
         Ok(q) => q,
         Err(msg) => return usage(&msg),
     };
+    let question = match query.validate() {
+        Ok(v) => v,
+        Err(e) => return report(&e, &root, cli.json),
+    };
     let runtime = match runtime(2) {
         Ok(r) => r,
         Err(code) => return code,
     };
     let opted_out = cli.no_daemon || scry_daemon::paths::opted_out();
-    let code = runtime.block_on(answer(&cli, opted_out, Call::new(cwd, root, query)));
+    let call = Call::new(cwd, root, question, query.timeout);
+    let code = runtime.block_on(answer(&cli, opted_out, call));
     // The answer is out: blocking work a call left behind at its deadline
     // (an index build, a stuck read) does not hold the exit.
     runtime.shutdown_background();
@@ -252,7 +263,7 @@ fn print_reply(json: bool, reply: Reply) -> ExitCode {
         eprintln!("scry: warning: {w}");
     }
     for n in &reply.notes {
-        eprintln!("scry: note: {n}");
+        eprintln!("scry: note: {}", scry_render::reason_text(n, &root));
     }
     match reply.into_result() {
         Ok(Ok(answer)) => {
@@ -390,23 +401,17 @@ fn build_query(cli: &Cli, action: Action, cwd: &Path, root: &Path) -> Result<Que
             }
             let mut targets: Vec<PathBuf> = path.take().into_iter().collect();
             targets.extend(pos.by_ref().map(PathBuf::from));
+            // Read from the current directory: a glob when that is in the
+            // workspace, a path when it exists there (else the root).
             q.targets = targets
                 .iter()
                 .map(|t| {
-                    let s = t.to_string_lossy();
-                    if s == "*" || (s == "." && cwd == root) {
-                        PathBuf::from("*")
-                    } else if t.is_absolute() {
-                        t.clone()
-                    } else if s.contains(['*', '?', '[', '{']) {
-                        if cwd.starts_with(root) {
-                            cwd.join(t)
-                        } else {
-                            root.join(t)
-                        }
-                    } else {
-                        user_path(t, cwd, root)
-                    }
+                    let base = match TargetKind::of(t) {
+                        TargetKind::Glob if !cwd.starts_with(root) => root,
+                        TargetKind::Path if !cwd.join(t).exists() => root,
+                        _ => cwd,
+                    };
+                    scry_ops::diagnostics_target(t, base, root)
                 })
                 .collect();
         }
@@ -421,8 +426,8 @@ fn build_query(cli: &Cli, action: Action, cwd: &Path, root: &Path) -> Result<Que
     }
     q.changes = cli.changes;
     q.path = path.map(|p| user_path(&p, cwd, root));
-    // Refusals worded for the command line are usage errors; the engine
-    // reports the others (`Engine::run` validates again).
+    // Refusals worded for the command line are usage errors; `main`
+    // reports the others as the engine words them.
     match q.check() {
         Err(Invalid {
             arg: Arg::Changes,

@@ -11,7 +11,7 @@
 //! too; they are not offered, to keep completion short.
 
 use scry_ops::Action;
-use scry_ops::action::{ACTIONS, Facts, Reply};
+use scry_ops::action::{ACTIONS, Facts, ReplyShape};
 
 use crate::SUBCOMMANDS;
 
@@ -32,7 +32,7 @@ const HOUSEKEEPING: &[Action] = &[
 /// reply parser), then [`HOUSEKEEPING`], then the rest (diagnostics and
 /// edits), then `map`.
 fn place(f: &Facts) -> (u8, usize) {
-    if f.reply != Reply::Other {
+    if f.reply != ReplyShape::Other {
         return (0, 0);
     }
     if let Some(i) = HOUSEKEEPING.iter().position(|a| *a == f.action) {

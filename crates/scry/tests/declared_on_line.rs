@@ -44,7 +44,7 @@ fn definition(path: &str, symbol: &str, line: u32) -> Query {
 async fn ask(engine: &Engine, q: &Query) -> Answer {
     let mut last = None;
     for _ in 0..30 {
-        match engine.run(q).await {
+        match engine.run_query(q).await {
             Ok(a) if !a.body.is_empty() && a.partial.is_none() => return a,
             other => last = Some(other),
         }

@@ -81,7 +81,7 @@ async fn run_language(lang: &'static str, questions: &[Value]) {
     let want = set_of(&first["truth_references"]);
     for _ in 0..40 {
         if let Ok(a) = engine
-            .run(&query(Action::References, path, None, line, Some(col)))
+            .run_query(&query(Action::References, path, None, line, Some(col)))
             .await
             && locs(&root, &a.body) == want
         {
@@ -103,7 +103,7 @@ async fn run_language(lang: &'static str, questions: &[Value]) {
         };
         let truth = set_of(&q["truth_definition"]);
         match engine
-            .run(&query(Action::Definition, path, Some(symbol), line, None))
+            .run_query(&query(Action::Definition, path, Some(symbol), line, None))
             .await
         {
             Ok(a) => {
@@ -128,7 +128,7 @@ async fn run_language(lang: &'static str, questions: &[Value]) {
         }
         let truth = set_of(&q["truth_references"]);
         match engine
-            .run(&query(Action::References, path, Some(symbol), line, None))
+            .run_query(&query(Action::References, path, Some(symbol), line, None))
             .await
         {
             Ok(a) => {

@@ -90,7 +90,7 @@ async fn index_answers_cold_equal_the_live_server_and_never_from_changed_files()
     let mut from_index = Vec::new();
     for q in questions() {
         let t = Instant::now();
-        let a = cold.run(&q).await.expect("index answer");
+        let a = cold.run_query(&q).await.expect("index answer");
         assert_eq!(a.precision, Some(Precision::Index), "{q:?}: {a:?}");
         let server = a.server.clone().unwrap_or_default();
         assert!(server.starts_with("SCIP index (rust-analyzer "), "{server}");
@@ -101,7 +101,7 @@ async fn index_answers_cold_equal_the_live_server_and_never_from_changed_files()
         from_index.push(locs(&fx, &a));
     }
     let json = scry_render::render_json(
-        &cold.run(&questions()[0]).await.unwrap(),
+        &cold.run_query(&questions()[0]).await.unwrap(),
         &fx.root,
         &Default::default(),
     );
@@ -128,7 +128,7 @@ async fn index_answers_cold_equal_the_live_server_and_never_from_changed_files()
     let cold = engine(&fx.root, &cache);
     // A question about an unchanged file: report.rs's locations left out,
     // counted, and the changed file said.
-    let a = cold.run(&questions()[0]).await.expect("answer");
+    let a = cold.run_query(&questions()[0]).await.expect("answer");
     assert_eq!(a.precision, Some(Precision::Index), "{a:?}");
     let got = locs(&fx, &a);
     assert!(got.iter().all(|l| l.0 != "src/report.rs"), "{got:?}");
@@ -140,7 +140,7 @@ async fn index_answers_cold_equal_the_live_server_and_never_from_changed_files()
     assert!(notes.contains("1 of "), "{notes}");
     // Then the changed file itself: not from the index.
     let a = cold
-        .run(
+        .run_query(
             &query(Action::Definition)
                 .path("src/report.rs")
                 .symbol("restock")
@@ -156,7 +156,7 @@ async fn index_answers_cold_equal_the_live_server_and_never_from_changed_files()
     let dir = scry_index::cache::dir_for(&cache, &fx.root);
     std::fs::write(dir.join("index.scip"), b"\x0a\xff\xff\xff garbage").unwrap();
     let cold = engine(&fx.root, &cache);
-    let a = cold.run(&questions()[0]).await.expect("answer");
+    let a = cold.run_query(&questions()[0]).await.expect("answer");
     assert_ne!(a.precision, Some(Precision::Index));
     let notes = notes_text(&fx.root, &a);
     assert!(notes.contains("SCIP index is not usable"), "{notes}");

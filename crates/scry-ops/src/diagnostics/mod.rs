@@ -25,6 +25,7 @@ pub mod cli;
 pub mod delta;
 pub mod merge;
 pub mod parse;
+pub mod target;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -48,6 +49,7 @@ use crate::model::*;
 pub use delta::DiagnosticsBaseline;
 pub use merge::ReportParts;
 pub use parse::Raw;
+pub use target::{TargetKind, diagnostics_target};
 
 /// How long publications must have stopped before push results count as
 /// complete.
@@ -93,10 +95,6 @@ pub struct Targets {
     /// How to name what was checked (`src/`, `the workspace`, `a.py`).
     pub scope: String,
     pub notes: Vec<Reason>,
-}
-
-fn is_glob(s: &str) -> bool {
-    s.contains(['*', '?', '[', '{'])
 }
 
 /// One provider's share of the work: a spec, its root and files.
@@ -149,11 +147,12 @@ pub fn expand_targets(ws: &Workspace, targets: &[PathBuf]) -> Result<Targets, Op
     for t in &targets {
         let s = t.to_string_lossy().to_string();
         let rel = t.strip_prefix(&root).map(Path::to_path_buf).ok();
-        if s == "*" || s == "." || t == &root || s == "**" {
+        let kind = TargetKind::of(t);
+        if matches!(kind, TargetKind::Whole | TargetKind::Here) || t == &root {
             whole = true;
             names.push("the workspace".to_string());
             walk(ws, &root, &mut files, None);
-        } else if is_glob(&s) {
+        } else if kind == TargetKind::Glob {
             // A glob is confined like a path: absolute elsewhere, or
             // climbing out with `..`, it is outside the workspace.
             let outside = || OpError::OutsideWorkspace {

@@ -219,8 +219,9 @@ fn valid_id(id: &str) -> bool {
     !id.is_empty() && id.len() <= 32 && id.bytes().all(|b| b.is_ascii_alphanumeric())
 }
 
-/// What recovery did with one dead writer's entry.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// What recovery did with one dead writer's entry: the next answer's note
+/// (`Reason::Recovered`, worded by scry-render).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Recovered {
     pub id: String,
     pub title: String,
@@ -240,76 +241,6 @@ pub struct Recovered {
     pub left_alone: Vec<PathBuf>,
     /// Files that could not be restored, and why.
     pub failed: Vec<(PathBuf, String)>,
-}
-
-impl Recovered {
-    /// The one-line note the next answer carries.
-    pub fn note(&self, root: &Path) -> String {
-        let rel = |p: &PathBuf| {
-            p.strip_prefix(root)
-                .unwrap_or(p)
-                .to_string_lossy()
-                .into_owned()
-        };
-        let list = |ps: &[PathBuf]| {
-            let mut names: Vec<String> = ps.iter().take(5).map(rel).collect();
-            if ps.len() > 5 {
-                names.push(format!("… {} more", ps.len() - 5));
-            }
-            names.join(", ")
-        };
-        let what = if self.undo {
-            format!("an undo of {}", self.title)
-        } else {
-            format!("the edit {}", self.title)
-        };
-        let mut out = if self.completed {
-            if self.undo {
-                format!(
-                    "recovered: {what} (journal entry {}) was interrupted after it had                      written every file; it is kept, the edit stays undone",
-                    self.id
-                )
-            } else {
-                format!(
-                    "recovered: {what} (journal entry {}) was interrupted after it had                      written every file; it is kept as applied (`undo` reverts it)",
-                    self.id
-                )
-            }
-        } else {
-            let mut parts = vec![format!("{} file(s) restored", self.restored.len())];
-            if !self.removed.is_empty() {
-                parts.push(format!("{} created file(s) removed", self.removed.len()));
-            }
-            parts.push(format!(
-                "{} staged temporary file(s) removed",
-                self.temps_removed
-            ));
-            format!(
-                "recovered: {what} (journal entry {}) was interrupted by the death of its                  writer and rolled back: {}; nothing of it remains",
-                self.id,
-                parts.join(", ")
-            )
-        };
-        if !self.restored.is_empty() && !self.completed {
-            out.push_str(&format!(" (restored: {})", list(&self.restored)));
-        }
-        if !self.left_alone.is_empty() {
-            out.push_str(&format!(
-                "; changed since by someone else, left as they are: {}",
-                list(&self.left_alone)
-            ));
-        }
-        if !self.failed.is_empty() {
-            let f: Vec<String> = self
-                .failed
-                .iter()
-                .take(5)
-                .map(|(p, e)| format!("{}: {e}", rel(p)))
-                .collect();
-            out.push_str(&format!("; NOT restored: {}", f.join("; ")));
-        }
-        out
-    }
 }
 
 impl Journal {

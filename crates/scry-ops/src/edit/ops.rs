@@ -19,7 +19,7 @@ use crate::call::{self, AskError, Ctx, method_of, supports};
 use crate::engine::navigate::{self, AskedIn, Place};
 use crate::error::OpError;
 use crate::model::*;
-use crate::query::{Choice, Spot};
+use crate::query::{ActionChoice, Spot};
 use crate::resolve;
 use crate::{msg, msgf};
 
@@ -262,7 +262,7 @@ pub(crate) async fn code_actions(
     edits: &Editor,
     path: &Path,
     at: Place<'_>,
-    choice: Option<&Choice>,
+    choice: Option<&ActionChoice>,
     apply: bool,
     key: Option<&str>,
 ) -> Result<Answer, OpError> {
@@ -395,7 +395,7 @@ pub(crate) async fn code_actions(
             navigate::name_same_line_targets(cx, action, line, &mut answer, asked_in).await;
             return Ok(answer);
         }
-        Some(Choice::Index(n)) => {
+        Some(ActionChoice::Index(n)) => {
             if *n == 0 || *n > infos.len() {
                 return Err(OpError::InvalidArgument(msgf!(
                     "there is no code action number {n}: {} offers {} there",
@@ -405,7 +405,7 @@ pub(crate) async fn code_actions(
             }
             n - 1
         }
-        Some(Choice::Title(t)) => pick_by_title(&infos, t)?,
+        Some(ActionChoice::Title(t)) => pick_by_title(&infos, t)?,
     };
     let info = infos[chosen].clone();
     if let Some(reason) = &info.disabled {

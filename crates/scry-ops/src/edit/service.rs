@@ -72,7 +72,7 @@ struct EditState {
     write: Mutex<WriteOptions>,
     armed: Mutex<HashMap<(String, PathBuf), Armed>>,
     /// What recovery did, for the next answer (said once).
-    notices: Mutex<Vec<String>>,
+    notices: Mutex<Vec<journal::Recovered>>,
 }
 
 impl EditState {
@@ -109,7 +109,7 @@ impl EditState {
         Some(lock::lock_path(&base, root))
     }
 
-    fn notify(&self, notes: impl IntoIterator<Item = String>) {
+    fn notify(&self, notes: impl IntoIterator<Item = journal::Recovered>) {
         self.notices
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -333,20 +333,39 @@ impl Editor {
         if done.is_empty() {
             return Ok(());
         }
-        let root = self.ws.root();
-        let notes: Vec<String> = done.iter().map(|r| r.note(root)).collect();
-        for n in &notes {
-            tracing::warn!("{n}");
+        for r in &done {
+            tracing::warn!(
+                entry = %r.id,
+                title = %r.title,
+                completed = r.completed,
+                restored = r.restored.len(),
+                left_alone = r.left_alone.len(),
+                failed = r.failed.len(),
+                "recovered an interrupted edit"
+            );
         }
-        self.state.notify(notes.iter().cloned());
+        self.state.notify(done.iter().cloned());
         if !j.pending().is_empty() {
-            return Err(OpError::WriteFailed(msg!(
-                foreign(notes.join("; ")),
-                "; scry writes nothing in this workspace until that is resolved (the \
+            let mut m = crate::error::Message::new();
+            for r in &done {
+                for (p, e) in &r.failed {
+                    m = m
+                        .text(format!(
+                            "recovery of the interrupted edit {} (journal entry {}) could not restore ",
+                            r.title, r.id
+                        ))
+                        .path(p)
+                        .text(": ")
+                        .foreign(e)
+                        .text("; ");
+                }
+            }
+            return Err(OpError::WriteFailed(m.append(msg!(
+                "scry writes nothing in this workspace until that is resolved (the \
                  before-images are in ",
                 path(j.dir()),
                 ")"
-            )));
+            ))));
         }
         Ok(())
     }
@@ -373,7 +392,7 @@ impl Editor {
     }
 
     /// What recovery did since the last call, once.
-    pub(crate) fn take_notices(&self) -> Vec<String> {
+    pub(crate) fn take_notices(&self) -> Vec<journal::Recovered> {
         std::mem::take(&mut *self.state.notices.lock().unwrap_or_else(|e| e.into_inner()))
     }
 

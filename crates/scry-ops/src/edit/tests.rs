@@ -892,7 +892,11 @@ async fn recovery_resolves_every_state_a_killed_writer_leaves() {
                 .filter(|(p, _, _)| !temps_under(&w.root).contains(p))
                 .collect();
             assert_eq!(snapshot_modes(&w.root), no_temps, "{what}: kept whole");
-            assert!(notes[0].contains("kept as applied"), "{what}: {}", notes[0]);
+            assert!(
+                notes[0].completed && !notes[0].undo,
+                "{what}: kept as applied: {:?}",
+                notes[0]
+            );
             assert_eq!(state, Some(journal::EntryState::Applied), "{what}");
             // Undo reverts it (the documented last applied edit).
             let u = next.undo_last_edit(true, None).await.unwrap();
@@ -901,8 +905,8 @@ async fn recovery_resolves_every_state_a_killed_writer_leaves() {
         } else {
             assert_eq!(snapshot_modes(&w.root), original, "{what}: rolled back");
             assert!(
-                notes[0].contains("rolled back") && notes[0].contains("nothing of it remains"),
-                "{what}: {}",
+                !notes[0].completed && notes[0].failed.is_empty(),
+                "{what}: rolled back, nothing of it remains: {:?}",
                 notes[0]
             );
             assert_eq!(state, None, "{what}: neither applied nor pending");
@@ -952,7 +956,12 @@ async fn recovery_leaves_a_file_changed_since_alone_and_names_it() {
     std::fs::write(w.root.join("a.sh"), "#!/bin/sh\nmine\n").unwrap();
     let (next, _) = self::engine(&w);
     let notes = next.take_recovery_notes();
-    assert!(notes[0].contains("left as they are: a.sh"), "{}", notes[0]);
+    assert_eq!(
+        notes[0].left_alone,
+        vec![w.root.join("a.sh")],
+        "{:?}",
+        notes[0]
+    );
     assert_eq!(
         std::fs::read_to_string(w.root.join("a.sh")).unwrap(),
         "#!/bin/sh\nmine\n"
@@ -1006,12 +1015,20 @@ async fn an_interrupted_undo_is_rolled_back_or_kept_whole() {
         assert_eq!(notes.len(), 1, "{notes:?}");
         assert_eq!(temps_under(&w.root), Vec::<PathBuf>::new());
         if replaced == 2 {
-            assert!(notes[0].contains("stays undone"), "{}", notes[0]);
+            assert!(
+                notes[0].undo && notes[0].completed,
+                "the undo is kept, the edit stays undone: {:?}",
+                notes[0]
+            );
             assert_eq!(snapshot(&w.root), original);
             let err = next.undo_last_edit(true, None).await.unwrap_err();
             assert!(err.to_string().contains("nothing to undo"), "{err}");
         } else {
-            assert!(notes[0].contains("an undo of"), "{}", notes[0]);
+            assert!(
+                notes[0].undo && !notes[0].completed,
+                "an undo, rolled back: {:?}",
+                notes[0]
+            );
             assert_eq!(snapshot(&w.root), after, "back to the edit's after-state");
             next.undo_last_edit(true, None).await.unwrap();
             assert_eq!(snapshot(&w.root), original);
@@ -1220,8 +1237,8 @@ async fn check_killed(point: &str, w: &Ws, original: &[(PathBuf, Vec<u8>, u32)])
         if whole {
             assert_eq!(notes.len(), 1, "{point}: {notes:?}");
             assert!(
-                notes[0].contains("kept as applied"),
-                "{point}: {}",
+                notes[0].completed && !notes[0].undo,
+                "{point}: kept as applied: {:?}",
                 notes[0]
             );
             for i in 0..KILL_FILES {
@@ -1240,7 +1257,7 @@ async fn check_killed(point: &str, w: &Ws, original: &[(PathBuf, Vec<u8>, u32)])
                 assert!(notes.is_empty(), "{point}: {notes:?}");
             } else {
                 assert_eq!(notes.len(), 1, "{point}: {notes:?}");
-                assert!(notes[0].contains("rolled back"), "{point}: {}", notes[0]);
+                assert!(!notes[0].completed, "{point}: rolled back: {:?}", notes[0]);
             }
             let u = next.undo_last_edit(true, None).await.unwrap();
             assert!(u.applied && u.files_changed == 1, "{point}: {u:?}");

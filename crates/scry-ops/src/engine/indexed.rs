@@ -28,6 +28,7 @@ use scry_lsp::LineIndex;
 
 use super::syntactic::{MAX_REFERENCES, SourceLines};
 use super::*;
+use crate::limits::MAX_WORKSPACE_SYMBOLS;
 use crate::resolve::SymbolName;
 
 /// What `precision` says.
@@ -35,8 +36,6 @@ use crate::resolve::SymbolName;
 /// as starting (rust-analyzer answers empty for a while before its first
 /// progress report).
 const STARTING_GRACE: Duration = Duration::from_secs(8);
-/// Most workspace symbols listed.
-const MAX_WORKSPACE_SYMBOLS: usize = 200;
 
 /// Actions the index can answer.
 pub(crate) fn serves(action: Action) -> bool {
@@ -345,8 +344,8 @@ impl Engine {
 
     /// Why the live server for the question's file cannot answer yet, when
     /// it cannot: `None` when it is running and ready.
-    pub(crate) fn not_ready(&self, q: &Query) -> Option<String> {
-        let path = q.path.as_ref()?;
+    pub(crate) fn not_ready(&self, q: &Valid) -> Option<String> {
+        let path = q.path()?;
         let abs = self.resolve_path(path).ok()?;
         let route = match self.ws.route(&abs) {
             Ok(r) => r,
@@ -386,7 +385,7 @@ impl Engine {
     /// `why`: why the live server did not answer.
     pub(crate) async fn indexed_answer(
         &self,
-        q: &Query,
+        q: &Valid,
         why: &Reason,
     ) -> Result<Option<Answer>, OpError> {
         let loaded = match self.index().await {
@@ -416,20 +415,20 @@ impl Engine {
         }
     }
 
-    fn answer_from(&self, l: &Loaded, q: &Query, why: &Reason) -> std::io::Result<Option<Answer>> {
+    fn answer_from(&self, l: &Loaded, q: &Valid, why: &Reason) -> std::io::Result<Option<Answer>> {
         let ix = &l.ix;
         let root = self.ws.root().to_path_buf();
         let fresh = &self.index.fresh;
         let limit = self.ws.config().limits.max_file_bytes;
         let mut lines = SourceLines::new(&root, limit);
-        let mut answer = Answer::new(q.action, q.question(&root), navigate::empty_body(q.action));
+        let mut answer = Answer::new(
+            q.action(),
+            q.question(&root),
+            navigate::empty_body(q.action()),
+        );
         let mut left_out = LeftOut::default();
-        let body = if q.action == Action::WorkspaceSymbols {
-            let query = q
-                .query
-                .clone()
-                .or_else(|| q.symbol.clone())
-                .unwrap_or_default();
+        let body = if q.action() == Action::WorkspaceSymbols {
+            let query = q.query().unwrap_or_default().to_string();
             let name = SymbolName::parse(&query).name;
             let mut symbols = Vec::new();
             for id in ix.symbols_named(&name, MAX_WORKSPACE_SYMBOLS)? {
@@ -452,7 +451,7 @@ impl Engine {
             }
             Body::WorkspaceSymbols { symbols, query }
         } else {
-            let Some(path) = &q.path else {
+            let Some(path) = q.path() else {
                 return Ok(None);
             };
             let Ok(abs) = self.resolve_path(path) else {
@@ -467,7 +466,7 @@ impl Engine {
                 // answer (the syntactic one labels itself).
                 return Ok(None);
             }
-            if q.action == Action::Symbols {
+            if q.action() == Action::Symbols {
                 let outline = self.outline(ix, &doc)?;
                 if outline.is_empty() {
                     return Ok(None);
@@ -485,7 +484,7 @@ impl Engine {
                     return Ok(None);
                 };
                 let sym = ix.symbol_at(occ.symbol)?;
-                match q.action {
+                match q.action() {
                     Action::Definition | Action::Declaration => Body::Locations {
                         locations: self.locations(ix, &sym, true, &mut lines, &mut left_out)?,
                     },
@@ -496,7 +495,7 @@ impl Engine {
                         // The symbols the answer points at, then their
                         // definitions (one way for both actions).
                         let mut targets = Vec::new();
-                        if q.action == Action::Implementation {
+                        if q.action() == Action::Implementation {
                             for id in ix.implementors(&sym, 1000)? {
                                 targets.push(ix.symbol_at(id)?);
                             }
@@ -564,11 +563,10 @@ impl Engine {
         ix: &Index,
         doc: &Doc,
         text: &LineIndex,
-        q: &Query,
+        q: &Valid,
     ) -> std::io::Result<Option<Occ>> {
         let name = q
-            .symbol
-            .as_deref()
+            .symbol()
             .filter(|s| !s.trim().is_empty())
             .map(|s| SymbolName::parse(s).name);
         let written = |o: &Occ| -> Option<String> {
@@ -587,9 +585,9 @@ impl Engine {
             Some(n) => written(o).as_deref() == Some(n.as_str()),
             None => true,
         };
-        if let Some(line) = q.line {
+        if let Some(line) = q.line() {
             let on = ix.occurrences_on_line(doc, line - 1)?;
-            let hit = match q.column {
+            let hit = match q.column() {
                 Some(c) => on
                     .iter()
                     .find(|o| o.col < c && c <= o.end_col.max(o.col + 1))

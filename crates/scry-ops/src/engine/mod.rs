@@ -1,13 +1,13 @@
 //! The engine: one entry point, [`Engine::run`], for every action. It
-//! validates the question once (`Query::validate`), builds the action's
-//! call context (`crate::call::Ctx`: workspace, deadline, and the answer's
-//! header) and dispatches on the [`Valid`] question to the action's
-//! function — navigation (`navigate`, `queries`), diagnostics
+//! takes the question a front end validated ([`Valid`], with its time
+//! budget), builds the action's call context (`crate::call::Ctx`:
+//! workspace, deadline, and the answer's header) and dispatches on it to
+//! the action's function — navigation (`navigate`, `queries`), diagnostics
 //! (`crate::diagnostics`) and edits (`crate::edit`) — giving it its
-//! variant's arguments; those functions find the server, sync files from
-//! disk, resolve the symbol, ask and build an [`Answer`], and check none of
-//! the arguments again. Only the syntactic fallback (`syntactic`) and `map`
-//! still read the [`Query`]. The engine holds what outlives one call: the
+//! variant's arguments; those functions, the SCIP index (`indexed`) and the
+//! syntactic fallback (`syntactic`) find the server, sync files from disk,
+//! resolve the symbol, ask and build an [`Answer`], and check none of the
+//! arguments again. The engine holds what outlives one call: the
 //! workspace, the edit service, the `changes` baseline and the syntactic
 //! index.
 
@@ -25,8 +25,7 @@ use crate::diagnostics::delta::DiagnosticsBaseline;
 use crate::edit::service::{EditOptions, Editor};
 use crate::error::OpError;
 use crate::model::*;
-pub(crate) use crate::query::Query;
-use crate::query::Valid;
+use crate::query::{Query, Valid};
 
 pub mod indexed;
 pub(crate) mod navigate;
@@ -34,7 +33,7 @@ mod queries;
 mod refresh;
 pub mod syntactic;
 
-pub use crate::call::MAX_TIMEOUT;
+pub use crate::limits::MAX_TIMEOUT;
 
 /// How long past its deadline a read-only call may take to answer before it
 /// is dropped and answered `TIMEOUT`.
@@ -97,30 +96,40 @@ impl Engine {
         self.ws.shutdown().await;
     }
 
-    pub(crate) fn budget(&self, q: &Query) -> Duration {
-        q.timeout
+    /// The time budget of a call asking for `timeout` (default: the
+    /// configuration's), within 1 ms and [`MAX_TIMEOUT`].
+    pub(crate) fn budget(&self, timeout: Option<Duration>) -> Duration {
+        timeout
             .unwrap_or_else(|| Duration::from_millis(self.ws.config().limits.timeout_ms))
             .min(MAX_TIMEOUT)
             .max(Duration::from_millis(1))
     }
 
-    /// Answer one question.
-    pub async fn run(&self, q: &Query) -> Result<Answer, OpError> {
-        let deadline = Instant::now() + self.budget(q);
-        crate::isolate::test_panic_hook(q.symbol.as_deref());
-        let valid = q.validate()?;
+    /// Validate and answer a parsed question (tests and tools; front ends
+    /// validate once themselves and call [`Engine::run`]).
+    pub async fn run_query(&self, q: &Query) -> Result<Answer, OpError> {
+        self.run(&q.validate()?, q.timeout).await
+    }
+
+    /// Answer one validated question within `timeout` (default: the
+    /// configuration's, at most [`MAX_TIMEOUT`]).
+    pub async fn run(&self, q: &Valid, timeout: Option<Duration>) -> Result<Answer, OpError> {
+        let budget = self.budget(timeout);
+        let deadline = Instant::now() + budget;
+        crate::isolate::test_panic_hook(q.symbol());
+        let action = q.action();
         let server_deadline = self.server_deadline(q, deadline);
         let answer = async {
             // The SCIP index answers at once while the live server cannot
             // yet (it is started meanwhile).
-            if indexed::serves(q.action)
+            if indexed::serves(action)
                 && self.has_index().await
                 && let Some(why) = self.not_ready(q)
                 && let Ok(Some(a)) = self.indexed_answer(q, &Reason::from(why)).await
             {
                 return Ok(a);
             }
-            let result = self.dispatch(q, &valid, server_deadline).await;
+            let result = self.dispatch(q, budget, server_deadline).await;
             self.with_fallback(q, result).await
         };
         // One deadline whatever the workspace holds: a read-only call that
@@ -135,8 +144,8 @@ impl Engine {
                 Ok(r) => r,
                 Err(_) => Err(OpError::Timeout(crate::msgf!(
                     "{} did not finish within its {} ms budget; try again or raise timeout_ms",
-                    q.action.name(),
-                    self.budget(q).as_millis()
+                    action.name(),
+                    budget.as_millis()
                 ))),
             }
         };
@@ -153,9 +162,12 @@ impl Engine {
         // restart over a cap, a stop over the budget), with the figures:
         // each said once, in the next answer.
         if let Ok(answer) = &mut result {
-            answer
-                .notes
-                .extend(self.edits.take_notices().into_iter().map(Reason::from));
+            answer.notes.extend(
+                self.edits
+                    .take_notices()
+                    .into_iter()
+                    .map(|r| Reason::Recovered(Box::new(r))),
+            );
             answer.notes.extend(
                 std::mem::take(&mut *self.index_notes.lock().unwrap_or_else(|e| e.into_inner()))
                     .into_iter()
@@ -174,15 +186,15 @@ impl Engine {
     /// [`Engine::run`]) answer from the syntactic index, on the engine.
     async fn dispatch(
         &self,
-        q: &Query,
         valid: &Valid,
+        budget: Duration,
         deadline: Instant,
     ) -> Result<Answer, OpError> {
         let cx = Ctx::new(
             self.ws.clone(),
             deadline,
-            self.budget(q),
-            q.question(self.ws.root()),
+            budget,
+            valid.question(self.ws.root()),
         );
         let action = valid.action();
         match valid {
@@ -201,7 +213,7 @@ impl Engine {
                 paths,
                 symbols,
                 budget,
-            } => self.map(q, paths, symbols, *budget).await,
+            } => self.map(valid, paths, symbols, *budget).await,
             Valid::Reload => {
                 let stopped = self.ws.reload().await.map_err(|e| {
                     OpError::InvalidArgument(crate::msg!("configuration: ", foreign(e)))
@@ -281,14 +293,7 @@ impl Engine {
                 apply,
                 idempotency_key,
             } => crate::edit::ops::undo(&cx, &self.edits, *apply, idempotency_key.as_deref()).await,
-            Valid::Definition(spot)
-            | Valid::Declaration(spot)
-            | Valid::TypeDefinition(spot)
-            | Valid::Implementation(spot)
-            | Valid::References(spot)
-            | Valid::Hover(spot)
-            | Valid::IncomingCalls(spot)
-            | Valid::OutgoingCalls(spot) => navigate::positional(&cx, action, spot).await,
+            Valid::Positional { action, spot } => navigate::positional(&cx, *action, spot).await,
         }
     }
 
@@ -344,7 +349,7 @@ impl Engine {
 
     /// What recovery of a dead writer's edit did since the last answer
     /// ([`Engine::run`] adds it to the answer's notes), once.
-    pub fn take_recovery_notes(&self) -> Vec<String> {
+    pub fn take_recovery_notes(&self) -> Vec<crate::edit::journal::Recovered> {
         self.edits.take_notices()
     }
 

@@ -14,7 +14,7 @@ use scry_lsp::{CharPos, LineIndex, Session};
 use tokio::time::Instant;
 
 use super::method_for;
-use crate::action::Reply;
+use crate::action::ReplyShape;
 use crate::call::{self, AskError, Ctx, Retry, method_of, session_error, supports};
 use crate::convert::{self, Files, Sites};
 use crate::error::OpError;
@@ -540,10 +540,10 @@ pub(crate) async fn ask_at(
     let method = method_for(action);
     let v = cx.ask(session, method, params).await?;
     match action.facts().reply {
-        Reply::Hover => Ok(Body::Hover {
+        ReplyShape::Hover => Ok(Body::Hover {
             text: convert::hover_text(session, v).map_err(AskError::Op)?,
         }),
-        Reply::Calls => {
+        ReplyShape::Calls => {
             let items: Vec<scry_lsp::types::CallHierarchyItem> = if v.is_null() {
                 Vec::new()
             } else {
@@ -1003,10 +1003,10 @@ type TargetKey = Vec<(PathBuf, u32, u32)>;
 
 pub(crate) fn empty_body(action: Action) -> Body {
     match action.facts().reply {
-        Reply::Hover => Body::Hover {
+        ReplyShape::Hover => Body::Hover {
             text: String::new(),
         },
-        Reply::Calls => Body::Calls {
+        ReplyShape::Calls => Body::Calls {
             direction: if action == Action::IncomingCalls {
                 CallDirection::Incoming
             } else {

@@ -27,13 +27,10 @@ use scry_lsp::LineIndex;
 
 use super::navigate::empty_body;
 use super::*;
+use crate::limits::MAX_WORKSPACE_SYMBOLS;
 use crate::msg;
 use crate::resolve::{self, SymbolName};
 
-/// Default character budget of `map`.
-pub const DEFAULT_MAP_BUDGET: usize = 4_000;
-/// Largest `map` budget (the rendered answer is capped at 16,000 chars).
-pub const MAX_MAP_BUDGET: usize = 15_000;
 /// How the header names the answerer.
 pub const LABEL: &str = "tree-sitter (syntactic)";
 /// The languages scry-syntax has grammars for, as `map` names them.
@@ -51,8 +48,6 @@ const GRAMMAR_LANGUAGES: [&str; 12] = [
     "C#",
     "PHP",
 ];
-/// Most workspace symbols listed.
-const MAX_WORKSPACE_SYMBOLS: usize = 200;
 /// Most references by name an answer considers (a note says when more were
 /// found): each becomes a location with its source line.
 pub const MAX_REFERENCES: usize = 10_000;
@@ -108,8 +103,8 @@ impl Engine {
 
     /// The deadline the server part of a call gets: a reserve is kept for a
     /// syntactic answer when one is possible.
-    pub(crate) fn server_deadline(&self, q: &Query, deadline: Instant) -> Instant {
-        if !serves(q.action) || q.path.as_ref().is_some_and(|p| !has_grammar(p)) {
+    pub(crate) fn server_deadline(&self, q: &Valid, deadline: Instant) -> Instant {
+        if !serves(q.action()) || q.path().is_some_and(|p| !has_grammar(p)) {
             return deadline;
         }
         let now = Instant::now();
@@ -122,10 +117,10 @@ impl Engine {
     /// else pass the server's result on.
     pub(crate) async fn with_fallback(
         &self,
-        q: &Query,
+        q: &Valid,
         result: Result<Answer, OpError>,
     ) -> Result<Answer, OpError> {
-        if !serves(q.action) {
+        if !serves(q.action()) {
             return result;
         }
         // The error goes in a note, worded (paths relative) by the renderer.
@@ -143,7 +138,7 @@ impl Engine {
         };
         // The SCIP index, when it covers the question, before the syntactic
         // index.
-        if super::indexed::serves(q.action) {
+        if super::indexed::serves(q.action()) {
             let because = match &why {
                 Why::NoServer(e) => Reason::Error { error: e.clone() },
                 Why::Partial(r) => r.clone(),
@@ -152,7 +147,7 @@ impl Engine {
                 return Ok(a);
             }
         }
-        if q.path.as_ref().is_some_and(|p| !has_grammar(p)) {
+        if q.path().is_some_and(|p| !has_grammar(p)) {
             return result;
         }
         match self.syntactic(q, &why).await {
@@ -169,10 +164,9 @@ impl Engine {
 
     /// The server serving the question's file (or any running one), when it
     /// reports indexing.
-    fn indexing_server(&self, q: &Query) -> Option<Reason> {
+    fn indexing_server(&self, q: &Valid) -> Option<Reason> {
         let route = q
-            .path
-            .as_ref()
+            .path()
             .and_then(|p| self.resolve_path(p).ok())
             .and_then(|p| self.ws.route(&p).ok());
         self.ws.running().into_iter().find_map(|s| {
@@ -186,10 +180,10 @@ impl Engine {
     }
 
     /// The syntactic answer, or `None` when the index has nothing.
-    pub(crate) async fn syntactic(&self, q: &Query, why: &Why) -> Result<Option<Answer>, OpError> {
+    pub(crate) async fn syntactic(&self, q: &Valid, why: &Why) -> Result<Option<Answer>, OpError> {
         let snap = self.syntax_snapshot().await;
         let root = self.ws.root().to_path_buf();
-        let rel_path = match &q.path {
+        let rel_path = match q.path() {
             Some(p) => {
                 let abs = self.resolve_path(p)?;
                 Some(abs.strip_prefix(&root).unwrap_or(&abs).to_path_buf())
@@ -197,7 +191,7 @@ impl Engine {
             None => None,
         };
         let mut lines = SourceLines::new(&root, self.ws.config().limits.max_file_bytes);
-        let mut answer = Answer::new(q.action, q.question(&root), empty_body(q.action));
+        let mut answer = Answer::new(q.action(), q.question(&root), empty_body(q.action()));
         let skipped = rel_path
             .as_ref()
             .and_then(|rel| snap.skipped.iter().find(|s| &s.path == rel))
@@ -205,7 +199,7 @@ impl Engine {
                 path: root.join(&s.path),
                 why: s.reason.to_string(),
             });
-        let body = match q.action {
+        let body = match q.action() {
             Action::Symbols => {
                 let Some(rel) = &rel_path else {
                     return Ok(None);
@@ -234,11 +228,7 @@ impl Engine {
                 }
             }
             Action::WorkspaceSymbols => {
-                let query = q
-                    .query
-                    .clone()
-                    .or_else(|| q.symbol.clone())
-                    .unwrap_or_default();
+                let query = q.query().unwrap_or_default().to_string();
                 let hits = sq::workspace_symbols(&snap, &query, MAX_WORKSPACE_SYMBOLS);
                 Body::WorkspaceSymbols {
                     symbols: hits
@@ -257,7 +247,7 @@ impl Engine {
                 let Some(name) = self.name_asked(q, &snap, rel_path.as_deref())? else {
                     return Ok(None);
                 };
-                match q.action {
+                match q.action() {
                     Action::References => {
                         let found = sq::references(&snap, &name.name);
                         if found.len() > MAX_REFERENCES {
@@ -293,7 +283,7 @@ impl Engine {
                         answer.notes.push(Reason::LocalBinding {
                             name: name.name.clone(),
                         });
-                        if q.action == Action::Hover {
+                        if q.action() == Action::Hover {
                             let lang = snap.files.get(&rel).map_or("", |f| f.language.as_str());
                             Body::Hover {
                                 text: format!(
@@ -309,8 +299,8 @@ impl Engine {
                     }
                     _ => {
                         let hits =
-                            self.ranked_definitions(&snap, &name, rel_path.as_deref(), q.line);
-                        if q.action == Action::Hover {
+                            self.ranked_definitions(&snap, &name, rel_path.as_deref(), q.line());
+                        if q.action() == Action::Hover {
                             Body::Hover {
                                 text: hits.first().map(|h| hover_text(h)).unwrap_or_default(),
                             }
@@ -352,20 +342,20 @@ impl Engine {
     /// The name a positional question is about.
     fn name_asked(
         &self,
-        q: &Query,
+        q: &Valid,
         snap: &Snapshot,
         rel: Option<&Path>,
     ) -> Result<Option<resolve::SymbolName>, OpError> {
-        if let Some(s) = q.symbol.as_deref().filter(|s| !s.trim().is_empty()) {
+        if let Some(s) = q.symbol().filter(|s| !s.trim().is_empty()) {
             return Ok(Some(SymbolName::parse(s)));
         }
-        let (Some(rel), Some(line)) = (rel, q.line) else {
+        let (Some(rel), Some(line)) = (rel, q.line()) else {
             return Ok(None);
         };
         let Some(file) = snap.files.get(rel) else {
             return Ok(None);
         };
-        let name = match q.column {
+        let name = match q.column() {
             Some(c) => sq::name_at(file, line - 1, c - 1),
             None => sq::first_name_on(file, line - 1),
         };
@@ -392,7 +382,7 @@ impl Engine {
     /// `paths`, `symbols` and `budget` as [`crate::Valid::Map`] holds them.
     pub(crate) async fn map(
         &self,
-        q: &Query,
+        q: &Valid,
         paths: &[PathBuf],
         symbols: &[String],
         budget: usize,
@@ -463,7 +453,7 @@ impl Engine {
                 .map(|s| format!("{} ({})", s.path.display(), s.reason))
                 .collect(),
         };
-        let mut answer = Answer::new(q.action, q.question(&root), Body::Map(report));
+        let mut answer = Answer::new(q.action(), q.question(&root), Body::Map(report));
         answer.server = Some(LABEL.to_string());
         answer.precision = Some(Precision::Syntactic);
         if snap.files.is_empty() {
@@ -506,7 +496,7 @@ impl Engine {
 /// position (line and column, or line and the name): (file, line, col),
 /// 0-based.
 fn local_use(
-    q: &Query,
+    q: &Valid,
     snap: &Snapshot,
     rel: Option<&Path>,
     name: &SymbolName,
@@ -516,8 +506,8 @@ fn local_use(
     }
     let rel = rel?;
     let file = snap.files.get(rel)?;
-    let line = q.line? - 1;
-    let col = match q.column {
+    let line = q.line()? - 1;
+    let col = match q.column() {
         Some(c) => c - 1,
         None => {
             let id = file.name_id(&name.name)?;

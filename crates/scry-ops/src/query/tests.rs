@@ -262,7 +262,7 @@ fn other_actions_carry_their_arguments() {
     assert!(matches!(
         c.validate().unwrap(),
         Valid::CodeActions {
-            choice: Some(Choice::Index(2)),
+            choice: Some(ActionChoice::Index(2)),
             ..
         }
     ));
@@ -270,7 +270,7 @@ fn other_actions_carry_their_arguments() {
     c.action_title = Some("Import".into());
     assert!(matches!(
         c.validate().unwrap(),
-        Valid::CodeActions { choice: Some(Choice::Title(t)), .. } if t == "Import"
+        Valid::CodeActions { choice: Some(ActionChoice::Title(t)), .. } if t == "Import"
     ));
 
     let mut m = at(Action::Map, Some("src"), Some(" Engine "), None);
@@ -313,13 +313,30 @@ fn other_actions_carry_their_arguments() {
     );
 }
 
+/// Each action asked with what it needs (and more), validated.
+fn each_action_valid() -> Vec<(Action, Valid)> {
+    Action::ALL
+        .into_iter()
+        .map(|action| {
+            let mut q = at(action, Some("a.rs"), Some("x"), Some(1));
+            q.new_name = (action == Action::Rename).then(|| "y".into());
+            q.method = Some("m".into());
+            (action, q.validate().unwrap())
+        })
+        .collect()
+}
+
+/// Every action validates to its own question; the positional ones (the
+/// table's flag) to the one positional variant.
 #[test]
 fn every_action_validates_to_its_own_variant() {
-    for action in Action::ALL {
-        let mut q = at(action, Some("a.rs"), Some("x"), Some(1));
-        q.new_name = (action == Action::Rename).then(|| "y".into());
-        q.method = Some("m".into());
-        assert_eq!(q.validate().map(|v| v.action()).ok(), Some(action));
+    for (action, v) in each_action_valid() {
+        assert_eq!(v.action(), action);
+        assert_eq!(
+            matches!(v, Valid::Positional { .. }),
+            action.facts().positional,
+            "{action:?}"
+        );
     }
 }
 
@@ -338,22 +355,100 @@ fn the_query_round_trips_through_json() {
 
 #[test]
 fn writes_follow_the_table_apply_and_the_chosen_action() {
-    let mut q = Query::new(Action::Rename);
-    assert!(q.writes());
-    q.apply = false;
-    assert!(!q.writes(), "a preview writes nothing");
-    let mut c = Query::new(Action::CodeActions);
-    assert!(!c.writes(), "a list of code actions writes nothing");
-    c.action_index = Some(1);
-    assert!(c.writes());
-    let mut u = Query::new(Action::Undo);
-    assert!(u.writes());
-    u.apply = false;
-    assert!(!u.writes());
-    assert!(!Query::new(Action::Hover).writes());
-    assert!(!Query::new(Action::Diagnostics).writes());
-    assert!(Query::new(Action::Request).writes());
-    assert!(Query::new(Action::Reload).writes());
+    let rename = |apply| Valid::Rename {
+        spot: spot_in("a.rs", Some("x"), None, None),
+        new_name: "y".into(),
+        apply,
+        idempotency_key: None,
+    };
+    assert!(rename(true).writes());
+    assert!(!rename(false).writes(), "a preview writes nothing");
+    let code = |choice, apply| Valid::CodeActions {
+        path: "a.rs".into(),
+        symbol: None,
+        line: Some(1),
+        column: None,
+        choice,
+        apply,
+        idempotency_key: None,
+    };
+    assert!(
+        !code(None, true).writes(),
+        "a list of code actions writes nothing"
+    );
+    assert!(code(Some(ActionChoice::Index(1)), true).writes());
+    assert!(!code(Some(ActionChoice::Index(1)), false).writes());
+    let undo = |apply| Valid::Undo {
+        apply,
+        idempotency_key: None,
+    };
+    assert!(undo(true).writes());
+    assert!(!undo(false).writes());
+    let hover = at(Action::Hover, Some("a.rs"), Some("x"), None);
+    assert!(!hover.validate().unwrap().writes());
+    assert!(!q(Action::Diagnostics).validate().unwrap().writes());
+    let mut req = q(Action::Request);
+    req.method = Some("m".into());
+    assert!(req.validate().unwrap().writes());
+    assert!(Valid::Reload.writes());
+}
+
+/// What a front end sends the daemon is read back unchanged; what no front
+/// end could send (it breaks what validation guarantees) is refused.
+#[test]
+fn the_valid_question_crosses_the_wire_checked() {
+    for (action, v) in each_action_valid() {
+        let back: Valid = serde_json::from_str(&serde_json::to_string(&v).unwrap()).unwrap();
+        assert_eq!(back, v, "{action:?}");
+    }
+    let read = |v: serde_json::Value| serde_json::from_value::<Valid>(v);
+    let hover = at(Action::Hover, Some("a.rs"), Some("x"), Some(2));
+    let good = serde_json::to_value(hover.validate().unwrap()).unwrap();
+    assert_eq!(good["kind"], "positional");
+    assert!(read(good.clone()).is_ok());
+    let named = serde_json::json!({"kind": "positional", "action": "references", "spot": {"named": {"symbol": "x"}}});
+    assert!(read(named.clone()).is_ok());
+    let broken = |pointer: &str, value: serde_json::Value, from: &serde_json::Value| {
+        let mut v = from.clone();
+        *v.pointer_mut(pointer)
+            .unwrap_or_else(|| panic!("{pointer}")) = value;
+        v
+    };
+    for bad in [
+        broken("/action", "symbols".into(), &good),
+        broken("/action", "rename".into(), &good),
+        broken("/spot/in_file/line", 0.into(), &good),
+        broken("/spot/in_file/column", 0.into(), &good),
+        broken("/spot/in_file/symbol", " ".into(), &good),
+        broken("/spot/named/symbol", "".into(), &named),
+        broken(
+            "/spot/in_file/line",
+            serde_json::Value::Null,
+            &broken("/spot/in_file/column", 3.into(), &good),
+        ),
+        broken(
+            "/spot/in_file/line",
+            serde_json::Value::Null,
+            &broken("/spot/in_file/symbol", serde_json::Value::Null, &good),
+        ),
+    ] {
+        assert!(read(bad.clone()).is_err(), "{bad}");
+    }
+    let mut rename = at(Action::Rename, Some("a.rs"), Some("x"), None);
+    rename.new_name = Some("y".into());
+    let rename = serde_json::to_value(rename.validate().unwrap()).unwrap();
+    for name in ["a\nb", " y", "", &"y".repeat(MAX_NEW_NAME_CHARS + 1)] {
+        let bad = broken("/new_name", name.into(), &rename);
+        assert!(read(bad.clone()).is_err(), "{bad}");
+    }
+    let map = serde_json::to_value(q(Action::Map).validate().unwrap()).unwrap();
+    for budget in [0, MAX_MAP_BUDGET + 1] {
+        assert!(read(broken("/budget", budget.into(), &map)).is_err());
+    }
+    let ws = serde_json::json!({"kind": "workspace_symbols", "query": " ", "path": null});
+    assert!(read(ws).is_err());
+    let req = serde_json::json!({"kind": "request", "method": "", "params": null, "path": null});
+    assert!(read(req).is_err());
 }
 
 #[test]

@@ -94,7 +94,7 @@ impl Fixture {
     pub async fn run(&self, q: &Query) -> Answer {
         let mut q = q.clone();
         q.timeout.get_or_insert(TEST_TIMEOUT);
-        match self.engine.run(&q).await {
+        match self.engine.run_query(&q).await {
             Ok(a) => a,
             Err(e) => panic!(
                 "[{}] {:?} {:?} {:?} failed: {}: {e}",
@@ -110,7 +110,7 @@ impl Fixture {
     pub async fn try_run(&self, q: &Query) -> Result<Answer, OpError> {
         let mut q = q.clone();
         q.timeout.get_or_insert(TEST_TIMEOUT);
-        self.engine.run(&q).await
+        self.engine.run_query(&q).await
     }
 
     /// A position of `expected.json` as `(relative path, line, col)`.

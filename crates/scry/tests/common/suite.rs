@@ -592,7 +592,7 @@ pub async fn call_hierarchy(fx: &Fixture) -> (Answer, Answer) {
 fn check_call(
     fx: &Fixture,
     a: &Answer,
-    calls: &[scry_ops::Call],
+    calls: &[scry_ops::CallEdge],
     exp: &serde_json::Value,
     dir: &str,
 ) {
