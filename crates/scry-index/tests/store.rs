@@ -156,6 +156,105 @@ fn lookups_answer_from_the_tables() {
     assert!(ix.symbols_named("local", 10).unwrap().is_empty());
 }
 
+/// rust-analyzer's impl blocks as it writes them: `Self` an occurrence of
+/// the impl symbol with the block as enclosing range; members' symbols under
+/// the impl symbol.
+#[test]
+fn self_in_an_impl_block_is_its_self_type_and_impl_blocks_have_extents() {
+    const EITHER: &str = "t cargo e 1 Either#";
+    const OTHER: &str = "t cargo e 1 other/Either#";
+    const IMP: &str = "t cargo e 1 iter/impl#[`Either<L, R>`][Iterator]";
+    const NEXT: &str = "t cargo e 1 iter/impl#[`Either<L, R>`][Iterator]next().";
+    const INHERENT: &str = "t cargo e 1 impl#[`Either<L, R>`]";
+    const LEFT: &str = "t cargo e 1 impl#[`Either<L, R>`]left().";
+    let t = tempfile::tempdir().unwrap();
+    let text = "\
+pub enum Either<L, R> {}
+impl<L, R> From<other::Either> for Either<L, R> {
+    fn next(&mut self) -> Option<Self> {
+        None
+    }
+}
+impl<L, R> Either<L, R> {
+    fn left(&self) {}
+}
+";
+    std::fs::write(t.path().join("lib.rs"), text).unwrap();
+    let enc = |o: Occurrence, e: &[i32]| Occurrence {
+        enclosing_range: e.to_vec(),
+        ..o
+    };
+    let doc = Document {
+        relative_path: "lib.rs".into(),
+        language: "rust".into(),
+        position_encoding: 1,
+        occurrences: vec![
+            occ(&[0, 9, 15], EITHER, 1),
+            occ(&[1, 23, 29], OTHER, 0),
+            occ(&[1, 35, 41], EITHER, 0),
+            enc(occ(&[2, 7, 11], NEXT, 1), &[2, 4, 4, 5]),
+            enc(occ(&[2, 33, 37], IMP, 0), &[1, 0, 5, 1]),
+            occ(&[6, 11, 17], EITHER, 0),
+            enc(occ(&[7, 7, 11], LEFT, 1), &[7, 4, 7, 21]),
+        ],
+        ..Default::default()
+    };
+    let bytes = Scip {
+        metadata: meta(),
+        documents: vec![doc],
+        external_symbols: vec![],
+    }
+    .encode_to_vec();
+    let ix = convert(t.path(), &bytes).unwrap();
+    // `Self` on line 3 is a reference of `Either` (not of `other::Either`,
+    // named earlier in the header).
+    let either = ix.symbol(EITHER).unwrap().unwrap();
+    let at: Vec<(u32, u32)> = ix
+        .symbol_occurrences(&either, 0, 100)
+        .unwrap()
+        .iter()
+        .map(|o| (o.occ.line, o.occ.col))
+        .collect();
+    assert_eq!(at, vec![(0, 9), (1, 35), (2, 33), (6, 11)]);
+    // Asked at `Self`, the block: defined where its header names `Either`,
+    // referenced by its `Self`s.
+    let d = ix.document("lib.rs").unwrap().unwrap();
+    let on = ix.occurrences_on_line(&d, 2).unwrap();
+    let at_self = on.iter().find(|o| o.col == 33).unwrap();
+    let imp = ix.symbol_at(at_self.symbol).unwrap();
+    assert_eq!(imp.symbol, IMP);
+    let uses: Vec<(u32, u32, bool)> = ix
+        .symbol_occurrences(&imp, 0, 100)
+        .unwrap()
+        .iter()
+        .map(|o| (o.occ.line, o.occ.col, o.occ.is_definition()))
+        .collect();
+    assert_eq!(uses, vec![(1, 35, true), (2, 33, false)]);
+    // Impl blocks are not found by name.
+    assert!(ix.symbols_named("iterator", 10).unwrap().is_empty());
+    // Extents: the definitions with an enclosing range and both impl blocks
+    // (the trait impl from its `Self`, the inherent one from its member),
+    // each named where its header names the self type.
+    let ext: Vec<(String, u32, u32, u32, u32)> = ix
+        .extents(&d)
+        .unwrap()
+        .iter()
+        .map(|e| {
+            let s = ix.symbol_at(e.symbol).unwrap().symbol;
+            (s, e.line, e.col, e.start_line, e.end_line)
+        })
+        .collect();
+    assert_eq!(
+        ext,
+        vec![
+            (IMP.to_string(), 1, 35, 1, 5),
+            (NEXT.to_string(), 2, 7, 2, 4),
+            (INHERENT.to_string(), 6, 11, 6, 8),
+            (LEFT.to_string(), 7, 7, 7, 7),
+        ]
+    );
+}
+
 #[test]
 fn a_changed_file_is_stale_and_counted() {
     let t = tempfile::tempdir().unwrap();
