@@ -52,14 +52,29 @@ pub fn descriptors(symbol: &str) -> Vec<(String, Suffix)> {
 }
 
 /// The symbol that encloses `symbol` (it without its last descriptor), when
-/// it has one: `…shapes/Shape#area().` → `…shapes/Shape#`.
+/// it has one: `…shapes/Shape#area().` → `…shapes/Shape#`; an impl block's
+/// is what encloses the block (`…iter/impl#[`Either<L, R>`][Iterator]` →
+/// `…iter/`).
 pub fn parent(symbol: &str) -> Option<String> {
     let d = parse(symbol);
-    if d.len() < 2 {
-        return None;
-    }
-    let cut = d.last()?.2;
-    Some(symbol[..cut].to_string())
+    let at = match impl_at(&d) {
+        Some(at) => at,
+        None => d.len().checked_sub(1)?,
+    };
+    (at > 0).then(|| symbol[..d[at].2].to_string())
+}
+
+/// The index of the `impl#` descriptor when `d` is an impl block: `impl#`
+/// then one or two type parameters (self type, trait) and nothing else.
+fn impl_at(d: &[(String, Suffix, usize)]) -> Option<usize> {
+    let at = d
+        .iter()
+        .rposition(|(n, s, _)| n == "impl" && *s == Suffix::Type)?;
+    let rest = &d[at + 1..];
+    (!rest.is_empty()
+        && rest.len() <= 2
+        && rest.iter().all(|(_, s, _)| *s == Suffix::TypeParameter))
+    .then_some(at)
 }
 
 /// The name of the type an impl block is for, when `symbol` is a
@@ -67,15 +82,8 @@ pub fn parent(symbol: &str) -> Option<String> {
 /// type parameter, path and generics cut): `Either`.
 pub fn impl_self_type(symbol: &str) -> Option<String> {
     let d = parse(symbol);
-    let at = d
-        .iter()
-        .rposition(|(n, s, _)| n == "impl" && *s == Suffix::Type)?;
-    let rest = &d[at + 1..];
-    if rest.is_empty() || rest.len() > 2 || rest.iter().any(|(_, s, _)| *s != Suffix::TypeParameter)
-    {
-        return None;
-    }
-    let head = rest[0].0.split('<').next()?.rsplit("::").next()?.trim();
+    let at = impl_at(&d)?;
+    let head = d[at + 1].0.split('<').next()?.rsplit("::").next()?.trim();
     (!head.is_empty() && head.chars().all(|c| c.is_alphanumeric() || c == '_'))
         .then(|| head.to_string())
 }
@@ -256,7 +264,7 @@ mod tests {
         assert_eq!(parent(m).as_deref(), Some(imp));
         assert_eq!(
             parent(imp).as_deref(),
-            Some("rust-analyzer cargo either 1.19.0 iterator/impl#[`Either<L, R>`]")
+            Some("rust-analyzer cargo either 1.19.0 iterator/")
         );
         assert_eq!(impl_self_type(imp).as_deref(), Some("Either"));
         assert_eq!(

@@ -243,6 +243,9 @@ pub enum Reason {
     IndexLeftOut { locations: usize, files: usize },
     /// `changed` of the index's `total` files changed since it was built.
     IndexChanged { changed: u32, total: u32 },
+    /// `name` is defined outside what the index covers (a dependency, the
+    /// standard library): an index answer lists the project's uses only.
+    IndexExternal { name: String },
     /// `server` offers no code action at the place asked.
     NoCodeAction { server: String },
     /// A code action's preview leaves out what its `command` (run by

@@ -141,6 +141,9 @@ pub(crate) fn reason(r: &Reason, root: &Path) -> String {
         Reason::IndexLeftOut { locations, files } => format!(
             "{locations} location(s) in {files} file(s) changed since the index were left out"
         ),
+        Reason::IndexExternal { name } => format!(
+            "`{name}` is defined outside the indexed project: only the project's uses are listed (the live server also lists those in dependencies and the standard library)"
+        ),
         Reason::IndexChanged { changed, total } => {
             format!("{changed} of {total} indexed files changed since the index was built")
         }

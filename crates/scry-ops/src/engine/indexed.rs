@@ -18,6 +18,7 @@
 //! read (missing, corrupt, truncated, another version) is a note once and
 //! the other sources answer; the source lines come from the disk.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -324,6 +325,7 @@ impl Engine {
         let mut lines = SourceLines::new(&root, limit);
         let mut answer = Answer::new(q.action, q.question(&root), navigate::empty_body(q.action));
         let mut left_out = LeftOut::default();
+        let mut external = None;
         let body = if q.action == Action::WorkspaceSymbols {
             let query = q
                 .query
@@ -389,9 +391,20 @@ impl Engine {
                     Action::Definition | Action::Declaration => Body::Locations {
                         locations: self.locations(ix, &sym, true, &mut lines, &mut left_out)?,
                     },
-                    Action::References => Body::Locations {
-                        locations: self.locations(ix, &sym, false, &mut lines, &mut left_out)?,
-                    },
+                    Action::References => {
+                        if !scry_index::symbol::is_local(&sym.symbol) && !defined(ix, &sym)? {
+                            external = scry_index::symbol::name_and_kind(&sym.symbol).map(|n| n.0);
+                        }
+                        Body::Locations {
+                            locations: self.locations(
+                                ix,
+                                &sym,
+                                false,
+                                &mut lines,
+                                &mut left_out,
+                            )?,
+                        }
+                    }
                     Action::Implementation | Action::TypeDefinition => {
                         // The symbols the answer points at, then their
                         // definitions (one way for both actions).
@@ -448,6 +461,9 @@ impl Engine {
                 locations: left_out.locations,
                 files: left_out.files.len(),
             });
+        }
+        if let Some(name) = external {
+            answer.notes.push(Reason::IndexExternal { name });
         }
         let (changed, total) = fresh.changed(&root, ix);
         if changed > 0 {
@@ -569,9 +585,18 @@ impl Engine {
         Ok(out)
     }
 
-    /// A document's definitions (non-local), flat, in position order.
+    /// A document's outline, nested as the live servers nest it: its named
+    /// definitions (not locals, parameters or a module's own unnamed one),
+    /// each under the symbol its descriptors name as its parent when this
+    /// document defines it (a method under its class, a field under its
+    /// struct) or, for Rust, under its impl block (`impl Iterator for
+    /// Either<L, R>`, from the block's extent); each spans its SCIP
+    /// enclosing range where the index gives one. In position order.
     fn outline(&self, ix: &Index, doc: &Doc) -> std::io::Result<Vec<SymbolNode>> {
-        let mut out = Vec::new();
+        use scry_index::symbol::{self, Suffix};
+        let extents = ix.extents(doc)?;
+        let mut nodes: Vec<(String, SymbolNode)> = Vec::new();
+        let mut by_symbol: HashMap<String, usize> = HashMap::new();
         let mut from = 0;
         while from < doc.occ_count {
             let chunk =
@@ -581,23 +606,129 @@ impl Engine {
             }
             from += chunk.len() as u32;
             for o in chunk.iter().filter(|o| o.is_definition()) {
+                // A name is on one line and not empty (rust-analyzer defines
+                // a module file over its whole text; others at 0:0–0:0).
+                if o.line != o.end_line || o.col == o.end_col {
+                    continue;
+                }
                 let s = ix.symbol_at(o.symbol)?;
-                let Some((name, kind)) = scry_index::symbol::name_and_kind(&s.symbol) else {
+                let named = symbol::descriptors(&s.symbol).last().is_some_and(|(_, k)| {
+                    !matches!(k, Suffix::Parameter | Suffix::TypeParameter | Suffix::Meta)
+                });
+                if !named || by_symbol.contains_key(&s.symbol) {
+                    continue;
+                }
+                let Some((name, kind)) = symbol::name_and_kind(&s.symbol) else {
                     continue;
                 };
-                out.push(SymbolNode {
-                    name,
-                    kind: kind.to_string(),
-                    detail: scry_index::symbol::containers(&s.symbol).pop(),
-                    line: o.line + 1,
-                    col: o.col + 1,
-                    end_line: o.end_line + 1,
-                    children: Vec::new(),
-                });
+                let end_line = extents
+                    .iter()
+                    .find(|e| e.symbol == o.symbol && (e.line, e.col) == (o.line, o.col))
+                    .map_or(o.end_line, |e| e.end_line);
+                by_symbol.insert(s.symbol.clone(), nodes.len());
+                nodes.push((
+                    s.symbol,
+                    SymbolNode {
+                        name,
+                        kind: kind.to_string(),
+                        detail: None,
+                        line: o.line + 1,
+                        col: o.col + 1,
+                        end_line: end_line + 1,
+                        children: Vec::new(),
+                    },
+                ));
             }
         }
-        Ok(out)
+        for e in &extents {
+            let s = ix.symbol_at(e.symbol)?;
+            let Some(name) = symbol::impl_name(&s.symbol) else {
+                continue;
+            };
+            if by_symbol.contains_key(&s.symbol) {
+                continue;
+            }
+            by_symbol.insert(s.symbol.clone(), nodes.len());
+            nodes.push((
+                s.symbol,
+                SymbolNode {
+                    name,
+                    kind: "object".into(),
+                    detail: None,
+                    line: e.line + 1,
+                    col: e.col + 1,
+                    end_line: e.end_line + 1,
+                    children: Vec::new(),
+                },
+            ));
+        }
+        // Each node's parent: the nearest enclosing symbol with a node.
+        let parent_of: Vec<Option<usize>> = nodes
+            .iter()
+            .map(|(sym, _)| {
+                let mut p = symbol::parent(sym);
+                while let Some(ps) = p {
+                    if let Some(&i) = by_symbol.get(&ps) {
+                        return Some(i);
+                    }
+                    p = symbol::parent(&ps);
+                }
+                None
+            })
+            .collect();
+        let mut order: Vec<usize> = (0..nodes.len()).collect();
+        order.sort_by_key(|&i| (nodes[i].1.line, nodes[i].1.col));
+        let mut children: Vec<Vec<usize>> = vec![Vec::new(); nodes.len()];
+        let mut roots = Vec::new();
+        for &i in &order {
+            match parent_of[i] {
+                Some(p) => children[p].push(i),
+                None => roots.push(i),
+            }
+        }
+        let mut slots: Vec<Option<SymbolNode>> = nodes.into_iter().map(|(_, n)| Some(n)).collect();
+        fn build(
+            i: usize,
+            slots: &mut [Option<SymbolNode>],
+            children: &[Vec<usize>],
+        ) -> SymbolNode {
+            let mut n = slots[i].take().unwrap_or_else(|| SymbolNode {
+                name: String::new(),
+                kind: String::new(),
+                detail: None,
+                line: 0,
+                col: 0,
+                end_line: 0,
+                children: Vec::new(),
+            });
+            n.children = children[i]
+                .iter()
+                .map(|&c| build(c, slots, children))
+                .collect();
+            n
+        }
+        Ok(roots
+            .into_iter()
+            .map(|r| build(r, &mut slots, &children))
+            .collect())
     }
+}
+
+/// Whether the index holds a definition of `s` (else it is defined in a
+/// dependency or the standard library, outside what the index covers).
+fn defined(ix: &Index, s: &Sym) -> std::io::Result<bool> {
+    let mut from = 0;
+    while from < s.occ_count {
+        let chunk = ix.symbol_occurrences(s, from, 4096)?;
+        if chunk.is_empty() {
+            break;
+        }
+        if chunk.iter().any(|o| o.occ.is_definition()) {
+            return Ok(true);
+        }
+        from += chunk.len() as u32;
+    }
+    Ok(false)
 }
 
 #[derive(Default)]
