@@ -290,6 +290,8 @@ struct DocBuild {
 
 /// `(line, col, end_line, end_col)`, 0-based, characters.
 type Range = (u32, u32, u32, u32);
+/// `(line, col)`, 0-based, characters.
+type Pos = (u32, u32);
 
 /// One occurrence while converting a document.
 struct Fitted<'a> {
@@ -306,7 +308,16 @@ struct ImplBlocks<'a> {
     extra: Vec<(&'a str, Range, u32)>,
     /// Each block: its symbol, where its header names the self type (or the
     /// block's start), its range.
-    blocks: Vec<(&'a str, (u32, u32), Range)>,
+    blocks: Vec<(&'a str, Pos, Range)>,
+}
+
+/// An impl block found from its `Self` occurrences.
+struct SelfBlock<'a> {
+    symbol: &'a str,
+    at: Pos,
+    range: Range,
+    /// The self type's symbol, when the header names it.
+    self_type: Option<&'a str>,
 }
 
 /// rust-analyzer gives `Self` inside an impl block the impl's own symbol
@@ -340,7 +351,7 @@ fn impl_blocks<'a>(occs: &[Fitted<'a>], lines: &[&str]) -> ImplBlocks<'a> {
                 .is_some_and(|(n, s)| n == head && *s == Suffix::Type)
         })
     };
-    let mut blocks: Vec<(&'a str, (u32, u32), Range, Option<&'a str>)> = Vec::new();
+    let mut blocks: Vec<SelfBlock<'a>> = Vec::new();
     let mut extra = Vec::new();
     for i in 0..occs.len() {
         let (Some(e), symbol) = (occs[i].enclosing, occs[i].symbol) else {
@@ -351,8 +362,8 @@ fn impl_blocks<'a>(occs: &[Fitted<'a>], lines: &[&str]) -> ImplBlocks<'a> {
         };
         let found = blocks
             .iter()
-            .find(|b| b.0 == symbol && b.2 == e)
-            .map(|b| b.3);
+            .find(|b| b.symbol == symbol && b.range == e)
+            .map(|b| b.self_type);
         let self_type = match found {
             Some(t) => t,
             None => {
@@ -364,7 +375,12 @@ fn impl_blocks<'a>(occs: &[Fitted<'a>], lines: &[&str]) -> ImplBlocks<'a> {
                 if let Some(j) = named {
                     extra.push((symbol, occs[j].range, proto::ROLE_DEFINITION as u32));
                 }
-                blocks.push((symbol, at, e, t));
+                blocks.push(SelfBlock {
+                    symbol,
+                    at,
+                    range: e,
+                    self_type: t,
+                });
                 t
             }
         };
@@ -382,7 +398,8 @@ fn impl_blocks<'a>(occs: &[Fitted<'a>], lines: &[&str]) -> ImplBlocks<'a> {
         }
     }
     // Blocks with no `Self`: from their members' definitions.
-    let mut members: Vec<(String, (u32, u32), (u32, u32))> = Vec::new();
+    // (impl symbol, first member's start, last member's end).
+    let mut members: Vec<(String, Pos, Pos)> = Vec::new();
     for f in occs
         .iter()
         .filter(|f| f.roles & proto::ROLE_DEFINITION as u32 != 0)
@@ -402,8 +419,10 @@ fn impl_blocks<'a>(occs: &[Fitted<'a>], lines: &[&str]) -> ImplBlocks<'a> {
             None => members.push((p, start, end)),
         }
     }
-    let mut out: Vec<(&'a str, (u32, u32), Range)> =
-        blocks.into_iter().map(|(s, at, e, _)| (s, at, e)).collect();
+    let mut out: Vec<(&'a str, Pos, Range)> = blocks
+        .into_iter()
+        .map(|b| (b.symbol, b.at, b.range))
+        .collect();
     for (p, start, end) in members {
         if out.iter().any(|b| b.0 == p) {
             continue;
@@ -441,6 +460,25 @@ fn impl_blocks<'a>(occs: &[Fitted<'a>], lines: &[&str]) -> ImplBlocks<'a> {
         out.push((symbol, at, (at.0, 0, close, 0)));
     }
     ImplBlocks { extra, blocks: out }
+}
+
+/// A range over a quoted name (scip-typescript's `T['name']`) narrowed to
+/// the name, where the live servers place it.
+fn unquoted(r: Range, lines: &[&str]) -> Range {
+    let (l, c, el, ec) = r;
+    if l != el || ec < c + 3 {
+        return r;
+    }
+    let Some(text) = lines.get(l as usize) else {
+        return r;
+    };
+    let mut chars = text.chars().skip(c as usize).take((ec - c) as usize);
+    let first = chars.next();
+    let last = chars.last();
+    match (first, last) {
+        (Some(q @ ('\'' | '"' | '`')), Some(e)) if q == e => (l, c + 1, el, ec - 1),
+        _ => r,
+    }
 }
 
 /// The position of the first `{` at or after `from`.
@@ -555,6 +593,7 @@ pub fn convert(scip: &Path, out: &Path, opts: ConvertOptions<'_>) -> Result<Buil
                         verified = false;
                         break;
                     };
+                    let range = unquoted(range, &lines);
                     let enclosing = if o.enclosing_range.is_empty() {
                         None
                     } else {

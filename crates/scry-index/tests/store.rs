@@ -255,6 +255,31 @@ impl<L, R> Either<L, R> {
     );
 }
 
+/// scip-typescript's `T['name']` occurrence covers the quotes; the live
+/// server (and so the converted index) places it on the name.
+#[test]
+fn a_quoted_name_is_placed_on_the_name() {
+    const C: &str = "t npm demo 1 src/`a.ts`/R#comments.";
+    let t = tempfile::tempdir().unwrap();
+    std::fs::write(t.path().join("a.ts"), "type C = R['comments'][number]\n").unwrap();
+    let doc = Document {
+        relative_path: "a.ts".into(),
+        language: "typescript".into(),
+        occurrences: vec![occ(&[0, 11, 21], C, 0)],
+        ..Default::default()
+    };
+    let bytes = Scip {
+        metadata: meta(),
+        documents: vec![doc],
+        external_symbols: vec![],
+    }
+    .encode_to_vec();
+    let ix = convert(t.path(), &bytes).unwrap();
+    let d = ix.document("a.ts").unwrap().unwrap();
+    let on = ix.occurrences_on_line(&d, 0).unwrap();
+    assert_eq!((on[0].col, on[0].end_col), (12, 20));
+}
+
 #[test]
 fn a_changed_file_is_stale_and_counted() {
     let t = tempfile::tempdir().unwrap();

@@ -80,10 +80,19 @@ struct Case {
     edited: &'static str,
     /// (name, parent) pairs the outline of `inventory` nests.
     nested: &'static [(&'static str, &'static str)],
+    /// More references questions: (path, symbol, line).
+    more: &'static [(&'static str, &'static str, u32)],
 }
 
 fn questions(c: &Case, root: &Path) -> Vec<Query> {
-    vec![
+    let more = c.more.iter().map(|(path, symbol, line)| {
+        query(Action::References)
+            .path(path)
+            .symbol(symbol)
+            .line(*line)
+            .build()
+    });
+    let mut qs = vec![
         query(Action::References)
             .path(c.main)
             .symbol("total_weight")
@@ -107,7 +116,9 @@ fn questions(c: &Case, root: &Path) -> Vec<Query> {
             .path(c.report)
             .symbol("report")
             .build(),
-    ]
+    ];
+    qs.extend(more);
+    qs
 }
 
 /// The live answer to `q` once the server is ready (not partial, not from
@@ -278,6 +289,8 @@ async fn rust_index_answers_cold_equal_the_live_server_and_never_from_changed_fi
         inventory: "src/inventory.rs",
         edited: "src/report.rs",
         nested: &[("items", "Inventory"), ("restock", "impl Inventory")],
+        // A trait method: its references include the implementing method.
+        more: &[("src/shapes.rs", "area", 4)],
     };
     let Some((fx, base)) = index_agrees_with_the_live_server(&c).await else {
         return;
@@ -306,6 +319,7 @@ async fn python_index_answers_cold_equal_the_live_server() {
         inventory: "inventory.py",
         edited: "report.py",
         nested: &[("items", "Inventory"), ("restock", "Inventory")],
+        more: &[],
     };
     if let Some((fx, _base)) = index_agrees_with_the_live_server(&c).await {
         fx.shutdown().await;
@@ -323,6 +337,7 @@ async fn typescript_index_answers_cold_equal_the_live_server() {
         inventory: "src/inventory.ts",
         edited: "src/report.ts",
         nested: &[("items", "Inventory"), ("restock", "Inventory")],
+        more: &[],
     };
     if let Some((fx, _base)) = index_agrees_with_the_live_server(&c).await {
         fx.shutdown().await;

@@ -326,6 +326,7 @@ impl Engine {
         let mut answer = Answer::new(q.action, q.question(&root), navigate::empty_body(q.action));
         let mut left_out = LeftOut::default();
         let mut external = None;
+        let mut several = None;
         let body = if q.action == Action::WorkspaceSymbols {
             let query = q
                 .query
@@ -392,18 +393,31 @@ impl Engine {
                         locations: self.locations(ix, &sym, true, &mut lines, &mut left_out)?,
                     },
                     Action::References => {
-                        if !scry_index::symbol::is_local(&sym.symbol) && !defined(ix, &sym)? {
-                            external = scry_index::symbol::name_and_kind(&sym.symbol).map(|n| n.0);
+                        if !scry_index::symbol::is_local(&sym.symbol) {
+                            let name = scry_index::symbol::name_and_kind(&sym.symbol).map(|n| n.0);
+                            match definition_files(ix, &sym)? {
+                                0 => external = name,
+                                1 => {}
+                                files => {
+                                    several = name
+                                        .map(|name| Reason::IndexSeveralDefinitions { name, files })
+                                }
+                            }
                         }
-                        Body::Locations {
-                            locations: self.locations(
+                        let mut locations =
+                            self.locations(ix, &sym, false, &mut lines, &mut left_out)?;
+                        // A trait method's references include those of the
+                        // methods implementing it, as rust-analyzer answers.
+                        for imp in trait_impls(ix, &sym)? {
+                            locations.extend(self.locations(
                                 ix,
-                                &sym,
+                                &imp,
                                 false,
                                 &mut lines,
                                 &mut left_out,
-                            )?,
+                            )?);
                         }
+                        Body::Locations { locations }
                     }
                     Action::Implementation | Action::TypeDefinition => {
                         // The symbols the answer points at, then their
@@ -465,6 +479,7 @@ impl Engine {
         if let Some(name) = external {
             answer.notes.push(Reason::IndexExternal { name });
         }
+        answer.notes.extend(several);
         let (changed, total) = fresh.changed(&root, ix);
         if changed > 0 {
             answer.notes.push(Reason::IndexChanged { changed, total });
@@ -505,14 +520,35 @@ impl Engine {
         };
         if let Some(line) = q.line {
             let on = ix.occurrences_on_line(doc, line - 1)?;
-            let hit = match q.column {
+            let at: Vec<Occ> = match q.column {
                 Some(c) => on
                     .iter()
-                    .find(|o| o.col < c && c <= o.end_col.max(o.col + 1))
-                    .copied(),
-                None => on.iter().find(|o| name.is_some() && is_name(o)).copied(),
+                    .filter(|o| o.col < c && c <= o.end_col.max(o.col + 1))
+                    .copied()
+                    .collect(),
+                None => on
+                    .iter()
+                    .filter(|o| name.is_some() && is_name(o))
+                    .copied()
+                    .collect(),
             };
-            return Ok(hit);
+            // Several symbols at one place (Rust's `S { field }` pattern: the
+            // field and the binding): the live servers answer for what is
+            // defined there, else for the local.
+            let mut best: Option<(u8, Occ)> = None;
+            for o in at {
+                let rank = if o.is_definition() {
+                    0
+                } else if scry_index::symbol::is_local(&ix.symbol_at(o.symbol)?.symbol) {
+                    1
+                } else {
+                    2
+                };
+                if best.is_none_or(|(r, _)| rank < r) {
+                    best = Some((rank, o));
+                }
+            }
+            return Ok(best.map(|(_, o)| o));
         }
         if name.is_none() {
             return Ok(None);
@@ -714,21 +750,56 @@ impl Engine {
     }
 }
 
-/// Whether the index holds a definition of `s` (else it is defined in a
-/// dependency or the standard library, outside what the index covers).
-fn defined(ix: &Index, s: &Sym) -> std::io::Result<bool> {
+/// The methods of impl blocks implementing trait method `s`
+/// (`…Interval#upper().` → `…impl#[ClassBytesRange][Interval]upper().`),
+/// found by name: rust-analyzer writes no relationship between them.
+fn trait_impls(ix: &Index, s: &Sym) -> std::io::Result<Vec<Sym>> {
+    use scry_index::symbol::{Suffix, descriptors};
+    let d = descriptors(&s.symbol);
+    let [.., (owner, Suffix::Type), (method, Suffix::Method)] = d.as_slice() else {
+        return Ok(Vec::new());
+    };
+    let mut out = Vec::new();
+    for id in ix.symbols_named(method, MAX_WORKSPACE_SYMBOLS)? {
+        let cand = ix.symbol_at(id)?;
+        let c = descriptors(&cand.symbol);
+        if let [
+            ..,
+            (imp, Suffix::Type),
+            (_, Suffix::TypeParameter),
+            (tr, Suffix::TypeParameter),
+            (m, Suffix::Method),
+        ] = c.as_slice()
+            && imp == "impl"
+            && tr.rsplit("::").next() == Some(owner.as_str())
+            && m == method
+            && cand.id != s.id
+        {
+            out.push(cand);
+        }
+    }
+    Ok(out)
+}
+
+/// How many files hold a definition of `s`: none when it is defined in a
+/// dependency or the standard library, outside what the index covers; more
+/// than one when the indexer gave one symbol to several things.
+fn definition_files(ix: &Index, s: &Sym) -> std::io::Result<usize> {
+    let mut docs: Vec<u32> = Vec::new();
     let mut from = 0;
     while from < s.occ_count {
         let chunk = ix.symbol_occurrences(s, from, 4096)?;
         if chunk.is_empty() {
             break;
         }
-        if chunk.iter().any(|o| o.occ.is_definition()) {
-            return Ok(true);
+        for o in chunk.iter().filter(|o| o.occ.is_definition()) {
+            if !docs.contains(&o.doc) {
+                docs.push(o.doc);
+            }
         }
         from += chunk.len() as u32;
     }
-    Ok(false)
+    Ok(docs.len())
 }
 
 #[derive(Default)]
