@@ -111,6 +111,17 @@ fn convert(dir: &Path, bytes: &[u8]) -> Result<Index, IndexError> {
     Index::open(&db)
 }
 
+/// [`convert`] of an index of one document.
+fn convert_doc(dir: &Path, doc: Document) -> Index {
+    let bytes = Scip {
+        metadata: meta(),
+        documents: vec![doc],
+        external_symbols: vec![],
+    }
+    .encode_to_vec();
+    convert(dir, &bytes).unwrap()
+}
+
 #[test]
 fn lookups_answer_from_the_tables() {
     let t = tempfile::tempdir().unwrap();
@@ -199,13 +210,7 @@ impl<L, R> Either<L, R> {
         ],
         ..Default::default()
     };
-    let bytes = Scip {
-        metadata: meta(),
-        documents: vec![doc],
-        external_symbols: vec![],
-    }
-    .encode_to_vec();
-    let ix = convert(t.path(), &bytes).unwrap();
+    let ix = convert_doc(t.path(), doc);
     // `Self` on line 3 is a reference of `Either` (not of `other::Either`,
     // named earlier in the header).
     let either = ix.symbol(EITHER).unwrap().unwrap();
@@ -268,13 +273,7 @@ fn a_quoted_name_is_placed_on_the_name() {
         occurrences: vec![occ(&[0, 11, 21], C, 0)],
         ..Default::default()
     };
-    let bytes = Scip {
-        metadata: meta(),
-        documents: vec![doc],
-        external_symbols: vec![],
-    }
-    .encode_to_vec();
-    let ix = convert(t.path(), &bytes).unwrap();
+    let ix = convert_doc(t.path(), doc);
     let d = ix.document("a.ts").unwrap().unwrap();
     let on = ix.occurrences_on_line(&d, 0).unwrap();
     assert_eq!((on[0].col, on[0].end_col), (12, 20));
