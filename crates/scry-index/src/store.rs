@@ -19,7 +19,8 @@
 //! addition to what the indexer wrote: a Rust `Self` inside an impl block
 //! is also a reference of the block's self type, and the block is defined
 //! where its header names that type, as the live server counts them (see
-//! `impl_blocks`).
+//! `impl_blocks`); a `Self` in a trait is defined at the trait's name
+//! (`trait_selves`).
 //!
 //! [`Index::open`] reads the fixed header and the metadata only; every
 //! lookup is a binary search by `read_at` over one table, so opening costs
@@ -481,6 +482,32 @@ fn unquoted(r: Range, lines: &[&str]) -> Range {
     }
 }
 
+/// rust-analyzer gives `Self` inside a trait a local symbol (display name
+/// `Self`, enclosing symbol the trait) with no definition; the live server
+/// answers for the trait: defined at its name, which is among the
+/// references. Each such local gets that definition, in the by-symbol
+/// table only (as [`impl_blocks`] does for impl blocks).
+fn trait_selves<'a>(
+    occs: &[Fitted<'a>],
+    symbols: &'a [proto::SymbolInformation],
+) -> Vec<(&'a str, Range, u32)> {
+    let def = proto::ROLE_DEFINITION as u32;
+    symbols
+        .iter()
+        .filter(|si| {
+            si.display_name == "Self"
+                && crate::symbol::is_local(&si.symbol)
+                && !si.enclosing_symbol.is_empty()
+        })
+        .filter_map(|si| {
+            let at = occs
+                .iter()
+                .find(|f| f.symbol == si.enclosing_symbol && f.roles & def != 0)?;
+            Some((si.symbol.as_str(), at.range, def))
+        })
+        .collect()
+}
+
 /// The position of the first `{` at or after `from`.
 fn header_end(lines: &[&str], from: (u32, u32)) -> Option<(u32, u32)> {
     for (l, text) in lines.iter().enumerate().skip(from.0 as usize).take(64) {
@@ -609,7 +636,8 @@ pub fn convert(scip: &Path, out: &Path, opts: ConvertOptions<'_>) -> Result<Buil
                 if !verified {
                     fitted.clear();
                 }
-                let found = impl_blocks(&fitted, &lines);
+                let mut found = impl_blocks(&fitted, &lines);
+                found.extra.extend(trait_selves(&fitted, &d.symbols));
                 // Locals are per document: keyed with the path.
                 let local = |s: &str| format!("{s}\u{0}{}", d.relative_path);
                 let mut key = |s: &str, names: &mut Vec<String>| {

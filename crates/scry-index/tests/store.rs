@@ -260,6 +260,44 @@ impl<L, R> Either<L, R> {
     );
 }
 
+/// rust-analyzer's `Self` in a trait: a local named `Self` enclosed by the
+/// trait, with no definition; the live server defines it at the trait's
+/// name.
+#[test]
+fn self_in_a_trait_is_defined_at_the_trait() {
+    const SHAPE: &str = "t cargo e 1 Shape#";
+    let t = tempfile::tempdir().unwrap();
+    std::fs::write(
+        t.path().join("lib.rs"),
+        "pub trait Shape {\n    fn twice(&self) -> Self;\n}\n",
+    )
+    .unwrap();
+    let doc = Document {
+        relative_path: "lib.rs".into(),
+        language: "rust".into(),
+        position_encoding: 1,
+        occurrences: vec![occ(&[0, 10, 15], SHAPE, 1), occ(&[1, 23, 27], "local 1", 0)],
+        symbols: vec![SymbolInformation {
+            symbol: "local 1".into(),
+            display_name: "Self".into(),
+            enclosing_symbol: SHAPE.into(),
+            ..Default::default()
+        }],
+        ..Default::default()
+    };
+    let ix = convert_doc(t.path(), doc);
+    let d = ix.document("lib.rs").unwrap().unwrap();
+    let at_self = ix.occurrences_on_line(&d, 1).unwrap()[0];
+    let local = ix.symbol_at(at_self.symbol).unwrap();
+    let uses: Vec<(u32, u32, bool)> = ix
+        .symbol_occurrences(&local, 0, 10)
+        .unwrap()
+        .iter()
+        .map(|o| (o.occ.line, o.occ.col, o.occ.is_definition()))
+        .collect();
+    assert_eq!(uses, vec![(0, 10, true), (1, 23, false)]);
+}
+
 /// scip-typescript's `T['name']` occurrence covers the quotes; the live
 /// server (and so the converted index) places it on the name.
 #[test]
