@@ -187,6 +187,10 @@ async fn main() {
     // 3. Agreement at the name-accuracy questions.
     let (mut n, mut tries, mut def_same, mut def_from_index) = (0usize, 0usize, 0usize, 0usize);
     let (mut refs_same, mut refs_from_index, mut outside) = (0usize, 0usize, 0usize);
+    // References of symbols the project defines (the index has their
+    // definition): the agreement that matters; of the others (defined in a
+    // dependency or std) the index lists the project's uses and says so.
+    let (mut own_n, mut own_same) = (0usize, 0usize);
     let inside = |s: Set| -> Set {
         s.into_iter()
             .filter(|(p, _, _)| p.starts_with(&root))
@@ -245,6 +249,10 @@ async fn main() {
             recall_sum += r;
             precision_sum += pr;
             refs_same += usize::from(r == 1.0 && pr == 1.0);
+            if ix_def_from {
+                own_n += 1;
+                own_same += usize::from(r == 1.0 && pr == 1.0);
+            }
         }
         let def_differs = ix_def_from && !def_ok;
         let refs_differ = refs_from && (r < 1.0 || pr < 1.0);
@@ -312,13 +320,15 @@ async fn main() {
         "definition_from_index": def_from_index,
         "definition_same_pct": pct(def_same, def_from_index),
         "references_from_index": refs_from_index,
+        "references_of_project_symbols": own_n,
+        "references_of_project_symbols_same_pct": pct(own_same, own_n),
         "references_same_pct": pct(refs_same, refs_from_index),
         "references_recall_pct": 100.0 * recall_sum / refs_from_index.max(1) as f64,
         "references_precision_pct": 100.0 * precision_sum / refs_from_index.max(1) as f64,
         "questions_with_uses_outside_the_project": outside,
     });
     println!(
-        "{lang}: first precise answer {:.2} s with the index ({with_index_precision}) vs {} without; {n} questions: the index answered {def_from_index} definitions ({:.1}% the server's) and {refs_from_index} references ({:.1}% the server's on the project's files; recall {:.1}%, precision {:.1}%); {outside} had uses outside the project",
+        "{lang}: first precise answer {:.2} s with the index ({with_index_precision}) vs {} without; {n} questions: the index answered {def_from_index} definitions ({:.1}% the server's) and {refs_from_index} references ({:.1}% the server's on the project's files; recall {:.1}%, precision {:.1}%; of symbols the project defines: {own_n}, {:.1}% the server's); {outside} had uses outside the project",
         with_index.as_secs_f64(),
         without.map_or("none in 600 s".into(), |d| format!(
             "{:.1} s",
@@ -328,6 +338,7 @@ async fn main() {
         pct(refs_same, refs_from_index),
         100.0 * recall_sum / refs_from_index.max(1) as f64,
         100.0 * precision_sum / refs_from_index.max(1) as f64,
+        pct(own_same, own_n),
     );
     println!("{figures}");
 }
