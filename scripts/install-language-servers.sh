@@ -239,6 +239,8 @@ if [ "$CORE_ONLY" = 0 ]; then
   report opt shellcheck shellcheck sh -c 'shellcheck --version | sed -n 2p'
   report opt yaml-language-server yaml-language-server yaml-language-server --version
   report opt vscode-json-language-server vscode-json-language-server pkgver vscode-langservers-extracted
+  report opt "scip-typescript (scry index)" scip-typescript scip-typescript --version
+  report opt "scip-python (scry index)" scip-python scip-python --version
 fi
 echo "total $(secs_since "$T0"); logs in $LOG_DIR"
 exit $FAIL

@@ -25,5 +25,5 @@ pub mod store;
 pub mod symbol;
 
 pub use store::{
-    Built, ConvertOptions, Doc, Index, IndexError, Meta, Occ, Sym, SymOcc, SymbolInfo,
+    Built, ConvertOptions, Doc, Extent, Index, IndexError, Meta, Occ, Sym, SymOcc, SymbolInfo,
 };

@@ -11,10 +11,16 @@
 //! | symbols | name, occurrences slice, info, implementors | symbol string |
 //! | names | lower-cased source name, symbol id | name |
 //! | symbol occurrences | document id, range, roles | symbol, then document, position |
+//! | extents | document id, position, symbol id, enclosing range | document, then position |
 //!
 //! plus a string blob, an id blob, per-symbol JSON info and the metadata
 //! (JSON). Positions are stored 0-based in characters (converted from the
-//! document's encoding against the file on disk when converting).
+//! document's encoding against the file on disk when converting). One
+//! addition to what the indexer wrote: a Rust `Self` inside an impl block
+//! is also a reference of the block's self type, and the block is defined
+//! where its header names that type, as the live server counts them (see
+//! `impl_blocks`); a `Self` in a trait is defined at the trait's name
+//! (`trait_selves`).
 //!
 //! [`Index::open`] reads the fixed header and the metadata only; every
 //! lookup is a binary search by `read_at` over one table, so opening costs
@@ -40,12 +46,14 @@ use crate::proto::{self, Field, Stream, StreamError};
 
 const MAGIC: &[u8; 8] = b"SCRYSCIP";
 /// The converted form's version; a cache of another version is rebuilt.
-pub const FORMAT_VERSION: u32 = 1;
-const HEADER_BYTES: u64 = 8 + 4 + 4 + 9 * 16;
+pub const FORMAT_VERSION: u32 = 2;
+const HEADER_BYTES: u64 = 8 + 4 + 4 + SECTIONS as u64 * 16;
+const SECTIONS: usize = 10;
 const DOC_BYTES: u64 = 56;
 const OCC_BYTES: u64 = 24;
 const SYM_BYTES: u64 = 48;
 const NAME_BYTES: u64 = 16;
+const EXTENT_BYTES: u64 = 32;
 /// Largest file read to hash and check positions while converting.
 pub const MAX_SOURCE_BYTES: u64 = 16 * 1024 * 1024;
 
@@ -140,6 +148,22 @@ impl Occ {
 pub struct SymOcc {
     pub doc: u32,
     pub occ: Occ,
+}
+
+/// What a definition (or a Rust impl block) in a document encloses: the
+/// SCIP `enclosing_range` of its definition occurrence (for an impl block,
+/// of its `Self` occurrences), for nested outlines.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Extent {
+    /// Where it is named (0-based; an impl block: its self type in the header).
+    pub line: u32,
+    pub col: u32,
+    pub symbol: u32,
+    /// The whole range it encloses.
+    pub start_line: u32,
+    pub start_col: u32,
+    pub end_line: u32,
+    pub end_col: u32,
 }
 
 /// One symbol's entry.
@@ -259,6 +283,244 @@ struct DocBuild {
     lang: u32,
     /// (line, col, end_line, end_col, symbol key, roles).
     occs: Vec<Row>,
+    /// Occurrences in the by-symbol table only (see [`impl_blocks`]).
+    extra: Vec<Row>,
+    /// (line, col, symbol key, enclosing range): see [`Extent`].
+    extents: Vec<(u32, u32, u32, Range)>,
+}
+
+/// `(line, col, end_line, end_col)`, 0-based, characters.
+type Range = (u32, u32, u32, u32);
+/// `(line, col)`, 0-based, characters.
+type Pos = (u32, u32);
+
+/// One occurrence while converting a document.
+struct Fitted<'a> {
+    range: Range,
+    symbol: &'a str,
+    roles: u32,
+    enclosing: Option<Range>,
+}
+
+/// What [`impl_blocks`] found in a document.
+#[derive(Default)]
+struct ImplBlocks<'a> {
+    /// Occurrences for the by-symbol table only: (symbol, range, roles).
+    extra: Vec<(&'a str, Range, u32)>,
+    /// Each block: its symbol, where its header names the self type (or the
+    /// block's start), its range.
+    blocks: Vec<(&'a str, Pos, Range)>,
+}
+
+/// An impl block found from its `Self` occurrences.
+struct SelfBlock<'a> {
+    symbol: &'a str,
+    at: Pos,
+    range: Range,
+    /// The self type's symbol, when the header names it.
+    self_type: Option<&'a str>,
+}
+
+/// rust-analyzer gives `Self` inside an impl block the impl's own symbol
+/// (`…impl#[`Either<L, R>`][Iterator]`, enclosing range: the block). The
+/// live server counts such a `Self` among the references of the impl's self
+/// type (`Either`), and asked at `Self` it answers for the block: its
+/// definition is where the header names the self type, its references that
+/// and the block's `Self`s. So each such `Self` is also a reference of the
+/// self type, and the block gets a definition at its header's self type —
+/// the last occurrence, before the block's first `{`, of a type named as the
+/// impl's first type parameter — both in the by-symbol table only (asked at
+/// a position, the document's own occurrence answers).
+///
+/// The blocks are also returned for outlines: from their `Self`
+/// occurrences (whose enclosing range is the block), else from their
+/// members' definitions (the header: the last occurrence of the self type
+/// before the first member; the end: the first `}` line after the last
+/// member).
+fn impl_blocks<'a>(occs: &[Fitted<'a>], lines: &[&str]) -> ImplBlocks<'a> {
+    use crate::symbol::{Suffix, descriptors, impl_self_type, parent};
+    let mut order: Vec<usize> = (0..occs.len()).collect();
+    order.sort_by_key(|&i| (occs[i].range.0, occs[i].range.1));
+    let pos = |f: &Fitted<'_>| (f.range.0, f.range.1);
+    // The last occurrence before `end` (and from `start`) of a type named `head`.
+    let named_before = |occs: &[Fitted<'a>], start: (u32, u32), end: (u32, u32), head: &str| {
+        let from = order.partition_point(|&j| pos(&occs[j]) < start);
+        let to = order.partition_point(|&j| pos(&occs[j]) < end);
+        order[from..to].iter().rev().copied().find(|&j| {
+            descriptors(occs[j].symbol)
+                .last()
+                .is_some_and(|(n, s)| n == head && *s == Suffix::Type)
+        })
+    };
+    let mut blocks: Vec<SelfBlock<'a>> = Vec::new();
+    let mut extra = Vec::new();
+    for i in 0..occs.len() {
+        let (Some(e), symbol) = (occs[i].enclosing, occs[i].symbol) else {
+            continue;
+        };
+        let Some(head) = impl_self_type(symbol) else {
+            continue;
+        };
+        let found = blocks
+            .iter()
+            .find(|b| b.symbol == symbol && b.range == e)
+            .map(|b| b.self_type);
+        let self_type = match found {
+            Some(t) => t,
+            None => {
+                let start = (e.0, e.1);
+                let end = header_end(lines, start).unwrap_or((e.2, e.3));
+                let named = named_before(occs, start, end, &head);
+                let at = named.map_or(start, |j| pos(&occs[j]));
+                let t = named.map(|j| occs[j].symbol);
+                if let Some(j) = named {
+                    extra.push((symbol, occs[j].range, proto::ROLE_DEFINITION as u32));
+                }
+                blocks.push(SelfBlock {
+                    symbol,
+                    at,
+                    range: e,
+                    self_type: t,
+                });
+                t
+            }
+        };
+        let (l, c, _, ec) = occs[i].range;
+        let is_self = lines.get(l as usize).is_some_and(|t| {
+            t.chars()
+                .skip(c as usize)
+                .take(ec.saturating_sub(c) as usize)
+                .eq("Self".chars())
+        });
+        if let Some(t) = self_type
+            && is_self
+        {
+            extra.push((t, occs[i].range, occs[i].roles));
+        }
+    }
+    // Blocks with no `Self`: from their members' definitions.
+    // (impl symbol, first member's start, last member's end).
+    let mut members: Vec<(String, Pos, Pos)> = Vec::new();
+    for f in occs
+        .iter()
+        .filter(|f| f.roles & proto::ROLE_DEFINITION as u32 != 0)
+    {
+        let Some(p) = parent(f.symbol).filter(|p| impl_self_type(p).is_some()) else {
+            continue;
+        };
+        let (start, end) = match f.enclosing {
+            Some(e) => ((e.0, e.1), (e.2, e.3)),
+            None => (pos(f), (f.range.2, f.range.3)),
+        };
+        match members.iter_mut().find(|m| m.0 == p) {
+            Some(m) => {
+                m.1 = m.1.min(start);
+                m.2 = m.2.max(end);
+            }
+            None => members.push((p, start, end)),
+        }
+    }
+    let mut out: Vec<(&'a str, Pos, Range)> = blocks
+        .into_iter()
+        .map(|b| (b.symbol, b.at, b.range))
+        .collect();
+    for (p, start, end) in members {
+        if out.iter().any(|b| b.0 == p) {
+            continue;
+        }
+        // The impl symbol as one of this document's strings (a member's
+        // symbol starts with it).
+        let Some(symbol) = occs
+            .iter()
+            .find(|f| f.symbol.starts_with(p.as_str()))
+            .map(|f| &f.symbol[..p.len()])
+        else {
+            continue;
+        };
+        let Some(head) = impl_self_type(symbol) else {
+            continue;
+        };
+        let Some(j) = named_before(occs, (0, 0), start, &head) else {
+            continue;
+        };
+        let at = pos(&occs[j]);
+        let close = lines
+            .iter()
+            .enumerate()
+            .skip(end.0 as usize)
+            .take(64)
+            .find(|(l, t)| {
+                let skip = if *l == end.0 as usize {
+                    end.1 as usize
+                } else {
+                    0
+                };
+                t.chars().skip(skip).any(|c| c == '}')
+            })
+            .map_or(end.0, |(l, _)| l as u32);
+        out.push((symbol, at, (at.0, 0, close, 0)));
+    }
+    ImplBlocks { extra, blocks: out }
+}
+
+/// A range over a quoted name (scip-typescript's `T['name']`) narrowed to
+/// the name, where the live servers place it.
+fn unquoted(r: Range, lines: &[&str]) -> Range {
+    let (l, c, el, ec) = r;
+    if l != el || ec < c + 3 {
+        return r;
+    }
+    let Some(text) = lines.get(l as usize) else {
+        return r;
+    };
+    let mut chars = text.chars().skip(c as usize).take((ec - c) as usize);
+    let first = chars.next();
+    let last = chars.last();
+    match (first, last) {
+        (Some(q @ ('\'' | '"' | '`')), Some(e)) if q == e => (l, c + 1, el, ec - 1),
+        _ => r,
+    }
+}
+
+/// rust-analyzer gives `Self` inside a trait a local symbol (display name
+/// `Self`, enclosing symbol the trait) with no definition; the live server
+/// answers for the trait: defined at its name, which is among the
+/// references. Each such local gets that definition, in the by-symbol
+/// table only (as [`impl_blocks`] does for impl blocks).
+fn trait_selves<'a>(
+    occs: &[Fitted<'a>],
+    symbols: &'a [proto::SymbolInformation],
+) -> Vec<(&'a str, Range, u32)> {
+    let def = proto::ROLE_DEFINITION as u32;
+    symbols
+        .iter()
+        .filter(|si| {
+            si.display_name == "Self"
+                && crate::symbol::is_local(&si.symbol)
+                && !si.enclosing_symbol.is_empty()
+        })
+        .filter_map(|si| {
+            let at = occs
+                .iter()
+                .find(|f| f.symbol == si.enclosing_symbol && f.roles & def != 0)?;
+            Some((si.symbol.as_str(), at.range, def))
+        })
+        .collect()
+}
+
+/// The position of the first `{` at or after `from`.
+fn header_end(lines: &[&str], from: (u32, u32)) -> Option<(u32, u32)> {
+    for (l, text) in lines.iter().enumerate().skip(from.0 as usize).take(64) {
+        let skip = if l == from.0 as usize {
+            from.1 as usize
+        } else {
+            0
+        };
+        if let Some(c) = text.chars().skip(skip).position(|ch| ch == '{') {
+            return Some((l as u32, (skip + c) as u32));
+        }
+    }
+    None
 }
 
 /// Options of one conversion.
@@ -344,36 +606,74 @@ pub fn convert(scip: &Path, out: &Path, opts: ConvertOptions<'_>) -> Result<Buil
                     .map(|l| l.strip_suffix('\r').unwrap_or(l))
                     .collect();
                 let mut verified = text.is_some();
-                let mut occs = Vec::with_capacity(d.occurrences.len());
-                // Locals are per document: keyed with the path.
-                let local = |s: &str| format!("{s}\u{0}{}", d.relative_path);
+                // Each occurrence fitted to the file: range, symbol, roles,
+                // enclosing range (when given and it fits).
+                let mut fitted: Vec<Fitted<'_>> = Vec::with_capacity(d.occurrences.len());
                 for o in &d.occurrences {
                     if o.symbol.is_empty() {
                         continue;
                     }
-                    let Some((l, c, el, ec)) = verified
+                    let Some(range) = verified
                         .then(|| fit(&o.range, &lines, d.position_encoding))
                         .flatten()
                     else {
                         verified = false;
-                        continue;
+                        break;
                     };
-                    let k = if crate::symbol::is_local(&o.symbol) {
-                        key_of(&local(&o.symbol), &mut names)
+                    let range = unquoted(range, &lines);
+                    let enclosing = if o.enclosing_range.is_empty() {
+                        None
                     } else {
-                        key_of(&o.symbol, &mut names)
+                        fit(&o.enclosing_range, &lines, d.position_encoding)
                     };
-                    occs.push((l, c, el, ec, k, o.symbol_roles as u32));
+                    fitted.push(Fitted {
+                        range,
+                        symbol: &o.symbol,
+                        roles: o.symbol_roles as u32,
+                        enclosing,
+                    });
                 }
+                if !verified {
+                    fitted.clear();
+                }
+                let mut found = impl_blocks(&fitted, &lines);
+                found.extra.extend(trait_selves(&fitted, &d.symbols));
+                // Locals are per document: keyed with the path.
+                let local = |s: &str| format!("{s}\u{0}{}", d.relative_path);
+                let mut key = |s: &str, names: &mut Vec<String>| {
+                    if crate::symbol::is_local(s) {
+                        key_of(&local(s), names)
+                    } else {
+                        key_of(s, names)
+                    }
+                };
+                let mut occs = Vec::with_capacity(fitted.len());
+                let mut extents = Vec::new();
+                for f in &fitted {
+                    let k = key(f.symbol, &mut names);
+                    let (l, c, el, ec) = f.range;
+                    occs.push((l, c, el, ec, k, f.roles));
+                    if f.roles & proto::ROLE_DEFINITION as u32 != 0
+                        && let Some(e) = f.enclosing
+                    {
+                        extents.push((l, c, k, e));
+                    }
+                }
+                for (symbol, (l, c), e) in found.blocks {
+                    extents.push((l, c, key(symbol, &mut names), e));
+                }
+                let extra: Vec<Row> = found
+                    .extra
+                    .into_iter()
+                    .map(|(symbol, (l, c, el, ec), roles)| {
+                        (l, c, el, ec, key(symbol, &mut names), roles)
+                    })
+                    .collect();
                 if !verified {
                     occs.clear();
                 }
                 for si in d.symbols {
-                    let k = if crate::symbol::is_local(&si.symbol) {
-                        key_of(&local(&si.symbol), &mut names)
-                    } else {
-                        key_of(&si.symbol, &mut names)
-                    };
+                    let k = key(&si.symbol, &mut names);
                     infos.insert(k, si);
                 }
                 let lang = match langs.iter().position(|l| *l == d.language) {
@@ -384,6 +684,7 @@ pub fn convert(scip: &Path, out: &Path, opts: ConvertOptions<'_>) -> Result<Buil
                     }
                 };
                 occs.sort_unstable();
+                extents.sort_unstable();
                 docs.push(DocBuild {
                     path: rel.to_string_lossy().into_owned(),
                     hash,
@@ -392,6 +693,8 @@ pub fn convert(scip: &Path, out: &Path, opts: ConvertOptions<'_>) -> Result<Buil
                     verified,
                     lang,
                     occs,
+                    extra,
+                    extents,
                 });
             }
         }
@@ -430,6 +733,14 @@ pub fn convert(scip: &Path, out: &Path, opts: ConvertOptions<'_>) -> Result<Buil
             put_occ(&mut w.occs, l, c, el, ec, id, r);
             per_sym[id as usize].push((di as u32, l, c, el, ec, r));
         }
+        for &(l, c, el, ec, k, r) in &d.extra {
+            per_sym[id_of[k as usize] as usize].push((di as u32, l, c, el, ec, r));
+        }
+        for &(l, c, k, (sl, sc, el, ec)) in &d.extents {
+            for n in [di as u32, l, c, id_of[k as usize], sl, sc, el, ec] {
+                w.extents.extend(n.to_le_bytes());
+            }
+        }
         occ_total += d.occs.len() as u64;
         unverified += u64::from(!d.verified);
         let rec = &mut w.docs;
@@ -462,6 +773,10 @@ pub fn convert(scip: &Path, out: &Path, opts: ConvertOptions<'_>) -> Result<Buil
     for (id, &k) in order.iter().enumerate() {
         let s = &names[k as usize];
         let name_off = w.string(s);
+        let occs = &mut per_sym[id];
+        // Document, then position (extra occurrences came after the rest).
+        occs.sort_unstable();
+        occs.dedup();
         let occs = &per_sym[id];
         let occ_off = w.symoccs.len() as u64;
         for &(d, l, c, el, ec, r) in occs {
@@ -508,6 +823,7 @@ pub fn convert(scip: &Path, out: &Path, opts: ConvertOptions<'_>) -> Result<Buil
         rec.extend(impl_off.to_le_bytes());
         // Only symbols defined in the index are found by name.
         if !s.contains('\u{0}')
+            && crate::symbol::impl_self_type(s).is_none()
             && occs
                 .iter()
                 .any(|o| o.5 & proto::ROLE_DEFINITION as u32 != 0)
@@ -588,6 +904,7 @@ struct Writer {
     strings: Vec<u8>,
     blob: Vec<u8>,
     ids: Vec<u8>,
+    extents: Vec<u8>,
 }
 
 impl Writer {
@@ -606,7 +923,7 @@ impl Writer {
         nnames: u64,
     ) -> std::io::Result<()> {
         let meta_json = serde_json::to_vec(meta).map_err(std::io::Error::other)?;
-        let sections: [(&[u8], u64); 9] = [
+        let sections: [(&[u8], u64); SECTIONS] = [
             (&self.docs, ndocs),
             (&self.occs, self.occs.len() as u64 / OCC_BYTES),
             (&self.syms, nsyms),
@@ -615,6 +932,7 @@ impl Writer {
             (&self.strings, self.strings.len() as u64),
             (&self.blob, self.blob.len() as u64),
             (&self.ids, self.ids.len() as u64 / 4),
+            (&self.extents, self.extents.len() as u64 / EXTENT_BYTES),
             (&meta_json, meta_json.len() as u64),
         ];
         let mut head = Vec::with_capacity(HEADER_BYTES as usize);
@@ -649,7 +967,7 @@ pub struct Index {
     path: PathBuf,
     len: u64,
     /// (offset, count) of each section, in [`Writer::finish`]'s order.
-    sections: [(u64, u64); 9],
+    sections: [(u64, u64); SECTIONS],
     meta: Meta,
     /// Bytes read since opening, and the largest single read (the memory
     /// one lookup holds): for the memory-bound test and `status`.
@@ -665,7 +983,8 @@ const S_SYMOCCS: usize = 4;
 const S_STRINGS: usize = 5;
 const S_BLOB: usize = 6;
 const S_IDS: usize = 7;
-const S_META: usize = 8;
+const S_EXTENTS: usize = 8;
+const S_META: usize = 9;
 
 fn u32_at(b: &[u8], i: usize) -> u32 {
     u32::from_le_bytes(b[i..i + 4].try_into().unwrap_or_default())
@@ -714,7 +1033,7 @@ impl Index {
         if u32_at(&head, 8) != FORMAT_VERSION {
             return Err(fmt("another format version"));
         }
-        let mut sections = [(0u64, 0u64); 9];
+        let mut sections = [(0u64, 0u64); SECTIONS];
         for (i, s) in sections.iter_mut().enumerate() {
             *s = (u64_at(&head, 16 + i * 16), u64_at(&head, 24 + i * 16));
         }
@@ -892,6 +1211,48 @@ impl Index {
             }
             out.push(o);
             i += 1;
+        }
+        Ok(out)
+    }
+
+    /// A document's extents (definitions and impl blocks with the range
+    /// they enclose), in position order, at most [`MAX_RECORDS_PER_READ`].
+    pub fn extents(&self, d: &Doc) -> std::io::Result<Vec<Extent>> {
+        let count = self.sections[S_EXTENTS].1;
+        let doc_of = |i: u64| -> std::io::Result<u32> {
+            Ok(u32_at(&self.record(S_EXTENTS, EXTENT_BYTES, i)?, 0))
+        };
+        let (mut lo, mut hi) = (0u64, count);
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            if doc_of(mid)? < d.id {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        let mut out = Vec::new();
+        let mut i = lo;
+        while i < count && (out.len() as u64) < MAX_RECORDS_PER_READ {
+            let n = (count - i).min(1024);
+            let base = self.sections[S_EXTENTS].0 + i * EXTENT_BYTES;
+            let b = self.read(base, n * EXTENT_BYTES)?;
+            for r in b.chunks_exact(EXTENT_BYTES as usize) {
+                if u32_at(r, 0) != d.id {
+                    return Ok(out);
+                }
+                let at = |k: usize| u32_at(r, 4 * k);
+                out.push(Extent {
+                    line: at(1),
+                    col: at(2),
+                    symbol: at(3),
+                    start_line: at(4),
+                    start_col: at(5),
+                    end_line: at(6),
+                    end_col: at(7),
+                });
+            }
+            i += n;
         }
         Ok(out)
     }

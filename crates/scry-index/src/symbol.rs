@@ -48,6 +48,64 @@ pub fn is_local(symbol: &str) -> bool {
 
 /// The descriptors of a global symbol, outermost first.
 pub fn descriptors(symbol: &str) -> Vec<(String, Suffix)> {
+    parse(symbol).into_iter().map(|(n, s, _)| (n, s)).collect()
+}
+
+/// The symbol that encloses `symbol` (it without its last descriptor), when
+/// it has one: `…shapes/Shape#area().` → `…shapes/Shape#`; an impl block's
+/// is what encloses the block (`…iter/impl#[`Either<L, R>`][Iterator]` →
+/// `…iter/`).
+pub fn parent(symbol: &str) -> Option<String> {
+    let d = parse(symbol);
+    let at = match impl_at(&d) {
+        Some(at) => at,
+        None => d.len().checked_sub(1)?,
+    };
+    (at > 0).then(|| symbol[..d[at].2].to_string())
+}
+
+/// The index of the `impl#` descriptor when `d` is an impl block: `impl#`
+/// then one or two type parameters (self type, trait) and nothing else.
+fn impl_at(d: &[(String, Suffix, usize)]) -> Option<usize> {
+    let at = d
+        .iter()
+        .rposition(|(n, s, _)| n == "impl" && *s == Suffix::Type)?;
+    let rest = &d[at + 1..];
+    (!rest.is_empty()
+        && rest.len() <= 2
+        && rest.iter().all(|(_, s, _)| *s == Suffix::TypeParameter))
+    .then_some(at)
+}
+
+/// The name of the type an impl block is for, when `symbol` is a
+/// rust-analyzer impl block (`…impl#[`Either<L, R>`][Iterator]`: its first
+/// type parameter, path and generics cut): `Either`.
+pub fn impl_self_type(symbol: &str) -> Option<String> {
+    let d = parse(symbol);
+    let at = impl_at(&d)?;
+    let head = d[at + 1].0.split('<').next()?.rsplit("::").next()?.trim();
+    (!head.is_empty() && head.chars().all(|c| c.is_alphanumeric() || c == '_'))
+        .then(|| head.to_string())
+}
+
+/// How an answer names an impl block (`impl Iterator for Either<L, R>`,
+/// `impl Either<L, R>`), when `symbol` is one.
+pub fn impl_name(symbol: &str) -> Option<String> {
+    impl_self_type(symbol)?;
+    let d = parse(symbol);
+    let n = d.len();
+    match &d[n - 2..] {
+        [
+            (ty, Suffix::TypeParameter, _),
+            (tr, Suffix::TypeParameter, _),
+        ] if n >= 3 && d[n - 3].0 == "impl" => Some(format!("impl {tr} for {ty}")),
+        [_, (ty, Suffix::TypeParameter, _)] => Some(format!("impl {ty}")),
+        _ => None,
+    }
+}
+
+/// Descriptors with the byte offset in `symbol` where each starts.
+fn parse(symbol: &str) -> Vec<(String, Suffix, usize)> {
     if is_local(symbol) {
         return Vec::new();
     }
@@ -68,6 +126,12 @@ pub fn descriptors(symbol: &str) -> Vec<(String, Suffix)> {
         }
     }
     let rest: Vec<char> = symbol[i..].chars().collect();
+    // Byte offset in `symbol` of each char of `rest` (and of its end).
+    let byte_at: Vec<usize> = symbol[i..]
+        .char_indices()
+        .map(|(b, _)| i + b)
+        .chain(std::iter::once(symbol.len()))
+        .collect();
     let mut out = Vec::new();
     let mut k = 0;
     let name = |k: &mut usize| -> Option<String> {
@@ -103,6 +167,7 @@ pub fn descriptors(symbol: &str) -> Vec<(String, Suffix)> {
         Some(rest[start..*k].iter().collect())
     };
     while k < rest.len() {
+        let start = byte_at[k];
         match rest[k] {
             '[' | '(' => {
                 let open = rest[k];
@@ -122,6 +187,7 @@ pub fn descriptors(symbol: &str) -> Vec<(String, Suffix)> {
                     } else {
                         Suffix::Parameter
                     },
+                    start,
                 ));
             }
             _ => {
@@ -148,7 +214,7 @@ pub fn descriptors(symbol: &str) -> Vec<(String, Suffix)> {
                     _ => return out,
                 };
                 k += 1;
-                out.push((n, suffix));
+                out.push((n, suffix, start));
             }
         }
     }
@@ -189,6 +255,31 @@ mod tests {
         assert_eq!(name_and_kind(s), Some(("radius".into(), "field")));
         let s = "rust-analyzer cargo demo 0.1.0 make().";
         assert_eq!(name_and_kind(s), Some(("make".into(), "function")));
+    }
+
+    #[test]
+    fn parents_and_impl_blocks() {
+        let m = "rust-analyzer cargo either 1.19.0 iterator/impl#[`Either<L, R>`][Iterator]next().";
+        let imp = "rust-analyzer cargo either 1.19.0 iterator/impl#[`Either<L, R>`][Iterator]";
+        assert_eq!(parent(m).as_deref(), Some(imp));
+        assert_eq!(
+            parent(imp).as_deref(),
+            Some("rust-analyzer cargo either 1.19.0 iterator/")
+        );
+        assert_eq!(impl_self_type(imp).as_deref(), Some("Either"));
+        assert_eq!(
+            impl_name(imp).as_deref(),
+            Some("impl Iterator for Either<L, R>")
+        );
+        let inherent = "rust-analyzer cargo either 1.19.0 impl#[`Either<L, R>`]";
+        assert_eq!(impl_name(inherent).as_deref(), Some("impl Either<L, R>"));
+        assert_eq!(impl_self_type("a b c d impl#[`(A, B)`][`Extend<X>`]"), None);
+        assert_eq!(impl_self_type(m), None);
+        assert_eq!(impl_self_type("a b c d Impl#"), None);
+        assert_eq!(parent("a b c d top()."), None);
+        assert_eq!(parent("local 3"), None);
+        // A multi-byte name before the cut.
+        assert_eq!(parent("a b c d `é`/x#").as_deref(), Some("a b c d `é`/"));
     }
 
     #[test]

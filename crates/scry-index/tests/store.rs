@@ -111,6 +111,17 @@ fn convert(dir: &Path, bytes: &[u8]) -> Result<Index, IndexError> {
     Index::open(&db)
 }
 
+/// [`convert`] of an index of one document.
+fn convert_doc(dir: &Path, doc: Document) -> Index {
+    let bytes = Scip {
+        metadata: meta(),
+        documents: vec![doc],
+        external_symbols: vec![],
+    }
+    .encode_to_vec();
+    convert(dir, &bytes).unwrap()
+}
+
 #[test]
 fn lookups_answer_from_the_tables() {
     let t = tempfile::tempdir().unwrap();
@@ -154,6 +165,156 @@ fn lookups_answer_from_the_tables() {
     assert_eq!(named, vec![SHAPE.to_string(), SQUARE.to_string()]);
     // A local is never found by name.
     assert!(ix.symbols_named("local", 10).unwrap().is_empty());
+}
+
+/// rust-analyzer's impl blocks as it writes them: `Self` an occurrence of
+/// the impl symbol with the block as enclosing range; members' symbols under
+/// the impl symbol.
+#[test]
+fn self_in_an_impl_block_is_its_self_type_and_impl_blocks_have_extents() {
+    const EITHER: &str = "t cargo e 1 Either#";
+    const OTHER: &str = "t cargo e 1 other/Either#";
+    const IMP: &str = "t cargo e 1 iter/impl#[`Either<L, R>`][Iterator]";
+    const NEXT: &str = "t cargo e 1 iter/impl#[`Either<L, R>`][Iterator]next().";
+    const INHERENT: &str = "t cargo e 1 impl#[`Either<L, R>`]";
+    const LEFT: &str = "t cargo e 1 impl#[`Either<L, R>`]left().";
+    let t = tempfile::tempdir().unwrap();
+    let text = "\
+pub enum Either<L, R> {}
+impl<L, R> From<other::Either> for Either<L, R> {
+    fn next(&mut self) -> Option<Self> {
+        None
+    }
+}
+impl<L, R> Either<L, R> {
+    fn left(&self) {}
+}
+";
+    std::fs::write(t.path().join("lib.rs"), text).unwrap();
+    let enc = |o: Occurrence, e: &[i32]| Occurrence {
+        enclosing_range: e.to_vec(),
+        ..o
+    };
+    let doc = Document {
+        relative_path: "lib.rs".into(),
+        language: "rust".into(),
+        position_encoding: 1,
+        occurrences: vec![
+            occ(&[0, 9, 15], EITHER, 1),
+            occ(&[1, 23, 29], OTHER, 0),
+            occ(&[1, 35, 41], EITHER, 0),
+            enc(occ(&[2, 7, 11], NEXT, 1), &[2, 4, 4, 5]),
+            enc(occ(&[2, 33, 37], IMP, 0), &[1, 0, 5, 1]),
+            occ(&[6, 11, 17], EITHER, 0),
+            enc(occ(&[7, 7, 11], LEFT, 1), &[7, 4, 7, 21]),
+        ],
+        ..Default::default()
+    };
+    let ix = convert_doc(t.path(), doc);
+    // `Self` on line 3 is a reference of `Either` (not of `other::Either`,
+    // named earlier in the header).
+    let either = ix.symbol(EITHER).unwrap().unwrap();
+    let at: Vec<(u32, u32)> = ix
+        .symbol_occurrences(&either, 0, 100)
+        .unwrap()
+        .iter()
+        .map(|o| (o.occ.line, o.occ.col))
+        .collect();
+    assert_eq!(at, vec![(0, 9), (1, 35), (2, 33), (6, 11)]);
+    // Asked at `Self`, the block: defined where its header names `Either`,
+    // referenced by its `Self`s.
+    let d = ix.document("lib.rs").unwrap().unwrap();
+    let on = ix.occurrences_on_line(&d, 2).unwrap();
+    let at_self = on.iter().find(|o| o.col == 33).unwrap();
+    let imp = ix.symbol_at(at_self.symbol).unwrap();
+    assert_eq!(imp.symbol, IMP);
+    let uses: Vec<(u32, u32, bool)> = ix
+        .symbol_occurrences(&imp, 0, 100)
+        .unwrap()
+        .iter()
+        .map(|o| (o.occ.line, o.occ.col, o.occ.is_definition()))
+        .collect();
+    assert_eq!(uses, vec![(1, 35, true), (2, 33, false)]);
+    // Impl blocks are not found by name.
+    assert!(ix.symbols_named("iterator", 10).unwrap().is_empty());
+    // Extents: the definitions with an enclosing range and both impl blocks
+    // (the trait impl from its `Self`, the inherent one from its member),
+    // each named where its header names the self type.
+    let ext: Vec<(String, u32, u32, u32, u32)> = ix
+        .extents(&d)
+        .unwrap()
+        .iter()
+        .map(|e| {
+            let s = ix.symbol_at(e.symbol).unwrap().symbol;
+            (s, e.line, e.col, e.start_line, e.end_line)
+        })
+        .collect();
+    assert_eq!(
+        ext,
+        vec![
+            (IMP.to_string(), 1, 35, 1, 5),
+            (NEXT.to_string(), 2, 7, 2, 4),
+            (INHERENT.to_string(), 6, 11, 6, 8),
+            (LEFT.to_string(), 7, 7, 7, 7),
+        ]
+    );
+}
+
+/// rust-analyzer's `Self` in a trait: a local named `Self` enclosed by the
+/// trait, with no definition; the live server defines it at the trait's
+/// name.
+#[test]
+fn self_in_a_trait_is_defined_at_the_trait() {
+    const SHAPE: &str = "t cargo e 1 Shape#";
+    let t = tempfile::tempdir().unwrap();
+    std::fs::write(
+        t.path().join("lib.rs"),
+        "pub trait Shape {\n    fn twice(&self) -> Self;\n}\n",
+    )
+    .unwrap();
+    let doc = Document {
+        relative_path: "lib.rs".into(),
+        language: "rust".into(),
+        position_encoding: 1,
+        occurrences: vec![occ(&[0, 10, 15], SHAPE, 1), occ(&[1, 23, 27], "local 1", 0)],
+        symbols: vec![SymbolInformation {
+            symbol: "local 1".into(),
+            display_name: "Self".into(),
+            enclosing_symbol: SHAPE.into(),
+            ..Default::default()
+        }],
+        ..Default::default()
+    };
+    let ix = convert_doc(t.path(), doc);
+    let d = ix.document("lib.rs").unwrap().unwrap();
+    let at_self = ix.occurrences_on_line(&d, 1).unwrap()[0];
+    let local = ix.symbol_at(at_self.symbol).unwrap();
+    let uses: Vec<(u32, u32, bool)> = ix
+        .symbol_occurrences(&local, 0, 10)
+        .unwrap()
+        .iter()
+        .map(|o| (o.occ.line, o.occ.col, o.occ.is_definition()))
+        .collect();
+    assert_eq!(uses, vec![(0, 10, true), (1, 23, false)]);
+}
+
+/// scip-typescript's `T['name']` occurrence covers the quotes; the live
+/// server (and so the converted index) places it on the name.
+#[test]
+fn a_quoted_name_is_placed_on_the_name() {
+    const C: &str = "t npm demo 1 src/`a.ts`/R#comments.";
+    let t = tempfile::tempdir().unwrap();
+    std::fs::write(t.path().join("a.ts"), "type C = R['comments'][number]\n").unwrap();
+    let doc = Document {
+        relative_path: "a.ts".into(),
+        language: "typescript".into(),
+        occurrences: vec![occ(&[0, 11, 21], C, 0)],
+        ..Default::default()
+    };
+    let ix = convert_doc(t.path(), doc);
+    let d = ix.document("a.ts").unwrap().unwrap();
+    let on = ix.occurrences_on_line(&d, 0).unwrap();
+    assert_eq!((on[0].col, on[0].end_col), (12, 20));
 }
 
 #[test]

@@ -243,6 +243,13 @@ pub enum Reason {
     IndexLeftOut { locations: usize, files: usize },
     /// `changed` of the index's `total` files changed since it was built.
     IndexChanged { changed: u32, total: u32 },
+    /// `name` is defined outside what the index covers (a dependency, the
+    /// standard library): an index answer lists the project's uses only.
+    IndexExternal { name: String },
+    /// The index gives `name` definitions in `files` files (one symbol for
+    /// several things, e.g. same-named items of two Rust test crates): an
+    /// index answer may mix their references.
+    IndexSeveralDefinitions { name: String, files: usize },
     /// `server` offers no code action at the place asked.
     NoCodeAction { server: String },
     /// A code action's preview leaves out what its `command` (run by

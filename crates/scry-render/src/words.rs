@@ -142,6 +142,12 @@ pub(crate) fn reason(r: &Reason, root: &Path) -> String {
         Reason::IndexLeftOut { locations, files } => format!(
             "{locations} location(s) in {files} file(s) changed since the index were left out"
         ),
+        Reason::IndexExternal { name } => format!(
+            "`{name}` is defined outside the indexed project: only the project's uses are listed (the live server also lists those in dependencies and the standard library)"
+        ),
+        Reason::IndexSeveralDefinitions { name, files } => format!(
+            "the index gives `{name}` definitions in {files} files (one symbol for several things): these references may mix them; ask again for the live server's"
+        ),
         Reason::IndexChanged { changed, total } => {
             format!("{changed} of {total} indexed files changed since the index was built")
         }

@@ -24,117 +24,20 @@
 //! ```
 //! Languages: rust, python, typescript, go, c (decides the file extensions).
 
-use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+#[path = "common/questions.rs"]
+mod questions;
+
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use scry_ops::resolve::{self, OccurrenceKind, SymbolName};
-use scry_ops::{Action, Answer, Body, Engine, Query};
+use questions::{Picker, Set, body_locs, code_tokens, locs, query, score};
+use scry_ops::{Action, Answer, Engine, Query};
 use scry_workspace::Workspace;
 use serde_json::json;
 
-type Set = BTreeSet<(PathBuf, u32, u32)>;
-
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        let mut x = self.0;
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        self.0 = x;
-        x
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
-
-fn extensions(lang: &str) -> &'static [&'static str] {
-    match lang {
-        "rust" => &["rs"],
-        "python" => &["py"],
-        "typescript" => &["ts"],
-        "go" => &["go"],
-        "c" => &["c"],
-        other => panic!("unknown language {other}"),
-    }
-}
-
-fn source_files(root: &Path, exts: &[&str]) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        let Ok(rd) = std::fs::read_dir(&d) else {
-            continue;
-        };
-        for e in rd.flatten() {
-            let p = e.path();
-            let name = e.file_name().to_string_lossy().to_string();
-            if name.starts_with('.') || name == "node_modules" || name == "target" {
-                continue;
-            }
-            if p.is_dir() {
-                stack.push(p);
-            } else if exts.iter().any(|x| name.ends_with(&format!(".{x}")))
-                && !name.ends_with(".d.ts")
-            {
-                out.push(p);
-            }
-        }
-    }
-    out.sort();
-    out
-}
-
-/// Identifier tokens of a line that sit in code (not in a comment or a
-/// string): (0-based char column, token).
-fn code_tokens(line: &str, quote_single: bool) -> Vec<(u32, String)> {
-    let idx = scry_lsp::LineIndex::new(line);
-    let mut toks = Vec::new();
-    let mut seen = BTreeSet::new();
-    for t in resolve::ident_tokens(line) {
-        if t.starts_with(|c: char| c.is_ascii_digit()) || !seen.insert(t) {
-            continue;
-        }
-        let occ =
-            resolve::occurrences(&idx, &SymbolName::parse(t), Some(0), quote_single, 64, None);
-        for o in occ.list {
-            if o.kind == OccurrenceKind::Code {
-                toks.push((o.pos.col, t.to_string()));
-            }
-        }
-    }
-    toks
-}
-
-fn locs(a: &Answer) -> Set {
-    body_locs(&a.body)
-}
-
-fn body_locs(b: &Body) -> Set {
-    match b {
-        Body::Locations { locations } => locations
-            .iter()
-            .map(|l| (l.path.clone(), l.line, l.col))
-            .collect(),
-        _ => Set::new(),
-    }
-}
-
 async fn ask(engine: &Engine, q: Query) -> Option<Answer> {
     engine.run_query(&q).await.ok()
-}
-
-fn query(action: Action, path: &Path, symbol: Option<&str>, line: u32, col: Option<u32>) -> Query {
-    let mut q = Query::new(action);
-    q.path = Some(path.to_path_buf());
-    q.symbol = symbol.map(str::to_string);
-    q.line = Some(line);
-    q.column = col;
-    q.timeout = Some(Duration::from_secs(60));
-    q
 }
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
@@ -149,17 +52,11 @@ async fn main() {
     let want: usize = args[3].parse().expect("N");
     let seed: u64 = args.get(4).map_or(0x5c27, |s| s.parse().expect("seed"));
     let out_path = args.get(5).cloned();
-    let quote_single = lang != "rust";
-
-    let files = source_files(&root, extensions(lang));
-    assert!(
-        !files.is_empty(),
-        "no {lang} files under {}",
-        root.display()
-    );
+    let mut picker = Picker::new(&root, lang, seed);
+    let quote_single = picker.quote_single;
+    let files = picker.files.clone();
     let ws = Workspace::open(&root).expect("open workspace");
     let engine = Engine::new(Arc::new(ws));
-    let mut rng = Rng(seed | 1);
 
     // Warm up: references at some identifier until the answer is stable.
     let warm_start = Instant::now();
@@ -201,21 +98,10 @@ async fn main() {
     let t0 = Instant::now();
     while n < want && tries < want * 20 {
         tries += 1;
-        let f = &files[rng.below(files.len())];
-        let Ok(text) = std::fs::read_to_string(f) else {
+        let Some(pick) = picker.draw() else {
             continue;
         };
-        let lines: Vec<&str> = text.lines().collect();
-        if lines.is_empty() {
-            continue;
-        }
-        let li = rng.below(lines.len());
-        let toks = code_tokens(lines[li], quote_single);
-        if toks.is_empty() {
-            continue;
-        }
-        let (col, sym) = toks[rng.below(toks.len())].clone();
-        let line = li as u32 + 1;
+        let (f, line, col, sym) = (&pick.file, pick.line, pick.col, pick.symbol.clone());
         let Some(truth) = ask(
             &engine,
             query(Action::Definition, f, None, line, Some(col + 1)),
@@ -285,18 +171,7 @@ async fn main() {
                     let unstable: Set = t1.symmetric_difference(&t2).cloned().collect();
                     (stable, unstable)
                 };
-                let hit = g.intersection(&stable).count() as f64;
-                let judged = g.difference(&unstable).count() as f64;
-                let r = if stable.is_empty() {
-                    1.0
-                } else {
-                    hit / stable.len() as f64
-                };
-                let p = if judged == 0.0 {
-                    if stable.is_empty() { 1.0 } else { 0.0 }
-                } else {
-                    hit / judged
-                };
+                let (r, p) = score(&stable, &unstable, &g);
                 (r, p, stable, g)
             }
             None => (0.0, 0.0, locs(&t1), Set::new()),

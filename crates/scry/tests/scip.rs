@@ -1,9 +1,16 @@
-//! The SCIP index source on `fixtures/rust` with the real `rust-analyzer
-//! scip`: `scry index` builds it; a cold engine answers from it at once,
-//! labelled; its answers equal the live server's at the same places once
-//! the server is ready; a changed file is never answered from it, and
+//! The SCIP index source with the real indexers on the fixtures —
+//! `rust-analyzer scip` on `fixtures/rust`, `scip-python` on
+//! `fixtures/python`, `scip-typescript` on `fixtures/typescript`: `scry
+//! index` builds it; a cold engine answers from it at once, labelled; its
+//! definitions, references, hovers and outlines equal the live server's at
+//! the same places once the server is ready (the outline nested as the
+//! server nests it); a changed file is never answered from it, and
 //! locations in changed files are left out with a count; a corrupt index is
 //! a note and the other sources answer.
+//!
+//! A missing indexer skips a test, or fails it under
+//! `SCRY_REQUIRE_SERVERS=1` (`scripts/install-language-servers.sh`
+//! installs them).
 
 mod common;
 
@@ -14,7 +21,7 @@ use std::time::{Duration, Instant};
 
 use common::process::scry_in;
 use common::{Fixture, query};
-use scry_ops::{Action, Answer, Engine, Precision, Query};
+use scry_ops::{Action, Answer, Body, Engine, Precision, Query, SymbolNode};
 use scry_workspace::Workspace;
 
 fn engine(root: &Path, cache: &Path) -> Engine {
@@ -38,43 +45,100 @@ fn locs(fx: &Fixture, a: &Answer) -> BTreeSet<(String, u32, u32)> {
         .collect()
 }
 
-fn questions() -> Vec<Query> {
-    vec![
+/// Every node of an outline as (name, line, parent's name).
+fn outline(nodes: &[SymbolNode]) -> BTreeSet<(String, u32, String)> {
+    fn walk(nodes: &[SymbolNode], parent: &str, out: &mut BTreeSet<(String, u32, String)>) {
+        for n in nodes {
+            out.insert((n.name.clone(), n.line, parent.to_string()));
+            walk(&n.children, &n.name, out);
+        }
+    }
+    let mut out = BTreeSet::new();
+    walk(nodes, "", &mut out);
+    out
+}
+
+/// The 1-based character column of `name` on 1-based `line` of `path`.
+fn column_of(root: &Path, path: &str, line: u32, name: &str) -> u32 {
+    let text = std::fs::read_to_string(root.join(path)).unwrap();
+    let l = text.lines().nth(line as usize - 1).unwrap();
+    let byte = l.find(name).unwrap();
+    l[..byte].chars().count() as u32 + 1
+}
+
+/// One language's fixture layout: where each question asks.
+struct Case {
+    lang: &'static str,
+    indexer: &'static str,
+    /// main (uses `total_weight` on `weight_line`, after non-ASCII text),
+    /// report (calls `restock`), inventory (defines `Inventory`).
+    main: &'static str,
+    weight_line: u32,
+    report: &'static str,
+    inventory: &'static str,
+    /// The file edited to check freshness (not `main`).
+    edited: &'static str,
+    /// (name, parent) pairs the outline of `inventory` nests.
+    nested: &'static [(&'static str, &'static str)],
+    /// More references questions: (path, symbol, line).
+    more: &'static [(&'static str, &'static str, u32)],
+}
+
+fn questions(c: &Case, root: &Path) -> Vec<Query> {
+    let more = c.more.iter().map(|(path, symbol, line)| {
         query(Action::References)
-            .path("src/main.rs")
+            .path(path)
+            .symbol(symbol)
+            .line(*line)
+            .build()
+    });
+    let mut qs = vec![
+        query(Action::References)
+            .path(c.main)
             .symbol("total_weight")
-            .line(13)
+            .line(c.weight_line)
             .build(),
         query(Action::Definition)
-            .path("src/report.rs")
+            .path(c.report)
             .symbol("restock")
             .build(),
         query(Action::Definition)
-            .path("src/main.rs")
+            .path(c.main)
             .symbol("total_weight")
-            .line(13)
-            .column(33)
+            .line(c.weight_line)
+            .column(column_of(root, c.main, c.weight_line, "total_weight("))
             .build(),
         query(Action::References)
-            .path("src/inventory.rs")
+            .path(c.inventory)
             .symbol("Inventory")
             .build(),
         query(Action::References)
-            .path("src/report.rs")
+            .path(c.report)
             .symbol("report")
             .build(),
-    ]
+    ];
+    qs.extend(more);
+    qs
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn index_answers_cold_equal_the_live_server_and_never_from_changed_files() {
-    let Some(fx) = Fixture::open("rust", "scip_rust_analyzer") else {
-        return;
-    };
-    let base = tempfile::tempdir().unwrap();
-    let cache = base.path().join("cache");
-    std::fs::write(base.path().join("config.json"), "{}").unwrap();
-    let out = scry_in(base.path(), &fx.root, &["index"])
+/// The live answer to `q` once the server is ready (not partial, not from
+/// another source, not empty).
+async fn live(fx: &Fixture, q: &Query) -> Answer {
+    let give_up = Instant::now() + Duration::from_secs(240);
+    loop {
+        let a = fx.run(q).await;
+        if a.precision.is_none() && a.partial.is_none() && !a.body.is_empty() {
+            return a;
+        }
+        assert!(Instant::now() < give_up, "no live answer for {q:?}: {a:?}");
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+}
+
+/// `scry index` in `fx` (per-user places under `base`).
+fn build_index(fx: &Fixture, base: &Path, c: &Case) {
+    std::fs::write(base.join("config.json"), "{}").unwrap();
+    let out = scry_in(base, &fx.root, &["index"])
         .output()
         .expect("run scry index");
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -83,17 +147,36 @@ async fn index_answers_cold_equal_the_live_server_and_never_from_changed_files()
         "scry index failed: {stdout}\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(stdout.contains("SCIP index (rust-analyzer"), "{stdout}");
+    assert!(
+        stdout.contains(&format!("SCIP index ({}", c.indexer)),
+        "{stdout}"
+    );
+}
+
+/// The whole check for one language; returns the cache for more checks.
+async fn index_agrees_with_the_live_server(c: &Case) -> Option<(Fixture, tempfile::TempDir)> {
+    let test = format!("scip_{}", c.lang);
+    if !scry_testkit::require_on_path(c.indexer, &test) {
+        return None;
+    }
+    let fx = Fixture::open(c.lang, &test)?;
+    let base = tempfile::tempdir().unwrap();
+    let cache = base.path().join("cache");
+    build_index(&fx, base.path(), c);
+    let qs = questions(c, &fx.root);
 
     // A cold engine: every question answered from the index, labelled.
     let cold = engine(&fx.root, &cache);
     let mut from_index = Vec::new();
-    for q in questions() {
+    for q in &qs {
         let t = Instant::now();
-        let a = cold.run_query(&q).await.expect("index answer");
+        let a = cold.run_query(q).await.expect("index answer");
         assert_eq!(a.precision, Some(Precision::Index), "{q:?}: {a:?}");
         let server = a.server.clone().unwrap_or_default();
-        assert!(server.starts_with("SCIP index (rust-analyzer "), "{server}");
+        assert!(
+            server.starts_with(&format!("SCIP index ({} ", c.indexer)),
+            "{server}"
+        );
         assert!(server.contains(" ago at "), "{server}");
         assert!(!fx.locs(&a).is_empty(), "{q:?}: empty");
         // Generous: the index answers without the server.
@@ -101,37 +184,78 @@ async fn index_answers_cold_equal_the_live_server_and_never_from_changed_files()
         from_index.push(locs(&fx, &a));
     }
     let json = scry_render::render_json(
-        &cold.run_query(&questions()[0]).await.unwrap(),
+        &cold.run_query(&qs[0]).await.unwrap(),
         &fx.root,
         &Default::default(),
     );
     assert_eq!(json["precision"], "index", "{json}");
+    let restock = query(Action::Hover)
+        .path(c.report)
+        .symbol("restock")
+        .build();
+    let hover_ix = cold.run_query(&restock).await.expect("index hover");
+    assert_eq!(hover_ix.precision, Some(Precision::Index), "{hover_ix:?}");
+    let outline_q = query(Action::Symbols).path(c.inventory).build();
+    let outline_ix = cold.run_query(&outline_q).await.expect("index outline");
+    assert_eq!(
+        outline_ix.precision,
+        Some(Precision::Index),
+        "{outline_ix:?}"
+    );
+    cold.shutdown().await;
 
     // The live server, once ready, gives the same places.
-    for (q, want) in questions().iter().zip(&from_index) {
-        let give_up = Instant::now() + Duration::from_secs(240);
-        let live = loop {
-            let a = fx.run(q).await;
-            if a.precision.is_none() && !fx.locs(&a).is_empty() {
-                break a;
-            }
-            assert!(Instant::now() < give_up, "no live answer for {q:?}: {a:?}");
-            tokio::time::sleep(Duration::from_millis(500)).await;
+    for (q, want) in qs.iter().zip(&from_index) {
+        assert_eq!(&locs(&fx, &live(&fx, q).await), want, "{q:?}");
+    }
+    // Hover: both give the signature (the wording around it is each
+    // tool's own).
+    let hover_live = live(&fx, &restock).await;
+    for a in [&hover_ix, &hover_live] {
+        let Body::Hover { text } = &a.body else {
+            panic!("{a:?}")
         };
-        assert_eq!(&locs(&fx, &live), want, "{q:?}");
+        assert!(text.contains("restock") && text.contains("n:"), "{text}");
+    }
+    // The outline: every index node is the live server's node of the same
+    // name, line and parent; members are nested under their type.
+    let Body::Outline {
+        symbols: ix_nodes, ..
+    } = &outline_ix.body
+    else {
+        panic!("{outline_ix:?}")
+    };
+    let live_outline = live(&fx, &outline_q).await;
+    let Body::Outline {
+        symbols: live_nodes,
+        ..
+    } = &live_outline.body
+    else {
+        panic!("{live_outline:?}")
+    };
+    let (ix_set, live_set) = (outline(ix_nodes), outline(live_nodes));
+    assert!(
+        ix_set.is_subset(&live_set),
+        "index outline {ix_set:?}\nlive outline {live_set:?}"
+    );
+    for (name, parent) in c.nested {
+        assert!(
+            ix_set.iter().any(|(n, _, p)| n == name && p == parent),
+            "{name} not nested under {parent}: {ix_set:?}"
+        );
     }
 
-    // Edit report.rs: never answered from the index at its old positions.
-    let report = fx.root.join("src/report.rs");
-    let text = std::fs::read_to_string(&report).unwrap();
-    std::fs::write(&report, format!("// moved down\n{text}")).unwrap();
+    // Edit a file: never answered from the index at its old positions.
+    let edited = fx.root.join(c.edited);
+    let text = std::fs::read_to_string(&edited).unwrap();
+    std::fs::write(&edited, format!("\n{text}")).unwrap();
     let cold = engine(&fx.root, &cache);
-    // A question about an unchanged file: report.rs's locations left out,
-    // counted, and the changed file said.
-    let a = cold.run_query(&questions()[0]).await.expect("answer");
+    // A question about an unchanged file: the edited file's locations left
+    // out, counted, and the changed file said.
+    let a = cold.run_query(&qs[0]).await.expect("answer");
     assert_eq!(a.precision, Some(Precision::Index), "{a:?}");
     let got = locs(&fx, &a);
-    assert!(got.iter().all(|l| l.0 != "src/report.rs"), "{got:?}");
+    assert!(got.iter().all(|l| l.0 != c.edited), "{got:?}");
     let notes = notes_text(&fx.root, &a);
     assert!(
         notes.contains("changed since the index were left out"),
@@ -142,7 +266,7 @@ async fn index_answers_cold_equal_the_live_server_and_never_from_changed_files()
     let a = cold
         .run_query(
             &query(Action::Definition)
-                .path("src/report.rs")
+                .path(c.edited)
                 .symbol("restock")
                 .build(),
         )
@@ -151,12 +275,38 @@ async fn index_answers_cold_equal_the_live_server_and_never_from_changed_files()
         assert_ne!(a.precision, Some(Precision::Index), "{a:?}");
     }
     cold.shutdown().await;
+    Some((fx, base))
+}
 
+/// fixtures/rust: where each question asks.
+const RUST: Case = Case {
+    lang: "rust",
+    indexer: "rust-analyzer",
+    main: "src/main.rs",
+    weight_line: 13,
+    report: "src/report.rs",
+    inventory: "src/inventory.rs",
+    edited: "src/report.rs",
+    nested: &[("items", "Inventory"), ("restock", "impl Inventory")],
+    // A trait method: its references include the implementing method.
+    more: &[("src/shapes.rs", "area", 4)],
+};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rust_index_answers_cold_equal_the_live_server_and_never_from_changed_files() {
+    let c = RUST;
+    let Some((fx, base)) = index_agrees_with_the_live_server(&c).await else {
+        return;
+    };
     // A corrupt index: a note once, the other sources answer.
+    let cache = base.path().join("cache");
     let dir = scry_index::cache::dir_for(&cache, &fx.root);
     std::fs::write(dir.join("index.scip"), b"\x0a\xff\xff\xff garbage").unwrap();
     let cold = engine(&fx.root, &cache);
-    let a = cold.run_query(&questions()[0]).await.expect("answer");
+    let a = cold
+        .run_query(&questions(&c, &fx.root)[0])
+        .await
+        .expect("answer");
     assert_ne!(a.precision, Some(Precision::Index));
     let notes = notes_text(&fx.root, &a);
     assert!(notes.contains("SCIP index is not usable"), "{notes}");
@@ -200,7 +350,7 @@ async fn a_configured_ci_index_answers_cold_only_when_trusted_and_inside() {
         r#"{"index": {"path": "build/index.scip"}}"#,
     )
     .unwrap();
-    let q = &questions()[1];
+    let q = &questions(&RUST, &fx.root)[1];
     // Where the index must not answer, the other sources get a short budget.
     let mut short = q.clone();
     short.timeout = Some(Duration::from_secs(3));
@@ -209,14 +359,14 @@ async fn a_configured_ci_index_answers_cold_only_when_trusted_and_inside() {
     // its source; nothing was copied by hand into the cache.
     let cache = tempfile::tempdir().unwrap();
     let cold = engine_with(&fx.root, cache.path(), TrustPolicy::Trusted);
-    let a = cold.run(q).await.expect("index answer");
+    let a = cold.run_query(q).await.expect("index answer");
     assert_eq!(a.precision, Some(Precision::Index), "{a:?}");
     let server = a.server.clone().unwrap_or_default();
     assert!(server.starts_with("SCIP index (rust-analyzer "), "{server}");
     assert!(server.ends_with(", CI index build/index.scip)"), "{server}");
     assert!(!fx.locs(&a).is_empty(), "{a:?}");
     let status = cold
-        .run(&query(Action::Status).build())
+        .run_query(&query(Action::Status).build())
         .await
         .expect("status");
     let text = scry_render::render_text(&status, &fx.root, &Default::default());
@@ -249,7 +399,7 @@ async fn a_configured_ci_index_answers_cold_only_when_trusted_and_inside() {
         let cache = tempfile::tempdir().unwrap();
         let cold = engine_with(&fx.root, cache.path(), policy);
         let a = cold
-            .run(&short)
+            .run_query(&short)
             .await
             .expect("an answer from the other sources");
         assert_ne!(a.precision, Some(Precision::Index), "{a:?}");
@@ -412,4 +562,40 @@ async fn the_daemon_rebuilds_a_stale_index_when_the_workspace_is_idle() {
     assert_eq!(mtime(&scip), rebuilt, "a failed refresh replaced the index");
     let _ = scry_in(base.path(), &fx.root, &["daemon", "stop"]).output();
     fx.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn python_index_answers_cold_equal_the_live_server() {
+    let c = Case {
+        lang: "python",
+        indexer: "scip-python",
+        main: "main.py",
+        weight_line: 11,
+        report: "report.py",
+        inventory: "inventory.py",
+        edited: "report.py",
+        nested: &[("items", "Inventory"), ("restock", "Inventory")],
+        more: &[],
+    };
+    if let Some((fx, _base)) = index_agrees_with_the_live_server(&c).await {
+        fx.shutdown().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn typescript_index_answers_cold_equal_the_live_server() {
+    let c = Case {
+        lang: "typescript",
+        indexer: "scip-typescript",
+        main: "src/main.ts",
+        weight_line: 10,
+        report: "src/report.ts",
+        inventory: "src/inventory.ts",
+        edited: "src/report.ts",
+        nested: &[("items", "Inventory"), ("restock", "Inventory")],
+        more: &[],
+    };
+    if let Some((fx, _base)) = index_agrees_with_the_live_server(&c).await {
+        fx.shutdown().await;
+    }
 }

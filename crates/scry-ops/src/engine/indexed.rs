@@ -18,6 +18,7 @@
 //! read (missing, corrupt, truncated, another version) is a note once and
 //! the other sources answer; the source lines come from the disk.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -427,6 +428,8 @@ impl Engine {
             navigate::empty_body(q.action()),
         );
         let mut left_out = LeftOut::default();
+        let mut external = None;
+        let mut several = None;
         let body = if q.action() == Action::WorkspaceSymbols {
             let query = q.query().unwrap_or_default().to_string();
             let name = SymbolName::parse(&query).name;
@@ -488,9 +491,33 @@ impl Engine {
                     Action::Definition | Action::Declaration => Body::Locations {
                         locations: self.locations(ix, &sym, true, &mut lines, &mut left_out)?,
                     },
-                    Action::References => Body::Locations {
-                        locations: self.locations(ix, &sym, false, &mut lines, &mut left_out)?,
-                    },
+                    Action::References => {
+                        if !scry_index::symbol::is_local(&sym.symbol) {
+                            let name = scry_index::symbol::name_and_kind(&sym.symbol).map(|n| n.0);
+                            match definition_files(ix, &sym)? {
+                                0 => external = name,
+                                1 => {}
+                                files => {
+                                    several = name
+                                        .map(|name| Reason::IndexSeveralDefinitions { name, files })
+                                }
+                            }
+                        }
+                        let mut locations =
+                            self.locations(ix, &sym, false, &mut lines, &mut left_out)?;
+                        // A trait method's references include those of the
+                        // methods implementing it, as rust-analyzer answers.
+                        for imp in trait_impls(ix, &sym)? {
+                            locations.extend(self.locations(
+                                ix,
+                                &imp,
+                                false,
+                                &mut lines,
+                                &mut left_out,
+                            )?);
+                        }
+                        Body::Locations { locations }
+                    }
                     Action::Implementation | Action::TypeDefinition => {
                         // The symbols the answer points at, then their
                         // definitions (one way for both actions).
@@ -548,6 +575,10 @@ impl Engine {
                 files: left_out.files.len(),
             });
         }
+        if let Some(name) = external {
+            answer.notes.push(Reason::IndexExternal { name });
+        }
+        answer.notes.extend(several);
         let (changed, total) = fresh.changed(&root, ix);
         if changed > 0 {
             answer.notes.push(Reason::IndexChanged { changed, total });
@@ -587,14 +618,35 @@ impl Engine {
         };
         if let Some(line) = q.line() {
             let on = ix.occurrences_on_line(doc, line - 1)?;
-            let hit = match q.column() {
+            let at: Vec<Occ> = match q.column() {
                 Some(c) => on
                     .iter()
-                    .find(|o| o.col < c && c <= o.end_col.max(o.col + 1))
-                    .copied(),
-                None => on.iter().find(|o| name.is_some() && is_name(o)).copied(),
+                    .filter(|o| o.col < c && c <= o.end_col.max(o.col + 1))
+                    .copied()
+                    .collect(),
+                None => on
+                    .iter()
+                    .filter(|o| name.is_some() && is_name(o))
+                    .copied()
+                    .collect(),
             };
-            return Ok(hit);
+            // Several symbols at one place (Rust's `S { field }` pattern: the
+            // field and the binding): the live servers answer for what is
+            // defined there, else for the local.
+            let mut best: Option<(u8, Occ)> = None;
+            for o in at {
+                let rank = if o.is_definition() {
+                    0
+                } else if scry_index::symbol::is_local(&ix.symbol_at(o.symbol)?.symbol) {
+                    1
+                } else {
+                    2
+                };
+                if best.is_none_or(|(r, _)| rank < r) {
+                    best = Some((rank, o));
+                }
+            }
+            return Ok(best.map(|(_, o)| o));
         }
         if name.is_none() {
             return Ok(None);
@@ -667,9 +719,18 @@ impl Engine {
         Ok(out)
     }
 
-    /// A document's definitions (non-local), flat, in position order.
+    /// A document's outline, nested as the live servers nest it: its named
+    /// definitions (not locals, parameters or a module's own unnamed one),
+    /// each under the symbol its descriptors name as its parent when this
+    /// document defines it (a method under its class, a field under its
+    /// struct) or, for Rust, under its impl block (`impl Iterator for
+    /// Either<L, R>`, from the block's extent); each spans its SCIP
+    /// enclosing range where the index gives one. In position order.
     fn outline(&self, ix: &Index, doc: &Doc) -> std::io::Result<Vec<SymbolNode>> {
-        let mut out = Vec::new();
+        use scry_index::symbol::{self, Suffix};
+        let extents = ix.extents(doc)?;
+        let mut nodes: Vec<(String, SymbolNode)> = Vec::new();
+        let mut by_symbol: HashMap<String, usize> = HashMap::new();
         let mut from = 0;
         while from < doc.occ_count {
             let chunk =
@@ -679,23 +740,164 @@ impl Engine {
             }
             from += chunk.len() as u32;
             for o in chunk.iter().filter(|o| o.is_definition()) {
+                // A name is on one line and not empty (rust-analyzer defines
+                // a module file over its whole text; others at 0:0–0:0).
+                if o.line != o.end_line || o.col == o.end_col {
+                    continue;
+                }
                 let s = ix.symbol_at(o.symbol)?;
-                let Some((name, kind)) = scry_index::symbol::name_and_kind(&s.symbol) else {
+                let named = symbol::descriptors(&s.symbol).last().is_some_and(|(_, k)| {
+                    !matches!(k, Suffix::Parameter | Suffix::TypeParameter | Suffix::Meta)
+                });
+                if !named || by_symbol.contains_key(&s.symbol) {
+                    continue;
+                }
+                let Some((name, kind)) = symbol::name_and_kind(&s.symbol) else {
                     continue;
                 };
-                out.push(SymbolNode {
-                    name,
-                    kind: kind.to_string(),
-                    detail: scry_index::symbol::containers(&s.symbol).pop(),
-                    line: o.line + 1,
-                    col: o.col + 1,
-                    end_line: o.end_line + 1,
-                    children: Vec::new(),
-                });
+                let end_line = extents
+                    .iter()
+                    .find(|e| e.symbol == o.symbol && (e.line, e.col) == (o.line, o.col))
+                    .map_or(o.end_line, |e| e.end_line);
+                by_symbol.insert(s.symbol.clone(), nodes.len());
+                nodes.push((
+                    s.symbol,
+                    SymbolNode {
+                        name,
+                        kind: kind.to_string(),
+                        detail: None,
+                        line: o.line + 1,
+                        col: o.col + 1,
+                        end_line: end_line + 1,
+                        children: Vec::new(),
+                    },
+                ));
             }
         }
-        Ok(out)
+        for e in &extents {
+            let s = ix.symbol_at(e.symbol)?;
+            let Some(name) = symbol::impl_name(&s.symbol) else {
+                continue;
+            };
+            if by_symbol.contains_key(&s.symbol) {
+                continue;
+            }
+            by_symbol.insert(s.symbol.clone(), nodes.len());
+            nodes.push((
+                s.symbol,
+                SymbolNode {
+                    name,
+                    kind: "object".into(),
+                    detail: None,
+                    line: e.line + 1,
+                    col: e.col + 1,
+                    end_line: e.end_line + 1,
+                    children: Vec::new(),
+                },
+            ));
+        }
+        // Each node's parent: the nearest enclosing symbol with a node.
+        let parent_of: Vec<Option<usize>> = nodes
+            .iter()
+            .map(|(sym, _)| {
+                let mut p = symbol::parent(sym);
+                while let Some(ps) = p {
+                    if let Some(&i) = by_symbol.get(&ps) {
+                        return Some(i);
+                    }
+                    p = symbol::parent(&ps);
+                }
+                None
+            })
+            .collect();
+        let mut order: Vec<usize> = (0..nodes.len()).collect();
+        order.sort_by_key(|&i| (nodes[i].1.line, nodes[i].1.col));
+        let mut children: Vec<Vec<usize>> = vec![Vec::new(); nodes.len()];
+        let mut roots = Vec::new();
+        for &i in &order {
+            match parent_of[i] {
+                Some(p) => children[p].push(i),
+                None => roots.push(i),
+            }
+        }
+        let mut slots: Vec<Option<SymbolNode>> = nodes.into_iter().map(|(_, n)| Some(n)).collect();
+        fn build(
+            i: usize,
+            slots: &mut [Option<SymbolNode>],
+            children: &[Vec<usize>],
+        ) -> SymbolNode {
+            let mut n = slots[i].take().unwrap_or_else(|| SymbolNode {
+                name: String::new(),
+                kind: String::new(),
+                detail: None,
+                line: 0,
+                col: 0,
+                end_line: 0,
+                children: Vec::new(),
+            });
+            n.children = children[i]
+                .iter()
+                .map(|&c| build(c, slots, children))
+                .collect();
+            n
+        }
+        Ok(roots
+            .into_iter()
+            .map(|r| build(r, &mut slots, &children))
+            .collect())
     }
+}
+
+/// The methods of impl blocks implementing trait method `s`
+/// (`…Interval#upper().` → `…impl#[ClassBytesRange][Interval]upper().`),
+/// found by name: rust-analyzer writes no relationship between them.
+fn trait_impls(ix: &Index, s: &Sym) -> std::io::Result<Vec<Sym>> {
+    use scry_index::symbol::{Suffix, descriptors};
+    let d = descriptors(&s.symbol);
+    let [.., (owner, Suffix::Type), (method, Suffix::Method)] = d.as_slice() else {
+        return Ok(Vec::new());
+    };
+    let mut out = Vec::new();
+    for id in ix.symbols_named(method, MAX_WORKSPACE_SYMBOLS)? {
+        let cand = ix.symbol_at(id)?;
+        let c = descriptors(&cand.symbol);
+        if let [
+            ..,
+            (imp, Suffix::Type),
+            (_, Suffix::TypeParameter),
+            (tr, Suffix::TypeParameter),
+            (m, Suffix::Method),
+        ] = c.as_slice()
+            && imp == "impl"
+            && tr.rsplit("::").next() == Some(owner.as_str())
+            && m == method
+            && cand.id != s.id
+        {
+            out.push(cand);
+        }
+    }
+    Ok(out)
+}
+
+/// How many files hold a definition of `s`: none when it is defined in a
+/// dependency or the standard library, outside what the index covers; more
+/// than one when the indexer gave one symbol to several things.
+fn definition_files(ix: &Index, s: &Sym) -> std::io::Result<usize> {
+    let mut docs: Vec<u32> = Vec::new();
+    let mut from = 0;
+    while from < s.occ_count {
+        let chunk = ix.symbol_occurrences(s, from, 4096)?;
+        if chunk.is_empty() {
+            break;
+        }
+        for o in chunk.iter().filter(|o| o.occ.is_definition()) {
+            if !docs.contains(&o.doc) {
+                docs.push(o.doc);
+            }
+        }
+        from += chunk.len() as u32;
+    }
+    Ok(docs.len())
 }
 
 #[derive(Default)]
