@@ -189,6 +189,10 @@ impl Via {
 pub enum Reason {
     /// `server` was still indexing (`progress`: its own words, "Indexing 45%").
     Indexing { server: String, progress: String },
+    /// `server` was started for this question and is not ready yet.
+    ServerStarting { server: String },
+    /// `server` is not running (it exited or was stopped).
+    ServerNotRunning { server: String },
     /// `server` does not support `what` (an LSP method, or a feature named
     /// in words: "workspace symbols").
     Unsupported { server: String, what: String },

@@ -81,6 +81,8 @@ fn unsupported(server: &str, what: &str) -> String {
 pub(crate) fn reason(r: &Reason, root: &Path) -> String {
     match r {
         Reason::Indexing { server, progress } => indexing(server, progress),
+        Reason::ServerStarting { server } => format!("{server} is starting"),
+        Reason::ServerNotRunning { server } => format!("{server} is not running"),
         Reason::Unsupported { server, what } => unsupported(server, what),
         Reason::NothingThere { server, places } if *places > 1 => {
             format!("{server} returned nothing at the {places} places tried")
@@ -448,6 +450,32 @@ mod tests {
         assert_eq!(
             reason(&Reason::All(vec![un, ix]), root),
             "gopls does not support textDocument/declaration; rust-analyzer is still indexing (Indexing 45%)"
+        );
+    }
+
+    #[test]
+    fn why_an_index_answered_is_worded_from_the_server_state() {
+        let root = Path::new("/ws");
+        let from = |because| Reason::FromIndex {
+            because: Box::new(because),
+        };
+        assert_eq!(
+            reason(
+                &from(Reason::ServerStarting {
+                    server: "rust-analyzer".into()
+                }),
+                root
+            ),
+            "answered from the SCIP index because rust-analyzer is starting; ask again for the live server's answer"
+        );
+        assert_eq!(
+            reason(
+                &from(Reason::ServerNotRunning {
+                    server: "pyright".into()
+                }),
+                root
+            ),
+            "answered from the SCIP index because pyright is not running; ask again for the live server's answer"
         );
     }
 

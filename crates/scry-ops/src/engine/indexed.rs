@@ -345,12 +345,15 @@ impl Engine {
 
     /// Why the live server for the question's file cannot answer yet, when
     /// it cannot: `None` when it is running and ready.
-    pub(crate) fn not_ready(&self, q: &Valid) -> Option<String> {
+    pub(crate) fn not_ready(&self, q: &Valid) -> Option<Reason> {
         let path = q.path()?;
         let abs = self.resolve_path(path).ok()?;
         let route = match self.ws.route(&abs) {
             Ok(r) => r,
-            Err(e) => return Some(e.to_string()),
+            Err(e) => {
+                let error = crate::call::workspace_error(e, q.action().name());
+                return Some(Reason::Error { error });
+            }
         };
         let running = self
             .ws
@@ -366,17 +369,24 @@ impl Engine {
             tokio::spawn(scry_workspace::env::carry(async move {
                 let _ = ws.session(&route).await;
             }));
-            return Some(format!("{id} is starting"));
+            return Some(Reason::ServerStarting { server: id });
         };
         if !s.is_alive() {
-            return Some(format!("{} is not running", s.name()));
+            return Some(Reason::ServerNotRunning {
+                server: s.name().to_string(),
+            });
         }
         if let Some(ix) = s.state().indexing() {
-            return Some(format!("{} is still indexing ({ix})", s.name()));
+            return Some(Reason::Indexing {
+                server: s.name().to_string(),
+                progress: ix,
+            });
         }
         let (saw, _) = s.state().indexing_history();
         if !saw && s.uptime() < STARTING_GRACE {
-            return Some(format!("{} is starting", s.name()));
+            return Some(Reason::ServerStarting {
+                server: s.name().to_string(),
+            });
         }
         None
     }

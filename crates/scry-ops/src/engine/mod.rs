@@ -125,7 +125,7 @@ impl Engine {
             if indexed::serves(action)
                 && self.has_index().await
                 && let Some(why) = self.not_ready(q)
-                && let Ok(Some(a)) = self.indexed_answer(q, &Reason::from(why)).await
+                && let Ok(Some(a)) = self.indexed_answer(q, &why).await
             {
                 return Ok(a);
             }
