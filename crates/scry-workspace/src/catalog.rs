@@ -108,6 +108,12 @@ pub struct Indexer {
     /// How to install it (as [`ServerSpec::install`]); never run by scry.
     #[serde(skip_serializing_if = "InstallCommands::is_empty")]
     pub install: InstallCommands,
+    /// Stub extensions and the source extension each stubs (Python:
+    /// `pyi` → `py`): where the indexer gives a module and its stub one
+    /// symbol, an index answer asked in a source file leaves out a stub that
+    /// has its source file beside it, as the live server does.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub stubs: BTreeMap<String, String>,
 }
 
 impl ServerSpec {

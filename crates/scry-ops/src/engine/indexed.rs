@@ -18,7 +18,7 @@
 //! read (missing, corrupt, truncated, another version) is a note once and
 //! the other sources answer; the source lines come from the disk.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -497,14 +497,22 @@ impl Engine {
                     return Ok(None);
                 };
                 let sym = ix.symbol_at(occ.symbol)?;
-                match q.action() {
+                let stubs = self
+                    .ws
+                    .route(&abs)
+                    .ok()
+                    .and_then(|r| r.spec.indexer.as_ref().map(|i| i.stubs.clone()))
+                    .unwrap_or_default();
+                let body = match q.action() {
                     Action::Definition | Action::Declaration => Body::Locations {
                         locations: self.locations(ix, &sym, true, &mut lines, &mut left_out)?,
                     },
                     Action::References => {
                         if !scry_index::symbol::is_local(&sym.symbol) {
                             let name = scry_index::symbol::name_and_kind(&sym.symbol).map(|n| n.0);
-                            match definition_files(ix, &sym)? {
+                            match definition_files(ix, &sym, |p| {
+                                !stub_of_other_source(&root.join(p), &abs, &stubs)
+                            })? {
                                 0 => external = name,
                                 1 => {}
                                 files => {
@@ -567,6 +575,13 @@ impl Engine {
                         }
                     }
                     _ => return Ok(None),
+                };
+                match body {
+                    Body::Locations { mut locations } => {
+                        locations.retain(|l| !stub_of_other_source(&l.path, &abs, &stubs));
+                        Body::Locations { locations }
+                    }
+                    other => other,
                 }
             }
         };
@@ -892,7 +907,11 @@ fn trait_impls(ix: &Index, s: &Sym) -> std::io::Result<Vec<Sym>> {
 /// How many files hold a definition of `s`: none when it is defined in a
 /// dependency or the standard library, outside what the index covers; more
 /// than one when the indexer gave one symbol to several things.
-fn definition_files(ix: &Index, s: &Sym) -> std::io::Result<usize> {
+fn definition_files(
+    ix: &Index,
+    s: &Sym,
+    counted: impl Fn(&Path) -> bool,
+) -> std::io::Result<usize> {
     let mut docs: Vec<u32> = Vec::new();
     let mut from = 0;
     while from < s.occ_count {
@@ -901,13 +920,29 @@ fn definition_files(ix: &Index, s: &Sym) -> std::io::Result<usize> {
             break;
         }
         for o in chunk.iter().filter(|o| o.occ.is_definition()) {
-            if !docs.contains(&o.doc) {
+            if !docs.contains(&o.doc) && counted(Path::new(&ix.doc_at(o.doc)?.path)) {
                 docs.push(o.doc);
             }
         }
         from += chunk.len() as u32;
     }
     Ok(docs.len())
+}
+
+/// Whether `path` is a stub the live server answers apart from the asked
+/// source file `asked`: by the catalogue's `stubs` (stub extension → source
+/// extension, e.g. Python's `pyi` → `py`), a stub with a source file beside
+/// it. Its indexer gives the module and its stub one symbol (scip-python);
+/// asked in the source, the server lists neither the stub's definitions nor
+/// its uses.
+fn stub_of_other_source(path: &Path, asked: &Path, stubs: &BTreeMap<String, String>) -> bool {
+    let ext = |p: &Path| p.extension().and_then(|e| e.to_str()).map(str::to_string);
+    let asked_is_source =
+        ext(asked).is_some_and(|e| !stubs.contains_key(&e) && stubs.values().any(|v| *v == e));
+    asked_is_source
+        && ext(path)
+            .and_then(|e| stubs.get(&e))
+            .is_some_and(|source| path.with_extension(source).is_file())
 }
 
 #[derive(Default)]
@@ -928,5 +963,27 @@ mod tests {
         assert_eq!(age(5 * 86_400), "5 days");
         assert_eq!(utc(0), "1970-01-01 00:00 UTC");
         assert_eq!(utc(1_796_172_000), "2026-12-02 00:40 UTC");
+    }
+
+    #[test]
+    fn a_stub_beside_its_source_is_left_out_only_when_asked_in_a_source() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = |name: &str| dir.path().join(name);
+        for f in ["a.py", "a.pyi", "lone.pyi", "b.py"] {
+            std::fs::write(p(f), "").unwrap();
+        }
+        let stubs = BTreeMap::from([("pyi".to_string(), "py".to_string())]);
+        // Asked in a source file: the stub beside its source is the
+        // server's other symbol; a stub with no source is the only one.
+        assert!(stub_of_other_source(&p("a.pyi"), &p("b.py"), &stubs));
+        assert!(!stub_of_other_source(&p("lone.pyi"), &p("b.py"), &stubs));
+        assert!(!stub_of_other_source(&p("a.py"), &p("b.py"), &stubs));
+        // Asked in a stub, or with no stubs in the catalogue: all kept.
+        assert!(!stub_of_other_source(&p("a.pyi"), &p("lone.pyi"), &stubs));
+        assert!(!stub_of_other_source(
+            &p("a.pyi"),
+            &p("b.py"),
+            &BTreeMap::new()
+        ));
     }
 }
