@@ -497,12 +497,16 @@ impl Engine {
                     return Ok(None);
                 };
                 let sym = ix.symbol_at(occ.symbol)?;
-                let stubs = self
+                // Stub extensions are the catalogue's, whichever server is
+                // enabled (the index answers when none can).
+                let stubs: BTreeMap<String, String> = self
                     .ws
-                    .route(&abs)
-                    .ok()
-                    .and_then(|r| r.spec.indexer.as_ref().map(|i| i.stubs.clone()))
-                    .unwrap_or_default();
+                    .config()
+                    .servers
+                    .iter()
+                    .filter_map(|s| s.indexer.as_ref())
+                    .flat_map(|i| i.stubs.clone())
+                    .collect();
                 let body = match q.action() {
                     Action::Definition | Action::Declaration => Body::Locations {
                         locations: self.locations(ix, &sym, true, &mut lines, &mut left_out)?,
@@ -576,8 +580,15 @@ impl Engine {
                     }
                     _ => return Ok(None),
                 };
+                // Only a symbol the indexer merged with a stub's (defined
+                // in a stub beside its source): another's uses in stubs
+                // (`typing.Any`'s) are the server's too.
+                let merged = !stubs.is_empty()
+                    && definition_files(ix, &sym, |p| {
+                        stub_of_other_source(&root.join(p), &abs, &stubs)
+                    })? > 0;
                 match body {
-                    Body::Locations { mut locations } => {
+                    Body::Locations { mut locations } if merged => {
                         locations.retain(|l| !stub_of_other_source(&l.path, &abs, &stubs));
                         Body::Locations { locations }
                     }
