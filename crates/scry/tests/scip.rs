@@ -288,8 +288,9 @@ const RUST: Case = Case {
     inventory: "src/inventory.rs",
     edited: "src/report.rs",
     nested: &[("items", "Inventory"), ("restock", "impl Inventory")],
-    // A trait method: its references include the implementing method.
-    more: &[("src/shapes.rs", "area", 4)],
+    // A trait method: its references include the implementing method; a
+    // module: its `mod` line and uses, not its file's whole-text definition.
+    more: &[("src/shapes.rs", "area", 4), ("src/main.rs", "shapes", 5)],
 };
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -744,6 +744,12 @@ impl Engine {
                     continue;
                 }
                 let o = so.occ;
+                // A module's own definition (its whole file) is where a
+                // definition answer goes, not one of its references: the
+                // live servers list the `mod` line and the uses.
+                if !defs && o.is_definition() && !names_something(&o) {
+                    continue;
+                }
                 let mut loc = lines.loc(Path::new(&d.path), o.line, o.col, o.end_col);
                 loc.end_line = o.end_line + 1;
                 out.push(loc);
@@ -776,9 +782,7 @@ impl Engine {
             }
             from += chunk.len() as u32;
             for o in chunk.iter().filter(|o| o.is_definition()) {
-                // A name is on one line and not empty (rust-analyzer defines
-                // a module file over its whole text; others at 0:0–0:0).
-                if o.line != o.end_line || o.col == o.end_col {
+                if !names_something(o) {
                     continue;
                 }
                 let s = ix.symbol_at(o.symbol)?;
@@ -918,6 +922,13 @@ fn trait_impls(ix: &Index, s: &Sym) -> std::io::Result<Vec<Sym>> {
 /// How many files hold a definition of `s`: none when it is defined in a
 /// dependency or the standard library, outside what the index covers; more
 /// than one when the indexer gave one symbol to several things.
+/// Whether an occurrence covers a name: on one line and not empty
+/// (rust-analyzer defines a module file over its whole text; other indexers
+/// a module at 0:0–0:0).
+fn names_something(o: &Occ) -> bool {
+    o.line == o.end_line && o.col != o.end_col
+}
+
 fn definition_files(
     ix: &Index,
     s: &Sym,
