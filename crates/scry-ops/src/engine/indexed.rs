@@ -497,16 +497,15 @@ impl Engine {
                     return Ok(None);
                 };
                 let sym = ix.symbol_at(occ.symbol)?;
-                // Stub extensions are the catalogue's, whichever server is
-                // enabled (the index answers when none can).
-                let stubs: BTreeMap<String, String> = self
-                    .ws
-                    .config()
-                    .servers
-                    .iter()
-                    .filter_map(|s| s.indexer.as_ref())
-                    .flat_map(|i| i.stubs.clone())
-                    .collect();
+                let stubs = stubs_apart(&self.ws.config(), &abs);
+                // The files holding a definition of the symbol, read once,
+                // only for references or a question the stub rule applies to.
+                let def_docs = if q.action() == Action::References || stubs.is_some() {
+                    definition_docs(ix, &sym)?
+                } else {
+                    Vec::new()
+                };
+                let is_stub = |p: &Path| stubs.as_ref().is_some_and(|st| stub_beside_source(p, st));
                 let body = match q.action() {
                     Action::Definition | Action::Declaration => Body::Locations {
                         locations: self.locations(ix, &sym, true, &mut lines, &mut left_out)?,
@@ -514,9 +513,7 @@ impl Engine {
                     Action::References => {
                         if !scry_index::symbol::is_local(&sym.symbol) {
                             let name = scry_index::symbol::name_and_kind(&sym.symbol).map(|n| n.0);
-                            match definition_files(ix, &sym, |p| {
-                                !stub_of_other_source(&root.join(p), &abs, &stubs)
-                            })? {
+                            match def_docs.iter().filter(|p| !is_stub(&root.join(p))).count() {
                                 0 => external = name,
                                 1 => {}
                                 files => {
@@ -583,13 +580,10 @@ impl Engine {
                 // Only a symbol the indexer merged with a stub's (defined
                 // in a stub beside its source): another's uses in stubs
                 // (`typing.Any`'s) are the server's too.
-                let merged = !stubs.is_empty()
-                    && definition_files(ix, &sym, |p| {
-                        stub_of_other_source(&root.join(p), &abs, &stubs)
-                    })? > 0;
+                let merged = def_docs.iter().any(|p| is_stub(&root.join(p)));
                 match body {
                     Body::Locations { mut locations } if merged => {
-                        locations.retain(|l| !stub_of_other_source(&l.path, &abs, &stubs));
+                        locations.retain(|l| !is_stub(&l.path));
                         Body::Locations { locations }
                     }
                     other => other,
@@ -919,9 +913,6 @@ fn trait_impls(ix: &Index, s: &Sym) -> std::io::Result<Vec<Sym>> {
     Ok(out)
 }
 
-/// How many files hold a definition of `s`: none when it is defined in a
-/// dependency or the standard library, outside what the index covers; more
-/// than one when the indexer gave one symbol to several things.
 /// Whether an occurrence covers a name: on one line and not empty
 /// (rust-analyzer defines a module file over its whole text; other indexers
 /// a module at 0:0–0:0).
@@ -929,11 +920,10 @@ fn names_something(o: &Occ) -> bool {
     o.line == o.end_line && o.col != o.end_col
 }
 
-fn definition_files(
-    ix: &Index,
-    s: &Sym,
-    counted: impl Fn(&Path) -> bool,
-) -> std::io::Result<usize> {
+/// The files (relative paths) holding a definition of `s`: none when it is
+/// defined in a dependency or the standard library, outside what the index
+/// covers; more than one when the indexer gave one symbol to several things.
+fn definition_docs(ix: &Index, s: &Sym) -> std::io::Result<Vec<PathBuf>> {
     let mut docs: Vec<u32> = Vec::new();
     let mut from = 0;
     while from < s.occ_count {
@@ -942,29 +932,42 @@ fn definition_files(
             break;
         }
         for o in chunk.iter().filter(|o| o.occ.is_definition()) {
-            if !docs.contains(&o.doc) && counted(Path::new(&ix.doc_at(o.doc)?.path)) {
+            if !docs.contains(&o.doc) {
                 docs.push(o.doc);
             }
         }
         from += chunk.len() as u32;
     }
-    Ok(docs.len())
+    docs.into_iter()
+        .map(|d| Ok(PathBuf::from(ix.doc_at(d)?.path)))
+        .collect()
 }
 
-/// Whether `path` is a stub the live server answers apart from the asked
-/// source file `asked`: by the catalogue's `stubs` (stub extension → source
-/// extension, e.g. Python's `pyi` → `py`), a stub with a source file beside
-/// it. Its indexer gives the module and its stub one symbol (scip-python);
-/// asked in the source, the server lists neither the stub's definitions nor
-/// its uses.
-fn stub_of_other_source(path: &Path, asked: &Path, stubs: &BTreeMap<String, String>) -> bool {
-    let ext = |p: &Path| p.extension().and_then(|e| e.to_str()).map(str::to_string);
-    let asked_is_source =
-        ext(asked).is_some_and(|e| !stubs.contains_key(&e) && stubs.values().any(|v| *v == e));
-    asked_is_source
-        && ext(path)
-            .and_then(|e| stubs.get(&e))
-            .is_some_and(|source| path.with_extension(source).is_file())
+/// The catalogue's stubs (stub extension → source extension, e.g. Python's
+/// `pyi` → `py`, whichever server is enabled: the index answers when none
+/// can) when `asked` is a source file they apply to, else `None`. Its
+/// indexer gives a module and its stub one symbol (scip-python); asked in
+/// the source, the live server lists neither the stub's definitions nor its
+/// uses.
+fn stubs_apart(
+    config: &scry_workspace::config::Config,
+    asked: &Path,
+) -> Option<BTreeMap<String, String>> {
+    let ext = asked.extension()?.to_str()?;
+    let stubs: BTreeMap<String, String> = config
+        .servers
+        .iter()
+        .filter_map(|s| s.indexer.as_ref())
+        .flat_map(|i| i.stubs.clone())
+        .collect();
+    (!stubs.contains_key(ext) && stubs.values().any(|v| v == ext)).then_some(stubs)
+}
+
+/// Whether `path` is a stub with its source file beside it.
+fn stub_beside_source(path: &Path, stubs: &BTreeMap<String, String>) -> bool {
+    path.extension()
+        .and_then(|e| stubs.get(e.to_str()?))
+        .is_some_and(|source| path.with_extension(source).is_file())
 }
 
 #[derive(Default)]
@@ -994,18 +997,18 @@ mod tests {
         for f in ["a.py", "a.pyi", "lone.pyi", "b.py"] {
             std::fs::write(p(f), "").unwrap();
         }
-        let stubs = BTreeMap::from([("pyi".to_string(), "py".to_string())]);
+        let config = scry_workspace::config::Config {
+            servers: scry_workspace::catalog::builtins(),
+            ..Default::default()
+        };
+        // Asked in a stub, or in a file of no stubbed language: no rule.
+        assert!(stubs_apart(&config, &p("lone.pyi")).is_none());
+        assert!(stubs_apart(&config, &p("main.rs")).is_none());
         // Asked in a source file: the stub beside its source is the
         // server's other symbol; a stub with no source is the only one.
-        assert!(stub_of_other_source(&p("a.pyi"), &p("b.py"), &stubs));
-        assert!(!stub_of_other_source(&p("lone.pyi"), &p("b.py"), &stubs));
-        assert!(!stub_of_other_source(&p("a.py"), &p("b.py"), &stubs));
-        // Asked in a stub, or with no stubs in the catalogue: all kept.
-        assert!(!stub_of_other_source(&p("a.pyi"), &p("lone.pyi"), &stubs));
-        assert!(!stub_of_other_source(
-            &p("a.pyi"),
-            &p("b.py"),
-            &BTreeMap::new()
-        ));
+        let stubs = stubs_apart(&config, &p("b.py")).expect("Python's stubs");
+        assert!(stub_beside_source(&p("a.pyi"), &stubs));
+        assert!(!stub_beside_source(&p("lone.pyi"), &stubs));
+        assert!(!stub_beside_source(&p("a.py"), &stubs));
     }
 }
