@@ -28,7 +28,7 @@ use scry_workspace::Workspace;
 use scry_workspace::catalog::Indexer;
 
 use crate::cache;
-use crate::store::Index;
+use crate::store::{Index, IndexError};
 
 /// How long an indexer may run unless told otherwise.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(1800);
@@ -134,6 +134,7 @@ pub fn build(
 ) -> Result<Index, String> {
     let dir = prepare(cache_dir, root)?;
     let tmp = dir.join(format!("index.scip.tmp{}", std::process::id()));
+    let by = opts.background.then_some("daemon");
     let parts = run_indexers(ws, root, &dir, opts)?;
     let joined = (|| {
         let mut out = std::fs::File::create(&tmp)?;
@@ -147,42 +148,39 @@ pub fn build(
         let _ = std::fs::remove_file(part);
     }
     joined.map_err(|e| format!("cannot write {}: {e}", tmp.display()))?;
-    let commit = dir.join("commit");
-    match clean_commit(root) {
-        Some(c) => std::fs::write(&commit, c).map_err(|e| e.to_string())?,
-        None => {
-            let _ = std::fs::remove_file(&commit);
-        }
-    }
-    install(cache_dir, root, &dir, &tmp)
+    cache::install(cache_dir, root, &tmp, clean_commit(root), by).map_err(|e| e.to_string())
 }
 
-/// Take a CI-built `from` as `root`'s index (copied into the cache) and
-/// convert it.
-pub fn take(cache_dir: &Path, root: &Path, from: &Path) -> Result<Index, String> {
-    let dir = prepare(cache_dir, root)?;
+/// Take a CI-built `from` (a regular file only: a FIFO or device is
+/// refused at once, `NOT_A_REGULAR_FILE`) as `root`'s index, copied into
+/// the cache and converted; the working index is replaced only when that
+/// succeeded.
+pub fn take(cache_dir: &Path, root: &Path, from: &Path) -> Result<Index, IndexError> {
+    let mut src = crate::store::open_regular(from)?;
+    let dir = prepare(cache_dir, root).map_err(|why| IndexError::Io {
+        path: cache::dir_for(cache_dir, root),
+        err: std::io::Error::other(why),
+    })?;
     let tmp = dir.join(format!("index.scip.tmp{}", std::process::id()));
-    std::fs::copy(from, &tmp).map_err(|e| format!("cannot read {}: {e}", from.display()))?;
-    let _ = std::fs::remove_file(dir.join("commit"));
-    install(cache_dir, root, &dir, &tmp)
+    let copied = (|| {
+        let mut out = std::fs::File::create(&tmp)?;
+        std::io::copy(&mut src, &mut out)?;
+        out.sync_all()
+    })();
+    if let Err(err) = copied {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(IndexError::Io {
+            path: from.to_path_buf(),
+            err,
+        });
+    }
+    cache::install(cache_dir, root, &tmp, None, None)
 }
 
 fn prepare(cache_dir: &Path, root: &Path) -> Result<PathBuf, String> {
     let dir = cache::dir_for(cache_dir, root);
     std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     Ok(dir)
-}
-
-/// Put `tmp` in place as the cache's `index.scip` and convert it.
-fn install(cache_dir: &Path, root: &Path, dir: &Path, tmp: &Path) -> Result<Index, String> {
-    std::fs::rename(tmp, dir.join("index.scip")).map_err(|e| {
-        let _ = std::fs::remove_file(tmp);
-        e.to_string()
-    })?;
-    cache::load(cache_dir, root, None)
-        .map_err(|e| e.to_string())?
-        .map(|(ix, _)| ix)
-        .ok_or_else(|| "the index vanished while converting".into())
 }
 
 /// Run every planned indexer; the paths of the indexes written.

@@ -9,17 +9,20 @@
 //! from the one the converted file records, one conversion at a time in a
 //! process.
 //!
-//! Freshness ([`Fresh`]): a document is current when its file's size and
-//! modification time are those recorded, else when its content hash is;
-//! a file changed, missing or not verified at conversion is stale. Results
-//! are remembered per (size, mtime) so a question re-hashes only files that
-//! changed since the last one.
+//! Freshness ([`Fresh`]): a document is current when its file is still
+//! inside the root (symlinks resolved) and its size, modification time,
+//! status-change time and inode are those recorded (`touch -r` cannot set
+//! the last two back), else when its content hash is; a file changed,
+//! missing, moved out or not verified at conversion is stale. Results are
+//! remembered per stamp so a question re-hashes only files that changed
+//! since the last one. [`install`] puts a new index in place only once it
+//! converted.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use crate::store::{self, ConvertOptions, Doc, Index, IndexError, content_hash, stat};
+use crate::store::{self, ConvertOptions, Doc, Index, IndexError, Stamp, content_hash, stamp, stat};
 
 /// The directory of `root`'s index under `cache` (`root` canonical).
 pub fn dir_for(cache: &Path, root: &Path) -> PathBuf {
@@ -112,16 +115,84 @@ pub fn load(
         .ok()
         .map(|s| s.trim().to_string())
         .filter(|s| !s.is_empty() && configured.is_none());
+    let built_by = built_by(&dir).filter(|_| configured.is_none());
     store::convert(
         &scip,
         &db,
         ConvertOptions {
-            root,
             commit,
-            progress: &mut |_| {},
+            built_by,
+            ..ConvertOptions::new(root)
         },
     )?;
     Ok(Some((Index::open(&db)?, source)))
+}
+
+/// Who built the cache's `index.scip` (its `built-by` file: `daemon` for
+/// the background refresh), `None`: `scry index`.
+pub fn built_by(dir: &Path) -> Option<String> {
+    std::fs::read_to_string(dir.join("built-by"))
+        .ok()
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+}
+
+/// Convert `tmp` (a new `index.scip` beside the cache's) and only when
+/// that succeeded put both in place: the converted form first, then the
+/// `index.scip` renamed over the old one. A refused index leaves the
+/// working one as it was (and `tmp` removed).
+///
+/// `commit`: the commit the tree was at; `built_by`: who built it
+/// (`Some("daemon")` for the background refresh; `None`: `scry index`);
+/// both recorded beside it (`commit`, `built-by`) and in its metadata.
+pub fn install(
+    cache: &Path,
+    root: &Path,
+    tmp: &Path,
+    commit: Option<String>,
+    built_by: Option<&str>,
+) -> Result<Index, IndexError> {
+    let dir = dir_for(cache, root);
+    let scip = dir.join("index.scip");
+    let db = db_for(cache, root, &Source::Built(scip.clone()));
+    static INSTALLING: Mutex<()> = Mutex::new(());
+    let _one = INSTALLING.lock().unwrap_or_else(|e| e.into_inner());
+    let new_db = db.with_extension(format!("new{}", std::process::id()));
+    let converted = store::convert(
+        tmp,
+        &new_db,
+        ConvertOptions {
+            commit: commit.clone(),
+            built_by: built_by.map(str::to_string),
+            source: Some(&scip),
+            ..ConvertOptions::new(root)
+        },
+    );
+    let placed = converted.and_then(|_| {
+        let io = |err| IndexError::Io {
+            path: scip.clone(),
+            err,
+        };
+        std::fs::rename(&new_db, &db).map_err(io)?;
+        std::fs::rename(tmp, &scip).map_err(io)?;
+        for (name, value) in [("commit", commit.as_deref()), ("built-by", built_by)] {
+            let marker = dir.join(name);
+            match value {
+                Some(v) => std::fs::write(&marker, v).map_err(io)?,
+                None => match std::fs::remove_file(&marker) {
+                    Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(io(e)),
+                    _ => {}
+                },
+            }
+        }
+        Ok(())
+    });
+    if let Err(e) = placed {
+        let _ = std::fs::remove_file(&new_db);
+        let _ = std::fs::remove_file(tmp);
+        return Err(e);
+    }
+    Index::open(&db)
 }
 
 /// The converted `db` when it is `scip`'s of that (size, mtime) for `root`.
@@ -140,36 +211,47 @@ pub fn db_for(cache: &Path, root: &Path, source: &Source) -> PathBuf {
     })
 }
 
-/// Remembered freshness of files, by (size, mtime).
+/// Remembered freshness of files, by their whole [`Stamp`].
 #[derive(Default)]
 pub struct Fresh {
-    seen: Mutex<HashMap<PathBuf, (u64, u64, bool)>>,
+    seen: Mutex<HashMap<PathBuf, (Stamp, bool)>>,
 }
 
 impl Fresh {
-    /// Whether `d`'s file under `root` is as the index recorded it.
+    /// Whether `d`'s file under `root` (canonical) is as the index
+    /// recorded it: still inside the root once symlinks are resolved (the
+    /// rule edits follow), and the same stamp — size, mtime, ctime and
+    /// inode — or else the same content hash.
     pub fn is_fresh(&self, root: &Path, d: &Doc) -> bool {
         if !d.verified {
             return false;
         }
         let abs = root.join(&d.path);
-        let Some((size, mtime)) = stat(&abs) else {
+        if scry_workspace::paths::confine(root, &abs).is_err() {
+            return false;
+        }
+        let Some(now) = stamp(&abs) else {
             return false;
         };
-        if size == d.size && mtime == d.mtime_ns {
+        let recorded = Stamp {
+            size: d.size,
+            mtime_ns: d.mtime_ns,
+            ctime_ns: d.ctime_ns,
+            ino: d.ino,
+        };
+        if now == recorded {
             return true;
         }
         let mut seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(&(s, m, f)) = seen.get(&abs)
-            && s == size
-            && m == mtime
+        if let Some(&(s, f)) = seen.get(&abs)
+            && s == now
         {
             return f;
         }
-        let fresh = size == d.size
-            && size <= store::MAX_SOURCE_BYTES
-            && std::fs::read(&abs).is_ok_and(|b| content_hash(&b) == d.hash);
-        seen.insert(abs, (size, mtime, fresh));
+        let fresh = now.size == d.size
+            && scry_workspace::disk::read(&abs, store::MAX_SOURCE_BYTES)
+                .is_ok_and(|b| content_hash(&b) == d.hash);
+        seen.insert(abs, (now, fresh));
         fresh
     }
 

@@ -12,7 +12,7 @@
 use std::io::{self, Read};
 
 /// The largest single top-level field (one document) read.
-pub const MAX_FIELD_BYTES: u64 = 512 * 1024 * 1024;
+pub const MAX_FIELD_BYTES: u64 = 64 * 1024 * 1024;
 
 #[derive(Clone, PartialEq, prost::Message)]
 pub struct Index {

@@ -32,7 +32,7 @@
 //! format version is refused ([`IndexError::Format`]); reads are checked
 //! against the file's length (a truncated file is an error, not garbage).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::fs::File;
 use std::io::{BufReader, Write};
 use std::os::unix::fs::FileExt;
@@ -46,10 +46,10 @@ use crate::proto::{self, Field, Stream, StreamError};
 
 const MAGIC: &[u8; 8] = b"SCRYSCIP";
 /// The converted form's version; a cache of another version is rebuilt.
-pub const FORMAT_VERSION: u32 = 2;
+pub const FORMAT_VERSION: u32 = 3;
 const HEADER_BYTES: u64 = 8 + 4 + 4 + SECTIONS as u64 * 16;
 const SECTIONS: usize = 10;
-const DOC_BYTES: u64 = 56;
+const DOC_BYTES: u64 = 72;
 const OCC_BYTES: u64 = 24;
 const SYM_BYTES: u64 = 48;
 const NAME_BYTES: u64 = 16;
@@ -67,6 +67,30 @@ pub enum IndexError {
     WrongVersion { path: PathBuf, version: i32 },
     #[error("{path} is not a converted index scry can read: {why}")]
     Format { path: PathBuf, why: String },
+    #[error("{path} is not a regular file ({kind}); scry reads an index only from a regular file")]
+    NotRegular { path: PathBuf, kind: &'static str },
+    #[error(
+        "{path} is too large to convert: its tables would take over {} MiB (the limit is {} MiB); index a smaller tree (fewer roots or languages)",
+        need / (1024 * 1024), limit / (1024 * 1024)
+    )]
+    TooLarge { path: PathBuf, need: u64, limit: u64 },
+}
+
+impl IndexError {
+    /// A stable code: `INDEX_TOO_LARGE`, `NOT_A_REGULAR_FILE`,
+    /// `INDEX_UNREADABLE`, `INDEX_CORRUPT` or `INDEX_VERSION`.
+    pub fn code(&self) -> &'static str {
+        match self {
+            IndexError::Io { err, .. } if err.kind() == std::io::ErrorKind::NotFound => {
+                "FILE_NOT_FOUND"
+            }
+            IndexError::Io { .. } => "INDEX_UNREADABLE",
+            IndexError::Scip { .. } | IndexError::Format { .. } => "INDEX_CORRUPT",
+            IndexError::WrongVersion { .. } => "INDEX_VERSION",
+            IndexError::NotRegular { .. } => "NOT_A_REGULAR_FILE",
+            IndexError::TooLarge { .. } => "INDEX_TOO_LARGE",
+        }
+    }
 }
 
 /// Where an index came from and what built it (the converted file's
@@ -93,6 +117,16 @@ pub struct Meta {
     pub symbols: u64,
     pub occurrences: u64,
     pub languages: Vec<String>,
+    /// Documents refused because their path leaves the root (`..`, an
+    /// absolute path, a symlink out of the workspace), and the first.
+    #[serde(default)]
+    pub refused: u64,
+    #[serde(default)]
+    pub refused_first: Option<String>,
+    /// Who built the `index.scip`, when not the user's `scry index`
+    /// (`daemon`: the daemon's background refresh).
+    #[serde(default)]
+    pub built_by: Option<String>,
 }
 
 /// What the index says about one symbol, beyond its occurrences.
@@ -120,6 +154,10 @@ pub struct Doc {
     pub hash: u64,
     pub size: u64,
     pub mtime_ns: u64,
+    /// The file's status-change time and inode when converting: what
+    /// `touch -r` cannot set back (see [`Stamp`]).
+    pub ctime_ns: u64,
+    pub ino: u64,
     pub verified: bool,
     pub language: String,
     occ_off: u64,
@@ -186,6 +224,8 @@ pub struct Built {
     pub unverified: u64,
     pub symbols: u64,
     pub occurrences: u64,
+    /// Documents refused for leaving the root.
+    pub refused: u64,
 }
 
 /// FNV-1a, 64 bits, of a file's bytes: what freshness compares.
@@ -196,6 +236,42 @@ pub fn content_hash(bytes: &[u8]) -> u64 {
         h = h.wrapping_mul(0x0100_0000_01b3);
     }
     h
+}
+
+/// What freshness compares before hashing a file: its size and
+/// modification time, and the status-change time and inode, which
+/// `touch -r` (`utimes`) cannot set back — a file rewritten and touched
+/// back to its old time differs in these and is hashed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct Stamp {
+    pub size: u64,
+    pub mtime_ns: u64,
+    pub ctime_ns: u64,
+    pub ino: u64,
+}
+
+impl Stamp {
+    pub fn of(m: &std::fs::Metadata) -> Stamp {
+        use std::os::unix::fs::MetadataExt;
+        Stamp {
+            size: m.len(),
+            mtime_ns: mtime_ns(m).unwrap_or(0),
+            ctime_ns: (m.ctime().max(0) as u64)
+                .saturating_mul(1_000_000_000)
+                .saturating_add(m.ctime_nsec().max(0) as u64),
+            ino: m.ino(),
+        }
+    }
+}
+
+/// A regular file's [`Stamp`] (symlinks followed).
+pub fn stamp(path: &Path) -> Option<Stamp> {
+    let m = std::fs::metadata(path).ok()?;
+    m.is_file().then(|| Stamp::of(&m))
+}
+
+fn mtime_ns(m: &std::fs::Metadata) -> Option<u64> {
+    Some(m.modified().ok()?.duration_since(UNIX_EPOCH).ok()?.as_nanos() as u64)
 }
 
 /// A regular file's size and modification time (ns), not following a
@@ -279,6 +355,8 @@ struct DocBuild {
     hash: u64,
     size: u64,
     mtime_ns: u64,
+    ctime_ns: u64,
+    ino: u64,
     verified: bool,
     lang: u32,
     /// (line, col, end_line, end_col, symbol key, roles).
@@ -523,45 +601,277 @@ fn header_end(lines: &[&str], from: (u32, u32)) -> Option<(u32, u32)> {
     None
 }
 
+/// The default cap on the memory one conversion's tables take while they
+/// are built; an index that would need more is refused
+/// ([`IndexError::TooLarge`], `INDEX_TOO_LARGE`).
+pub const MAX_CONVERT_MEMORY: u64 = 2 * 1024 * 1024 * 1024;
+
 /// Options of one conversion.
 pub struct ConvertOptions<'a> {
-    /// The tree the documents' paths are relative to.
+    /// The tree the documents' paths are relative to (canonical): a
+    /// document whose real location is not under it is refused.
     pub root: &'a Path,
     pub commit: Option<String>,
     /// Called with the number of documents read so far.
     pub progress: &'a mut dyn FnMut(u64),
+    /// The most memory the tables being built may take
+    /// ([`MAX_CONVERT_MEMORY`]).
+    pub max_memory: u64,
+    /// Who built the `index.scip` when not the user's `scry index`
+    /// ([`Meta::built_by`]).
+    pub built_by: Option<String>,
+    /// The path recorded as the source (default: the file converted), for
+    /// a temporary file converted before it is put there.
+    pub source: Option<&'a Path>,
+}
+
+impl<'a> ConvertOptions<'a> {
+    /// Defaults for `root`: no commit, no progress, the default cap.
+    pub fn new(root: &'a Path) -> ConvertOptions<'a> {
+        ConvertOptions {
+            root,
+            commit: None,
+            // A zero-sized closure: leaking it allocates nothing.
+            progress: Box::leak(Box::new(|_| {})),
+            max_memory: MAX_CONVERT_MEMORY,
+            built_by: None,
+            source: None,
+        }
+    }
+}
+
+/// Open `path` for reading only when it is a regular file (itself or what
+/// its symlinks lead to), never blocking on a FIFO swapped in.
+pub fn open_regular(path: &Path) -> Result<File, IndexError> {
+    use scry_workspace::disk::{self, ReadError};
+    let refuse = |e: ReadError| match e {
+        ReadError::NotRegular { kind, .. } => IndexError::NotRegular {
+            path: path.to_path_buf(),
+            kind,
+        },
+        ReadError::Io { source, .. } => IndexError::Io {
+            path: path.to_path_buf(),
+            err: source,
+        },
+        other => IndexError::Io {
+            path: path.to_path_buf(),
+            err: std::io::Error::other(other.to_string()),
+        },
+    };
+    disk::check(path, u64::MAX).map_err(refuse)?;
+    let mut opts = std::fs::OpenOptions::new();
+    opts.read(true);
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        opts.custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY);
+    }
+    let file = opts.open(path).map_err(|err| IndexError::Io {
+        path: path.to_path_buf(),
+        err,
+    })?;
+    let m = file.metadata().map_err(|err| IndexError::Io {
+        path: path.to_path_buf(),
+        err,
+    })?;
+    if !m.is_file() {
+        return Err(IndexError::NotRegular {
+            path: path.to_path_buf(),
+            kind: "not a regular file",
+        });
+    }
+    Ok(file)
+}
+
+const NONE: u32 = u32::MAX;
+
+/// Symbol strings, each held once: one byte arena in first-seen order (a
+/// string's key is its place), and a hash index over it.
+#[derive(Default)]
+struct Interner {
+    bytes: Vec<u8>,
+    /// End of each key's bytes in `bytes`.
+    ends: Vec<u64>,
+    /// FNV hash → the latest key with it; `next` chains the others.
+    index: HashMap<u64, u32>,
+    next: Vec<u32>,
+}
+
+impl Interner {
+    fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    fn get(&self, k: u32) -> &[u8] {
+        let k = k as usize;
+        let start = if k == 0 { 0 } else { self.ends[k - 1] as usize };
+        &self.bytes[start..self.ends[k] as usize]
+    }
+
+    fn str(&self, k: u32) -> &str {
+        // Only ever fed `&str`s, so always UTF-8.
+        std::str::from_utf8(self.get(k)).unwrap_or("")
+    }
+
+    fn find(&self, s: &[u8]) -> Option<u32> {
+        let mut k = *self.index.get(&content_hash(s))?;
+        while k != NONE {
+            if self.get(k) == s {
+                return Some(k);
+            }
+            k = self.next[k as usize];
+        }
+        None
+    }
+
+    fn intern(&mut self, s: &[u8]) -> u32 {
+        let h = content_hash(s);
+        let first = self.index.get(&h).copied();
+        let mut k = first.unwrap_or(NONE);
+        while k != NONE {
+            if self.get(k) == s {
+                return k;
+            }
+            k = self.next[k as usize];
+        }
+        let k = self.ends.len() as u32;
+        self.bytes.extend_from_slice(s);
+        self.ends.push(self.bytes.len() as u64);
+        self.next.push(first.unwrap_or(NONE));
+        self.index.insert(h, k);
+        k
+    }
+
+    /// Drop the hash index (no more lookups).
+    fn freeze(&mut self) {
+        self.index = HashMap::new();
+        self.next = Vec::new();
+    }
+
+    /// Bytes held (capacities; a hash entry taken as 16 bytes).
+    fn held(&self) -> u64 {
+        (self.bytes.capacity() + self.ends.capacity() * 8 + self.next.capacity() * 4) as u64
+            + self.index.capacity() as u64 * 16
+    }
+}
+
+/// What a symbol's information becomes in the converted form: its JSON
+/// (`None` when it says nothing beyond the default).
+fn info_json(si: &proto::SymbolInformation) -> Option<Vec<u8>> {
+    let info = SymbolInfo {
+        display_name: si.display_name.clone(),
+        documentation: si.documentation.clone(),
+        signature: si
+            .signature_documentation
+            .as_ref()
+            .map(|d| d.text.clone())
+            .filter(|t| !t.is_empty()),
+        type_definitions: si
+            .relationships
+            .iter()
+            .filter(|r| r.is_type_definition)
+            .map(|r| r.symbol.clone())
+            .collect(),
+        kind: si.kind,
+    };
+    (info != SymbolInfo::default()).then(|| serde_json::to_vec(&info).unwrap_or_default())
+}
+
+/// Symbols' information while converting: JSON in one blob, and the
+/// implementation relationships with their targets' strings.
+#[derive(Default)]
+struct Infos {
+    /// Per key: (offset, length) in `blob`; length [`NONE`]: no
+    /// information seen; 0: seen, nothing to say.
+    at: Vec<(u64, u32)>,
+    blob: Vec<u8>,
+    /// (implementor key, target string's offset and length in `targets`).
+    rels: Vec<(u32, u64, u32)>,
+    targets: Vec<u8>,
+}
+
+impl Infos {
+    /// Record `si` for key `k`; an external symbol's (`replace: false`)
+    /// only when none was recorded.
+    fn put(&mut self, k: u32, si: &proto::SymbolInformation, replace: bool) {
+        let k = k as usize;
+        if self.at.len() <= k {
+            self.at.resize(k + 1, (0, NONE));
+        }
+        if !replace && self.at[k].1 != NONE {
+            return;
+        }
+        self.at[k] = match info_json(si) {
+            Some(j) => {
+                let off = self.blob.len() as u64;
+                self.blob.extend_from_slice(&j);
+                (off, j.len() as u32)
+            }
+            None => (0, 0),
+        };
+        for r in si.relationships.iter().filter(|r| r.is_implementation) {
+            let off = self.targets.len() as u64;
+            self.targets.extend_from_slice(r.symbol.as_bytes());
+            self.rels.push((k as u32, off, r.symbol.len() as u32));
+        }
+    }
+
+    fn info(&self, k: u32) -> &[u8] {
+        match self.at.get(k as usize) {
+            Some(&(off, len)) if len != NONE && len > 0 => {
+                &self.blob[off as usize..off as usize + len as usize]
+            }
+            _ => &[],
+        }
+    }
+
+    fn held(&self) -> u64 {
+        (self.at.capacity() * 16
+            + self.blob.capacity()
+            + self.rels.capacity() * 16
+            + self.targets.capacity()) as u64
+    }
 }
 
 /// Convert `scip` (an `index.scip`) into `out` (written to a temporary file
 /// beside it, then renamed: a reader never sees half a file).
+///
+/// Memory: the input is read one document at a time through a buffered
+/// reader; what is kept is each symbol string once, each occurrence as 24
+/// bytes (plus 12 for the by-symbol order), the symbols' information as
+/// its JSON; the tables are then written straight to the file, section by
+/// section. Held memory is counted as it grows and an index that would
+/// take over [`ConvertOptions::max_memory`] is refused.
 pub fn convert(scip: &Path, out: &Path, opts: ConvertOptions<'_>) -> Result<Built, IndexError> {
     let io = |err| IndexError::Io {
         path: scip.to_path_buf(),
         err,
     };
-    let file = File::open(scip).map_err(io)?;
-    let (source_size, source_mtime_ns) = stat(scip).unwrap_or_default();
+    let file = open_regular(scip)?;
+    let (source_size, source_mtime_ns) = file
+        .metadata()
+        .ok()
+        .and_then(|m| Some((m.len(), mtime_ns(&m)?)))
+        .unwrap_or_default();
     let mut stream = Stream::new(BufReader::with_capacity(1 << 20, file));
     let scip_err = |why: String| IndexError::Scip {
         path: scip.to_path_buf(),
         why,
     };
+    let too_large = |need: u64| IndexError::TooLarge {
+        path: scip.to_path_buf(),
+        need,
+        limit: opts.max_memory,
+    };
+    let root = opts.root;
     let mut meta: Option<proto::Metadata> = None;
-    // Symbol strings → key (first seen), and the keys' facts.
-    let mut keys: HashMap<String, u32> = HashMap::new();
-    let mut names: Vec<String> = Vec::new();
-    let mut infos: HashMap<u32, proto::SymbolInformation> = HashMap::new();
+    let mut keys = Interner::default();
+    let mut infos = Infos::default();
     let mut docs: Vec<DocBuild> = Vec::new();
     let mut langs: Vec<String> = Vec::new();
-    let mut key_of = |s: &str, names: &mut Vec<String>| -> u32 {
-        if let Some(&k) = keys.get(s) {
-            return k;
-        }
-        let k = names.len() as u32;
-        keys.insert(s.to_string(), k);
-        names.push(s.to_string());
-        k
-    };
+    let mut refused = Refused::default();
+    // What `docs` holds.
+    let mut docs_held = 0u64;
+    let mut scratch: Vec<u8> = Vec::new();
     let mut read = 0u64;
     loop {
         let field = match stream.next_field() {
@@ -581,21 +891,30 @@ pub fn convert(scip: &Path, out: &Path, opts: ConvertOptions<'_>) -> Result<Buil
                 meta = Some(m);
             }
             Field::ExternalSymbol(si) => {
-                let k = key_of(&si.symbol, &mut names);
-                infos.entry(k).or_insert(si);
+                let k = keys.intern(si.symbol.as_bytes());
+                infos.put(k, &si, false);
             }
             Field::Document(d) => {
                 read += 1;
                 (opts.progress)(read);
+                // Confined as an edit is: `..`, absolute paths and paths
+                // through a symlink that leaves the root are refused.
                 let Some(rel) = safe_relative(&d.relative_path) else {
+                    refused.add(&d.relative_path);
                     continue;
                 };
-                let abs = opts.root.join(&rel);
-                let text = std::fs::symlink_metadata(&abs)
-                    .ok()
-                    .filter(|m| m.is_file() && m.len() <= MAX_SOURCE_BYTES)
-                    .and_then(|_| std::fs::read(&abs).ok());
-                let (size, mtime_ns) = stat(&abs).unwrap_or_default();
+                let abs = root.join(&rel);
+                if scry_workspace::paths::confine(root, &abs).is_err() {
+                    refused.add(&d.relative_path);
+                    continue;
+                }
+                let read_file = scry_workspace::disk::read_with_meta(&abs, MAX_SOURCE_BYTES).ok();
+                let st = read_file
+                    .as_ref()
+                    .map(|(_, m)| Stamp::of(m))
+                    .or_else(|| stamp(&abs))
+                    .unwrap_or_default();
+                let text = read_file.map(|(b, _)| b);
                 let hash = text.as_deref().map(content_hash).unwrap_or(0);
                 let s = text
                     .as_deref()
@@ -639,18 +958,22 @@ pub fn convert(scip: &Path, out: &Path, opts: ConvertOptions<'_>) -> Result<Buil
                 let mut found = impl_blocks(&fitted, &lines);
                 found.extra.extend(trait_selves(&fitted, &d.symbols));
                 // Locals are per document: keyed with the path.
-                let local = |s: &str| format!("{s}\u{0}{}", d.relative_path);
-                let mut key = |s: &str, names: &mut Vec<String>| {
+                let path = d.relative_path.as_bytes();
+                let mut key = |s: &str, keys: &mut Interner| {
                     if crate::symbol::is_local(s) {
-                        key_of(&local(s), names)
+                        scratch.clear();
+                        scratch.extend_from_slice(s.as_bytes());
+                        scratch.push(0);
+                        scratch.extend_from_slice(path);
+                        keys.intern(&scratch)
                     } else {
-                        key_of(s, names)
+                        keys.intern(s.as_bytes())
                     }
                 };
                 let mut occs = Vec::with_capacity(fitted.len());
                 let mut extents = Vec::new();
                 for f in &fitted {
-                    let k = key(f.symbol, &mut names);
+                    let k = key(f.symbol, &mut keys);
                     let (l, c, el, ec) = f.range;
                     occs.push((l, c, el, ec, k, f.roles));
                     if f.roles & proto::ROLE_DEFINITION as u32 != 0
@@ -660,21 +983,21 @@ pub fn convert(scip: &Path, out: &Path, opts: ConvertOptions<'_>) -> Result<Buil
                     }
                 }
                 for (symbol, (l, c), e) in found.blocks {
-                    extents.push((l, c, key(symbol, &mut names), e));
+                    extents.push((l, c, key(symbol, &mut keys), e));
                 }
                 let extra: Vec<Row> = found
                     .extra
                     .into_iter()
                     .map(|(symbol, (l, c, el, ec), roles)| {
-                        (l, c, el, ec, key(symbol, &mut names), roles)
+                        (l, c, el, ec, key(symbol, &mut keys), roles)
                     })
                     .collect();
                 if !verified {
                     occs.clear();
                 }
-                for si in d.symbols {
-                    let k = key(&si.symbol, &mut names);
-                    infos.insert(k, si);
+                for si in &d.symbols {
+                    let k = key(&si.symbol, &mut keys);
+                    infos.put(k, si, true);
                 }
                 let lang = match langs.iter().position(|l| *l == d.language) {
                     Some(i) => i as u32,
@@ -685,17 +1008,29 @@ pub fn convert(scip: &Path, out: &Path, opts: ConvertOptions<'_>) -> Result<Buil
                 };
                 occs.sort_unstable();
                 extents.sort_unstable();
+                occs.shrink_to_fit();
+                extents.shrink_to_fit();
+                docs_held += (occs.len() + extra.len()) as u64 * 24
+                    + extents.len() as u64 * 28
+                    + rel.as_os_str().len() as u64
+                    + std::mem::size_of::<DocBuild>() as u64;
                 docs.push(DocBuild {
                     path: rel.to_string_lossy().into_owned(),
                     hash,
-                    size,
-                    mtime_ns,
+                    size: st.size,
+                    mtime_ns: st.mtime_ns,
+                    ctime_ns: st.ctime_ns,
+                    ino: st.ino,
                     verified,
                     lang,
                     occs,
                     extra,
                     extents,
                 });
+                let held = docs_held + keys.held() + infos.held();
+                if held > opts.max_memory {
+                    return Err(too_large(held));
+                }
             }
         }
     }
@@ -713,252 +1048,307 @@ pub fn convert(scip: &Path, out: &Path, opts: ConvertOptions<'_>) -> Result<Buil
             false
         }
     });
+    // Implementation relationships whose target is a symbol of the index,
+    // as keys (`A is_implementation B` makes A an implementor of B).
+    let rels: Vec<(u32, u32)> = infos
+        .rels
+        .iter()
+        .filter_map(|&(k, off, len)| {
+            let t = &infos.targets[off as usize..off as usize + len as usize];
+            keys.find(t).map(|t| (t, k))
+        })
+        .collect();
+    infos.rels = Vec::new();
+    infos.targets = Vec::new();
+    keys.freeze();
+    let nsyms = keys.len();
+    let rows: usize = docs.iter().map(|d| d.occs.len() + d.extra.len()).sum();
+    let held = docs_held + keys.held() + infos.held() + nsyms as u64 * 8 + rows as u64 * 12;
+    if held > opts.max_memory {
+        return Err(too_large(held));
+    }
     // Symbol ids: keys in symbol-string order.
-    let mut order: Vec<u32> = (0..names.len() as u32).collect();
-    order.sort_by(|&a, &b| names[a as usize].cmp(&names[b as usize]));
-    let mut id_of = vec![0u32; names.len()];
+    let mut order: Vec<u32> = (0..nsyms as u32).collect();
+    order.sort_unstable_by(|&a, &b| keys.get(a).cmp(keys.get(b)));
+    let mut id_of = vec![0u32; nsyms];
     for (id, &k) in order.iter().enumerate() {
         id_of[k as usize] = id as u32;
     }
-    let mut w = Writer::default();
-    // Documents and their occurrences.
-    let mut per_sym: Vec<Vec<Row>> = vec![Vec::new(); names.len()];
-    let mut occ_total = 0u64;
-    let mut unverified = 0u64;
+    let mut implementors: Vec<(u32, u32)> = rels
+        .into_iter()
+        .map(|(t, k)| (id_of[t as usize], id_of[k as usize]))
+        .collect();
+    implementors.sort_unstable();
+    implementors.dedup();
+    // The by-symbol order: (symbol id, document, row in the document's
+    // occurrences then extra ones), sorted by symbol, document, position.
+    let row = |&(_, d, i): &(u32, u32, u32)| -> Row {
+        let d = &docs[d as usize];
+        let i = i as usize;
+        if i < d.occs.len() {
+            d.occs[i]
+        } else {
+            d.extra[i - d.occs.len()]
+        }
+    };
+    let mut bysym: Vec<(u32, u32, u32)> = Vec::with_capacity(rows);
     for (di, d) in docs.iter().enumerate() {
-        let path_off = w.string(&d.path);
-        let occ_off = w.occs.len() as u64;
-        for &(l, c, el, ec, k, r) in &d.occs {
-            let id = id_of[k as usize];
-            put_occ(&mut w.occs, l, c, el, ec, id, r);
-            per_sym[id as usize].push((di as u32, l, c, el, ec, r));
-        }
-        for &(l, c, el, ec, k, r) in &d.extra {
-            per_sym[id_of[k as usize] as usize].push((di as u32, l, c, el, ec, r));
-        }
-        for &(l, c, k, (sl, sc, el, ec)) in &d.extents {
-            for n in [di as u32, l, c, id_of[k as usize], sl, sc, el, ec] {
-                w.extents.extend(n.to_le_bytes());
-            }
-        }
-        occ_total += d.occs.len() as u64;
-        unverified += u64::from(!d.verified);
-        let rec = &mut w.docs;
-        rec.extend(path_off.to_le_bytes());
-        rec.extend((d.path.len() as u32).to_le_bytes());
-        rec.extend((u32::from(d.verified) | (d.lang << 1)).to_le_bytes());
-        rec.extend(d.hash.to_le_bytes());
-        rec.extend(d.size.to_le_bytes());
-        rec.extend(d.mtime_ns.to_le_bytes());
-        rec.extend(occ_off.to_le_bytes());
-        rec.extend((d.occs.len() as u32).to_le_bytes());
-        rec.extend(0u32.to_le_bytes());
-    }
-    // Implementors: `A is_implementation B` makes A an implementor of B.
-    let mut implementors: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
-    for (&k, si) in &infos {
-        for r in &si.relationships {
-            if r.is_implementation
-                && let Some(&target) = keys_get(&names, &order, &r.symbol)
-            {
-                implementors
-                    .entry(id_of[target as usize])
-                    .or_default()
-                    .push(id_of[k as usize]);
-            }
+        for (i, r) in d.occs.iter().chain(&d.extra).enumerate() {
+            bysym.push((id_of[r.4 as usize], di as u32, i as u32));
         }
     }
-    // Symbols (in id order) and names.
-    let mut name_rows: Vec<(String, u32)> = Vec::new();
-    for (id, &k) in order.iter().enumerate() {
-        let s = &names[k as usize];
-        let name_off = w.string(s);
-        let occs = &mut per_sym[id];
-        // Document, then position (extra occurrences came after the rest).
-        occs.sort_unstable();
-        occs.dedup();
-        let occs = &per_sym[id];
-        let occ_off = w.symoccs.len() as u64;
-        for &(d, l, c, el, ec, r) in occs {
-            put_occ(&mut w.symoccs, l, c, el, ec, d, r);
-        }
-        let info = infos.get(&k).map(|si| SymbolInfo {
-            display_name: si.display_name.clone(),
-            documentation: si.documentation.clone(),
-            signature: si
-                .signature_documentation
-                .as_ref()
-                .map(|d| d.text.clone())
-                .filter(|t| !t.is_empty()),
-            type_definitions: si
-                .relationships
-                .iter()
-                .filter(|r| r.is_type_definition)
-                .map(|r| r.symbol.clone())
-                .collect(),
-            kind: si.kind,
-        });
-        let (info_off, info_len) = match info {
-            Some(i) if i != SymbolInfo::default() => {
-                let j = serde_json::to_vec(&i).unwrap_or_default();
-                let off = w.blob.len() as u64;
-                w.blob.extend(&j);
-                (off, j.len() as u32)
-            }
-            _ => (0, 0),
-        };
-        let imps = implementors.remove(&(id as u32)).unwrap_or_default();
-        let impl_off = w.ids.len() as u64;
-        for i in &imps {
-            w.ids.extend(i.to_le_bytes());
-        }
-        let rec = &mut w.syms;
-        rec.extend(name_off.to_le_bytes());
-        rec.extend((s.len() as u32).to_le_bytes());
-        rec.extend((occs.len() as u32).to_le_bytes());
-        rec.extend(occ_off.to_le_bytes());
-        rec.extend(info_off.to_le_bytes());
-        rec.extend(info_len.to_le_bytes());
-        rec.extend((imps.len() as u32).to_le_bytes());
-        rec.extend(impl_off.to_le_bytes());
-        // Only symbols defined in the index are found by name.
+    bysym.sort_unstable_by(|a, b| {
+        (a.0, a.1)
+            .cmp(&(b.0, b.1))
+            .then_with(|| row(a).cmp(&row(b)))
+    });
+    bysym.dedup_by(|a, b| a.0 == b.0 && a.1 == b.1 && row(a) == row(b));
+    // Names: the lower-cased source names of symbols defined in the index.
+    let mut name_bytes: Vec<u8> = Vec::new();
+    let mut name_rows: Vec<(u64, u32, u32)> = Vec::new();
+    for run in bysym.chunk_by(|a, b| a.0 == b.0) {
+        let id = run[0].0;
+        let s = keys.str(order[id as usize]);
         if !s.contains('\u{0}')
             && crate::symbol::impl_self_type(s).is_none()
-            && occs
+            && run
                 .iter()
-                .any(|o| o.5 & proto::ROLE_DEFINITION as u32 != 0)
+                .any(|o| row(o).5 & proto::ROLE_DEFINITION as u32 != 0)
             && let Some((n, _)) = crate::symbol::name_and_kind(s)
         {
-            name_rows.push((n.to_lowercase(), id as u32));
+            let n = n.to_lowercase();
+            name_rows.push((name_bytes.len() as u64, n.len() as u32, id));
+            name_bytes.extend_from_slice(n.as_bytes());
         }
     }
-    name_rows.sort();
-    for (n, id) in &name_rows {
-        let off = w.string(n);
-        w.names.extend(off.to_le_bytes());
-        w.names.extend((n.len() as u32).to_le_bytes());
-        w.names.extend(id.to_le_bytes());
-    }
-    let built_at = std::fs::metadata(scip)
-        .and_then(|m| m.modified())
-        .unwrap_or_else(|_| SystemTime::now())
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
+    let name_of = |r: &(u64, u32, u32)| &name_bytes[r.0 as usize..r.0 as usize + r.1 as usize];
+    name_rows.sort_unstable_by(|a, b| name_of(a).cmp(name_of(b)).then(a.2.cmp(&b.2)));
+
+    let occ_total: u64 = docs.iter().map(|d| d.occs.len() as u64).sum();
+    let unverified = docs.iter().filter(|d| !d.verified).count() as u64;
+    let built_at = source_size_time(scip);
+    let (first_refused, refused_n) = (refused.first.take(), refused.count);
     let meta = Meta {
         format: FORMAT_VERSION,
         tool: tool.name,
         tool_version: tool.version,
-        source: scip.to_path_buf(),
+        source: opts.source.unwrap_or(scip).to_path_buf(),
         source_size,
         source_mtime_ns,
         built_at,
         commit: opts.commit,
-        root: opts.root.to_path_buf(),
+        root: root.to_path_buf(),
         documents: docs.len() as u64,
         verified: docs.len() as u64 - unverified,
-        symbols: names.len() as u64,
+        symbols: nsyms as u64,
         occurrences: occ_total,
         languages: langs,
+        refused: refused_n,
+        refused_first: first_refused,
+        built_by: opts.built_by,
     };
-    w.finish(
-        out,
-        &meta,
-        docs.len() as u64,
-        names.len() as u64,
-        name_rows.len() as u64,
-    )
-    .map_err(|err| IndexError::Io {
+    let meta_json = serde_json::to_vec(&meta).map_err(|e| io(std::io::Error::other(e)))?;
+    // Section sizes, then the sections in order, straight to the file.
+    let paths_len: u64 = docs.iter().map(|d| d.path.len() as u64).sum();
+    let blob_len: u64 = (0..nsyms as u32).map(|k| infos.info(k).len() as u64).sum();
+    let extents_n: u64 = docs.iter().map(|d| d.extents.len() as u64).sum();
+    let lens: [(u64, u64); SECTIONS] = [
+        (docs.len() as u64 * DOC_BYTES, docs.len() as u64),
+        (occ_total * OCC_BYTES, occ_total),
+        (nsyms as u64 * SYM_BYTES, nsyms as u64),
+        (name_rows.len() as u64 * NAME_BYTES, name_rows.len() as u64),
+        (bysym.len() as u64 * OCC_BYTES, bysym.len() as u64),
+        (
+            paths_len + keys.bytes.len() as u64 + name_bytes.len() as u64,
+            paths_len + keys.bytes.len() as u64 + name_bytes.len() as u64,
+        ),
+        (blob_len, blob_len),
+        (implementors.len() as u64 * 4, implementors.len() as u64),
+        (extents_n * EXTENT_BYTES, extents_n),
+        (meta_json.len() as u64, meta_json.len() as u64),
+    ];
+    let write = |f: &mut dyn Write| -> std::io::Result<()> {
+        let mut head = Vec::with_capacity(HEADER_BYTES as usize);
+        head.extend(MAGIC);
+        head.extend(FORMAT_VERSION.to_le_bytes());
+        head.extend(0u32.to_le_bytes());
+        let mut off = HEADER_BYTES;
+        for (bytes, count) in &lens {
+            head.extend(off.to_le_bytes());
+            head.extend(count.to_le_bytes());
+            off += bytes;
+        }
+        f.write_all(&head)?;
+        // Documents.
+        let (mut path_off, mut occ_off) = (0u64, 0u64);
+        for d in &docs {
+            let mut rec = Vec::with_capacity(DOC_BYTES as usize);
+            rec.extend(path_off.to_le_bytes());
+            rec.extend((d.path.len() as u32).to_le_bytes());
+            rec.extend((u32::from(d.verified) | (d.lang << 1)).to_le_bytes());
+            rec.extend(d.hash.to_le_bytes());
+            rec.extend(d.size.to_le_bytes());
+            rec.extend(d.mtime_ns.to_le_bytes());
+            rec.extend(occ_off.to_le_bytes());
+            rec.extend((d.occs.len() as u32).to_le_bytes());
+            rec.extend(0u32.to_le_bytes());
+            rec.extend(d.ctime_ns.to_le_bytes());
+            rec.extend(d.ino.to_le_bytes());
+            f.write_all(&rec)?;
+            path_off += d.path.len() as u64;
+            occ_off += d.occs.len() as u64 * OCC_BYTES;
+        }
+        // Occurrences, by document.
+        for d in &docs {
+            for &(l, c, el, ec, k, r) in &d.occs {
+                put_occ(f, l, c, el, ec, id_of[k as usize], r)?;
+            }
+        }
+        // Symbols, in id order.
+        let (mut name_off, mut info_off) = (paths_len, 0u64);
+        let (mut at, mut imp) = (0usize, 0usize);
+        for (id, &k) in order.iter().enumerate() {
+            let id = id as u32;
+            let s = keys.get(k);
+            let occ_from = at;
+            while at < bysym.len() && bysym[at].0 == id {
+                at += 1;
+            }
+            let imp_from = imp;
+            while imp < implementors.len() && implementors[imp].0 == id {
+                imp += 1;
+            }
+            let info_len = infos.info(k).len() as u64;
+            let mut rec = Vec::with_capacity(SYM_BYTES as usize);
+            rec.extend(name_off.to_le_bytes());
+            rec.extend((s.len() as u32).to_le_bytes());
+            rec.extend(((at - occ_from) as u32).to_le_bytes());
+            rec.extend((occ_from as u64 * OCC_BYTES).to_le_bytes());
+            rec.extend(if info_len > 0 { info_off } else { 0 }.to_le_bytes());
+            rec.extend((info_len as u32).to_le_bytes());
+            rec.extend(((imp - imp_from) as u32).to_le_bytes());
+            rec.extend((imp_from as u64 * 4).to_le_bytes());
+            f.write_all(&rec)?;
+            name_off += s.len() as u64;
+            info_off += info_len;
+        }
+        // Names.
+        let mut off = paths_len + keys.bytes.len() as u64;
+        for r in &name_rows {
+            f.write_all(&off.to_le_bytes())?;
+            f.write_all(&r.1.to_le_bytes())?;
+            f.write_all(&r.2.to_le_bytes())?;
+            off += r.1 as u64;
+        }
+        // Occurrences by symbol.
+        for o in &bysym {
+            let (l, c, el, ec, _, r) = row(o);
+            put_occ(f, l, c, el, ec, o.1, r)?;
+        }
+        // Strings: paths, symbols (id order), names (name order).
+        for d in &docs {
+            f.write_all(d.path.as_bytes())?;
+        }
+        for &k in &order {
+            f.write_all(keys.get(k))?;
+        }
+        for r in &name_rows {
+            f.write_all(name_of(r))?;
+        }
+        // Information, implementors, extents, metadata.
+        for &k in &order {
+            f.write_all(infos.info(k))?;
+        }
+        for &(_, i) in &implementors {
+            f.write_all(&i.to_le_bytes())?;
+        }
+        for (di, d) in docs.iter().enumerate() {
+            for &(l, c, k, (sl, sc, el, ec)) in &d.extents {
+                for n in [di as u32, l, c, id_of[k as usize], sl, sc, el, ec] {
+                    f.write_all(&n.to_le_bytes())?;
+                }
+            }
+        }
+        f.write_all(&meta_json)
+    };
+    write_atomically(out, write).map_err(|err| IndexError::Io {
         path: out.to_path_buf(),
         err,
     })?;
     Ok(Built {
         documents: docs.len() as u64,
         unverified,
-        symbols: names.len() as u64,
+        symbols: nsyms as u64,
         occurrences: occ_total,
+        refused: refused_n,
     })
 }
 
-/// The key of a symbol string (binary search over keys in symbol order).
-fn keys_get<'a>(names: &[String], order: &'a [u32], s: &str) -> Option<&'a u32> {
-    let i = order
-        .binary_search_by(|&k| names[k as usize].as_str().cmp(s))
-        .ok()?;
-    order.get(i)
+/// When an `index.scip` was written (seconds since the epoch; now when
+/// unknown).
+fn source_size_time(scip: &Path) -> u64 {
+    std::fs::metadata(scip)
+        .and_then(|m| m.modified())
+        .unwrap_or_else(|_| SystemTime::now())
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
 }
 
-fn put_occ(v: &mut Vec<u8>, l: u32, c: u32, el: u32, ec: u32, x: u32, r: u32) {
-    for n in [l, c, el, ec, x, r] {
-        v.extend(n.to_le_bytes());
-    }
-}
-
+/// Documents refused for where they point: how many, and the first.
 #[derive(Default)]
-struct Writer {
-    docs: Vec<u8>,
-    occs: Vec<u8>,
-    syms: Vec<u8>,
-    names: Vec<u8>,
-    symoccs: Vec<u8>,
-    strings: Vec<u8>,
-    blob: Vec<u8>,
-    ids: Vec<u8>,
-    extents: Vec<u8>,
+struct Refused {
+    count: u64,
+    first: Option<String>,
 }
 
-impl Writer {
-    fn string(&mut self, s: &str) -> u64 {
-        let off = self.strings.len() as u64;
-        self.strings.extend(s.as_bytes());
-        off
+impl Refused {
+    fn add(&mut self, path: &str) {
+        self.count += 1;
+        if self.first.is_none() {
+            self.first = Some(path.chars().take(200).collect());
+        }
     }
+}
 
-    fn finish(
-        self,
-        out: &Path,
-        meta: &Meta,
-        ndocs: u64,
-        nsyms: u64,
-        nnames: u64,
-    ) -> std::io::Result<()> {
-        let meta_json = serde_json::to_vec(meta).map_err(std::io::Error::other)?;
-        let sections: [(&[u8], u64); SECTIONS] = [
-            (&self.docs, ndocs),
-            (&self.occs, self.occs.len() as u64 / OCC_BYTES),
-            (&self.syms, nsyms),
-            (&self.names, nnames),
-            (&self.symoccs, self.symoccs.len() as u64 / OCC_BYTES),
-            (&self.strings, self.strings.len() as u64),
-            (&self.blob, self.blob.len() as u64),
-            (&self.ids, self.ids.len() as u64 / 4),
-            (&self.extents, self.extents.len() as u64 / EXTENT_BYTES),
-            (&meta_json, meta_json.len() as u64),
-        ];
-        let mut head = Vec::with_capacity(HEADER_BYTES as usize);
-        head.extend(MAGIC);
-        head.extend(FORMAT_VERSION.to_le_bytes());
-        head.extend(0u32.to_le_bytes());
-        let mut off = HEADER_BYTES;
-        for (bytes, count) in &sections {
-            head.extend(off.to_le_bytes());
-            head.extend(count.to_le_bytes());
-            off += bytes.len() as u64;
-        }
-        if let Some(dir) = out.parent() {
-            std::fs::create_dir_all(dir)?;
-        }
-        let tmp = out.with_extension(format!("tmp{}", std::process::id()));
-        let mut f = std::io::BufWriter::new(File::create(&tmp)?);
-        f.write_all(&head)?;
-        for (bytes, _) in &sections {
-            f.write_all(bytes)?;
-        }
-        let f = f.into_inner().map_err(|e| e.into_error())?;
-        f.sync_all()?;
-        drop(f);
-        std::fs::rename(&tmp, out)
+fn put_occ(
+    f: &mut dyn Write,
+    l: u32,
+    c: u32,
+    el: u32,
+    ec: u32,
+    x: u32,
+    r: u32,
+) -> std::io::Result<()> {
+    let mut b = [0u8; OCC_BYTES as usize];
+    for (i, n) in [l, c, el, ec, x, r].into_iter().enumerate() {
+        b[i * 4..i * 4 + 4].copy_from_slice(&n.to_le_bytes());
     }
+    f.write_all(&b)
+}
+
+/// Write `out` through `write` into a temporary file beside it, flushed to
+/// disk, then renamed over it: a reader never sees half a file, and a
+/// failure leaves the old one.
+fn write_atomically(
+    out: &Path,
+    write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    if let Some(dir) = out.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let tmp = out.with_extension(format!("tmp{}", std::process::id()));
+    let r = (|| {
+        let mut f = std::io::BufWriter::with_capacity(1 << 20, File::create(&tmp)?);
+        write(&mut f)?;
+        let f = f.into_inner().map_err(|e| e.into_error())?;
+        f.sync_all()
+    })();
+    if let Err(e) = r {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(e);
+    }
+    std::fs::rename(&tmp, out)
 }
 
 /// A converted index, open for lookups.
@@ -1061,6 +1451,9 @@ impl Index {
                 symbols: 0,
                 occurrences: 0,
                 languages: Vec::new(),
+                refused: 0,
+                refused_first: None,
+                built_by: None,
             },
             read_total: AtomicU64::new(0),
             read_max: AtomicU64::new(0),
@@ -1148,6 +1541,8 @@ impl Index {
             mtime_ns: u64_at(&b, 32),
             occ_off: u64_at(&b, 40),
             occ_count: u32_at(&b, 48),
+            ctime_ns: u64_at(&b, 56),
+            ino: u64_at(&b, 64),
         };
         let (_, total) = self.sections[S_OCCS];
         if d.occ_off / OCC_BYTES + d.occ_count as u64 > total {

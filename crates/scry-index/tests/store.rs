@@ -96,16 +96,22 @@ fn tree(dir: &Path) -> Vec<u8> {
 }
 
 fn convert(dir: &Path, bytes: &[u8]) -> Result<Index, IndexError> {
+    convert_capped(dir, bytes, store::MAX_CONVERT_MEMORY)
+}
+
+/// [`convert`] with a cap on the conversion's memory.
+fn convert_capped(dir: &Path, bytes: &[u8], max_memory: u64) -> Result<Index, IndexError> {
     let scip = dir.join("index.scip");
     std::fs::write(&scip, bytes).unwrap();
     let db = dir.join("out").join("index.db");
+    let root = dir.canonicalize().unwrap();
     store::convert(
         &scip,
         &db,
         ConvertOptions {
-            root: dir,
             commit: Some("abc123".into()),
-            progress: &mut |_| {},
+            max_memory,
+            ..ConvertOptions::new(&root)
         },
     )?;
     Index::open(&db)
@@ -495,4 +501,205 @@ fn a_huge_index_opens_and_answers_within_its_memory_bound() {
     assert!(lookup < 16 * 1024, "one question read {lookup} bytes");
     assert!(largest <= store::MAX_RECORDS_PER_READ * 24, "{largest}");
     let _ = proto::MAX_FIELD_BYTES;
+}
+
+/// A generated index of `files` × `lines` (one definition and one use per
+/// line), written under `dir`.
+fn generated(dir: &Path, files: u32, lines: u32) -> Vec<u8> {
+    let mut docs = Vec::new();
+    for f in 0..files {
+        let mut text = String::new();
+        let mut occurrences = Vec::new();
+        for l in 0..lines {
+            text.push_str(&format!("fn s{l}() {{ u{l}(); }}\n"));
+            let d = format!("s{l}").len() as i32;
+            occurrences.push(occ(&[l as i32, 3, 3 + d], &format!("g c g 1 f{f}/s{l}()."), 1));
+            occurrences.push(occ(
+                &[l as i32, 9 + d, 9 + 2 * d],
+                &format!("g c g 1 f{}/s{l}().", (f + 1) % files),
+                0,
+            ));
+        }
+        std::fs::write(dir.join(format!("f{f}.rs")), text).unwrap();
+        docs.push(Document {
+            relative_path: format!("f{f}.rs"),
+            language: "rust".into(),
+            position_encoding: 1,
+            occurrences,
+            ..Default::default()
+        });
+    }
+    Scip {
+        metadata: meta(),
+        documents: docs,
+        external_symbols: vec![],
+    }
+    .encode_to_vec()
+}
+
+#[test]
+fn an_index_over_the_memory_cap_is_refused_with_a_stable_code() {
+    let t = tempfile::tempdir().unwrap();
+    let bytes = generated(t.path(), 20, 200);
+    // Within the default cap it converts, every symbol and use found.
+    let ix = convert(t.path(), &bytes).unwrap();
+    assert_eq!(ix.meta().symbols, 4000);
+    assert_eq!(ix.meta().occurrences, 8000);
+    let s = ix.symbol("g c g 1 f3/s7().").unwrap().unwrap();
+    let uses = ix.symbol_occurrences(&s, 0, 10).unwrap();
+    let docs: Vec<String> = uses
+        .iter()
+        .map(|o| ix.doc_at(o.doc).unwrap().path)
+        .collect();
+    assert_eq!(docs, ["f2.rs", "f3.rs"]);
+    // Over a lowered cap: refused, nothing written over the old one.
+    let e = convert_capped(t.path(), &bytes, 64 * 1024).err().unwrap();
+    assert!(matches!(e, IndexError::TooLarge { .. }), "{e}");
+    assert_eq!(e.code(), "INDEX_TOO_LARGE");
+    assert!(e.to_string().contains("too large to convert"), "{e}");
+    assert_eq!(
+        Index::open(&t.path().join("out").join("index.db"))
+            .unwrap()
+            .meta()
+            .symbols,
+        4000
+    );
+}
+
+#[test]
+fn documents_outside_the_workspace_are_refused_and_counted() {
+    let t = tempfile::tempdir().unwrap();
+    let ws = t.path().join("ws");
+    let elsewhere = t.path().join("elsewhere");
+    std::fs::create_dir_all(&ws).unwrap();
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let mut scip = Scip::decode(&tree(&ws)[..]).unwrap();
+    std::fs::write(elsewhere.join("secret.rs"), "fn total_weight() {}\n").unwrap();
+    std::os::unix::fs::symlink(&elsewhere, ws.join("etclink")).unwrap();
+    let outside = |path: &str| Document {
+        relative_path: path.into(),
+        language: "rust".into(),
+        position_encoding: 2,
+        occurrences: vec![occ(&[0, 3, 15], TOTAL, 1)],
+        ..Default::default()
+    };
+    let abs = elsewhere.join("secret.rs").display().to_string();
+    for p in ["etclink/secret.rs", "../elsewhere/secret.rs", abs.as_str()] {
+        scip.documents.push(outside(p));
+    }
+    let ix = convert(&ws, &scip.encode_to_vec()).unwrap();
+    assert_eq!(ix.meta().documents, 2, "only a.rs and b.rs");
+    assert_eq!(ix.meta().refused, 3);
+    assert_eq!(
+        ix.meta().refused_first.as_deref(),
+        Some("etclink/secret.rs")
+    );
+    assert!(ix.document("etclink/secret.rs").unwrap().is_none());
+    // The definition stays the workspace's own.
+    let s = ix.symbol(TOTAL).unwrap().unwrap();
+    for o in ix.symbol_occurrences(&s, 0, 10).unwrap() {
+        let p = ix.doc_at(o.doc).unwrap().path;
+        assert!(p == "a.rs" || p == "b.rs", "{p}");
+    }
+
+    // A directory swapped for a symlink out after converting: no longer
+    // fresh, even with the same bytes there.
+    let root = ws.canonicalize().unwrap();
+    let ix = convert(&ws, &tree(&ws)).unwrap();
+    std::fs::create_dir(ws.join("sub")).unwrap();
+    let moved = elsewhere.join("sub");
+    std::fs::create_dir(&moved).unwrap();
+    let b = ix.document("b.rs").unwrap().unwrap();
+    assert!(Fresh::default().is_fresh(&root, &b));
+    std::fs::copy(ws.join("b.rs"), moved.join("b.rs")).unwrap();
+    std::fs::remove_file(ws.join("b.rs")).unwrap();
+    std::os::unix::fs::symlink(moved.join("b.rs"), ws.join("b.rs")).unwrap();
+    assert!(!Fresh::default().is_fresh(&root, &b));
+}
+
+#[test]
+fn touch_r_after_a_same_size_edit_does_not_make_a_file_fresh() {
+    let t = tempfile::tempdir().unwrap();
+    let root = t.path().canonicalize().unwrap();
+    std::fs::write(root.join("a.rs"), "fn aa() {}\nfn bb() {}\n").unwrap();
+    let doc = Document {
+        relative_path: "a.rs".into(),
+        language: "rust".into(),
+        position_encoding: 1,
+        occurrences: vec![occ(&[0, 3, 5], "t c p 1 aa().", 1)],
+        ..Default::default()
+    };
+    let ix = convert_doc(&root, doc);
+    let d = ix.document("a.rs").unwrap().unwrap();
+    let fresh = Fresh::default();
+    assert!(fresh.is_fresh(&root, &d));
+    let path = root.join("a.rs");
+    let old = std::fs::metadata(&path).unwrap().modified().unwrap();
+    // The two functions swapped (same size), the time set back.
+    std::fs::write(&path, "fn bb() {}\nfn aa() {}\n").unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(&path)
+        .unwrap()
+        .set_modified(old)
+        .unwrap();
+    let m = std::fs::metadata(&path).unwrap();
+    assert_eq!((m.len(), m.modified().unwrap()), (d.size, old));
+    assert!(!fresh.is_fresh(&root, &d));
+    assert!(!Fresh::default().is_fresh(&root, &d));
+    // Back to the indexed bytes: fresh again (by content hash).
+    std::fs::write(&path, "fn aa() {}\nfn bb() {}\n").unwrap();
+    assert!(fresh.is_fresh(&root, &d));
+}
+
+#[test]
+fn a_refused_import_leaves_the_working_index() {
+    let t = tempfile::tempdir().unwrap();
+    let root = t.path().join("root");
+    std::fs::create_dir(&root).unwrap();
+    let root = root.canonicalize().unwrap();
+    let cache_dir = t.path().join("cache");
+    let good = t.path().join("good.scip");
+    std::fs::write(&good, tree(&root)).unwrap();
+    let ix = scry_index::build::take(&cache_dir, &root, &good).unwrap();
+    assert_eq!(ix.meta().documents, 2);
+    let dir = cache::dir_for(&cache_dir, &root);
+    let scip_before = std::fs::read(dir.join("index.scip")).unwrap();
+    let broken = t.path().join("broken.scip");
+    std::fs::write(&broken, &tree(&root)[..40]).unwrap();
+    let e = scry_index::build::take(&cache_dir, &root, &broken)
+        .err()
+        .unwrap();
+    assert_eq!(e.code(), "INDEX_CORRUPT", "{e}");
+    assert_eq!(std::fs::read(dir.join("index.scip")).unwrap(), scip_before);
+    let (ix, _) = cache::load(&cache_dir, &root, None).unwrap().unwrap();
+    assert_eq!(ix.meta().documents, 2);
+    assert!(ix.document("a.rs").unwrap().is_some());
+    // Nothing left behind but the index, its converted form and markers.
+    let mut left: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    assert_eq!(left, ["index.db", "index.scip"]);
+}
+
+#[test]
+fn an_import_from_a_fifo_is_refused_at_once() {
+    let t = tempfile::tempdir().unwrap();
+    let root = t.path().canonicalize().unwrap();
+    let fifo = root.join("pipe.scip");
+    let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: a plain syscall on a NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let cache_dir = root.join("cache");
+    let (tx, rx) = std::sync::mpsc::channel();
+    let (c2, r2, f2) = (cache_dir.clone(), root.clone(), fifo.clone());
+    std::thread::spawn(move || {
+        let _ = tx.send(scry_index::build::take(&c2, &r2, &f2).err().map(|e| e.code()));
+    });
+    // A generous bound: it must not wait for a writer.
+    let code = rx.recv_timeout(std::time::Duration::from_secs(20)).unwrap();
+    assert_eq!(code, Some("NOT_A_REGULAR_FILE"));
+    assert!(!cache::dir_for(&cache_dir, &root).join("index.scip").exists());
 }
