@@ -313,6 +313,7 @@ impl State {
             None => {
                 let ws = Workspace::open(&key.0).map_err(|e| e.to_string())?;
                 let engine = Engine::new(Arc::new(ws));
+                engine.host_index_refresh();
                 let entry = Arc::new(WsEntry {
                     local: Local::new(engine, "daemon", Baseline::File).refreshing(),
                     clients: AtomicUsize::new(0),

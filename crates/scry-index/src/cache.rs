@@ -22,7 +22,9 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use crate::store::{self, ConvertOptions, Doc, Index, IndexError, Stamp, content_hash, stamp, stat};
+use crate::store::{
+    self, ConvertOptions, Doc, Index, IndexError, Stamp, content_hash, stamp, stat,
+};
 
 /// The directory of `root`'s index under `cache` (`root` canonical).
 pub fn dir_for(cache: &Path, root: &Path) -> PathBuf {
@@ -268,4 +270,51 @@ impl Fresh {
         }
         (changed, n)
     }
+}
+
+/// Files under `root` written since `ix` was built that it does not cover
+/// although they have the extension of a file it does (a new file of one
+/// of its languages), at most `max` counted; the walk skips what the
+/// walker skips (ignored, vendored, `target`, …). A file the indexer does
+/// not index stays uncounted once an index newer than it is built.
+pub fn new_files(root: &Path, ix: &Index, max: u32) -> u32 {
+    let mut exts = std::collections::HashSet::new();
+    for i in 0..ix.documents() {
+        if let Ok(d) = ix.doc_at(i)
+            && let Some(e) = Path::new(&d.path).extension()
+        {
+            exts.insert(e.to_os_string());
+        }
+    }
+    if exts.is_empty() {
+        return 0;
+    }
+    let built = std::time::UNIX_EPOCH + std::time::Duration::from_secs(ix.meta().built_at);
+    let mut n = 0;
+    for f in scry_workspace::walk::Walker::new()
+        .skip_vendored()
+        .files(root)
+        .take(200_000)
+    {
+        if !f.extension().is_some_and(|e| exts.contains(e)) {
+            continue;
+        }
+        let newer = std::fs::symlink_metadata(&f)
+            .and_then(|m| m.modified())
+            .is_ok_and(|m| m > built);
+        let Ok(rel) = f.strip_prefix(root) else {
+            continue;
+        };
+        if newer
+            && rel
+                .to_str()
+                .is_some_and(|r| ix.document(r).ok().flatten().is_none())
+        {
+            n += 1;
+            if n >= max {
+                break;
+            }
+        }
+    }
+    n
 }

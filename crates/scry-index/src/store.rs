@@ -73,7 +73,11 @@ pub enum IndexError {
         "{path} is too large to convert: its tables would take over {} MiB (the limit is {} MiB); index a smaller tree (fewer roots or languages)",
         need / (1024 * 1024), limit / (1024 * 1024)
     )]
-    TooLarge { path: PathBuf, need: u64, limit: u64 },
+    TooLarge {
+        path: PathBuf,
+        need: u64,
+        limit: u64,
+    },
 }
 
 impl IndexError {
@@ -271,7 +275,13 @@ pub fn stamp(path: &Path) -> Option<Stamp> {
 }
 
 fn mtime_ns(m: &std::fs::Metadata) -> Option<u64> {
-    Some(m.modified().ok()?.duration_since(UNIX_EPOCH).ok()?.as_nanos() as u64)
+    Some(
+        m.modified()
+            .ok()?
+            .duration_since(UNIX_EPOCH)
+            .ok()?
+            .as_nanos() as u64,
+    )
 }
 
 /// A regular file's size and modification time (ns), not following a

@@ -513,7 +513,11 @@ fn generated(dir: &Path, files: u32, lines: u32) -> Vec<u8> {
         for l in 0..lines {
             text.push_str(&format!("fn s{l}() {{ u{l}(); }}\n"));
             let d = format!("s{l}").len() as i32;
-            occurrences.push(occ(&[l as i32, 3, 3 + d], &format!("g c g 1 f{f}/s{l}()."), 1));
+            occurrences.push(occ(
+                &[l as i32, 3, 3 + d],
+                &format!("g c g 1 f{f}/s{l}()."),
+                1,
+            ));
             occurrences.push(occ(
                 &[l as i32, 9 + d, 9 + 2 * d],
                 &format!("g c g 1 f{}/s{l}().", (f + 1) % files),
@@ -696,10 +700,18 @@ fn an_import_from_a_fifo_is_refused_at_once() {
     let (tx, rx) = std::sync::mpsc::channel();
     let (c2, r2, f2) = (cache_dir.clone(), root.clone(), fifo.clone());
     std::thread::spawn(move || {
-        let _ = tx.send(scry_index::build::take(&c2, &r2, &f2).err().map(|e| e.code()));
+        let _ = tx.send(
+            scry_index::build::take(&c2, &r2, &f2)
+                .err()
+                .map(|e| e.code()),
+        );
     });
     // A generous bound: it must not wait for a writer.
     let code = rx.recv_timeout(std::time::Duration::from_secs(20)).unwrap();
     assert_eq!(code, Some("NOT_A_REGULAR_FILE"));
-    assert!(!cache::dir_for(&cache_dir, &root).join("index.scip").exists());
+    assert!(
+        !cache::dir_for(&cache_dir, &root)
+            .join("index.scip")
+            .exists()
+    );
 }

@@ -246,7 +246,13 @@ pub enum Reason {
     /// built were left out of an index answer.
     IndexLeftOut { locations: usize, files: usize },
     /// `changed` of the index's `total` files changed since it was built.
-    IndexChanged { changed: u32, total: u32 },
+    IndexChanged {
+        changed: u32,
+        total: u32,
+        /// Something rebuilds the index by itself (the daemon's refresh);
+        /// `false`: it stays stale until `scry index`.
+        refreshed: bool,
+    },
     /// `name` is defined outside what the index covers (a dependency, the
     /// standard library): an index answer lists the project's uses only.
     IndexExternal { name: String },

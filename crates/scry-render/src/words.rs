@@ -150,9 +150,16 @@ pub(crate) fn reason(r: &Reason, root: &Path) -> String {
         Reason::IndexSeveralDefinitions { name, files } => format!(
             "the index gives `{name}` definitions in {files} files (one symbol for several things): these references may mix them; ask again for the live server's"
         ),
-        Reason::IndexChanged { changed, total } => {
-            format!("{changed} of {total} indexed files changed since the index was built")
-        }
+        Reason::IndexChanged {
+            changed,
+            total,
+            refreshed: true,
+        } => format!(
+            "{changed} of {total} indexed files changed since the index was built; the daemon rebuilds it when the workspace is idle"
+        ),
+        Reason::IndexChanged { changed, total, .. } => format!(
+            "{changed} of {total} indexed files changed since the index was built: the index is stale and nothing rebuilds it on this route (no daemon); rebuild it with `scry index`"
+        ),
         Reason::NoCodeAction { server } => format!("{server} offers no code action there"),
         Reason::CommandNotPreviewed { command, server } => format!(
             "applying this action also runs the command `{command}` at {server}; its edits are known only when it runs, so they are not part of this preview"

@@ -98,7 +98,9 @@ fn index_root(
 ) -> Result<(), String> {
     let t = Instant::now();
     let ix = match from {
-        Some(f) => build::take(cache_dir, root, f)?,
+        Some(f) => {
+            build::take(cache_dir, root, f).map_err(|e| format!("error[{}]: {e}", e.code()))?
+        }
         None => {
             let ws = Workspace::open(root).map_err(|e| e.to_string())?;
             let mut progress = |p: Progress| match p {

@@ -262,6 +262,11 @@ async fn index_agrees_with_the_live_server(c: &Case) -> Option<(Fixture, tempfil
         "{notes}"
     );
     assert!(notes.contains("1 of "), "{notes}");
+    // In-process nothing rebuilds it: the answer says so, and how.
+    assert!(
+        notes.contains("the index is stale and nothing rebuilds it on this route (no daemon); rebuild it with `scry index`"),
+        "{notes}"
+    );
     // Then the changed file itself: not from the index.
     let a = cold
         .run_query(
@@ -484,9 +489,10 @@ async fn the_daemon_rebuilds_a_stale_index_when_the_workspace_is_idle() {
         "{before}"
     );
 
+    // A new file of the index's language makes a refresh due (no indexed
+    // file changed).
     let report = fx.root.join("src/report.rs");
-    let text = std::fs::read_to_string(&report).unwrap();
-    std::fs::write(&report, format!("// moved down\n{text}")).unwrap();
+    std::fs::write(fx.root.join("src/added.rs"), "pub fn added() {}\n").unwrap();
     common::process::wait_until("the background refresh", Duration::from_secs(300), || {
         mtime(&scip) > built
     });
@@ -503,6 +509,11 @@ async fn the_daemon_rebuilds_a_stale_index_when_the_workspace_is_idle() {
     assert!(after.contains("SCIP index refresh: last run "), "{after}");
     assert!(after.contains(": rebuilt in "), "{after}");
     assert!(after.contains(" files covered, 0 changed since"), "{after}");
+    // Said as the daemon's build, not the user's `scry index`.
+    assert!(
+        after.contains(" changed since; from the daemon's background refresh\n"),
+        "{after}"
+    );
     // doctor shows the index and the indexer (it starts and converts
     // nothing).
     let out = scry_in(base.path(), &fx.root, &["doctor"])
@@ -512,7 +523,7 @@ async fn the_daemon_rebuilds_a_stale_index_when_the_workspace_is_idle() {
     assert!(
         doctor.contains("\n  SCIP index: rust-analyzer ")
             && doctor.contains(
-                " files covered, 0 changed since; from scry index; answers cold questions"
+                " files covered, 0 changed since; from the daemon's background refresh; answers cold questions"
             ),
         "{doctor}"
     );

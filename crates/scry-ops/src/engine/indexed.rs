@@ -89,13 +89,29 @@ pub(crate) struct Loaded {
 /// age, files covered, changed since.
 pub fn status_line(ix: &Index, source: &Source, root: &Path, changed: (u32, u32)) -> String {
     let m = ix.meta();
+    let refused = match (&m.refused, &m.refused_first) {
+        (0, _) => String::new(),
+        (n, Some(first)) => {
+            format!("; {n} document(s) refused, their paths leave the workspace (first: {first})")
+        }
+        (n, None) => format!("; {n} document(s) refused, their paths leave the workspace"),
+    };
     format!(
-        "{}; {} files covered, {} changed since; from {}",
+        "{}; {} files covered, {} changed since{refused}; from {}",
         provenance(ix),
         m.documents,
         changed.0,
-        source.describe(root)
+        origin(ix, source, root)
     )
+}
+
+/// Where an index came from: `scry index`, `the daemon's background
+/// refresh` or `CI index build/index.scip`.
+fn origin(ix: &Index, source: &Source, root: &Path) -> String {
+    match (source, ix.meta().built_by.as_deref()) {
+        (Source::Built(_), Some("daemon")) => "the daemon's background refresh".into(),
+        _ => source.describe(root),
+    }
 }
 
 /// What `doctor` says about each SCIP index of the workspace at `root`
@@ -160,6 +176,9 @@ pub fn index_lines(
 /// a CI-built one says so: `SCIP index (…, CI index build/index.scip)`.
 pub fn label(ix: &Index, source: &Source, root: &Path) -> String {
     match source {
+        Source::Built(_) if ix.meta().built_by.as_deref() == Some("daemon") => {
+            format!("SCIP index ({}, rebuilt by the daemon)", provenance(ix))
+        }
         Source::Built(_) => format!("SCIP index ({})", provenance(ix)),
         Source::Configured(_) => {
             format!("SCIP index ({}, {})", provenance(ix), source.describe(root))
@@ -318,7 +337,14 @@ impl Engine {
                 let ix = l.ix.clone();
                 let fresh = &self.index.fresh;
                 let changed = fresh.changed(&root, &ix);
-                Some(status_line(&l.ix, &l.source, &root, changed))
+                let line = status_line(&l.ix, &l.source, &root, changed);
+                Some(if changed.0 > 0 && !self.refreshes_by_itself() {
+                    format!(
+                        "{line}; stale, and nothing rebuilds it on this route (no daemon): run `scry index`"
+                    )
+                } else {
+                    line
+                })
             }
             Ok(None) => None,
             Err(note) => note,
@@ -611,7 +637,11 @@ impl Engine {
         answer.notes.extend(several);
         let (changed, total) = fresh.changed(&root, ix);
         if changed > 0 {
-            answer.notes.push(Reason::IndexChanged { changed, total });
+            answer.notes.push(Reason::IndexChanged {
+                changed,
+                total,
+                refreshed: self.refreshes_by_itself(),
+            });
         }
         Ok(Some(answer))
     }

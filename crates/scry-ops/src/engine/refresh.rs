@@ -7,6 +7,12 @@
 //! cache's index, so the next cold start answers precisely.
 //!
 //! Invariants:
+//! - a file the index verified that changed or was removed, or a new file
+//!   of one of its languages written since it ([`scry_index::cache::new_files`]),
+//!   makes a refresh due; the result is recorded as the daemon's
+//!   (`built-by`), and its answers and `status` say so;
+//! - without a host (the in-process route) nothing refreshes: an answer
+//!   from a stale index says so and how to rebuild it;
 //! - never on a call's path: the host (the daemon) starts it from its
 //!   lifecycle tick, on a task of its own, and calls never wait for it;
 //! - only where the user chose an index (one built by `scry index`, or a
@@ -33,6 +39,9 @@ pub(crate) struct Refresh {
     /// Set to stop a running indexer (the engine shutting down).
     cancel: AtomicBool,
     running: AtomicBool,
+    /// A host (the daemon) asks for refreshes: without one (in-process)
+    /// nothing rebuilds a stale index by itself.
+    hosted: AtomicBool,
     state: Mutex<State>,
 }
 
@@ -52,6 +61,19 @@ impl Refresh {
 }
 
 impl Engine {
+    /// Called by a host that asks for refreshes (the daemon, when it opens
+    /// the workspace): answers from a stale index then say it is rebuilt
+    /// when idle, not that nothing rebuilds it.
+    pub fn host_index_refresh(&self) {
+        self.refresh.hosted.store(true, Ordering::SeqCst);
+    }
+
+    /// Whether something rebuilds this workspace's stale index by itself:
+    /// a host (the daemon) asks for refreshes and `index.refresh` is on.
+    pub(crate) fn refreshes_by_itself(&self) -> bool {
+        self.refresh.hosted.load(Ordering::SeqCst) && self.ws.config().index.refresh
+    }
+
     /// Whether a refresh of this workspace's index is running.
     pub fn refreshing(&self) -> bool {
         self.refresh.running.load(Ordering::SeqCst)
@@ -62,6 +84,7 @@ impl Engine {
     /// any call (the daemon's tick spawns it); it takes as long as the
     /// indexers do.
     pub async fn refresh_index_if_due(&self, since_call: Duration) -> bool {
+        self.refresh.hosted.store(true, Ordering::SeqCst);
         let config = self.ws.config();
         let every = Duration::from_millis(config.limits.index_refresh_idle_ms);
         if !config.index.refresh || since_call < every || self.refreshing() {
@@ -99,12 +122,17 @@ impl Engine {
         // so it never makes one due (that would rebuild on every idle).
         let slot = self.index.clone();
         let r = root.clone();
+        // And new files of the index's languages written since it.
         let changed = tokio::task::spawn_blocking(move || {
             let ix = &loaded.ix;
-            (0..ix.documents())
+            let changed = (0..ix.documents())
                 .filter_map(|i| ix.doc_at(i).ok())
                 .filter(|d| d.verified && !slot.fresh.is_fresh(&r, d))
-                .count()
+                .count();
+            if changed > 0 {
+                return changed;
+            }
+            scry_index::cache::new_files(&r, ix, 1) as usize
         })
         .await
         .unwrap_or(0);
