@@ -513,9 +513,11 @@ mod tests {
             &format!("sleep 300 & echo $! > {out}.tmp; mv {out}.tmp {out}; wait"),
         ]);
         lower(&mut cmd, true);
-        let child = cmd.spawn().unwrap();
+        let mut child = cmd.spawn().unwrap();
         let _reaper = GroupReaper::start(child.id() as libc::pid_t);
         std::thread::sleep(Duration::from_secs(300));
+        let _ = child.kill();
+        let _ = child.wait();
     }
 
     #[test]

@@ -1,8 +1,11 @@
 //! The converted on-disk form of a SCIP index and its reader.
 //!
 //! [`convert`] streams an `index.scip` once (one document in memory at a
-//! time while reading; the tables it writes are built in memory, about 40
-//! bytes per occurrence) into one file of fixed-width, sorted tables:
+//! time, read through a bounded buffered reader; kept: each symbol string
+//! once, 24 bytes per occurrence plus 12 for the by-symbol order, symbol
+//! information as its JSON — about 2× the input, counted as it grows and
+//! refused above [`ConvertOptions::max_memory`], `INDEX_TOO_LARGE`) and
+//! writes the tables straight to one file of fixed-width, sorted tables:
 //!
 //! | section | record | sorted by |
 //! |---|---|---|
@@ -26,6 +29,12 @@
 //! lookup is a binary search by `read_at` over one table, so opening costs
 //! the same whatever the index holds and memory held is the header, the
 //! metadata and what one answer reads (bounded by the caller's caps).
+//! An index is untrusted input: a document whose path leaves the root
+//! (`..`, absolute, or through a symlink, resolved as edits are by
+//! `paths::confine`) is refused and counted ([`Meta::refused`]); the input
+//! and the documents' files are read only when regular files; each
+//! document records its file's [`Stamp`] (size, mtime, ctime, inode) and
+//! content hash.
 //! Invariants: a document whose file was missing, unreadable or did not
 //! fit its occurrences when converting is recorded `verified: false` and
 //! never answered from; a file that is not a converted index of this

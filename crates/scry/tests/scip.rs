@@ -611,3 +611,39 @@ async fn typescript_index_answers_cold_equal_the_live_server() {
         fx.shutdown().await;
     }
 }
+
+#[test]
+fn scry_index_from_a_fifo_is_refused_at_once() {
+    let base = tempfile::tempdir().unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    let made = std::process::Command::new("mkfifo")
+        .arg(ws.path().join("pipe.scip"))
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let mut child = scry_in(base.path(), ws.path(), &["index", "--from", "pipe.scip"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // A generous bound: it must not wait for a writer.
+    let until = Instant::now() + Duration::from_secs(30);
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if Instant::now() > until {
+            let _ = child.kill();
+            panic!("scry index --from FIFO blocked");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+    assert_eq!(status.code(), Some(1), "{err}");
+    assert!(err.contains("error[NOT_A_REGULAR_FILE]"), "{err}");
+    assert!(
+        err.contains("pipe.scip is not a regular file (a named pipe)"),
+        "{err}"
+    );
+}
