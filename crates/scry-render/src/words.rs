@@ -158,7 +158,7 @@ pub(crate) fn reason(r: &Reason, root: &Path) -> String {
             "{changed} of {total} indexed files changed since the index was built; the daemon rebuilds it when the workspace is idle"
         ),
         Reason::IndexChanged { changed, total, .. } => format!(
-            "{changed} of {total} indexed files changed since the index was built: the index is stale and nothing rebuilds it on this route (no daemon); rebuild it with `scry index`"
+            "{changed} of {total} indexed files changed since the index was built: the index is stale and nothing rebuilds it by itself here (no daemon, or `index.refresh` off); rebuild it with `scry index`"
         ),
         Reason::NoCodeAction { server } => format!("{server} offers no code action there"),
         Reason::CommandNotPreviewed { command, server } => format!(

@@ -264,7 +264,7 @@ async fn index_agrees_with_the_live_server(c: &Case) -> Option<(Fixture, tempfil
     assert!(notes.contains("1 of "), "{notes}");
     // In-process nothing rebuilds it: the answer says so, and how.
     assert!(
-        notes.contains("the index is stale and nothing rebuilds it on this route (no daemon); rebuild it with `scry index`"),
+        notes.contains("the index is stale and nothing rebuilds it by itself here (no daemon, or `index.refresh` off); rebuild it with `scry index`"),
         "{notes}"
     );
     // Then the changed file itself: not from the index.

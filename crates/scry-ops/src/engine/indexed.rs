@@ -340,7 +340,7 @@ impl Engine {
                 let line = status_line(&l.ix, &l.source, &root, changed);
                 Some(if changed.0 > 0 && !self.refreshes_by_itself() {
                     format!(
-                        "{line}; stale, and nothing rebuilds it on this route (no daemon): run `scry index`"
+                        "{line}; stale, and nothing rebuilds it by itself here (no daemon, or `index.refresh` off): run `scry index`"
                     )
                 } else {
                     line
