@@ -912,6 +912,10 @@ pub fn convert(scip: &Path, out: &Path, opts: ConvertOptions<'_>) -> Result<Buil
             Field::ExternalSymbol(si) => {
                 let k = keys.intern(si.symbol.as_bytes());
                 infos.put(k, &si, false);
+                let held = docs_held + keys.held() + infos.held();
+                if k % 4096 == 0 && held > opts.max_memory {
+                    return Err(too_large(held));
+                }
             }
             Field::Document(d) => {
                 read += 1;
