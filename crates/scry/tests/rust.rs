@@ -42,7 +42,13 @@ fn a_cold_first_call_with_a_short_budget_is_answered_never_timeout() {
     let out = scry_in(
         base.path(),
         &fx.root,
-        &["references", "src/inventory.rs", "Inventory", "--timeout-ms", "6000"],
+        &[
+            "references",
+            "src/inventory.rs",
+            "Inventory",
+            "--timeout-ms",
+            "6000",
+        ],
     )
     .output()
     .expect("run scry");

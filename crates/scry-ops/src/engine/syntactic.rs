@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use scry_syntax::query::{self as sq, DefHit};
-use scry_syntax::{Snapshot, map::Focus};
+use scry_syntax::{Scope, Snapshot, map::Focus};
 
 use scry_lsp::LineIndex;
 
@@ -106,8 +106,15 @@ impl Engine {
 
     /// The index, brought up to date with the disk (off the async runtime).
     pub(crate) async fn syntax_snapshot(&self) -> Arc<Snapshot> {
+        self.syntax_scoped(Scope::default()).await
+    }
+
+    /// The index holding at least what `scope` wants, up to date with the
+    /// disk (off the async runtime): a cold question parses only the files
+    /// that can answer it.
+    async fn syntax_scoped(&self, scope: Scope) -> Arc<Snapshot> {
         let ix = self.syntax.clone();
-        match tokio::task::spawn_blocking(move || ix.refresh()).await {
+        match tokio::task::spawn_blocking(move || ix.refresh_scoped(&scope)).await {
             Ok(s) => s,
             Err(_) => Arc::new(Snapshot::default()),
         }
@@ -133,7 +140,6 @@ impl Engine {
     /// The syntactic answer, or `None` when the index has nothing; why it
     /// answers is added when that is known (`Unlabelled::label`).
     pub(crate) async fn syntactic(&self, q: &Valid) -> Result<Option<Unlabelled>, OpError> {
-        let snap = self.syntax_snapshot().await;
         let root = self.ws.root().to_path_buf();
         let rel_path = match q.path() {
             Some(p) => {
@@ -142,6 +148,24 @@ impl Engine {
             }
             None => None,
         };
+        // What the question needs: the whole index for workspace symbols,
+        // else the asked file and the files holding the name.
+        let scope = match q.action() {
+            Action::WorkspaceSymbols => Scope::default(),
+            Action::Symbols => Scope {
+                file: rel_path.clone(),
+                name: None,
+            },
+            _ => Scope {
+                file: rel_path.clone(),
+                name: q
+                    .symbol()
+                    .filter(|s| !s.trim().is_empty())
+                    .map(|s| SymbolName::parse(s).name),
+            },
+        };
+        let named = scope.name.is_some();
+        let mut snap = self.syntax_scoped(scope).await;
         let mut lines = SourceLines::new(&root, self.ws.config().limits.max_file_bytes);
         let mut answer = Answer::new(q.action(), q.question(&root), empty_body(q.action()));
         let skipped = rel_path
@@ -198,6 +222,15 @@ impl Engine {
                 let Some(name) = self.name_asked(q, &snap, rel_path.as_deref())? else {
                     return Ok(None);
                 };
+                if !named {
+                    // Asked by position: the name is known now.
+                    snap = self
+                        .syntax_scoped(Scope {
+                            file: rel_path.clone(),
+                            name: Some(name.name.clone()),
+                        })
+                        .await;
+                }
                 match q.action() {
                     Action::References => {
                         let found = sq::references(&snap, &name.name);
