@@ -111,14 +111,14 @@ impl Engine {
         deadline: Instant,
     ) -> Result<Answer, OpError> {
         let action = q.action();
-        let by_index = indexed::serves(action);
+        let by_index = indexed::serves(action) && self.has_index().await;
         let by_syntax = syntactic::serves(action) && q.path().is_none_or(has_grammar);
         if !by_index && !by_syntax {
+            // Only the server can answer: all of the budget is its.
             return self.dispatch(q, budget, started, deadline).await;
         }
         // 1. The SCIP index at once while the server cannot answer yet.
         if by_index
-            && self.has_index().await
             && let Some(why) = self.not_ready(q)
             && let Ok(Some(a)) = self.indexed_answer(q).await
         {
@@ -179,7 +179,7 @@ impl Engine {
     /// the index has none.
     async fn lower(&self, q: &Valid, by_index: bool, by_syntax: bool) -> Lower {
         let mut out = Lower::default();
-        if by_index && self.has_index().await {
+        if by_index {
             out.index = self.indexed_answer(q).await.ok().flatten();
         }
         if out.index.is_none() && by_syntax {
