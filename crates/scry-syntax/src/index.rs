@@ -87,7 +87,6 @@ struct Entry {
 struct State {
     disk_loaded: bool,
     files: HashMap<PathBuf, Entry>,
-    last: Option<Arc<Snapshot>>,
 }
 
 /// The index of one workspace. Share one per workspace.
@@ -95,6 +94,9 @@ pub struct SyntaxIndex {
     root: PathBuf,
     cache_file: Option<PathBuf>,
     state: Mutex<State>,
+    /// The last whole snapshot, under its own lock: `status` never waits
+    /// for a refresh under way.
+    last: Mutex<Option<Arc<Snapshot>>>,
 }
 
 #[derive(Serialize)]
@@ -173,6 +175,7 @@ impl SyntaxIndex {
             root: root.to_path_buf(),
             cache_file,
             state: Mutex::new(State::default()),
+            last: Mutex::new(None),
         }
     }
 
@@ -202,7 +205,7 @@ impl SyntaxIndex {
 
     /// The last snapshot built by this process, without touching the disk.
     pub fn last(&self) -> Option<Arc<Snapshot>> {
-        self.lock().last.clone()
+        self.last.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
@@ -307,11 +310,11 @@ impl SyntaxIndex {
             }
             return snap;
         }
-        if let Some(last) = &st.last
+        if let Some(last) = self.last()
             && !changed
             && last.skipped == skipped
         {
-            return last.clone();
+            return last;
         }
         st.files = files;
         if changed {
@@ -327,7 +330,7 @@ impl SyntaxIndex {
             skipped,
             parsed,
         });
-        st.last = Some(snap.clone());
+        *self.last.lock().unwrap_or_else(|e| e.into_inner()) = Some(snap.clone());
         snap
     }
 
