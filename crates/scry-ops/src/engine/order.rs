@@ -132,12 +132,11 @@ impl Engine {
             Duration::ZERO
         };
         let begin_lower = Instant::now() + head_start;
-        let lower = async {
+        let mut lower = Box::pin(async {
             tokio::time::sleep_until(begin_lower).await;
             self.lower(q, by_index, by_syntax).await
-        };
-        let server = self.dispatch(q, budget, started, server_deadline);
-        tokio::pin!(lower, server);
+        });
+        let mut server = Box::pin(self.dispatch(q, budget, started, server_deadline));
         let mut ready: Option<Lower> = None;
         let result = loop {
             tokio::select! {
@@ -149,6 +148,8 @@ impl Engine {
                 l = &mut lower, if ready.is_none() => ready = Some(l),
             }
         };
+        // A late server's requests are cancelled now.
+        drop(server);
         // 3. The server's answer, unless it has none.
         let Some(why) = self.why_lower(q, &result) else {
             return result;
