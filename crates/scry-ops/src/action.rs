@@ -19,7 +19,8 @@ pub const ACTION: &str = "action";
 
 /// One argument of a [`crate::Query`], as front ends name it. The
 /// declaration order is the order front ends list arguments in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Arg {
     Path,
     Symbol,

@@ -42,6 +42,7 @@ use scry_workspace::{Route, Workspace, WorkspaceError};
 use serde_json::Value;
 use tokio::time::Instant;
 
+use crate::action::Arg;
 use crate::convert;
 use crate::error::OpError;
 use crate::model::Question;
@@ -64,6 +65,8 @@ const YOUNG_SERVER: Duration = Duration::from_secs(5);
 pub(crate) struct Ctx {
     pub(crate) ws: Arc<Workspace>,
     pub(crate) deadline: Instant,
+    /// When the call began (for timeout messages: how long was waited).
+    pub(crate) started: Instant,
     /// The action's whole budget (for timeout messages).
     pub(crate) budget: Duration,
     /// The question as the caller put it: every answer's header.
@@ -125,6 +128,7 @@ impl Retry {
 impl Ctx {
     pub(crate) fn new(
         ws: Arc<Workspace>,
+        started: Instant,
         deadline: Instant,
         budget: Duration,
         question: Question,
@@ -132,6 +136,7 @@ impl Ctx {
         Ctx {
             ws,
             deadline,
+            started,
             budget,
             question,
         }
@@ -152,9 +157,16 @@ impl Ctx {
                 self.ws.announce_changes(&[]).await;
                 Ok(session)
             }
-            Err(_) => Err(OpError::Timeout(msgf!(
-                "{} did not finish starting within the time budget; try again or raise timeout_ms",
-                route.spec.id
+            Err(_) => Err(OpError::Timeout(msg!(
+                format!(
+                    "{} did not finish starting within {}; try again or raise ",
+                    route.spec.id,
+                    of_budget(
+                        self.deadline.saturating_duration_since(self.started),
+                        self.budget
+                    )
+                ),
+                arg(Arg::Timeout)
             ))),
         }
     }
@@ -322,11 +334,8 @@ impl Ctx {
 
     /// The error for a request that ran past the budget.
     pub(crate) fn timeout_error(&self, session: &Session, method: &str) -> OpError {
-        let mut msg = msg!(format!(
-            "{} did not answer {method} within {} ms",
-            session.name(),
-            self.budget.as_millis()
-        ));
+        let waited = self.deadline.saturating_duration_since(self.started);
+        let mut msg = not_answered_within(session.name(), method, waited, self.budget);
         if let Some(ix) = session.state().indexing() {
             msg = msg!(
                 message(msg),
@@ -345,6 +354,35 @@ impl Ctx {
             AskError::Session(e) => session_error(e, method),
             AskError::Op(e) => e,
         }
+    }
+}
+
+/// `rust-analyzer did not answer textDocument/references within 4700 ms of
+/// the call's 5000 ms budget`: how long was waited, truthfully (the rest of
+/// the budget is kept for another source and for answering).
+pub(crate) fn not_answered_within(
+    server: &str,
+    method: &str,
+    waited: Duration,
+    budget: Duration,
+) -> crate::Message {
+    msgf!(
+        "{server} did not answer {method} within {}",
+        of_budget(waited, budget)
+    )
+}
+
+/// `4700 ms of the call's 5000 ms budget`, or `its 5000 ms budget` when
+/// the whole budget was waited.
+pub(crate) fn of_budget(waited: Duration, budget: Duration) -> String {
+    if waited.as_millis() >= budget.as_millis() {
+        format!("its {} ms budget", budget.as_millis())
+    } else {
+        format!(
+            "{} ms of the call's {} ms budget",
+            waited.as_millis(),
+            budget.as_millis()
+        )
     }
 }
 

@@ -11,14 +11,21 @@
 //! - Text scry did not write (a server's or a tool's message, which may
 //!   name absolute paths of its own) is a [`Part::Foreign`]; only such text
 //!   is ever rewritten by a reader.
+//! - An error that tells the caller to give an argument names it as a
+//!   [`Part::Arg`] (the [`Arg`] itself), never as text: each front end
+//!   spells it its own way (`--timeout-ms` on the command line,
+//!   `timeout_ms` in MCP; scry-render's `Dialect`).
 //! - Built with [`msg!`](crate::msg) (parts) or [`msgf!`](crate::msgf)
 //!   (scry's text only, `format!`-style).
 //! - `Display` (library users, logs, `anyhow`) prints paths absolute and
-//!   everything else as written; it equals [`OpError::message`] displayed.
+//!   everything else as written (an argument by its MCP name,
+//!   [`Arg::name`]); it equals [`OpError::message`] displayed.
 //! - [`OpError::code`] is stable: one code per variant.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
+
+use crate::action::Arg;
 
 /// One piece of a [`Message`].
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -31,6 +38,9 @@ pub enum Part {
     /// Text scry did not write: a server's or a linter's message, a
     /// configuration error. It may name absolute paths of its own.
     Foreign(String),
+    /// An argument the caller may give (`raise timeout_ms`), spelled by
+    /// the reader in its front end's syntax.
+    Arg(Arg),
 }
 
 /// The message of an error: scry's text, paths and foreign text, in order.
@@ -79,6 +89,12 @@ impl Message {
         self
     }
 
+    /// Appends the name of an argument the caller may give.
+    pub fn arg(mut self, arg: Arg) -> Message {
+        self.0.push(Part::Arg(arg));
+        self
+    }
+
     /// Appends another message, its parts kept as they are.
     pub fn append(mut self, other: impl Into<Message>) -> Message {
         for part in other.into().0 {
@@ -86,6 +102,7 @@ impl Message {
                 Part::Text(t) => self.text(t),
                 Part::Path(p) => self.path(p),
                 Part::Foreign(f) => self.foreign(f),
+                Part::Arg(a) => self.arg(a),
             };
         }
         self
@@ -97,11 +114,21 @@ impl Message {
     }
 
     /// The message with each path shown by `path` and each foreign text by
-    /// `foreign`; scry's text as written.
+    /// `foreign`; scry's text as written, arguments by their MCP names.
     pub fn render(
+        &self,
+        path: impl FnMut(&Path) -> String,
+        foreign: impl FnMut(&str) -> String,
+    ) -> String {
+        self.render_args(path, foreign, |a| a.name().to_string())
+    }
+
+    /// [`Message::render`], each argument spelled by `arg`.
+    pub fn render_args(
         &self,
         mut path: impl FnMut(&Path) -> String,
         mut foreign: impl FnMut(&str) -> String,
+        mut arg: impl FnMut(Arg) -> String,
     ) -> String {
         let mut out = String::new();
         for part in &self.0 {
@@ -109,6 +136,7 @@ impl Message {
                 Part::Text(t) => out.push_str(t),
                 Part::Path(p) => out.push_str(&path(p)),
                 Part::Foreign(f) => out.push_str(&foreign(f)),
+                Part::Arg(a) => out.push_str(&arg(*a)),
             }
         }
         out
@@ -122,6 +150,7 @@ impl fmt::Display for Message {
             match part {
                 Part::Text(t) | Part::Foreign(t) => f.write_str(t)?,
                 Part::Path(p) => write!(f, "{}", p.display())?,
+                Part::Arg(a) => f.write_str(a.name())?,
             }
         }
         Ok(())
@@ -153,7 +182,8 @@ impl From<&Message> for Message {
 }
 
 /// A [`Message`] from its parts, in order: `path(p)` is a path,
-/// `foreign(s)` is text scry did not write (anything `Display`), `message(m)`
+/// `foreign(s)` is text scry did not write (anything `Display`), `arg(a)` an
+/// argument the caller may give (an [`Arg`]), `message(m)`
 /// appends another message's parts, and any other expression is scry's own
 /// text (`&str`, `String`, `format!(…)`).
 ///
@@ -171,6 +201,9 @@ macro_rules! msg {
     };
     (@acc $m:expr; foreign($f:expr) $(, $($rest:tt)*)?) => {
         $crate::msg!(@acc $m.foreign($f); $($($rest)*)?)
+    };
+    (@acc $m:expr; arg($a:expr) $(, $($rest:tt)*)?) => {
+        $crate::msg!(@acc $m.arg($a); $($($rest)*)?)
     };
     (@acc $m:expr; message($o:expr) $(, $($rest:tt)*)?) => {
         $crate::msg!(@acc $m.append($o); $($($rest)*)?)
@@ -402,6 +435,24 @@ mod tests {
         );
         let shown = m.render(|p| format!("<{}>", p.display()), |f| format!("[{f}]"));
         assert_eq!(shown, "ab1refused: </ws/b.rs>[42]");
+    }
+
+    #[test]
+    fn an_argument_is_a_part_each_reader_spells() {
+        let m = msg!("try again or raise ", arg(Arg::Timeout));
+        assert_eq!(m.parts()[1], Part::Arg(Arg::Timeout));
+        assert_eq!(m.to_string(), "try again or raise timeout_ms");
+        let cli = m.render_args(
+            |p| p.display().to_string(),
+            str::to_string,
+            |a| format!("--{}", a.name().replace('_', "-")),
+        );
+        assert_eq!(cli, "try again or raise --timeout-ms");
+        let json = serde_json::to_string(&OpError::Timeout(m.clone())).unwrap();
+        assert_eq!(
+            serde_json::from_str::<OpError>(&json).unwrap(),
+            OpError::Timeout(m)
+        );
     }
 
     #[test]

@@ -137,7 +137,7 @@ fn base(answer: &Answer, root: &Path, dialect: Dialect) -> Map<String, Value> {
     if let Some(same) = &answer.same_name {
         m.insert("same_name".into(), same_name(same, root, dialect));
     }
-    let said = |r: &scry_ops::Reason| Value::from(words::reason(r, root));
+    let said = |r: &scry_ops::Reason| Value::from(words::reason_in(r, root, dialect));
     m.insert(
         "partial".into(),
         answer.partial.as_ref().map_or(Value::Null, said),

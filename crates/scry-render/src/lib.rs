@@ -81,6 +81,15 @@ pub fn reason_text(reason: &scry_ops::Reason, workspace_root: &Path) -> String {
     words::reason(reason, workspace_root)
 }
 
+/// [`reason_text`], the arguments its errors name spelled in `dialect`.
+pub fn reason_text_in(
+    reason: &scry_ops::Reason,
+    workspace_root: &Path,
+    dialect: Dialect,
+) -> String {
+    words::reason_in(reason, workspace_root, dialect)
+}
+
 /// How the asked position was found ([`scry_ops::Via`]) as the answers
 /// word it; empty when not said.
 pub fn via_text(via: &scry_ops::Via) -> String {
@@ -106,7 +115,13 @@ pub fn render_delta_json(delta: &scry_ops::DiagnosticsDelta, workspace_root: &Pa
 /// The error message with paths inside `root` shown relative, on one line
 /// (what [`render_error`] and [`error_json`] show).
 pub fn error_message(err: &OpError, root: &Path) -> String {
-    error_text(err, root)
+    error_message_in(err, root, Dialect::Mcp)
+}
+
+/// [`error_message`], the arguments it names spelled in `dialect`
+/// (`--timeout-ms` on the command line, `timeout_ms` in MCP).
+pub fn error_message_in(err: &OpError, root: &Path, dialect: Dialect) -> String {
+    error_text_in(err, root, dialect)
         .split_whitespace()
         .collect::<Vec<_>>()
         .join(" ")
@@ -120,21 +135,39 @@ pub fn error_message(err: &OpError, root: &Path) -> String {
 ///
 /// [`relativise_text`]: scry_workspace::paths::relativise_text
 pub fn error_text(err: &OpError, root: &Path) -> String {
-    err.message().render(
+    error_text_in(err, root, Dialect::Mcp)
+}
+
+/// [`error_text`], each argument it names ([`scry_ops::Part::Arg`])
+/// spelled as `dialect`'s front end takes it.
+pub fn error_text_in(err: &OpError, root: &Path, dialect: Dialect) -> String {
+    err.message().render_args(
         |p| display_path(p, root),
         |f| scry_workspace::paths::relativise_text(f, root).into_owned(),
+        |a| dialect.flag(a),
     )
 }
 
 /// An error as one line: `error[FILE_NOT_FOUND]: file not found: src/x.rs`
 /// (paths relative when inside the root).
 pub fn render_error(err: &OpError, workspace_root: &Path) -> String {
-    error_line(err.code(), &error_message(err, workspace_root))
+    render_error_in(err, workspace_root, Dialect::Mcp)
+}
+
+/// [`render_error`] for `dialect`'s front end (the CLI passes
+/// [`Dialect::Cli`]: `raise --timeout-ms`).
+pub fn render_error_in(err: &OpError, workspace_root: &Path, dialect: Dialect) -> String {
+    error_line(err.code(), &error_message_in(err, workspace_root, dialect))
 }
 
 /// `{"error": {"code": "FILE_NOT_FOUND", "message": "file not found: src/x.rs"}}`
 pub fn error_json(err: &OpError, workspace_root: &Path) -> Value {
-    error_object(err.code(), &error_message(err, workspace_root))
+    error_json_in(err, workspace_root, Dialect::Mcp)
+}
+
+/// [`error_json`] for `dialect`'s front end.
+pub fn error_json_in(err: &OpError, workspace_root: &Path, dialect: Dialect) -> Value {
+    error_object(err.code(), &error_message_in(err, workspace_root, dialect))
 }
 
 /// The text shape of every error, from its code and its message as shown

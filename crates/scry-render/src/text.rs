@@ -124,7 +124,7 @@ pub(crate) fn render(answer: &Answer, root: &Path, opts: &RenderOptions) -> Stri
     let partial = answer
         .partial
         .as_ref()
-        .map(|p| words::partial(p, answer.precision, root));
+        .map(|p| words::partial(p, answer.precision, root, opts.dialect));
     let mut extras = Vec::new();
     if let Some(line) = others_line(answer, opts.dialect) {
         extras.push(line);
@@ -134,7 +134,7 @@ pub(crate) fn render(answer: &Answer, root: &Path, opts: &RenderOptions) -> Stri
         answer
             .notes
             .iter()
-            .map(|n| format!("Note: {}", words::reason(n, root))),
+            .map(|n| format!("Note: {}", words::reason_in(n, root, opts.dialect))),
     );
 
     let fixed = lines_chars(&extras) + partial.as_ref().map_or(0, |p| p.chars().count() + 1);
@@ -680,7 +680,7 @@ fn empty_line(ctx: &Ctx) -> String {
     if let Some(reason) = &a.empty_reason {
         s.push_str(&format!(
             " Reason: {}",
-            words::empty_reason(reason, ctx.root)
+            words::empty_reason(reason, ctx.root, ctx.opts.dialect)
         ));
     }
     s

@@ -11,6 +11,7 @@
 
 use std::path::Path;
 
+use scry_ops::action::Arg;
 use scry_ops::edit::journal::Recovered;
 use scry_ops::{Precision, Reason, SameName, Selector, Via};
 
@@ -53,6 +54,15 @@ impl Dialect {
             Dialect::Cli => "--line",
         }
     }
+
+    /// An argument as this front end spells it: `timeout_ms` in MCP, the
+    /// flag `--timeout-ms` on the command line.
+    pub fn flag(self, arg: Arg) -> String {
+        match self {
+            Dialect::Mcp => arg.name().to_string(),
+            Dialect::Cli => format!("--{}", arg.name().replace('_', "-")),
+        }
+    }
 }
 
 /// A shell word for a CLI value: as is when it is plain, else single-quoted.
@@ -77,8 +87,15 @@ fn unsupported(server: &str, what: &str) -> String {
     format!("{server} does not support {what}")
 }
 
-/// A reason or note as one sentence (no final period).
+/// A reason or note as one sentence (no final period), for the MCP front
+/// end.
 pub(crate) fn reason(r: &Reason, root: &Path) -> String {
+    reason_in(r, root, Dialect::Mcp)
+}
+
+/// A reason or note as one sentence (no final period), the arguments
+/// its errors name spelled in `d`.
+pub(crate) fn reason_in(r: &Reason, root: &Path, d: Dialect) -> String {
     match r {
         Reason::Indexing { server, progress } => indexing(server, progress),
         Reason::ServerStarting { server } => format!("{server} is starting"),
@@ -89,9 +106,9 @@ pub(crate) fn reason(r: &Reason, root: &Path) -> String {
         }
         Reason::NothingThere { server, .. } => format!("{server} returned nothing there"),
         Reason::Failed { provider, error } => {
-            format!("{provider}: {}", crate::error_text(error, root))
+            format!("{provider}: {}", crate::error_text_in(error, root, d))
         }
-        Reason::Error { error } => crate::error_text(error, root),
+        Reason::Error { error } => crate::error_text_in(error, root, d),
         Reason::ServerCapped { server, kept } => {
             format!(
                 "{server} listed at least {kept} locations; the first {kept} (in its order) kept"
@@ -131,7 +148,7 @@ pub(crate) fn reason(r: &Reason, root: &Path) -> String {
         ),
         Reason::Syntactic { because: Some(b) } => format!(
             "syntactic answer (tree-sitter, names matched as written, not resolved): {}",
-            reason(b, root)
+            reason_in(b, root, d)
         ),
         Reason::Syntactic { because: None } => {
             "syntactic answer: names matched as written, not resolved".to_string()
@@ -139,7 +156,7 @@ pub(crate) fn reason(r: &Reason, root: &Path) -> String {
         Reason::LocalBinding { name } => format!("`{name}` is a local binding there"),
         Reason::FromIndex { because } => format!(
             "answered from the SCIP index because {}; ask again for the live server's answer",
-            reason(because, root)
+            reason_in(because, root, d)
         ),
         Reason::IndexLeftOut { locations, files } => format!(
             "{locations} location(s) in {files} file(s) changed since the index were left out"
@@ -165,14 +182,17 @@ pub(crate) fn reason(r: &Reason, root: &Path) -> String {
             "applying this action also runs the command `{command}` at {server}; its edits are known only when it runs, so they are not part of this preview"
         ),
         Reason::CommandFailed { error } => {
-            format!("the command failed: {}", crate::error_text(error, root))
+            format!(
+                "the command failed: {}",
+                crate::error_text_in(error, root, d)
+            )
         }
         Reason::FilesCapped { checked, files } => format!(
             "checked the first {checked} of {files} files (maxOpenDocuments); name a smaller target to see the rest"
         ),
         Reason::All(rs) => rs
             .iter()
-            .map(|r| reason(r, root))
+            .map(|r| reason_in(r, root, d))
             .collect::<Vec<_>>()
             .join("; "),
         Reason::DaemonNotUsed { why } => {
@@ -248,24 +268,24 @@ fn recovered(r: &Recovered, root: &Path) -> String {
 
 /// Why an answer is empty, as the text's `Reason:` says it: an indexing
 /// server is asked again shortly.
-pub(crate) fn empty_reason(r: &Reason, root: &Path) -> String {
+pub(crate) fn empty_reason(r: &Reason, root: &Path, d: Dialect) -> String {
     match r {
-        Reason::Indexing { .. } => format!("{}; ask again shortly", reason(r, root)),
-        _ => reason(r, root),
+        Reason::Indexing { .. } => format!("{}; ask again shortly", reason_in(r, root, d)),
+        _ => reason_in(r, root, d),
     }
 }
 
 /// The `Partial:` line: why the result may be incomplete, and what to do.
-pub(crate) fn partial(r: &Reason, precision: Option<Precision>, root: &Path) -> String {
+pub(crate) fn partial(r: &Reason, precision: Option<Precision>, root: &Path, d: Dialect) -> String {
     match precision {
         Some(p) => format!(
             "Partial: {}; {} — ask again for the exact one.",
-            reason(r, root),
+            reason_in(r, root, d),
             precision_answer(p)
         ),
         None => format!(
             "Partial: {} — results may be incomplete; ask again shortly.",
-            reason(r, root)
+            reason_in(r, root, d)
         ),
     }
 }
@@ -443,11 +463,11 @@ mod tests {
             "rust-analyzer is still indexing (Indexing 45%)"
         );
         assert_eq!(
-            empty_reason(&ix, root),
+            empty_reason(&ix, root, Dialect::Mcp),
             "rust-analyzer is still indexing (Indexing 45%); ask again shortly"
         );
         assert_eq!(
-            partial(&ix, Some(Precision::Syntactic), root),
+            partial(&ix, Some(Precision::Syntactic), root, Dialect::Mcp),
             "Partial: rust-analyzer is still indexing (Indexing 45%); syntactic answer — ask again for the exact one."
         );
         let un = Reason::Unsupported {

@@ -696,6 +696,32 @@ fn errors() {
     insta::assert_json_snapshot!("errors_json", json);
 }
 
+/// An error that names an argument names it as the asking front end
+/// spells it: `--timeout-ms` on the command line, `timeout_ms` in MCP, in
+/// the error line, its JSON and a note quoting it.
+#[test]
+fn an_error_names_the_flag_in_each_front_ends_spelling() {
+    use scry_ops::action::Arg;
+    let e = OpError::Timeout(scry_ops::msg!(
+        "references did not finish within its 30000 ms budget; try again or raise ",
+        arg(Arg::Timeout)
+    ));
+    assert!(render_error(&e, root()).ends_with("raise timeout_ms"));
+    let cli = scry_render::render_error_in(&e, root(), Dialect::Cli);
+    assert!(cli.ends_with("raise --timeout-ms"), "{cli}");
+    let json = scry_render::error_json_in(&e, root(), Dialect::Cli);
+    assert!(
+        json["error"]["message"]
+            .as_str()
+            .unwrap()
+            .ends_with("raise --timeout-ms")
+    );
+    let note = scry_ops::Reason::Error { error: e.clone() };
+    let said = scry_render::reason_text_in(&note, root(), Dialect::Cli);
+    assert!(said.ends_with("raise --timeout-ms"), "{said}");
+    assert!(scry_render::reason_text(&note, root()).ends_with("raise timeout_ms"));
+}
+
 #[test]
 fn many_locations_under_default_caps() {
     let locations: Vec<Loc> = (0..100_000u32)

@@ -1,12 +1,14 @@
 //! Timing of the syntactic index on a directory (not a test):
-//! `cargo run --release -p scry-syntax --example bench -- DIR`.
+//! `cargo run --release -p scry-syntax --example bench -- DIR [NAME]`.
 //! Prints cold build, warm from the disk cache, warm in memory, and `map`
-//! times, with the lines indexed and the index's approximate size.
+//! times, with the lines indexed and the index's approximate size; with
+//! NAME, first the cold build a question about NAME needs (the files
+//! holding it: `Scope`), as a syntactic answer's first call does.
 
 use std::path::PathBuf;
 use std::time::Instant;
 
-use scry_syntax::{Focus, SyntaxIndex, map};
+use scry_syntax::{Focus, Scope, SyntaxIndex, map};
 
 fn rss_kib() -> u64 {
     std::fs::read_to_string("/proc/self/status")
@@ -24,6 +26,22 @@ fn main() {
     let root = dir.canonicalize().expect("dir exists");
     let cache = std::env::temp_dir().join(format!("scry-bench-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&cache);
+
+    if let Some(name) = std::env::args().nth(2) {
+        let t = Instant::now();
+        let ix = SyntaxIndex::new(&root, None);
+        let scope = Scope {
+            file: None,
+            name: Some(name.clone()),
+        };
+        let snap = ix.refresh_scoped(&scope);
+        println!(
+            "cold, scoped to `{name}`: {:?} ({} files in the snapshot, {} parsed)",
+            t.elapsed(),
+            snap.files.len(),
+            snap.parsed
+        );
+    }
 
     // Compile the queries outside the timing (once per process).
     let rss0 = rss_kib();

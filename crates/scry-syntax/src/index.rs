@@ -87,7 +87,6 @@ struct Entry {
 struct State {
     disk_loaded: bool,
     files: HashMap<PathBuf, Entry>,
-    last: Option<Arc<Snapshot>>,
 }
 
 /// The index of one workspace. Share one per workspace.
@@ -95,6 +94,9 @@ pub struct SyntaxIndex {
     root: PathBuf,
     cache_file: Option<PathBuf>,
     state: Mutex<State>,
+    /// The last whole snapshot, under its own lock: `status` never waits
+    /// for a refresh under way.
+    last: Mutex<Option<Arc<Snapshot>>>,
 }
 
 #[derive(Serialize)]
@@ -173,6 +175,7 @@ impl SyntaxIndex {
             root: root.to_path_buf(),
             cache_file,
             state: Mutex::new(State::default()),
+            last: Mutex::new(None),
         }
     }
 
@@ -202,7 +205,7 @@ impl SyntaxIndex {
 
     /// The last snapshot built by this process, without touching the disk.
     pub fn last(&self) -> Option<Arc<Snapshot>> {
-        self.lock().last.clone()
+        self.last.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
@@ -214,6 +217,15 @@ impl SyntaxIndex {
     /// re-indexes changed files (in parallel). Blocking: call it off the
     /// async runtime.
     pub fn refresh(&self) -> Arc<Snapshot> {
+        self.refresh_scoped(&Scope::default())
+    }
+
+    /// [`SyntaxIndex::refresh`] for one question: a snapshot holding at
+    /// least the files `scope` wants, up to date with the disk. A file not
+    /// in the cache (or changed) is read, and parsed only when the scope
+    /// wants it; those parsed are cached as by a whole refresh. A scoped
+    /// snapshot is not [`SyntaxIndex::last`]. Blocking.
+    pub fn refresh_scoped(&self, scope: &Scope) -> Arc<Snapshot> {
         let mut st = self.lock();
         if !st.disk_loaded {
             st.disk_loaded = true;
@@ -266,7 +278,7 @@ impl SyntaxIndex {
             .files
             .keys()
             .any(|k| !files.contains_key(k) && !todo.iter().any(|t| &t.0 == k));
-        let done = self.index_files(&todo, &st.files);
+        let done = self.index_files(&todo, &st.files, scope);
         let mut parsed = 0;
         let mut changed = removed;
         for (rel, outcome) in done {
@@ -277,14 +289,32 @@ impl SyntaxIndex {
                     files.insert(rel, e);
                 }
                 Scanned::Skipped(reason) => skipped.push(Skipped { path: rel, reason }),
+                Scanned::NotWanted => {}
             }
         }
         skipped.sort_by(|a, b| a.path.cmp(&b.path));
-        if let Some(last) = &st.last
+        if !scope.is_all() {
+            // Cached for every later question; nothing else is forgotten.
+            let snap = Arc::new(Snapshot {
+                root: self.root.clone(),
+                files: files
+                    .iter()
+                    .map(|(p, e)| (p.clone(), e.index.clone()))
+                    .collect(),
+                skipped,
+                parsed,
+            });
+            if parsed > 0 {
+                st.files.extend(files);
+                self.save_disk(&st.files);
+            }
+            return snap;
+        }
+        if let Some(last) = self.last()
             && !changed
             && last.skipped == skipped
         {
-            return last.clone();
+            return last;
         }
         st.files = files;
         if changed {
@@ -300,7 +330,7 @@ impl SyntaxIndex {
             skipped,
             parsed,
         });
-        st.last = Some(snap.clone());
+        *self.last.lock().unwrap_or_else(|e| e.into_inner()) = Some(snap.clone());
         snap
     }
 
@@ -308,6 +338,7 @@ impl SyntaxIndex {
         &self,
         todo: &[(PathBuf, u64, u64)],
         old: &HashMap<PathBuf, Entry>,
+        scope: &Scope,
     ) -> Vec<(PathBuf, Scanned)> {
         if todo.is_empty() {
             return Vec::new();
@@ -327,7 +358,8 @@ impl SyntaxIndex {
                         let Some((rel, size, mtime)) = todo.get(i) else {
                             break;
                         };
-                        let o = self.index_one(&mut parser, rel, *size, *mtime, old.get(rel));
+                        let o =
+                            self.index_one(&mut parser, rel, *size, *mtime, old.get(rel), scope);
                         out.lock()
                             .unwrap_or_else(|e| e.into_inner())
                             .push((rel.clone(), o));
@@ -345,6 +377,7 @@ impl SyntaxIndex {
         size: u64,
         mtime: u64,
         old: Option<&Entry>,
+        scope: &Scope,
     ) -> Scanned {
         // The one safe reader: a file swapped for a FIFO or a device since
         // the walk, or grown past the limit, is skipped, never blocked on.
@@ -370,6 +403,9 @@ impl SyntaxIndex {
             let mut e = e.clone();
             e.mtime = mtime;
             return Scanned::Indexed(e, false);
+        }
+        if !scope.wants(rel, &bytes) {
+            return Scanned::NotWanted;
         }
         if let Some(r) = binary_reason(&bytes) {
             return Scanned::Skipped(r.into());
@@ -467,6 +503,50 @@ enum Scanned {
     /// The entry, and whether it was parsed (false: same content).
     Indexed(Entry, bool),
     Skipped(String),
+    /// Not parsed: the scope does not want it.
+    NotWanted,
+}
+
+/// The files a question needs ([`SyntaxIndex::refresh_scoped`]): the
+/// default, every file; else the file asked about and the files whose
+/// text holds the name (a definition, a reference or an implementation
+/// of a name is an identifier spelled so: no other file can hold one).
+#[derive(Debug, Clone, Default)]
+pub struct Scope {
+    /// Relative to the root.
+    pub file: Option<PathBuf>,
+    pub name: Option<String>,
+}
+
+impl Scope {
+    fn is_all(&self) -> bool {
+        self.file.is_none() && self.name.is_none()
+    }
+
+    fn wants(&self, rel: &Path, bytes: &[u8]) -> bool {
+        if self.is_all() || self.file.as_deref() == Some(rel) {
+            return true;
+        }
+        self.name
+            .as_deref()
+            .is_some_and(|n| contains(bytes, n.as_bytes()))
+    }
+}
+
+/// Whether `needle` (not empty) occurs in `hay`.
+fn contains(hay: &[u8], needle: &[u8]) -> bool {
+    let Some((&first, rest)) = needle.split_first() else {
+        return false;
+    };
+    let mut from = 0;
+    while let Some(i) = hay[from..].iter().position(|&b| b == first) {
+        let at = from + i;
+        if hay[at + 1..].starts_with(rest) {
+            return true;
+        }
+        from = at + 1;
+    }
+    false
 }
 
 /// The files under `root` a grammar serves, sorted.
@@ -488,6 +568,35 @@ mod tests {
         let p = dir.join(rel);
         std::fs::create_dir_all(p.parent().unwrap()).unwrap();
         std::fs::write(p, text).unwrap();
+    }
+
+    #[test]
+    fn a_scoped_refresh_parses_only_the_files_holding_the_name() {
+        let ws = tempfile::tempdir().unwrap();
+        let root = ws.path().canonicalize().unwrap();
+        write(&root, "src/a.rs", b"pub fn alpha() {}\n");
+        write(&root, "src/b.rs", b"fn beta() { alpha(); }\n");
+        write(&root, "src/c.rs", b"fn gamma() {}\n");
+        write(&root, "src/d.rs", b"fn delta() {}\n");
+        let ix = SyntaxIndex::new(&root, None);
+        let scope = Scope {
+            file: Some(PathBuf::from("src/d.rs")),
+            name: Some("alpha".into()),
+        };
+        let s = ix.refresh_scoped(&scope);
+        let names: Vec<_> = s.files.keys().map(|p| p.display().to_string()).collect();
+        assert_eq!(names, vec!["src/a.rs", "src/b.rs", "src/d.rs"]);
+        assert_eq!(s.parsed, 3);
+        assert!(
+            ix.last().is_none(),
+            "a scoped snapshot is not the whole index"
+        );
+        // The whole index then parses only the rest.
+        let all = ix.refresh();
+        assert_eq!(all.files.len(), 4);
+        assert_eq!(all.parsed, 1);
+        assert!(contains(b"xxalphayy", b"alpha") && !contains(b"alph", b"alpha"));
+        assert!(!contains(b"abc", b""));
     }
 
     #[test]

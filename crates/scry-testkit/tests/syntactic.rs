@@ -408,6 +408,140 @@ async fn indexing_past_the_deadline_gives_a_partial_syntactic_answer() {
     ws.engine.shutdown().await;
 }
 
+/// Both cores held busy while `f` runs (bounded: the threads stop when it
+/// returns, or after two minutes whatever happens).
+async fn with_busy_cores<T>(f: impl std::future::Future<Output = T>) -> T {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let stop = Arc::new(AtomicBool::new(false));
+    let busy: Vec<_> = (0..2)
+        .map(|_| {
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                let t0 = Instant::now();
+                let mut x = 0u64;
+                while !stop.load(Ordering::Relaxed) && t0.elapsed() < Duration::from_secs(120) {
+                    x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(7));
+                }
+            })
+        })
+        .collect();
+    let out = f.await;
+    stop.store(true, Ordering::Relaxed);
+    for t in busy {
+        t.join().unwrap();
+    }
+    out
+}
+
+/// A generated tree of `n` Rust files of about 150 lines each, every one
+/// using `target` (defined in `a.rs`).
+fn large_tree(n: usize) -> Vec<(String, String)> {
+    (0..n)
+        .map(|i| {
+            let mut text = format!("//! File {i}.\n");
+            for f in 0..30 {
+                text.push_str(&format!(
+                    "/// Function {f}.\npub fn f{i}_{f}(x: u32) -> u32 {{\n    let y = x + {f};\n    target();\n    y * 2\n}}\n"
+                ));
+            }
+            (format!("m{i:03}.rs"), text)
+        })
+        .collect()
+}
+
+/// The first call never ends in TIMEOUT when a syntactic answer exists: a
+/// server that never answers, both cores busy, a tree of 600 files: the
+/// call ends by its deadline with a labelled syntactic answer (the
+/// syntactic index is built alongside the server's request, not after it).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_never_answers_on_busy_cores_gets_a_syntactic_answer_by_the_deadline() {
+    let tree = large_tree(600);
+    let mut files: Vec<(&str, &str)> = tree.iter().map(|(n, t)| (n.as_str(), t.as_str())).collect();
+    files.push(("a.rs", RUST_SOURCE));
+    let ws = workspace(
+        fake(
+            "hang",
+            &["rs"],
+            &[("FAKE_LSP_METHOD", "textDocument/references")],
+        ),
+        None,
+        &files,
+    );
+    let budget = Duration::from_secs(8);
+    let t0 = Instant::now();
+    let a = with_busy_cores(ws.engine.run_query(&query(
+        Action::References,
+        "a.rs",
+        "target",
+        budget.as_millis() as u64,
+    )))
+    .await;
+    let took = t0.elapsed();
+    let a = a.expect("an answer, not TIMEOUT");
+    // Generous: "by the deadline", not a benchmark.
+    assert!(
+        took <= budget + scry_ops::engine::DEADLINE_GRACE,
+        "took {took:?}"
+    );
+    assert_syntactic(&ws, &a);
+    let Body::Locations { locations } = &a.body else {
+        panic!("{a:?}")
+    };
+    assert!(locations.len() > 600, "{}", locations.len());
+    // Partial, saying what the server was doing.
+    assert!(
+        matches!(&a.partial, Some(Reason::ServerStarting { server } | Reason::Indexing { server, .. }) if server == SERVER),
+        "{:?}",
+        a.partial
+    );
+    ws.engine.shutdown().await;
+}
+
+/// A server slower than the syntactic index but within the budget: its
+/// answer, precise, wins over the syntactic one prepared meanwhile.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_answering_in_time_wins_over_the_prepared_syntactic_answer() {
+    let ws = workspace(
+        fake("slow", &["rs"], &[("FAKE_LSP_DELAY_MS", "1500")]),
+        None,
+        &[("a.rs", RUST_SOURCE)],
+    );
+    let a = ws
+        .engine
+        .run_query(&query(Action::Definition, "a.rs", "target", 10_000))
+        .await
+        .unwrap();
+    assert_eq!(a.precision, None, "{a:?}");
+    assert_eq!(a.partial, None, "{a:?}");
+    assert_eq!(a.server.as_deref(), Some(SERVER));
+    ws.engine.shutdown().await;
+}
+
+/// A server that never answers, and no lower source with an answer: the
+/// error says how long the server was waited for, truthfully (the budget
+/// less the margin kept to answer, not the whole budget).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_timeout_error_states_how_long_the_server_was_waited_for() {
+    // `target` only in a comment: the syntactic index has no answer.
+    let ws = workspace(
+        fake("hang", &["rs"], &[]),
+        None,
+        &[("a.rs", "// target, in a comment only\nfn other() {}\n")],
+    );
+    let e = ws
+        .engine
+        .run_query(&query(Action::Definition, "a.rs", "target", 2000))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), "TIMEOUT", "{e}");
+    let shown = scry_render::render_error(&e, &ws.root);
+    assert!(
+        shown.contains("fakels did not answer textDocument/definition within 1800 ms of the call's 2000 ms budget"),
+        "{shown}"
+    );
+    ws.engine.shutdown().await;
+}
+
 /// A server that answers is never replaced.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_working_server_answers_itself() {

@@ -20,7 +20,7 @@ use scry_daemon::answer::{self, Baseline, Choice};
 use scry_daemon::proto::{Call, Reply};
 use scry_ops::action::Arg;
 use scry_ops::{Action, Engine, Invalid, OpError, Problem, Query, SeverityFilter, TargetKind};
-use scry_render::{error_json, render_error, render_json, render_text};
+use scry_render::{Dialect, error_json_in, render_error_in, render_json, render_text};
 use scry_workspace::Workspace;
 
 mod completions;
@@ -263,7 +263,10 @@ fn print_reply(json: bool, reply: Reply) -> ExitCode {
         eprintln!("scry: warning: {w}");
     }
     for n in &reply.notes {
-        eprintln!("scry: note: {}", scry_render::reason_text(n, &root));
+        eprintln!(
+            "scry: note: {}",
+            scry_render::reason_text_in(n, &root, Dialect::Cli)
+        );
     }
     match reply.into_result() {
         Ok(Ok(answer)) => {
@@ -283,9 +286,10 @@ fn print_reply(json: bool, reply: Reply) -> ExitCode {
 
 fn report(e: &OpError, root: &Path, json: bool) -> ExitCode {
     if json {
-        print_out(&serde_json::to_string_pretty(&error_json(e, root)).unwrap_or_default());
+        let shown = error_json_in(e, root, Dialect::Cli);
+        print_out(&serde_json::to_string_pretty(&shown).unwrap_or_default());
     }
-    eprintln!("scry: {}", render_error(e, root));
+    eprintln!("scry: {}", render_error_in(e, root, Dialect::Cli));
     ExitCode::from(1)
 }
 

@@ -3,7 +3,10 @@
 
 mod common;
 
+use std::time::{Duration, Instant};
+
 use common::Fixture;
+use common::process::scry_in;
 use common::suite::{self, Lang};
 
 const LANG: Lang = Lang {
@@ -21,4 +24,46 @@ async fn rust_rust_analyzer() {
     };
     suite::every_check(&fx, &LANG).await;
     fx.shutdown().await;
+}
+
+/// The first call on a cold daemon (a fresh copy, no `target/`, a new
+/// rust-analyzer) with a short budget is answered, never `TIMEOUT`: by
+/// rust-analyzer (precise) when it is ready in time, else by the syntactic
+/// index, labelled, within the budget (the syntactic answer is prepared
+/// alongside the server's start).
+#[test]
+fn a_cold_first_call_with_a_short_budget_is_answered_never_timeout() {
+    let Some(fx) = Fixture::open("rust", "rust_cold_first_call") else {
+        return;
+    };
+    let base = tempfile::tempdir().unwrap();
+    std::fs::write(base.path().join("config.json"), "{}").unwrap();
+    let t0 = Instant::now();
+    let out = scry_in(
+        base.path(),
+        &fx.root,
+        &[
+            "references",
+            "src/inventory.rs",
+            "Inventory",
+            "--timeout-ms",
+            "6000",
+        ],
+    )
+    .output()
+    .expect("run scry");
+    let took = t0.elapsed();
+    let _ = scry_in(base.path(), &fx.root, &["daemon", "stop"]).output();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(!stderr.contains("TIMEOUT"), "{stderr}");
+    let header = stdout.lines().next().unwrap_or_default();
+    assert!(
+        header.ends_with("— rust-analyzer") || header.contains("syntactic"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("src/main.rs"), "{stdout}");
+    // Generous: the daemon's start (20 s at most) and the 6 s budget.
+    assert!(took < Duration::from_secs(30), "took {took:?}");
 }

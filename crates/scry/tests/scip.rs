@@ -304,8 +304,25 @@ async fn rust_index_answers_cold_equal_the_live_server_and_never_from_changed_fi
     let Some((fx, base)) = index_agrees_with_the_live_server(&c).await else {
         return;
     };
-    // A corrupt index: a note once, the other sources answer.
     let cache = base.path().join("cache");
+    // The index has no definition to give: `report`'s only one is in the
+    // changed src/report.rs. The next source answers (not "No definition
+    // found" from the index).
+    let cold = engine(&fx.root, &cache);
+    let q = query(Action::Definition)
+        .path("src/main.rs")
+        .symbol("report")
+        .line(12)
+        .column(column_of(&fx.root, "src/main.rs", 12, "report("))
+        .build();
+    let a = cold.run_query(&q).await.expect("answer");
+    assert_ne!(a.precision, Some(Precision::Index), "{a:?}");
+    assert!(
+        locs(&fx, &a).iter().any(|l| l.0 == "src/report.rs"),
+        "{a:?}"
+    );
+    cold.shutdown().await;
+    // A corrupt index: a note once, the other sources answer.
     let dir = scry_index::cache::dir_for(&cache, &fx.root);
     std::fs::write(dir.join("index.scip"), b"\x0a\xff\xff\xff garbage").unwrap();
     let cold = engine(&fx.root, &cache);

@@ -1,7 +1,7 @@
 //! Answers from a SCIP index (scry-index): the source between the live
 //! server and the syntactic index.
 //!
-//! When it answers (decided in [`Engine::run`] and `with_fallback`): the
+//! When it answers (decided in `order`, the one place of the answer order): the
 //! question is one the index serves ([`serves`]), the workspace has an
 //! index (built by `scry index` into the per-user cache, keyed by the
 //! canonical root) that covers the asked file, and the live server cannot
@@ -27,6 +27,7 @@ use scry_index::cache::{self, Fresh, Source};
 use scry_index::{Doc, Index, Occ, Sym};
 use scry_lsp::LineIndex;
 
+use super::order::{Label, Unlabelled};
 use super::syntactic::{MAX_REFERENCES, SourceLines};
 use super::*;
 use crate::limits::MAX_WORKSPACE_SYMBOLS;
@@ -372,6 +373,12 @@ impl Engine {
     /// Why the live server for the question's file cannot answer yet, when
     /// it cannot: `None` when it is running and ready.
     pub(crate) fn not_ready(&self, q: &Valid) -> Option<Reason> {
+        self.server_waiting(q, true)
+    }
+
+    /// [`Engine::not_ready`]; a server that is not running is started in
+    /// the background only when `start`.
+    pub(crate) fn server_waiting(&self, q: &Valid, start: bool) -> Option<Reason> {
         let path = q.path()?;
         let abs = self.resolve_path(path).ok()?;
         let route = match self.ws.route(&abs) {
@@ -387,9 +394,12 @@ impl Engine {
             .into_iter()
             .find(|s| s.name() == route.spec.id && s.root() == route.root);
         let Some(s) = running else {
+            let id = route.spec.id.clone();
+            if !start {
+                return Some(Reason::ServerStarting { server: id });
+            }
             // Start it meanwhile: the next question is answered live.
             let ws = self.ws.clone();
-            let id = route.spec.id.clone();
             // In the call's environment: the server it starts is the one
             // the call would (same binary, same pool key).
             tokio::spawn(scry_workspace::env::carry(async move {
@@ -418,13 +428,10 @@ impl Engine {
     }
 
     /// The answer from the index, or `None` when it has none for this
-    /// question (no index, file not covered or changed, name not found).
-    /// `why`: why the live server did not answer.
-    pub(crate) async fn indexed_answer(
-        &self,
-        q: &Valid,
-        why: &Reason,
-    ) -> Result<Option<Answer>, OpError> {
+    /// question (no index, file not covered or changed, name not found, no
+    /// location: then the next source answers); why the live server did not
+    /// answer is added when that is known (`Unlabelled::label`).
+    pub(crate) async fn indexed_answer(&self, q: &Valid) -> Result<Option<Unlabelled>, OpError> {
         let loaded = match self.index().await {
             Ok(Some(l)) => l,
             Ok(None) => return Ok(None),
@@ -440,8 +447,7 @@ impl Engine {
         };
         let engine = self.clone();
         let q2 = q.clone();
-        let why = why.clone();
-        let r = tokio::task::spawn_blocking(move || engine.answer_from(&loaded, &q2, &why)).await;
+        let r = tokio::task::spawn_blocking(move || engine.answer_from(&loaded, &q2)).await;
         match r {
             Ok(Ok(a)) => Ok(a),
             Ok(Err(e)) => {
@@ -452,7 +458,7 @@ impl Engine {
         }
     }
 
-    fn answer_from(&self, l: &Loaded, q: &Valid, why: &Reason) -> std::io::Result<Option<Answer>> {
+    fn answer_from(&self, l: &Loaded, q: &Valid) -> std::io::Result<Option<Unlabelled>> {
         let ix = &l.ix;
         let root = self.ws.root().to_path_buf();
         let fresh = &self.index.fresh;
@@ -616,15 +622,14 @@ impl Engine {
                 }
             }
         };
-        if body.is_empty() && left_out.locations == 0 {
+        // Nothing to show (the index left the definition out, or every
+        // location is in a changed file): the next source answers.
+        if body.is_empty() {
             return Ok(None);
         }
         answer.body = body;
         answer.server = Some(label(ix, &l.source, &root));
         answer.precision = Some(Precision::Index);
-        answer.notes.push(Reason::FromIndex {
-            because: Box::new(why.clone()),
-        });
         if left_out.locations > 0 {
             answer.notes.push(Reason::IndexLeftOut {
                 locations: left_out.locations,
@@ -643,7 +648,10 @@ impl Engine {
                 refreshed: self.refreshes_by_itself(),
             });
         }
-        Ok(Some(answer))
+        Ok(Some(Unlabelled {
+            answer,
+            label: Label::Index,
+        }))
     }
 
     /// The occurrence the question is about in `doc` (fresh): on the asked

@@ -5,7 +5,7 @@
 //! the action's function — navigation (`navigate`, `queries`), diagnostics
 //! (`crate::diagnostics`) and edits (`crate::edit`) — giving it its
 //! variant's arguments; those functions, the SCIP index (`indexed`) and the
-//! syntactic fallback (`syntactic`) find the server, sync files from disk,
+//! syntactic fallback (`syntactic`), in the order `order` keeps, find the server, sync files from disk,
 //! resolve the symbol, ask and build an [`Answer`], and check none of the
 //! arguments again. The engine holds what outlives one call: the
 //! workspace, the edit service, the `changes` baseline and the syntactic
@@ -29,6 +29,7 @@ use crate::query::{Query, Valid};
 
 pub mod indexed;
 pub(crate) mod navigate;
+mod order;
 mod queries;
 mod refresh;
 pub mod syntactic;
@@ -115,22 +116,17 @@ impl Engine {
     /// configuration's, at most [`MAX_TIMEOUT`]).
     pub async fn run(&self, q: &Valid, timeout: Option<Duration>) -> Result<Answer, OpError> {
         let budget = self.budget(timeout);
-        let deadline = Instant::now() + budget;
+        let started = Instant::now();
+        let deadline = started + budget;
         crate::isolate::test_panic_hook(q.symbol());
         let action = q.action();
-        let server_deadline = self.server_deadline(q, deadline);
         let answer = async {
-            // The SCIP index answers at once while the live server cannot
-            // yet (it is started meanwhile).
-            if indexed::serves(action)
-                && self.has_index().await
-                && let Some(why) = self.not_ready(q)
-                && let Ok(Some(a)) = self.indexed_answer(q, &why).await
-            {
-                return Ok(a);
+            if q.writes() {
+                self.dispatch(q, budget, started, deadline).await
+            } else {
+                // The live server, the SCIP index, the syntactic index.
+                self.answer_in_order(q, budget, started, deadline).await
             }
-            let result = self.dispatch(q, budget, server_deadline).await;
-            self.with_fallback(q, result).await
         };
         // One deadline whatever the workspace holds: a read-only call that
         // has not answered by its deadline (+ a grace to answer) is dropped
@@ -142,10 +138,13 @@ impl Engine {
             let hard = deadline + DEADLINE_GRACE;
             match tokio::time::timeout_at(hard, answer).await {
                 Ok(r) => r,
-                Err(_) => Err(OpError::Timeout(crate::msgf!(
-                    "{} did not finish within its {} ms budget; try again or raise timeout_ms",
-                    action.name(),
-                    budget.as_millis()
+                Err(_) => Err(OpError::Timeout(crate::msg!(
+                    format!(
+                        "{} did not finish within its {} ms budget (no source could answer in time); try again or raise ",
+                        action.name(),
+                        budget.as_millis()
+                    ),
+                    arg(crate::action::Arg::Timeout)
                 ))),
             }
         };
@@ -182,16 +181,18 @@ impl Engine {
 
     /// One function per validated action, each given its variant's
     /// arguments; the answer's header (the question as asked) and the
-    /// deadline travel in the call context. `map` (and the fallback in
-    /// [`Engine::run`]) answer from the syntactic index, on the engine.
+    /// deadline travel in the call context. `map` (and the lower sources in
+    /// `order`) answer from the syntactic index, on the engine.
     async fn dispatch(
         &self,
         valid: &Valid,
         budget: Duration,
+        started: Instant,
         deadline: Instant,
     ) -> Result<Answer, OpError> {
         let cx = Ctx::new(
             self.ws.clone(),
+            started,
             deadline,
             budget,
             valid.question(self.ws.root()),

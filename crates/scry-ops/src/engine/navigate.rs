@@ -685,9 +685,12 @@ pub(crate) async fn target_in_file(
             "scanning ",
             path(&path),
             format!(
-                " for `{}` ran past the time budget ({} occurrences seen); pass line and column",
+                " for `{}` ran past the time budget ({} occurrences seen); pass ",
                 want.name, occ.total
-            )
+            ),
+            arg(crate::action::Arg::Line),
+            " and ",
+            arg(crate::action::Arg::Column)
         )));
     }
     let n = occ.total;

@@ -1,14 +1,15 @@
 //! Answers from the syntactic index (scry-syntax, tree-sitter) when no
 //! language server can give them, and the `map` action.
 //!
-//! When it answers (decided in [`Engine::run`], never instead of a server
-//! that can answer):
+//! When it answers (decided in `order`, the one place of the answer order,
+//! never instead of a server that can answer; it is prepared alongside the
+//! server's request and dropped when the server answers):
 //! - (a) no server is configured or installed for the file type (`NO_SERVER`):
 //!   the note carries the workspace's message naming the server and command;
 //! - (b) the server failed to start or crashed (`SERVER_CRASHED`): the note
 //!   gives the reason;
-//! - (c) the server is still indexing and the call's deadline passed (a
-//!   timeout, or an empty answer while indexing): marked partial.
+//! - (c) the server is still starting or indexing and the call's deadline
+//!   came (a timeout, or an empty answer while indexing): marked partial.
 //!
 //! Invariants: every such answer has `precision: "syntactic"`, the header
 //! names the syntactic index, and a note says why and how far to trust it;
@@ -21,11 +22,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use scry_syntax::query::{self as sq, DefHit};
-use scry_syntax::{Snapshot, map::Focus};
+use scry_syntax::{Scope, Snapshot, map::Focus};
 
 use scry_lsp::LineIndex;
 
 use super::navigate::empty_body;
+use super::order::{Label, Unlabelled};
 use super::*;
 use crate::limits::MAX_WORKSPACE_SYMBOLS;
 use crate::msg;
@@ -52,13 +54,23 @@ const GRAMMAR_LANGUAGES: [&str; 12] = [
 /// found): each becomes a location with its source line.
 pub const MAX_REFERENCES: usize = 10_000;
 
-/// Why the syntactic index answers.
+/// Why a source below the live server answers.
 #[derive(Debug, Clone)]
 pub(crate) enum Why {
     /// (a) or (b): the server's error.
     NoServer(OpError),
     /// (c): the server is still indexing (or did not answer in time).
     Partial(Reason),
+}
+
+impl Why {
+    /// The reason as one fact (the SCIP index's `because`).
+    pub(crate) fn reason(&self) -> Reason {
+        match self {
+            Why::NoServer(e) => Reason::Error { error: e.clone() },
+            Why::Partial(r) => r.clone(),
+        }
+    }
 }
 
 /// Actions the syntactic index can answer.
@@ -94,77 +106,23 @@ impl Engine {
 
     /// The index, brought up to date with the disk (off the async runtime).
     pub(crate) async fn syntax_snapshot(&self) -> Arc<Snapshot> {
+        self.syntax_scoped(Scope::default()).await
+    }
+
+    /// The index holding at least what `scope` wants, up to date with the
+    /// disk (off the async runtime): a cold question parses only the files
+    /// that can answer it.
+    async fn syntax_scoped(&self, scope: Scope) -> Arc<Snapshot> {
         let ix = self.syntax.clone();
-        match tokio::task::spawn_blocking(move || ix.refresh()).await {
+        match tokio::task::spawn_blocking(move || ix.refresh_scoped(&scope)).await {
             Ok(s) => s,
             Err(_) => Arc::new(Snapshot::default()),
         }
     }
 
-    /// The deadline the server part of a call gets: a reserve is kept for a
-    /// syntactic answer when one is possible.
-    pub(crate) fn server_deadline(&self, q: &Valid, deadline: Instant) -> Instant {
-        if !serves(q.action()) || q.path().is_some_and(|p| !has_grammar(p)) {
-            return deadline;
-        }
-        let now = Instant::now();
-        let left = deadline.saturating_duration_since(now);
-        let reserve = (left / 5).min(Duration::from_secs(2));
-        deadline - reserve
-    }
-
-    /// After the server path: answer syntactically when the rules say so,
-    /// else pass the server's result on.
-    pub(crate) async fn with_fallback(
-        &self,
-        q: &Valid,
-        result: Result<Answer, OpError>,
-    ) -> Result<Answer, OpError> {
-        if !serves(q.action()) {
-            return result;
-        }
-        // The error goes in a note, worded (paths relative) by the renderer.
-        let why = match &result {
-            Err(e @ (OpError::NoServer(_) | OpError::ServerCrashed(_))) => Why::NoServer(e.clone()),
-            Err(e @ OpError::Timeout(_)) => Why::Partial(
-                self.indexing_server(q)
-                    .unwrap_or_else(|| Reason::Error { error: e.clone() }),
-            ),
-            Ok(a) if a.body.is_empty() => match self.indexing_server(q) {
-                Some(r) => Why::Partial(r),
-                None => return result,
-            },
-            _ => return result,
-        };
-        // The SCIP index, when it covers the question, before the syntactic
-        // index.
-        if super::indexed::serves(q.action()) {
-            let because = match &why {
-                Why::NoServer(e) => Reason::Error { error: e.clone() },
-                Why::Partial(r) => r.clone(),
-            };
-            if let Ok(Some(a)) = self.indexed_answer(q, &because).await {
-                return Ok(a);
-            }
-        }
-        if q.path().is_some_and(|p| !has_grammar(p)) {
-            return result;
-        }
-        match self.syntactic(q, &why).await {
-            Ok(Some(a)) => Ok(a),
-            Ok(None) => result,
-            // A question the index cannot place either: the server's error
-            // says more.
-            Err(e) => match result {
-                Err(orig) => Err(orig),
-                Ok(_) => Err(e),
-            },
-        }
-    }
-
     /// The server serving the question's file (or any running one), when it
     /// reports indexing.
-    fn indexing_server(&self, q: &Valid) -> Option<Reason> {
+    pub(crate) fn indexing_server(&self, q: &Valid) -> Option<Reason> {
         let route = q
             .path()
             .and_then(|p| self.resolve_path(p).ok())
@@ -179,9 +137,9 @@ impl Engine {
         })
     }
 
-    /// The syntactic answer, or `None` when the index has nothing.
-    pub(crate) async fn syntactic(&self, q: &Valid, why: &Why) -> Result<Option<Answer>, OpError> {
-        let snap = self.syntax_snapshot().await;
+    /// The syntactic answer, or `None` when the index has nothing; why it
+    /// answers is added when that is known (`Unlabelled::label`).
+    pub(crate) async fn syntactic(&self, q: &Valid) -> Result<Option<Unlabelled>, OpError> {
         let root = self.ws.root().to_path_buf();
         let rel_path = match q.path() {
             Some(p) => {
@@ -190,6 +148,24 @@ impl Engine {
             }
             None => None,
         };
+        // What the question needs: the whole index for workspace symbols,
+        // else the asked file and the files holding the name.
+        let scope = match q.action() {
+            Action::WorkspaceSymbols => Scope::default(),
+            Action::Symbols => Scope {
+                file: rel_path.clone(),
+                name: None,
+            },
+            _ => Scope {
+                file: rel_path.clone(),
+                name: q
+                    .symbol()
+                    .filter(|s| !s.trim().is_empty())
+                    .map(|s| SymbolName::parse(s).name),
+            },
+        };
+        let named = scope.name.is_some();
+        let mut snap = self.syntax_scoped(scope).await;
         let mut lines = SourceLines::new(&root, self.ws.config().limits.max_file_bytes);
         let mut answer = Answer::new(q.action(), q.question(&root), empty_body(q.action()));
         let skipped = rel_path
@@ -216,11 +192,10 @@ impl Engine {
                         symbols: Vec::new(),
                     };
                     answer.empty_reason = Some(reason);
-                    answer.notes.push(match why {
-                        Why::NoServer(e) => Reason::Error { error: e.clone() },
-                        Why::Partial(r) => r.clone(),
-                    });
-                    return Ok(Some(answer));
+                    return Ok(Some(Unlabelled {
+                        answer,
+                        label: Label::Said { at: 0 },
+                    }));
                 };
                 Body::Outline {
                     path: root.join(rel),
@@ -247,6 +222,15 @@ impl Engine {
                 let Some(name) = self.name_asked(q, &snap, rel_path.as_deref())? else {
                     return Ok(None);
                 };
+                if !named {
+                    // Asked by position: the name is known now.
+                    snap = self
+                        .syntax_scoped(Scope {
+                            file: rel_path.clone(),
+                            name: Some(name.name.clone()),
+                        })
+                        .await;
+                }
                 match q.action() {
                     Action::References => {
                         let found = sq::references(&snap, &name.name);
@@ -319,15 +303,7 @@ impl Engine {
         answer.body = body;
         answer.server = Some(LABEL.to_string());
         answer.precision = Some(Precision::Syntactic);
-        match why {
-            Why::NoServer(e) => answer.notes.push(Reason::Syntactic {
-                because: Some(Box::new(Reason::Error { error: e.clone() })),
-            }),
-            Why::Partial(r) => {
-                answer.partial = Some(r.clone());
-                answer.notes.push(Reason::Syntactic { because: None });
-            }
-        }
+        let at = answer.notes.len();
         answer.notes.extend(skipped);
         if let Some(rel) = &rel_path
             && snap.files.get(rel).is_some_and(|f| f.syntax_errors)
@@ -336,7 +312,10 @@ impl Engine {
                 path: root.join(rel),
             });
         }
-        Ok(Some(answer))
+        Ok(Some(Unlabelled {
+            answer,
+            label: Label::Syntactic { at },
+        }))
     }
 
     /// The name a positional question is about.

@@ -1,0 +1,231 @@
+//! The answer order of a read-only question, in one place: the live
+//! language server, then the SCIP index (`indexed`), then the syntactic
+//! index (`syntactic`, tree-sitter). A lower source answers only when the
+//! one above cannot, and says so (`precision`, and a note or `partial`
+//! naming why).
+//!
+//! How a call runs ([`Engine::answer_in_order`]):
+//! 1. The SCIP index answers at once when it covers the question and the
+//!    server is not ready yet (not running — it is started meanwhile —,
+//!    starting, indexing).
+//! 2. Otherwise the server is asked, and *alongside* it the lower sources
+//!    prepare their answer (the index's, else the syntactic one: the
+//!    syntactic index is built or refreshed then, off the runtime), so that
+//!    it is ready when the server is late. A server that is running and
+//!    ready gets a head start ([`READY_HEAD_START`]) before that work
+//!    begins: it answers most questions well within it, and the work is
+//!    then never done.
+//! 3. The wait for the server ends [`render_margin`] before the call's
+//!    deadline. The server's answer wins when it has one; the lower
+//!    answer is then dropped (its requests are never sent, a refresh under
+//!    way finishes into the cache). When the server failed (none
+//!    installed, crashed), timed out, or answered empty while indexing,
+//!    the first lower source with an answer answers, labelled with why
+//!    ([`Unlabelled::label`]).
+//!
+//! Invariants: `TIMEOUT` only when no source answered by the deadline (+
+//! `DEADLINE_GRACE`, [`Engine::run`]); a lower answer is never given
+//! while the server's own answer is there; writes never come here.
+
+use super::syntactic::{self, Why, has_grammar};
+use super::*;
+
+/// How long a running, ready server has alone before the lower sources
+/// start preparing their answer (at most a quarter of the budget).
+pub(crate) const READY_HEAD_START: Duration = Duration::from_secs(1);
+
+/// How long before the call's deadline the wait for the server ends, so
+/// that a lower answer (already prepared) is rendered in time: a tenth of
+/// the budget, at most 300 ms.
+pub(crate) fn render_margin(budget: Duration) -> Duration {
+    (budget / 10).min(Duration::from_millis(300))
+}
+
+/// A lower source's answer made before it is known why the server did not
+/// answer: [`Unlabelled::label`] adds that.
+pub(crate) struct Unlabelled {
+    pub(crate) answer: Answer,
+    pub(crate) label: Label,
+}
+
+/// Where and how the reason is said.
+pub(crate) enum Label {
+    /// A SCIP index answer: the first note says it came from the index and
+    /// why.
+    Index,
+    /// A syntactic answer: its note goes at `at` among the notes, and the
+    /// server's indexing (or lateness) makes it partial.
+    Syntactic { at: usize },
+    /// An empty syntactic answer that says why it is empty: the reason
+    /// goes at `at`.
+    Said { at: usize },
+}
+
+impl Unlabelled {
+    /// The answer, saying `why` the server did not give it.
+    pub(crate) fn label(self, why: &Why) -> Answer {
+        let mut a = self.answer;
+        match self.label {
+            Label::Index => a.notes.insert(
+                0,
+                Reason::FromIndex {
+                    because: Box::new(why.reason()),
+                },
+            ),
+            Label::Said { at } => a.notes.insert(at.min(a.notes.len()), why.reason()),
+            Label::Syntactic { at } => {
+                let at = at.min(a.notes.len());
+                match why {
+                    Why::NoServer(e) => a.notes.insert(
+                        at,
+                        Reason::Syntactic {
+                            because: Some(Box::new(Reason::Error { error: e.clone() })),
+                        },
+                    ),
+                    Why::Partial(r) => {
+                        a.partial = Some(r.clone());
+                        a.notes.insert(at, Reason::Syntactic { because: None });
+                    }
+                }
+            }
+        }
+        a
+    }
+}
+
+/// The lower sources' answers for one question, in order.
+#[derive(Default)]
+struct Lower {
+    index: Option<Unlabelled>,
+    syntactic: Option<Result<Option<Unlabelled>, OpError>>,
+}
+
+impl Engine {
+    /// Answer a read-only question from the first source that can (see the
+    /// module header). `started`: when the call began; `deadline`: its end.
+    pub(crate) async fn answer_in_order(
+        &self,
+        q: &Valid,
+        budget: Duration,
+        started: Instant,
+        deadline: Instant,
+    ) -> Result<Answer, OpError> {
+        let action = q.action();
+        let by_index = indexed::serves(action) && self.has_index().await;
+        let by_syntax = syntactic::serves(action) && q.path().is_none_or(has_grammar);
+        if !by_index && !by_syntax {
+            // Only the server can answer: all of the budget is its.
+            return self.dispatch(q, budget, started, deadline).await;
+        }
+        // 1. The SCIP index at once while the server cannot answer yet.
+        if by_index
+            && let Some(why) = self.not_ready(q)
+            && let Ok(Some(a)) = self.indexed_answer(q).await
+        {
+            return Ok(a.label(&Why::Partial(why)));
+        }
+        // 2. The server, and the lower sources alongside it.
+        let server_deadline = deadline - render_margin(budget);
+        let head_start = if self.server_waiting(q, false).is_none() {
+            READY_HEAD_START.min(budget / 4)
+        } else {
+            Duration::ZERO
+        };
+        let begin_lower = Instant::now() + head_start;
+        let mut lower = Box::pin(async {
+            tokio::time::sleep_until(begin_lower).await;
+            self.lower(q, by_index, by_syntax).await
+        });
+        let mut server = Box::pin(self.dispatch(q, budget, started, server_deadline));
+        let mut ready: Option<Lower> = None;
+        let result = loop {
+            tokio::select! {
+                biased;
+                r = &mut server => break r,
+                () = tokio::time::sleep_until(server_deadline) => {
+                    break Err(self.server_late(q, started, server_deadline, budget));
+                }
+                l = &mut lower, if ready.is_none() => ready = Some(l),
+            }
+        };
+        // A late server's requests are cancelled now.
+        drop(server);
+        // 3. The server's answer, unless it has none.
+        let Some(why) = self.why_lower(q, &result) else {
+            return result;
+        };
+        let lower = match ready {
+            Some(l) => l,
+            // Not begun yet (the server failed within its head start):
+            // begin now.
+            None if Instant::now() < begin_lower => self.lower(q, by_index, by_syntax).await,
+            None => match tokio::time::timeout_at(deadline + DEADLINE_GRACE / 2, lower).await {
+                Ok(l) => l,
+                Err(_) => return result,
+            },
+        };
+        if let Some(a) = lower.index {
+            return Ok(a.label(&why));
+        }
+        match lower.syntactic {
+            Some(Ok(Some(a))) => Ok(a.label(&why)),
+            // A question the index cannot place either: the server's error
+            // says more.
+            Some(Err(e)) if result.is_ok() => Err(e),
+            _ => result,
+        }
+    }
+
+    /// The lower sources' answers, in order: the syntactic one only when
+    /// the index has none.
+    async fn lower(&self, q: &Valid, by_index: bool, by_syntax: bool) -> Lower {
+        let mut out = Lower::default();
+        if by_index {
+            out.index = self.indexed_answer(q).await.ok().flatten();
+        }
+        if out.index.is_none() && by_syntax {
+            out.syntactic = Some(self.syntactic(q).await);
+        }
+        out
+    }
+
+    /// Why a lower source should answer after the server's `result`, or
+    /// `None` when the server's result stands.
+    fn why_lower(&self, q: &Valid, result: &Result<Answer, OpError>) -> Option<Why> {
+        match result {
+            Err(e @ (OpError::NoServer(_) | OpError::ServerCrashed(_))) => {
+                Some(Why::NoServer(e.clone()))
+            }
+            Err(e @ OpError::Timeout(_)) => Some(Why::Partial(
+                self.indexing_server(q)
+                    .or_else(|| self.server_waiting(q, false))
+                    .unwrap_or_else(|| Reason::Error { error: e.clone() }),
+            )),
+            Ok(a) if a.body.is_empty() => self.indexing_server(q).map(Why::Partial),
+            _ => None,
+        }
+    }
+
+    /// The error of a server that had not answered when the wait for it
+    /// ended, at `until` (what it was doing, when known, is said by
+    /// [`Engine::why_lower`]).
+    fn server_late(
+        &self,
+        q: &Valid,
+        started: Instant,
+        until: Instant,
+        budget: Duration,
+    ) -> OpError {
+        let server = q
+            .path()
+            .and_then(|p| self.resolve_path(p).ok())
+            .and_then(|p| self.ws.route(&p).ok())
+            .map_or_else(|| "the language server".to_string(), |r| r.spec.id);
+        OpError::Timeout(crate::call::not_answered_within(
+            &server,
+            method_for(q.action()),
+            until.saturating_duration_since(started),
+            budget,
+        ))
+    }
+}
