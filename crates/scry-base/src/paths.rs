@@ -9,7 +9,10 @@
 //!   `..`) it is kept, since there is nothing to remove.
 //! - [`display`] is the only spelling of a path relative to the root: `/`
 //!   separators, `.` for the root itself, the path as given when it is not
-//!   under the root.
+//!   under the root. A name that is not UTF-8 is shown with each byte that
+//!   is no part of a UTF-8 character escaped as `\xNN` ([`escape_bytes`]:
+//!   `\xff_x.rb`), never replaced by U+FFFD: the one visible spelling of
+//!   such a name on every route (text, JSON, errors).
 //! - [`relativise_text`] is the only place text is rewritten, and it only
 //!   ever sees text scry did not write: the foreign parts of an error
 //!   message (a server's, a linter's, a configuration error's text), and
@@ -76,9 +79,28 @@ pub fn display(path: &Path, root: &Path) -> String {
     match rel {
         Some(rel) if rel.as_os_str().is_empty() => ".".to_string(),
         Some(rel) => slash_join(rel),
-        None if path.is_absolute() => path.display().to_string(),
+        None if path.is_absolute() => escape_bytes(path.as_os_str()).into_owned(),
         None => slash_join(path),
     }
+}
+
+/// `name` as text: its UTF-8 characters as they are, every byte that is no
+/// part of one as `\xNN` (two lower-case hex digits, as Rust writes a byte
+/// escape). Borrowed (no copy) when the name is UTF-8.
+pub fn escape_bytes(name: &OsStr) -> Cow<'_, str> {
+    use std::fmt::Write;
+    use std::os::unix::ffi::OsStrExt;
+    if let Some(s) = name.to_str() {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::new();
+    for chunk in name.as_bytes().utf8_chunks() {
+        out.push_str(chunk.valid());
+        for b in chunk.invalid() {
+            let _ = write!(out, "\\x{b:02x}");
+        }
+    }
+    Cow::Owned(out)
 }
 
 /// Text scry did not write (a server's or a tool's message) with the paths
@@ -102,7 +124,7 @@ pub fn relativise_text<'a>(text: &'a str, root: &Path) -> Cow<'a, str> {
 fn slash_join(rel: &Path) -> String {
     rel.components()
         .map(|c| match c {
-            Component::Normal(s) => s.to_string_lossy().into_owned(),
+            Component::Normal(s) => escape_bytes(s).into_owned(),
             Component::CurDir => ".".to_string(),
             Component::ParentDir => "..".to_string(),
             Component::RootDir | Component::Prefix(_) => String::new(),
@@ -217,6 +239,23 @@ mod tests {
             display(Path::new("/ws/proj/a.rs"), Path::new("")),
             "/ws/proj/a.rs"
         );
+    }
+
+    #[test]
+    fn names_that_are_not_utf8_are_shown_escaped() {
+        use std::ffi::OsStr;
+        use std::os::unix::ffi::OsStrExt;
+        let root = Path::new("/ws/proj");
+        let p = |b: &[u8]| PathBuf::from(OsStr::from_bytes(b));
+        assert_eq!(display(&p(b"/ws/proj/\xff_x.rb"), root), "\\xff_x.rb");
+        assert_eq!(
+            display(&p(b"/ws/proj/d\xc3/caf\xc3\xa9\xe2\x82.rb"), root),
+            "d\\xc3/café\\xe2\\x82.rb"
+        );
+        assert_eq!(display(&p(b"/else/\x80.py"), root), "/else/\\x80.py");
+        assert_eq!(display(&p(b"rel/\xfe"), root), "rel/\\xfe");
+        assert_eq!(escape_bytes(OsStr::new("café")), "café");
+        assert!(matches!(escape_bytes(OsStr::new("a.rb")), Cow::Borrowed(_)));
     }
 
     #[test]

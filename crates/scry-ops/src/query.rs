@@ -26,6 +26,7 @@ use crate::model::{Action, Question, SeverityFilter};
 pub struct Query {
     pub action: Action,
     /// Absolute, or relative to the workspace root.
+    #[serde(with = "crate::os_path::opt", default)]
     pub path: Option<PathBuf>,
     pub symbol: Option<String>,
     /// 1-based.
@@ -43,6 +44,7 @@ pub struct Query {
     /// For `diagnostics`: files, directories, globs (`src/**/*.py`) or `*`
     /// for the whole workspace; absolute or relative to the workspace root.
     /// Empty: `path`, else the whole workspace.
+    #[serde(with = "crate::os_path::vec")]
     pub targets: Vec<PathBuf>,
     /// For `diagnostics`: which severities to show (default: errors and
     /// warnings).
@@ -96,6 +98,7 @@ pub enum Spot {
     Named { symbol: String },
     /// In one file: a symbol, a line, or both; a column only with a line.
     InFile {
+        #[serde(with = "crate::os_path")]
         path: PathBuf,
         symbol: Option<String>,
         line: Option<u32>,
@@ -183,18 +186,22 @@ pub enum Valid {
         spot: Spot,
     },
     Symbols {
+        #[serde(with = "crate::os_path")]
         path: PathBuf,
     },
     WorkspaceSymbols {
         /// The query, else the symbol.
         query: String,
         /// Ask the server of this file (else every running one).
+        #[serde(with = "crate::os_path::opt", default)]
         path: Option<PathBuf>,
     },
     Diagnostics {
         /// In the engine's form ([`crate::diagnostics_target`]); empty:
         /// `path`, else the whole workspace.
+        #[serde(with = "crate::os_path::vec")]
         targets: Vec<PathBuf>,
+        #[serde(with = "crate::os_path::opt", default)]
         path: Option<PathBuf>,
         severity: Option<SeverityFilter>,
         changes: bool,
@@ -209,6 +216,7 @@ pub enum Valid {
         idempotency_key: Option<String>,
     },
     CodeActions {
+        #[serde(with = "crate::os_path")]
         path: PathBuf,
         symbol: Option<String>,
         line: Option<u32>,
@@ -220,6 +228,7 @@ pub enum Valid {
     },
     Map {
         /// `path` and the targets.
+        #[serde(with = "crate::os_path::vec")]
         paths: Vec<PathBuf>,
         /// The symbol and the focus symbols.
         symbols: Vec<String>,
@@ -227,6 +236,7 @@ pub enum Valid {
     },
     Status,
     Capabilities {
+        #[serde(with = "crate::os_path::opt", default)]
         path: Option<PathBuf>,
     },
     Undo {
@@ -236,6 +246,7 @@ pub enum Valid {
     Request {
         method: String,
         params: Option<Value>,
+        #[serde(with = "crate::os_path::opt", default)]
         path: Option<PathBuf>,
     },
     Reload,
