@@ -137,7 +137,10 @@ pub fn check_reply_paths(data: &[u8]) {
     let json = scry_render::render_json(&got, root, &opts);
     for n in &rel {
         let s = shown(n.as_os_str());
-        assert!(text.contains(&format!("\n{s}\n")), "{s:?} listed in {text:?}");
+        assert!(
+            text.contains(&format!("\n{s}\n")),
+            "{s:?} listed in {text:?}"
+        );
         assert!(
             json["locations"]
                 .as_array()
@@ -148,10 +151,21 @@ pub fn check_reply_paths(data: &[u8]) {
 
     // An error naming the path, in its message and as its subject.
     let e = OpError::FileNotFound(paths[0].clone());
-    let back = round_trip(Reply::new(8, root.to_path_buf(), CallResult::Error(e.clone())));
-    assert_eq!(back.into_result().expect("not a config error"), Err(e.clone()));
+    let back = round_trip(Reply::new(
+        8,
+        root.to_path_buf(),
+        CallResult::Error(e.clone()),
+    ));
+    assert_eq!(
+        back.into_result().expect("not a config error"),
+        Err(e.clone())
+    );
     let m = OpError::Internal(scry_ops::msg!("cannot read ", path(&paths[0])));
-    let back = round_trip(Reply::new(9, root.to_path_buf(), CallResult::Error(m.clone())));
+    let back = round_trip(Reply::new(
+        9,
+        root.to_path_buf(),
+        CallResult::Error(m.clone()),
+    ));
     assert_eq!(back.into_result().expect("not a config error"), Err(m));
     let line = scry_render::render_error(&e, root);
     assert!(!line.contains('\n'), "an error is one line: {line:?}");

@@ -228,6 +228,18 @@ pub enum OpError {
         len: u64,
         limit: u64,
     },
+    /// No server answers for the file and it is over the syntactic index's
+    /// fixed limit (`scry_syntax::index::MAX_FILE_BYTES`), so tree-sitter
+    /// could not answer either; `server` says why no server did. Code
+    /// `FILE_TOO_LARGE`, like the file limit.
+    #[error("{} is {} KiB, over the {} KiB the syntactic index reads (a fixed limit), and {server}", .path.display(), .len.div_ceil(1024), .limit / 1024)]
+    TooLargeForIndex {
+        #[serde(with = "crate::os_path")]
+        path: PathBuf,
+        len: u64,
+        limit: u64,
+        server: Message,
+    },
     /// A call that failed inside scry itself (a bug): the call is answered
     /// with this, and everything else goes on.
     #[error("{0}")]
@@ -294,7 +306,7 @@ impl OpError {
             OpError::OutsideWorkspace { .. } => "OUTSIDE_WORKSPACE",
             OpError::BinaryFile(_) => "BINARY_FILE",
             OpError::NotARegularFile { .. } => "NOT_A_REGULAR_FILE",
-            OpError::FileTooLarge { .. } => "FILE_TOO_LARGE",
+            OpError::FileTooLarge { .. } | OpError::TooLargeForIndex { .. } => "FILE_TOO_LARGE",
             OpError::Internal(_) => "INTERNAL",
             OpError::NoServer(_) => "NO_SERVER",
             OpError::SymbolNotFound(_) => "SYMBOL_NOT_FOUND",
@@ -332,6 +344,20 @@ impl OpError {
                     len.div_ceil(1024),
                     limit / 1024
                 )
+            ),
+            OpError::TooLargeForIndex {
+                path: p,
+                len,
+                limit,
+                server,
+            } => msg!(
+                path(p),
+                format!(
+                    " is {} KiB, over the {} KiB the syntactic index reads (a fixed limit), and ",
+                    len.div_ceil(1024),
+                    limit / 1024
+                ),
+                message(server)
             ),
             OpError::OutsideWorkspace { path, root } => msg!(
                 path(path),

@@ -440,7 +440,11 @@ pub struct ServerStatus {
     /// The command (argv[0]) as configured.
     pub command: String,
     /// Where the command was found, `None` when it is not installed.
-    #[serde(with = "crate::os_path::opt", default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        with = "crate::os_path::opt",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub installed: Option<PathBuf>,
     pub file_types: Vec<String>,
     pub disabled: bool,
@@ -598,7 +602,11 @@ impl Body {
 /// The question as the caller put it (echoed in answers and empty results).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Question {
-    #[serde(with = "crate::os_path::opt", default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        with = "crate::os_path::opt",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub path: Option<PathBuf>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub symbol: Option<String>,
@@ -979,14 +987,26 @@ pub struct EditReport {
     pub edits: Vec<EditedLine>,
     /// Files whose content changed, created and deleted ones included.
     pub files_changed: usize,
-    #[serde(with = "crate::os_path::vec", default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        with = "crate::os_path::vec",
+        default,
+        skip_serializing_if = "Vec::is_empty"
+    )]
     pub created: Vec<PathBuf>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub renamed: Vec<FileMove>,
-    #[serde(with = "crate::os_path::vec", default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        with = "crate::os_path::vec",
+        default,
+        skip_serializing_if = "Vec::is_empty"
+    )]
     pub deleted: Vec<PathBuf>,
     /// Existing files replaced whole (a create or rename with `overwrite`).
-    #[serde(with = "crate::os_path::vec", default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        with = "crate::os_path::vec",
+        default,
+        skip_serializing_if = "Vec::is_empty"
+    )]
     pub overwritten: Vec<PathBuf>,
     /// Previews: one diff per file (filled for dry runs).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

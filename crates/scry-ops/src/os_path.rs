@@ -135,7 +135,10 @@ mod tests {
             v: vec![bad.clone(), "/w/b.rb".into()],
         };
         let json = serde_json::to_string(&t).unwrap();
-        assert!(json.starts_with(r#"{"p":"/w/a.rb","o":[47,119,47,255,"#), "{json}");
+        assert!(
+            json.starts_with(r#"{"p":"/w/a.rb","o":[47,119,47,255,"#),
+            "{json}"
+        );
         assert_eq!(serde_json::from_str::<T>(&json).unwrap(), t);
         // What serde's own impl wrote reads the same.
         let old = r#"{"p":"/w/a.rb","o":null,"v":["/w/c"]}"#;

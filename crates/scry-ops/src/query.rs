@@ -312,6 +312,7 @@ impl Valid {
                 spot.holds()
                     && !blank(new_name)
                     && new_name_checked(new_name).as_ref() == Ok(new_name)
+                    && !same_name(spot, new_name)
             }
             Valid::CodeActions {
                 symbol,
@@ -467,6 +468,8 @@ pub enum Problem {
     ControlChar(char),
     /// `new_name` longer than [`MAX_NEW_NAME_CHARS`] (its length).
     TooLong(usize),
+    /// `new_name` is the name the symbol already has: nothing to rename.
+    Unchanged,
 }
 
 /// The most characters a new name may have.
@@ -541,6 +544,10 @@ impl std::fmt::Display for Invalid {
                 "{arg} contains the control character {}; nothing was changed. Give the new identifier alone, on one line",
                 c.escape_default()
             ),
+            (Problem::Unchanged, _) => write!(
+                f,
+                "{arg} is the name the symbol already has: renaming it to itself changes nothing, so nothing was asked or written. Give a different {arg}"
+            ),
             (Problem::TooLong(n), _) => write!(
                 f,
                 "{arg} is {n} characters long (at most {MAX_NEW_NAME_CHARS}); nothing was changed. Give the new identifier alone, on one line"
@@ -561,6 +568,13 @@ impl From<Invalid> for OpError {
 /// surrounding spaces dropped, no control characters (line breaks, tabs,
 /// escapes) or line/paragraph separators, at most [`MAX_NEW_NAME_CHARS`]
 /// characters.
+/// Whether `new_name` is the name `spot` asks about already (its last
+/// segment: `Shape.area` is `area`), which a rename would leave as it is.
+fn same_name(spot: &Spot, new_name: &str) -> bool {
+    spot.symbol()
+        .is_some_and(|s| crate::resolve::SymbolName::parse(s).name == new_name)
+}
+
 fn new_name_checked(raw: &str) -> Result<String, Problem> {
     let name = raw.trim_matches(' ');
     if let Some(c) = name
@@ -695,6 +709,9 @@ impl Query {
                     s => s?,
                 };
                 let new_name = new_name_checked(&new_name).map_err(|p| bad(Arg::NewName, p))?;
+                if same_name(&spot, &new_name) {
+                    return Err(bad(Arg::NewName, Problem::Unchanged));
+                }
                 Valid::Rename {
                     spot,
                     new_name,

@@ -314,6 +314,10 @@ fn positive(name: &str, v: Option<i64>) -> Result<Option<u32>, String> {
     match v {
         None => Ok(None),
         Some(n) if n >= 1 && n <= u32::MAX as i64 => Ok(Some(n as u32)),
+        Some(n) if n >= 1 => Err(format!(
+            "--{name} {n} is out of range: at most {}",
+            u32::MAX
+        )),
         Some(n) => Err(format!(
             "--{name} must be a positive 1-based number, got {n}"
         )),

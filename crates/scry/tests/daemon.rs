@@ -943,7 +943,11 @@ fn a_file_name_that_is_not_utf8_is_listed_escaped_through_the_daemon_never_a_han
     assert!(!t.contains('\u{fffd}'), "{t}");
     let mut local = args.to_vec();
     local.push("--no-daemon");
-    assert_eq!(text(&bounded(&env, &local, bound)), t, "the same bytes in-process");
+    assert_eq!(
+        text(&bounded(&env, &local, bound)),
+        t,
+        "the same bytes in-process"
+    );
     let json = bounded(&env, &["refs", "a.rb", "qux", "--json"], bound);
     let v: Value = serde_json::from_slice(&json.stdout).unwrap();
     assert!(
@@ -958,7 +962,10 @@ fn a_file_name_that_is_not_utf8_is_listed_escaped_through_the_daemon_never_a_han
     assert!(env.daemon_pid().is_some());
     let mut mcp = Mcp::start(&env);
     let map = mcp.lsp(2, json!({"action": "map"}));
-    assert!(map.contains("\\xff_x.rb") && map.contains("odd_one"), "{map}");
+    assert!(
+        map.contains("\\xff_x.rb") && map.contains("odd_one"),
+        "{map}"
+    );
     let refs = mcp.lsp(
         3,
         json!({"action": "references", "path": "a.rb", "symbol": "qux", "timeout_ms": 5000}),
