@@ -207,7 +207,7 @@ fn render_body(answer: &Answer, root: &Path, opts: &RenderOptions) -> Value {
                 if total > listed {
                     // Found but past those the engine considered.
                     let o = omitted.get_or_insert_with(
-                        || json!({"count": 0, "files": 0, "reason": "max_locations"}),
+                        || json!({"count": 0, "files": 0, "reason": "not_considered"}),
                     );
                     o["count"] = (total - n).into();
                     o["not_considered"] = (total - listed).into();
