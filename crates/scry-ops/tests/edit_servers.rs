@@ -186,7 +186,10 @@ async fn pyright_rename_to_the_same_name_is_refused_before_the_rename() {
     q.column = Some(5);
     let e = fx.engine.run_query(&q).await.unwrap_err();
     assert_eq!(e.code(), "INVALID_ARGUMENT", "{e}");
-    assert!(e.to_string().contains("the name the symbol already has"), "{e}");
+    assert!(
+        e.to_string().contains("the name the symbol already has"),
+        "{e}"
+    );
     assert_eq!(snapshot(&fx.root, &files), before);
     fx.engine.shutdown().await;
 }
