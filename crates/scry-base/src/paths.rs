@@ -103,6 +103,44 @@ pub fn escape_bytes(name: &OsStr) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// The file `given` names when it was written the way scry shows a name
+/// that is not UTF-8 ([`escape_bytes`]: `\xff_x.rb`): when `given` (taken
+/// against `base` if relative) does not exist but the path with each
+/// `\xNN` read as its byte does, that path; else `given` as it is. So a
+/// name copied from an answer asks about the file the answer listed.
+pub fn unescaped(base: &Path, given: &Path) -> PathBuf {
+    use std::os::unix::ffi::OsStrExt;
+    let Some(text) = given.to_str().filter(|t| t.contains("\\x")) else {
+        return given.to_path_buf();
+    };
+    let b = text.as_bytes();
+    let mut bytes = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let hex = |c: u8| (c as char).to_digit(16);
+        if b[i] == b'\\'
+            && b.get(i + 1) == Some(&b'x')
+            && let (Some(h), Some(l)) = (
+                b.get(i + 2).copied().and_then(hex),
+                b.get(i + 3).copied().and_then(hex),
+            )
+        {
+            bytes.push((h * 16 + l) as u8);
+            i += 4;
+        } else {
+            bytes.push(b[i]);
+            i += 1;
+        }
+    }
+    let candidate = PathBuf::from(OsStr::from_bytes(&bytes));
+    let exists = |p: &Path| base.join(p).symlink_metadata().is_ok();
+    if candidate.as_os_str() != given.as_os_str() && !exists(given) && exists(&candidate) {
+        candidate
+    } else {
+        given.to_path_buf()
+    }
+}
+
 /// Text scry did not write (a server's or a tool's message) with the paths
 /// under `root` shown relative: every `root` + separator removed. Nothing
 /// is removed for an empty root or the file system root. Only foreign text
@@ -256,6 +294,31 @@ mod tests {
         assert_eq!(display(&p(b"rel/\xfe"), root), "rel/\\xfe");
         assert_eq!(escape_bytes(OsStr::new("café")), "café");
         assert!(matches!(escape_bytes(OsStr::new("a.rb")), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn a_name_written_escaped_names_the_file_it_was_shown_for() {
+        use std::os::unix::ffi::OsStrExt;
+        let t = tempfile::tempdir().unwrap();
+        let odd = PathBuf::from(OsStr::from_bytes(b"\xff_x.rb"));
+        std::fs::write(t.path().join(&odd), "").unwrap();
+        let shown = display(&t.path().join(&odd), t.path());
+        assert_eq!(shown, "\\xff_x.rb");
+        assert_eq!(unescaped(t.path(), Path::new(&shown)), odd);
+        let abs = t.path().join(&shown);
+        assert_eq!(unescaped(t.path(), &abs), t.path().join(&odd));
+        // A file really named so is itself; no file either way: as given.
+        let literal = Path::new("\\x41.rb");
+        std::fs::write(t.path().join(literal), "").unwrap();
+        assert_eq!(unescaped(t.path(), literal), literal);
+        assert_eq!(
+            unescaped(t.path(), Path::new("\\xfe.rb")),
+            Path::new("\\xfe.rb")
+        );
+        assert_eq!(
+            unescaped(t.path(), Path::new("\\xZ.rb")),
+            Path::new("\\xZ.rb")
+        );
     }
 
     #[test]

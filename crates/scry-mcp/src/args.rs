@@ -186,7 +186,10 @@ pub fn parse(tool: &str, args: Option<&JsonObject>, engine: &Engine) -> Result<T
     check_unknown(&checked, allowed_args, tool)?;
     let action = action(args, &allowed_actions, tool)?;
     let mut q = Query::new(action);
-    q.path = string(args, A::Path.name())?.map(PathBuf::from);
+    // A name copied from an answer, written escaped (`\xff_x.rb`): the
+    // file it was shown for.
+    q.path = string(args, A::Path.name())?
+        .map(|p| paths::unescaped(engine.workspace().root(), Path::new(&p)));
     q.timeout = number(args, A::Timeout.name(), MAX_TIMEOUT_MS)?.map(Duration::from_millis);
     q.symbol = string(args, A::Symbol.name())?;
     q.line = number(args, A::Line.name(), u32::MAX as u64)?.map(|n| n as u32);

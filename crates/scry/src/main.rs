@@ -297,16 +297,19 @@ fn print_out(text: &str) {
 }
 
 /// A path as the user typed it: relative to the current directory when
-/// that exists, else relative to the workspace root.
+/// that exists, else relative to the workspace root; a name written as
+/// scry shows one that is not UTF-8 (`\xff_x.rb`) names that file
+/// (`paths::unescaped`).
 fn user_path(p: &Path, cwd: &Path, root: &Path) -> PathBuf {
+    use scry_workspace::paths::unescaped;
     if p.is_absolute() {
-        return p.to_path_buf();
+        return unescaped(root, p);
     }
-    let from_cwd = cwd.join(p);
+    let from_cwd = cwd.join(unescaped(cwd, p));
     if from_cwd.exists() {
         from_cwd
     } else {
-        root.join(p)
+        root.join(unescaped(root, p))
     }
 }
 

@@ -971,4 +971,9 @@ fn a_file_name_that_is_not_utf8_is_listed_escaped_through_the_daemon_never_a_han
         json!({"action": "references", "path": "a.rb", "symbol": "qux", "timeout_ms": 5000}),
     );
     assert!(refs.contains("\\xff_x.rb\n  1:1  qux(2)"), "{refs}");
+    // The name as shown asks about that file, in MCP and on the CLI.
+    let outline = mcp.lsp(4, json!({"action": "symbols", "path": "\\xff_x.rb"}));
+    assert!(outline.contains("odd_one"), "{outline}");
+    let cli = bounded(&env, &["symbols", "\\xff_x.rb"], bound);
+    assert!(text(&cli).contains("odd_one"), "{cli:?}");
 }
