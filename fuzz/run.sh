@@ -17,7 +17,7 @@ set -euo pipefail
 cd "$(dirname "$0")"
 TRIPLE=x86_64-unknown-linux-gnu
 BIN=target/$TRIPLE/release
-ALL=(line_index framing messages mcp_args workspace_edit syntax_extract name_lookup journal_recover)
+ALL=(line_index framing messages mcp_args workspace_edit syntax_extract name_lookup journal_recover reply_paths)
 
 build() {
 	# --target keeps the flags off build scripts and proc macros.

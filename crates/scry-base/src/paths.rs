@@ -9,7 +9,10 @@
 //!   `..`) it is kept, since there is nothing to remove.
 //! - [`display`] is the only spelling of a path relative to the root: `/`
 //!   separators, `.` for the root itself, the path as given when it is not
-//!   under the root.
+//!   under the root. A name that is not UTF-8 is shown with each byte that
+//!   is no part of a UTF-8 character escaped as `\xNN` ([`escape_bytes`]:
+//!   `\xff_x.rb`), never replaced by U+FFFD: the one visible spelling of
+//!   such a name on every route (text, JSON, errors).
 //! - [`relativise_text`] is the only place text is rewritten, and it only
 //!   ever sees text scry did not write: the foreign parts of an error
 //!   message (a server's, a linter's, a configuration error's text), and
@@ -76,8 +79,65 @@ pub fn display(path: &Path, root: &Path) -> String {
     match rel {
         Some(rel) if rel.as_os_str().is_empty() => ".".to_string(),
         Some(rel) => slash_join(rel),
-        None if path.is_absolute() => path.display().to_string(),
+        None if path.is_absolute() => escape_bytes(path.as_os_str()).into_owned(),
         None => slash_join(path),
+    }
+}
+
+/// `name` as text: its UTF-8 characters as they are, every byte that is no
+/// part of one as `\xNN` (two lower-case hex digits, as Rust writes a byte
+/// escape). Borrowed (no copy) when the name is UTF-8.
+pub fn escape_bytes(name: &OsStr) -> Cow<'_, str> {
+    use std::fmt::Write;
+    use std::os::unix::ffi::OsStrExt;
+    if let Some(s) = name.to_str() {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::new();
+    for chunk in name.as_bytes().utf8_chunks() {
+        out.push_str(chunk.valid());
+        for b in chunk.invalid() {
+            let _ = write!(out, "\\x{b:02x}");
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// The file `given` names when it was written the way scry shows a name
+/// that is not UTF-8 ([`escape_bytes`]: `\xff_x.rb`): when `given` (taken
+/// against `base` if relative) does not exist but the path with each
+/// `\xNN` read as its byte does, that path; else `given` as it is. So a
+/// name copied from an answer asks about the file the answer listed.
+pub fn unescaped(base: &Path, given: &Path) -> PathBuf {
+    use std::os::unix::ffi::OsStrExt;
+    let Some(text) = given.to_str().filter(|t| t.contains("\\x")) else {
+        return given.to_path_buf();
+    };
+    let b = text.as_bytes();
+    let mut bytes = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let hex = |c: u8| (c as char).to_digit(16);
+        if b[i] == b'\\'
+            && b.get(i + 1) == Some(&b'x')
+            && let (Some(h), Some(l)) = (
+                b.get(i + 2).copied().and_then(hex),
+                b.get(i + 3).copied().and_then(hex),
+            )
+        {
+            bytes.push((h * 16 + l) as u8);
+            i += 4;
+        } else {
+            bytes.push(b[i]);
+            i += 1;
+        }
+    }
+    let candidate = PathBuf::from(OsStr::from_bytes(&bytes));
+    let exists = |p: &Path| base.join(p).symlink_metadata().is_ok();
+    if candidate.as_os_str() != given.as_os_str() && !exists(given) && exists(&candidate) {
+        candidate
+    } else {
+        given.to_path_buf()
     }
 }
 
@@ -102,7 +162,7 @@ pub fn relativise_text<'a>(text: &'a str, root: &Path) -> Cow<'a, str> {
 fn slash_join(rel: &Path) -> String {
     rel.components()
         .map(|c| match c {
-            Component::Normal(s) => s.to_string_lossy().into_owned(),
+            Component::Normal(s) => escape_bytes(s).into_owned(),
             Component::CurDir => ".".to_string(),
             Component::ParentDir => "..".to_string(),
             Component::RootDir | Component::Prefix(_) => String::new(),
@@ -216,6 +276,48 @@ mod tests {
         assert_eq!(
             display(Path::new("/ws/proj/a.rs"), Path::new("")),
             "/ws/proj/a.rs"
+        );
+    }
+
+    #[test]
+    fn names_that_are_not_utf8_are_shown_escaped() {
+        use std::ffi::OsStr;
+        use std::os::unix::ffi::OsStrExt;
+        let root = Path::new("/ws/proj");
+        let p = |b: &[u8]| PathBuf::from(OsStr::from_bytes(b));
+        assert_eq!(display(&p(b"/ws/proj/\xff_x.rb"), root), "\\xff_x.rb");
+        assert_eq!(
+            display(&p(b"/ws/proj/d\xc3/caf\xc3\xa9\xe2\x82.rb"), root),
+            "d\\xc3/café\\xe2\\x82.rb"
+        );
+        assert_eq!(display(&p(b"/else/\x80.py"), root), "/else/\\x80.py");
+        assert_eq!(display(&p(b"rel/\xfe"), root), "rel/\\xfe");
+        assert_eq!(escape_bytes(OsStr::new("café")), "café");
+        assert!(matches!(escape_bytes(OsStr::new("a.rb")), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn a_name_written_escaped_names_the_file_it_was_shown_for() {
+        use std::os::unix::ffi::OsStrExt;
+        let t = tempfile::tempdir().unwrap();
+        let odd = PathBuf::from(OsStr::from_bytes(b"\xff_x.rb"));
+        std::fs::write(t.path().join(&odd), "").unwrap();
+        let shown = display(&t.path().join(&odd), t.path());
+        assert_eq!(shown, "\\xff_x.rb");
+        assert_eq!(unescaped(t.path(), Path::new(&shown)), odd);
+        let abs = t.path().join(&shown);
+        assert_eq!(unescaped(t.path(), &abs), t.path().join(&odd));
+        // A file really named so is itself; no file either way: as given.
+        let literal = Path::new("\\x41.rb");
+        std::fs::write(t.path().join(literal), "").unwrap();
+        assert_eq!(unescaped(t.path(), literal), literal);
+        assert_eq!(
+            unescaped(t.path(), Path::new("\\xfe.rb")),
+            Path::new("\\xfe.rb")
+        );
+        assert_eq!(
+            unescaped(t.path(), Path::new("\\xZ.rb")),
+            Path::new("\\xZ.rb")
         );
     }
 

@@ -26,7 +26,7 @@ use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::sync::mpsc;
 
 use crate::paths::{self, Files, PROTOCOL, VERSION};
-use crate::proto::{self, Call, ClientFrame, DaemonFrame, DaemonStatus, Frames, Reply};
+use crate::proto::{self, Call, CallResult, ClientFrame, DaemonFrame, DaemonStatus, Frames, Reply};
 
 /// How long a started daemon has to open its socket, by default.
 pub const START_WITHIN: Duration = Duration::from_secs(5);
@@ -316,6 +316,12 @@ impl Mux {
                 let id = match &frame {
                     DaemonFrame::Progress { id, .. } => *id,
                     DaemonFrame::Answer(r) => r.id,
+                    // The daemon gave up on the connection: every call
+                    // on it is lost (never waited for without end).
+                    DaemonFrame::Refused { message } => {
+                        tracing::warn!("the daemon refused the connection: {message}");
+                        break;
+                    }
                     _ => continue,
                 };
                 let pending = reader.pending.lock().unwrap_or_else(|e| e.into_inner());
@@ -352,7 +358,22 @@ impl Mux {
             env: Some(call_env()),
             ..call.clone()
         }));
-        if self.tx.send(proto::encode(&frame)).is_err() {
+        let line = match proto::try_encode(&frame) {
+            Ok(line) => line,
+            Err(e) => {
+                self.pending
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .remove(&id);
+                let error = OpError::Internal(scry_ops::msg!(
+                    "the question could not be sent to the scry daemon (",
+                    foreign(e),
+                    "); --no-daemon answers in-process"
+                ));
+                return Ok(Reply::new(id, call.root.clone(), CallResult::Error(error)));
+            }
+        };
+        if self.tx.send(line).is_err() {
             return Err(Lost("the connection to the daemon is closed".into()));
         }
         let mut guard = CancelOnDrop {

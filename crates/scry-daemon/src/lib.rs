@@ -19,6 +19,9 @@
 pub mod answer;
 pub mod changes;
 pub mod client;
+#[cfg(any(test, feature = "fuzzing"))]
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod paths;
 pub mod proto;
 pub mod server;

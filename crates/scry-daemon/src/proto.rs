@@ -103,7 +103,9 @@ pub enum ClientFrame {
 pub struct Call {
     /// Set by the daemon client (per connection); 0 before.
     pub id: u64,
+    #[serde(with = "scry_ops::os_path")]
     pub cwd: PathBuf,
+    #[serde(with = "scry_ops::os_path")]
     pub root: PathBuf,
     /// Validated once, by the front end.
     pub question: Valid,
@@ -162,6 +164,7 @@ pub enum DaemonFrame {
 pub struct Reply {
     pub id: u64,
     /// The workspace's canonical root (what paths are rendered against).
+    #[serde(with = "scry_ops::os_path")]
     pub root: PathBuf,
     pub max_locations: usize,
     pub max_chars: usize,
@@ -230,12 +233,14 @@ pub struct DaemonStatus {
     pub uptime_ms: u64,
     /// Clients connected now, besides the one asking.
     pub clients: usize,
+    #[serde(with = "scry_ops::os_path")]
     pub socket: PathBuf,
     pub workspaces: Vec<WorkspaceStatus>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct WorkspaceStatus {
+    #[serde(with = "scry_ops::os_path")]
     pub root: PathBuf,
     /// Connected clients that asked about this workspace.
     pub clients: usize,
@@ -249,6 +254,7 @@ pub struct WorkspaceStatus {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ServerStatus {
     pub id: String,
+    #[serde(with = "scry_ops::os_path")]
     pub root: PathBuf,
     pub pid: Option<u32>,
     /// Resident memory of the server's whole process tree (its children,
@@ -263,7 +269,7 @@ pub struct ServerStatus {
     pub uptime_ms: u64,
     pub idle_ms: u64,
     /// The executable it runs (canonical).
-    #[serde(default)]
+    #[serde(with = "scry_ops::os_path", default)]
     pub program: PathBuf,
     /// The clients that used it ("<session> (PATH <hash>)"), most recent
     /// first.
@@ -271,23 +277,133 @@ pub struct ServerStatus {
     pub clients: Vec<String>,
 }
 
-/// One frame as a line.
+/// One frame as a line, or why it cannot be one.
+pub fn try_encode<T: Serialize>(frame: &T) -> Result<Vec<u8>, String> {
+    let mut v = serde_json::to_vec(frame).map_err(|e| e.to_string())?;
+    v.push(b'\n');
+    Ok(v)
+}
+
+/// One frame as a line. Frames are plain data (paths in the byte-exact
+/// form of `scry_ops::os_path`); one that still cannot be encoded is
+/// replaced by a `Refused` frame saying why, so the peer hears of it.
+/// A call's answer goes through [`encode_answer`] instead.
 pub fn encode<T: Serialize>(frame: &T) -> Vec<u8> {
-    let mut v = serde_json::to_vec(frame).unwrap_or_else(|e| {
-        // Answers are plain data: this cannot fail; stay on the protocol.
-        serde_json::to_vec(&DaemonFrame::Refused {
+    try_encode(frame).unwrap_or_else(|e| {
+        let mut v = serde_json::to_vec(&DaemonFrame::Refused {
             message: format!("cannot encode a frame: {e}"),
         })
-        .unwrap_or_default()
-    });
-    v.push(b'\n');
-    v
+        .unwrap_or_default();
+        v.push(b'\n');
+        v
+    })
+}
+
+/// The answer frame of a call as a line. A reply that cannot be encoded
+/// becomes an `INTERNAL` error reply to the same call (its id kept): a
+/// call never ends without its answer frame, and the daemon serves on.
+pub fn encode_answer(reply: Reply) -> Vec<u8> {
+    encode_answer_with(reply, try_encode)
+}
+
+fn encode_answer_with(
+    reply: Reply,
+    enc: impl Fn(&DaemonFrame) -> Result<Vec<u8>, String>,
+) -> Vec<u8> {
+    let (id, root) = (reply.id, reply.root.clone());
+    let frame = DaemonFrame::Answer(Box::new(reply));
+    match enc(&frame) {
+        Ok(line) => line,
+        Err(e) => {
+            tracing::error!(id, "cannot encode the answer: {e}");
+            let error = OpError::Internal(scry_ops::msg!(
+                "the scry daemon could not encode this answer (",
+                foreign(e),
+                "); it serves on, and --no-daemon answers in-process"
+            ));
+            let frame = DaemonFrame::Answer(Box::new(Reply::new(
+                id,
+                root,
+                CallResult::Error(error.clone()),
+            )));
+            enc(&frame).unwrap_or_else(|_| {
+                encode(&DaemonFrame::Answer(Box::new(Reply::new(
+                    id,
+                    PathBuf::new(),
+                    CallResult::Error(error),
+                ))))
+            })
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use scry_ops::{Action, Query};
+
+    #[test]
+    fn an_answer_that_cannot_be_encoded_is_an_internal_error_reply_to_its_call() {
+        // An encoder that refuses answers (what serde's own PathBuf did
+        // with a name that is not UTF-8) but not errors.
+        let enc = |f: &DaemonFrame| match f {
+            DaemonFrame::Answer(r) if matches!(r.result, CallResult::Answer(_)) => {
+                Err("path contains invalid UTF-8 characters".to_string())
+            }
+            f => try_encode(f),
+        };
+        let answer = scry_ops::Answer::new(
+            Action::Request,
+            Default::default(),
+            scry_ops::Body::Raw {
+                method: "x".into(),
+                result: serde_json::Value::Null,
+            },
+        );
+        let reply = Reply::new(42, "/w".into(), CallResult::Answer(Box::new(answer)));
+        let line = encode_answer_with(reply, enc);
+        assert_eq!(line.last(), Some(&b'\n'));
+        let DaemonFrame::Answer(r) = serde_json::from_slice(&line).unwrap() else {
+            panic!("not an answer")
+        };
+        assert_eq!(r.id, 42);
+        let e = r.into_result().unwrap().unwrap_err();
+        assert_eq!(e.code(), "INTERNAL");
+        assert!(e.to_string().contains("invalid UTF-8"), "{e}");
+    }
+
+    #[test]
+    fn a_name_that_is_not_utf8_travels_in_an_answer_and_a_question() {
+        use std::os::unix::ffi::OsStrExt;
+        let bad = PathBuf::from(std::ffi::OsStr::from_bytes(b"/w/\xff_x.rb"));
+        let e = Reply::new(
+            3,
+            "/w".into(),
+            CallResult::Error(OpError::FileNotFound(bad.clone())),
+        );
+        let back: DaemonFrame = serde_json::from_slice(&encode_answer(e)).unwrap();
+        let DaemonFrame::Answer(r) = back else {
+            panic!("not an answer")
+        };
+        assert_eq!(
+            r.into_result().unwrap().unwrap_err(),
+            OpError::FileNotFound(bad.clone())
+        );
+        let mut q = Query::new(Action::References);
+        q.path = Some(bad.clone());
+        q.symbol = Some("qux".into());
+        let call = ClientFrame::Call(Box::new(Call::new(
+            "/w".into(),
+            "/w".into(),
+            q.validate().unwrap(),
+            None,
+        )));
+        let line = try_encode(&call).unwrap();
+        let ClientFrame::Call(c) = serde_json::from_slice(&line).unwrap() else {
+            panic!("not a call")
+        };
+        assert_eq!(c.question, q.validate().unwrap());
+    }
 
     #[tokio::test]
     async fn a_frame_over_the_bound_is_an_error_not_a_read_without_end() {

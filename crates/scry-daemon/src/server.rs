@@ -652,7 +652,7 @@ impl State {
                     let (tx2, sess) = (tx.clone(), session.clone());
                     let task = tokio::spawn(async move {
                         let reply = st.call(&sess, *call, &tx2).await;
-                        let _ = tx2.send(proto::encode(&DaemonFrame::Answer(Box::new(reply))));
+                        let _ = tx2.send(proto::encode_answer(reply));
                     });
                     calls.insert(id, task.abort_handle());
                 }

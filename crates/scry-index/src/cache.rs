@@ -78,6 +78,19 @@ pub fn pick<'a>(cache: &Path, root: &Path, configured: Option<&'a Path>) -> Opti
     }
 }
 
+/// Why an index file that [`stat`] did not find as a regular file cannot
+/// be read: "not found", or what it is instead, in the words every
+/// refusal of a special file uses ("not a regular file (a named pipe);
+/// scry reads only regular files"); only `stat`s, never opens it.
+pub fn unreadable(path: &Path) -> String {
+    match scry_workspace::disk::check(path, u64::MAX) {
+        Err(scry_workspace::disk::ReadError::NotRegular { kind, .. }) => {
+            format!("not a regular file ({kind}); scry reads only regular files")
+        }
+        _ => "not found".to_string(),
+    }
+}
+
 /// The index of `root` (canonical) from `configured` when given, else the
 /// one `scry index` built; converted first when the converted form is
 /// missing, of another format or older than its `index.scip`. `Ok(None)`
@@ -95,10 +108,8 @@ pub fn load(
     let (scip, db) = (source.scip().to_path_buf(), db_for(cache, root, &source));
     let Some((size, mtime)) = stat(&scip) else {
         if configured.is_some() {
-            return Err(IndexError::Io {
-                path: scip,
-                err: std::io::Error::new(std::io::ErrorKind::NotFound, "not found"),
-            });
+            let err = std::io::Error::new(std::io::ErrorKind::NotFound, unreadable(&scip));
+            return Err(IndexError::Io { path: scip, err });
         }
         return Ok(None);
     };

@@ -40,17 +40,31 @@ fn number(args: &JsonObject, key: &str, max: u64) -> Result<Option<u64>, OpError
         None | Some(Value::Null) => return Ok(None),
         Some(v) => v,
     };
-    // Integers, and integral strings ("12") some clients send.
-    let n = match v {
+    // Integers, and integral strings ("12") some clients send; one past
+    // any integer type (`18446744073709551616`, `1e30`) is out of range,
+    // not "not a number".
+    let n: Option<i128> = match v {
         Value::Number(n) => n
             .as_i64()
-            .or_else(|| n.as_f64().filter(|f| f.fract() == 0.0).map(|f| f as i64)),
-        Value::String(s) => s.trim().parse::<i64>().ok(),
+            .map(i128::from)
+            .or_else(|| n.as_u64().map(i128::from))
+            .or_else(|| n.as_f64().filter(|f| f.fract() == 0.0).map(|f| f as i128)),
+        Value::String(s) => {
+            let t = s.trim();
+            t.parse::<i128>().ok().or_else(|| {
+                let digits = t.strip_prefix('+').unwrap_or(t);
+                (!digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()))
+                    .then_some(i128::MAX)
+            })
+        }
         _ => None,
     };
     match n {
-        Some(n) if n >= 1 && (n as u64) <= max => Ok(Some(n as u64)),
-        Some(n) if n >= 1 => Err(invalid(format!("{key} must be at most {max}, got {n}"))),
+        Some(n) if n >= 1 && n <= i128::from(max) => Ok(Some(n as u64)),
+        Some(n) if n >= 1 => Err(invalid(format!(
+            "{key} {} is out of range: at most {max}",
+            short(v)
+        ))),
         Some(0) if key == A::Line.name() || key == A::Column.name() => Err(invalid(format!(
             "{key} is 1-based: the first {key} is 1, got 0"
         ))),
@@ -172,7 +186,10 @@ pub fn parse(tool: &str, args: Option<&JsonObject>, engine: &Engine) -> Result<T
     check_unknown(&checked, allowed_args, tool)?;
     let action = action(args, &allowed_actions, tool)?;
     let mut q = Query::new(action);
-    q.path = string(args, A::Path.name())?.map(PathBuf::from);
+    // A name copied from an answer, written escaped (`\xff_x.rb`): the
+    // file it was shown for.
+    q.path = string(args, A::Path.name())?
+        .map(|p| paths::unescaped(engine.workspace().root(), Path::new(&p)));
     q.timeout = number(args, A::Timeout.name(), MAX_TIMEOUT_MS)?.map(Duration::from_millis);
     q.symbol = string(args, A::Symbol.name())?;
     q.line = number(args, A::Line.name(), u32::MAX as u64)?.map(|n| n as u32);
@@ -288,6 +305,41 @@ mod tests {
             Value::Object(o) => o,
             _ => unreachable!(),
         }
+    }
+
+    /// A line past the largest one is out of range, however it is spelled
+    /// (a number, one past any integer type, an integral string), never
+    /// "not a positive number".
+    #[test]
+    fn a_line_past_the_largest_is_out_of_range() {
+        for v in [
+            json!(4_294_967_296u64),
+            json!(18_446_744_073_709_551_615u64),
+            json!(1e30),
+            json!("18446744073709551616"),
+            json!("4294967296"),
+        ] {
+            let Value::Object(args) = json!({"line": v.clone()}) else {
+                unreachable!()
+            };
+            let e = number(&args, "line", u32::MAX as u64)
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.contains("out of range") && e.contains("at most 4294967295"),
+                "{v}: {e}"
+            );
+            assert!(!e.contains("positive"), "{v}: {e}");
+        }
+        let Value::Object(args) = json!({"line": -3}) else {
+            unreachable!()
+        };
+        let e = number(&args, "line", 10).unwrap_err().to_string();
+        assert!(e.contains("positive"), "{e}");
+        let Value::Object(args) = json!({"line": "12"}) else {
+            unreachable!()
+        };
+        assert_eq!(number(&args, "line", 100).unwrap(), Some(12));
     }
 
     /// The MCP front end refuses a diagnostics target before anything runs,

@@ -76,6 +76,15 @@ async fn invalid_arguments_are_refused_before_anything_runs() {
             json!({"action": "rename", "path": "a.fake", "new_name": "omega"}),
             "rename needs a symbol",
         ),
+        // Issue 26: the name it already has; a line past the largest.
+        (
+            json!({"action": "rename", "path": "a.fake", "symbol": "alpha", "new_name": "alpha"}),
+            "new_name is the name the symbol already has",
+        ),
+        (
+            json!({"action": "hover", "path": "a.fake", "symbol": "alpha", "line": 4294967296u64}),
+            "line 4294967296 is out of range: at most 4294967295",
+        ),
         (
             json!({"action": "hover", "path": "a.fake", "symbol": "alpha", "new_name": "x"}),
             "new_name is for rename",

@@ -34,7 +34,7 @@ pub enum Part {
     /// scry's own words.
     Text(String),
     /// A path as scry resolved it (absolute; a server's program as found).
-    Path(PathBuf),
+    Path(#[serde(with = "crate::os_path")] PathBuf),
     /// Text scry did not write: a server's or a linter's message, a
     /// configuration error. It may name absolute paths of its own.
     Foreign(String),
@@ -236,17 +236,43 @@ pub enum OpError {
     #[error("{0}")]
     InvalidArgument(Message),
     #[error("file not found: {}", .0.display())]
-    FileNotFound(PathBuf),
+    FileNotFound(#[serde(with = "crate::os_path")] PathBuf),
     #[error("{} is outside the workspace {}; only files inside it can be asked about", .path.display(), .root.display())]
-    OutsideWorkspace { path: PathBuf, root: PathBuf },
+    OutsideWorkspace {
+        #[serde(with = "crate::os_path")]
+        path: PathBuf,
+        #[serde(with = "crate::os_path")]
+        root: PathBuf,
+    },
     #[error("{} is not a text file", .0.display())]
-    BinaryFile(PathBuf),
+    BinaryFile(#[serde(with = "crate::os_path")] PathBuf),
     /// A FIFO, socket, device (or a symlink to one): never opened.
     #[error("{} is not a regular file ({kind}); scry reads only regular files", .path.display())]
-    NotARegularFile { path: PathBuf, kind: String },
+    NotARegularFile {
+        #[serde(with = "crate::os_path")]
+        path: PathBuf,
+        kind: String,
+    },
     /// Over `limits.maxFileBytes`: not sent to servers, indexed or scanned.
     #[error("{} is {} KiB, over the {} KiB file limit; it is not read (raise limits.maxFileBytes to read it)", .path.display(), .len.div_ceil(1024), .limit / 1024)]
-    FileTooLarge { path: PathBuf, len: u64, limit: u64 },
+    FileTooLarge {
+        #[serde(with = "crate::os_path")]
+        path: PathBuf,
+        len: u64,
+        limit: u64,
+    },
+    /// No server answers for the file and it is over the syntactic index's
+    /// fixed limit (`scry_syntax::index::MAX_FILE_BYTES`), so tree-sitter
+    /// could not answer either; `server` says why no server did. Code
+    /// `FILE_TOO_LARGE`, like the file limit.
+    #[error("{} is {} KiB, over the {} KiB the syntactic index reads (a fixed limit), and {server}", .path.display(), .len.div_ceil(1024), .limit / 1024)]
+    TooLargeForIndex {
+        #[serde(with = "crate::os_path")]
+        path: PathBuf,
+        len: u64,
+        limit: u64,
+        server: Message,
+    },
     /// A call that failed inside scry itself (a bug): the call is answered
     /// with this, and everything else goes on.
     #[error("{0}")]
@@ -313,7 +339,7 @@ impl OpError {
             OpError::OutsideWorkspace { .. } => "OUTSIDE_WORKSPACE",
             OpError::BinaryFile(_) => "BINARY_FILE",
             OpError::NotARegularFile { .. } => "NOT_A_REGULAR_FILE",
-            OpError::FileTooLarge { .. } => "FILE_TOO_LARGE",
+            OpError::FileTooLarge { .. } | OpError::TooLargeForIndex { .. } => "FILE_TOO_LARGE",
             OpError::Internal(_) => "INTERNAL",
             OpError::NoServer(_) => "NO_SERVER",
             OpError::SymbolNotFound(_) => "SYMBOL_NOT_FOUND",
@@ -351,6 +377,20 @@ impl OpError {
                     len.div_ceil(1024),
                     limit / 1024
                 )
+            ),
+            OpError::TooLargeForIndex {
+                path: p,
+                len,
+                limit,
+                server,
+            } => msg!(
+                path(p),
+                format!(
+                    " is {} KiB, over the {} KiB the syntactic index reads (a fixed limit), and ",
+                    len.div_ceil(1024),
+                    limit / 1024
+                ),
+                message(server)
             ),
             OpError::OutsideWorkspace { path, root } => msg!(
                 path(path),

@@ -21,6 +21,7 @@ pub mod fuzzing;
 pub mod fuzzing_journal;
 pub mod isolate;
 pub mod limits;
+pub mod os_path;
 pub mod resolve;
 
 pub use diagnostics::{Collected, DiagnosticsBaseline, TargetKind, diagnostics_target};

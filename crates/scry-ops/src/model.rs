@@ -91,6 +91,7 @@ impl Action {
 /// exclusive end; all 1-based, columns in characters.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct Loc {
+    #[serde(with = "crate::os_path")]
     pub path: PathBuf,
     pub line: u32,
     pub col: u32,
@@ -217,19 +218,32 @@ pub enum Reason {
     /// `symbol` was found outside the workspace.
     OutsideWorkspace { symbol: String },
     /// The file has syntax errors; the parser recovered around them.
-    SyntaxErrors { path: PathBuf },
+    SyntaxErrors {
+        #[serde(with = "crate::os_path")]
+        path: PathBuf,
+    },
     /// A file the syntactic index left out, and why ("binary", "over the
     /// size limit").
-    NotIndexed { path: PathBuf, why: String },
+    NotIndexed {
+        #[serde(with = "crate::os_path")]
+        path: PathBuf,
+        why: String,
+    },
     /// No source file a grammar serves was found (`languages`: the
     /// grammars scry-syntax has).
     NoGrammarFiles { languages: Vec<String> },
     /// Methods the server registered dynamically.
     Registered { methods: Vec<String> },
     /// Where the server logs are.
-    ServerLogs { dir: PathBuf },
+    ServerLogs {
+        #[serde(with = "crate::os_path")]
+        dir: PathBuf,
+    },
     /// Configuration files read.
-    Configuration { files: Vec<PathBuf> },
+    Configuration {
+        #[serde(with = "crate::os_path::vec")]
+        files: Vec<PathBuf>,
+    },
     /// The answer is syntactic (tree-sitter, names matched as written, not
     /// resolved), `because` of the server's error (none: it was still
     /// indexing, said in `partial`).
@@ -401,6 +415,7 @@ pub enum CallDirection {
 /// One running server process.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RunningServer {
+    #[serde(with = "crate::os_path")]
     pub root: PathBuf,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pid: Option<u32>,
@@ -431,7 +446,11 @@ pub struct ServerStatus {
     /// The command (argv[0]) as configured.
     pub command: String,
     /// Where the command was found, `None` when it is not installed.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(
+        with = "crate::os_path::opt",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub installed: Option<PathBuf>,
     pub file_types: Vec<String>,
     pub disabled: bool,
@@ -444,6 +463,7 @@ pub struct ServerStatus {
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StatusReport {
+    #[serde(with = "crate::os_path")]
     pub workspace_root: PathBuf,
     pub servers: Vec<ServerStatus>,
     /// Configuration problems and warnings (missing servers, bad config).
@@ -485,6 +505,7 @@ pub struct MapEntry {
 /// One file in a repository map, with its chosen definitions in line order.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MapFileEntry {
+    #[serde(with = "crate::os_path")]
     pub path: PathBuf,
     pub definitions: Vec<MapEntry>,
 }
@@ -525,6 +546,7 @@ pub enum Body {
         text: String,
     },
     Outline {
+        #[serde(with = "crate::os_path")]
         path: PathBuf,
         symbols: Vec<SymbolNode>,
     },
@@ -540,6 +562,7 @@ pub enum Body {
     Status(StatusReport),
     Capabilities {
         server: String,
+        #[serde(with = "crate::os_path")]
         root: PathBuf,
         encoding: String,
         capabilities: Value,
@@ -585,7 +608,11 @@ impl Body {
 /// The question as the caller put it (echoed in answers and empty results).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Question {
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(
+        with = "crate::os_path::opt",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub path: Option<PathBuf>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub symbol: Option<String>,
@@ -832,6 +859,7 @@ pub struct ProviderRun {
 /// A file whose diagnostics from one provider did not come in time.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PendingFile {
+    #[serde(with = "crate::os_path")]
     pub path: PathBuf,
     pub provider: String,
     pub reason: String,
@@ -881,6 +909,7 @@ pub struct ChangesSummary {
     pub unchanged: usize,
     /// Files checked for the first time (no baseline yet): all their
     /// diagnostics are reported as new and became the baseline.
+    #[serde(with = "crate::os_path::vec")]
     pub first_check: Vec<PathBuf>,
 }
 
@@ -924,6 +953,7 @@ pub enum EditKind {
 /// text, with the new source line.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct EditedLine {
+    #[serde(with = "crate::os_path")]
     pub path: PathBuf,
     pub line: u32,
     pub col: u32,
@@ -932,7 +962,9 @@ pub struct EditedLine {
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FileMove {
+    #[serde(with = "crate::os_path")]
     pub from: PathBuf,
+    #[serde(with = "crate::os_path")]
     pub to: PathBuf,
 }
 
@@ -940,6 +972,7 @@ pub struct FileMove {
 /// `deleted file` headers with their diffs).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FilePreview {
+    #[serde(with = "crate::os_path")]
     pub path: PathBuf,
     pub diff: String,
 }
@@ -960,14 +993,26 @@ pub struct EditReport {
     pub edits: Vec<EditedLine>,
     /// Files whose content changed, created and deleted ones included.
     pub files_changed: usize,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        with = "crate::os_path::vec",
+        default,
+        skip_serializing_if = "Vec::is_empty"
+    )]
     pub created: Vec<PathBuf>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub renamed: Vec<FileMove>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        with = "crate::os_path::vec",
+        default,
+        skip_serializing_if = "Vec::is_empty"
+    )]
     pub deleted: Vec<PathBuf>,
     /// Existing files replaced whole (a create or rename with `overwrite`).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        with = "crate::os_path::vec",
+        default,
+        skip_serializing_if = "Vec::is_empty"
+    )]
     pub overwritten: Vec<PathBuf>,
     /// Previews: one diff per file (filled for dry runs).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

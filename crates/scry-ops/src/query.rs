@@ -26,6 +26,7 @@ use crate::model::{Action, Question, SeverityFilter};
 pub struct Query {
     pub action: Action,
     /// Absolute, or relative to the workspace root.
+    #[serde(with = "crate::os_path::opt", default)]
     pub path: Option<PathBuf>,
     pub symbol: Option<String>,
     /// 1-based.
@@ -43,6 +44,7 @@ pub struct Query {
     /// For `diagnostics`: files, directories, globs (`src/**/*.py`) or `*`
     /// for the whole workspace; absolute or relative to the workspace root.
     /// Empty: `path`, else the whole workspace.
+    #[serde(with = "crate::os_path::vec")]
     pub targets: Vec<PathBuf>,
     /// For `diagnostics`: which severities to show (default: errors and
     /// warnings).
@@ -96,6 +98,7 @@ pub enum Spot {
     Named { symbol: String },
     /// In one file: a symbol, a line, or both; a column only with a line.
     InFile {
+        #[serde(with = "crate::os_path")]
         path: PathBuf,
         symbol: Option<String>,
         line: Option<u32>,
@@ -183,18 +186,22 @@ pub enum Valid {
         spot: Spot,
     },
     Symbols {
+        #[serde(with = "crate::os_path")]
         path: PathBuf,
     },
     WorkspaceSymbols {
         /// The query, else the symbol.
         query: String,
         /// Ask the server of this file (else every running one).
+        #[serde(with = "crate::os_path::opt", default)]
         path: Option<PathBuf>,
     },
     Diagnostics {
         /// In the engine's form ([`crate::diagnostics_target`]); empty:
         /// `path`, else the whole workspace.
+        #[serde(with = "crate::os_path::vec")]
         targets: Vec<PathBuf>,
+        #[serde(with = "crate::os_path::opt", default)]
         path: Option<PathBuf>,
         severity: Option<SeverityFilter>,
         changes: bool,
@@ -209,6 +216,7 @@ pub enum Valid {
         idempotency_key: Option<String>,
     },
     CodeActions {
+        #[serde(with = "crate::os_path")]
         path: PathBuf,
         symbol: Option<String>,
         line: Option<u32>,
@@ -220,6 +228,7 @@ pub enum Valid {
     },
     Map {
         /// `path` and the targets.
+        #[serde(with = "crate::os_path::vec")]
         paths: Vec<PathBuf>,
         /// The symbol and the focus symbols.
         symbols: Vec<String>,
@@ -227,6 +236,7 @@ pub enum Valid {
     },
     Status,
     Capabilities {
+        #[serde(with = "crate::os_path::opt", default)]
         path: Option<PathBuf>,
     },
     Undo {
@@ -236,6 +246,7 @@ pub enum Valid {
     Request {
         method: String,
         params: Option<Value>,
+        #[serde(with = "crate::os_path::opt", default)]
         path: Option<PathBuf>,
     },
     Reload,
@@ -301,6 +312,7 @@ impl Valid {
                 spot.holds()
                     && !blank(new_name)
                     && new_name_checked(new_name).as_ref() == Ok(new_name)
+                    && !same_name(spot, new_name)
             }
             Valid::CodeActions {
                 symbol,
@@ -456,6 +468,8 @@ pub enum Problem {
     ControlChar(char),
     /// `new_name` longer than [`MAX_NEW_NAME_CHARS`] (its length).
     TooLong(usize),
+    /// `new_name` is the name the symbol already has: nothing to rename.
+    Unchanged,
 }
 
 /// The most characters a new name may have.
@@ -530,6 +544,10 @@ impl std::fmt::Display for Invalid {
                 "{arg} contains the control character {}; nothing was changed. Give the new identifier alone, on one line",
                 c.escape_default()
             ),
+            (Problem::Unchanged, _) => write!(
+                f,
+                "{arg} is the name the symbol already has: renaming it to itself changes nothing, so nothing was asked or written. Give a different {arg}"
+            ),
             (Problem::TooLong(n), _) => write!(
                 f,
                 "{arg} is {n} characters long (at most {MAX_NEW_NAME_CHARS}); nothing was changed. Give the new identifier alone, on one line"
@@ -550,6 +568,13 @@ impl From<Invalid> for OpError {
 /// surrounding spaces dropped, no control characters (line breaks, tabs,
 /// escapes) or line/paragraph separators, at most [`MAX_NEW_NAME_CHARS`]
 /// characters.
+/// Whether `new_name` is the name `spot` asks about already (its last
+/// segment: `Shape.area` is `area`), which a rename would leave as it is.
+fn same_name(spot: &Spot, new_name: &str) -> bool {
+    spot.symbol()
+        .is_some_and(|s| crate::resolve::SymbolName::parse(s).name == new_name)
+}
+
 fn new_name_checked(raw: &str) -> Result<String, Problem> {
     let name = raw.trim_matches(' ');
     if let Some(c) = name
@@ -684,6 +709,9 @@ impl Query {
                     s => s?,
                 };
                 let new_name = new_name_checked(&new_name).map_err(|p| bad(Arg::NewName, p))?;
+                if same_name(&spot, &new_name) {
+                    return Err(bad(Arg::NewName, Problem::Unchanged));
+                }
                 Valid::Rename {
                     spot,
                     new_name,

@@ -169,6 +169,31 @@ async fn pyright_renames_across_files() {
     fx.engine.shutdown().await;
 }
 
+/// Issue 26: renaming to the name it already has (asked by line, so the
+/// old name is known only from prepareRename) reported 181 edits and wrote
+/// nothing; it is refused before `textDocument/rename` is asked, and no
+/// file changes.
+#[tokio::test]
+async fn pyright_rename_to_the_same_name_is_refused_before_the_rename() {
+    let Some(fx) = fixture("python", "pyright-langserver") else {
+        return;
+    };
+    let files = ["inventory.py", "main.py", "report.py"];
+    let before = snapshot(&fx.root, &files);
+    let mut q = rename("inventory.py", "total_weight", "total_weight", true);
+    q.symbol = None;
+    q.line = Some(18);
+    q.column = Some(5);
+    let e = fx.engine.run_query(&q).await.unwrap_err();
+    assert_eq!(e.code(), "INVALID_ARGUMENT", "{e}");
+    assert!(
+        e.to_string().contains("the name the symbol already has"),
+        "{e}"
+    );
+    assert_eq!(snapshot(&fx.root, &files), before);
+    fx.engine.shutdown().await;
+}
+
 #[tokio::test]
 async fn typescript_renames_across_files() {
     let Some(fx) = fixture("typescript", "typescript-language-server") else {

@@ -63,6 +63,35 @@ where
     v
 }
 
+/// How many locations were found in all: the engine's count when it kept
+/// only the first of them (`Reason::NameMatchesCapped`), else `listed`.
+pub(crate) fn found_total(answer: &Answer, listed: usize) -> usize {
+    answer
+        .notes
+        .iter()
+        .find_map(|n| match n {
+            scry_ops::Reason::NameMatchesCapped { found, .. } => Some(*found),
+            _ => None,
+        })
+        .map_or(listed, |found| found.max(listed))
+}
+
+/// For a list that is capped (more than `max_locations`, or fewer kept than
+/// found): the locations in the file the question was asked in first,
+/// each part in its order (a cap never leaves the asked file out).
+pub(crate) fn asked_file_first(placed: &mut [Placed], answer: &Answer, root: &Path, capped: bool) {
+    if !capped {
+        return;
+    }
+    let asked = match (&answer.asked_at, &answer.question.path) {
+        (Some(a), _) => &a.loc.path,
+        (None, Some(p)) => p,
+        (None, None) => return,
+    };
+    let asked = display_path(&scry_workspace::paths::normalise(&root.join(asked)), root);
+    placed.sort_by_key(|p| p.path != asked);
+}
+
 /// Number of distinct files among `items`.
 pub(crate) fn distinct_files<'a, 'b: 'a>(items: impl IntoIterator<Item = &'a Placed<'b>>) -> usize {
     items

@@ -11,7 +11,10 @@ use std::path::Path;
 use scry_ops::{Answer, Body, CallEdge, CallItem, Loc, ServerStatus, SymbolItem, SymbolNode};
 use serde_json::{Map, Value, json};
 
-use crate::common::{Placed, clip_line, distinct_files, flatten_outline, place, sort_dedup};
+use crate::common::{
+    Placed, asked_file_first, clip_line, distinct_files, flatten_outline, found_total, place,
+    sort_dedup,
+};
 use crate::words::{self, Dialect};
 use crate::{RenderOptions, display_path};
 
@@ -189,14 +192,27 @@ fn render_body(answer: &Answer, root: &Path, opts: &RenderOptions) -> Value {
     match &answer.body {
         Body::Locations { locations } => {
             b.insert("kind".into(), "locations".into());
-            let placed = sort_dedup(locations.iter().enumerate().map(|(i, l)| place(l, root, i)));
-            let limit = placed.len().min(cap);
+            let mut placed =
+                sort_dedup(locations.iter().enumerate().map(|(i, l)| place(l, root, i)));
+            let listed = placed.len();
+            let total = found_total(answer, listed);
+            asked_file_first(&mut placed, answer, root, listed > cap || total > listed);
+            let limit = listed.min(cap);
             fit_json(limit, max, |n| {
                 let mut fields = vec![
                     ("locations", placed[..n].iter().map(placed_json).collect()),
-                    ("total", placed.len().into()),
+                    ("total", total.into()),
                 ];
-                fields.extend(omitted_items(&placed[n..], n, cap).map(|o| ("omitted", o)));
+                let mut omitted = omitted_items(&placed[n..], n, cap);
+                if total > listed {
+                    // Found but past those the engine considered.
+                    let o = omitted.get_or_insert_with(
+                        || json!({"count": 0, "files": 0, "reason": "not_considered"}),
+                    );
+                    o["count"] = (total - n).into();
+                    o["not_considered"] = (total - listed).into();
+                }
+                fields.extend(omitted.map(|o| ("omitted", o)));
                 with(&b, fields)
             })
         }

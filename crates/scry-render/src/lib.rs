@@ -55,7 +55,9 @@ impl Default for RenderOptions {
 ///
 /// The first line says what was answered and where it was asked; then the
 /// results; then what was left out, other declarations of the name, and notes.
-/// When lists are capped the last result line is `… N more references in M
+/// When lists are capped the header gives the total found and how many are
+/// shown (`95002 references to `qux` (at big.rb), 100 shown — …`), the file
+/// asked about is listed first, and the last result line is `… N more references in M
 /// files (...)`; when anything else is over `max_chars` the text is cut at a
 /// line boundary and ends with `… output truncated at N characters (M more
 /// lines)`.
@@ -134,6 +136,12 @@ pub fn error_message_in(err: &OpError, root: &Path, dialect: Dialect) -> String 
 /// through [`relativise_text`], since only it can name the root as text.
 ///
 /// [`relativise_text`]: scry_workspace::paths::relativise_text
+///
+/// Echoed input is bounded: a `quoted` span (how scry's messages quote a
+/// symbol, a query, a name) over [`MAX_ECHO_CHARS`] characters and a path
+/// over [`MAX_ECHO_PATH_CHARS`] are cut with `…` and their length said
+/// (`` `xxxx…` (100000 characters) ``), so a huge argument never becomes
+/// a huge error line.
 pub fn error_text(err: &OpError, root: &Path) -> String {
     error_text_in(err, root, Dialect::Mcp)
 }
@@ -141,11 +149,99 @@ pub fn error_text(err: &OpError, root: &Path) -> String {
 /// [`error_text`], each argument it names ([`scry_ops::Part::Arg`])
 /// spelled as `dialect`'s front end takes it.
 pub fn error_text_in(err: &OpError, root: &Path, dialect: Dialect) -> String {
-    err.message().render_args(
-        |p| display_path(p, root),
-        |f| scry_workspace::paths::relativise_text(f, root).into_owned(),
-        |a| dialect.flag(a),
-    )
+    let mut out = Echo::default();
+    for part in err.message().parts() {
+        match part {
+            scry_ops::Part::Text(t) => out.text(t),
+            scry_ops::Part::Path(p) => {
+                out.opaque(&clip_echo(&display_path(p, root), MAX_ECHO_PATH_CHARS))
+            }
+            scry_ops::Part::Arg(a) => out.opaque(&dialect.flag(*a)),
+            scry_ops::Part::Foreign(f) => {
+                let f = scry_workspace::paths::relativise_text(f, root);
+                let mut inner = Echo::default();
+                inner.text(&f);
+                out.opaque(&inner.finish());
+            }
+        }
+    }
+    out.finish()
+}
+
+/// An error's text with each `quoted` span of scry's words (the caller's
+/// symbol, query, name) bounded to [`MAX_ECHO_CHARS`] characters: cut
+/// with `…`, its length said after the closing quote.
+#[derive(Default)]
+struct Echo {
+    out: String,
+    inside: bool,
+    /// Characters of the open span so far.
+    span: usize,
+}
+
+impl Echo {
+    fn text(&mut self, t: &str) {
+        for c in t.chars() {
+            if c == '`' {
+                self.out.push('`');
+                if self.inside {
+                    self.close();
+                }
+                self.inside = !self.inside;
+                self.span = 0;
+                continue;
+            }
+            if self.inside {
+                self.span += 1;
+                if self.span <= MAX_ECHO_CHARS {
+                    self.out.push(c);
+                } else if self.span == MAX_ECHO_CHARS + 1 {
+                    // Over: the last character shown becomes the cut mark.
+                    self.out.pop();
+                    self.out.push('…');
+                }
+            } else {
+                self.out.push(c);
+            }
+        }
+    }
+
+    /// A piece shown as it is (a path, a server's text).
+    fn opaque(&mut self, t: &str) {
+        self.out.push_str(t);
+    }
+
+    /// The marker of a span that was cut.
+    fn close(&mut self) {
+        if self.span > MAX_ECHO_CHARS {
+            self.out.push_str(&format!(" ({} characters)", self.span));
+        }
+    }
+
+    fn finish(mut self) -> String {
+        if self.inside {
+            self.close();
+        }
+        self.out
+    }
+}
+
+/// Most characters of one `quoted` span an error shows (a symbol, query or
+/// name as the caller gave it); longer ones are cut with a marker.
+pub const MAX_ECHO_CHARS: usize = 200;
+/// Most characters of one path an error shows (`PATH_MAX` is 4096 bytes:
+/// only a path that names no file is longer).
+pub const MAX_ECHO_PATH_CHARS: usize = 1024;
+
+/// `s` cut to `max` characters (`…` at the cut) and its length said, when
+/// longer; as it is otherwise.
+fn clip_echo(s: &str, max: usize) -> std::borrow::Cow<'_, str> {
+    let n = s.chars().count();
+    if n <= max {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let head: String = s.chars().take(max.saturating_sub(1)).collect();
+    std::borrow::Cow::Owned(format!("{head}… ({n} characters)"))
 }
 
 /// An error as one line: `error[FILE_NOT_FOUND]: file not found: src/x.rs`
@@ -271,6 +367,45 @@ mod tests {
             render_error(&e, root),
             "error[FILE_NOT_FOUND]: file not found: x\\ny.rs"
         );
+    }
+
+    #[test]
+    fn echoed_input_in_errors_is_bounded_with_a_marker() {
+        let root = Path::new("/ws/proj");
+        let long = "x".repeat(100_000);
+        let e = OpError::SymbolNotFound(scry_ops::msg!(
+            format!("`{long}` does not occur in "),
+            path("/ws/proj/a.py"),
+            "; check the spelling"
+        ));
+        let line = render_error(&e, root);
+        assert!(line.chars().count() < 400, "{line}");
+        assert!(
+            line.ends_with("…` (100000 characters) does not occur in a.py; check the spelling"),
+            "{line}"
+        );
+        assert_eq!(line.matches('x').count(), MAX_ECHO_CHARS - 1);
+        // At the bound, as it is; a path too long to name a file is cut.
+        let at = "y".repeat(MAX_ECHO_CHARS);
+        let e = OpError::SymbolNotFound(scry_ops::msg!(format!("`{at}` is not here")));
+        assert_eq!(
+            render_error(&e, root),
+            format!("error[SYMBOL_NOT_FOUND]: `{at}` is not here")
+        );
+        let e = OpError::FileNotFound(PathBuf::from(format!("/ws/proj/{long}.py")));
+        let line = render_error(&e, root);
+        assert!(
+            line.ends_with("… (100003 characters)"),
+            "{:.80}",
+            &line[line.len() - 80..]
+        );
+        assert!(line.chars().count() < 1100);
+        // A server's text quoting the input, too.
+        let e = OpError::ServerError(scry_ops::msg!(
+            "pyright: ",
+            foreign(format!("`{long}` is unknown"))
+        ));
+        assert!(render_error(&e, root).chars().count() < 400);
     }
 
     #[test]

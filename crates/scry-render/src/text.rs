@@ -10,8 +10,8 @@ use serde_json::Value;
 
 use crate::RenderOptions;
 use crate::common::{
-    Placed, asked_position, clip, clip_line, distinct_files, flatten_outline, location_noun, place,
-    plural, sort_dedup, subject_name,
+    Placed, asked_file_first, asked_position, clip, clip_line, distinct_files, flatten_outline,
+    found_total, location_noun, place, plural, sort_dedup, subject_name,
 };
 use crate::display_path;
 use crate::words::{self, Dialect};
@@ -312,46 +312,61 @@ fn loc_line(loc: &Loc, indent: &str) -> String {
 }
 
 fn render_locations(ctx: &Ctx, locations: &[Loc]) -> Rendered {
-    let placed = sort_dedup(
+    let mut placed = sort_dedup(
         locations
             .iter()
             .enumerate()
             .map(|(i, l)| place(l, ctx.root, i)),
     );
-    let total = placed.len();
+    let listed = placed.len();
+    let total = found_total(ctx.answer, listed);
+    let capped = listed > ctx.opts.max_locations || total > listed;
+    asked_file_first(&mut placed, ctx.answer, ctx.root, capped);
     let (one, many) = location_noun(ctx.answer.action);
     let prep = if ctx.answer.action == scry_ops::Action::References {
         "to"
     } else {
         "of"
     };
-    let header = format!(
-        "{}{}{}{}",
+    let base = format!(
+        "{}{}{}",
         plural(total, one, many),
         ctx.about(prep),
-        ctx.at_paren(),
-        ctx.server()
+        ctx.at_paren()
     );
-    let reserve = more_marker(&placed, one, many).chars().count();
-    let mut fit = ctx.fit(&header, reserve);
+    let server = ctx.server();
+    // The longest the header can be once the list is cut.
+    let widest = format!("{base}, {listed} shown{server}");
+    let reserve = more_marker(&placed, total, one, many).chars().count();
+    let mut fit = ctx.fit(&widest, reserve);
     grouped(&mut fit, &placed, |p| loc_line(p.loc, "  "));
-    let omitted = &placed[fit.shown..];
+    let cut = fit.shown < total;
     Rendered {
-        header,
-        marker: (!omitted.is_empty()).then(|| more_marker(omitted, one, many)),
+        header: if cut {
+            format!("{base}, {} shown{server}", fit.shown)
+        } else {
+            format!("{base}{server}")
+        },
+        marker: cut.then(|| more_marker(&placed[fit.shown..], total - fit.shown, one, many)),
         body: fit.lines,
     }
 }
 
 /// The marker after a cut list: "… N more callers in M files (narrow …)",
-/// `one`/`many` naming an omitted item.
-fn more_marker(omitted: &[Placed], one: &str, many: &str) -> String {
-    let n = omitted.len();
-    format!(
-        "… {n} more {} in {} {NARROWER}",
-        if n == 1 { one } else { many },
-        plural(distinct_files(omitted), "file", "files")
-    )
+/// `one`/`many` naming an omitted item; `n` counts the omitted items,
+/// `omitted` those of them the answer holds (fewer when the engine kept
+/// only the first it found: the rest are said as not considered).
+fn more_marker(omitted: &[Placed], n: usize, one: &str, many: &str) -> String {
+    let noun = if n == 1 { one } else { many };
+    let files = plural(distinct_files(omitted), "file", "files");
+    match n - omitted.len().min(n) {
+        0 => format!("… {n} more {noun} in {files} {NARROWER}"),
+        _ if omitted.is_empty() => format!("… {n} more {noun}, past those considered {NARROWER}"),
+        rest => format!(
+            "… {n} more {noun}: {} in {files}, {rest} past those considered {NARROWER}",
+            omitted.len()
+        ),
+    }
 }
 
 /// Pushes `placed` grouped under file header lines until the caps bite.
@@ -498,7 +513,9 @@ fn render_calls(ctx: &Ctx, direction: CallDirection, calls: &[CallEdge]) -> Rend
         plural(sites, "call site", "call sites"),
         ctx.server()
     );
-    let reserve = more_marker(&placed, one, many).chars().count();
+    let reserve = more_marker(&placed, placed.len(), one, many)
+        .chars()
+        .count();
     let mut fit = ctx.fit(&header, reserve);
     for p in &placed {
         let call = &calls[p.idx];
@@ -523,7 +540,7 @@ fn render_calls(ctx: &Ctx, direction: CallDirection, calls: &[CallEdge]) -> Rend
     let omitted = &placed[fit.shown..];
     Rendered {
         header,
-        marker: (!omitted.is_empty()).then(|| more_marker(omitted, one, many)),
+        marker: (!omitted.is_empty()).then(|| more_marker(omitted, omitted.len(), one, many)),
         body: fit.lines,
     }
 }

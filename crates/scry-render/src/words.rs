@@ -116,7 +116,7 @@ pub(crate) fn reason_in(r: &Reason, root: &Path, d: Dialect) -> String {
         }
         Reason::NameMatchesCapped { name, found, kept } => {
             format!(
-                "{found} references of `{name}` found; the first {kept} (in path order) considered"
+                "{found} references of `{name}` found; the first {kept} (the asked file's first, then in path order) considered"
             )
         }
         Reason::OutsideWorkspace { symbol } => {

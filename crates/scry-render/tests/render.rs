@@ -142,6 +142,60 @@ fn references_capped_at_three() {
     insta::assert_json_snapshot!("references_cap3_json", json);
 }
 
+/// Capped references asked in a file that sorts last (`z.rb`), of which
+/// the engine kept 6 of the 95 it found: the asked file's first, the
+/// header says the true total and how many are shown, the marker how many
+/// were left out and how many were never considered.
+#[test]
+fn capped_references_list_the_asked_file_first_and_say_the_true_total() {
+    let mut locations: Vec<Loc> = (1..=4)
+        .map(|l| loc("a.py", l, 1, 3, Some("qux()")))
+        .collect();
+    locations.push(loc("z.rb", 1, 5, 3, Some("def qux(a)")));
+    locations.push(loc("z.rb", 4, 1, 3, Some("qux(1)")));
+    let mut a = Answer::new(
+        Action::References,
+        question("qux", "z.rb"),
+        Body::Locations { locations },
+    );
+    a.server = Some("tree-sitter".into());
+    a.notes.push(Reason::NameMatchesCapped {
+        name: "qux".into(),
+        found: 95,
+        kept: 6,
+    });
+    let opts = RenderOptions {
+        max_locations: 3,
+        ..RenderOptions::default()
+    };
+    let (text, json) = both(&a, &opts);
+    insta::assert_snapshot!("references_engine_capped_text", text);
+    assert_eq!(json["total"], 95);
+    assert_eq!(json["locations"][0]["path"], "z.rb");
+    assert_eq!(json["locations"][1]["path"], "z.rb");
+    assert_eq!(
+        json["omitted"],
+        json!({"count": 92, "files": 1, "reason": "max_locations", "not_considered": 89})
+    );
+    // Not capped: the usual order, no "shown".
+    let text = render_text(
+        &a,
+        root(),
+        &RenderOptions {
+            max_locations: 100,
+            ..RenderOptions::default()
+        },
+    );
+    assert!(
+        text.starts_with("95 references to `qux` (at z.rb), 6 shown — tree-sitter\nz.rb\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("\n… 89 more references, past those considered (narrow the question"),
+        "{text}"
+    );
+}
+
 #[test]
 fn references_char_cap() {
     let opts = RenderOptions {

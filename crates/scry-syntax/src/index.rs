@@ -465,8 +465,11 @@ impl SyntaxIndex {
         let Some(f) = &self.cache_file else {
             return;
         };
+        // A name that is not UTF-8 cannot be a JSON string: that file is
+        // indexed again by the next process, the others stay cached.
         let mut list: Vec<DiskFileOut> = files
             .iter()
+            .filter(|(p, _)| p.to_str().is_some())
             .map(|(p, e)| DiskFileOut {
                 path: p,
                 size: e.size,
@@ -650,6 +653,43 @@ mod tests {
         std::fs::remove_file(root.join("src/b.py")).unwrap();
         let s6 = ix2.refresh();
         assert_eq!(s6.files.len(), 1);
+    }
+
+    /// A file name that is not UTF-8 is indexed, and the disk cache still
+    /// holds the other files (it was not written at all before).
+    #[test]
+    fn a_name_that_is_not_utf8_is_indexed_and_the_cache_keeps_the_rest() {
+        use std::os::unix::ffi::OsStrExt;
+        let ws = tempfile::tempdir().unwrap();
+        let cache = tempfile::tempdir().unwrap();
+        let root = ws.path().canonicalize().unwrap();
+        write(
+            &root,
+            "a.rb",
+            b"def qux
+end
+",
+        );
+        let odd = std::ffi::OsStr::from_bytes(b"\xff_x.rb");
+        std::fs::write(
+            root.join(odd),
+            b"def odd_one
+end
+",
+        )
+        .unwrap();
+        let ix = SyntaxIndex::new(&root, Some(cache.path()));
+        let s = ix.refresh();
+        assert_eq!(s.files.len(), 2);
+        assert!(s.files.contains_key(Path::new(odd)));
+        let warm = SyntaxIndex::new(&root, Some(cache.path()));
+        assert_eq!(warm.disk_summary().map(|(files, _)| files), Some(2));
+        let s = warm.refresh();
+        assert_eq!(
+            (s.files.len(), s.parsed),
+            (2, 1),
+            "only the odd name parsed again"
+        );
     }
 
     #[test]

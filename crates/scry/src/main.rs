@@ -301,16 +301,19 @@ fn print_out(text: &str) {
 }
 
 /// A path as the user typed it: relative to the current directory when
-/// that exists, else relative to the workspace root.
+/// that exists, else relative to the workspace root; a name written as
+/// scry shows one that is not UTF-8 (`\xff_x.rb`) names that file
+/// (`paths::unescaped`).
 fn user_path(p: &Path, cwd: &Path, root: &Path) -> PathBuf {
+    use scry_workspace::paths::unescaped;
     if p.is_absolute() {
-        return p.to_path_buf();
+        return unescaped(root, p);
     }
-    let from_cwd = cwd.join(p);
+    let from_cwd = cwd.join(unescaped(cwd, p));
     if from_cwd.exists() {
         from_cwd
     } else {
-        root.join(p)
+        root.join(unescaped(root, p))
     }
 }
 
@@ -318,6 +321,10 @@ fn positive(name: &str, v: Option<i64>) -> Result<Option<u32>, String> {
     match v {
         None => Ok(None),
         Some(n) if n >= 1 && n <= u32::MAX as i64 => Ok(Some(n as u32)),
+        Some(n) if n >= 1 => Err(format!(
+            "--{name} {n} is out of range: at most {}",
+            u32::MAX
+        )),
         Some(n) => Err(format!(
             "--{name} must be a positive 1-based number, got {n}"
         )),

@@ -902,3 +902,78 @@ fn untimed(v: &Value) -> Value {
         other => other.clone(),
     }
 }
+
+/// Runs `scry ARGS` and waits for it at most `within` (killed and failed
+/// past it: a hang is a failure, never a stuck test run).
+fn bounded(env: &Env, args: &[&str], within: Duration) -> Output {
+    let mut child = env.spawn(args);
+    let t = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if t.elapsed() > within {
+            let _ = child.kill();
+            let out = child.wait_with_output().unwrap();
+            panic!(
+                "scry {args:?} gave no answer within {within:?} (stderr: {})",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    child.wait_with_output().unwrap()
+}
+
+/// A file name that is not UTF-8 (`\xff_x.rb`) hung every daemon-routed
+/// answer that would list it: serde refused the path, and the call ended
+/// without a frame. It is listed escaped, the same bytes as in-process,
+/// on the CLI and through MCP (`map`, `references`), and the daemon
+/// serves on.
+#[test]
+fn a_file_name_that_is_not_utf8_is_listed_escaped_through_the_daemon_never_a_hang() {
+    use std::os::unix::ffi::OsStrExt;
+    let env = Env::new(None);
+    std::fs::write(env.ws.join("a.rb"), "def qux(a)\n  a\nend\nqux(1)\n").unwrap();
+    let odd = env.ws.join(std::ffi::OsStr::from_bytes(b"\xff_x.rb"));
+    std::fs::write(&odd, "qux(2)\ndef odd_one\nend\n").unwrap();
+    let bound = Duration::from_secs(60);
+    let args = ["refs", "a.rb", "qux", "--timeout-ms", "5000"];
+    let daemon = bounded(&env, &args, bound);
+    let t = text(&daemon);
+    assert!(daemon.status.success(), "{daemon:?}");
+    assert!(t.contains("\\xff_x.rb\n  1:1  qux(2)"), "{t}");
+    assert!(!t.contains('\u{fffd}'), "{t}");
+    let mut local = args.to_vec();
+    local.push("--no-daemon");
+    assert_eq!(
+        text(&bounded(&env, &local, bound)),
+        t,
+        "the same bytes in-process"
+    );
+    let json = bounded(&env, &["refs", "a.rb", "qux", "--json"], bound);
+    let v: Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert!(
+        v["locations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|l| l["path"] == "\\xff_x.rb"),
+        "{v}"
+    );
+    // The daemon serves on: a second call, then MCP through it.
+    assert!(env.daemon_pid().is_some());
+    let mut mcp = Mcp::start(&env);
+    let map = mcp.lsp(2, json!({"action": "map"}));
+    assert!(
+        map.contains("\\xff_x.rb") && map.contains("odd_one"),
+        "{map}"
+    );
+    let refs = mcp.lsp(
+        3,
+        json!({"action": "references", "path": "a.rb", "symbol": "qux", "timeout_ms": 5000}),
+    );
+    assert!(refs.contains("\\xff_x.rb\n  1:1  qux(2)"), "{refs}");
+    // The name as shown asks about that file, in MCP and on the CLI.
+    let outline = mcp.lsp(4, json!({"action": "symbols", "path": "\\xff_x.rb"}));
+    assert!(outline.contains("odd_one"), "{outline}");
+    let cli = bounded(&env, &["symbols", "\\xff_x.rb"], bound);
+    assert!(text(&cli).contains("odd_one"), "{cli:?}");
+}

@@ -445,3 +445,115 @@ fn a_panic_inside_one_call_is_an_internal_error_and_the_daemon_goes_on() {
     assert!(stdout(&out).contains("a.rb"), "{}", stdout(&out));
     assert_eq!(env.daemon_pid(), Some(daemon), "the same daemon served on");
 }
+
+/// Issue 26's smaller points, through the daemon, each said as what it is:
+/// `map` on a FIFO is refused like every other action; a configured index
+/// that is a FIFO is "not a regular file", not "not found"; a Ruby file
+/// only too large for the syntactic index is FILE_TOO_LARGE naming that
+/// limit, not NO_SERVER; a 100,000-character symbol is echoed cut; a line
+/// past the largest is out of range, not "must be positive"; renaming to
+/// the same name is refused before any server is asked.
+#[test]
+fn special_and_oversized_inputs_are_said_as_what_they_are() {
+    let mut env = Env::new();
+    let ws = env.ws.clone();
+    mkfifo(&ws.join("fifo.rb"));
+    std::fs::write(ws.join("a.rb"), "def qux(a)\n  a\nend\nqux(1)\n").unwrap();
+    std::fs::write(ws.join("a.py"), "def foo(a):\n    return a\n\nfoo(1)\n").unwrap();
+    let mut big = String::from("def zap(a)\n  a\nend\n");
+    while big.len() <= 1024 * 1024 + 10 {
+        big.push_str("zap(1)\n");
+    }
+    std::fs::write(ws.join("big_one.rb"), &big).unwrap();
+    let t = Duration::from_secs(60);
+    let refused = |args: &[&str], code: &str| -> String {
+        let (out, _) = env.run(args, t);
+        let e = stderr(&out);
+        let shown: Vec<String> = args.iter().map(|a| a.chars().take(40).collect()).collect();
+        assert!(!out.status.success(), "{shown:?}: {:.2000}", stdout(&out));
+        assert!(
+            e.contains(&format!("error[{code}]")),
+            "{shown:?}: {e:.2000}"
+        );
+        e
+    };
+
+    let e = refused(&["map", "fifo.rb"], "NOT_A_REGULAR_FILE");
+    assert!(
+        e.contains("fifo.rb is not a regular file (a named pipe)"),
+        "{e}"
+    );
+
+    // (Were `zap` used in another file, those uses would be the answer,
+    // with a note that big_one.rb is not in the index.)
+    let e = refused(&["refs", "big_one.rb", "zap"], "FILE_TOO_LARGE");
+    assert!(
+        e.contains("over the 1024 KiB the syntactic index reads (a fixed limit)")
+            && e.contains("no language server is configured for *.rb files"),
+        "{e}"
+    );
+
+    let long = "x".repeat(100_000);
+    let e = refused(&["refs", "a.py", &long], "SYMBOL_NOT_FOUND");
+    assert!(e.chars().count() < 1000, "{} characters", e.chars().count());
+    assert!(e.contains("…` (100000 characters)"), "{e:.1000}");
+
+    let (out, _) = env.run(&["refs", "a.rb", "qux", "--line", "4294967296"], t);
+    let e = stderr(&out);
+    assert!(!out.status.success());
+    assert!(
+        e.contains("--line 4294967296 is out of range: at most 4294967295"),
+        "{e}"
+    );
+
+    let e = refused(&["rename", "a.py", "foo", "foo"], "INVALID_ARGUMENT");
+    assert!(e.contains("the name the symbol already has"), "{e}");
+
+    // A configured CI index that is a FIFO (trusted, so it is read).
+    mkfifo(&ws.join("idx.scip"));
+    std::fs::write(ws.join(".scry.json"), r#"{"index": {"path": "idx.scip"}}"#).unwrap();
+    env.extra_env.push(("SCRY_TRUST".into(), "all".into()));
+    let (out, _) = env.run(&["status"], t);
+    let s = stdout(&out);
+    assert!(
+        s.contains("idx.scip: not a regular file (a named pipe); scry reads only regular files"),
+        "{s}"
+    );
+    assert!(!s.contains("idx.scip: not found"), "{s}");
+}
+
+/// Capped references asked in `big.rb`: the engine keeps the asked file's
+/// uses among the 10,000 it considers and the list shows them first; the
+/// header says how many were found (95,002) and how many are shown.
+#[test]
+fn capped_references_list_the_asked_file_first_and_say_the_true_total() {
+    let env = Env::new();
+    std::fs::write(env.ws.join("big.rb"), "def qux(a)\n  a\nend\nqux(1)\n").unwrap();
+    std::fs::write(env.ws.join("big.py"), "qux()\n".repeat(95_000)).unwrap();
+    let t = Duration::from_secs(120);
+    let args = ["refs", "big.rb", "qux", "--timeout-ms", "60000"];
+    let (out, _) = env.run(&args, t);
+    let o = stdout(&out);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let mut lines = o.lines();
+    let header = lines.next().unwrap();
+    assert!(
+        header.starts_with("95002 references to `qux` (at big.rb")
+            && header.contains(", 100 shown — tree-sitter (syntactic)"),
+        "{header}"
+    );
+    assert_eq!(lines.next(), Some("big.rb"), "{o:.600}");
+    assert!(
+        o.contains("… 94902 more references: 9900 in 1 file, 85002 past those considered"),
+        "{o}"
+    );
+    let (out, _) = env.run(
+        &["refs", "big.rb", "qux", "--timeout-ms", "60000", "--json"],
+        t,
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["total"], 95_002, "{:.400}", v.to_string());
+    assert_eq!(v["locations"][0]["path"], "big.rb");
+    assert_eq!(v["omitted"]["count"], 95_002 - 100);
+    assert_eq!(v["omitted"]["not_considered"], 95_002 - 10_000);
+}

@@ -181,6 +181,17 @@ pub(crate) async fn rename(
             "; nothing was changed"
         )));
     };
+    // Asked by line: the old name is known only now (`Query::validate`
+    // refused a symbol named as its own new name), still before the
+    // server is asked to rename.
+    if old_name == new_name {
+        return Err(crate::query::Invalid {
+            action: Action::Rename,
+            arg: crate::action::Arg::NewName,
+            problem: crate::query::Problem::Unchanged,
+        }
+        .into());
+    }
     let params = lsp::RenameParams {
         new_name: new_name.to_string(),
         work_done_progress_params: Default::default(),

@@ -142,7 +142,11 @@ pub fn index_lines(
     for source in sources {
         let Some(stat) = scry_index::store::stat(source.scip()) else {
             if matches!(source, Source::Configured(_)) {
-                out.push(format!("{}: not found", source.describe(root)));
+                out.push(format!(
+                    "{}: {}",
+                    source.describe(root),
+                    scry_index::cache::unreadable(source.scip())
+                ));
             }
             continue;
         };

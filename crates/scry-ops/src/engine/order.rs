@@ -169,6 +169,19 @@ impl Engine {
         }
         match lower.syntactic {
             Some(Ok(Some(a))) => Ok(a.label(&why)),
+            // No server, and the file too large for the syntactic index:
+            // that is the reason, with why no server answered.
+            Some(Ok(None)) => match (result, self.too_large_for_index(q)) {
+                (Err(OpError::NoServer(server)), Some((path, len))) => {
+                    Err(OpError::TooLargeForIndex {
+                        path,
+                        len,
+                        limit: scry_syntax::index::MAX_FILE_BYTES,
+                        server,
+                    })
+                }
+                (result, _) => result,
+            },
             // A question the index cannot place either: the server's error
             // says more.
             Some(Err(e)) if result.is_ok() => Err(e),

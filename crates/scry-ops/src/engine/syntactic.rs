@@ -120,6 +120,14 @@ impl Engine {
         }
     }
 
+    /// The asked file and its size, when it is over the syntactic index's
+    /// limit (the index leaves it out).
+    pub(crate) fn too_large_for_index(&self, q: &Valid) -> Option<(PathBuf, u64)> {
+        let path = self.resolve_path(q.path()?).ok()?;
+        let len = std::fs::metadata(&path).ok()?.len();
+        (len > scry_syntax::index::MAX_FILE_BYTES).then_some((path, len))
+    }
+
     /// The server serving the question's file (or any running one), when it
     /// reports indexing.
     pub(crate) fn indexing_server(&self, q: &Valid) -> Option<Reason> {
@@ -233,8 +241,11 @@ impl Engine {
                 }
                 match q.action() {
                     Action::References => {
-                        let found = sq::references(&snap, &name.name);
+                        let mut found = sq::references(&snap, &name.name);
                         if found.len() > MAX_REFERENCES {
+                            // Those in the asked file first (then path
+                            // order): the cap never leaves it out.
+                            found.sort_by_key(|o| Some(o.path) != rel_path.as_deref());
                             answer.notes.push(Reason::NameMatchesCapped {
                                 name: name.name.clone(),
                                 found: found.len(),
@@ -384,11 +395,18 @@ impl Engine {
                     root: root.clone(),
                 });
             }
+            // A directory or a file to focus on; a FIFO, socket or device
+            // is refused as everywhere (`NOT_A_REGULAR_FILE`), never
+            // opened. Its size does not matter: the map reads no file
+            // the index left out.
+            if !canon.is_dir() {
+                scry_lsp::disk::check(&canon, u64::MAX)?;
+            }
             let rel = canon.strip_prefix(&root).unwrap_or(&canon).to_path_buf();
             shown_focus.push(if rel.as_os_str().is_empty() {
                 ".".to_string()
             } else {
-                rel.display().to_string()
+                scry_workspace::paths::display(&rel, Path::new(""))
             });
             focus.paths.push(rel);
         }
@@ -429,7 +447,10 @@ impl Engine {
             skipped: snap
                 .skipped
                 .iter()
-                .map(|s| format!("{} ({})", s.path.display(), s.reason))
+                .map(|s| {
+                    let shown = scry_workspace::paths::display(&s.path, Path::new(""));
+                    format!("{shown} ({})", s.reason)
+                })
                 .collect(),
         };
         let mut answer = Answer::new(q.action(), q.question(&root), Body::Map(report));

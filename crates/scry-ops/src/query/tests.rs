@@ -497,6 +497,18 @@ fn new_names_are_checked() {
             MAX_NEW_NAME_CHARS + 1
         )
     );
+    // The name it already has (also as the last part of a qualified
+    // name): nothing to rename, refused before any server is asked.
+    for (symbol, new) in [("old", "old"), ("Shape.old", "old"), ("m::old", " old ")] {
+        let mut r = rename(new);
+        r.symbol = Some(symbol.into());
+        assert_eq!(
+            refusal(&r),
+            "new_name is the name the symbol already has: renaming it to itself changes nothing, so nothing was asked or written. Give a different new_name",
+            "{symbol} -> {new}"
+        );
+    }
+    assert_eq!(name_of(&rename("old2")), "old2");
     // Checked after where it points: a rename pointing nowhere says so
     // first, as before.
     let mut nowhere = rename("a\nb");
