@@ -200,7 +200,6 @@ fn run_indexers(
     } = opts;
     let mut parts = Vec::new();
     let mut missing = 0;
-    let env = scry_workspace::env::current_vars();
     for p in plan(ws, root) {
         let Some(program) = &p.program else {
             progress(Progress::Missing(p.missing_text()));
@@ -225,13 +224,10 @@ fn run_indexers(
             .map(|s| s.env.clone())
             .unwrap_or_default();
         let mut cmd = Command::new(program);
+        // The call's environment, then the server's configured one, the
+        // PATH cleaned (scry_workspace::env::for_child).
+        ws.child_env(&server_env).apply(&mut cmd);
         cmd.args(&args)
-            .envs(
-                env.iter()
-                    .filter(|(k, _)| !server_env.contains_key(k))
-                    .cloned(),
-            )
-            .envs(server_env)
             .current_dir(root)
             .stdin(Stdio::null())
             .stdout(Stdio::null())

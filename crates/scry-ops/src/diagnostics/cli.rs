@@ -108,22 +108,20 @@ async fn read_capped(
     (buf, truncated)
 }
 
-/// Run `program args` in `root` until it exits or `deadline` passes.
+/// Run `program args` in `root` with exactly the environment `env` (the
+/// workspace's [`scry_workspace::Workspace::child_env`]) until it exits or
+/// `deadline` passes.
 pub async fn run(
     program: &Path,
     args: &[String],
-    env: &[(String, String)],
+    env: &scry_workspace::env::ChildEnv,
     root: &Path,
     deadline: tokio::time::Instant,
 ) -> Result<CliOutput, CliError> {
     let start = tokio::time::Instant::now();
-    // The calling client's variables (through the daemon), then the
-    // linter's configured ones.
-    let call = scry_workspace::env::current_vars();
     let mut cmd = CommandWrap::with_new(program, |c| {
+        env.apply_async(c);
         c.args(args)
-            .envs(call.iter().map(|(k, v)| (k, v)))
-            .envs(env.iter().map(|(k, v)| (k, v)))
             .current_dir(root)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
