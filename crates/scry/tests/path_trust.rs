@@ -351,3 +351,62 @@ fn doctor_probes_run_without_the_workspace_path_entries_and_say_so() {
     assert!(!t.ran("ran-rel-node"), "a probe ran node_modules/.bin/node");
     assert!(!t.ran("ran-abs-node"), "a probe ran bin/node");
 }
+
+/// Issue 26, item 3, through one daemon: `scry trust .` makes the
+/// project's configured CI index answer and `status` say "trusted" on the
+/// next call; `scry trust --revoke .` stops both on the next call. (The
+/// user's configuration disables rust-analyzer, so the index or the
+/// syntactic index answers.)
+#[test]
+fn trust_grants_and_revokes_count_on_the_next_daemon_call() {
+    let Some(_) = installed("rust-analyzer") else {
+        return;
+    };
+    let t = T::fixture(true, "rust");
+    // The CI index, built as a CI job would (its own places).
+    let ci = tempfile::tempdir().unwrap();
+    std::fs::write(ci.path().join("config.json"), "{}").unwrap();
+    let mut index = scry_in(ci.path(), &t.ws, &["index"]);
+    index.env("SCRY_NO_DAEMON", "1");
+    let o = index.output().unwrap();
+    assert!(o.status.success(), "scry index: {o:?}");
+    let built = scry_index::cache::dir_for(&ci.path().join("cache"), &t.ws).join("index.scip");
+    std::fs::create_dir_all(t.ws.join("build")).unwrap();
+    std::fs::copy(built, t.ws.join("build/index.scip")).unwrap();
+    std::fs::write(
+        t.ws.join(".scry.json"),
+        r#"{"index": {"path": "build/index.scip"}}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        t.base.join("config.json"),
+        r#"{"servers": {"rust-analyzer": {"disabled": true}}}"#,
+    )
+    .unwrap();
+    let path = t.path(&[]);
+    let refs = ["refs", "src/inventory.rs", "total_weight", "--timeout-ms", "30000"];
+    let pid = |t: &T| -> u64 {
+        let s: Value =
+            serde_json::from_str(&t.ok(&path, &["daemon", "status", "--json"])).unwrap();
+        s["pid"].as_u64().unwrap()
+    };
+
+    let out = t.ok(&path, &refs);
+    assert!(!out.contains("SCIP index"), "untrusted: {out}");
+    assert!(t.ok(&path, &["status"]).contains("workspace not trusted"));
+    let daemon = pid(&t);
+
+    t.ok(&path, &["trust"]);
+    let out = t.ok(&path, &refs);
+    assert!(out.contains("SCIP index") && out.contains("CI index build/index.scip"), "trusted: {out}");
+    let s = t.ok(&path, &["status"]);
+    assert!(s.contains("workspace trusted"), "{s}");
+
+    t.ok(&path, &["trust", "--revoke"]);
+    let s = t.ok(&path, &["status"]);
+    assert!(s.contains("workspace not trusted"), "{s}");
+    let out = t.ok(&path, &refs);
+    assert!(!out.contains("SCIP index"), "revoked: {out}");
+    assert_eq!(pid(&t), daemon, "one daemon throughout");
+    t.stop(&path);
+}
