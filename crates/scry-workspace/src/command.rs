@@ -277,20 +277,33 @@ mod tests {
         for d in [root.join("bin"), sys.clone(), links.clone()] {
             fs::create_dir_all(&d).unwrap();
         }
-        for p in [root.join("bin/pyright-langserver"), root.join("bin/ruff"), sys.join("ruff")] {
+        for p in [
+            root.join("bin/pyright-langserver"),
+            root.join("bin/ruff"),
+            sys.join("ruff"),
+        ] {
             fs::write(&p, "#!/bin/sh\n").unwrap();
             fs::set_permissions(&p, fs::Permissions::from_mode(0o755)).unwrap();
         }
         // A symlink from outside into the workspace.
-        std::os::unix::fs::symlink(root.join("bin/pyright-langserver"), links.join("pyright-langserver")).unwrap();
-        let path_var = std::env::join_paths([root.join("bin"), links.clone(), sys.clone()]).unwrap();
-        let find = |c: &str, trusted: bool| resolve_command_local(c, &root, Some(&path_var), trusted);
+        std::os::unix::fs::symlink(
+            root.join("bin/pyright-langserver"),
+            links.join("pyright-langserver"),
+        )
+        .unwrap();
+        let path_var =
+            std::env::join_paths([root.join("bin"), links.clone(), sys.clone()]).unwrap();
+        let find =
+            |c: &str, trusted: bool| resolve_command_local(c, &root, Some(&path_var), trusted);
         assert_eq!(
             find("pyright-langserver", false),
             (None, Some(root.join("bin/pyright-langserver"))),
             "an absolute PATH entry inside an untrusted workspace is project-local"
         );
-        assert_eq!(find("ruff", false), (Some(sys.join("ruff")), Some(root.join("bin/ruff"))));
+        assert_eq!(
+            find("ruff", false),
+            (Some(sys.join("ruff")), Some(root.join("bin/ruff")))
+        );
         let via_link = std::env::join_paths([links.clone()]).unwrap();
         assert_eq!(
             resolve_command_local("pyright-langserver", &root, Some(&via_link), false),
@@ -298,7 +311,10 @@ mod tests {
             "a symlink resolving into the workspace too"
         );
         // Trusted: found where PATH says.
-        assert_eq!(find("pyright-langserver", true).0, Some(root.join("bin/pyright-langserver")));
+        assert_eq!(
+            find("pyright-langserver", true).0,
+            Some(root.join("bin/pyright-langserver"))
+        );
         assert_eq!(find("ruff", true).0, Some(root.join("bin/ruff")));
         assert!(project_local(&root.join("bin"), &root));
         assert!(project_local(&root.join("no/such/dir"), &root));

@@ -379,7 +379,10 @@ pub(crate) use crate::dirs::EnvFn;
 /// long-lived host compares it before every call ([`Stamp::now`]) and
 /// rereads the configuration (trust included) only when it moved.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Stamp(Vec<(PathBuf, Option<(u64, u64, u64, i128, i128)>)>);
+pub struct Stamp(Vec<(PathBuf, Option<FileStamp>)>);
+
+/// (device, inode, size, mtime ns, ctime ns) of one file.
+type FileStamp = (u64, u64, u64, i128, i128);
 
 impl Stamp {
     /// The stamp of the configuration of `workspace_root` in the
@@ -408,7 +411,7 @@ impl Stamp {
 }
 
 #[cfg(unix)]
-fn file_stamp(m: &std::fs::Metadata) -> (u64, u64, u64, i128, i128) {
+fn file_stamp(m: &std::fs::Metadata) -> FileStamp {
     use std::os::unix::fs::MetadataExt;
     let ns = |s: i64, n: i64| i128::from(s) * 1_000_000_000 + i128::from(n);
     (
@@ -421,7 +424,7 @@ fn file_stamp(m: &std::fs::Metadata) -> (u64, u64, u64, i128, i128) {
 }
 
 #[cfg(not(unix))]
-fn file_stamp(m: &std::fs::Metadata) -> (u64, u64, u64, i128, i128) {
+fn file_stamp(m: &std::fs::Metadata) -> FileStamp {
     let mtime = m
         .modified()
         .ok()

@@ -33,8 +33,8 @@
 
 use std::collections::BTreeMap;
 use std::ffi::{OsStr, OsString};
-use std::path::{Path, PathBuf};
 use std::hash::{Hash, Hasher};
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
 use serde::{Deserialize, Serialize};
@@ -340,11 +340,7 @@ pub fn for_child_with_path(
 /// `path` (a `PATH` value) without its relative entries and, when the
 /// workspace at `root` is not `trusted`, without those inside it; and what
 /// was left out.
-pub fn search_path_for_child(
-    path: &OsStr,
-    root: &Path,
-    trusted: bool,
-) -> (OsString, Vec<LeftOut>) {
+pub fn search_path_for_child(path: &OsStr, root: &Path, trusted: bool) -> (OsString, Vec<LeftOut>) {
     let mut kept = Vec::new();
     let mut out = Vec::new();
     for entry in std::env::split_paths(path) {
@@ -485,7 +481,12 @@ mod tests {
                 assert!(spec.reads_env.is_some(), "{}: no readsEnv", spec.id);
             }
             for n in spec.reads_env.iter().flatten() {
-                assert_eq!(group_of(n), Some(Group::Server), "{}: {n} is not sent by clients", spec.id);
+                assert_eq!(
+                    group_of(n),
+                    Some(Group::Server),
+                    "{}: {n} is not sent by clients",
+                    spec.id
+                );
             }
         }
     }
@@ -493,12 +494,21 @@ mod tests {
     #[test]
     fn reads_hash_covers_only_the_names_given() {
         let names = vec!["VIRTUAL_ENV".to_string(), "PYTHONPATH".to_string()];
-        let full = env(&[("PATH", "/a"), ("HOME", "/h"), ("PYENV_ROOT", "/p"), ("CARGO_HOME", "/c")]);
+        let full = env(&[
+            ("PATH", "/a"),
+            ("HOME", "/h"),
+            ("PYENV_ROOT", "/p"),
+            ("CARGO_HOME", "/c"),
+        ]);
         let reduced = env(&[("PATH", "/b"), ("HOME", "/h")]);
         let venv = env(&[("PATH", "/a"), ("HOME", "/h"), ("VIRTUAL_ENV", "/v")]);
         assert_eq!(full.reads_hash(&names), reduced.reads_hash(&names));
         assert_ne!(full.reads_hash(&names), venv.reads_hash(&names));
-        assert_ne!(full.server_hash(), reduced.server_hash(), "all of them: apart");
+        assert_ne!(
+            full.server_hash(),
+            reduced.server_hash(),
+            "all of them: apart"
+        );
     }
 
     #[test]
@@ -557,6 +567,9 @@ mod tests {
         assert_eq!(child.left_out().len(), 5);
         let mut cmd = std::process::Command::new("true");
         child.apply(&mut cmd);
-        assert!(cmd.get_envs().all(|(k, v)| v.is_some() && child.get(k.to_str().unwrap()).is_some()));
+        assert!(
+            cmd.get_envs()
+                .all(|(k, v)| v.is_some() && child.get(k.to_str().unwrap()).is_some())
+        );
     }
 }

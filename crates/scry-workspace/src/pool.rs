@@ -838,12 +838,7 @@ impl Workspace {
     /// A configuration given by the caller ([`Workspace::with_config`]) is
     /// never reread. Returns whether anything was reread.
     pub async fn refresh_config(&self) -> Result<bool, ConfigError> {
-        let Some(old) = self
-            .stamp
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
-        else {
+        let Some(old) = self.stamp.lock().unwrap_or_else(|e| e.into_inner()).clone() else {
             return Ok(false);
         };
         let now = crate::config::Stamp::now(&self.root);

@@ -334,7 +334,11 @@ fn a_reduced_environment_shares_the_server_when_what_it_reads_is_the_same() {
     let c = ok(&client(&[("VIRTUAL_ENV", "/nonexistent/venv")], &refs));
     assert!(c.contains("inventory.py"), "{c}");
     let apart = t.pyrights(&path);
-    assert_eq!(apart.len(), 2, "another VIRTUAL_ENV, another pyright: {apart:?}");
+    assert_eq!(
+        apart.len(),
+        2,
+        "another VIRTUAL_ENV, another pyright: {apart:?}"
+    );
     let own = apart.iter().find(|s| s.0 != shared[0].0).unwrap();
     assert_eq!(
         environ_of(own.0, "VIRTUAL_ENV").as_deref(),

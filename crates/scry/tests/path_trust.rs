@@ -225,7 +225,10 @@ fn an_absolute_path_entry_inside_an_untrusted_workspace_runs_only_once_trusted()
         );
         let d = t.ok(&path, &diag);
         assert!(d.contains("ruff"), "{d}");
-        assert!(!t.ran("ran-pyright"), "untrusted bin/pyright-langserver ran");
+        assert!(
+            !t.ran("ran-pyright"),
+            "untrusted bin/pyright-langserver ran"
+        );
         assert!(!t.ran("ran-ruff"), "untrusted bin/ruff ran");
         if daemon {
             let s = t.ok(&path, &["status"]);
@@ -242,7 +245,10 @@ fn an_absolute_path_entry_inside_an_untrusted_workspace_runs_only_once_trusted()
         let out = t.ok(&path, &refs);
         assert!(out.contains("5:1"), "{out}");
         t.ok(&path, &diag);
-        assert!(t.ran("ran-pyright"), "trusted bin/pyright-langserver not run");
+        assert!(
+            t.ran("ran-pyright"),
+            "trusted bin/pyright-langserver not run"
+        );
         assert!(t.ran("ran-ruff"), "trusted bin/ruff not run");
         if daemon {
             let s = t.ok(&path, &["status"]);
@@ -267,7 +273,10 @@ fn an_absolute_path_entry_inside_an_untrusted_workspace_runs_only_once_trusted()
         let out = t.ok(&path, &refs);
         assert!(out.contains("5:1"), "{out}");
         t.ok(&path, &diag);
-        assert!(!t.ran("ran-pyright") && !t.ran("ran-ruff"), "ran after a revoke");
+        assert!(
+            !t.ran("ran-pyright") && !t.ran("ran-ruff"),
+            "ran after a revoke"
+        );
         if daemon {
             let servers = t.servers(&path);
             assert!(
@@ -293,7 +302,13 @@ fn rust_analyzer_does_not_see_the_workspace_tools() {
         let path = t.path(&["tools", tools.to_str().unwrap()]);
         let out = t.ok(
             &path,
-            &["refs", "src/inventory.rs", "total_weight", "--timeout-ms", "90000"],
+            &[
+                "refs",
+                "src/inventory.rs",
+                "total_weight",
+                "--timeout-ms",
+                "90000",
+            ],
         );
         assert!(out.contains("inventory.rs"), "{out}");
         if daemon {
@@ -317,8 +332,7 @@ fn rust_analyzer_does_not_see_the_workspace_tools() {
 /// what it left out of their `PATH`.
 #[test]
 fn doctor_probes_run_without_the_workspace_path_entries_and_say_so() {
-    let (Some(_), Some(node)) = (installed("typescript-language-server"), installed("node"))
-    else {
+    let (Some(_), Some(node)) = (installed("typescript-language-server"), installed("node")) else {
         return;
     };
     let t = T::new(false, &[("a.ts", "export const x = 1;\n")]);
@@ -384,10 +398,15 @@ fn trust_grants_and_revokes_count_on_the_next_daemon_call() {
     )
     .unwrap();
     let path = t.path(&[]);
-    let refs = ["refs", "src/inventory.rs", "total_weight", "--timeout-ms", "30000"];
+    let refs = [
+        "refs",
+        "src/inventory.rs",
+        "total_weight",
+        "--timeout-ms",
+        "30000",
+    ];
     let pid = |t: &T| -> u64 {
-        let s: Value =
-            serde_json::from_str(&t.ok(&path, &["daemon", "status", "--json"])).unwrap();
+        let s: Value = serde_json::from_str(&t.ok(&path, &["daemon", "status", "--json"])).unwrap();
         s["pid"].as_u64().unwrap()
     };
 
@@ -398,7 +417,10 @@ fn trust_grants_and_revokes_count_on_the_next_daemon_call() {
 
     t.ok(&path, &["trust"]);
     let out = t.ok(&path, &refs);
-    assert!(out.contains("SCIP index") && out.contains("CI index build/index.scip"), "trusted: {out}");
+    assert!(
+        out.contains("SCIP index") && out.contains("CI index build/index.scip"),
+        "trusted: {out}"
+    );
     let s = t.ok(&path, &["status"]);
     assert!(s.contains("workspace trusted"), "{s}");
 
