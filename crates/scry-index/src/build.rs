@@ -148,7 +148,7 @@ pub fn build(
     }
     joined.map_err(|e| format!("cannot write {}: {e}", tmp.display()))?;
     let commit = dir.join("commit");
-    match clean_commit(root) {
+    match clean_commit(root, &ws.child_env(&Default::default())) {
         Some(c) => std::fs::write(&commit, c).map_err(|e| e.to_string())?,
         None => {
             let _ = std::fs::remove_file(&commit);
@@ -353,11 +353,13 @@ fn lower(cmd: &mut Command, background: bool) {
 fn lower(_cmd: &mut Command, _background: bool) {}
 
 /// `git rev-parse HEAD` when the tree has no local changes (argv, stdin
-/// closed); `None` otherwise.
-fn clean_commit(root: &Path) -> Option<String> {
+/// closed, `env` the workspace's child environment: its `PATH` finds
+/// `git`); `None` otherwise.
+fn clean_commit(root: &Path, env: &scry_workspace::env::ChildEnv) -> Option<String> {
     let git = |args: &[&str]| {
-        Command::new("git")
-            .args(args)
+        let mut cmd = Command::new("git");
+        env.apply(&mut cmd);
+        cmd.args(args)
             .current_dir(root)
             .stdin(Stdio::null())
             .stderr(Stdio::null())

@@ -1102,3 +1102,58 @@ fn sample_of(
         idle,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::env::{CallContext, CallEnv};
+
+    /// Trust read per call (issue 26, item 3): a `scry trust` record or
+    /// its revocation is seen by the next refresh, which costs nothing
+    /// when no file moved.
+    #[tokio::test]
+    async fn a_trust_grant_or_revoke_is_seen_by_the_next_refresh() {
+        let tmp = tempfile::tempdir().unwrap();
+        let base = tmp.path().canonicalize().unwrap();
+        let root = base.join("ws");
+        std::fs::create_dir_all(&root).unwrap();
+        std::fs::write(root.join(".scry.json"), r#"{"index": {"path": "x.scip"}}"#).unwrap();
+        std::fs::write(base.join("config.json"), "{}").unwrap();
+        let env = CallEnv::from_vars([
+            (
+                "SCRY_STATE_DIR".to_string(),
+                base.join("state").display().to_string(),
+            ),
+            (
+                "SCRY_CONFIG".to_string(),
+                base.join("config.json").display().to_string(),
+            ),
+        ]);
+        let ctx = CallContext {
+            env: Arc::new(env),
+            client: "t".into(),
+        };
+        crate::env::scope(ctx, async {
+            let ws = Workspace::open(&root).unwrap();
+            let trusted = |ws: &Workspace| ws.config().trust.trust.is_trusted();
+            assert!(!trusted(&ws));
+            assert!(ws.config().index.path.is_none(), "untrusted: not read");
+            assert!(!ws.refresh_config().await.unwrap(), "nothing moved");
+            let store = crate::trust::store_path().unwrap();
+            let layers = crate::config::project_layers(&root).unwrap();
+            crate::trust::record(&store, &root, &layers).unwrap();
+            assert!(ws.refresh_config().await.unwrap());
+            assert!(trusted(&ws));
+            assert!(ws.config().index.path.is_some(), "trusted: read");
+            assert!(!ws.refresh_config().await.unwrap(), "nothing moved");
+            crate::trust::revoke(&store, &root).unwrap();
+            assert!(ws.refresh_config().await.unwrap());
+            assert!(!trusted(&ws));
+            assert!(ws.config().index.path.is_none());
+            // A configuration given by the caller is never reread.
+            let given = Workspace::with_config(root.clone(), Config::default());
+            assert!(!given.refresh_config().await.unwrap());
+        })
+        .await;
+    }
+}
