@@ -6,7 +6,9 @@
 //!
 //! Two answerers:
 //! - [`Local`]: an `Engine`, and everything that wraps `Engine::run` —
-//!   the configuration refresh (daemon), the idempotency-key prefix of the
+//!   the configuration refresh (before every call, on every route: a
+//!   stamp of the files, so trust changes take effect at once), the
+//!   idempotency-key prefix of the
 //!   client session, the per-workspace write lock, the `changes` baseline
 //!   (loaded before and saved after, one `changes` call at a time:
 //!   [`Baseline`], the workspace's file for the CLI, each MCP session's own
@@ -164,15 +166,19 @@ impl Local {
                 writes: tokio::sync::Mutex::new(()),
                 changes: tokio::sync::Mutex::new(()),
                 baseline,
-                refresh: false,
+                // Every route: a few stats per call, and a grant or a
+                // revoke of trust takes effect on the next call.
+                refresh: true,
                 unavailable: None,
             }),
             session: Session::new(session.to_string()),
         }
     }
 
-    /// The daemon's: the configuration reread before each call (a changed
-    /// one starts new servers for what changed).
+    /// The daemon's: the configuration reread before each call when a file
+    /// it was read from changed (a changed one starts new servers for what
+    /// changed; see `Workspace::refresh_config`). Every `Local` does so
+    /// now; kept so the daemon says it.
     pub fn refreshing(mut self) -> Local {
         self.core_mut().refresh = true;
         self

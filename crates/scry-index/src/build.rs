@@ -151,7 +151,8 @@ pub fn build(
         let _ = std::fs::remove_file(part);
     }
     joined.map_err(|e| format!("cannot write {}: {e}", tmp.display()))?;
-    cache::install(cache_dir, root, &tmp, clean_commit(root), by).map_err(|e| e.to_string())
+    let commit = clean_commit(root, &ws.child_env(&Default::default()));
+    cache::install(cache_dir, root, &tmp, commit, by).map_err(|e| e.to_string())
 }
 
 /// Take a CI-built `from` (a regular file only: a FIFO or device is
@@ -201,7 +202,6 @@ fn run_indexers(
     } = opts;
     let mut parts = Vec::new();
     let mut missing = 0;
-    let env = scry_workspace::env::current_vars();
     for p in plan(ws, root) {
         let Some(program) = &p.program else {
             progress(Progress::Missing(p.missing_text()));
@@ -226,13 +226,10 @@ fn run_indexers(
             .map(|s| s.env.clone())
             .unwrap_or_default();
         let mut cmd = Command::new(program);
+        // The call's environment, then the server's configured one, the
+        // PATH cleaned (scry_workspace::env::for_child).
+        ws.child_env(&server_env).apply(&mut cmd);
         cmd.args(&args)
-            .envs(
-                env.iter()
-                    .filter(|(k, _)| !server_env.contains_key(k))
-                    .cloned(),
-            )
-            .envs(server_env)
             .current_dir(root)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -434,11 +431,13 @@ fn lower(cmd: &mut Command, background: bool) {
 fn lower(_cmd: &mut Command, _background: bool) {}
 
 /// `git rev-parse HEAD` when the tree has no local changes (argv, stdin
-/// closed); `None` otherwise.
-fn clean_commit(root: &Path) -> Option<String> {
+/// closed, `env` the workspace's child environment: its `PATH` finds
+/// `git`); `None` otherwise.
+fn clean_commit(root: &Path, env: &scry_workspace::env::ChildEnv) -> Option<String> {
     let git = |args: &[&str]| {
-        Command::new("git")
-            .args(args)
+        let mut cmd = Command::new("git");
+        env.apply(&mut cmd);
+        cmd.args(args)
             .current_dir(root)
             .stdin(Stdio::null())
             .stderr(Stdio::null())

@@ -32,7 +32,9 @@ pub struct SessionConfig {
     /// Resolved executable; run as argv, never through a shell.
     pub program: PathBuf,
     pub args: Vec<String>,
-    pub env: Vec<(String, String)>,
+    /// The server's whole environment: nothing else is inherited (the
+    /// caller decides what a server may see and find on its `PATH`).
+    pub env: Vec<(std::ffi::OsString, std::ffi::OsString)>,
     pub root: PathBuf,
     /// Answers to `workspace/configuration`, also sent with
     /// `workspace/didChangeConfiguration`.
@@ -255,6 +257,7 @@ impl Session {
     pub async fn start(config: SessionConfig) -> Result<Session, SessionError> {
         let mut cmd = CommandWrap::with_new(&config.program, |c| {
             c.args(&config.args)
+                .env_clear()
                 .envs(config.env.iter().map(|(k, v)| (k, v)))
                 .current_dir(&config.root)
                 .stdin(Stdio::piped())

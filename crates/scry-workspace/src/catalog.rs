@@ -57,6 +57,13 @@ pub struct ServerSpec {
     pub initialization_options: Option<serde_json::Value>,
     /// Extra environment variables for the child process.
     pub env: BTreeMap<String, String>,
+    /// The environment variables the server reads (of those a client
+    /// sends: `env.json`'s lists): two clients whose values of these are
+    /// the same share one process ([`crate::pool`]). Absent: every variable
+    /// servers read (`env.json`'s `servers`), so a server nobody described
+    /// is shared only by clients alike in all of them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reads_env: Option<Vec<String>>,
     /// Kept in the list (so status can show it) but never started.
     pub disabled: bool,
     /// Diagnostics only, never used for navigation.

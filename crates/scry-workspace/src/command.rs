@@ -4,7 +4,10 @@
 //! Invariants: the result is an absolute path to an executable regular
 //! file; a command with a separator is resolved against the workspace root
 //! and never searched; project-local bin directories are searched first
-//! only for a trusted workspace; relative `PATH` entries are ignored.
+//! only for a trusted workspace; relative `PATH` entries are ignored; for an
+//! untrusted workspace nothing inside it is found through `PATH` either (an
+//! absolute entry inside it, or a symlink resolving into it: project-local,
+//! [`project_local`], passed over and reported like a project bin dir's).
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
@@ -61,61 +64,87 @@ fn resolve_command_local(
     path_var: Option<&OsStr>,
     local: bool,
 ) -> (Option<PathBuf>, Option<PathBuf>) {
-    if local {
-        return (
-            resolve_command_search(command, workspace_root, path_var, true),
-            None,
-        );
-    }
-    let found = resolve_command_search(command, workspace_root, path_var, false);
-    let has_separator = command.contains('/') || (cfg!(windows) && command.contains('\\'));
-    let skipped = if has_separator {
-        None
-    } else {
-        resolve_command_search(command, workspace_root, None, true)
-    };
-    (found, skipped)
+    resolve_command_search(command, workspace_root, path_var, local)
 }
 
+/// Whether `path` lies inside the workspace at `root`, as written or with
+/// symlinks resolved: what is there is project-local (needs `scry trust`
+/// to run), however it was reached — a project bin dir, an absolute
+/// `PATH` entry, a symlink from elsewhere.
+pub fn project_local(path: &Path, root: &Path) -> bool {
+    let root_real = root.canonicalize().unwrap_or_else(|_| normalise(root));
+    let lexical = std::path::absolute(path)
+        .map(|p| normalise(&p))
+        .unwrap_or_else(|_| path.to_path_buf());
+    lexical.starts_with(root)
+        || lexical.starts_with(&root_real)
+        || path.canonicalize().is_ok_and(|p| p.starts_with(&root_real))
+}
+
+/// The lookup (see [`resolve_command`]); `trusted`: the project-local bin
+/// dirs first, and what lies inside the workspace may be found. Untrusted,
+/// the second value is the project-local executable passed over (a
+/// project bin dir's, else one a `PATH` entry reached inside the
+/// workspace).
 fn resolve_command_search(
     command: &str,
     workspace_root: &Path,
     path_var: Option<&OsStr>,
-    local_dirs: bool,
-) -> Option<PathBuf> {
+    trusted: bool,
+) -> (Option<PathBuf>, Option<PathBuf>) {
     if command.is_empty() {
-        return None;
+        return (None, None);
     }
     let absolute = |p: PathBuf| std::path::absolute(&p).ok().map(|p| normalise(&p));
     let has_separator = command.contains('/') || (cfg!(windows) && command.contains('\\'));
     if has_separator {
         let p = match command.strip_prefix("~/") {
-            Some(rest) => PathBuf::from(crate::env::var_os("HOME")?).join(rest),
+            Some(rest) => match crate::env::var_os("HOME") {
+                Some(h) => PathBuf::from(h).join(rest),
+                None => return (None, None),
+            },
             None => workspace_root.join(command),
         };
-        return executable_in(&p).and_then(absolute);
+        return (executable_in(&p).and_then(absolute), None);
     }
-    let mut local = vec![
+    let local = [
         workspace_root.join("node_modules").join(".bin"),
         workspace_root.join(".venv").join("bin"),
         workspace_root.join("venv").join("bin"),
         workspace_root.join(".venv").join("Scripts"),
     ];
-    if !local_dirs {
-        local.clear();
-    }
     let path_dirs = path_var
         .map(|v| std::env::split_paths(v).collect::<Vec<_>>())
-        .unwrap_or_default();
-    local
+        .unwrap_or_default()
         .into_iter()
-        .chain(
-            path_dirs
-                .into_iter()
-                .filter(|d| !d.as_os_str().is_empty() && d.is_absolute()),
-        )
+        .filter(|d| !d.as_os_str().is_empty() && d.is_absolute());
+    if trusted {
+        let found = local
+            .into_iter()
+            .chain(path_dirs)
+            .find_map(|dir| executable_in(&dir.join(command)))
+            .and_then(absolute);
+        return (found, None);
+    }
+    let mut reached_inside = None;
+    let mut found = None;
+    for dir in path_dirs {
+        let Some(p) = executable_in(&dir.join(command)) else {
+            continue;
+        };
+        if project_local(&p, workspace_root) {
+            reached_inside.get_or_insert(p);
+            continue;
+        }
+        found = absolute(p);
+        break;
+    }
+    let skipped = local
+        .iter()
         .find_map(|dir| executable_in(&dir.join(command)))
-        .and_then(absolute)
+        .or(reached_inside)
+        .and_then(absolute);
+    (found, skipped)
 }
 
 /// `path` itself (or, on Windows, with an executable extension) when it is
@@ -234,5 +263,61 @@ mod tests {
             resolve_command_local("ruff", &root, Some(&path_var), true).0,
             Some(root.join(".venv/bin/ruff"))
         );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn untrusted_lookup_finds_nothing_inside_the_workspace_through_path() {
+        use std::os::unix::fs::PermissionsExt;
+        let tmp = tempfile::tempdir().unwrap();
+        let base = tmp.path().canonicalize().unwrap();
+        let root = base.join("ws");
+        let sys = base.join("sys");
+        let links = base.join("links");
+        for d in [root.join("bin"), sys.clone(), links.clone()] {
+            fs::create_dir_all(&d).unwrap();
+        }
+        for p in [
+            root.join("bin/pyright-langserver"),
+            root.join("bin/ruff"),
+            sys.join("ruff"),
+        ] {
+            fs::write(&p, "#!/bin/sh\n").unwrap();
+            fs::set_permissions(&p, fs::Permissions::from_mode(0o755)).unwrap();
+        }
+        // A symlink from outside into the workspace.
+        std::os::unix::fs::symlink(
+            root.join("bin/pyright-langserver"),
+            links.join("pyright-langserver"),
+        )
+        .unwrap();
+        let path_var =
+            std::env::join_paths([root.join("bin"), links.clone(), sys.clone()]).unwrap();
+        let find =
+            |c: &str, trusted: bool| resolve_command_local(c, &root, Some(&path_var), trusted);
+        assert_eq!(
+            find("pyright-langserver", false),
+            (None, Some(root.join("bin/pyright-langserver"))),
+            "an absolute PATH entry inside an untrusted workspace is project-local"
+        );
+        assert_eq!(
+            find("ruff", false),
+            (Some(sys.join("ruff")), Some(root.join("bin/ruff")))
+        );
+        let via_link = std::env::join_paths([links.clone()]).unwrap();
+        assert_eq!(
+            resolve_command_local("pyright-langserver", &root, Some(&via_link), false),
+            (None, Some(links.join("pyright-langserver"))),
+            "a symlink resolving into the workspace too"
+        );
+        // Trusted: found where PATH says.
+        assert_eq!(
+            find("pyright-langserver", true).0,
+            Some(root.join("bin/pyright-langserver"))
+        );
+        assert_eq!(find("ruff", true).0, Some(root.join("bin/ruff")));
+        assert!(project_local(&root.join("bin"), &root));
+        assert!(project_local(&root.join("no/such/dir"), &root));
+        assert!(!project_local(&sys, &root));
     }
 }

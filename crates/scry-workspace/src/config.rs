@@ -372,6 +372,67 @@ pub use crate::dirs::user_config as user_config_path;
 
 pub(crate) use crate::dirs::EnvFn;
 
+/// What the configuration of a workspace was read from, as the file system
+/// says now: for the user file, every project file scry and other agents'
+/// seed files may be, and the `scry trust` store, whether it exists and
+/// (device, inode, size, mtime, ctime). Taken in a few `stat`s, so a
+/// long-lived host compares it before every call ([`Stamp::now`]) and
+/// rereads the configuration (trust included) only when it moved.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stamp(Vec<(PathBuf, Option<FileStamp>)>);
+
+/// (device, inode, size, mtime ns, ctime ns) of one file.
+type FileStamp = (u64, u64, u64, i128, i128);
+
+impl Stamp {
+    /// The stamp of the configuration of `workspace_root` in the
+    /// environment in force (the call's, in the daemon).
+    pub fn now(workspace_root: &Path) -> Stamp {
+        let env = |k: &str| crate::env::var_os(k);
+        let mut files: Vec<PathBuf> = Vec::new();
+        files.extend(crate::dirs::user_config_with(&env).map(|(p, _)| p));
+        files.extend(
+            crate::seed_config::SEED_CONFIG_FILES
+                .iter()
+                .chain(PROJECT_CONFIG_FILES.iter())
+                .map(|f| workspace_root.join(f)),
+        );
+        files.extend(crate::dirs::trust_store_with(&env));
+        Stamp(
+            files
+                .into_iter()
+                .map(|p| {
+                    let meta = std::fs::metadata(&p).ok().map(|m| file_stamp(&m));
+                    (p, meta)
+                })
+                .collect(),
+        )
+    }
+}
+
+#[cfg(unix)]
+fn file_stamp(m: &std::fs::Metadata) -> FileStamp {
+    use std::os::unix::fs::MetadataExt;
+    let ns = |s: i64, n: i64| i128::from(s) * 1_000_000_000 + i128::from(n);
+    (
+        m.dev(),
+        m.ino(),
+        m.size(),
+        ns(m.mtime(), m.mtime_nsec()),
+        ns(m.ctime(), m.ctime_nsec()),
+    )
+}
+
+#[cfg(not(unix))]
+fn file_stamp(m: &std::fs::Metadata) -> FileStamp {
+    let mtime = m
+        .modified()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_nanos() as i128);
+    (0, 0, m.len(), mtime, 0)
+}
+
 /// The project configuration layers of `workspace_root` as they are now:
 /// (path, text) of each project file present, in layer order. What `scry
 /// trust` hashes.
@@ -557,6 +618,7 @@ pub(crate) fn server_key(key: &str) -> Option<&'static str> {
         "versionargs" => "versionArgs",
         "hints" => "hints",
         "memorymib" | "memory" => "memoryMiB",
+        "readsenv" => "readsEnv",
         _ => return None,
     })
 }

@@ -11,7 +11,10 @@
 //! command comes from the catalogue or the user's own configuration file
 //! (an indexer's always comes from the catalogue: no configuration sets
 //! it), never a project-local binary nor a command a project file chose,
-//! with stdin closed and a short timeout.
+//! with stdin closed and a short timeout, in the environment every child
+//! gets ([`crate::env::for_child`]: no relative `PATH` entry, none inside
+//! an untrusted workspace), what was left out of its `PATH` reported
+//! ([`Report::path_left_out`]).
 
 use std::collections::{BTreeMap, HashSet};
 use std::ffi::OsStr;
@@ -55,6 +58,9 @@ pub struct Report {
     /// because the workspace is not trusted.
     pub trust_ignored: Vec<String>,
     pub warnings: Vec<String>,
+    /// `PATH` entries that servers, linters, indexers and the version
+    /// probes do not get (relative ones; inside an untrusted workspace).
+    pub path_left_out: Vec<crate::env::LeftOut>,
     /// One row per built-in language group (a primary server).
     pub languages: Vec<LanguageRow>,
     /// Linters (diagnostics only).
@@ -154,6 +160,13 @@ pub fn diagnose_with(config: &Config, root: &Path, path_var: Option<&OsStr>) -> 
         crate::command::resolve_command_with_path(&spec.command, root, path_var)
     };
     let installed = |spec: &ServerSpec| found(spec).is_some();
+    let child_env = crate::env::for_child_with_path(
+        root,
+        config.trust.trust.is_trusted(),
+        &BTreeMap::new(),
+        Some(path_var),
+    );
+    let child_env = &child_env;
     let methods: Vec<String> = METHOD_PROGRAMS
         .iter()
         .filter(|(_, progs)| progs.iter().any(|p| on_path(p, &path_dirs)))
@@ -275,7 +288,7 @@ pub fn diagnose_with(config: &Config, root: &Path, path_var: Option<&OsStr>) -> 
                 let spec = config.server(&p.id).cloned();
                 s.spawn(move || {
                     if let (Some(spec), Some(path)) = (spec, p.found.clone()) {
-                        p.version = probe_version(&path, &spec);
+                        p.version = probe_version(&path, &spec, child_env);
                     }
                 });
             }
@@ -285,7 +298,7 @@ pub fn diagnose_with(config: &Config, root: &Path, path_var: Option<&OsStr>) -> 
                 && matches!(p.version, Version::Unknown(_))
                 && let Some(path) = p.found.clone()
             {
-                s.spawn(move || p.version = probe_version(&path, spec));
+                s.spawn(move || p.version = probe_version(&path, spec, child_env));
             }
         }
     });
@@ -328,6 +341,7 @@ pub fn diagnose_with(config: &Config, root: &Path, path_var: Option<&OsStr>) -> 
             .map(|(file, what)| format!("{}: {what}", crate::paths::display(file, root)))
             .collect(),
         warnings: config.warnings.clone(),
+        path_left_out: child_env.left_out().to_vec(),
         languages: rows.into_iter().map(|(r, _)| r).collect(),
         linters: linters.into_iter().map(|(r, _)| r).collect(),
         indexers,
@@ -348,7 +362,7 @@ fn provider_row(
     let path = found(spec);
     let version = match &path {
         None => Version::NotChecked("not installed".into()),
-        Some(p) if p.starts_with(root) => {
+        Some(p) if crate::command::project_local(p, root) => {
             Version::NotChecked("project-local binary: not run".into())
         }
         Some(_) if !trusted.contains(&(spec.id.clone(), spec.command.clone())) => {
@@ -456,13 +470,15 @@ fn workspace_files(root: &Path) -> (Vec<PathBuf>, bool) {
 
 /// Run `path versionArgs` (argv, stdin closed, [`VERSION_TIMEOUT`]) and take
 /// the first line of stdout (else stderr) that holds a digit, else its
-/// first non-empty line.
-pub fn probe_version(path: &Path, spec: &ServerSpec) -> Version {
+/// first non-empty line. `env` is the child's whole environment.
+pub fn probe_version(path: &Path, spec: &ServerSpec, env: &crate::env::ChildEnv) -> Version {
     let args = spec
         .version_args
         .clone()
         .unwrap_or_else(|| vec!["--version".into()]);
-    let child = Command::new(path)
+    let mut cmd = Command::new(path);
+    env.apply(&mut cmd);
+    let child = cmd
         .args(&args)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())

@@ -17,11 +17,24 @@
 //!   altered).
 //! - [`CallEnv::config_hash`] covers what configuration discovery reads;
 //!   [`CallEnv::server_hash`] what a server is started with, except the
-//!   search path (its effect is the resolved binary, keyed separately).
+//!   search path (its effect is the resolved binary, keyed separately);
+//!   [`CallEnv::reads_hash`] only the variables one server reads (its
+//!   catalogue entry's `readsEnv`), so clients that differ elsewhere share it.
+//! - Every child process scry starts (servers, linters, indexers, `doctor`'s
+//!   version probes) gets its whole environment from [`for_child`], the one
+//!   rule: the process's variables, the call's captured ones in place of
+//!   the captured names (one the client lacks is unset), the configured
+//!   `env` on top, and a `PATH` with no relative entry (they would resolve
+//!   against the child's directory, the workspace) and, for an untrusted
+//!   workspace, no entry inside it (symlinks resolved): what a cloned
+//!   repository puts there (`node_modules/.bin/node`, `tools/cargo`) never
+//!   runs through a server's own lookups. What was left out is said
+//!   ([`ChildEnv::left_out`]).
 
 use std::collections::BTreeMap;
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::hash::{Hash, Hasher};
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
 use serde::{Deserialize, Serialize};
@@ -135,6 +148,20 @@ impl CallEnv {
         self.hash_of(|g| g != Group::Search)
     }
 
+    /// A hash of the variables in `names` only (what one server reads:
+    /// its catalogue entry's `readsEnv`), each with its value or its
+    /// absence.
+    pub fn reads_hash(&self, names: &[String]) -> u64 {
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        let mut names: Vec<&String> = names.iter().collect();
+        names.sort();
+        names.dedup();
+        for n in names {
+            (n, self.vars.get(n.as_str())).hash(&mut h);
+        }
+        h.finish()
+    }
+
     /// The search path's hash as 8 hex digits (how `daemon status` tells
     /// clients apart without printing their `PATH`).
     pub fn path_tag(&self) -> String {
@@ -191,17 +218,147 @@ pub fn current() -> Option<CallContext> {
     CALL.try_with(|c| c.clone()).ok()
 }
 
-/// The captured variables of the call in scope (none outside a call):
-/// what a child process a call starts is given besides its own.
-pub fn current_vars() -> Vec<(String, String)> {
-    current()
-        .map(|c| {
-            c.env
-                .vars()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect()
+/// Why a `PATH` entry was not passed to a child.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum LeftOutWhy {
+    /// Relative (or empty): it would resolve against the child's working
+    /// directory, the workspace.
+    Relative,
+    /// Inside the workspace, which is not trusted.
+    InUntrustedWorkspace,
+}
+
+/// A `PATH` entry left out of a child's environment.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LeftOut {
+    /// The entry as the `PATH` held it.
+    pub entry: PathBuf,
+    pub why: LeftOutWhy,
+}
+
+impl LeftOut {
+    /// `node_modules/.bin (relative)`, `/ws/bin (inside the untrusted
+    /// workspace)`.
+    pub fn describe(&self) -> String {
+        let entry = if self.entry.as_os_str().is_empty() {
+            "(empty entry)".to_string()
+        } else {
+            self.entry.display().to_string()
+        };
+        match self.why {
+            LeftOutWhy::Relative => format!("{entry} (relative)"),
+            LeftOutWhy::InUntrustedWorkspace => {
+                format!("{entry} (inside the untrusted workspace)")
+            }
+        }
+    }
+}
+
+/// The whole environment of a child process ([`for_child`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ChildEnv {
+    vars: Vec<(OsString, OsString)>,
+    left_out: Vec<LeftOut>,
+}
+
+impl ChildEnv {
+    /// Every variable the child gets (nothing else is inherited).
+    pub fn vars(&self) -> &[(OsString, OsString)] {
+        &self.vars
+    }
+
+    /// The value of `name` the child gets.
+    pub fn get(&self, name: &str) -> Option<&OsStr> {
+        self.vars
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_os_str())
+    }
+
+    /// The `PATH` entries left out, in order.
+    pub fn left_out(&self) -> &[LeftOut] {
+        &self.left_out
+    }
+
+    /// Give `cmd` exactly this environment.
+    pub fn apply(&self, cmd: &mut std::process::Command) {
+        cmd.env_clear().envs(self.vars.iter().map(|(k, v)| (k, v)));
+    }
+
+    /// [`ChildEnv::apply`] for a tokio command.
+    pub fn apply_async(&self, cmd: &mut tokio::process::Command) {
+        cmd.env_clear().envs(self.vars.iter().map(|(k, v)| (k, v)));
+    }
+}
+
+/// The environment a child started for the workspace at `root` gets (see
+/// the module header): `trusted` is the workspace's trust, `configured` the
+/// server's or tool's own `env` (from the catalogue or a trusted layer).
+pub fn for_child(root: &Path, trusted: bool, configured: &BTreeMap<String, String>) -> ChildEnv {
+    for_child_with_path(root, trusted, configured, None)
+}
+
+/// [`for_child`] with the search path `path_var` in place of the call's
+/// (`Some(None)`: none), for a caller that was given one (`doctor`).
+pub fn for_child_with_path(
+    root: &Path,
+    trusted: bool,
+    configured: &BTreeMap<String, String>,
+    path_var: Option<Option<&OsStr>>,
+) -> ChildEnv {
+    let call = current();
+    let mut vars: BTreeMap<OsString, OsString> = std::env::vars_os()
+        .filter(|(k, _)| {
+            // Inside a call, a captured variable is the call's or unset.
+            call.is_none() || k.to_str().is_none_or(|k| group_of(k).is_none())
         })
-        .unwrap_or_default()
+        .collect();
+    if let Some(c) = &call {
+        vars.extend(c.env.vars().map(|(k, v)| (k.into(), v.into())));
+    }
+    if let Some(p) = path_var {
+        match p {
+            Some(p) => vars.insert("PATH".into(), p.to_os_string()),
+            None => vars.remove(OsStr::new("PATH")),
+        };
+    }
+    vars.extend(configured.iter().map(|(k, v)| (k.into(), v.into())));
+    let mut left_out = Vec::new();
+    if let Some(path) = vars.get_mut(OsStr::new("PATH")) {
+        let (kept, out) = search_path_for_child(path, root, trusted);
+        *path = kept;
+        left_out = out;
+    }
+    ChildEnv {
+        vars: vars.into_iter().collect(),
+        left_out,
+    }
+}
+
+/// `path` (a `PATH` value) without its relative entries and, when the
+/// workspace at `root` is not `trusted`, without those inside it; and what
+/// was left out.
+pub fn search_path_for_child(path: &OsStr, root: &Path, trusted: bool) -> (OsString, Vec<LeftOut>) {
+    let mut kept = Vec::new();
+    let mut out = Vec::new();
+    for entry in std::env::split_paths(path) {
+        let why = if entry.as_os_str().is_empty() || !entry.is_absolute() {
+            Some(LeftOutWhy::Relative)
+        } else if !trusted && crate::command::project_local(&entry, root) {
+            Some(LeftOutWhy::InUntrustedWorkspace)
+        } else {
+            None
+        };
+        match why {
+            Some(why) => out.push(LeftOut { entry, why }),
+            None => kept.push(entry),
+        }
+    }
+    // Entries came from a PATH, so they join again (no separator inside).
+    let kept = std::env::join_paths(kept).unwrap_or_default();
+    (kept, out)
 }
 
 /// Make scry-base's per-user places ([`crate::dirs`]) read variables
@@ -315,5 +472,104 @@ mod tests {
         let s = serde_json::to_string(&e).unwrap();
         assert_eq!(s, r#"{"HOME":"/h","PATH":"/bin"}"#);
         assert_eq!(serde_json::from_str::<CallEnv>(&s).unwrap(), e);
+    }
+
+    #[test]
+    fn what_the_catalogue_says_servers_read_is_captured() {
+        for spec in crate::catalog::builtins() {
+            if spec.kind == crate::catalog::ProviderKind::Lsp && !spec.is_linter {
+                assert!(spec.reads_env.is_some(), "{}: no readsEnv", spec.id);
+            }
+            for n in spec.reads_env.iter().flatten() {
+                assert_eq!(
+                    group_of(n),
+                    Some(Group::Server),
+                    "{}: {n} is not sent by clients",
+                    spec.id
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn reads_hash_covers_only_the_names_given() {
+        let names = vec!["VIRTUAL_ENV".to_string(), "PYTHONPATH".to_string()];
+        let full = env(&[
+            ("PATH", "/a"),
+            ("HOME", "/h"),
+            ("PYENV_ROOT", "/p"),
+            ("CARGO_HOME", "/c"),
+        ]);
+        let reduced = env(&[("PATH", "/b"), ("HOME", "/h")]);
+        let venv = env(&[("PATH", "/a"), ("HOME", "/h"), ("VIRTUAL_ENV", "/v")]);
+        assert_eq!(full.reads_hash(&names), reduced.reads_hash(&names));
+        assert_ne!(full.reads_hash(&names), venv.reads_hash(&names));
+        assert_ne!(
+            full.server_hash(),
+            reduced.server_hash(),
+            "all of them: apart"
+        );
+    }
+
+    #[test]
+    fn a_child_path_has_no_relative_entry_and_nothing_of_an_untrusted_workspace() {
+        let tmp = tempfile::tempdir().unwrap();
+        let base = tmp.path().canonicalize().unwrap();
+        let ws = base.join("ws");
+        std::fs::create_dir_all(ws.join("bin")).unwrap();
+        std::fs::create_dir_all(base.join("sys")).unwrap();
+        std::os::unix::fs::symlink(ws.join("bin"), base.join("link")).unwrap();
+        let path = std::env::join_paths([
+            PathBuf::from("node_modules/.bin"),
+            PathBuf::from(""),
+            PathBuf::from("."),
+            ws.join("bin"),
+            base.join("link"),
+            base.join("sys"),
+        ])
+        .unwrap();
+        let (kept, out) = search_path_for_child(&path, &ws, false);
+        assert_eq!(kept, base.join("sys").into_os_string());
+        let why: Vec<_> = out.iter().map(|l| (l.entry.clone(), l.why)).collect();
+        assert_eq!(
+            why,
+            [
+                (PathBuf::from("node_modules/.bin"), LeftOutWhy::Relative),
+                (PathBuf::from(""), LeftOutWhy::Relative),
+                (PathBuf::from("."), LeftOutWhy::Relative),
+                (ws.join("bin"), LeftOutWhy::InUntrustedWorkspace),
+                (base.join("link"), LeftOutWhy::InUntrustedWorkspace),
+            ]
+        );
+        assert_eq!(out[0].describe(), "node_modules/.bin (relative)");
+        let (kept, out) = search_path_for_child(&path, &ws, true);
+        assert_eq!(
+            kept,
+            std::env::join_paths([ws.join("bin"), base.join("link"), base.join("sys")]).unwrap()
+        );
+        assert_eq!(out.len(), 3, "relative entries go even when trusted");
+
+        // The whole environment: the call's captured variables in place of
+        // the process's (one it lacks is unset), the configured env on top.
+        let ctx = CallContext {
+            env: Arc::new(env(&[
+                ("PATH", path.to_str().unwrap()),
+                ("VIRTUAL_ENV", "/call/venv"),
+            ])),
+            client: "t".into(),
+        };
+        let configured = BTreeMap::from([("RUST_LOG".to_string(), "x".to_string())]);
+        let child = sync_scope(ctx, || for_child(&ws, false, &configured));
+        assert_eq!(child.get("PATH"), Some(base.join("sys").as_os_str()));
+        assert_eq!(child.get("VIRTUAL_ENV"), Some(OsStr::new("/call/venv")));
+        assert_eq!(child.get("HOME"), None, "the client had none");
+        assert_eq!(child.get("RUST_LOG"), Some(OsStr::new("x")));
+        assert_eq!(child.left_out().len(), 5);
+        let mut cmd = std::process::Command::new("true");
+        child.apply(&mut cmd);
+        assert!(
+            cmd.get_envs()
+                .all(|(k, v)| v.is_some() && child.get(k.to_str().unwrap()).is_some())
+        );
     }
 }

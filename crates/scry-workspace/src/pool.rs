@@ -1,21 +1,26 @@
 //! The servers of one workspace: routing a file to its server and root, and
 //! one process per (server, root, resolved absolute program — found on the
-//! calling client's `PATH`, canonicalized —, hash of the environment it is
-//! started with ([`crate::env::CallEnv::server_hash`]), hash of the
+//! calling client's `PATH`, canonicalized —, hash of the variables the
+//! server reads ([`crate::env::CallEnv::reads_hash`] of its catalogue
+//! entry's `readsEnv`; all the servers' variables when it names none:
+//! [`crate::env::CallEnv::server_hash`]), hash of the
 //! effective server config: args, env, settings, initializationOptions),
 //! started lazily on first use, reused after, restarted when it died,
 //! stopped on `reload` and `shutdown`. Two clients whose `PATH`s resolve
 //! the same binary share the server; ones resolving another get their own.
 //! A server is started with the environment of the call that started it
-//! (its captured variables, then the server's configured `env`); each
+//! (its captured variables, then the server's configured `env`, the `PATH`
+//! cleaned: [`Workspace::child_env`], [`crate::env::for_child`]); each
 //! server remembers which clients used it (for `daemon status`).
 //!
 //! Lifecycle for long-lived hosts (the daemon): each server remembers when
 //! a question last used it; [`Workspace::stop_idle`] stops those idle
 //! longer than `limits.serverIdleMs`, and starting a server beyond
 //! `limits.maxServers` first stops the least recently used one.
-//! [`Workspace::refresh_config`] rereads the configuration and stops only
-//! the servers whose effective configuration changed.
+//! [`Workspace::refresh_config`] rereads the configuration when a file it
+//! was read from changed (trust store included: a grant or revoke counts
+//! on the next call) and stops only the servers whose effective
+//! configuration changed (all of them when trust changed).
 //!
 //! Memory ([`crate::memory`], [`crate::procmem`]): each server's process
 //! tree is sampled — by the host's periodic check ([`Workspace::
@@ -217,6 +222,9 @@ pub struct Workspace {
     watcher: Mutex<Option<Option<Arc<FileWatcher>>>>,
     /// How `reload` decides trust.
     policy: TrustPolicy,
+    /// What the configuration was read from ([`crate::config::Stamp`]);
+    /// `None` for a configuration given by the caller (never reread).
+    stamp: Mutex<Option<crate::config::Stamp>>,
     /// Project-local executables passed over (untrusted workspace).
     skipped_bins: Mutex<BTreeSet<PathBuf>>,
     /// The trust notice items already told this session.
@@ -243,9 +251,12 @@ impl Workspace {
 
     pub fn open_with_policy(root: &Path, policy: TrustPolicy) -> Result<Workspace, ConfigError> {
         let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+        // Taken before reading: a change made meanwhile is read next time.
+        let stamp = crate::config::Stamp::now(&root);
         let config = Config::load_with_policy(&root, policy)?;
         let mut ws = Workspace::with_config(root, config);
         ws.policy = policy;
+        ws.stamp = Mutex::new(Some(stamp));
         Ok(ws)
     }
 
@@ -263,6 +274,7 @@ impl Workspace {
             edit_hook: EditHookSlot::default(),
             watcher: Mutex::new(None),
             policy: TrustPolicy::FromEnvironment,
+            stamp: Mutex::new(None),
             skipped_bins: Mutex::new(BTreeSet::new()),
             trust_told: Mutex::new(HashSet::new()),
             memory_events: Mutex::new(std::collections::VecDeque::new()),
@@ -326,6 +338,17 @@ impl Workspace {
                 found
             })
             .clone()
+    }
+
+    /// The whole environment of a child started for this workspace (a
+    /// server, a linter, an indexer) with its configured `env`: the one
+    /// rule of [`crate::env::for_child`] with this workspace's trust.
+    pub fn child_env(
+        &self,
+        configured: &std::collections::BTreeMap<String, String>,
+    ) -> crate::env::ChildEnv {
+        let trusted = self.config().trust.trust.is_trusted();
+        crate::env::for_child(&self.root, trusted, configured)
     }
 
     /// What the untrusted workspace's configuration and bin dirs asked for
@@ -420,7 +443,11 @@ impl Workspace {
                 .program
                 .canonicalize()
                 .unwrap_or_else(|_| route.program.clone()),
-            call.as_ref().map_or(0, |c| c.env.server_hash()),
+            call.as_ref().map_or(0, |c| match &route.spec.reads_env {
+                // Only what this server reads (its catalogue entry says).
+                Some(names) => c.env.reads_hash(names),
+                None => c.env.server_hash(),
+            }),
             config_hash(route),
         );
         let slot = {
@@ -458,14 +485,9 @@ impl Workspace {
             name: route.spec.id.clone(),
             program: route.program.clone(),
             args: route.spec.args.clone(),
-            // The call's environment, then the server's configured one.
-            env: call
-                .iter()
-                .flat_map(|c| c.env.vars())
-                .filter(|(k, _)| !route.spec.env.contains_key(*k))
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .chain(route.spec.env.iter().map(|(k, v)| (k.clone(), v.clone())))
-                .collect(),
+            // The call's environment, then the server's configured one,
+            // its PATH cleaned (crate::env::for_child).
+            env: self.child_env(&route.spec.env).vars().to_vec(),
             root: route.root.clone(),
             settings: route.spec.settings.clone(),
             initialization_options: route.spec.initialization_options.clone(),
@@ -804,18 +826,35 @@ impl Workspace {
         self.usage()
     }
 
-    /// Reread the configuration; when it changed, use it and stop the
-    /// servers whose effective configuration is no longer the configured
-    /// one (the next question starts them anew). Unchanged servers keep
-    /// running. Returns whether anything changed.
+    /// Reread the configuration when a file it was read from (the user
+    /// file, the project files, the `scry trust` store) changed since
+    /// ([`crate::config::Stamp`]: a few `stat`s, so it is checked before
+    /// every call): trust and everything it gates (project commands and
+    /// settings, the configured index, project-local binaries) follow at
+    /// once. The servers whose effective configuration is no longer the
+    /// configured one stop (the next question starts them anew), and every
+    /// server when the workspace's trust changed (what they run and find on
+    /// their `PATH` was decided under the other); the others keep running.
+    /// A configuration given by the caller ([`Workspace::with_config`]) is
+    /// never reread. Returns whether anything was reread.
     pub async fn refresh_config(&self) -> Result<bool, ConfigError> {
-        let fresh = Config::load_with_policy(&self.root, self.policy)?;
-        let current = self.config();
-        if fresh.servers == current.servers && fresh.limits == current.limits {
+        let Some(old) = self.stamp.lock().unwrap_or_else(|e| e.into_inner()).clone() else {
+            return Ok(false);
+        };
+        let now = crate::config::Stamp::now(&self.root);
+        if now == old {
             return Ok(false);
         }
+        let fresh = Config::load_with_policy(&self.root, self.policy)?;
+        *self.stamp.lock().unwrap_or_else(|e| e.into_inner()) = Some(now);
+        let current = self.config();
+        let trust_changed = fresh.trust.trust.is_trusted() != current.trust.trust.is_trusted();
         *self.config.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(fresh);
         self.commands
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clear();
+        self.skipped_bins
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .clear();
@@ -829,13 +868,13 @@ impl Workspace {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .iter()
-            .filter(|(k, _)| !live.contains(&(k.0.clone(), k.4)))
+            .filter(|(k, _)| trust_changed || !live.contains(&(k.0.clone(), k.4)))
             .map(|(k, s)| (k.clone(), s.clone()))
             .collect();
         for (key, slot) in stale {
             let taken = slot.session.lock().await.take();
             if let Some(s) = taken {
-                tracing::info!(server = %s.name(), "configuration changed: stopping the old server");
+                tracing::info!(server = %s.name(), trust_changed, "configuration changed: stopping the old server");
                 s.shutdown().await;
             }
             self.forget_if_empty(&key, &slot);
@@ -952,7 +991,14 @@ impl Workspace {
 
     /// Stop everything and reread the configuration.
     pub async fn reload(&self) -> Result<usize, ConfigError> {
+        let stamp = crate::config::Stamp::now(&self.root);
         let config = Config::load_with_policy(&self.root, self.policy)?;
+        {
+            let mut s = self.stamp.lock().unwrap_or_else(|e| e.into_inner());
+            if s.is_some() {
+                *s = Some(stamp);
+            }
+        }
         let stopped = self.shutdown().await;
         *self.config.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(config);
         self.commands
@@ -1054,5 +1100,60 @@ fn sample_of(
         cap_kib,
         busy,
         idle,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::env::{CallContext, CallEnv};
+
+    /// Trust read per call (issue 26, item 3): a `scry trust` record or
+    /// its revocation is seen by the next refresh, which costs nothing
+    /// when no file moved.
+    #[tokio::test]
+    async fn a_trust_grant_or_revoke_is_seen_by_the_next_refresh() {
+        let tmp = tempfile::tempdir().unwrap();
+        let base = tmp.path().canonicalize().unwrap();
+        let root = base.join("ws");
+        std::fs::create_dir_all(&root).unwrap();
+        std::fs::write(root.join(".scry.json"), r#"{"index": {"path": "x.scip"}}"#).unwrap();
+        std::fs::write(base.join("config.json"), "{}").unwrap();
+        let env = CallEnv::from_vars([
+            (
+                "SCRY_STATE_DIR".to_string(),
+                base.join("state").display().to_string(),
+            ),
+            (
+                "SCRY_CONFIG".to_string(),
+                base.join("config.json").display().to_string(),
+            ),
+        ]);
+        let ctx = CallContext {
+            env: Arc::new(env),
+            client: "t".into(),
+        };
+        crate::env::scope(ctx, async {
+            let ws = Workspace::open(&root).unwrap();
+            let trusted = |ws: &Workspace| ws.config().trust.trust.is_trusted();
+            assert!(!trusted(&ws));
+            assert!(ws.config().index.path.is_none(), "untrusted: not read");
+            assert!(!ws.refresh_config().await.unwrap(), "nothing moved");
+            let store = crate::trust::store_path().unwrap();
+            let layers = crate::config::project_layers(&root).unwrap();
+            crate::trust::record(&store, &root, &layers).unwrap();
+            assert!(ws.refresh_config().await.unwrap());
+            assert!(trusted(&ws));
+            assert!(ws.config().index.path.is_some(), "trusted: read");
+            assert!(!ws.refresh_config().await.unwrap(), "nothing moved");
+            crate::trust::revoke(&store, &root).unwrap();
+            assert!(ws.refresh_config().await.unwrap());
+            assert!(!trusted(&ws));
+            assert!(ws.config().index.path.is_none());
+            // A configuration given by the caller is never reread.
+            let given = Workspace::with_config(root.clone(), Config::default());
+            assert!(!given.refresh_config().await.unwrap());
+        })
+        .await;
     }
 }

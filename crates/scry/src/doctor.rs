@@ -244,6 +244,17 @@ pub fn render(r: &Report, indexes: &[String]) -> String {
     for what in &r.trust_ignored {
         let _ = writeln!(out, "  ignored until `scry trust`: {what}");
     }
+    if !r.path_left_out.is_empty() {
+        let _ = writeln!(
+            out,
+            "PATH entries left out for servers, linters, indexers and version probes: {}",
+            r.path_left_out
+                .iter()
+                .map(|l| l.describe())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
     let _ = writeln!(out, "{DAEMON_LINE}");
     let _ = writeln!(out, "\nLanguage servers:");
     for l in &r.languages {

@@ -272,3 +272,77 @@ fn clients_share_a_server_when_their_paths_resolve_the_same_binary_and_not_other
     );
     ok(&t.scry(&path_a, &[], &["daemon", "stop"]));
 }
+
+/// Issue 26, item 6: a server is keyed by what it reads. A client with
+/// the MCP SDKs' reduced environment (`HOME`, `LOGNAME`, `PATH`, `SHELL`,
+/// `TERM`, `USER`) and one with a full one (`PYENV_ROOT`, `CARGO_HOME`, …:
+/// variables pyright does not read) share one pyright; a client whose
+/// `VIRTUAL_ENV` (which pyright reads) differs gets its own.
+#[test]
+fn a_reduced_environment_shares_the_server_when_what_it_reads_is_the_same() {
+    let Some(_) = real_pyright() else {
+        return;
+    };
+    let t = T::new();
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let base: Vec<(String, String)> = ["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"]
+        .iter()
+        .filter_map(|k| Some((k.to_string(), std::env::var(k).ok()?)))
+        .collect();
+    let client = |extra: &[(&str, &str)], args: &[&str]| -> Output {
+        // Exactly scry's places, the base and `extra`: nothing inherited.
+        let places = scry_in(&t.base, &t.ws, args);
+        let mut c = Command::new(places.get_program());
+        c.args(args)
+            .current_dir(&t.ws)
+            .env_clear()
+            .envs(
+                places
+                    .get_envs()
+                    .filter_map(|(k, v)| Some((k.to_owned(), v?.to_owned()))),
+            )
+            .envs(base.iter().map(|(k, v)| (k, v)))
+            .envs(extra.iter().copied())
+            .stdin(Stdio::null());
+        c.output().unwrap()
+    };
+    let refs = [
+        "refs",
+        "inventory.py",
+        "total_weight",
+        "--timeout-ms",
+        "90000",
+    ];
+    let full = [
+        ("PYENV_ROOT", "/root/.pyenv"),
+        ("CARGO_HOME", "/root/.cargo"),
+        ("RUSTUP_HOME", "/root/.rustup"),
+        ("GOPATH", "/root/go"),
+        ("JAVA_HOME", "/usr/lib/jvm/default"),
+    ];
+    let a = ok(&client(&[], &refs));
+    assert!(a.contains("inventory.py"), "{a}");
+    let b = ok(&client(&full, &refs));
+    assert!(b.contains("inventory.py"), "{b}");
+    let shared = t.pyrights(&path);
+    assert_eq!(
+        shared.len(),
+        1,
+        "one pyright for the reduced and the full environment: {shared:?}"
+    );
+    assert_eq!(shared[0].2.len(), 2, "both clients listed: {shared:?}");
+    let c = ok(&client(&[("VIRTUAL_ENV", "/nonexistent/venv")], &refs));
+    assert!(c.contains("inventory.py"), "{c}");
+    let apart = t.pyrights(&path);
+    assert_eq!(
+        apart.len(),
+        2,
+        "another VIRTUAL_ENV, another pyright: {apart:?}"
+    );
+    let own = apart.iter().find(|s| s.0 != shared[0].0).unwrap();
+    assert_eq!(
+        environ_of(own.0, "VIRTUAL_ENV").as_deref(),
+        Some("/nonexistent/venv")
+    );
+    ok(&t.scry(&path, &[], &["daemon", "stop"]));
+}

@@ -108,22 +108,20 @@ async fn read_capped(
     (buf, truncated)
 }
 
-/// Run `program args` in `root` until it exits or `deadline` passes.
+/// Run `program args` in `root` with exactly the environment `env` (the
+/// workspace's [`scry_workspace::Workspace::child_env`]) until it exits or
+/// `deadline` passes.
 pub async fn run(
     program: &Path,
     args: &[String],
-    env: &[(String, String)],
+    env: &scry_workspace::env::ChildEnv,
     root: &Path,
     deadline: tokio::time::Instant,
 ) -> Result<CliOutput, CliError> {
     let start = tokio::time::Instant::now();
-    // The calling client's variables (through the daemon), then the
-    // linter's configured ones.
-    let call = scry_workspace::env::current_vars();
     let mut cmd = CommandWrap::with_new(program, |c| {
+        env.apply_async(c);
         c.args(args)
-            .envs(call.iter().map(|(k, v)| (k, v)))
-            .envs(env.iter().map(|(k, v)| (k, v)))
             .current_dir(root)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -238,12 +236,13 @@ mod tests {
         let sh = Path::new("/bin/sh");
         let root = std::env::temp_dir();
         let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+        let env = scry_workspace::env::for_child(&root, true, &Default::default());
         // 9 MiB of output: cut at the cap, the child still finishes.
         let big = s(&[
             "-c",
             "head -c 9437184 /dev/zero | tr '\\0' x; echo done >&2; exit 3",
         ]);
-        let out = run(sh, &big, &[], &root, deadline).await.unwrap();
+        let out = run(sh, &big, &env, &root, deadline).await.unwrap();
         assert!(out.truncated);
         assert_eq!(out.stdout.len(), MAX_OUTPUT);
         assert_eq!(out.exit_code, Some(3));
@@ -251,12 +250,12 @@ mod tests {
         // A hang: killed at the deadline, with its children.
         let t = tokio::time::Instant::now();
         let hang = s(&["-c", "sleep 60 & sleep 60"]);
-        let e = run(sh, &hang, &[], &root, t + Duration::from_millis(300))
+        let e = run(sh, &hang, &env, &root, t + Duration::from_millis(300))
             .await
             .unwrap_err();
         assert!(matches!(e, CliError::Timeout(_)));
         assert!(t.elapsed() < Duration::from_secs(5));
-        let e = run(Path::new("/nonexistent/tool"), &[], &[], &root, deadline)
+        let e = run(Path::new("/nonexistent/tool"), &[], &env, &root, deadline)
             .await
             .unwrap_err();
         assert!(matches!(e, CliError::Spawn(_)));

@@ -297,7 +297,7 @@ pub async fn collect(
         set.spawn(scry_workspace::env::carry(async move {
             match job.spec.kind {
                 ProviderKind::Lsp => lsp_job(ws, job, deadline, whole_root).await,
-                ProviderKind::Cli => cli_job(job, deadline, whole_root).await,
+                ProviderKind::Cli => cli_job(&ws, job, deadline, whole_root).await,
             }
         }));
     }
@@ -665,18 +665,20 @@ async fn workspace_pull(
     }
 }
 
-async fn cli_job(job: Job, deadline: Instant, whole_root: Option<PathBuf>) -> JobResult {
+async fn cli_job(
+    ws: &Workspace,
+    job: Job,
+    deadline: Instant,
+    whole_root: Option<PathBuf>,
+) -> JobResult {
     let start = Instant::now();
     let id = job.spec.id.clone();
     let workspace_mode = job.spec.mode.as_deref() == Some("workspace");
     let files = cli::file_args(&job.files, &job.root);
     let args = cli::expand_args(&job.spec.args, &files, workspace_mode);
-    let env: Vec<(String, String)> = job
-        .spec
-        .env
-        .iter()
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect();
+    // The calling client's variables, then the linter's configured ones,
+    // the PATH cleaned (scry_workspace::env::for_child).
+    let env = ws.child_env(&job.spec.env);
     let parser = job.spec.parser.clone().unwrap_or_else(|| "generic".into());
     let out = match cli::run(&job.program, &args, &env, &job.root, deadline).await {
         Ok(o) => o,
