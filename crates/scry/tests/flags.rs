@@ -130,6 +130,7 @@ fn trust_takes_root() {
     let ws = tempfile::tempdir().unwrap();
     let root = ws.path().to_str().unwrap();
     let canonical = ws.path().canonicalize().unwrap().display().to_string();
+    std::fs::write(base.path().join("config.json"), "{}").unwrap();
     let scry = |args: &[&str]| {
         scry_in(base.path(), elsewhere.path(), args)
             .output()
