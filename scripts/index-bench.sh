@@ -22,9 +22,9 @@ PROFILE=${PROFILE:-debug}
 export SCRY_CACHE_DIR=${SCRY_CACHE_DIR:-$OUT/index-cache}
 scripts/name-accuracy-setup.sh "$OUT" >/dev/null
 if [ "$PROFILE" = release ]; then
-  cargo build -q --release -p scry --bin scry --example index_bench
+  cargo build -q --release -p scry-lsp --bin scry --example index_bench
 else
-  cargo build -q -p scry --bin scry --example index_bench
+  cargo build -q -p scry-lsp --bin scry --example index_bench
 fi
 BIN=./target/$PROFILE
 for p in $PROJECTS; do

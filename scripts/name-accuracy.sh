@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 N=${1:-100}; SEED=${2:-7}; LANGS=${3:-"rust python typescript go c"}
 OUT=${OUT:-/tmp/scry-name-bench}
 scripts/name-accuracy-setup.sh "$OUT" >/dev/null
-cargo build -q -p scry --example name_accuracy
+cargo build -q -p scry-lsp --example name_accuracy
 for l in $LANGS; do
   [ -d "$OUT/$l" ] || { echo "$l: no project under $OUT (see scripts/name-accuracy-setup.sh)"; continue; }
   ./target/debug/examples/name_accuracy "$l" "$OUT/$l" "$N" "$SEED" "$OUT/results-$l.jsonl"

@@ -30,7 +30,7 @@
 //!   wall time and the daemon's peak RSS, before/after ratios against
 //!   `SCRY_BENCH_BEFORE` (an older `scry` binary) — see `latency/hostile.rs`.
 //!
-//! Run: `cargo bench -p scry --bench latency`
+//! Run: `cargo bench -p scry-lsp --bench latency`
 //! Environment: `SCRY_BENCH_ITERS` (default 50), `SCRY_BENCH_SERVERS`
 //! (comma list, default `clangd,pyright`; add `hostile` for the hostile
 //! cases), `SCRY_BENCH_BEFORE`.

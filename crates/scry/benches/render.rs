@@ -6,7 +6,7 @@
 //! caps bound the *output*; this bench shows what the *input size* costs
 //! (sorting, de-duplication, grouping and counting the omitted ones).
 //!
-//! Run: `cargo bench -p scry --bench render`
+//! Run: `cargo bench -p scry-lsp --bench render`
 
 use std::hint::black_box;
 use std::path::{Path, PathBuf};

@@ -31,7 +31,7 @@
 //!    labelled: it is counted as not covered, not as a disagreement.
 //!
 //! ```sh
-//! cargo run -p scry --example index_bench -- LANG ROOT N [SEED] [OUT.jsonl]
+//! cargo run -p scry-lsp --example index_bench -- LANG ROOT N [SEED] [OUT.jsonl]
 //! ```
 //! The last line printed is one JSON object of the figures.
 

@@ -22,6 +22,15 @@ pub fn parse<T: clap::Parser>(argv: impl IntoIterator<Item = OsString>) -> Resul
     })
 }
 
+/// clap's parser for a `--timeout-ms`-like budget: a positive whole number
+/// of milliseconds (seconds for the old `--timeout`), worded for the user.
+pub fn positive_number(s: &str) -> Result<u64, String> {
+    match s.trim().parse::<u64>() {
+        Ok(n) if n >= 1 => Ok(n),
+        _ => Err(format!("must be a positive whole number, got `{s}`")),
+    }
+}
+
 /// The first argument (after the program name, before `--`) that looks
 /// like a file name written as an option, with the message to show.
 pub fn option_like_file(args: &[OsString]) -> Option<String> {

@@ -1,25 +1,99 @@
-//! `scry daemon status|stop|--foreground`: the daemon's own commands.
-//! Questions reach the daemon through `scry_daemon::answer::Daemon` (see
-//! `main::answer`), not here.
+//! `scry daemon [status [--json] [--root DIR]] | stop [--timeout-ms N] |
+//! --foreground`: the daemon's own commands. Questions reach the daemon
+//! through `scry_daemon::answer::Daemon` (see `main::answer`), not here.
+//! Exit status: 0 done, 1 error, 2 bad usage.
 
+use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
+use clap::{Args, Parser, Subcommand};
 use scry_daemon::client::{self, ConnectError, Connection};
 use scry_daemon::paths::Files;
 use scry_daemon::proto::DaemonStatus;
 use scry_workspace::procmem::describe_usage;
 
-const USAGE: &str = "usage: scry daemon [status [--json] | stop | --foreground]";
+#[derive(Parser, Debug)]
+#[command(
+    name = "scry daemon",
+    version,
+    about = "The per-user scry daemon that keeps language servers warm for every client: \
+             its status (the default), stop it, or run it in this process.",
+    args_conflicts_with_subcommands = true,
+    after_help = "Questions start the daemon when none runs (--no-daemon or SCRY_NO_DAEMON=1: \
+                  answer in-process instead); it stops by itself when idle."
+)]
+struct DaemonCli {
+    #[command(subcommand)]
+    sub: Option<Sub>,
+    /// Run the daemon in this process (what a client starts, detached).
+    #[arg(long, conflicts_with_all = ["json", "root"])]
+    foreground: bool,
+    #[command(flatten)]
+    status: StatusArgs,
+}
+
+#[derive(Subcommand, Debug)]
+enum Sub {
+    /// The daemon's workspaces, servers, memory and clients (the default).
+    Status(StatusArgs),
+    /// Stop the daemon and its servers, and wait until they are gone.
+    Stop(StopArgs),
+}
+
+#[derive(Args, Debug)]
+struct StatusArgs {
+    /// Print structured JSON instead of text.
+    #[arg(long)]
+    json: bool,
+    /// Only this workspace's servers (default: every workspace).
+    #[arg(long, value_name = "DIR")]
+    root: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+struct StopArgs {
+    /// How long to wait for the daemon and its servers to exit, in
+    /// milliseconds.
+    #[arg(long = "timeout-ms", value_name = "N", default_value_t = 15_000,
+          value_parser = crate::argv::positive_number)]
+    timeout_ms: u64,
+}
 
 /// `scry daemon …`.
 pub fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(2).collect();
-    let words: Vec<&str> = args.iter().map(String::as_str).collect();
-    let json = words.contains(&"--json");
-    let sub: Vec<&str> = words.iter().copied().filter(|w| *w != "--json").collect();
+    let args =
+        std::iter::once(std::ffi::OsString::from("scry daemon")).chain(std::env::args_os().skip(2));
+    let cli: DaemonCli = match crate::argv::parse(args) {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
+    let (stop_wait, status_args) = match cli.sub {
+        Some(Sub::Stop(a)) => (Some(Duration::from_millis(a.timeout_ms)), None),
+        Some(Sub::Status(a)) => (None, Some(a)),
+        None if cli.foreground => (None, None),
+        None => (None, Some(cli.status)),
+    };
+    // `--root` names a workspace as the daemon keys it: canonical.
+    let only = match status_args.as_ref().and_then(|a| a.root.as_ref()) {
+        None => None,
+        Some(r) => match std::env::current_dir()
+            .unwrap_or_default()
+            .join(r)
+            .canonicalize()
+        {
+            Ok(r) if r.is_dir() => Some(r),
+            _ => {
+                eprintln!(
+                    "scry daemon: workspace root {} is not a directory (see scry daemon --help)",
+                    r.display()
+                );
+                return ExitCode::from(2);
+            }
+        },
+    };
     crate::init_tracing();
-    let runtime = match crate::runtime(if sub == ["--foreground"] { 4 } else { 1 }) {
+    let runtime = match crate::runtime(if cli.foreground { 4 } else { 1 }) {
         Ok(r) => r,
         Err(code) => return code,
     };
@@ -30,18 +104,10 @@ pub fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    let code = match sub.as_slice() {
-        ["--foreground"] => runtime.block_on(foreground(files)),
-        [] | ["status"] => runtime.block_on(status(files, json)),
-        ["stop"] => runtime.block_on(stop(files)),
-        ["--help"] | ["-h"] => {
-            println!("{USAGE}");
-            ExitCode::SUCCESS
-        }
-        _ => {
-            eprintln!("scry: {USAGE}");
-            ExitCode::from(2)
-        }
+    let code = match (stop_wait, status_args) {
+        (Some(wait), _) => runtime.block_on(stop(files, wait)),
+        (None, Some(a)) => runtime.block_on(status(files, a.json, only)),
+        (None, None) => runtime.block_on(foreground(files)),
     };
     runtime.shutdown_timeout(Duration::from_secs(1));
     code
@@ -72,7 +138,7 @@ async fn connect(files: &Files) -> Result<Option<Connection>, String> {
     }
 }
 
-async fn status(files: Files, json: bool) -> ExitCode {
+async fn status(files: Files, json: bool, only: Option<PathBuf>) -> ExitCode {
     let mut conn = match connect(&files).await {
         Ok(Some(c)) => c,
         Ok(None) => {
@@ -94,13 +160,24 @@ async fn status(files: Files, json: bool) -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    match conn.status().await {
+    let status = conn.status().await.map(|mut s| {
+        if let Some(root) = &only {
+            s.workspaces.retain(|w| &w.root == root);
+        }
+        s
+    });
+    match status {
         Ok(s) if json => {
             println!("{}", serde_json::to_string_pretty(&s).unwrap_or_default());
             ExitCode::SUCCESS
         }
         Ok(s) => {
-            print!("{}", render_status(&s));
+            let mut text = render_status(&s);
+            if let Some(root) = only.as_ref().filter(|_| s.workspaces.is_empty()) {
+                let none = format!("no server for {} in this daemon\n", root.display());
+                text = text.replacen("no workspace yet\n", &none, 1);
+            }
+            print!("{text}");
             ExitCode::SUCCESS
         }
         Err(e) => {
@@ -173,7 +250,7 @@ pub fn render_status(s: &DaemonStatus) -> String {
     out
 }
 
-async fn stop(files: Files) -> ExitCode {
+async fn stop(files: Files, wait: Duration) -> ExitCode {
     let mut conn = match connect(&files).await {
         Ok(Some(c)) => c,
         Ok(None) => {
@@ -195,14 +272,21 @@ async fn stop(files: Files) -> ExitCode {
     drop(conn);
     // Wait for it (and so its servers) to be gone.
     let proc = std::path::PathBuf::from(format!("/proc/{pid}"));
-    for _ in 0..300 {
+    let deadline = Instant::now() + wait;
+    loop {
         if !proc.exists() || is_zombie(pid) {
             println!("scry daemon (pid {pid}) stopped");
             return ExitCode::SUCCESS;
         }
+        if Instant::now() >= deadline {
+            break;
+        }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    eprintln!("scry daemon: pid {pid} is still running after 15 s");
+    eprintln!(
+        "scry daemon: pid {pid} is still running after {} ms (--timeout-ms)",
+        wait.as_millis()
+    );
     ExitCode::from(1)
 }
 

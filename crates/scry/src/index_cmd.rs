@@ -1,5 +1,6 @@
-//! `scry index [PATH…] [--from FILE] [--timeout SECS]`: build the SCIP
-//! index of each workspace root given (default: the current directory)
+//! `scry index [--root DIR]… [--from FILE] [--timeout-ms N]`: build the
+//! SCIP index of each workspace root given (`--root`, repeatable, or
+//! positional roots; default: the current directory)
 //! with its languages' indexers, or take a CI-built `index.scip` as is, and
 //! convert it for scry (`scry_index::cache`: the per-user cache, keyed by
 //! the canonical root). Later questions answer from it while the live
@@ -33,14 +34,30 @@ use scry_workspace::Workspace;
                   The daemon rebuilds a stale index when the workspace is idle (\"index\": {\"refresh\": false} turns it off)."
 )]
 struct IndexCli {
-    /// Workspace roots (default: the current directory).
+    /// Workspace roots, as with --root.
+    #[arg(value_name = "ROOT")]
     paths: Vec<PathBuf>,
+    /// Workspace root (default: the current directory); repeatable.
+    #[arg(long = "root", value_name = "DIR")]
+    roots: Vec<PathBuf>,
     /// Use this index.scip (built in CI, say) instead of running an indexer.
     #[arg(long, value_name = "FILE")]
     from: Option<PathBuf>,
-    /// Longest an indexer may run, in seconds.
-    #[arg(long, default_value_t = build::DEFAULT_TIMEOUT.as_secs())]
-    timeout: u64,
+    #[arg(long = "timeout-ms", value_name = "N", help = timeout_help(),
+          value_parser = crate::argv::positive_number)]
+    timeout_ms: Option<u64>,
+    /// The old spelling of the budget, in seconds (kept for scripts).
+    #[arg(long, value_name = "SECS", hide = true, conflicts_with = "timeout_ms",
+          value_parser = crate::argv::positive_number)]
+    timeout: Option<u64>,
+}
+
+/// `--timeout-ms`'s help, from the indexers' default budget.
+fn timeout_help() -> String {
+    format!(
+        "Longest an indexer may run, in milliseconds (default {})",
+        build::DEFAULT_TIMEOUT.as_millis()
+    )
 }
 
 pub fn main() -> ExitCode {
@@ -55,10 +72,16 @@ pub fn main() -> ExitCode {
         return ExitCode::from(1);
     };
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
-    let paths = if cli.paths.is_empty() {
+    let timeout = match (cli.timeout_ms, cli.timeout) {
+        (Some(ms), _) => Duration::from_millis(ms),
+        (None, Some(secs)) => Duration::from_secs(secs),
+        (None, None) => build::DEFAULT_TIMEOUT,
+    };
+    let given: Vec<&PathBuf> = cli.roots.iter().chain(&cli.paths).collect();
+    let paths = if given.is_empty() {
         vec![cwd.clone()]
     } else {
-        cli.paths.iter().map(|p| cwd.join(p)).collect()
+        given.iter().map(|p| cwd.join(p)).collect()
     };
     if cli.from.is_some() && paths.len() > 1 {
         eprintln!("scry index: --from takes one workspace root (see scry index --help)");
@@ -77,7 +100,7 @@ pub fn main() -> ExitCode {
             }
         };
         let from = cli.from.as_ref().map(|f| cwd.join(f));
-        if let Err(e) = index_root(&cache_dir, &root, from.as_deref(), cli.timeout) {
+        if let Err(e) = index_root(&cache_dir, &root, from.as_deref(), timeout) {
             eprintln!("scry index: {}: {e}", root.display());
             ok = false;
         }
@@ -94,7 +117,7 @@ fn index_root(
     cache_dir: &Path,
     root: &Path,
     from: Option<&Path>,
-    timeout: u64,
+    timeout: Duration,
 ) -> Result<(), String> {
     let t = Instant::now();
     let ix = match from {
@@ -121,7 +144,7 @@ fn index_root(
                 &ws,
                 root,
                 BuildOptions {
-                    timeout: Duration::from_secs(timeout),
+                    timeout,
                     background: false,
                     cancel: None,
                     progress: &mut progress,

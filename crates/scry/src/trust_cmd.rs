@@ -1,4 +1,5 @@
-//! `scry trust [DIR]`, `scry trust --list`, `scry trust --revoke [DIR]`:
+//! `scry trust [DIR | --root DIR]`, `scry trust --list`, `scry trust
+//! --revoke [DIR | --root DIR]`:
 //! manage the records that let a workspace's own configuration choose what
 //! scry runs (see `scry_workspace::trust`). Output on stdout, errors as one
 //! line on stderr; exit 0 done, 1 error, 2 bad usage.
@@ -22,8 +23,12 @@ use scry_workspace::trust::{self, TRUST_ENV};
                   \"trustedRoots\" in the user configuration trusts directories and what is below them."
 )]
 struct TrustCli {
-    /// The workspace root (default: the current directory).
+    /// The workspace root (default: the current directory), as with --root.
+    #[arg(value_name = "DIR")]
     dir: Option<PathBuf>,
+    /// The workspace root (default: the current directory).
+    #[arg(long, value_name = "DIR", conflicts_with = "dir")]
+    root: Option<PathBuf>,
     /// List trusted workspaces and whether their trust still holds.
     #[arg(long, conflicts_with = "revoke")]
     list: bool,
@@ -35,10 +40,11 @@ struct TrustCli {
 pub fn main() -> ExitCode {
     let args =
         std::iter::once(std::ffi::OsString::from("scry trust")).chain(std::env::args_os().skip(2));
-    let cli: TrustCli = match crate::argv::parse(args) {
+    let mut cli: TrustCli = match crate::argv::parse(args) {
         Ok(c) => c,
         Err(code) => return code,
     };
+    cli.dir = cli.dir.take().or(cli.root.take());
     let Some(store) = trust::store_path() else {
         eprintln!(
             "scry trust: error: no state directory (set {} or HOME)",
@@ -48,7 +54,7 @@ pub fn main() -> ExitCode {
     };
     if cli.list {
         if cli.dir.is_some() {
-            eprintln!("scry trust: --list takes no DIR (see scry trust --help)");
+            eprintln!("scry trust: --list takes no DIR or --root (see scry trust --help)");
             return ExitCode::from(2);
         }
         return list(&store);

@@ -8,7 +8,7 @@
 //! `symbols` on a 5 MB minified bundle. Each call is killed at
 //! [`KILL_AFTER`] (a killed call counts as that long, marked `killed`).
 //!
-//! Run: `SCRY_BENCH_SERVERS=hostile cargo bench -p scry --bench latency`.
+//! Run: `SCRY_BENCH_SERVERS=hostile cargo bench -p scry-lsp --bench latency`.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+"""Stamp scry-lsp's npm packages and the MCP registry's server.json from
+the workspace's one version and repository (`cargo metadata`), so that no
+copy of either is kept by hand.
+
+  stamp.py OUT_DIR [PLATFORM_KEY=BINARY ...]
+
+writes OUT_DIR/npm/scry-lsp (the wrapper), OUT_DIR/npm/scry-lsp-KEY (one
+per given binary) and OUT_DIR/server.json."""
+import json, os, shutil, subprocess, sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+# npm platform key (process.platform-process.arch) -> (os, cpu). Linux
+# packages carry the static musl binary: no `libc` field, it runs on glibc
+# and musl alike.
+PLATFORMS = {
+    "linux-x64": ("linux", "x64"),
+    "linux-arm64": ("linux", "arm64"),
+    "darwin-x64": ("darwin", "x64"),
+    "darwin-arm64": ("darwin", "arm64"),
+}
+MCP_NAME_PREFIX = "io.github.scry-lsp"
+
+
+def meta():
+    out = subprocess.check_output(
+        ["cargo", "metadata", "--format-version", "1", "--no-deps", "--offline"], cwd=ROOT
+    )
+    pkg = next(p for p in json.loads(out)["packages"] if p["name"] == "scry-lsp")
+    return pkg
+
+
+def main():
+    out = sys.argv[1]
+    bins = dict(a.split("=", 1) for a in sys.argv[2:])
+    pkg = meta()
+    version, repo = pkg["version"], pkg["repository"]
+    mcp_name = f"{MCP_NAME_PREFIX}/scry"
+    common = {
+        "version": version,
+        "license": pkg["license"],
+        "repository": {"type": "git", "url": repo},
+        "homepage": repo,
+    }
+    npm = os.path.join(out, "npm")
+    shutil.rmtree(npm, ignore_errors=True)
+    wrapper = os.path.join(npm, "scry-lsp")
+    os.makedirs(os.path.join(wrapper, "bin"))
+    names = {k: f"scry-lsp-{k}" for k in PLATFORMS}
+    launcher = open(os.path.join(HERE, "npm", "scry.js")).read()
+    launcher = launcher.replace("__PLATFORMS__", json.dumps(names))
+    with open(os.path.join(wrapper, "bin", "scry.js"), "w") as f:
+        f.write(launcher)
+    os.chmod(os.path.join(wrapper, "bin", "scry.js"), 0o755)
+    shutil.copy(os.path.join(ROOT, "README.md"), wrapper)
+    manifest = {
+        "name": "scry-lsp",
+        "description": pkg["description"],
+        **common,
+        "mcpName": mcp_name,
+        "bin": {"scry": "bin/scry.js"},
+        "files": ["bin/scry.js", "README.md"],
+        "engines": {"node": ">=16"},
+        "optionalDependencies": {n: version for n in names.values()},
+    }
+    json.dump(manifest, open(os.path.join(wrapper, "package.json"), "w"), indent=2)
+    for key, binary in bins.items():
+        os_, cpu = PLATFORMS[key]
+        d = os.path.join(npm, names[key])
+        os.makedirs(os.path.join(d, "bin"))
+        target = os.path.join(d, "bin", "scry.exe" if os_ == "win32" else "scry")
+        shutil.copy(binary, target)
+        os.chmod(target, 0o755)
+        json.dump(
+            {
+                "name": names[key],
+                "description": f"The scry binary for {key} (used by the scry-lsp package)",
+                **common,
+                "os": [os_],
+                "cpu": [cpu],
+                "files": ["bin/"],
+                "preferUnplugged": True,
+            },
+            open(os.path.join(d, "package.json"), "w"),
+            indent=2,
+        )
+    server = {
+        "$schema": "https://static.modelcontextprotocol.io/schemas/2025-09-29/server.schema.json",
+        "name": mcp_name,
+        "description": pkg["description"],
+        "repository": {"url": repo, "source": "github"},
+        "version": version,
+        "packages": [
+            {
+                "registryType": t,
+                "identifier": "scry-lsp",
+                "version": version,
+                "transport": {"type": "stdio"},
+                "packageArguments": [{"type": "positional", "value": "mcp"}],
+            }
+            for t in ("npm", "pypi", "cargo")
+        ],
+    }
+    json.dump(server, open(os.path.join(out, "server.json"), "w"), indent=2)
+    print(f"stamped scry-lsp {version} ({repo}) into {out}")
+
+
+if __name__ == "__main__":
+    main()
