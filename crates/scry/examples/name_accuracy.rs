@@ -20,7 +20,7 @@
 //!
 //! ```sh
 //! scripts/name-accuracy-setup.sh /tmp/scry-name-bench
-//! cargo run -p scry --example name_accuracy -- rust /tmp/scry-name-bench/rust 100 [seed] [out.jsonl]
+//! cargo run -p scry-lsp --example name_accuracy -- rust /tmp/scry-name-bench/rust 100 [seed] [out.jsonl]
 //! ```
 //! Languages: rust, python, typescript, go, c (decides the file extensions).
 
