@@ -240,8 +240,7 @@ fn clip_echo(s: &str, max: usize) -> std::borrow::Cow<'_, str> {
     if n <= max {
         return std::borrow::Cow::Borrowed(s);
     }
-    let head: String = s.chars().take(max.saturating_sub(1)).collect();
-    std::borrow::Cow::Owned(format!("{head}… ({n} characters)"))
+    std::borrow::Cow::Owned(format!("{} ({n} characters)", common::clip(s, max)))
 }
 
 /// An error as one line: `error[FILE_NOT_FOUND]: file not found: src/x.rs`
