@@ -197,14 +197,7 @@ mod tests {
     /// Replays the committed fuzz corpus (`fuzz/corpus/reply_paths`).
     #[test]
     fn fuzz_corpus_replays() {
-        let dir =
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/corpus/reply_paths");
-        let mut n = 0;
-        for e in std::fs::read_dir(&dir).expect("the fuzz corpus is committed") {
-            super::check_reply_paths(&std::fs::read(e.unwrap().path()).unwrap());
-            n += 1;
-        }
-        assert!(n > 0, "empty corpus in {}", dir.display());
+        scry_testkit::replay_corpus("reply_paths", super::check_reply_paths);
     }
 
     /// Random byte names (a fixed seed, so a failure repeats), weighted

@@ -335,13 +335,6 @@ mod tests {
     /// Replays the committed fuzz corpus (`fuzz/corpus/mcp_args`).
     #[test]
     fn fuzz_corpus_replays() {
-        let dir =
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/corpus/mcp_args");
-        let mut n = 0;
-        for e in std::fs::read_dir(&dir).expect("the fuzz corpus is committed") {
-            super::check_args(&std::fs::read(e.unwrap().path()).unwrap());
-            n += 1;
-        }
-        assert!(n > 0, "empty corpus in {}", dir.display());
+        scry_testkit::replay_corpus("mcp_args", super::check_args);
     }
 }

@@ -216,27 +216,15 @@ pub fn check_messages(data: &[u8]) {
 
 #[cfg(test)]
 mod tests {
-    fn replay(target: &str, check: fn(&[u8])) {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../../fuzz/corpus")
-            .join(target);
-        let mut n = 0;
-        for e in std::fs::read_dir(&dir).expect("the fuzz corpus is committed") {
-            check(&std::fs::read(e.unwrap().path()).unwrap());
-            n += 1;
-        }
-        assert!(n > 0, "empty corpus in {}", dir.display());
-    }
-
     /// Replays the committed fuzz corpus (`fuzz/corpus/framing`).
     #[test]
     fn framing_corpus_replays() {
-        replay("framing", super::check_framing);
+        scry_testkit::replay_corpus("framing", super::check_framing);
     }
 
     /// Replays the committed fuzz corpus (`fuzz/corpus/messages`).
     #[test]
     fn messages_corpus_replays() {
-        replay("messages", super::check_messages);
+        scry_testkit::replay_corpus("messages", super::check_messages);
     }
 }

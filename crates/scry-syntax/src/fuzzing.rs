@@ -218,14 +218,7 @@ mod tests {
     /// Replays the committed fuzz corpus (`fuzz/corpus/syntax_extract`).
     #[test]
     fn fuzz_corpus_replays() {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../../fuzz/corpus/syntax_extract");
-        let mut n = 0;
-        for e in std::fs::read_dir(&dir).expect("the fuzz corpus is committed") {
-            super::check_extract(&std::fs::read(e.unwrap().path()).unwrap());
-            n += 1;
-        }
-        assert!(n > 0, "empty corpus in {}", dir.display());
+        scry_testkit::replay_corpus("syntax_extract", super::check_extract);
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! Shared helpers for scry's tests and benchmarks (like rust-analyzer's
 //! `test-utils`): where the repository's `fixtures/` are, copying them into
-//! temporary directories, whether a missing tool skips a test or fails it
+//! temporary directories, replaying a fuzz target's committed corpus
+//! (`fuzz/corpus/<target>/`, [`replay_corpus`]), whether a missing tool skips a test or fails it
 //! (`SCRY_REQUIRE_SERVERS=1`), where the fake language server
 //! (`scry-fake-lsp`, this package's binary) was built, JSON clean-ups, an
 //! MCP client over a child's stdio ([`mcp_stdio`]), and readers of what
@@ -19,12 +20,54 @@ use serde_json::Value;
 pub mod mcp_http;
 pub mod mcp_stdio;
 
+/// The repository's root (canonical): the directory holding `crates/`,
+/// `fixtures/` and `fuzz/`, found from this package's place in it.
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .expect("crates/scry-testkit sits two levels below the repository root")
+}
+
 /// The repository's `fixtures/` directory (canonical).
 pub fn fixtures_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../fixtures")
+    repo_root()
+        .join("fixtures")
         .canonicalize()
         .expect("fixtures/ exists next to crates/")
+}
+
+/// Runs `check` on every input of the committed corpus of the fuzz target
+/// `target` (`fuzz/corpus/<target>/`, in name order): a fuzz target's
+/// replay on stable, in the unit tests of the crate whose `fuzzing` module
+/// holds the check. Panics when the directory is missing or holds no input
+/// (a replay that checks nothing must not pass), and names the input whose
+/// check panicked.
+pub fn replay_corpus(target: &str, check: impl Fn(&[u8])) {
+    let dir = repo_root().join("fuzz/corpus").join(target);
+    let mut inputs: Vec<PathBuf> = match std::fs::read_dir(&dir) {
+        Ok(rd) => rd
+            .map(|e| e.expect("a corpus directory entry").path())
+            .collect(),
+        Err(e) => panic!(
+            "the corpus of fuzz target `{target}` is missing: {} ({e})",
+            dir.display()
+        ),
+    };
+    assert!(
+        !inputs.is_empty(),
+        "the corpus of fuzz target `{target}` is empty: {}",
+        dir.display()
+    );
+    inputs.sort();
+    for p in inputs {
+        let bytes = std::fs::read(&p).expect("a corpus input reads");
+        if let Err(panic) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| check(&bytes)))
+        {
+            eprintln!("fuzz corpus input {} fails its check", p.display());
+            std::panic::resume_unwind(panic);
+        }
+    }
 }
 
 /// `fixtures/<rel>`.
@@ -256,5 +299,21 @@ mod tests {
         let mut v = serde_json::json!({"elapsed_ms": 3, "a": [{"elapsed_ms": 1, "b": 2}]});
         untimed(&mut v);
         assert_eq!(v, serde_json::json!({"a": [{"b": 2}]}));
+    }
+
+    #[test]
+    #[should_panic(expected = "the corpus of fuzz target `no-such-target` is missing")]
+    fn a_missing_corpus_fails_the_replay() {
+        replay_corpus("no-such-target", |_| {});
+    }
+
+    #[test]
+    fn a_replay_runs_the_check_on_every_committed_input() {
+        let n = std::cell::Cell::new(0);
+        replay_corpus("line_index", |_| n.set(n.get() + 1));
+        let committed = std::fs::read_dir(repo_root().join("fuzz/corpus/line_index"))
+            .unwrap()
+            .count();
+        assert_eq!(n.get(), committed);
     }
 }

@@ -152,14 +152,6 @@ mod tests {
     /// Replays the committed fuzz corpus (`fuzz/corpus/line_index`).
     #[test]
     fn fuzz_corpus_replays() {
-        let dir =
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/corpus/line_index");
-        let mut n = 0;
-        for e in std::fs::read_dir(&dir).expect("the fuzz corpus is committed") {
-            let p = e.unwrap().path();
-            super::check_line_index(&std::fs::read(&p).unwrap());
-            n += 1;
-        }
-        assert!(n > 0, "empty corpus in {}", dir.display());
+        scry_testkit::replay_corpus("line_index", super::check_line_index);
     }
 }
