@@ -1,8 +1,8 @@
 //! Fuzz target: WorkspaceEdit validation, commit, rollback and undo (crates/scry-ops edit). The checks live in
-//! `scry_ops::fuzzing`, shared with the unit test that replays
+//! `scry_ops::fuzzing::edit`, shared with the unit test that replays
 //! fuzz/corpus/workspace_edit on stable.
 #![no_main]
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
-    scry_ops::fuzzing::check_edit(data);
+    scry_ops::fuzzing::edit::check_edit(data);
 });

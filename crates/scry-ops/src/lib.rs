@@ -16,9 +16,6 @@ pub mod engine;
 #[cfg(any(test, feature = "fuzzing"))]
 #[doc(hidden)]
 pub mod fuzzing;
-#[cfg(any(test, feature = "fuzzing"))]
-#[doc(hidden)]
-pub mod fuzzing_journal;
 pub mod isolate;
 pub mod limits;
 pub mod os_path;

@@ -269,6 +269,6 @@ mod tests {
     /// Replays the committed fuzz corpus (`fuzz/corpus/name_lookup`).
     #[test]
     fn fuzz_corpus_replays() {
-        crate::fuzzing::replay_corpus("name_lookup", super::check_names);
+        scry_testkit::replay_corpus("name_lookup", super::check_names);
     }
 }

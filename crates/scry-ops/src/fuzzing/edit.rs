@@ -1,6 +1,5 @@
 //! The checks of the `workspace_edit` fuzz target (`fuzz/`), shared with the
-//! unit test that replays the committed corpus on stable. Not an API: only
-//! compiled for tests and with the `fuzzing` feature.
+//! unit test that replays the committed corpus on stable. Not an API.
 //!
 //! One input = a `WorkspaceEdit` (the input as JSON when it is an object,
 //! `${ROOT}` standing for the workspace's URI; else one built from the bytes:
@@ -18,15 +17,14 @@
 //!   nothing else;
 //! - the reverse plan (what undo commits) restores everything byte-exact.
 
-pub mod names;
-
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
 
 use scry_lsp::{Encoding, path_to_uri};
 use serde_json::{Value, json};
 
+use super::{Bytes, snapshot};
 use crate::edit::{EditPlan, FileChange, WriteOptions, build_plan, commit};
 
 struct Fixture {
@@ -75,41 +73,6 @@ fn fixture() -> &'static Fixture {
     })
 }
 
-/// Every path under `dir`: its kind, bytes and mode.
-fn snapshot(dir: &Path) -> BTreeMap<PathBuf, (char, Vec<u8>, u32)> {
-    let mut out = BTreeMap::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        let Ok(rd) = std::fs::read_dir(&d) else {
-            continue;
-        };
-        for e in rd.flatten() {
-            let p = e.path();
-            let Ok(m) = p.symlink_metadata() else {
-                continue;
-            };
-            #[cfg(unix)]
-            let mode = {
-                use std::os::unix::fs::PermissionsExt;
-                m.permissions().mode()
-            };
-            #[cfg(not(unix))]
-            let mode = 0;
-            if m.file_type().is_symlink() {
-                let t = std::fs::read_link(&p).unwrap_or_default();
-                out.insert(p, ('l', t.as_os_str().as_encoded_bytes().to_vec(), 0));
-            } else if m.is_dir() {
-                stack.push(p.clone());
-                out.insert(p, ('d', Vec::new(), mode));
-            } else {
-                let bytes = std::fs::read(&p).unwrap_or_default();
-                out.insert(p, ('f', bytes, mode));
-            }
-        }
-    }
-    out
-}
-
 const PATHS: &[&str] = &[
     "a.txt",
     "crlf.rs",
@@ -156,17 +119,6 @@ const TEXTS: &[&str] = &[
     "\u{feff}",
     "\r",
 ];
-
-struct Bytes<'a>(std::slice::Iter<'a, u8>);
-
-impl Bytes<'_> {
-    fn next(&mut self) -> u8 {
-        self.0.next().copied().unwrap_or(0)
-    }
-    fn done(&self) -> bool {
-        self.0.len() == 0
-    }
-}
 
 fn uri(f: &Fixture, b: &mut Bytes) -> Value {
     let i = usize::from(b.next());
@@ -316,15 +268,19 @@ pub fn check_edit(data: &[u8]) {
     let _guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
     let f = fixture();
     let (edit, enc, fail_at) = decode(f, data);
-    let before = snapshot(&f.base);
+    let before = snapshot(&f.base, None);
     let plan = match build_plan(&f.root, &edit, enc, &HashMap::new(), "fuzz") {
         Err(_) => {
-            assert_eq!(snapshot(&f.base), before, "a refused edit changed files");
+            assert_eq!(
+                snapshot(&f.base, None),
+                before,
+                "a refused edit changed files"
+            );
             return;
         }
         Ok(p) => p,
     };
-    assert_eq!(snapshot(&f.base), before, "planning wrote files");
+    assert_eq!(snapshot(&f.base, None), before, "planning wrote files");
     for c in &plan.changes {
         assert!(inside(f, &c.path), "the plan changes {}", c.path.display());
         assert_ne!(c.before, c.after, "a no-op change in the plan");
@@ -335,11 +291,11 @@ pub fn check_edit(data: &[u8]) {
     let opts = WriteOptions { fail_at };
     match commit(&plan, &opts) {
         Err(e) => {
-            let now = snapshot(&f.base);
+            let now = snapshot(&f.base, None);
             assert_eq!(now, before, "a failed commit ({e}) left changes");
         }
         Ok(()) => {
-            let now = snapshot(&f.base);
+            let now = snapshot(&f.base, None);
             // Exactly the plan's after-images, nothing else.
             let mut expected = before.clone();
             for d in &plan.dirs_removed {
@@ -369,25 +325,13 @@ pub fn check_edit(data: &[u8]) {
             // Undo restores byte-exact.
             let undo = reverse(&plan);
             commit(&undo, &WriteOptions::default()).expect("the reverse plan commits");
-            assert_eq!(snapshot(&f.base), before, "undo did not restore byte-exact");
+            assert_eq!(
+                snapshot(&f.base, None),
+                before,
+                "undo did not restore byte-exact"
+            );
         }
     }
-}
-
-/// Runs `check` on every input of the committed corpus
-/// `fuzz/corpus/<target>` (the replay on stable of each target of this
-/// crate).
-#[cfg(test)]
-pub(crate) fn replay_corpus(target: &str, check: impl Fn(&[u8])) {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../fuzz/corpus")
-        .join(target);
-    let mut n = 0;
-    for e in std::fs::read_dir(&dir).expect("the fuzz corpus is committed") {
-        check(&std::fs::read(e.unwrap().path()).unwrap());
-        n += 1;
-    }
-    assert!(n > 0, "empty corpus in {}", dir.display());
 }
 
 #[cfg(test)]
@@ -395,6 +339,6 @@ mod tests {
     /// Replays the committed fuzz corpus (`fuzz/corpus/workspace_edit`).
     #[test]
     fn fuzz_corpus_replays() {
-        crate::fuzzing::replay_corpus("workspace_edit", super::check_edit);
+        scry_testkit::replay_corpus("workspace_edit", super::check_edit);
     }
 }

@@ -1,6 +1,5 @@
 //! The checks of the `journal_recover` fuzz target (`fuzz/`), shared with
-//! the unit test that replays its committed corpus on stable. Not an API:
-//! only compiled for tests and with the `fuzzing` feature.
+//! the unit test that replays its committed corpus on stable. Not an API.
 //!
 //! One input = the content of a workspace's journal directory and the
 //! state of the files it names, as a dead writer could leave them or
@@ -22,12 +21,12 @@
 //!   empty);
 //! - run again, it changes nothing (recovery is idempotent).
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use serde_json::Value;
 
+use super::{Bytes, Snap, snapshot};
 use crate::edit::Journal;
 use crate::edit::journal::{
     EntryState, JournalFile, Manifest, Stamp, content_hash, stamp_matches, temp_path,
@@ -48,53 +47,6 @@ const PATHS: &[&str] = &[
 ];
 
 const TEXTS: &[&[u8]] = &[b"", b"alpha\n", b"beta\r\n", b"\xff\xfe bytes", b"new\n"];
-
-type Snap = BTreeMap<PathBuf, (char, Vec<u8>, u32)>;
-
-fn snapshot(dir: &Path, skip: &Path) -> Snap {
-    let mut out = BTreeMap::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        let Ok(rd) = std::fs::read_dir(&d) else {
-            continue;
-        };
-        for e in rd.flatten() {
-            let p = e.path();
-            if p == skip {
-                continue;
-            }
-            let Ok(m) = p.symlink_metadata() else {
-                continue;
-            };
-            use std::os::unix::fs::PermissionsExt;
-            let mode = m.permissions().mode();
-            if m.file_type().is_symlink() {
-                let t = std::fs::read_link(&p).unwrap_or_default();
-                out.insert(p, ('l', t.as_os_str().as_encoded_bytes().to_vec(), 0));
-            } else if m.is_dir() {
-                stack.push(p.clone());
-                out.insert(p, ('d', Vec::new(), mode));
-            } else {
-                out.insert(
-                    p.clone(),
-                    ('f', std::fs::read(&p).unwrap_or_default(), mode),
-                );
-            }
-        }
-    }
-    out
-}
-
-struct Bytes<'a>(std::slice::Iter<'a, u8>);
-
-impl Bytes<'_> {
-    fn next(&mut self) -> u8 {
-        self.0.next().copied().unwrap_or(0)
-    }
-    fn done(&self) -> bool {
-        self.0.len() == 0
-    }
-}
 
 fn stamp(bytes: &[u8], mode: Option<u32>) -> Stamp {
     Stamp {
@@ -309,9 +261,9 @@ pub fn check_recover(data: &[u8]) {
     std::fs::create_dir_all(&g).expect("entry dir");
     std::fs::write(g.join("manifest.json"), data).expect("manifest");
 
-    let pre = snapshot(&base, &jbase);
+    let pre = snapshot(&base, Some(&jbase));
     let _ = journal.recover();
-    let post = snapshot(&base, &jbase);
+    let post = snapshot(&base, Some(&jbase));
     let parsed: Option<Manifest> = serde_json::from_str(&text).ok();
     let paths: std::collections::BTreeSet<&PathBuf> = pre.keys().chain(post.keys()).collect();
     for p in paths {
@@ -332,7 +284,7 @@ pub fn check_recover(data: &[u8]) {
     // Idempotent: a second run changes nothing.
     let _ = journal.recover();
     assert_eq!(
-        snapshot(&base, &jbase),
+        snapshot(&base, Some(&jbase)),
         post,
         "a second recovery changed files"
     );
@@ -355,7 +307,7 @@ mod tests {
     /// Replays the committed fuzz corpus (`fuzz/corpus/journal_recover`).
     #[test]
     fn fuzz_corpus_replays() {
-        crate::fuzzing::replay_corpus("journal_recover", super::check_recover);
+        scry_testkit::replay_corpus("journal_recover", super::check_recover);
     }
 
     /// A quick sweep of generated inputs (the fuzzer goes further).
