@@ -115,6 +115,15 @@ fn pyright(test: &str) -> bool {
     found
 }
 
+/// Whether the binary under test has the crash hook: debug builds only
+/// (`scry_ops::edit::crash`), so `cargo test --release` skips these tests.
+fn crash_hook(test: &str) -> bool {
+    if !cfg!(debug_assertions) {
+        eprintln!("skipping {test}: the crash hook exists in debug builds only");
+    }
+    cfg!(debug_assertions)
+}
+
 fn all(o: &Output) -> String {
     format!(
         "{}{}",
@@ -136,7 +145,7 @@ fn renamed(p: &Path) -> bool {
 /// the journal nothing was written and nothing is said.
 #[test]
 fn a_no_daemon_rename_killed_at_every_step_is_recovered_by_the_next_call() {
-    if !pyright("kill points") {
+    if !crash_hook("kill points") || !pyright("kill points") {
         return;
     }
     let mut points = vec!["before-journal".to_string(), "after-journal".to_string()];
@@ -190,7 +199,7 @@ fn a_no_daemon_rename_killed_at_every_step_is_recovered_by_the_next_call() {
 /// from another environment (another daemon), rolls it back and says so.
 #[test]
 fn a_daemon_killed_mid_rename_is_rolled_back_by_the_next_daemon() {
-    if !pyright("daemon kill") {
+    if !crash_hook("daemon kill") || !pyright("daemon kill") {
         return;
     }
     let env = Env::new();

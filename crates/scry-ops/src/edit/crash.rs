@@ -2,8 +2,11 @@
 //! writing process SIGKILL itself at that point of an edit, so tests can
 //! prove that recovery ([`super::journal::Journal::recover`]) brings every
 //! file back whatever the moment of a crash (an OOM kill, a power cut).
-//! Unset (always, outside tests) it does nothing but read the variable —
-//! the calling client's, through the daemon (`scry_workspace::env`).
+//! Compiled into debug builds only (`cfg(debug_assertions)`, like
+//! `crate::isolate::test_panic_hook`): the tests run debug binaries; a
+//! release or dist build never reads the variable, and the points are
+//! no-ops. Unset, a debug build does nothing but read it — the calling
+//! client's, through the daemon (`scry_workspace::env`).
 //!
 //! Points, in the order an edit reaches them:
 //! - `before-journal`: the plan is validated, nothing is written yet;
@@ -21,16 +24,28 @@
 /// The variable naming the point.
 pub const ENV: &str = "SCRY_TEST_CRASH_AT";
 
+/// The point `SCRY_TEST_CRASH_AT` names.
+#[cfg(debug_assertions)]
+fn named() -> Option<std::ffi::OsString> {
+    scry_workspace::env::var_os(ENV)
+}
+
+/// A release build has no test hook: no point is ever named.
+#[cfg(not(debug_assertions))]
+fn named() -> Option<std::ffi::OsString> {
+    None
+}
+
 /// Die here when `SCRY_TEST_CRASH_AT` names `point`.
 pub(crate) fn point(point: &str) {
-    if scry_workspace::env::var_os(ENV).is_some_and(|v| v == point) {
+    if named().is_some_and(|v| v == point) {
         die();
     }
 }
 
 /// Die here when `SCRY_TEST_CRASH_AT` is `<prefix>-<n>`.
 pub(crate) fn point_n(prefix: &str, n: usize) {
-    if let Some(v) = scry_workspace::env::var_os(ENV)
+    if let Some(v) = named()
         && v.to_str()
             .and_then(|v| v.strip_prefix(prefix)?.strip_prefix('-'))
             .is_some_and(|k| k == n.to_string())

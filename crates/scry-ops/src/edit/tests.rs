@@ -1179,6 +1179,10 @@ async fn kill_test_child() {
 #[tokio::test]
 async fn a_writer_killed_at_every_step_of_a_60_file_rename_is_recovered() {
     use std::os::unix::process::ExitStatusExt;
+    if !cfg!(debug_assertions) {
+        eprintln!("skipping: the crash hook exists in debug builds only");
+        return;
+    }
     let mut points = vec!["before-journal".to_string(), "after-journal".to_string()];
     points.extend((1..=KILL_FILES).map(|k| format!("after-stage-{k}")));
     points.extend((1..=KILL_FILES).map(|k| format!("after-replace-{k}")));
