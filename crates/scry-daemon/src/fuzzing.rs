@@ -205,13 +205,7 @@ mod tests {
     /// bytes, control characters, NUL (the name separator), `/`.
     #[test]
     fn random_byte_names_round_trip() {
-        let mut seed: u64 = 0x5eed_cafe_f00d_0001;
-        let mut next = || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut next = scry_testkit::xorshift(0x5eed_cafe_f00d_0001);
         const SPECIAL: &[u8] = &[
             0xff, 0xfe, 0x80, 0xc3, 0xa9, 0xed, 0xa0, 0xe2, 0x82, 0xf0, b'\n', b'\r', 0x1b, 0x7f,
             0, b'/', b'\\', b'"', b'x',

@@ -104,6 +104,20 @@ pub fn require_on_path(command: &str, test: &str) -> bool {
     false
 }
 
+/// A seeded pseudo-random generator (xorshift64): the same seed gives the
+/// same numbers, so a test's generated inputs repeat when it fails. `seed`
+/// must not be 0 (the generator would only give zeros).
+pub fn xorshift(seed: u64) -> impl FnMut() -> u64 {
+    assert_ne!(seed, 0, "xorshift needs a seed other than 0");
+    let mut x = seed;
+    move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    }
+}
+
 /// The directories a fixture copy leaves out: build outputs and server
 /// caches (none is in the repository; a local run may have made them).
 const SKIPPED: &[&str] = &["target", ".cache", "node_modules", "__pycache__"];
@@ -299,6 +313,15 @@ mod tests {
         let mut v = serde_json::json!({"elapsed_ms": 3, "a": [{"elapsed_ms": 1, "b": 2}]});
         untimed(&mut v);
         assert_eq!(v, serde_json::json!({"a": [{"b": 2}]}));
+    }
+
+    #[test]
+    fn xorshift_is_xorshift64_with_shifts_13_7_17() {
+        // Seed 1: 1 ^ 1<<13 = 8193; ^ 8193>>7 = 8257; ^ 8257<<17.
+        let mut next = xorshift(1);
+        assert_eq!(next(), 8257 ^ (8257 << 17));
+        let (mut a, mut b) = (xorshift(7), xorshift(7));
+        assert!((0..100).all(|_| a() == b()));
     }
 
     #[test]
