@@ -215,7 +215,7 @@ mod tests {
             let data: Vec<u8> = (0..len)
                 .map(|_| {
                     let r = next();
-                    if r % 3 == 0 {
+                    if r.is_multiple_of(3) {
                         (r >> 8) as u8
                     } else {
                         SPECIAL[(r >> 8) as usize % SPECIAL.len()]
