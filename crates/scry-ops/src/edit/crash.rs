@@ -5,8 +5,9 @@
 //! Compiled into debug builds only (`cfg(debug_assertions)`, like
 //! `crate::isolate::test_panic_hook`): the tests run debug binaries; a
 //! release or dist build never reads the variable, and the points are
-//! no-ops. Unset, a debug build does nothing but read it — the calling
-//! client's, through the daemon (`scry_workspace::env`).
+//! no-ops (`scripts/test-packages` checks that the dist binary holds no
+//! `SCRY_TEST_` name). Unset, a debug build does nothing but read it — the
+//! calling client's, through the daemon (`scry_workspace::env`).
 //!
 //! Points, in the order an edit reaches them:
 //! - `before-journal`: the plan is validated, nothing is written yet;
