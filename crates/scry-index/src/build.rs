@@ -77,7 +77,7 @@ impl Planned {
                 "{} (for {}): installed, {}",
                 self.indexer.command,
                 self.server,
-                scry_workspace::paths::display(p, root)
+                scry_base::paths::display(p, root)
             ),
             None => self.missing_text(),
         }

@@ -34,7 +34,7 @@ pub fn dir_for(cache: &Path, root: &Path) -> PathBuf {
 
 /// The default cache directory (`$SCRY_CACHE_DIR`, XDG, `~/.cache/scry`).
 pub fn default_cache() -> Option<PathBuf> {
-    scry_workspace::dirs::cache()
+    scry_base::dirs::cache()
 }
 
 /// Where an index comes from.
@@ -58,7 +58,7 @@ impl Source {
         match self {
             Source::Built(_) => "scry index".into(),
             Source::Configured(p) => {
-                format!("CI index {}", scry_workspace::paths::display(p, root))
+                format!("CI index {}", scry_base::paths::display(p, root))
             }
         }
     }
@@ -83,8 +83,8 @@ pub fn pick<'a>(cache: &Path, root: &Path, configured: Option<&'a Path>) -> Opti
 /// refusal of a special file uses ("not a regular file (a named pipe);
 /// scry reads only regular files"); only `stat`s, never opens it.
 pub fn unreadable(path: &Path) -> String {
-    match scry_workspace::disk::check(path, u64::MAX) {
-        Err(scry_workspace::disk::ReadError::NotRegular { kind, .. }) => {
+    match scry_base::disk::check(path, u64::MAX) {
+        Err(scry_base::disk::ReadError::NotRegular { kind, .. }) => {
             format!("not a regular file ({kind}); scry reads only regular files")
         }
         _ => "not found".to_string(),
@@ -240,7 +240,7 @@ impl Fresh {
             return false;
         }
         let abs = root.join(&d.path);
-        if scry_workspace::paths::confine(root, &abs).is_err() {
+        if scry_base::paths::confine(root, &abs).is_err() {
             return false;
         }
         let Some(now) = stamp(&abs) else {
@@ -262,7 +262,7 @@ impl Fresh {
             return f;
         }
         let fresh = now.size == d.size
-            && scry_workspace::disk::read(&abs, store::MAX_SOURCE_BYTES)
+            && scry_base::disk::read(&abs, store::MAX_SOURCE_BYTES)
                 .is_ok_and(|b| content_hash(&b) == d.hash);
         seen.insert(abs, (now, fresh));
         fresh
@@ -302,7 +302,7 @@ pub fn new_files(root: &Path, ix: &Index, max: u32) -> u32 {
     }
     let built = std::time::UNIX_EPOCH + std::time::Duration::from_secs(ix.meta().built_at);
     let mut n = 0;
-    for f in scry_workspace::walk::Walker::new()
+    for f in scry_base::walk::Walker::new()
         .skip_vendored()
         .files(root)
         .take(200_000)

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use rmcp::model::JsonObject;
 use scry_ops::{Action, Engine, OpError, Query, SeverityFilter, TargetKind, Valid};
-use scry_workspace::paths::{self, Unconfined};
+use scry_base::paths::{self, Unconfined};
 use serde_json::Value;
 
 use scry_ops::action::{self, Arg as A};

@@ -12,7 +12,7 @@
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
-use crate::paths::normalise;
+use scry_base::paths::normalise;
 
 /// Find an executable: if `command` contains a '/', resolve it relative to
 /// the workspace root (`~/` is the home directory) and check it is an

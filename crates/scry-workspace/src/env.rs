@@ -361,7 +361,7 @@ pub fn search_path_for_child(path: &OsStr, root: &Path, trusted: bool) -> (OsStr
     (kept, out)
 }
 
-/// Make scry-base's per-user places ([`crate::dirs`]) read variables
+/// Make scry-base's per-user places ([`scry_base::dirs`]) read variables
 /// through [`var_os`]; done on entering any scope, so a call's
 /// environment is never in force without it.
 fn install() {

@@ -19,6 +19,8 @@ pub mod command;
 pub mod config;
 pub mod doctor;
 pub mod env;
+mod jsonc;
+mod keys;
 pub mod memory;
 pub mod pool;
 pub mod procmem;
@@ -29,11 +31,3 @@ pub mod trust;
 pub mod watch;
 
 pub use pool::{Route, ServerMemory, ServerUse, Workspace, WorkspaceError};
-/// Paths, the walker and per-user directories live in scry-base (below the
-/// LSP stack); re-exported under their old names.
-pub use scry_base::{dirs, paths, walk};
-/// The one reader of workspace files (regular files only, non-blocking
-/// open, bounded size), for the layers above that see only this crate.
-pub use scry_lsp::disk;
-/// Bounded, rotated log files (servers' stderr, the daemon's log).
-pub use scry_lsp::logfile;

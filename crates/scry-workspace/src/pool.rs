@@ -270,7 +270,7 @@ impl Workspace {
             slots: Mutex::new(HashMap::new()),
             commands: Mutex::new(HashMap::new()),
             warned: Mutex::new(HashSet::new()),
-            log_dir: crate::dirs::logs(),
+            log_dir: scry_base::dirs::logs(),
             edit_hook: EditHookSlot::default(),
             watcher: Mutex::new(None),
             policy: TrustPolicy::FromEnvironment,

@@ -13,7 +13,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use scry_workspace::doctor::{LanguageRow, ProviderRow, Report, Version};
-use scry_workspace::paths;
+use scry_base::paths;
 
 #[derive(Parser, Debug)]
 #[command(

@@ -187,7 +187,7 @@ impl Engine {
                 Ok(format!("rebuilt in {secs:.1} s ({files} files)"))
             }
             Err(e) => {
-                let e = scry_workspace::paths::relativise_text(&e, self.ws.root()).into_owned();
+                let e = scry_base::paths::relativise_text(&e, self.ws.root()).into_owned();
                 tracing::warn!("SCIP index refresh failed after {secs:.1} s: {e}");
                 Err(format!("failed after {secs:.1} s: {e}"))
             }
