@@ -137,7 +137,8 @@ async fn real_catalogue_names_what_this_machine_has() {
         .first()
         .and_then(|t| t.description.clone())
         .unwrap_or_default();
-    let have_py = scry_workspace::command::resolve_command("pyright-langserver", &ws.root).is_some()
+    let have_py = scry_workspace::command::resolve_command("pyright-langserver", &ws.root)
+        .is_some()
         || scry_workspace::command::resolve_command("pylsp", &ws.root).is_some()
         || scry_workspace::command::resolve_command("basedpyright-langserver", &ws.root).is_some()
         || scry_workspace::command::resolve_command("jedi-language-server", &ws.root).is_some();

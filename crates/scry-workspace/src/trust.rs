@@ -418,8 +418,10 @@ mod tests {
         let root = root.canonicalize().unwrap();
         let state = tmp.path().join("state");
         let layers = vec![(root.join(".scry.json"), "{\"x\":1}".to_string())];
-        let mut vars: HashMap<&'static str, OsString> =
-            HashMap::from([(scry_base::dirs::STATE_DIR_ENV, state.clone().into_os_string())]);
+        let mut vars: HashMap<&'static str, OsString> = HashMap::from([(
+            scry_base::dirs::STATE_DIR_ENV,
+            state.clone().into_os_string(),
+        )]);
         let mut w = Vec::new();
         let d = |vars: &HashMap<&'static str, OsString>, roots: &[String], w: &mut Vec<String>| {
             decide(

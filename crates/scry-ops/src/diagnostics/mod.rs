@@ -32,11 +32,11 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use scry_base::paths::{self, Unconfined};
+use scry_base::walk::Walker;
 use scry_lsp::{Encoding, LineIndex, LspPos, Session, WaitOptions};
 use scry_workspace::catalog::{ProviderKind, ServerSpec};
-use scry_base::paths::{self, Unconfined};
 use scry_workspace::roots::{find_root, marker_root};
-use scry_base::walk::Walker;
 use scry_workspace::{Route, Workspace};
 use serde_json::Value;
 use tokio::time::Instant;

@@ -17,8 +17,8 @@ use serde_json::Value;
 
 use crate::error::{Message, OpError};
 use crate::msg;
-use scry_workspace::config::PROJECT_CONFIG_FILES;
 use scry_base::paths::{self, Unconfined};
+use scry_workspace::config::PROJECT_CONFIG_FILES;
 use scry_workspace::seed_config::SEED_CONFIG_FILES;
 
 /// Most files one edit may touch (a directory rename counts every file).

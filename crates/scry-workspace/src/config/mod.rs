@@ -105,9 +105,9 @@ mod merge;
 #[cfg(test)]
 pub(crate) mod tests;
 
+pub(crate) use layers::load_with;
 #[cfg(test)]
 pub(crate) use layers::load_with_env;
-pub(crate) use layers::load_with;
 pub use layers::{Stamp, project_layers};
 use merge::Builder;
 
@@ -355,12 +355,14 @@ impl Config {
         let Some((path, file)) = &self.index.path else {
             return Ok(None);
         };
-        scry_base::paths::confine(root, path).map(Some).map_err(|_| {
-            format!(
-                "index.path \"{}\" ({}) is outside the workspace: not read",
-                path.display(),
-                scry_base::paths::display(file, root)
-            )
-        })
+        scry_base::paths::confine(root, path)
+            .map(Some)
+            .map_err(|_| {
+                format!(
+                    "index.path \"{}\" ({}) is outside the workspace: not read",
+                    path.display(),
+                    scry_base::paths::display(file, root)
+                )
+            })
     }
 }

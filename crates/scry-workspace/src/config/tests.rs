@@ -461,8 +461,7 @@ fn the_configured_index_stays_inside_the_workspace() {
         assert!(e.contains("outside the workspace"), "{bad}: {e}");
         assert!(e.contains(".scry.json"), "{e}");
     }
-    let e =
-        Config::from_layers(&[(ws.join(".scry.json"), r#"{"index": {"refresh": 1}}"#.into())])
-            .unwrap_err();
+    let e = Config::from_layers(&[(ws.join(".scry.json"), r#"{"index": {"refresh": 1}}"#.into())])
+        .unwrap_err();
     assert!(e.to_string().contains("index.refresh"), "{e}");
 }
