@@ -16,7 +16,10 @@
 //! missing, moved out or not verified at conversion is stale. Results are
 //! remembered per stamp so a question re-hashes only files that changed
 //! since the last one. [`install`] puts a new index in place only once it
-//! converted.
+//! converted; [`take`] installs a CI-built `index.scip` (copied; nothing
+//! runs). Running indexers is scry-workspace's (`scry_workspace::indexing`,
+//! which needs the catalogue, trust and the call's environment): this crate
+//! stands on scry-base alone.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -206,6 +209,39 @@ pub fn install(
         return Err(e);
     }
     Index::open(&db)
+}
+
+/// Take a CI-built `from` (a regular file only: a FIFO or device is
+/// refused at once, `NOT_A_REGULAR_FILE`) as `root`'s index, copied into
+/// the cache and converted; the working index is replaced only when that
+/// succeeded.
+pub fn take(cache_dir: &Path, root: &Path, from: &Path) -> Result<Index, IndexError> {
+    let mut src = store::open_regular(from)?;
+    let dir = prepare(cache_dir, root).map_err(|why| IndexError::Io {
+        path: dir_for(cache_dir, root),
+        err: std::io::Error::other(why),
+    })?;
+    let tmp = dir.join(format!("index.scip.tmp{}", std::process::id()));
+    let copied = (|| {
+        let mut out = std::fs::File::create(&tmp)?;
+        std::io::copy(&mut src, &mut out)?;
+        out.sync_all()
+    })();
+    if let Err(err) = copied {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(IndexError::Io {
+            path: from.to_path_buf(),
+            err,
+        });
+    }
+    install(cache_dir, root, &tmp, None, None)
+}
+
+/// The directory of `root`'s index under `cache_dir`, created if needed.
+pub fn prepare(cache_dir: &Path, root: &Path) -> Result<PathBuf, String> {
+    let dir = dir_for(cache_dir, root);
+    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    Ok(dir)
 }
 
 /// The converted `db` when it is `scip`'s of that (size, mtime) for `root`.

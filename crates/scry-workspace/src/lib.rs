@@ -19,6 +19,7 @@ pub mod command;
 pub mod config;
 pub mod doctor;
 pub mod env;
+pub mod indexing;
 mod jsonc;
 mod keys;
 pub mod memory;
