@@ -362,7 +362,7 @@ fn provider_row(
     let path = found(spec);
     let version = match &path {
         None => Version::NotChecked("not installed".into()),
-        Some(p) if crate::command::project_local(p, root) => {
+        Some(p) if scry_base::paths::project_local(p, root) => {
             Version::NotChecked("project-local binary: not run".into())
         }
         Some(_) if !trusted.contains(&(spec.id.clone(), spec.command.clone())) => {
