@@ -10,6 +10,10 @@
 //! - [`cache`]: where a workspace's converted index lives (per-user cache,
 //!   keyed by the canonical root) and the freshness of its documents.
 //!
+//! Stands on scry-base alone (paths, the walker, the reader, the cache
+//! directory); running indexers needs the workspace and lives above it
+//! (`scry_workspace::indexing`).
+//!
 //! Invariants: nothing here panics on a hostile index (corrupt, truncated,
 //! another version: an error naming the file); positions handed out are
 //! 0-based character columns checked against the file when converting; a

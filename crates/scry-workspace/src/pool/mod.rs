@@ -41,10 +41,10 @@
 //! passed over is told once per session ([`Workspace::take_trust_notice`]).
 //!
 //! Here: the pool's data (routes, slots, keys, [`Workspace`]) and opening a
-//! workspace; by job: [`route`] (choosing a server, commands, the trust
-//! notice), [`sessions`] (starting and keeping sessions, the file watcher,
-//! shutdown), [`limits`] (memory caps and budget, `maxServers`,
-//! `serverIdleMs`, usage for `status`), [`refresh`] (rereading the
+//! workspace; by job: `route` (choosing a server, commands, the trust
+//! notice), `sessions` (starting and keeping sessions, the file watcher,
+//! shutdown), `limits` (memory caps and budget, `maxServers`,
+//! `serverIdleMs`, usage for `status`), `refresh` (rereading the
 //! configuration).
 
 use std::collections::{BTreeSet, HashMap, HashSet};

@@ -16,7 +16,7 @@ use crate::watch::{self, FileWatcher};
 
 impl Workspace {
     /// The running session for a route, started if needed. Concurrent
-    /// callers for the same key (see [`Key`]) wait for one start: never two
+    /// callers for the same key (see `Key`) wait for one start: never two
     /// processes. A session that died is replaced.
     pub async fn session(&self, route: &Route) -> Result<Session, WorkspaceError> {
         let call = crate::env::current();
