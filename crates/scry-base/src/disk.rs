@@ -1,13 +1,13 @@
 //! The one reader of workspace files: every place scry reads a file the
 //! workspace holds (document sync, the syntactic index, occurrence scans,
 //! source lines of answers, diagnostics, edits' before-images) reads it
-//! through [`read`] or [`read_text`] (or scry-lsp's `disk::read_within`,
+//! through [`read`] or [`read_text`] (or scry-lsp's `disk_async::read_within`,
 //! the same read on the blocking pool under a deadline), and walkers ask
 //! [`check`].
 //!
 //! It lives here, in scry-base, below every crate that reads workspace
-//! files; scry-lsp re-exports it as `scry_lsp::disk` (with `read_within`)
-//! and scry-workspace as `scry_workspace::disk`.
+//! files, and is named by this one path everywhere (no crate above
+//! re-exports it).
 //!
 //! Invariants:
 //! - A special file (FIFO, socket, character or block device, or a symlink
@@ -163,7 +163,7 @@ fn open(path: &Path, limit: u64) -> Result<(File, Metadata), ReadError> {
 }
 
 /// The bytes of a regular file of at most `limit` bytes, with the metadata
-/// of the opened file. Blocking: see [`read_within`] for async callers.
+/// of the opened file. Blocking: see `scry_lsp::disk_async::read_within` for async callers.
 pub fn read_with_meta(path: &Path, limit: u64) -> Result<(Vec<u8>, Metadata), ReadError> {
     let (file, meta) = open(path, limit)?;
     let mut bytes = Vec::with_capacity(meta.len() as usize);

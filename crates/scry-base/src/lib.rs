@@ -5,14 +5,17 @@
 //! - [`walk`]: the one directory walker (ignore rules, skipped dirs);
 //! - [`dirs`]: scry's per-user places (config, state, cache, daemon);
 //! - [`disk`]: the one reader of workspace files (regular files only,
-//!   bounded, never blocking on a FIFO).
+//!   bounded, never blocking on a FIFO);
+//! - [`logfile`]: bounded, rotated log files (servers' stderr, the
+//!   daemon's log).
 //!
-//! Invariants: std, `ignore`, `thiserror` and `libc` only; scry-lsp and scry-workspace
-//! re-export these modules under their old names (`scry_lsp::disk`,
-//! `scry_workspace::{paths, walk, dirs, disk}`), so callers above keep
-//! their imports.
+//! Invariants: std, `ignore`, `thiserror`, `tracing` and `libc` only; no
+//! crate above re-exports these modules: every caller names them here
+//! (`scry_base::paths`, …; scry-lsp adds only the async read,
+//! `scry_lsp::disk_async::read_within`).
 
 pub mod dirs;
 pub mod disk;
+pub mod logfile;
 pub mod paths;
 pub mod walk;

@@ -24,6 +24,9 @@
 //!   path is inside only when its real location (symlinks resolved, through
 //!   the nearest existing ancestor for a path that does not exist yet) is
 //!   under `root`.
+//! - [`project_local`] is the one test of whether a program or a `PATH`
+//!   entry lies inside the workspace (as written or with symlinks resolved:
+//!   what an untrusted workspace may not run).
 
 use std::borrow::Cow;
 use std::ffi::OsStr;
@@ -65,6 +68,20 @@ pub fn normalise_within(rel: &Path) -> Option<PathBuf> {
 /// Whether `path` lies under `root` (lexically; `root` itself counts).
 pub fn is_under(path: &Path, root: &Path) -> bool {
     path.starts_with(root)
+}
+
+/// Whether `path` lies inside the workspace at `root`, as written or with
+/// symlinks resolved: what is there is project-local (needs `scry trust`
+/// to run), however it was reached — a project bin dir, an absolute
+/// `PATH` entry, a symlink from elsewhere.
+pub fn project_local(path: &Path, root: &Path) -> bool {
+    let root_real = root.canonicalize().unwrap_or_else(|_| normalise(root));
+    let lexical = std::path::absolute(path)
+        .map(|p| normalise(&p))
+        .unwrap_or_else(|_| path.to_path_buf());
+    lexical.starts_with(root)
+        || lexical.starts_with(&root_real)
+        || path.canonicalize().is_ok_and(|p| p.starts_with(&root_real))
 }
 
 /// `path` as shown to a reader: relative to `root` when under it (with `/`

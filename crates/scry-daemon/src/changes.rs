@@ -1,5 +1,5 @@
 //! The CLI's `diag --changes` baseline between runs: a JSON file per
-//! workspace in `scry_workspace::dirs::changes()` (`<state dir>/changes`),
+//! workspace in `scry_base::dirs::changes()` (`<state dir>/changes`),
 //! named `<workspace name>-<hash of its path>.json`. The file is the
 //! truth, in-process and in the daemon alike: each `--changes` question
 //! loads it into the engine before and saves the engine's baseline after,
@@ -11,7 +11,7 @@ use scry_ops::Engine;
 
 /// The baseline file of workspace `root`.
 pub fn baseline_file(root: &Path) -> Option<PathBuf> {
-    let dir = scry_ops::edit::journal::Journal::open(&scry_workspace::dirs::changes()?, root)
+    let dir = scry_ops::edit::journal::Journal::open(&scry_base::dirs::changes()?, root)
         .dir()
         .to_path_buf();
     Some(dir.with_extension("json"))

@@ -214,7 +214,7 @@ pub async fn connect_or_start(
 fn spawn_daemon(files: &Files, exe: &Path) -> Result<(), String> {
     use std::os::unix::process::CommandExt;
     // Rotated when full, at each start (see `logfile`).
-    let log = scry_workspace::logfile::open(&files.log)
+    let log = scry_base::logfile::open(&files.log)
         .map_err(|e| format!("cannot open the daemon log {}: {e}", files.log.display()))?;
     let log2 = log
         .try_clone()

@@ -20,14 +20,14 @@ pub const PROTOCOL: u32 = 3;
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// Override of the daemon directory.
-pub const DIR_ENV: &str = scry_workspace::dirs::DAEMON_DIR_ENV;
+pub const DIR_ENV: &str = scry_base::dirs::DAEMON_DIR_ENV;
 /// `1`: never use the daemon.
 pub const NO_DAEMON_ENV: &str = "SCRY_NO_DAEMON";
 
 /// The daemon directory this environment names (not created): see
-/// [`scry_workspace::dirs::daemon`].
+/// [`scry_base::dirs::daemon`].
 pub fn dir() -> Option<PathBuf> {
-    scry_workspace::dirs::daemon()
+    scry_base::dirs::daemon()
 }
 
 /// Whether this process should not use the daemon (`SCRY_NO_DAEMON=1`).

@@ -16,7 +16,10 @@
 //! missing, moved out or not verified at conversion is stale. Results are
 //! remembered per stamp so a question re-hashes only files that changed
 //! since the last one. [`install`] puts a new index in place only once it
-//! converted.
+//! converted; [`take`] installs a CI-built `index.scip` (copied; nothing
+//! runs). Running indexers is scry-workspace's (`scry_workspace::indexing`,
+//! which needs the catalogue, trust and the call's environment): this crate
+//! stands on scry-base alone.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -34,7 +37,7 @@ pub fn dir_for(cache: &Path, root: &Path) -> PathBuf {
 
 /// The default cache directory (`$SCRY_CACHE_DIR`, XDG, `~/.cache/scry`).
 pub fn default_cache() -> Option<PathBuf> {
-    scry_workspace::dirs::cache()
+    scry_base::dirs::cache()
 }
 
 /// Where an index comes from.
@@ -58,7 +61,7 @@ impl Source {
         match self {
             Source::Built(_) => "scry index".into(),
             Source::Configured(p) => {
-                format!("CI index {}", scry_workspace::paths::display(p, root))
+                format!("CI index {}", scry_base::paths::display(p, root))
             }
         }
     }
@@ -83,8 +86,8 @@ pub fn pick<'a>(cache: &Path, root: &Path, configured: Option<&'a Path>) -> Opti
 /// refusal of a special file uses ("not a regular file (a named pipe);
 /// scry reads only regular files"); only `stat`s, never opens it.
 pub fn unreadable(path: &Path) -> String {
-    match scry_workspace::disk::check(path, u64::MAX) {
-        Err(scry_workspace::disk::ReadError::NotRegular { kind, .. }) => {
+    match scry_base::disk::check(path, u64::MAX) {
+        Err(scry_base::disk::ReadError::NotRegular { kind, .. }) => {
             format!("not a regular file ({kind}); scry reads only regular files")
         }
         _ => "not found".to_string(),
@@ -208,6 +211,39 @@ pub fn install(
     Index::open(&db)
 }
 
+/// Take a CI-built `from` (a regular file only: a FIFO or device is
+/// refused at once, `NOT_A_REGULAR_FILE`) as `root`'s index, copied into
+/// the cache and converted; the working index is replaced only when that
+/// succeeded.
+pub fn take(cache_dir: &Path, root: &Path, from: &Path) -> Result<Index, IndexError> {
+    let mut src = store::open_regular(from)?;
+    let dir = prepare(cache_dir, root).map_err(|why| IndexError::Io {
+        path: dir_for(cache_dir, root),
+        err: std::io::Error::other(why),
+    })?;
+    let tmp = dir.join(format!("index.scip.tmp{}", std::process::id()));
+    let copied = (|| {
+        let mut out = std::fs::File::create(&tmp)?;
+        std::io::copy(&mut src, &mut out)?;
+        out.sync_all()
+    })();
+    if let Err(err) = copied {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(IndexError::Io {
+            path: from.to_path_buf(),
+            err,
+        });
+    }
+    install(cache_dir, root, &tmp, None, None)
+}
+
+/// The directory of `root`'s index under `cache_dir`, created if needed.
+pub fn prepare(cache_dir: &Path, root: &Path) -> Result<PathBuf, String> {
+    let dir = dir_for(cache_dir, root);
+    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    Ok(dir)
+}
+
 /// The converted `db` when it is `scip`'s of that (size, mtime) for `root`.
 pub fn open_current(db: &Path, scip: &Path, stat: (u64, u64), root: &Path) -> Option<Index> {
     let ix = Index::open(db).ok()?;
@@ -240,7 +276,7 @@ impl Fresh {
             return false;
         }
         let abs = root.join(&d.path);
-        if scry_workspace::paths::confine(root, &abs).is_err() {
+        if scry_base::paths::confine(root, &abs).is_err() {
             return false;
         }
         let Some(now) = stamp(&abs) else {
@@ -262,7 +298,7 @@ impl Fresh {
             return f;
         }
         let fresh = now.size == d.size
-            && scry_workspace::disk::read(&abs, store::MAX_SOURCE_BYTES)
+            && scry_base::disk::read(&abs, store::MAX_SOURCE_BYTES)
                 .is_ok_and(|b| content_hash(&b) == d.hash);
         seen.insert(abs, (now, fresh));
         fresh
@@ -302,7 +338,7 @@ pub fn new_files(root: &Path, ix: &Index, max: u32) -> u32 {
     }
     let built = std::time::UNIX_EPOCH + std::time::Duration::from_secs(ix.meta().built_at);
     let mut n = 0;
-    for f in scry_workspace::walk::Walker::new()
+    for f in scry_base::walk::Walker::new()
         .skip_vendored()
         .files(root)
         .take(200_000)

@@ -7,18 +7,18 @@
 //! - [`store`]: the one-time conversion into sorted on-disk tables and the
 //!   reader that answers by range reads ([`store::Index`]).
 //! - [`symbol`]: names and kinds from SCIP symbol strings.
-//! - [`build`]: running the catalogue's indexers (or taking a CI-built
-//!   `index.scip`) into the cache — `scry index` and the daemon's
-//!   background refresh.
 //! - [`cache`]: where a workspace's converted index lives (per-user cache,
 //!   keyed by the canonical root) and the freshness of its documents.
+//!
+//! Stands on scry-base alone (paths, the walker, the reader, the cache
+//! directory); running indexers needs the workspace and lives above it
+//! (`scry_workspace::indexing`).
 //!
 //! Invariants: nothing here panics on a hostile index (corrupt, truncated,
 //! another version: an error naming the file); positions handed out are
 //! 0-based character columns checked against the file when converting; a
 //! document is only used while its file's content hash is the one recorded.
 
-pub mod build;
 pub mod cache;
 pub mod proto;
 pub mod store;

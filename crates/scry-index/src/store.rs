@@ -662,7 +662,7 @@ impl<'a> ConvertOptions<'a> {
 /// Open `path` for reading only when it is a regular file (itself or what
 /// its symlinks lead to), never blocking on a FIFO swapped in.
 pub fn open_regular(path: &Path) -> Result<File, IndexError> {
-    use scry_workspace::disk::{self, ReadError};
+    use scry_base::disk::{self, ReadError};
     let refuse = |e: ReadError| match e {
         ReadError::NotRegular { kind, .. } => IndexError::NotRegular {
             path: path.to_path_buf(),
@@ -927,11 +927,11 @@ pub fn convert(scip: &Path, out: &Path, opts: ConvertOptions<'_>) -> Result<Buil
                     continue;
                 };
                 let abs = root.join(&rel);
-                if scry_workspace::paths::confine(root, &abs).is_err() {
+                if scry_base::paths::confine(root, &abs).is_err() {
                     refused.add(&d.relative_path);
                     continue;
                 }
-                let read_file = scry_workspace::disk::read_with_meta(&abs, MAX_SOURCE_BYTES).ok();
+                let read_file = scry_base::disk::read_with_meta(&abs, MAX_SOURCE_BYTES).ok();
                 let st = read_file
                     .as_ref()
                     .map(|(_, m)| Stamp::of(m))

@@ -665,13 +665,13 @@ fn a_refused_import_leaves_the_working_index() {
     let cache_dir = t.path().join("cache");
     let good = t.path().join("good.scip");
     std::fs::write(&good, tree(&root)).unwrap();
-    let ix = scry_index::build::take(&cache_dir, &root, &good).unwrap();
+    let ix = scry_index::cache::take(&cache_dir, &root, &good).unwrap();
     assert_eq!(ix.meta().documents, 2);
     let dir = cache::dir_for(&cache_dir, &root);
     let scip_before = std::fs::read(dir.join("index.scip")).unwrap();
     let broken = t.path().join("broken.scip");
     std::fs::write(&broken, &tree(&root)[..40]).unwrap();
-    let e = scry_index::build::take(&cache_dir, &root, &broken)
+    let e = scry_index::cache::take(&cache_dir, &root, &broken)
         .err()
         .unwrap();
     assert_eq!(e.code(), "INDEX_CORRUPT", "{e}");
@@ -701,7 +701,7 @@ fn an_import_from_a_fifo_is_refused_at_once() {
     let (c2, r2, f2) = (cache_dir.clone(), root.clone(), fifo.clone());
     std::thread::spawn(move || {
         let _ = tx.send(
-            scry_index::build::take(&c2, &r2, &f2)
+            scry_index::cache::take(&c2, &r2, &f2)
                 .err()
                 .map(|e| e.code()),
         );

@@ -9,14 +9,14 @@
 //!   a bounded ring buffer.
 //! - Dropping the last handle of a [`Session`] kills its whole process group.
 //! - A document is sent to the server only as the disk holds it.
-//! - Workspace files are read only through [`disk`] (regular files only,
+//! - Workspace files are read only through [`scry_base::disk`] (here on
+//!   the blocking pool: [`disk_async`]; regular files only,
 //!   never blocking on open, bounded in size).
 
 pub mod diagnostics;
-pub mod disk;
+pub mod disk_async;
 pub mod docs;
 pub mod handler;
-pub mod logfile;
 pub mod session;
 pub mod state;
 pub mod types;

@@ -44,7 +44,7 @@ pub struct SessionConfig {
     pub log_dir: Option<PathBuf>,
     pub max_open_documents: usize,
     /// Largest file sent to the server (`limits.maxFileBytes`); larger ones
-    /// are refused with [`crate::disk::ReadError::TooLarge`].
+    /// are refused with [`scry_base::disk::ReadError::TooLarge`].
     pub max_file_bytes: u64,
     /// Who answers the server's `workspace/applyEdit` (empty: refused).
     pub edit_hook: EditHookSlot,
@@ -69,9 +69,9 @@ pub enum SessionError {
         detail: String,
     },
     /// The file could not be read (missing, not a regular file, over the
-    /// size limit, a read that did not finish): see [`crate::disk`].
+    /// size limit, a read that did not finish): see [`scry_base::disk`].
     #[error("{0}")]
-    Read(#[from] crate::disk::ReadError),
+    Read(#[from] scry_base::disk::ReadError),
     #[error("{} is not a text file (binary or not UTF-8)", .0.display())]
     NotText(PathBuf),
 }
@@ -236,9 +236,9 @@ pub fn client_capabilities() -> Value {
 }
 
 /// What the disk holds for `path`, through the one safe reader
-/// ([`crate::disk`]: regular files only, bounded, off the runtime's workers).
+/// ([`crate::disk_async`]: regular files only, bounded, off the runtime's workers).
 async fn read_disk(path: &Path, limit: u64) -> Result<DiskFile, SessionError> {
-    let (bytes, meta) = crate::disk::read_within(path, limit, None).await?;
+    let (bytes, meta) = crate::disk_async::read_within(path, limit, None).await?;
     if bytes[..bytes.len().min(8192)].contains(&0) {
         return Err(SessionError::NotText(path.to_path_buf()));
     }
@@ -687,7 +687,7 @@ fn spawn_stderr_pump(
         // appends: the kernel buffers them.
         let mut log = log_path
             .as_deref()
-            .and_then(|p| crate::logfile::Log::open_with(p, crate::logfile::MAX_LOG_BYTES));
+            .and_then(|p| scry_base::logfile::Log::open_with(p, scry_base::logfile::MAX_LOG_BYTES));
         if let Some(l) = log.as_mut() {
             l.line(&format!("--- {name} pid {pid:?} started"));
         }

@@ -11,8 +11,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use rmcp::model::JsonObject;
+use scry_base::paths::{self, Unconfined};
 use scry_ops::{Action, Engine, OpError, Query, SeverityFilter, TargetKind, Valid};
-use scry_workspace::paths::{self, Unconfined};
 use serde_json::Value;
 
 use scry_ops::action::{self, Arg as A};

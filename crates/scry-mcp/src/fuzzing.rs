@@ -33,7 +33,7 @@ struct Fixture {
 fn fixture() -> &'static Fixture {
     static F: OnceLock<Fixture> = OnceLock::new();
     F.get_or_init(|| {
-        let base = scry_workspace::dirs::scratch("scry-fuzz-args");
+        let base = scry_base::dirs::scratch("scry-fuzz-args");
         let root = base.join("ws");
         for d in ["src", "dir/sub", "-h"] {
             std::fs::create_dir_all(root.join(d)).expect("fixture dirs");
@@ -317,7 +317,7 @@ pub fn check_args(data: &[u8]) {
                     // Passed on as given (`a/../b*`), never climbing out.
                     let rel = t.strip_prefix(&f.root).expect("under the root");
                     assert!(
-                        scry_workspace::paths::normalise_within(rel).is_some(),
+                        scry_base::paths::normalise_within(rel).is_some(),
                         "glob target {} climbs out",
                         t.display()
                     );

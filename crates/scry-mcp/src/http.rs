@@ -155,9 +155,9 @@ pub fn parse_addr(s: &str) -> Result<SocketAddr, String> {
     ))
 }
 
-/// scry's state directory ([`scry_workspace::dirs::state`]).
+/// scry's state directory ([`scry_base::dirs::state`]).
 pub fn default_state_dir() -> Option<PathBuf> {
-    scry_workspace::dirs::state()
+    scry_base::dirs::state()
 }
 
 /// A token scry generates: 32 random bytes, hex.

@@ -137,12 +137,13 @@ async fn real_catalogue_names_what_this_machine_has() {
         .first()
         .and_then(|t| t.description.clone())
         .unwrap_or_default();
-    let have_py = scry_workspace::config::resolve_command("pyright-langserver", &ws.root).is_some()
-        || scry_workspace::config::resolve_command("pylsp", &ws.root).is_some()
-        || scry_workspace::config::resolve_command("basedpyright-langserver", &ws.root).is_some()
-        || scry_workspace::config::resolve_command("jedi-language-server", &ws.root).is_some();
+    let have_py = scry_workspace::command::resolve_command("pyright-langserver", &ws.root)
+        .is_some()
+        || scry_workspace::command::resolve_command("pylsp", &ws.root).is_some()
+        || scry_workspace::command::resolve_command("basedpyright-langserver", &ws.root).is_some()
+        || scry_workspace::command::resolve_command("jedi-language-server", &ws.root).is_some();
     assert_eq!(desc.contains("Python"), have_py, "{desc}");
-    let have_go = scry_workspace::config::resolve_command("gopls", &ws.root).is_some();
+    let have_go = scry_workspace::command::resolve_command("gopls", &ws.root).is_some();
     assert_eq!(desc.contains("Go"), have_go, "{desc}");
 }
 

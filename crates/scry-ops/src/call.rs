@@ -35,9 +35,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use scry_base::paths::{self, Unconfined};
 use scry_lsp::types as lsp;
 use scry_lsp::{CharPos, LineIndex, RpcError, Session, SessionError, path_to_uri};
-use scry_workspace::paths::{self, Unconfined};
 use scry_workspace::{Route, Workspace, WorkspaceError};
 use serde_json::Value;
 use tokio::time::Instant;
@@ -418,7 +418,7 @@ pub(crate) fn resolve_path(root: &Path, p: &Path, limit: u64) -> Result<PathBuf,
     if !canon.is_dir() {
         // A FIFO, socket or device is refused before anything opens it or
         // a server starts; so is a file over the size limit.
-        scry_lsp::disk::check(&canon, limit)?;
+        scry_base::disk::check(&canon, limit)?;
     }
     if canon.is_dir() {
         // As asked: relative paths as written, absolute ones relative
@@ -445,8 +445,8 @@ pub(crate) fn special_link(root: &Path, p: &Path) -> Option<OpError> {
     } else {
         root.join(p)
     };
-    match scry_lsp::disk::check(&asked, u64::MAX) {
-        Err(e @ scry_lsp::disk::ReadError::NotRegular { .. }) => Some(e.into()),
+    match scry_base::disk::check(&asked, u64::MAX) {
+        Err(e @ scry_base::disk::ReadError::NotRegular { .. }) => Some(e.into()),
         _ => None,
     }
 }

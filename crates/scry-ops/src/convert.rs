@@ -50,10 +50,10 @@ impl Files {
             // Through the one safe reader (regular files under the size
             // limit only), off the runtime's workers.
             let limit = self.session.as_ref().map_or(
-                scry_lsp::disk::DEFAULT_MAX_FILE_BYTES,
+                scry_base::disk::DEFAULT_MAX_FILE_BYTES,
                 Session::max_file_bytes,
             );
-            found = scry_lsp::disk::read_within(path, limit, None)
+            found = scry_lsp::disk_async::read_within(path, limit, None)
                 .await
                 .ok()
                 .and_then(|(b, _)| String::from_utf8(b).ok())

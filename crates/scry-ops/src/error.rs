@@ -310,9 +310,9 @@ pub enum OpError {
     Busy(Message),
 }
 
-impl From<scry_lsp::disk::ReadError> for OpError {
-    fn from(e: scry_lsp::disk::ReadError) -> OpError {
-        use scry_lsp::disk::ReadError as R;
+impl From<scry_base::disk::ReadError> for OpError {
+    fn from(e: scry_base::disk::ReadError) -> OpError {
+        use scry_base::disk::ReadError as R;
         match e {
             R::NotRegular { path, kind } => OpError::NotARegularFile {
                 path,

@@ -20,7 +20,7 @@ pub(crate) struct Placed<'a> {
 }
 
 pub(crate) fn is_inside(path: &Path, root: &Path) -> bool {
-    !path.is_absolute() || scry_workspace::paths::is_under(path, root)
+    !path.is_absolute() || scry_base::paths::is_under(path, root)
 }
 
 pub(crate) fn place<'a>(loc: &'a Loc, root: &Path, idx: usize) -> Placed<'a> {
@@ -88,7 +88,7 @@ pub(crate) fn asked_file_first(placed: &mut [Placed], answer: &Answer, root: &Pa
         (None, Some(p)) => p,
         (None, None) => return,
     };
-    let asked = display_path(&scry_workspace::paths::normalise(&root.join(asked)), root);
+    let asked = display_path(&scry_base::paths::normalise(&root.join(asked)), root);
     placed.sort_by_key(|p| p.path != asked);
 }
 

@@ -12,7 +12,7 @@
 //! from their parts ([`scry_ops::Message`]): paths through [`display_path`]
 //! like every other path, scry's text as written, and only a server's or a
 //! tool's text (foreign parts) has the root string-replaced
-//! (`scry_workspace::paths::relativise_text`); scry's own text never is.
+//! (`scry_base::paths::relativise_text`); scry's own text never is.
 
 use std::path::Path;
 
@@ -135,7 +135,7 @@ pub fn error_message_in(err: &OpError, root: &Path, dialect: Dialect) -> String 
 /// foreign text (a server's, a linter's, a configuration error's message)
 /// through [`relativise_text`], since only it can name the root as text.
 ///
-/// [`relativise_text`]: scry_workspace::paths::relativise_text
+/// [`relativise_text`]: scry_base::paths::relativise_text
 ///
 /// Echoed input is bounded: a `quoted` span (how scry's messages quote a
 /// symbol, a query, a name) over [`MAX_ECHO_CHARS`] characters and a path
@@ -158,7 +158,7 @@ pub fn error_text_in(err: &OpError, root: &Path, dialect: Dialect) -> String {
             }
             scry_ops::Part::Arg(a) => out.opaque(&dialect.flag(*a)),
             scry_ops::Part::Foreign(f) => {
-                let f = scry_workspace::paths::relativise_text(f, root);
+                let f = scry_base::paths::relativise_text(f, root);
                 let mut inner = Echo::default();
                 inner.text(&f);
                 out.opaque(&inner.finish());
@@ -284,7 +284,7 @@ pub fn error_object(code: &str, message: &str) -> Value {
 /// `\t`, `\u{1b}`, …): a file name can never start a new answer line or
 /// hide text. Every path an answer shows goes through here.
 pub fn display_path(path: &Path, workspace_root: &Path) -> String {
-    escape_controls(scry_workspace::paths::display(path, workspace_root))
+    escape_controls(scry_base::paths::display(path, workspace_root))
 }
 
 /// `s` with control characters (C0, DEL, C1) and U+2028/U+2029 escaped as

@@ -123,16 +123,6 @@ pub struct Indexer {
     pub stubs: BTreeMap<String, String>,
 }
 
-impl ServerSpec {
-    /// The memory cap in KiB: the server's `memoryMiB`, else the default
-    /// of `limits`.
-    pub fn memory_cap_kib(&self, limits: &crate::config::Limits) -> u64 {
-        self.memory_mib
-            .unwrap_or(limits.server_memory_mib)
-            .saturating_mul(1024)
-    }
-}
-
 /// A set-up problem: reported when the workspace has files this provider
 /// serves and none of `unless` exists in the workspace root or in the
 /// provider's root (the nearest root marker) for those files.

@@ -7,12 +7,13 @@
 //! only for a trusted workspace; relative `PATH` entries are ignored; for an
 //! untrusted workspace nothing inside it is found through `PATH` either (an
 //! absolute entry inside it, or a symlink resolving into it: project-local,
-//! [`project_local`], passed over and reported like a project bin dir's).
+//! [`scry_base::paths::project_local`], passed over and reported like a
+//! project bin dir's).
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
-use crate::paths::normalise;
+use scry_base::paths::{normalise, project_local};
 
 /// Find an executable: if `command` contains a '/', resolve it relative to
 /// the workspace root (`~/` is the home directory) and check it is an
@@ -65,20 +66,6 @@ fn resolve_command_local(
     local: bool,
 ) -> (Option<PathBuf>, Option<PathBuf>) {
     resolve_command_search(command, workspace_root, path_var, local)
-}
-
-/// Whether `path` lies inside the workspace at `root`, as written or with
-/// symlinks resolved: what is there is project-local (needs `scry trust`
-/// to run), however it was reached — a project bin dir, an absolute
-/// `PATH` entry, a symlink from elsewhere.
-pub fn project_local(path: &Path, root: &Path) -> bool {
-    let root_real = root.canonicalize().unwrap_or_else(|_| normalise(root));
-    let lexical = std::path::absolute(path)
-        .map(|p| normalise(&p))
-        .unwrap_or_else(|_| path.to_path_buf());
-    lexical.starts_with(root)
-        || lexical.starts_with(&root_real)
-        || path.canonicalize().is_ok_and(|p| p.starts_with(&root_real))
 }
 
 /// The lookup (see [`resolve_command`]); `trusted`: the project-local bin

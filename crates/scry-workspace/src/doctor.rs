@@ -27,7 +27,7 @@ use serde::Serialize;
 
 use crate::catalog::{self, ProviderKind, ServerSpec};
 use crate::config::{self, Config};
-use crate::walk::Walker;
+use scry_base::walk::Walker;
 
 /// How long a `--version` may take.
 pub const VERSION_TIMEOUT: Duration = Duration::from_secs(3);
@@ -338,7 +338,7 @@ pub fn diagnose_with(config: &Config, root: &Path, path_var: Option<&OsStr>) -> 
             .trust
             .ignored
             .iter()
-            .map(|(file, what)| format!("{}: {what}", crate::paths::display(file, root)))
+            .map(|(file, what)| format!("{}: {what}", scry_base::paths::display(file, root)))
             .collect(),
         warnings: config.warnings.clone(),
         path_left_out: child_env.left_out().to_vec(),
@@ -362,7 +362,7 @@ fn provider_row(
     let path = found(spec);
     let version = match &path {
         None => Version::NotChecked("not installed".into()),
-        Some(p) if crate::command::project_local(p, root) => {
+        Some(p) if scry_base::paths::project_local(p, root) => {
             Version::NotChecked("project-local binary: not run".into())
         }
         Some(_) if !trusted.contains(&(spec.id.clone(), spec.command.clone())) => {
@@ -426,7 +426,7 @@ fn trusted_commands() -> HashSet<(String, String)> {
         .into_iter()
         .map(|s| (s.id, s.command))
         .collect();
-    if let Some(p) = config::user_config_path()
+    if let Some(p) = scry_base::dirs::user_config()
         && let Ok(text) = std::fs::read_to_string(&p)
         && let Ok(c) = Config::from_layers(&[(p, text)])
     {
@@ -453,7 +453,7 @@ fn on_path(program: &str, dirs: &[PathBuf]) -> bool {
 }
 
 /// The workspace's files (gitignore respected, the
-/// [`crate::walk::SKIPPED_DIRS`] skipped), at most [`MAX_FILES`], sorted.
+/// [`scry_base::walk::SKIPPED_DIRS`] skipped), at most [`MAX_FILES`], sorted.
 fn workspace_files(root: &Path) -> (Vec<PathBuf>, bool) {
     let mut files = Vec::new();
     let mut capped = false;

@@ -346,7 +346,7 @@ pub fn search_path_for_child(path: &OsStr, root: &Path, trusted: bool) -> (OsStr
     for entry in std::env::split_paths(path) {
         let why = if entry.as_os_str().is_empty() || !entry.is_absolute() {
             Some(LeftOutWhy::Relative)
-        } else if !trusted && crate::command::project_local(&entry, root) {
+        } else if !trusted && scry_base::paths::project_local(&entry, root) {
             Some(LeftOutWhy::InUntrustedWorkspace)
         } else {
             None
@@ -361,7 +361,7 @@ pub fn search_path_for_child(path: &OsStr, root: &Path, trusted: bool) -> (OsStr
     (kept, out)
 }
 
-/// Make scry-base's per-user places ([`crate::dirs`]) read variables
+/// Make scry-base's per-user places ([`scry_base::dirs`]) read variables
 /// through [`var_os`]; done on entering any scope, so a call's
 /// environment is never in force without it.
 fn install() {

@@ -1,24 +1,30 @@
-//! Workspace: configuration ([`config`], layered files), the server
-//! catalogue ([`catalog`]), routing of files to servers by file type
-//! ([`routing`]) and root markers ([`roots`]), finding executables
-//! ([`command`]), the lifecycle of server processes ([`pool`]: one per
-//! server and root, started lazily, reused), workspace trust ([`trust`]:
-//! what project configuration may run), re-exporting the bottom crate's
-//! paths inside the workspace ([`paths`]: normalise, show relative,
-//! confine), walking it ([`walk`]: one walker, one list of skipped
-//! directories) and scry's per-user directories ([`dirs`]: state, journal,
-//! logs, daemon, caches, the user configuration file) — all in scry-base —,
-//! the home of the environment that shapes a call ([`env`]: captured by
-//! clients, read through one function), and of the servers' memory
-//! ([`procmem`]: a process tree's resident memory from `/proc`; [`memory`]:
-//! the policy — restart over a cap, stop the least recently used over the
-//! budget).
+//! Workspace: configuration ([`config`], layered files; other agents'
+//! files translated by [`seed_config`]), the server catalogue
+//! ([`catalog`]), routing of files to servers by file type ([`routing`])
+//! and root markers ([`roots`]), finding executables ([`command`]), the
+//! lifecycle of server processes ([`pool`]: one per server and root,
+//! started lazily, reused), running the catalogue's SCIP indexers into
+//! scry-index's cache ([`indexing`]), workspace trust ([`trust`]: what
+//! project configuration may run), the home of the environment that
+//! shapes a call ([`env`]: captured by clients, read through one
+//! function), and of the servers' memory ([`procmem`]: a process tree's
+//! resident memory from `/proc`; [`memory`]: the policy — restart over a
+//! cap, stop the least recently used over the budget).
+//!
+//! Paths, the walker, per-user directories, the file reader and log files
+//! are scry-base's, named there by every caller (`scry_base::paths`, …):
+//! none is re-exported here. Inside, dependencies run one way: `catalog` and
+//! the shared JSONC and key-name helpers (`jsonc`, `keys`) at the bottom,
+//! then `seed_config`, `config`, `routing`, `pool`.
 
 pub mod catalog;
 pub mod command;
 pub mod config;
 pub mod doctor;
 pub mod env;
+pub mod indexing;
+mod jsonc;
+mod keys;
 pub mod memory;
 pub mod pool;
 pub mod procmem;
@@ -29,11 +35,3 @@ pub mod trust;
 pub mod watch;
 
 pub use pool::{Route, ServerMemory, ServerUse, Workspace, WorkspaceError};
-/// Paths, the walker and per-user directories live in scry-base (below the
-/// LSP stack); re-exported under their old names.
-pub use scry_base::{dirs, paths, walk};
-/// The one reader of workspace files (regular files only, non-blocking
-/// open, bounded size), for the layers above that see only this crate.
-pub use scry_lsp::disk;
-/// Bounded, rotated log files (servers' stderr, the daemon's log).
-pub use scry_lsp::logfile;

@@ -3,13 +3,13 @@
 //! root markers.
 //!
 //! Invariants: a root is never outside the workspace root (paths compared
-//! after [`crate::paths::normalise`]); markers naming a parent (`..`) never
+//! after [`scry_base::paths::normalise`]); markers naming a parent (`..`) never
 //! match; a marker holds at most one `*`.
 
 use std::path::{Component, Path, PathBuf};
 
 use crate::catalog::ServerSpec;
-use crate::paths::normalise;
+use scry_base::paths::normalise;
 
 /// Match a file name against a pattern with at most one `*`.
 fn wildcard_match(pattern: &str, name: &str) -> bool {

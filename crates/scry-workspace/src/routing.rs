@@ -1,5 +1,5 @@
 //! Routing: which servers serve a file. The configuration's providers in
-//! priority order, with alternatives resolved; [`crate::pool::route`] turns
+//! priority order, with alternatives resolved; [`crate::Workspace::route`] turns
 //! the chosen one into a running server for the file's root.
 //!
 //! Invariants: disabled servers are never chosen; a linter is chosen only

@@ -27,7 +27,8 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 
 use crate::catalog;
-use crate::config::{canon, server_key, strip_jsonc};
+use crate::jsonc::strip_jsonc;
+use crate::keys::{canon, server_key};
 
 /// Seed files relative to the workspace root, lowest precedence first (the
 /// order the agents themselves layer them).

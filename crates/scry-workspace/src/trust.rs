@@ -40,7 +40,7 @@
 //!    `scry trust` is run again.
 //!
 //! Records live in `<state dir>/trust.json` ([`store_path`]; the state
-//! directory is [`crate::dirs::state`]), written atomically.
+//! directory is [`scry_base::dirs::state`]), written atomically.
 //!
 //! Invariant: without one of the three, nothing that a project file names
 //! is executed.
@@ -55,7 +55,6 @@ use sha2::{Digest, Sha256};
 
 /// `SCRY_TRUST`: `all` trusts every workspace, `none` none.
 pub const TRUST_ENV: &str = "SCRY_TRUST";
-pub use crate::dirs::STATE_DIR_ENV;
 
 /// Server keys that choose what runs, directly (`command`, `args`, `env`)
 /// or through the server (`settings`, `initializationOptions`): ignored
@@ -138,7 +137,7 @@ impl Default for TrustState {
     }
 }
 
-use crate::dirs::EnvFn;
+use scry_base::dirs::EnvFn;
 
 /// Strip what chooses what runs from one server entry of an untrusted
 /// layer (keys already canonical: [`RUN_KEYS`]). `is_new`: the
@@ -191,9 +190,9 @@ pub fn config_hash(root: &Path, layers: &[(PathBuf, String)]) -> String {
 }
 
 /// Where `scry trust` records live (`<state dir>/trust.json`; see
-/// [`crate::dirs`]).
+/// [`scry_base::dirs`]).
 pub fn store_path() -> Option<PathBuf> {
-    crate::dirs::trust_store()
+    scry_base::dirs::trust_store()
 }
 
 /// One `scry trust` record.
@@ -259,7 +258,7 @@ pub fn record(store: &Path, root: &Path, layers: &[(PathBuf, String)]) -> io::Re
         config_hash: config_hash(root, layers),
         files: layers
             .iter()
-            .map(|(p, _)| crate::paths::display(p, root))
+            .map(|(p, _)| scry_base::paths::display(p, root))
             .collect(),
         trusted_at: std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -328,7 +327,7 @@ pub fn decide(
             return Trust::UserRoot(p);
         }
     }
-    let store = crate::dirs::trust_store_with(env);
+    let store = scry_base::dirs::trust_store_with(env);
     let Some(store) = store else {
         return Trust::Untrusted { revoked: false };
     };
@@ -347,7 +346,7 @@ pub fn notice(state: &TrustState, root: &Path, local_bins: &[PathBuf]) -> Option
     if state.trust.is_trusted() || (state.ignored.is_empty() && local_bins.is_empty()) {
         return None;
     }
-    let rel = |p: &Path| crate::paths::display(p, root);
+    let rel = |p: &Path| scry_base::paths::display(p, root);
     let mut parts: Vec<String> = Vec::new();
     let mut i = 0;
     while i < state.ignored.len() {
@@ -419,8 +418,10 @@ mod tests {
         let root = root.canonicalize().unwrap();
         let state = tmp.path().join("state");
         let layers = vec![(root.join(".scry.json"), "{\"x\":1}".to_string())];
-        let mut vars: HashMap<&'static str, OsString> =
-            HashMap::from([(STATE_DIR_ENV, state.clone().into_os_string())]);
+        let mut vars: HashMap<&'static str, OsString> = HashMap::from([(
+            scry_base::dirs::STATE_DIR_ENV,
+            state.clone().into_os_string(),
+        )]);
         let mut w = Vec::new();
         let d = |vars: &HashMap<&'static str, OsString>, roots: &[String], w: &mut Vec<String>| {
             decide(

@@ -5,7 +5,7 @@
 //! One `notify` watcher per workspace. notify's recursive mode cannot skip
 //! directories, so every directory is watched on its own (non-recursive),
 //! found by walking the root with the `ignore` crate (`.gitignore`
-//! respected; [`crate::walk::SKIPPED_DIRS`] never entered), bounded by
+//! respected; [`scry_base::walk::SKIPPED_DIRS`] never entered), bounded by
 //! [`MAX_DIRS`]. Directories created
 //! later are added when their event is drained, and the files already in
 //! them reported as created.
@@ -33,7 +33,7 @@ use notify::{Event, EventKind, RecursiveMode, Watcher};
 use scry_lsp::{Session, path_to_uri, uri_to_path};
 use serde_json::{Value, json};
 
-use crate::walk::{Walker, in_skipped_dir};
+use scry_base::walk::{Walker, in_skipped_dir};
 
 /// At most this many directories are watched per workspace.
 pub const MAX_DIRS: usize = 10_000;

@@ -12,8 +12,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::Parser;
+use scry_base::paths;
 use scry_workspace::doctor::{LanguageRow, ProviderRow, Report, Version};
-use scry_workspace::paths;
 
 #[derive(Parser, Debug)]
 #[command(

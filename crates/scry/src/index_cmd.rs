@@ -6,7 +6,7 @@
 //! the canonical root). Later questions answer from it while the live
 //! server starts or indexes (`scry_ops::engine::indexed`).
 //!
-//! The indexers are run by `scry_index::build` (catalogue data, argv, the
+//! The indexers are run by `scry_workspace::indexing` (catalogue data, argv, the
 //! same trust rule as servers; the daemon's background refresh runs them
 //! through the same function). Progress and errors go to stderr, the
 //! summary to stdout; exit 0 done, 1 nothing built, 2 bad usage.
@@ -17,9 +17,9 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use clap::Parser;
-use scry_index::build::{self, BuildOptions, Progress};
 use scry_index::cache;
 use scry_workspace::Workspace;
+use scry_workspace::indexing::{self, BuildOptions, Progress};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -56,7 +56,7 @@ struct IndexCli {
 fn timeout_help() -> String {
     format!(
         "Longest an indexer may run, in milliseconds (default {})",
-        build::DEFAULT_TIMEOUT.as_millis()
+        indexing::DEFAULT_TIMEOUT.as_millis()
     )
 }
 
@@ -75,7 +75,7 @@ pub fn main() -> ExitCode {
     let timeout = match (cli.timeout_ms, cli.timeout) {
         (Some(ms), _) => Duration::from_millis(ms),
         (None, Some(secs)) => Duration::from_secs(secs),
-        (None, None) => build::DEFAULT_TIMEOUT,
+        (None, None) => indexing::DEFAULT_TIMEOUT,
     };
     let given: Vec<&PathBuf> = cli.roots.iter().chain(&cli.paths).collect();
     let paths = if given.is_empty() {
@@ -122,7 +122,7 @@ fn index_root(
     let t = Instant::now();
     let ix = match from {
         Some(f) => {
-            build::take(cache_dir, root, f).map_err(|e| format!("error[{}]: {e}", e.code()))?
+            cache::take(cache_dir, root, f).map_err(|e| format!("error[{}]: {e}", e.code()))?
         }
         None => {
             let ws = Workspace::open(root).map_err(|e| e.to_string())?;
@@ -139,7 +139,7 @@ fn index_root(
                 }
                 Progress::Missing(m) => eprintln!("scry index: {m}"),
             };
-            build::build(
+            indexing::build(
                 cache_dir,
                 &ws,
                 root,

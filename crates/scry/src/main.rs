@@ -305,7 +305,7 @@ fn print_out(text: &str) {
 /// scry shows one that is not UTF-8 (`\xff_x.rb`) names that file
 /// (`paths::unescaped`).
 fn user_path(p: &Path, cwd: &Path, root: &Path) -> PathBuf {
-    use scry_workspace::paths::unescaped;
+    use scry_base::paths::unescaped;
     if p.is_absolute() {
         return unescaped(root, p);
     }

@@ -48,7 +48,7 @@ pub fn main() -> ExitCode {
     let Some(store) = trust::store_path() else {
         eprintln!(
             "scry trust: error: no state directory (set {} or HOME)",
-            trust::STATE_DIR_ENV
+            scry_base::dirs::STATE_DIR_ENV
         );
         return ExitCode::from(1);
     };

@@ -26,7 +26,7 @@ pub use scry_testkit::{fake_lsp, servers_required, untimed};
 
 /// Whether a command is installed (else skip, or fail when required).
 pub fn have(command: &str, test: &str) -> bool {
-    if scry_workspace::config::resolve_command(command, Path::new("/")).is_some() {
+    if scry_workspace::command::resolve_command(command, Path::new("/")).is_some() {
         return true;
     }
     scry_testkit::skip_or_fail(format_args!("{test}: {command} is not installed"));

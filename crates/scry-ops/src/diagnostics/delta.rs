@@ -243,7 +243,7 @@ fn edit_files(ws: &Workspace, files: &[PathBuf]) -> (Vec<PathBuf>, Vec<PathBuf>)
 }
 
 fn rel(ws: &Workspace, p: &Path) -> String {
-    scry_workspace::paths::display(p, ws.root())
+    scry_base::paths::display(p, ws.root())
 }
 
 #[cfg(test)]

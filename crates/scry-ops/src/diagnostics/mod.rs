@@ -32,11 +32,11 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use scry_base::paths::{self, Unconfined};
+use scry_base::walk::Walker;
 use scry_lsp::{Encoding, LineIndex, LspPos, Session, WaitOptions};
 use scry_workspace::catalog::{ProviderKind, ServerSpec};
-use scry_workspace::paths::{self, Unconfined};
 use scry_workspace::roots::{find_root, marker_root};
-use scry_workspace::walk::Walker;
 use scry_workspace::{Route, Workspace};
 use serde_json::Value;
 use tokio::time::Instant;
@@ -197,7 +197,7 @@ pub fn expand_targets(ws: &Workspace, targets: &[PathBuf]) -> Result<Targets, Op
                 walk(ws, &canon, &mut files, None);
             } else {
                 // Never a FIFO, socket or device; never over the limit.
-                scry_lsp::disk::check(&canon, ws.config().limits.max_file_bytes)?;
+                scry_base::disk::check(&canon, ws.config().limits.max_file_bytes)?;
                 names.push(paths::display(&canon, &root));
                 files.push(canon);
             }
@@ -783,7 +783,7 @@ fn changes_since_last(
 /// A file's text for diagnostics' source lines, through the one safe reader
 /// (a file over the default limit gets no source lines).
 fn read_index(path: &Path) -> Option<LineIndex> {
-    scry_lsp::disk::read_text(path, scry_lsp::disk::DEFAULT_MAX_FILE_BYTES)
+    scry_base::disk::read_text(path, scry_base::disk::DEFAULT_MAX_FILE_BYTES)
         .ok()
         .flatten()
         .map(LineIndex::new)

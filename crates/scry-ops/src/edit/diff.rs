@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use scry_workspace::paths;
+use scry_base::paths;
 use similar::TextDiff;
 
 use super::plan::{EditPlan, FileChange};

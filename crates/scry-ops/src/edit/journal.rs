@@ -43,7 +43,7 @@
 //! that holds neither image (changed by someone since) is left alone and
 //! named.
 //!
-//! Base directory: [`scry_workspace::dirs::journal`] (`$SCRY_JOURNAL_DIR`,
+//! Base directory: [`scry_base::dirs::journal`] (`$SCRY_JOURNAL_DIR`,
 //! else `<state dir>/journal`).
 
 use std::path::{Component, Path, PathBuf};
@@ -171,9 +171,9 @@ pub struct Journal {
 }
 
 /// The journal's base directory: `$SCRY_JOURNAL_DIR`, else
-/// `<state dir>/journal` ([`scry_workspace::dirs::journal`]).
+/// `<state dir>/journal` ([`scry_base::dirs::journal`]).
 pub fn default_base() -> Option<PathBuf> {
-    scry_workspace::dirs::journal()
+    scry_base::dirs::journal()
 }
 
 fn io(e: std::io::Error, what: &str) -> String {

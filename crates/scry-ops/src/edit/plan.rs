@@ -17,8 +17,8 @@ use serde_json::Value;
 
 use crate::error::{Message, OpError};
 use crate::msg;
+use scry_base::paths::{self, Unconfined};
 use scry_workspace::config::PROJECT_CONFIG_FILES;
-use scry_workspace::paths::{self, Unconfined};
 use scry_workspace::seed_config::SEED_CONFIG_FILES;
 
 /// Most files one edit may touch (a directory rename counts every file).
@@ -156,7 +156,7 @@ pub fn protected(root: &Path, path: &Path) -> Option<&'static str> {
     if SEED_CONFIG_FILES.iter().any(|f| rel == Path::new(f)) {
         return Some("(configuration scry reads)");
     }
-    if scry_workspace::config::user_config_path().is_some_and(|u| u == path) {
+    if scry_base::dirs::user_config().is_some_and(|u| u == path) {
         return Some("(scry's user configuration)");
     }
     None
@@ -219,7 +219,7 @@ fn disk_node(p: &Path) -> Result<Node, OpError> {
     }
     // The one safe reader: a file swapped for a FIFO since the stat is
     // refused, never blocked on (no size limit: a before-image is whole).
-    let bytes = scry_lsp::disk::read(p, u64::MAX)
+    let bytes = scry_base::disk::read(p, u64::MAX)
         .map_err(|e| rejected(msg!("cannot read ", path(p), ": ", foreign(e))))?;
     #[cfg(unix)]
     let mode = {

@@ -321,7 +321,7 @@ impl Engine {
                 st.loaded = None;
                 let note = format!(
                     "the SCIP index is not usable ({}); answered from the other sources — rebuild it with `scry index`",
-                    scry_workspace::paths::relativise_text(&e.to_string(), self.ws.root())
+                    scry_base::paths::relativise_text(&e.to_string(), self.ws.root())
                 );
                 if st.said.as_deref() == Some(note.as_str()) {
                     Err(None)
@@ -525,7 +525,7 @@ impl Engine {
                     symbols: outline,
                 }
             } else {
-                let Some(text) = scry_lsp::disk::read_text(&abs, limit).ok().flatten() else {
+                let Some(text) = scry_base::disk::read_text(&abs, limit).ok().flatten() else {
                     return Ok(None);
                 };
                 let text = LineIndex::new(text);

@@ -2,7 +2,7 @@
 //! the workspace has had no call for `limits.indexRefreshIdleMs` and a
 //! file its index verified against the disk changed since (or was
 //! removed), the catalogue's
-//! indexers run again (`scry_index::build`, the function `scry index`
+//! indexers run again (`scry_workspace::indexing`, the function `scry index`
 //! uses) at the lowest CPU and I/O priority, and the result replaces the
 //! cache's index, so the next cold start answers precisely.
 //!
@@ -20,7 +20,7 @@
 //!   indexer for the workspace's languages is installed; the indexers run
 //!   under the same rules as servers, in the environment of the
 //!   workspace's last call;
-//! - bounded ([`scry_index::build::DEFAULT_TIMEOUT`]) and stopped with the
+//! - bounded ([`scry_workspace::indexing::DEFAULT_TIMEOUT`]) and stopped with the
 //!   engine ([`Engine::shutdown`]); a failure is logged and shown in
 //!   `status` ([`Engine::refresh_status`]), never an error of a call, and
 //!   not retried until a call comes after it.
@@ -29,7 +29,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use scry_index::build::{self, BuildOptions};
+use scry_workspace::indexing::{self, BuildOptions};
 
 use super::Engine;
 
@@ -108,7 +108,7 @@ impl Engine {
             .unwrap_or_else(|e| e.into_inner())
             .looked = Some(Instant::now());
         let root = self.ws.root().to_path_buf();
-        if build::plan(&self.ws, &root)
+        if indexing::plan(&self.ws, &root)
             .iter()
             .all(|p| p.program.is_none())
         {
@@ -160,15 +160,17 @@ impl Engine {
         let result = tokio::task::spawn_blocking(move || {
             let run = || {
                 let root = ws.root().to_path_buf();
-                build::build(
+                indexing::build(
                     &cache,
                     &ws,
                     &root,
                     BuildOptions {
-                        timeout: build::DEFAULT_TIMEOUT,
+                        timeout: indexing::DEFAULT_TIMEOUT,
                         background: true,
                         cancel: Some(&me.cancel),
-                        progress: &mut |p: build::Progress| tracing::debug!("index refresh: {p:?}"),
+                        progress: &mut |p: indexing::Progress| {
+                            tracing::debug!("index refresh: {p:?}")
+                        },
                     },
                 )
                 .map(|ix| ix.meta().documents)
@@ -187,7 +189,7 @@ impl Engine {
                 Ok(format!("rebuilt in {secs:.1} s ({files} files)"))
             }
             Err(e) => {
-                let e = scry_workspace::paths::relativise_text(&e, self.ws.root()).into_owned();
+                let e = scry_base::paths::relativise_text(&e, self.ws.root()).into_owned();
                 tracing::warn!("SCIP index refresh failed after {secs:.1} s: {e}");
                 Err(format!("failed after {secs:.1} s: {e}"))
             }
@@ -201,7 +203,7 @@ impl Engine {
     /// The indexers of the workspace's languages, installed (where) or
     /// missing (how to install), for `status`.
     pub(crate) fn indexers_status(&self) -> Vec<String> {
-        build::plan(&self.ws, self.ws.root())
+        indexing::plan(&self.ws, self.ws.root())
             .iter()
             .map(|p| p.describe(self.ws.root()))
             .collect()

@@ -400,13 +400,13 @@ impl Engine {
             // opened. Its size does not matter: the map reads no file
             // the index left out.
             if !canon.is_dir() {
-                scry_lsp::disk::check(&canon, u64::MAX)?;
+                scry_base::disk::check(&canon, u64::MAX)?;
             }
             let rel = canon.strip_prefix(&root).unwrap_or(&canon).to_path_buf();
             shown_focus.push(if rel.as_os_str().is_empty() {
                 ".".to_string()
             } else {
-                scry_workspace::paths::display(&rel, Path::new(""))
+                scry_base::paths::display(&rel, Path::new(""))
             });
             focus.paths.push(rel);
         }
@@ -448,7 +448,7 @@ impl Engine {
                 .skipped
                 .iter()
                 .map(|s| {
-                    let shown = scry_workspace::paths::display(&s.path, Path::new(""));
+                    let shown = scry_base::paths::display(&s.path, Path::new(""));
                     format!("{shown} ({})", s.reason)
                 })
                 .collect(),
@@ -596,7 +596,7 @@ impl SourceLines {
             .files
             .entry(abs.clone())
             .or_insert_with(|| {
-                scry_lsp::disk::read_text(&abs, limit)
+                scry_base::disk::read_text(&abs, limit)
                     .ok()
                     .flatten()
                     .map(|t| Arc::new(LineIndex::new(t)))

@@ -47,7 +47,7 @@ const FILES: &[(&str, &str)] = &[
 fn fixture() -> &'static Fixture {
     static F: OnceLock<Fixture> = OnceLock::new();
     F.get_or_init(|| {
-        let base = scry_workspace::dirs::scratch("scry-fuzz-edit");
+        let base = scry_base::dirs::scratch("scry-fuzz-edit");
         let root = base.join("ws");
         for (f, text) in FILES {
             let p = root.join(f);

@@ -216,7 +216,7 @@ pub fn check_recover(data: &[u8]) {
     static LOCK: Mutex<()> = Mutex::new(());
     let _guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
     static BASE: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
-    let base = BASE.get_or_init(|| scry_workspace::dirs::scratch("scry-fuzz-journal"));
+    let base = BASE.get_or_init(|| scry_base::dirs::scratch("scry-fuzz-journal"));
     let root = fresh(base);
     let base = root.parent().expect("a base").to_path_buf();
     let jbase = base.join("journal");

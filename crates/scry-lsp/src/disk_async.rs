@@ -1,5 +1,7 @@
-//! The one reader of workspace files ([`scry_base::disk`], re-exported
-//! whole) and its async form for the layers on a runtime: [`read_within`].
+//! The async form of the one reader of workspace files
+//! ([`scry_base::disk`]), for the layers on a runtime: [`read_within`].
+//! Everything else of the reader (`read`, `read_text`, `check`,
+//! `ReadError`, the size limit) is used from [`scry_base::disk`] itself.
 //!
 //! Invariants: those of [`scry_base::disk`]; and [`read_within`] runs the
 //! read on the blocking pool, bounded by a deadline: a stuck syscall never
@@ -10,7 +12,7 @@ use std::fs::Metadata;
 use std::path::Path;
 use std::time::Instant;
 
-pub use scry_base::disk::*;
+use scry_base::disk::{ReadError, read_with_meta};
 
 /// [`read_with_meta`] on the blocking pool, given up at `deadline`: the
 /// caller's runtime worker is never held by the read, and a read stuck in

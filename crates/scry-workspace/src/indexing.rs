@@ -1,12 +1,15 @@
-//! Building a workspace's index: run the catalogue's indexers (or take a
-//! CI-built `index.scip`) into the per-user cache and convert it. The one
-//! place indexers are run: `scry index` and the daemon's background
-//! refresh both call [`build`].
+//! Building a workspace's index: run the catalogue's indexers into the
+//! per-user cache ([`scry_index::cache`]) and convert it (a CI-built
+//! `index.scip` is taken by [`scry_index::cache::take`], which runs
+//! nothing). The one place indexers are run: `scry index` and the daemon's
+//! background refresh both call [`build`]. Here, above scry-index, because
+//! running them takes the workspace: the catalogue, where commands are
+//! installed, trust and the call's environment.
 //!
 //! Indexers are catalogue data (`indexer`: command, args with `{output}`,
 //! install commands). Invariants:
 //! - run as argv in the root, never through a shell, stdin closed, with the
-//!   call's environment (`scry_workspace::env`); the command is found as a
+//!   call's environment ([`crate::env`]); the command is found as a
 //!   server's is (`Workspace::installed`: `PATH`, a project-local one only
 //!   in a trusted workspace), and a project file cannot change it (`indexer`
 //!   is no configuration key);
@@ -27,11 +30,10 @@ use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use scry_workspace::Workspace;
-use scry_workspace::catalog::Indexer;
+use scry_index::{Index, cache};
 
-use crate::cache;
-use crate::store::{Index, IndexError};
+use crate::Workspace;
+use crate::catalog::Indexer;
 
 /// How long an indexer may run unless told otherwise.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(1800);
@@ -77,7 +79,7 @@ impl Planned {
                 "{} (for {}): installed, {}",
                 self.indexer.command,
                 self.server,
-                scry_workspace::paths::display(p, root)
+                scry_base::paths::display(p, root)
             ),
             None => self.missing_text(),
         }
@@ -135,7 +137,7 @@ pub fn build(
     root: &Path,
     opts: BuildOptions<'_>,
 ) -> Result<Index, String> {
-    let dir = prepare(cache_dir, root)?;
+    let dir = cache::prepare(cache_dir, root)?;
     let tmp = dir.join(format!("index.scip.tmp{}", std::process::id()));
     let by = opts.background.then_some("daemon");
     let parts = run_indexers(ws, root, &dir, opts)?;
@@ -153,38 +155,6 @@ pub fn build(
     joined.map_err(|e| format!("cannot write {}: {e}", tmp.display()))?;
     let commit = clean_commit(root, &ws.child_env(&Default::default()));
     cache::install(cache_dir, root, &tmp, commit, by).map_err(|e| e.to_string())
-}
-
-/// Take a CI-built `from` (a regular file only: a FIFO or device is
-/// refused at once, `NOT_A_REGULAR_FILE`) as `root`'s index, copied into
-/// the cache and converted; the working index is replaced only when that
-/// succeeded.
-pub fn take(cache_dir: &Path, root: &Path, from: &Path) -> Result<Index, IndexError> {
-    let mut src = crate::store::open_regular(from)?;
-    let dir = prepare(cache_dir, root).map_err(|why| IndexError::Io {
-        path: cache::dir_for(cache_dir, root),
-        err: std::io::Error::other(why),
-    })?;
-    let tmp = dir.join(format!("index.scip.tmp{}", std::process::id()));
-    let copied = (|| {
-        let mut out = std::fs::File::create(&tmp)?;
-        std::io::copy(&mut src, &mut out)?;
-        out.sync_all()
-    })();
-    if let Err(err) = copied {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(IndexError::Io {
-            path: from.to_path_buf(),
-            err,
-        });
-    }
-    cache::install(cache_dir, root, &tmp, None, None)
-}
-
-fn prepare(cache_dir: &Path, root: &Path) -> Result<PathBuf, String> {
-    let dir = cache::dir_for(cache_dir, root);
-    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    Ok(dir)
 }
 
 /// Run every planned indexer; the paths of the indexes written.
@@ -227,7 +197,7 @@ fn run_indexers(
             .unwrap_or_default();
         let mut cmd = Command::new(program);
         // The call's environment, then the server's configured one, the
-        // PATH cleaned (scry_workspace::env::for_child).
+        // PATH cleaned (crate::env::for_child).
         ws.child_env(&server_env).apply(&mut cmd);
         cmd.args(&args)
             .current_dir(root)
@@ -433,7 +403,7 @@ fn lower(_cmd: &mut Command, _background: bool) {}
 /// `git rev-parse HEAD` when the tree has no local changes (argv, stdin
 /// closed, `env` the workspace's child environment: its `PATH` finds
 /// `git`); `None` otherwise.
-fn clean_commit(root: &Path, env: &scry_workspace::env::ChildEnv) -> Option<String> {
+fn clean_commit(root: &Path, env: &crate::env::ChildEnv) -> Option<String> {
     let git = |args: &[&str]| {
         let mut cmd = Command::new("git");
         env.apply(&mut cmd);
@@ -527,7 +497,7 @@ mod tests {
             .args([
                 "--ignored",
                 "--exact",
-                "build::tests::starter_child",
+                "indexing::tests::starter_child",
                 "--nocapture",
             ])
             .env("SCRY_TEST_PIDFILE", &pidfile)

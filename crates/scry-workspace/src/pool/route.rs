@@ -1,0 +1,224 @@
+//! Choosing a server: where a file goes ([`Workspace::route`]: the
+//! configured servers for its file type, the first installed one, its
+//! root from the root markers), the servers for workspace-wide questions
+//! ([`Workspace::workspace_routes`]), where a command is installed
+//! ([`Workspace::installed`]: cached per `PATH`, the project-local bin
+//! dirs only when trusted), the environment of a child
+//! ([`Workspace::child_env`]) and what an untrusted workspace passed over
+//! ([`Workspace::trust_notice`]).
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+use super::{COMMANDS_KEPT, Route, Workspace, WorkspaceError};
+use crate::catalog::{ProviderKind, ServerSpec};
+use crate::command::{resolve_command, resolve_command_untrusted};
+use crate::roots::find_root;
+use crate::trust;
+
+impl Workspace {
+    /// Where `command` is installed, on the current call's `PATH` (cached
+    /// per `PATH` until `reload`). Untrusted workspaces: `PATH` only, never
+    /// the project-local bin dirs.
+    pub fn installed(&self, command: &str) -> Option<PathBuf> {
+        let trusted = self.config().trust.trust.is_trusted();
+        let mut cache = self.commands.lock().unwrap_or_else(|e| e.into_inner());
+        // One entry per (command, PATH): bounded however many clients'
+        // PATHs the daemon sees.
+        if cache.len() >= COMMANDS_KEPT {
+            cache.clear();
+        }
+        cache
+            .entry((command.to_string(), crate::env::var_os("PATH")))
+            .or_insert_with(|| {
+                if trusted {
+                    return resolve_command(command, &self.root);
+                }
+                let (found, skipped) = resolve_command_untrusted(command, &self.root);
+                if let Some(s) = skipped {
+                    tracing::debug!(path = %s.display(), "untrusted workspace: project-local command not used");
+                    self.skipped_bins
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .insert(s);
+                }
+                found
+            })
+            .clone()
+    }
+
+    /// The whole environment of a child started for this workspace (a
+    /// server, a linter, an indexer) with its configured `env`: the one
+    /// rule of [`crate::env::for_child`] with this workspace's trust.
+    pub fn child_env(
+        &self,
+        configured: &std::collections::BTreeMap<String, String>,
+    ) -> crate::env::ChildEnv {
+        let trusted = self.config().trust.trust.is_trusted();
+        crate::env::for_child(&self.root, trusted, configured)
+    }
+
+    /// What the untrusted workspace's configuration and bin dirs asked for
+    /// and was ignored, with how to trust; `None` when trusted or nothing
+    /// was ignored.
+    pub fn trust_notice(&self) -> Option<String> {
+        let bins: Vec<PathBuf> = self
+            .skipped_bins
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .cloned()
+            .collect();
+        trust::notice(&self.config().trust, &self.root, &bins)
+    }
+
+    /// [`Workspace::trust_notice`], but only when it says something not
+    /// told before in this session (so each answer does not repeat it).
+    pub fn take_trust_notice(&self) -> Option<String> {
+        let notice = self.trust_notice()?;
+        self.trust_told
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(notice.clone())
+            .then_some(notice)
+    }
+
+    /// Log a warning once per workspace (missing servers and the like).
+    pub fn warn_once(&self, msg: &str) -> bool {
+        let fresh = self
+            .warned
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(msg.to_string());
+        if fresh {
+            tracing::warn!("{msg}");
+        }
+        fresh
+    }
+
+    /// The navigation server for `path` (not linters), or why there is none.
+    pub fn route(&self, path: &Path) -> Result<Route, WorkspaceError> {
+        let config = self.config();
+        let installed = |s: &ServerSpec| self.installed(&s.command).is_some();
+        let candidates: Vec<&ServerSpec> = config
+            .servers_for(path, &installed)
+            .into_iter()
+            .filter(|s| s.kind == ProviderKind::Lsp && !s.is_linter)
+            .collect();
+        let describe = describe_file(path);
+        let hint = || {
+            self.trust_notice()
+                .map(|n| format!(" ({n})"))
+                .unwrap_or_default()
+        };
+        if candidates.is_empty() {
+            return Err(WorkspaceError::NoServer(format!(
+                "no language server is configured for {describe}; add one to .scry.json (see `scry status`){}",
+                hint()
+            )));
+        }
+        let mut missing = Vec::new();
+        for spec in candidates {
+            if let Some(program) = self.installed(&spec.command) {
+                return Ok(Route {
+                    root: find_root(spec, path, &self.root),
+                    language_id: spec.language_id_for(path),
+                    spec: spec.clone(),
+                    program,
+                });
+            }
+            missing.push(format!("{} (command `{}`)", spec.id, spec.command));
+        }
+        let msg = format!(
+            "no installed language server for {describe}: {} not found on PATH; install it or configure another server{}",
+            missing.join(", "),
+            hint()
+        );
+        self.warn_once(&msg);
+        Err(WorkspaceError::NoServer(msg))
+    }
+
+    /// Servers that could answer workspace-wide questions (no file given):
+    /// running ones first, then installed servers whose root markers are in
+    /// the workspace root.
+    pub fn workspace_routes(&self) -> Vec<Route> {
+        let config = self.config();
+        let mut out: Vec<Route> = Vec::new();
+        let mut seen = HashSet::new();
+        for s in self.running() {
+            if let Some(spec) = config.server(s.name())
+                && let Some(program) = self.installed(&spec.command)
+                && seen.insert(spec.id.clone())
+            {
+                out.push(Route {
+                    spec: spec.clone(),
+                    program,
+                    root: s.root().to_path_buf(),
+                    language_id: spec.language_id.clone().unwrap_or_default(),
+                });
+            }
+        }
+        for spec in &config.servers {
+            if spec.disabled || spec.kind != ProviderKind::Lsp || spec.is_linter {
+                continue;
+            }
+            if seen.contains(&spec.id) {
+                continue;
+            }
+            let marked = spec
+                .root_markers
+                .iter()
+                .filter(|m| m.as_str() != ".git")
+                .any(|m| self.root.join(m).exists());
+            if !marked {
+                continue;
+            }
+            if spec
+                .alternative_to
+                .as_ref()
+                .is_some_and(|p| seen.contains(p))
+            {
+                continue;
+            }
+            if let Some(program) = self.installed(&spec.command) {
+                seen.insert(spec.id.clone());
+                out.push(Route {
+                    spec: spec.clone(),
+                    program,
+                    root: self.root.clone(),
+                    language_id: spec.language_id.clone().unwrap_or_default(),
+                });
+            }
+        }
+        out
+    }
+
+    /// A route for every configured, installed server (root: the
+    /// workspace's), for comparing configurations.
+    pub(super) fn configured_routes(&self) -> Vec<Route> {
+        let config = self.config();
+        config
+            .servers
+            .iter()
+            .filter(|s| !s.disabled)
+            .filter_map(|spec| {
+                Some(Route {
+                    program: self.installed(&spec.command)?,
+                    spec: spec.clone(),
+                    root: self.root.clone(),
+                    language_id: String::new(),
+                })
+            })
+            .collect()
+    }
+}
+
+fn describe_file(path: &Path) -> String {
+    match path.extension() {
+        Some(e) => format!("*.{} files", e.to_string_lossy()),
+        None => format!(
+            "`{}`",
+            path.file_name().unwrap_or_default().to_string_lossy()
+        ),
+    }
+}

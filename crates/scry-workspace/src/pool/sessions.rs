@@ -1,0 +1,175 @@
+//! Starting and keeping sessions: one process per [`super::Key`], started
+//! on first use (concurrent callers wait for one start), reused while
+//! alive, restarted when it died or is over its memory cap before a call
+//! sends anything; the sessions running and starting; the workspace's file
+//! watcher and the changes it and scry itself announce to the servers;
+//! stopping everything ([`Workspace::shutdown`]).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use scry_lsp::{Session, SessionConfig};
+
+use super::{Route, Slot, Workspace, WorkspaceError, config_hash};
+use crate::memory;
+use crate::watch::{self, FileWatcher};
+
+impl Workspace {
+    /// The running session for a route, started if needed. Concurrent
+    /// callers for the same key (see `Key`) wait for one start: never two
+    /// processes. A session that died is replaced.
+    pub async fn session(&self, route: &Route) -> Result<Session, WorkspaceError> {
+        let call = crate::env::current();
+        let key = (
+            route.spec.id.clone(),
+            route.root.clone(),
+            route
+                .program
+                .canonicalize()
+                .unwrap_or_else(|_| route.program.clone()),
+            call.as_ref().map_or(0, |c| match &route.spec.reads_env {
+                // Only what this server reads (its catalogue entry says).
+                Some(names) => c.env.reads_hash(names),
+                None => c.env.server_hash(),
+            }),
+            config_hash(route),
+        );
+        let slot = {
+            let mut slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
+            slots.entry(key).or_default().clone()
+        };
+        slot.touch();
+        slot.used_by_current_call();
+        let mut guard = slot.session.lock().await;
+        if let Some(s) = guard.as_ref()
+            && s.is_alive()
+            && let Some(sample) = self.over_cap_before_call(&slot, s)
+        {
+            // Over its cap and nobody else holds it: restart it before
+            // this call sends anything.
+            let old = guard.take();
+            self.record(&sample, memory::restart_text(&sample, true));
+            if let Some(old) = old {
+                old.shutdown().await;
+            }
+        }
+        if let Some(s) = guard.as_ref() {
+            if s.is_alive() {
+                return Ok(s.clone());
+            }
+            let reason = s.exit_reason().await.unwrap_or_default();
+            tracing::warn!(server = %route.spec.id, "restarting: previous process ended ({reason})");
+            s.kill();
+            *guard = None;
+        }
+        self.ensure_watcher();
+        let config = self.config();
+        self.make_room(&slot, config.limits.max_servers);
+        let session = Session::start(SessionConfig {
+            name: route.spec.id.clone(),
+            program: route.program.clone(),
+            args: route.spec.args.clone(),
+            // The call's environment, then the server's configured one,
+            // its PATH cleaned (crate::env::for_child).
+            env: self.child_env(&route.spec.env).vars().to_vec(),
+            root: route.root.clone(),
+            settings: route.spec.settings.clone(),
+            initialization_options: route.spec.initialization_options.clone(),
+            log_dir: self.log_dir.clone(),
+            max_open_documents: config.limits.max_open_documents,
+            max_file_bytes: config.limits.max_file_bytes,
+            edit_hook: self.edit_hook.clone(),
+        })
+        .await?;
+        *guard = Some(session.clone());
+        Ok(session)
+    }
+
+    /// Route and start in one step.
+    pub async fn session_for_file(&self, path: &Path) -> Result<(Session, Route), WorkspaceError> {
+        let route = self.route(path)?;
+        let s = self.session(&route).await?;
+        Ok((s, route))
+    }
+
+    /// Sessions running now (for status, workspace-wide questions).
+    pub fn running(&self) -> Vec<Session> {
+        let slots = self.slots_now();
+        slots
+            .iter()
+            .filter_map(|s| s.session.try_lock().ok().and_then(|g| g.clone()))
+            .collect()
+    }
+
+    /// Keys of sessions being started right now (status shows "starting").
+    pub fn starting(&self) -> Vec<(String, PathBuf)> {
+        self.slots
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .filter(|(_, s)| s.session.try_lock().is_err())
+            .map(|(k, _)| (k.0.clone(), k.1.clone()))
+            .collect()
+    }
+
+    /// Stop every server (gracefully, bounded), then forget them.
+    pub async fn shutdown(&self) -> usize {
+        let slots: Vec<Slot> = self
+            .slots
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .drain()
+            .map(|(_, s)| s)
+            .collect();
+        let mut stopped = 0;
+        let mut tasks = Vec::new();
+        for slot in slots {
+            if let Some(s) = slot.session.lock().await.take() {
+                stopped += 1;
+                tasks.push(tokio::spawn(async move { s.shutdown().await }));
+            }
+        }
+        for t in tasks {
+            let _ = t.await;
+        }
+        *self.watcher.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        stopped
+    }
+
+    /// Start the workspace's file watcher if it is not running (never
+    /// fails: a watcher that cannot start is logged and left out).
+    fn ensure_watcher(&self) {
+        let mut w = self.watcher.lock().unwrap_or_else(|e| e.into_inner());
+        if w.is_none() {
+            *w = Some(FileWatcher::start(&self.root).map(Arc::new));
+        }
+    }
+
+    fn file_watcher(&self) -> Option<Arc<FileWatcher>> {
+        self.watcher
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+            .flatten()
+    }
+
+    /// Tell every running server what changed on disk: the changes the
+    /// watcher saw since the last call (each server gets those its
+    /// registered file watchers match), plus `own` — changes scry made
+    /// itself (`workspace/didChangeWatchedFiles` types: 1 created, 2
+    /// changed, 3 deleted), sent to every server whose root holds them.
+    /// Called before every request, so a file written just before is seen.
+    /// The drain waits for the watcher to catch up only when a running
+    /// server registered file watchers (else nothing it saw is sent).
+    pub async fn announce_changes(&self, own: &[(PathBuf, u8)]) {
+        let running = self.running();
+        let seen = match self.file_watcher() {
+            Some(w) => w.drain(running.iter().any(watch::listens)).await,
+            None => Vec::new(),
+        };
+        if seen.is_empty() && own.is_empty() {
+            return;
+        }
+        watch::forward(&running, &seen, own);
+    }
+}
