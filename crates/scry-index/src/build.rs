@@ -31,7 +31,8 @@ use scry_workspace::Workspace;
 use scry_workspace::catalog::Indexer;
 
 use crate::cache;
-use crate::store::{Index, IndexError};
+use crate::store::IndexError;
+use crate::store::read::Index;
 
 /// How long an indexer may run unless told otherwise.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(1800);
@@ -160,7 +161,7 @@ pub fn build(
 /// the cache and converted; the working index is replaced only when that
 /// succeeded.
 pub fn take(cache_dir: &Path, root: &Path, from: &Path) -> Result<Index, IndexError> {
-    let mut src = crate::store::open_regular(from)?;
+    let mut src = crate::store::convert::open_regular(from)?;
     let dir = prepare(cache_dir, root).map_err(|why| IndexError::Io {
         path: cache::dir_for(cache_dir, root),
         err: std::io::Error::other(why),

@@ -9,7 +9,10 @@ use scry_index::cache::{self, Fresh};
 use scry_index::proto::{
     self, Document, Index as Scip, Metadata, Occurrence, Relationship, SymbolInformation, ToolInfo,
 };
-use scry_index::store::{self, ConvertOptions, Index, IndexError};
+use scry_index::store::IndexError;
+use scry_index::store::convert::{ConvertOptions, MAX_CONVERT_MEMORY};
+use scry_index::store::query::MAX_RECORDS_PER_READ;
+use scry_index::store::read::Index;
 
 fn meta() -> Option<Metadata> {
     Some(Metadata {
@@ -96,7 +99,7 @@ fn tree(dir: &Path) -> Vec<u8> {
 }
 
 fn convert(dir: &Path, bytes: &[u8]) -> Result<Index, IndexError> {
-    convert_capped(dir, bytes, store::MAX_CONVERT_MEMORY)
+    convert_capped(dir, bytes, MAX_CONVERT_MEMORY)
 }
 
 /// [`convert`] with a cap on the conversion's memory.
@@ -105,7 +108,7 @@ fn convert_capped(dir: &Path, bytes: &[u8], max_memory: u64) -> Result<Index, In
     std::fs::write(&scip, bytes).unwrap();
     let db = dir.join("out").join("index.db");
     let root = dir.canonicalize().unwrap();
-    store::convert(
+    scry_index::store::convert::convert(
         &scip,
         &db,
         ConvertOptions {
@@ -499,7 +502,7 @@ fn a_huge_index_opens_and_answers_within_its_memory_bound() {
     let (total, largest) = ix.reads();
     let lookup = total - before;
     assert!(lookup < 16 * 1024, "one question read {lookup} bytes");
-    assert!(largest <= store::MAX_RECORDS_PER_READ * 24, "{largest}");
+    assert!(largest <= MAX_RECORDS_PER_READ * 24, "{largest}");
     let _ = proto::MAX_FIELD_BYTES;
 }
 
