@@ -7,7 +7,7 @@ use std::path::Path;
 use prost::Message;
 use scry_index::cache::{self, Fresh};
 use scry_index::proto::{
-    self, Document, Index as Scip, Metadata, Occurrence, Relationship, SymbolInformation, ToolInfo,
+    self, Document, Metadata, Occurrence, Relationship, ScipIndex, SymbolInformation, ToolInfo,
 };
 use scry_index::store::IndexError;
 use scry_index::store::convert::{ConvertOptions, MAX_CONVERT_MEMORY};
@@ -90,7 +90,7 @@ fn tree(dir: &Path) -> Vec<u8> {
         occurrences: vec![occ(&[0, 16, 28], TOTAL, 8)],
         ..Default::default()
     };
-    Scip {
+    ScipIndex {
         metadata: meta(),
         documents: vec![a, b],
         external_symbols: vec![],
@@ -122,7 +122,7 @@ fn convert_capped(dir: &Path, bytes: &[u8], max_memory: u64) -> Result<Index, In
 
 /// [`convert`] of an index of one document.
 fn convert_doc(dir: &Path, doc: Document) -> Index {
-    let bytes = Scip {
+    let bytes = ScipIndex {
         metadata: meta(),
         documents: vec![doc],
         external_symbols: vec![],
@@ -360,7 +360,7 @@ fn a_document_that_does_not_fit_its_file_is_not_verified() {
     assert_eq!(b.occ_count, 0);
     assert!(!Fresh::default().is_fresh(t.path(), &b));
     // A path leaving the root is dropped, not read.
-    let mut scip = Scip::decode(&bytes[..]).unwrap();
+    let mut scip = ScipIndex::decode(&bytes[..]).unwrap();
     scip.documents[0].relative_path = "../a.rs".into();
     bytes = scip.encode_to_vec();
     let ix = convert(t.path(), &bytes).unwrap();
@@ -383,7 +383,7 @@ fn hostile_indexes_are_errors_naming_the_file() {
     let e = convert(t.path(), b"").err().unwrap();
     assert!(e.to_string().contains("no metadata"), "{e}");
     // Another protocol version.
-    let mut scip = Scip::decode(&good[..]).unwrap();
+    let mut scip = ScipIndex::decode(&good[..]).unwrap();
     scip.metadata.as_mut().unwrap().version = 7;
     let e = convert(t.path(), &scip.encode_to_vec()).err().unwrap();
     assert!(
@@ -476,7 +476,7 @@ fn a_huge_index_opens_and_answers_within_its_memory_bound() {
             ..Default::default()
         });
     }
-    let bytes = Scip {
+    let bytes = ScipIndex {
         metadata: meta(),
         documents: docs,
         external_symbols: vec![],
@@ -536,7 +536,7 @@ fn generated(dir: &Path, files: u32, lines: u32) -> Vec<u8> {
             ..Default::default()
         });
     }
-    Scip {
+    ScipIndex {
         metadata: meta(),
         documents: docs,
         external_symbols: vec![],
@@ -580,7 +580,7 @@ fn documents_outside_the_workspace_are_refused_and_counted() {
     let elsewhere = t.path().join("elsewhere");
     std::fs::create_dir_all(&ws).unwrap();
     std::fs::create_dir_all(&elsewhere).unwrap();
-    let mut scip = Scip::decode(&tree(&ws)[..]).unwrap();
+    let mut scip = ScipIndex::decode(&tree(&ws)[..]).unwrap();
     std::fs::write(elsewhere.join("secret.rs"), "fn total_weight() {}\n").unwrap();
     std::os::unix::fs::symlink(&elsewhere, ws.join("etclink")).unwrap();
     let outside = |path: &str| Document {
