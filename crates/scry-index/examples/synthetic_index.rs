@@ -18,7 +18,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use scry_index::proto::{Document, Metadata, Occurrence, ToolInfo};
-use scry_index::store::{self, ConvertOptions};
+use scry_index::store::convert::{self, ConvertOptions};
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -33,7 +33,7 @@ fn main() {
             let dir = PathBuf::from(&args[1]);
             let root = dir.join("ws").canonicalize().expect("DIR/ws");
             let t = std::time::Instant::now();
-            let built = store::convert(
+            let built = convert::convert(
                 &dir.join("index.scip"),
                 &dir.join("index.db"),
                 ConvertOptions::new(&root),

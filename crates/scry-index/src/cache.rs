@@ -25,9 +25,10 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use crate::store::{
-    self, ConvertOptions, Doc, Index, IndexError, Stamp, content_hash, stamp, stat,
-};
+use crate::store::convert::{self, ConvertOptions, MAX_SOURCE_BYTES};
+use crate::store::read::Index;
+use crate::store::stamp::{Stamp, content_hash, stamp, stat};
+use crate::store::{Doc, IndexError};
 
 /// The directory of `root`'s index under `cache` (`root` canonical).
 pub fn dir_for(cache: &Path, root: &Path) -> PathBuf {
@@ -132,7 +133,7 @@ pub fn load(
         .map(|s| s.trim().to_string())
         .filter(|s| !s.is_empty() && configured.is_none());
     let built_by = built_by(&dir).filter(|_| configured.is_none());
-    store::convert(
+    convert::convert(
         &scip,
         &db,
         ConvertOptions {
@@ -174,7 +175,7 @@ pub fn install(
     static INSTALLING: Mutex<()> = Mutex::new(());
     let _one = INSTALLING.lock().unwrap_or_else(|e| e.into_inner());
     let new_db = db.with_extension(format!("new{}", std::process::id()));
-    let converted = store::convert(
+    let converted = convert::convert(
         tmp,
         &new_db,
         ConvertOptions {
@@ -216,7 +217,7 @@ pub fn install(
 /// the cache and converted; the working index is replaced only when that
 /// succeeded.
 pub fn take(cache_dir: &Path, root: &Path, from: &Path) -> Result<Index, IndexError> {
-    let mut src = store::open_regular(from)?;
+    let mut src = convert::open_regular(from)?;
     let dir = prepare(cache_dir, root).map_err(|why| IndexError::Io {
         path: dir_for(cache_dir, root),
         err: std::io::Error::other(why),
@@ -298,7 +299,7 @@ impl Fresh {
             return f;
         }
         let fresh = now.size == d.size
-            && scry_base::disk::read(&abs, store::MAX_SOURCE_BYTES)
+            && scry_base::disk::read(&abs, MAX_SOURCE_BYTES)
                 .is_ok_and(|b| content_hash(&b) == d.hash);
         seen.insert(abs, (now, fresh));
         fresh

@@ -14,8 +14,10 @@ use std::io::{self, Read};
 /// The largest single top-level field (one document) read.
 pub const MAX_FIELD_BYTES: u64 = 64 * 1024 * 1024;
 
+/// A whole `index.scip` (`scip.proto`'s `Index` message). scry never
+/// decodes one whole (it streams [`Field`]s); tests and tools write one.
 #[derive(Clone, PartialEq, prost::Message)]
-pub struct Index {
+pub struct ScipIndex {
     #[prost(message, optional, tag = "1")]
     pub metadata: Option<Metadata>,
     #[prost(message, repeated, tag = "2")]
@@ -116,7 +118,7 @@ pub struct Relationship {
 /// `SymbolRole.Definition`.
 pub const ROLE_DEFINITION: i32 = 1;
 
-/// One top-level field of an `Index`.
+/// One top-level field of a [`ScipIndex`].
 #[derive(Debug)]
 pub enum Field {
     Metadata(Metadata),
@@ -134,7 +136,7 @@ pub enum StreamError {
     Corrupt(String),
 }
 
-/// Reads an `Index` one top-level field at a time.
+/// Reads a [`ScipIndex`] one top-level field at a time.
 pub struct Stream<R> {
     r: R,
     /// Bytes consumed so far (for messages).

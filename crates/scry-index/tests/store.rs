@@ -7,9 +7,12 @@ use std::path::Path;
 use prost::Message;
 use scry_index::cache::{self, Fresh};
 use scry_index::proto::{
-    self, Document, Index as Scip, Metadata, Occurrence, Relationship, SymbolInformation, ToolInfo,
+    self, Document, Metadata, Occurrence, Relationship, ScipIndex, SymbolInformation, ToolInfo,
 };
-use scry_index::store::{self, ConvertOptions, Index, IndexError};
+use scry_index::store::IndexError;
+use scry_index::store::convert::{ConvertOptions, MAX_CONVERT_MEMORY};
+use scry_index::store::query::MAX_RECORDS_PER_READ;
+use scry_index::store::read::Index;
 
 fn meta() -> Option<Metadata> {
     Some(Metadata {
@@ -87,7 +90,7 @@ fn tree(dir: &Path) -> Vec<u8> {
         occurrences: vec![occ(&[0, 16, 28], TOTAL, 8)],
         ..Default::default()
     };
-    Scip {
+    ScipIndex {
         metadata: meta(),
         documents: vec![a, b],
         external_symbols: vec![],
@@ -96,7 +99,7 @@ fn tree(dir: &Path) -> Vec<u8> {
 }
 
 fn convert(dir: &Path, bytes: &[u8]) -> Result<Index, IndexError> {
-    convert_capped(dir, bytes, store::MAX_CONVERT_MEMORY)
+    convert_capped(dir, bytes, MAX_CONVERT_MEMORY)
 }
 
 /// [`convert`] with a cap on the conversion's memory.
@@ -105,7 +108,7 @@ fn convert_capped(dir: &Path, bytes: &[u8], max_memory: u64) -> Result<Index, In
     std::fs::write(&scip, bytes).unwrap();
     let db = dir.join("out").join("index.db");
     let root = dir.canonicalize().unwrap();
-    store::convert(
+    scry_index::store::convert::convert(
         &scip,
         &db,
         ConvertOptions {
@@ -119,7 +122,7 @@ fn convert_capped(dir: &Path, bytes: &[u8], max_memory: u64) -> Result<Index, In
 
 /// [`convert`] of an index of one document.
 fn convert_doc(dir: &Path, doc: Document) -> Index {
-    let bytes = Scip {
+    let bytes = ScipIndex {
         metadata: meta(),
         documents: vec![doc],
         external_symbols: vec![],
@@ -357,7 +360,7 @@ fn a_document_that_does_not_fit_its_file_is_not_verified() {
     assert_eq!(b.occ_count, 0);
     assert!(!Fresh::default().is_fresh(t.path(), &b));
     // A path leaving the root is dropped, not read.
-    let mut scip = Scip::decode(&bytes[..]).unwrap();
+    let mut scip = ScipIndex::decode(&bytes[..]).unwrap();
     scip.documents[0].relative_path = "../a.rs".into();
     bytes = scip.encode_to_vec();
     let ix = convert(t.path(), &bytes).unwrap();
@@ -380,7 +383,7 @@ fn hostile_indexes_are_errors_naming_the_file() {
     let e = convert(t.path(), b"").err().unwrap();
     assert!(e.to_string().contains("no metadata"), "{e}");
     // Another protocol version.
-    let mut scip = Scip::decode(&good[..]).unwrap();
+    let mut scip = ScipIndex::decode(&good[..]).unwrap();
     scip.metadata.as_mut().unwrap().version = 7;
     let e = convert(t.path(), &scip.encode_to_vec()).err().unwrap();
     assert!(
@@ -473,7 +476,7 @@ fn a_huge_index_opens_and_answers_within_its_memory_bound() {
             ..Default::default()
         });
     }
-    let bytes = Scip {
+    let bytes = ScipIndex {
         metadata: meta(),
         documents: docs,
         external_symbols: vec![],
@@ -499,7 +502,7 @@ fn a_huge_index_opens_and_answers_within_its_memory_bound() {
     let (total, largest) = ix.reads();
     let lookup = total - before;
     assert!(lookup < 16 * 1024, "one question read {lookup} bytes");
-    assert!(largest <= store::MAX_RECORDS_PER_READ * 24, "{largest}");
+    assert!(largest <= MAX_RECORDS_PER_READ * 24, "{largest}");
     let _ = proto::MAX_FIELD_BYTES;
 }
 
@@ -533,7 +536,7 @@ fn generated(dir: &Path, files: u32, lines: u32) -> Vec<u8> {
             ..Default::default()
         });
     }
-    Scip {
+    ScipIndex {
         metadata: meta(),
         documents: docs,
         external_symbols: vec![],
@@ -577,7 +580,7 @@ fn documents_outside_the_workspace_are_refused_and_counted() {
     let elsewhere = t.path().join("elsewhere");
     std::fs::create_dir_all(&ws).unwrap();
     std::fs::create_dir_all(&elsewhere).unwrap();
-    let mut scip = Scip::decode(&tree(&ws)[..]).unwrap();
+    let mut scip = ScipIndex::decode(&tree(&ws)[..]).unwrap();
     std::fs::write(elsewhere.join("secret.rs"), "fn total_weight() {}\n").unwrap();
     std::os::unix::fs::symlink(&elsewhere, ws.join("etclink")).unwrap();
     let outside = |path: &str| Document {

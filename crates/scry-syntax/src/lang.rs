@@ -1,6 +1,8 @@
 //! Which grammar serves which file type (the data in `languages.json`), and
 //! each grammar's compiled query: scry's own patterns (`queries/*.scm`)
-//! first, then the grammar crate's `TAGS_QUERY`.
+//! first, then the grammar crate's `TAGS_QUERY`. A row also says what a
+//! name may be in its language ([`NameRules`]), which [`crate::names`]
+//! checks; this file depends on no other of the crate.
 //!
 //! Invariants: per-language knowledge is data (the JSON table and the query
 //! files); the only code per grammar is the table binding a grammar name to
@@ -42,7 +44,50 @@ pub struct LanguageSpec {
     pub wrappers: Vec<String>,
     /// What a name may be (a rename's `new_name`, see [`crate::names`]).
     #[serde(default)]
-    pub names: Option<crate::names::NameRules>,
+    pub names: Option<NameRules>,
+}
+
+/// What a name may be in one language (the `names` of a `languages.json`
+/// row).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct NameRules {
+    /// The language as a message names it ("Python"); empty: none known.
+    pub language: String,
+    /// Only ASCII letters, digits and `_` (else Unicode identifiers).
+    #[serde(default)]
+    pub ascii: bool,
+    /// Characters a name may start with besides `XID_Start` and `_`.
+    #[serde(default)]
+    pub extra_start: String,
+    /// Characters a name may continue with besides `XID_Continue`.
+    #[serde(default)]
+    pub extra_continue: String,
+    /// Sigils a name may begin with (`r#`, `'`, `@`, `$`); the longest
+    /// that matches is taken.
+    #[serde(default)]
+    pub prefixes: Vec<Prefix>,
+    /// Characters one of which may end a name (Ruby's `?`, `!`, `=`).
+    #[serde(default)]
+    pub suffixes: String,
+    /// Words that cannot be names.
+    #[serde(default)]
+    pub keywords: Vec<String>,
+}
+
+/// A sigil in front of a name.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Prefix {
+    pub text: String,
+    /// What a name with it is ("a raw identifier").
+    pub what: String,
+    /// After it a keyword is a name (Rust's `r#fn`, C#'s `@class`) …
+    #[serde(default)]
+    pub keywords_allowed: bool,
+    /// … except these.
+    #[serde(default)]
+    pub except: Vec<String>,
 }
 
 /// A language ready to parse: its grammar and compiled query.

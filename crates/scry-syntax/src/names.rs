@@ -2,10 +2,11 @@
 //! rename's `new_name`, before any server is asked.
 //!
 //! The rules are data: each row of `languages.json` carries `names`
-//! ([`NameRules`]: the language as messages call it, extra start/continue
-//! characters such as JavaScript's `$`, prefixes such as Rust's `r#` raw
-//! identifiers, suffixes such as Ruby's `?`, the keywords that cannot be
-//! names). A file of no known language gets [`NameRules::default`]: Unicode
+//! ([`NameRules`], read with the rest of the row by [`crate::lang`]: the
+//! language as messages call it, extra start/continue characters such as
+//! JavaScript's `$`, prefixes such as Rust's `r#` raw identifiers,
+//! suffixes such as Ruby's `?`, the keywords that cannot be names). A
+//! file of no known language gets [`NameRules::default`]: Unicode
 //! identifiers (`XID_Start` or `_`, then `XID_Continue`, UAX #31), no
 //! keywords.
 //!
@@ -18,53 +19,9 @@
 use std::fmt;
 use std::path::Path;
 
-use serde::Deserialize;
 use unicode_general_category::{GeneralCategory, get_general_category};
 
-use crate::lang::spec_for;
-
-/// What a name may be in one language (the `names` of a `languages.json`
-/// row).
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct NameRules {
-    /// The language as a message names it ("Python"); empty: none known.
-    pub language: String,
-    /// Only ASCII letters, digits and `_` (else Unicode identifiers).
-    #[serde(default)]
-    pub ascii: bool,
-    /// Characters a name may start with besides `XID_Start` and `_`.
-    #[serde(default)]
-    pub extra_start: String,
-    /// Characters a name may continue with besides `XID_Continue`.
-    #[serde(default)]
-    pub extra_continue: String,
-    /// Sigils a name may begin with (`r#`, `'`, `@`, `$`); the longest
-    /// that matches is taken.
-    #[serde(default)]
-    pub prefixes: Vec<Prefix>,
-    /// Characters one of which may end a name (Ruby's `?`, `!`, `=`).
-    #[serde(default)]
-    pub suffixes: String,
-    /// Words that cannot be names.
-    #[serde(default)]
-    pub keywords: Vec<String>,
-}
-
-/// A sigil in front of a name.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct Prefix {
-    pub text: String,
-    /// What a name with it is ("a raw identifier").
-    pub what: String,
-    /// After it a keyword is a name (Rust's `r#fn`, C#'s `@class`) …
-    #[serde(default)]
-    pub keywords_allowed: bool,
-    /// … except these.
-    #[serde(default)]
-    pub except: Vec<String>,
-}
+use crate::lang::{NameRules, spec_for};
 
 /// Which rule a name breaks.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -114,9 +114,14 @@ pub fn main() -> ExitCode {
 }
 
 async fn foreground(files: Files) -> ExitCode {
-    match scry_daemon::server::run(files, scry_daemon::server::idle_from_env()).await {
+    match scry_daemon::server::lifecycle::run(
+        files,
+        scry_daemon::server::lifecycle::idle_from_env(),
+    )
+    .await
+    {
         Ok(()) => ExitCode::SUCCESS,
-        Err(scry_daemon::server::StartError::AlreadyRunning(lock)) => {
+        Err(scry_daemon::server::socket::StartError::AlreadyRunning(lock)) => {
             eprintln!(
                 "scry daemon: another daemon holds {}; not starting a second one",
                 lock.display()

@@ -140,7 +140,7 @@ pub fn index_lines(
         .into_iter()
         .chain([built]);
     for source in sources {
-        let Some(stat) = scry_index::store::stat(source.scip()) else {
+        let Some(stat) = scry_index::store::stamp::stat(source.scip()) else {
             if matches!(source, Source::Configured(_)) {
                 out.push(format!(
                     "{}: {}",
@@ -282,7 +282,7 @@ impl Engine {
                 _ => false,
             };
             let unchanged = same
-                && scry_index::store::stat(source.scip()).is_some_and(|(s, m)| {
+                && scry_index::store::stamp::stat(source.scip()).is_some_and(|(s, m)| {
                     s == ix.meta().source_size && m == ix.meta().source_mtime_ns
                 });
             if unchanged {
@@ -726,8 +726,11 @@ impl Engine {
         let mut first = None;
         let mut from = 0;
         while from < doc.occ_count {
-            let chunk =
-                ix.doc_occurrences(doc, from, scry_index::store::MAX_RECORDS_PER_READ as u32)?;
+            let chunk = ix.doc_occurrences(
+                doc,
+                from,
+                scry_index::store::query::MAX_RECORDS_PER_READ as u32,
+            )?;
             if chunk.is_empty() {
                 break;
             }
@@ -811,8 +814,11 @@ impl Engine {
         let mut by_symbol: HashMap<String, usize> = HashMap::new();
         let mut from = 0;
         while from < doc.occ_count {
-            let chunk =
-                ix.doc_occurrences(doc, from, scry_index::store::MAX_RECORDS_PER_READ as u32)?;
+            let chunk = ix.doc_occurrences(
+                doc,
+                from,
+                scry_index::store::query::MAX_RECORDS_PER_READ as u32,
+            )?;
             if chunk.is_empty() {
                 break;
             }

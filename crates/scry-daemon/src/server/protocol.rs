@@ -1,0 +1,314 @@
+//! One connection to the daemon, from hello to close: the hello checked
+//! (protocol and scry version), then newline-delimited [`crate::proto`]
+//! frames read and dispatched (a call, its cancellation, status, stop),
+//! each answer written back through one writer task.
+//!
+//! Invariants:
+//! - A client that does not say hello first (within 10 s), or says it with
+//!   another protocol or version, is refused in clear words and the
+//!   connection closed, never left hanging; a malformed frame or a second
+//!   hello ends the connection.
+//! - A call lives in a task of its connection: a `Cancel` frame or a closed
+//!   connection drops it, which drops the engine's future, which sends
+//!   `$/cancelRequest` upstream; the daemon carries on. A panic inside a
+//!   call (a bug) is caught on the call's own task
+//!   ([`scry_ops::isolate::isolated`]) and answered `INTERNAL` for that
+//!   call alone.
+//! - Each call is answered inside its client's environment
+//!   ([`scry_workspace::env::scope`]): configuration discovery, command
+//!   lookup and server start read the call's variables, not the daemon's.
+//! - Writes (see `Query::writes`) are serialized per workspace (here, by
+//!   the workspace's [`Local`]; across processes the edit service holds the
+//!   workspace's writer lock, scry_ops::edit::lock); the edit journal is
+//!   the workspace's (on disk), so `undo` works from any client;
+//!   idempotency keys are prefixed with the client's session.
+//! - A client is counted (daemon-wide and per workspace it asked about)
+//!   from its hello until its connection closes.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::io::AsyncWriteExt;
+use tokio::net::UnixStream;
+use tokio::sync::mpsc;
+
+use super::{ClientSession, State, WsKey};
+use crate::answer::{self, Answerer, Local, Session};
+use crate::paths::{PROTOCOL, VERSION};
+use crate::proto::{
+    self, Call, CallResult, ClientFrame, DaemonFrame, DaemonStatus, Reply, ServerStatus,
+    WorkspaceStatus,
+};
+
+/// How long a client has to say hello.
+const HELLO_WITHIN: Duration = Duration::from_secs(10);
+
+impl State {
+    fn status(&self) -> DaemonStatus {
+        let workspaces = self
+            .entries()
+            .into_iter()
+            .map(|(root, e)| WorkspaceStatus {
+                root,
+                clients: e.clients.load(Ordering::SeqCst),
+                memory_events: e
+                    .local
+                    .engine()
+                    .workspace()
+                    .memory_events()
+                    .into_iter()
+                    .map(|m| m.text)
+                    .collect(),
+                servers: e
+                    .local
+                    .engine()
+                    .workspace()
+                    .usage_measured()
+                    .into_iter()
+                    .map(|u| ServerStatus {
+                        rss_kib: u.memory.map(|m| m.rss_kib),
+                        processes: u.memory.map(|m| m.processes),
+                        cap_kib: u.cap_kib,
+                        id: u.id,
+                        root: u.root,
+                        pid: u.pid,
+                        uptime_ms: u.uptime.as_millis() as u64,
+                        idle_ms: u.idle.as_millis() as u64,
+                        program: u.program,
+                        clients: u.clients,
+                    })
+                    .collect(),
+            })
+            .collect();
+        DaemonStatus {
+            pid: std::process::id(),
+            version: VERSION.to_string(),
+            protocol: PROTOCOL,
+            uptime_ms: self.started.elapsed().as_millis() as u64,
+            // The asking connection is not counted.
+            clients: self.clients.load(Ordering::SeqCst).saturating_sub(1),
+            socket: self.files.socket.clone(),
+            workspaces,
+        }
+    }
+
+    /// One connection, from hello to close.
+    pub(super) async fn serve(self: Arc<Self>, stream: UnixStream) {
+        let (rd, mut wr) = stream.into_split();
+        let mut lines = proto::Frames::new(rd);
+        let (tx, mut rx) = mpsc::unbounded_channel::<Vec<u8>>();
+        let writer = tokio::spawn(async move {
+            while let Some(buf) = rx.recv().await {
+                if wr.write_all(&buf).await.is_err() {
+                    break;
+                }
+            }
+            let _ = wr.shutdown().await;
+        });
+        let send = |tx: &mpsc::UnboundedSender<Vec<u8>>, f: &DaemonFrame| {
+            let _ = tx.send(proto::encode(f));
+        };
+        let refuse = |tx: &mpsc::UnboundedSender<Vec<u8>>, message: String| {
+            send(tx, &DaemonFrame::Refused { message });
+        };
+        let hello = match tokio::time::timeout(HELLO_WITHIN, lines.next_line()).await {
+            Ok(Ok(Some(line))) => serde_json::from_str::<ClientFrame>(&line).ok(),
+            _ => None,
+        };
+        let session_id = match hello {
+            Some(ClientFrame::Hello {
+                protocol,
+                version,
+                session,
+            }) => {
+                if protocol != PROTOCOL || version != VERSION {
+                    refuse(
+                        &tx,
+                        format!(
+                            "this daemon is scry {VERSION} (protocol {PROTOCOL}); the client is scry {version} (protocol {protocol})"
+                        ),
+                    );
+                    drop(tx);
+                    let _ = writer.await;
+                    return;
+                }
+                session
+            }
+            _ => {
+                refuse(&tx, "expected a hello frame first".into());
+                drop(tx);
+                let _ = writer.await;
+                return;
+            }
+        };
+        send(
+            &tx,
+            &DaemonFrame::Hello {
+                protocol: PROTOCOL,
+                version: VERSION.to_string(),
+                pid: std::process::id(),
+            },
+        );
+        self.clients.fetch_add(1, Ordering::SeqCst);
+        let session = Arc::new(ClientSession {
+            session: Session::new(session_id),
+            roots: Mutex::new(HashSet::new()),
+        });
+        let mut calls: HashMap<u64, tokio::task::AbortHandle> = HashMap::new();
+        loop {
+            let line = match lines.next_line().await {
+                Ok(Some(l)) => l,
+                _ => break,
+            };
+            let frame = match serde_json::from_str::<ClientFrame>(&line) {
+                Ok(f) => f,
+                Err(e) => {
+                    refuse(&tx, format!("malformed frame: {e}"));
+                    break;
+                }
+            };
+            match frame {
+                ClientFrame::Call(call) => {
+                    calls.retain(|_, h| !h.is_finished());
+                    let id = call.id;
+                    let st = self.clone();
+                    let (tx2, sess) = (tx.clone(), session.clone());
+                    let task = tokio::spawn(async move {
+                        let reply = st.call(&sess, *call, &tx2).await;
+                        let _ = tx2.send(proto::encode_answer(reply));
+                    });
+                    calls.insert(id, task.abort_handle());
+                }
+                ClientFrame::Cancel { id } => {
+                    if let Some(h) = calls.remove(&id) {
+                        tracing::debug!(id, "call cancelled by the client");
+                        h.abort();
+                    }
+                }
+                ClientFrame::Status => send(&tx, &DaemonFrame::Status(Box::new(self.status()))),
+                ClientFrame::Stop => {
+                    send(
+                        &tx,
+                        &DaemonFrame::Stopping {
+                            pid: std::process::id(),
+                        },
+                    );
+                    let _ = self.stop.send(true);
+                }
+                ClientFrame::Hello { .. } => {
+                    refuse(&tx, "hello was already said".into());
+                    break;
+                }
+            }
+        }
+        // The client is gone: drop its calls (cancelled upstream).
+        for (id, h) in calls {
+            if !h.is_finished() {
+                tracing::debug!(id, "client gone: cancelling its call");
+            }
+            h.abort();
+        }
+        for root in session
+            .roots
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+        {
+            if let Some(e) = self
+                .workspaces
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .get(root)
+            {
+                e.clients.fetch_sub(1, Ordering::SeqCst);
+            }
+        }
+        self.clients.fetch_sub(1, Ordering::SeqCst);
+        drop(tx);
+        let _ = writer.await;
+    }
+
+    /// Answer one call, in its client's environment (the daemon's own
+    /// when the call brings none): the workspace's [`Local`] for this
+    /// client's session, on its own task ([`answer::isolated`]: a panic
+    /// inside it answers this call `INTERNAL`; the daemon and its other
+    /// calls go on).
+    async fn call(
+        &self,
+        client: &ClientSession,
+        mut call: Call,
+        tx: &mpsc::UnboundedSender<Vec<u8>>,
+    ) -> Reply {
+        let env = call
+            .env
+            .take()
+            .unwrap_or_else(scry_workspace::env::CallEnv::capture);
+        let ctx = scry_workspace::env::CallContext {
+            env: Arc::new(env),
+            client: client.session.id().to_string(),
+        };
+        scry_workspace::env::scope(ctx, self.call_in_scope(client, call, tx)).await
+    }
+
+    async fn call_in_scope(
+        &self,
+        client: &ClientSession,
+        call: Call,
+        tx: &mpsc::UnboundedSender<Vec<u8>>,
+    ) -> Reply {
+        let root = call.root.canonicalize().unwrap_or(call.root.clone());
+        let key: WsKey = (
+            root.clone(),
+            scry_workspace::env::current().map_or(0, |c| c.env.config_hash()),
+        );
+        let entry = match self.workspace(&key) {
+            Ok(e) => e,
+            Err(m) => return Reply::new(call.id, root, CallResult::Config(m)),
+        };
+        *entry.last_env.lock().unwrap_or_else(|e| e.into_inner()) = scry_workspace::env::current();
+        if client
+            .roots
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(key.clone())
+        {
+            entry.clients.fetch_add(1, Ordering::SeqCst);
+        }
+        let local = entry.local.for_session(client.session.clone());
+        let _progress = Progress::start(call.id, local.clone(), tx.clone());
+        answer::isolated(Arc::new(local), call).await
+    }
+}
+
+/// Sends a call's progress line while it waits; stopped when dropped.
+struct Progress(tokio::task::JoinHandle<()>);
+
+impl Progress {
+    fn start(id: u64, local: Local, tx: mpsc::UnboundedSender<Vec<u8>>) -> Progress {
+        Progress(tokio::spawn(async move {
+            let mut last: Option<String> = None;
+            loop {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                let line = local.waiting_on();
+                if line != last {
+                    let f = DaemonFrame::Progress {
+                        id,
+                        line: line.clone(),
+                    };
+                    if tx.send(proto::encode(&f)).is_err() {
+                        return;
+                    }
+                    last = line;
+                }
+            }
+        }))
+    }
+}
+
+impl Drop for Progress {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}

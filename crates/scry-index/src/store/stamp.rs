@@ -1,0 +1,80 @@
+//! What freshness compares: a file's [`Stamp`] (size, modification and
+//! status-change times, inode) before hashing it, and its
+//! [`content_hash`]. Recorded per document when converting
+//! ([`super::convert`]) and compared by the cache before a document is
+//! answered from.
+//!
+//! Invariants: only regular files get a stamp (symlinks followed); a time
+//! that cannot be read is 0, never an error.
+
+use std::path::Path;
+use std::time::UNIX_EPOCH;
+
+/// FNV-1a, 64 bits, of a file's bytes: what freshness compares.
+pub fn content_hash(bytes: &[u8]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in bytes {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    h
+}
+
+/// What freshness compares before hashing a file: its size and
+/// modification time, and the status-change time and inode, which
+/// `touch -r` (`utimes`) cannot set back — a file rewritten and touched
+/// back to its old time differs in these and is hashed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct Stamp {
+    pub size: u64,
+    pub mtime_ns: u64,
+    pub ctime_ns: u64,
+    pub ino: u64,
+}
+
+impl Stamp {
+    pub fn of(m: &std::fs::Metadata) -> Stamp {
+        use std::os::unix::fs::MetadataExt;
+        Stamp {
+            size: m.len(),
+            mtime_ns: mtime_ns(m).unwrap_or(0),
+            ctime_ns: (m.ctime().max(0) as u64)
+                .saturating_mul(1_000_000_000)
+                .saturating_add(m.ctime_nsec().max(0) as u64),
+            ino: m.ino(),
+        }
+    }
+}
+
+/// A regular file's [`Stamp`] (symlinks followed).
+pub fn stamp(path: &Path) -> Option<Stamp> {
+    let m = std::fs::metadata(path).ok()?;
+    m.is_file().then(|| Stamp::of(&m))
+}
+
+/// A file's modification time in nanoseconds since the epoch.
+pub(super) fn mtime_ns(m: &std::fs::Metadata) -> Option<u64> {
+    Some(
+        m.modified()
+            .ok()?
+            .duration_since(UNIX_EPOCH)
+            .ok()?
+            .as_nanos() as u64,
+    )
+}
+
+/// A regular file's size and modification time (ns), not following a
+/// symlink at the end.
+pub fn stat(path: &Path) -> Option<(u64, u64)> {
+    let m = std::fs::metadata(path).ok()?;
+    if !m.is_file() {
+        return None;
+    }
+    let mtime = m
+        .modified()
+        .ok()?
+        .duration_since(UNIX_EPOCH)
+        .ok()?
+        .as_nanos() as u64;
+    Some((m.len(), mtime))
+}
