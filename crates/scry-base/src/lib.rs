@@ -5,7 +5,8 @@
 //! - [`walk`]: the one directory walker (ignore rules, skipped dirs);
 //! - [`dirs`]: scry's per-user places (config, state, cache, daemon);
 //! - [`disk`]: the one reader of workspace files (regular files only,
-//!   bounded, never blocking on a FIFO).
+//!   bounded, never blocking on a FIFO);
+//! - [`units`]: amounts of memory in words.
 //!
 //! Invariants: std, `ignore`, `thiserror` and `libc` only; scry-lsp and scry-workspace
 //! re-export these modules under their old names (`scry_lsp::disk`,
@@ -15,4 +16,5 @@
 pub mod dirs;
 pub mod disk;
 pub mod paths;
+pub mod units;
 pub mod walk;

@@ -3,7 +3,7 @@
 use std::collections::HashSet;
 use std::path::Path;
 
-use scry_ops::{Action, Answer, Body, Loc, SymbolNode};
+use scry_model::{Action, Answer, Body, Loc, SymbolNode};
 
 use crate::display_path;
 
@@ -20,7 +20,7 @@ pub(crate) struct Placed<'a> {
 }
 
 pub(crate) fn is_inside(path: &Path, root: &Path) -> bool {
-    !path.is_absolute() || scry_workspace::paths::is_under(path, root)
+    !path.is_absolute() || scry_base::paths::is_under(path, root)
 }
 
 pub(crate) fn place<'a>(loc: &'a Loc, root: &Path, idx: usize) -> Placed<'a> {
@@ -70,7 +70,7 @@ pub(crate) fn found_total(answer: &Answer, listed: usize) -> usize {
         .notes
         .iter()
         .find_map(|n| match n {
-            scry_ops::Reason::NameMatchesCapped { found, .. } => Some(*found),
+            scry_model::Reason::NameMatchesCapped { found, .. } => Some(*found),
             _ => None,
         })
         .map_or(listed, |found| found.max(listed))
@@ -88,7 +88,7 @@ pub(crate) fn asked_file_first(placed: &mut [Placed], answer: &Answer, root: &Pa
         (None, Some(p)) => p,
         (None, None) => return,
     };
-    let asked = display_path(&scry_workspace::paths::normalise(&root.join(asked)), root);
+    let asked = display_path(&scry_base::paths::normalise(&root.join(asked)), root);
     placed.sort_by_key(|p| p.path != asked);
 }
 

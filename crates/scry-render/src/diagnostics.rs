@@ -10,7 +10,7 @@
 
 use std::path::Path;
 
-use scry_ops::{
+use scry_model::{
     ChangesSummary, Diagnostic, DiagnosticEntry, DiagnosticsDelta, DiagnosticsReport, Loc,
     ProviderOutcome, ProviderRun,
 };
@@ -448,7 +448,7 @@ pub fn delta_text(d: &DiagnosticsDelta, root: &Path) -> String {
         lines.push(format!("  … {} more resolved", d.more_resolved));
     }
     if let Some(p) = &d.pending {
-        let p = scry_workspace::paths::relativise_text(p, root);
+        let p = scry_base::paths::relativise_text(p, root);
         lines.push(format!("Note: {}", clip(&p, 400)));
     }
     lines.join("\n")

@@ -96,6 +96,7 @@ use std::collections::HashSet;
 use std::io;
 use std::path::{Path, PathBuf};
 
+use scry_model::limits;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -111,32 +112,17 @@ pub use crate::roots::{find_root, marker_root};
 /// they are layered (later wins).
 pub const PROJECT_CONFIG_FILES: [&str; 3] = [".scry.json", "scry.json", ".scry/config.json"];
 
-/// The default output caps and time budget, and the largest budget: each
-/// defined here once. The configuration's defaults ([`Limits::default`]),
-/// the renderer's default options, the CLI's help and the MCP tools'
-/// schemas read them.
-pub mod defaults {
-    /// Most locations listed in one answer.
-    pub const MAX_LOCATIONS: usize = 100;
-    /// Most characters in one answer.
-    pub const MAX_CHARS: usize = 16_000;
-    /// An action's time budget, in milliseconds.
-    pub const TIMEOUT_MS: u64 = 30_000;
-    /// The largest time budget a caller may ask for, in milliseconds.
-    pub const MAX_TIMEOUT_MS: u64 = 120_000;
-}
-
 /// Output and time limits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Limits {
     /// Most locations listed in one answer (default
-    /// [`defaults::MAX_LOCATIONS`]).
+    /// [`limits::MAX_LOCATIONS`]).
     pub max_locations: usize,
-    /// Most characters in one answer (default [`defaults::MAX_CHARS`]).
+    /// Most characters in one answer (default [`limits::MAX_CHARS`]).
     pub max_chars: usize,
     /// An action's time budget in milliseconds (default
-    /// [`defaults::TIMEOUT_MS`], at most [`defaults::MAX_TIMEOUT_MS`]).
+    /// [`limits::TIMEOUT_MS`], at most [`limits::MAX_TIMEOUT_MS`]).
     pub timeout_ms: u64,
     /// Most documents kept open per server (default 200).
     pub max_open_documents: usize,
@@ -247,9 +233,9 @@ fn default_delta_ms() -> u64 {
 impl Default for Limits {
     fn default() -> Self {
         Limits {
-            max_locations: defaults::MAX_LOCATIONS,
-            max_chars: defaults::MAX_CHARS,
-            timeout_ms: defaults::TIMEOUT_MS,
+            max_locations: limits::MAX_LOCATIONS,
+            max_chars: limits::MAX_CHARS,
+            timeout_ms: limits::TIMEOUT_MS,
             max_open_documents: 200,
             max_diagnostics: default_max_diagnostics(),
             diagnostics_delta_ms: default_delta_ms(),

@@ -16,9 +16,9 @@ use serde_json::{Value, json};
 use super::navigate::{indexing, unsupported, workspace_symbol_params};
 use crate::call::{self, Ctx, Retry, session_error, supports, workspace_error};
 use crate::convert::{self, Files};
-use crate::error::OpError;
-use crate::model::*;
 use crate::resolve;
+use scry_model::error::OpError;
+use scry_model::*;
 
 /// `symbols`: the outline of `path`, from the session's documentSymbol
 /// cache when the file has not changed since it was last asked.

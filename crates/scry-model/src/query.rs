@@ -16,10 +16,11 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::action::Action;
 use crate::action::{self, Arg, Writes};
 use crate::error::OpError;
 use crate::limits::{DEFAULT_MAP_BUDGET, MAX_MAP_BUDGET};
-use crate::model::{Action, Question, SeverityFilter};
+use crate::model::{Question, SeverityFilter};
 
 /// A question, as any front end puts it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -168,7 +169,7 @@ pub enum ActionChoice {
     Title(String),
 }
 
-/// A validated question: what the engine answers ([`crate::Engine::run`],
+/// A validated question: what the engine answers (`scry_ops::Engine::run`,
 /// with the time budget beside it) and what a front end sends the daemon.
 /// The positional actions (the action table's `positional` flag) share one
 /// variant; every other action has its own, carrying exactly the
@@ -197,7 +198,7 @@ pub enum Valid {
         path: Option<PathBuf>,
     },
     Diagnostics {
-        /// In the engine's form ([`crate::diagnostics_target`]); empty:
+        /// In the engine's form (`scry_ops::diagnostics_target`); empty:
         /// `path`, else the whole workspace.
         #[serde(with = "crate::os_path::vec")]
         targets: Vec<PathBuf>,
@@ -424,7 +425,7 @@ impl Valid {
 
     /// The answer's header: the question as the engine read it, paths
     /// absolute (relative ones from `root`).
-    pub(crate) fn question(&self, root: &Path) -> Question {
+    pub fn question(&self, root: &Path) -> Question {
         Question {
             path: self.path().map(|p| root.join(p)),
             symbol: self.symbol().map(str::to_string),
@@ -572,7 +573,7 @@ impl From<Invalid> for OpError {
 /// segment: `Shape.area` is `area`), which a rename would leave as it is.
 fn same_name(spot: &Spot, new_name: &str) -> bool {
     spot.symbol()
-        .is_some_and(|s| crate::resolve::SymbolName::parse(s).name == new_name)
+        .is_some_and(|s| crate::name::SymbolName::parse(s).name == new_name)
 }
 
 fn new_name_checked(raw: &str) -> Result<String, Problem> {

@@ -7,7 +7,7 @@
 //! JSON string as before (every stored answer and frame reads the same),
 //! and any other path is the array of its bytes; reading accepts both, so
 //! the round trip is exact and the renderer shows the name with its
-//! undecodable bytes escaped (`scry_workspace::paths::escape_bytes`).
+//! undecodable bytes escaped (`scry_base::paths::escape_bytes`).
 //!
 //! Use with `#[serde(with = "crate::os_path")]` on a `PathBuf`, and
 //! [`opt`] / [`vec`] on `Option<PathBuf>` / `Vec<PathBuf>`.

@@ -190,7 +190,7 @@ impl From<&Message> for Message {
 /// ```
 /// # use std::path::Path;
 /// let p = Path::new("/ws/proj/src/a.rs");
-/// let m = scry_ops::msg!(path(p), " changed; ", foreign("server: /ws/proj/b.rs"));
+/// let m = scry_model::msg!(path(p), " changed; ", foreign("server: /ws/proj/b.rs"));
 /// assert_eq!(m.to_string(), "/ws/proj/src/a.rs changed; server: /ws/proj/b.rs");
 /// ```
 #[macro_export]
@@ -310,9 +310,9 @@ pub enum OpError {
     Busy(Message),
 }
 
-impl From<scry_lsp::disk::ReadError> for OpError {
-    fn from(e: scry_lsp::disk::ReadError) -> OpError {
-        use scry_lsp::disk::ReadError as R;
+impl From<scry_base::disk::ReadError> for OpError {
+    fn from(e: scry_base::disk::ReadError) -> OpError {
+        use scry_base::disk::ReadError as R;
         match e {
             R::NotRegular { path, kind } => OpError::NotARegularFile {
                 path,
