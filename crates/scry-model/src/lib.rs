@@ -23,4 +23,4 @@ pub mod query;
 pub use action::Action;
 pub use error::{Message, OpError, Part};
 pub use model::*;
-pub use query::{ActionChoice, Invalid, Problem, Query, Spot, Valid};
+pub use query::{ActionChoice, ArgProblem, Invalid, Query, Spot, Valid};

@@ -388,7 +388,7 @@ pub struct RunningServer {
 
 /// A configured provider as `status` reports it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ServerStatus {
+pub struct ProviderStatus {
     pub id: String,
     /// `lsp` (a language server, kept running) or `cli` (a linter run per
     /// diagnostics call).
@@ -415,7 +415,7 @@ pub struct ServerStatus {
 pub struct StatusReport {
     #[serde(with = "crate::os_path")]
     pub workspace_root: PathBuf,
-    pub servers: Vec<ServerStatus>,
+    pub servers: Vec<ProviderStatus>,
     /// Configuration problems and warnings (missing servers, bad config).
     pub warnings: Vec<String>,
     /// The syntactic index: files indexed in this process, cache size.

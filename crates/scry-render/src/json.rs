@@ -8,7 +8,7 @@
 
 use std::path::Path;
 
-use scry_model::{Answer, Body, CallEdge, CallItem, Loc, ServerStatus, SymbolItem, SymbolNode};
+use scry_model::{Answer, Body, CallEdge, CallItem, Loc, ProviderStatus, SymbolItem, SymbolNode};
 use serde_json::{Map, Value, json};
 
 use crate::common::{
@@ -631,7 +631,7 @@ fn call_json(call: &CallEdge, root: &Path) -> Value {
     })
 }
 
-fn server_json(s: &ServerStatus, root: &Path) -> Value {
+fn server_json(s: &ProviderStatus, root: &Path) -> Value {
     json!({
         "id": s.id,
         "kind": s.kind,

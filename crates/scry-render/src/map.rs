@@ -8,8 +8,8 @@ use scry_model::RepoMapReport;
 use scry_model::map_line;
 use serde_json::{Value, json};
 
+use crate::common::Rendered;
 use crate::display_path;
-use crate::text::Rendered;
 
 /// Skipped files named before "and N more".
 const SKIPPED_SHOWN: usize = 5;

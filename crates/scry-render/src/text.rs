@@ -3,15 +3,15 @@
 use std::path::Path;
 
 use scry_model::{
-    Alternative, Answer, Body, CallDirection, CallEdge, CallItem, Loc, ServerStatus, StatusReport,
-    SymbolItem, SymbolNode,
+    Alternative, Answer, Body, CallDirection, CallEdge, CallItem, Loc, ProviderStatus,
+    StatusReport, SymbolItem, SymbolNode,
 };
 use serde_json::Value;
 
 use crate::RenderOptions;
 use crate::common::{
-    Placed, asked_file_first, asked_position, clip, clip_line, distinct_files, flatten_outline,
-    found_total, location_noun, place, plural, sort_dedup, subject_name,
+    Placed, Rendered, asked_file_first, asked_position, clip, clip_line, distinct_files,
+    flatten_outline, found_total, location_noun, place, plural, sort_dedup, subject_name,
 };
 use crate::display_path;
 use crate::words::{self, Dialect};
@@ -112,13 +112,6 @@ impl Ctx<'_> {
 }
 
 const NARROWER: &str = "(narrow the question to see the rest)";
-
-/// The rendered body: header, body lines, and the "… N more" marker.
-pub(crate) struct Rendered {
-    pub(crate) header: String,
-    pub(crate) body: Vec<String>,
-    pub(crate) marker: Option<String>,
-}
 
 pub(crate) fn render(answer: &Answer, root: &Path, opts: &RenderOptions) -> String {
     let partial = answer
@@ -545,7 +538,7 @@ fn render_calls(ctx: &Ctx, direction: CallDirection, calls: &[CallEdge]) -> Rend
     }
 }
 
-fn server_line(s: &ServerStatus, width: usize, root: &Path) -> String {
+fn server_line(s: &ProviderStatus, width: usize, root: &Path) -> String {
     let mut parts = vec![format!("{:<width$}", s.id)];
     if s.disabled {
         parts.push("disabled".to_string());

@@ -4,8 +4,8 @@ use std::path::{Path, PathBuf};
 
 use scry_model::{
     Action, Alternative, Answer, AskedAt, Body, CallDirection, CallEdge, CallItem, Loc, OpError,
-    Question, Reason, RunningServer, Selector, ServerStatus, StatusReport, SymbolItem, SymbolNode,
-    Via,
+    ProviderStatus, Question, Reason, RunningServer, Selector, StatusReport, SymbolItem,
+    SymbolNode, Via,
 };
 use scry_render::{
     Dialect, RenderOptions, error_json, normalize_hover, render_error, render_json, render_text,
@@ -597,7 +597,7 @@ fn incoming_calls() {
 
 #[test]
 fn status() {
-    let server = |id: &str, installed: Option<&str>, types: &[&str]| ServerStatus {
+    let server = |id: &str, installed: Option<&str>, types: &[&str]| ProviderStatus {
         id: id.into(),
         kind: "lsp".into(),
         command: id.into(),

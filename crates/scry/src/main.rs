@@ -19,7 +19,7 @@ use clap::{CommandFactory, Parser};
 use scry_daemon::answer::{self, Baseline, Choice};
 use scry_daemon::proto::{Call, Reply};
 use scry_model::action::Arg;
-use scry_model::{Action, Invalid, OpError, Problem, Query, SeverityFilter};
+use scry_model::{Action, ArgProblem, Invalid, OpError, Query, SeverityFilter};
 use scry_ops::{Engine, TargetKind};
 use scry_render::{Dialect, error_json_in, render_error_in, render_json, render_text};
 use scry_workspace::Workspace;
@@ -443,12 +443,12 @@ fn build_query(cli: &Cli, action: Action, cwd: &Path, root: &Path) -> Result<Que
     match q.check() {
         Err(Invalid {
             arg: Arg::Changes,
-            problem: Problem::NotTaken,
+            problem: ArgProblem::NotTaken,
             ..
         }) => return Err("--changes is for diagnostics (scry diag --changes FILE...)".into()),
         Err(Invalid {
             arg: Arg::NewName,
-            problem: Problem::Missing,
+            problem: ArgProblem::Missing,
             ..
         }) => return Err("rename needs PATH SYMBOL NEW_NAME".into()),
         _ => {}

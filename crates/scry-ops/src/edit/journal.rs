@@ -41,7 +41,8 @@
 //! the workspace root (after resolving symlinks) whose content matches a
 //! stamp of the manifest, plus the entry's own temporary names; a file
 //! that holds neither image (changed by someone since) is left alone and
-//! named.
+//! named. What it did is a `scry_model::Recovered` (plain data, worded by
+//! scry-render).
 //!
 //! Base directory: [`scry_workspace::dirs::journal`] (`$SCRY_JOURNAL_DIR`,
 //! else `<state dir>/journal`).

@@ -188,7 +188,7 @@ pub(crate) async fn rename(
         return Err(scry_model::query::Invalid {
             action: Action::Rename,
             arg: scry_model::action::Arg::NewName,
-            problem: scry_model::query::Problem::Unchanged,
+            problem: scry_model::query::ArgProblem::Unchanged,
         }
         .into());
     }

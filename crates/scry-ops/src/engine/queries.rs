@@ -312,7 +312,7 @@ pub(crate) async fn status(ws: &Arc<Workspace>, question: Question) -> Answer {
             _ if spec.is_linter => Some("linter (diagnostics only)".into()),
             _ => None,
         };
-        servers.push(ServerStatus {
+        servers.push(ProviderStatus {
             id: spec.id.clone(),
             kind: match spec.kind {
                 ProviderKind::Lsp => "lsp",
