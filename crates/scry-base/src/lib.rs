@@ -8,6 +8,7 @@
 //!   bounded, never blocking on a FIFO);
 //! - [`logfile`]: bounded, rotated log files (servers' stderr, the
 //!   daemon's log).
+//! - [`units`]: amounts of memory in words.
 //!
 //! Invariants: std, `ignore`, `thiserror`, `tracing` and `libc` only; no
 //! crate above re-exports these modules: every caller names them here
@@ -18,4 +19,5 @@ pub mod dirs;
 pub mod disk;
 pub mod logfile;
 pub mod paths;
+pub mod units;
 pub mod walk;

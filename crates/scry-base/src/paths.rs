@@ -18,7 +18,7 @@
 //!   message (a server's, a linter's, a configuration error's text), and
 //!   the after-edit diagnostics note (`DiagnosticsDelta::pending`), whose
 //!   reasons are servers' words around paths already shown with [`display`].
-//!   scry's own messages carry paths as paths (`scry_ops::Message`) and are
+//!   scry's own messages carry paths as paths (`scry_model::Message`) and are
 //!   shown with [`display`]; they are never string-replaced.
 //! - [`confine`] compares canonical paths: `root` must be canonical, and a
 //!   path is inside only when its real location (symlinks resolved, through

@@ -32,7 +32,8 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use scry_ops::{Action, Body, Engine, Valid};
+use scry_model::{Action, Body, Valid};
+use scry_ops::Engine;
 use scry_render::RenderOptions;
 
 use crate::client::Shared;
@@ -281,14 +282,14 @@ impl Local {
             Ok(a) if a.action == Action::Status => {
                 if let Some(why) = &core.unavailable {
                     a.notes
-                        .push(scry_ops::Reason::DaemonNotUsed { why: why.clone() });
+                        .push(scry_model::Reason::DaemonNotUsed { why: why.clone() });
                 }
             }
             // The trust notice once per client session (the engine tells
             // it once per workspace).
             Ok(a) => {
                 if let Some(n) = ws.trust_notice() {
-                    let said = scry_ops::Reason::from(n.clone());
+                    let said = scry_model::Reason::from(n.clone());
                     a.notes.retain(|x| *x != said);
                     if self.session.first_time(&n) {
                         a.notes.push(said);
@@ -299,7 +300,7 @@ impl Local {
             // too (the engine adds it to answers only).
             Err(_) => {
                 reply.notes = (core.engine.take_recovery_notes().into_iter())
-                    .map(|r| scry_ops::Reason::Recovered(Box::new(r)))
+                    .map(|r| scry_model::Reason::Recovered(Box::new(r)))
                     .collect();
             }
         }
@@ -378,7 +379,7 @@ impl Daemon {
                 if let CallResult::Answer(a) = &mut reply.result
                     && a.action == Action::Status
                 {
-                    a.notes.push(scry_ops::Reason::ServedByDaemon { pid });
+                    a.notes.push(scry_model::Reason::ServedByDaemon { pid });
                 }
                 reply
             }
@@ -458,7 +459,7 @@ impl Choice {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use scry_ops::Query;
+    use scry_model::Query;
     use scry_workspace::Workspace;
 
     fn local(limits: (usize, usize)) -> (tempfile::TempDir, PathBuf, Local) {
@@ -485,7 +486,7 @@ mod tests {
         let answer = reply.into_result().unwrap().unwrap();
         assert!(
             answer.notes.iter().any(
-                |n| matches!(n, scry_ops::Reason::DaemonNotUsed { why } if why == "no socket")
+                |n| matches!(n, scry_model::Reason::DaemonNotUsed { why } if why == "no socket")
             ),
             "{:?}",
             answer.notes

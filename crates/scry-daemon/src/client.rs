@@ -19,7 +19,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use scry_ops::OpError;
+use scry_model::OpError;
 use tokio::io::AsyncWriteExt;
 use tokio::net::UnixStream;
 use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
@@ -365,7 +365,7 @@ impl Mux {
                     .lock()
                     .unwrap_or_else(|e| e.into_inner())
                     .remove(&id);
-                let error = OpError::Internal(scry_ops::msg!(
+                let error = OpError::Internal(scry_model::msg!(
                     "the question could not be sent to the scry daemon (",
                     foreign(e),
                     "); --no-daemon answers in-process"
@@ -500,7 +500,7 @@ impl Shared {
     /// `Err(OpError::DaemonRestarted)` ([`lost`]).
     pub async fn run(&self, call: &Call) -> Result<(Reply, u32), OpError> {
         let m = self.mux().await.map_err(|e| {
-            OpError::DaemonRestarted(scry_ops::msg!(
+            OpError::DaemonRestarted(scry_model::msg!(
                 "the scry daemon cannot be reached: ",
                 foreign(e)
             ))
@@ -527,7 +527,7 @@ impl Shared {
 
 /// The call was lost with daemon `pid` (`why`); `writes`: it was an edit.
 fn lost(pid: u32, why: String, writes: bool) -> OpError {
-    let mut msg = scry_ops::msg!(
+    let mut msg = scry_model::msg!(
         format!("the scry daemon (pid {pid}) stopped during the call ("),
         foreign(why),
         "); the next call starts a new one"

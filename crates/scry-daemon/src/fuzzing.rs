@@ -16,7 +16,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use scry_ops::{Action, Answer, Body, Loc, OpError, Query, Reason};
+use scry_model::{Action, Answer, Body, Loc, OpError, Query, Reason};
 
 use crate::proto::{self, Call, CallResult, ClientFrame, DaemonFrame, Reply};
 
@@ -58,7 +58,7 @@ fn loc(path: &Path, line: u32) -> Loc {
 fn answer(paths: &[PathBuf]) -> Answer {
     let mut a = Answer::new(
         Action::References,
-        scry_ops::Question {
+        scry_model::Question {
             path: Some(paths[0].clone()),
             symbol: Some("qux".into()),
             ..Default::default()
@@ -160,7 +160,7 @@ pub fn check_reply_paths(data: &[u8]) {
         back.into_result().expect("not a config error"),
         Err(e.clone())
     );
-    let m = OpError::Internal(scry_ops::msg!("cannot read ", path(&paths[0])));
+    let m = OpError::Internal(scry_model::msg!("cannot read ", path(&paths[0])));
     let back = round_trip(Reply::new(
         9,
         root.to_path_buf(),

@@ -3,7 +3,7 @@
 //!
 //! A front end over scry-ops, beside scry-mcp and the CLI: the daemon
 //! ([`server`]) holds one `scry_ops::Engine` per canonical workspace root
-//! and answers questions (`scry_ops::Query`, with the client's cwd and
+//! and answers questions (`scry_model::Query`, with the client's cwd and
 //! root) sent over a Unix socket in a 0700 per-user directory ([`paths`])
 //! as newline-delimited JSON frames ([`proto`]). It returns the engine's
 //! `Answer` or `OpError` with the workspace's root and limits; rendering

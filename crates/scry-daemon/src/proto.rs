@@ -5,7 +5,7 @@
 //! version, and its session id); the daemon answers
 //! [`DaemonFrame::Hello`] or [`DaemonFrame::Refused`] and closes — a
 //! mismatch is a clear error, never a hang. Then the client sends calls
-//! (the validated question, `scry_ops::Valid`, with its time budget, cwd
+//! (the validated question, `scry_model::Valid`, with its time budget, cwd
 //! and root, each with an id of its choosing; a question that does not
 //! hold what validation guarantees is a malformed frame),
 //! cancels, status or stop requests; the daemon sends progress lines and
@@ -17,7 +17,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use scry_ops::{Answer, DiagnosticsDelta, OpError, Valid};
+use scry_model::{Answer, DiagnosticsDelta, OpError, Valid};
 use scry_workspace::env::CallEnv;
 use serde::{Deserialize, Serialize};
 
@@ -103,14 +103,14 @@ pub enum ClientFrame {
 pub struct Call {
     /// Set by the daemon client (per connection); 0 before.
     pub id: u64,
-    #[serde(with = "scry_ops::os_path")]
+    #[serde(with = "scry_model::os_path")]
     pub cwd: PathBuf,
-    #[serde(with = "scry_ops::os_path")]
+    #[serde(with = "scry_model::os_path")]
     pub root: PathBuf,
     /// Validated once, by the front end.
     pub question: Valid,
     /// The call's budget (default from the workspace's configuration).
-    #[serde(with = "scry_ops::query::millis", rename = "timeout_ms")]
+    #[serde(with = "scry_model::query::millis", rename = "timeout_ms")]
     pub timeout: Option<Duration>,
     /// The environment that shapes the call (the client's, captured when
     /// it asked); `None`: the daemon's own.
@@ -164,7 +164,7 @@ pub enum DaemonFrame {
 pub struct Reply {
     pub id: u64,
     /// The workspace's canonical root (what paths are rendered against).
-    #[serde(with = "scry_ops::os_path")]
+    #[serde(with = "scry_model::os_path")]
     pub root: PathBuf,
     pub max_locations: usize,
     pub max_chars: usize,
@@ -179,7 +179,7 @@ pub struct Reply {
     /// Notes that came with an error (what recovery of a dead writer's
     /// edit did); an answer carries its notes itself.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub notes: Vec<scry_ops::Reason>,
+    pub notes: Vec<scry_model::Reason>,
 }
 
 /// How a call ended.
@@ -196,12 +196,11 @@ impl Reply {
     /// A reply about `root` with the default limits (the answerer sets the
     /// workspace's once it has it).
     pub fn new(id: u64, root: PathBuf, result: CallResult) -> Reply {
-        let defaults = scry_workspace::config::Limits::default();
         Reply {
             id,
             root,
-            max_locations: defaults.max_locations,
-            max_chars: defaults.max_chars,
+            max_locations: scry_model::limits::MAX_LOCATIONS,
+            max_chars: scry_model::limits::MAX_CHARS,
             result,
             edit_diagnostics: None,
             warnings: Vec::new(),
@@ -213,7 +212,7 @@ impl Reply {
     pub fn into_result(self) -> Result<Result<Answer, OpError>, String> {
         match self.result {
             CallResult::Answer(mut a) => {
-                if let scry_ops::Body::Edit(r) = &mut a.body {
+                if let scry_model::Body::Edit(r) = &mut a.body {
                     r.diagnostics = self.edit_diagnostics;
                 }
                 Ok(Ok(*a))
@@ -233,14 +232,14 @@ pub struct DaemonStatus {
     pub uptime_ms: u64,
     /// Clients connected now, besides the one asking.
     pub clients: usize,
-    #[serde(with = "scry_ops::os_path")]
+    #[serde(with = "scry_model::os_path")]
     pub socket: PathBuf,
     pub workspaces: Vec<WorkspaceStatus>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct WorkspaceStatus {
-    #[serde(with = "scry_ops::os_path")]
+    #[serde(with = "scry_model::os_path")]
     pub root: PathBuf,
     /// Connected clients that asked about this workspace.
     pub clients: usize,
@@ -254,7 +253,7 @@ pub struct WorkspaceStatus {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ServerStatus {
     pub id: String,
-    #[serde(with = "scry_ops::os_path")]
+    #[serde(with = "scry_model::os_path")]
     pub root: PathBuf,
     pub pid: Option<u32>,
     /// Resident memory of the server's whole process tree (its children,
@@ -269,7 +268,7 @@ pub struct ServerStatus {
     pub uptime_ms: u64,
     pub idle_ms: u64,
     /// The executable it runs (canonical).
-    #[serde(with = "scry_ops::os_path", default)]
+    #[serde(with = "scry_model::os_path", default)]
     pub program: PathBuf,
     /// The clients that used it ("<session> (PATH <hash>)"), most recent
     /// first.
@@ -285,7 +284,7 @@ pub fn try_encode<T: Serialize>(frame: &T) -> Result<Vec<u8>, String> {
 }
 
 /// One frame as a line. Frames are plain data (paths in the byte-exact
-/// form of `scry_ops::os_path`); one that still cannot be encoded is
+/// form of `scry_model::os_path`); one that still cannot be encoded is
 /// replaced by a `Refused` frame saying why, so the peer hears of it.
 /// A call's answer goes through [`encode_answer`] instead.
 pub fn encode<T: Serialize>(frame: &T) -> Vec<u8> {
@@ -316,7 +315,7 @@ fn encode_answer_with(
         Ok(line) => line,
         Err(e) => {
             tracing::error!(id, "cannot encode the answer: {e}");
-            let error = OpError::Internal(scry_ops::msg!(
+            let error = OpError::Internal(scry_model::msg!(
                 "the scry daemon could not encode this answer (",
                 foreign(e),
                 "); it serves on, and --no-daemon answers in-process"
@@ -340,7 +339,7 @@ fn encode_answer_with(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use scry_ops::{Action, Query};
+    use scry_model::{Action, Query};
 
     #[test]
     fn an_answer_that_cannot_be_encoded_is_an_internal_error_reply_to_its_call() {
@@ -352,10 +351,10 @@ mod tests {
             }
             f => try_encode(f),
         };
-        let answer = scry_ops::Answer::new(
+        let answer = scry_model::Answer::new(
             Action::Request,
             Default::default(),
-            scry_ops::Body::Raw {
+            scry_model::Body::Raw {
                 method: "x".into(),
                 result: serde_json::Value::Null,
             },

@@ -1,8 +1,8 @@
 //! Argument parsing: a tool call's JSON arguments become a
-//! [`scry_ops::Query`], validated once into the [`scry_ops::Valid`]
+//! [`scry_model::Query`], validated once into the [`scry_model::Valid`]
 //! question the answerer is sent ([`ToolCall`]), or a refusal with the
 //! reason. Here: the JSON types, which tool offers which action and
-//! argument (names from the action table, `scry_ops::action::Arg`), and
+//! argument (names from the action table, `scry_model::action::Arg`), and
 //! checking the path; whether the arguments fit the action is
 //! `Query::validate`'s (scry-ops). Nothing here starts a server or touches
 //! a file beyond resolving the path.
@@ -12,14 +12,17 @@ use std::time::Duration;
 
 use rmcp::model::JsonObject;
 use scry_base::paths::{self, Unconfined};
-use scry_ops::{Action, Engine, OpError, Query, SeverityFilter, TargetKind, Valid};
+use scry_model::{Action, OpError, Query, SeverityFilter, Valid};
+use scry_ops::{Engine, TargetKind};
 use serde_json::Value;
 
-use scry_ops::action::{self, Arg as A};
+use scry_model::action::{self, Arg as A};
 
-use crate::tools::{self, MAX_TIMEOUT_MS};
+use scry_model::limits::MAX_TIMEOUT_MS;
 
-fn invalid(msg: impl Into<scry_ops::Message>) -> OpError {
+use crate::tools;
+
+fn invalid(msg: impl Into<scry_model::Message>) -> OpError {
     OpError::InvalidArgument(msg.into())
 }
 

@@ -15,13 +15,16 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
 use rmcp::model::JsonObject;
-use scry_ops::{Engine, OpError, Valid};
+use scry_model::{OpError, Valid};
+use scry_ops::Engine;
 use scry_workspace::Workspace;
 use serde_json::{Value, json};
 
 use crate::args;
 use crate::scrub::ToolError;
-use crate::tools::{self, LSP, LSP_EDIT, MAX_TIMEOUT_MS};
+use scry_model::limits::MAX_TIMEOUT_MS;
+
+use crate::tools::{self, LSP, LSP_EDIT};
 
 struct Fixture {
     engine: Engine,

@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use scry_ops::OpError;
+use scry_model::OpError;
 
 /// Longest error message sent (characters).
 pub const MAX_ERROR_CHARS: usize = 600;

@@ -25,7 +25,8 @@ use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, Peer, ServerHandler};
 use scry_daemon::answer::{self, Answerer, Baseline, Local};
 use scry_daemon::proto::{Call, CallResult, Reply};
-use scry_ops::{Action, Engine, Valid};
+use scry_model::{Action, Valid};
+use scry_ops::Engine;
 use scry_render::{display_path, reason_text, render_json, render_text};
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -290,7 +291,7 @@ impl ScryMcp {
             .collect()
     }
 
-    fn tool_error(&self, e: &scry_ops::OpError, root: &Path) -> ToolError {
+    fn tool_error(&self, e: &scry_model::OpError, root: &Path) -> ToolError {
         ToolError::from_op(e, root, &self.inner.secrets)
     }
 
@@ -604,5 +605,5 @@ impl ServerHandler for ScryMcp {
 /// Whether an action can change state (an action of `lsp_edit`; `rename`
 /// and `code_actions` are also previews in `lsp`, which never writes).
 pub fn is_write(action: Action) -> bool {
-    action.facts().writes != scry_ops::action::Writes::Never
+    action.facts().writes != scry_model::action::Writes::Never
 }

@@ -4,13 +4,14 @@
 //! short: one schema and one description per tool, naming only the
 //! languages whose servers are installed. Which actions each tool offers
 //! and which arguments it takes come from scry-ops' action table
-//! (`scry_ops::action`).
+//! (`scry_model::action`).
 
 use std::sync::{Arc, OnceLock};
 
 use rmcp::model::{JsonObject, Tool, ToolAnnotations};
-use scry_ops::Action;
-use scry_ops::action::{self, Arg, Writes};
+use scry_model::Action;
+use scry_model::action::{self, Arg, Writes};
+use scry_model::limits::MAX_TIMEOUT_MS;
 use scry_workspace::Workspace;
 use scry_workspace::catalog::ProviderKind;
 use serde_json::{Value, json};
@@ -20,9 +21,6 @@ pub const LSP: &str = "lsp";
 /// The tool that changes state: applies renames and code actions, undoes
 /// them, sends raw requests, reloads.
 pub const LSP_EDIT: &str = "lsp_edit";
-
-/// Upper bound of `timeout_ms`: the engine's maximum budget.
-pub use scry_workspace::config::defaults::MAX_TIMEOUT_MS;
 
 /// The actions `lsp` accepts, in schema order (the action table's): those
 /// that never write, and the edits it previews.

@@ -11,7 +11,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use common::*;
-use scry_ops::{Action, Query, SeverityFilter};
+use scry_model::{Action, Query, SeverityFilter};
 use scry_render::{RenderOptions, render_json, render_text};
 use serde_json::{Value, json};
 

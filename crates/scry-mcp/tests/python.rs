@@ -6,7 +6,7 @@ mod common;
 
 use common::*;
 use rmcp::model::CallToolRequestParams;
-use scry_ops::{Action, Query};
+use scry_model::{Action, Query};
 use scry_render::{RenderOptions, render_json, render_text};
 use serde_json::{Value, json};
 

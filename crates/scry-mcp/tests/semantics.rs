@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use common::*;
 use scry_mcp::{Options, ScryMcp, ToolError};
-use scry_ops::OpError;
+use scry_model::OpError;
 use serde_json::{Value, json};
 
 fn def(symbol: &str) -> Value {
@@ -303,7 +303,7 @@ fn every_op_error_keeps_its_code() {
     assert_eq!(t.text(), "error[FILE_NOT_FOUND]: file not found: a.rs");
     // Edit errors name files relative to the workspace, like the CLI.
     let t = ToolError::from_op(
-        &OpError::FileChanged(scry_ops::msg!(
+        &OpError::FileChanged(scry_model::msg!(
             path("/ws/src/a.rs"),
             " changed since the server saw it; nothing was written"
         )),

@@ -95,7 +95,7 @@ fn action_list_comes_from_scry_ops() {
         assert!(names.contains(&must), "{must} missing from {names:?}");
     }
     // diagnostics is offered exactly when scry-ops knows it.
-    let has = scry_ops::Action::parse("diagnostics").is_some_and(|a| a.name() == "diagnostics");
+    let has = scry_model::Action::parse("diagnostics").is_some_and(|a| a.name() == "diagnostics");
     assert_eq!(names.contains(&"diagnostics"), has);
     // Edits: previewed by lsp, applied (and undone) by lsp_edit.
     assert!(names.contains(&"rename") && names.contains(&"code_actions"));

@@ -22,7 +22,8 @@
 use std::time::{Duration, Instant};
 
 use scry_lsp::LineIndex;
-use scry_ops::resolve::{self, SymbolName};
+use scry_model::name::SymbolName;
+use scry_ops::resolve;
 
 fn time(label: &str, iters: usize, mut f: impl FnMut() -> usize) {
     let mut v: Vec<Duration> = Vec::new();

@@ -10,7 +10,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use scry_ops::{Action, Body, Engine, Query};
+use scry_model::{Action, Body, Query};
+use scry_ops::Engine;
 use scry_syntax::{SyntaxIndex, query};
 use scry_workspace::Workspace;
 

@@ -42,11 +42,11 @@ use scry_workspace::{Route, Workspace, WorkspaceError};
 use serde_json::Value;
 use tokio::time::Instant;
 
-use crate::action::Arg;
 use crate::convert;
-use crate::error::OpError;
-use crate::model::Question;
-use crate::{msg, msgf};
+use scry_model::Question;
+use scry_model::action::Arg;
+use scry_model::error::OpError;
+use scry_model::{msg, msgf};
 
 /// How many times a transient error is asked again.
 pub(crate) const TRANSIENT_RETRIES: u32 = 2;
@@ -365,7 +365,7 @@ pub(crate) fn not_answered_within(
     method: &str,
     waited: Duration,
     budget: Duration,
-) -> crate::Message {
+) -> scry_model::Message {
     msgf!(
         "{server} did not answer {method} within {}",
         of_budget(waited, budget)
@@ -390,7 +390,7 @@ pub(crate) fn of_budget(waited: Duration, budget: Duration) -> String {
 /// or the capability the action table names for it. Methods no action
 /// names are assumed supported.
 pub(crate) fn supports(session: &Session, method: &str) -> bool {
-    match crate::action::capability(method) {
+    match scry_model::action::capability(method) {
         Some(key) => session.supports(method, key),
         None => true,
     }
@@ -637,5 +637,85 @@ mod tests {
         same_refusal::<lsp::CallHierarchyOutgoingCallsRequest, Vec<lsp::CallHierarchyOutgoingCall>>(
             &bad,
         );
+    }
+
+    /// The table's method strings are the `gen-lsp-types` requests' own
+    /// `METHOD`s, so the fact cannot drift from the protocol's names.
+    #[test]
+    fn methods_are_the_typed_requests_methods() {
+        use scry_lsp::types as lsp;
+        use scry_model::Action;
+        use scry_model::action::facts;
+        fn m<R: lsp::Request>() -> &'static str {
+            R::METHOD.as_str()
+        }
+        let prepare_calls = m::<lsp::CallHierarchyPrepareRequest>();
+        let expected: [(Action, Option<&str>, &[&str]); 19] = [
+            (Action::Definition, Some(m::<lsp::DefinitionRequest>()), &[]),
+            (
+                Action::Declaration,
+                Some(m::<lsp::DeclarationRequest>()),
+                &[],
+            ),
+            (
+                Action::TypeDefinition,
+                Some(m::<lsp::TypeDefinitionRequest>()),
+                &[],
+            ),
+            (
+                Action::Implementation,
+                Some(m::<lsp::ImplementationRequest>()),
+                &[],
+            ),
+            (Action::References, Some(m::<lsp::ReferencesRequest>()), &[]),
+            (Action::Hover, Some(m::<lsp::HoverRequest>()), &[]),
+            (
+                Action::Symbols,
+                Some(m::<lsp::DocumentSymbolRequest>()),
+                &[],
+            ),
+            (
+                Action::WorkspaceSymbols,
+                Some(m::<lsp::WorkspaceSymbolRequest>()),
+                &[],
+            ),
+            (
+                Action::IncomingCalls,
+                Some(prepare_calls),
+                &[m::<lsp::CallHierarchyIncomingCallsRequest>()],
+            ),
+            (
+                Action::OutgoingCalls,
+                Some(prepare_calls),
+                &[m::<lsp::CallHierarchyOutgoingCallsRequest>()],
+            ),
+            (
+                Action::Diagnostics,
+                Some(m::<lsp::DocumentDiagnosticRequest>()),
+                &[m::<lsp::WorkspaceDiagnosticRequest>()],
+            ),
+            (
+                Action::Rename,
+                Some(m::<lsp::RenameRequest>()),
+                &[m::<lsp::PrepareRenameRequest>()],
+            ),
+            (
+                Action::CodeActions,
+                Some(m::<lsp::CodeActionRequest>()),
+                &[],
+            ),
+            (Action::Map, None, &[]),
+            (Action::Status, None, &[]),
+            (Action::Capabilities, None, &[]),
+            (Action::Undo, None, &[]),
+            (Action::Request, None, &[]),
+            (Action::Reload, None, &[]),
+        ];
+        for (i, (action, method, follow_up)) in expected.into_iter().enumerate() {
+            assert_eq!(action, Action::ALL[i], "one row per action, in order");
+            let f = facts(action);
+            assert_eq!(f.method, method, "{}", f.name);
+            assert_eq!(f.follow_up, follow_up, "{}", f.name);
+        }
     }
 }

@@ -15,9 +15,9 @@ use scry_lsp::{Encoding, LineIndex, LspPos, Session, uri_to_path};
 use serde_json::Value;
 
 use crate::call::method_of;
-use crate::error::OpError;
-use crate::model::{CallEdge, CallItem, Loc, SymbolItem, SymbolNode};
 use crate::resolve::{Declared, find_name_from};
+use scry_model::error::OpError;
+use scry_model::{CallEdge, CallItem, Loc, SymbolItem, SymbolNode};
 
 /// Texts of files, as the server has them when open, else from disk; read
 /// at most once per answer.
@@ -65,7 +65,7 @@ impl Files {
 }
 
 pub fn malformed(session: &Session, method: &str, e: impl std::fmt::Display) -> OpError {
-    OpError::MalformedResponse(crate::msg!(
+    OpError::MalformedResponse(scry_model::msg!(
         format!("{} sent a malformed {method} response: ", session.name()),
         foreign(e)
     ))

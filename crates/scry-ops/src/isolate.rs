@@ -10,7 +10,7 @@
 
 use std::future::Future;
 
-use crate::error::OpError;
+use scry_model::error::OpError;
 
 /// Aborts the task when dropped: the caller's cancellation reaches it.
 struct AbortOnDrop(tokio::task::AbortHandle);
@@ -48,7 +48,7 @@ where
 
 /// The error a call that panicked is answered with.
 pub fn internal_error(action: &str, panic: &str) -> OpError {
-    OpError::Internal(crate::msgf!(
+    OpError::Internal(scry_model::msgf!(
         "scry failed inside this {action} call (a bug; please report it): {panic}; other calls are unaffected"
     ))
 }

@@ -1,14 +1,8 @@
 //! Operations: resolve the symbol a caller named to a position, ask the right
-//! language server, and return plain answers (see [`model`]).
+//! language server, and return plain answers (the vocabulary, questions and
+//! answers alike, is scry-model's).
 
-pub mod action;
 pub(crate) mod call;
-pub mod error;
-pub mod model;
-pub mod query;
-
-pub use error::{Message, OpError, Part};
-pub use model::*;
 pub(crate) mod convert;
 pub(crate) mod diagnostics;
 pub mod edit;
@@ -17,11 +11,8 @@ pub mod engine;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod isolate;
-pub mod limits;
-pub mod os_path;
 pub mod resolve;
 
 pub use diagnostics::{Collected, DiagnosticsBaseline, TargetKind, diagnostics_target};
 pub use edit::EditOptions;
-pub use engine::{Engine, MAX_TIMEOUT};
-pub use query::{ActionChoice, Invalid, Problem, Query, Spot, Valid};
+pub use engine::Engine;

@@ -2,40 +2,7 @@
 //! symbol-tree logic, no server I/O (the engine feeds it document symbols).
 
 use scry_lsp::{CharPos, LineIndex};
-
-/// A symbol name split into qualifier segments and the name itself:
-/// `Inventory::restock`, `Inventory.restock`, `mod/fn`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SymbolName {
-    pub qualifiers: Vec<String>,
-    pub name: String,
-}
-
-impl SymbolName {
-    pub fn parse(s: &str) -> SymbolName {
-        let s = s.trim();
-        let parts: Vec<String> = s
-            .split("::")
-            .flat_map(|p| p.split(['.', '/', '#']))
-            .map(|p| p.trim().to_string())
-            .filter(|p| !p.is_empty())
-            .collect();
-        match parts.split_last() {
-            Some((name, quals)) => SymbolName {
-                qualifiers: quals.to_vec(),
-                name: name.clone(),
-            },
-            None => SymbolName {
-                qualifiers: Vec::new(),
-                name: s.to_string(),
-            },
-        }
-    }
-
-    pub fn is_qualified(&self) -> bool {
-        !self.qualifiers.is_empty()
-    }
-}
+use scry_model::name::SymbolName;
 
 pub fn is_ident_char(c: char) -> bool {
     c.is_alphanumeric() || c == '_' || c == '$'
@@ -367,16 +334,6 @@ pub fn find_name_from(index: &LineIndex, from: CharPos, name: &str, max_lines: u
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn parses_qualified_names() {
-        let s = SymbolName::parse("Inventory::restock");
-        assert_eq!(s.qualifiers, vec!["Inventory"]);
-        assert_eq!(s.name, "restock");
-        assert_eq!(SymbolName::parse("Class.method").qualifiers, vec!["Class"]);
-        assert_eq!(SymbolName::parse("mod/fn").name, "fn");
-        assert!(!SymbolName::parse("total").is_qualified());
-    }
 
     #[test]
     fn base_names_of_decorated_symbols() {

@@ -9,10 +9,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use scry_ops::{
-    Action, Answer, Body, Diagnostic, DiagnosticEntry, DiagnosticsReport, Engine, ProviderOutcome,
-    Query, Severity, SeverityFilter,
+use scry_model::{
+    Action, Answer, Body, Diagnostic, DiagnosticEntry, DiagnosticsReport, ProviderOutcome, Query,
+    Severity, SeverityFilter,
 };
+use scry_ops::Engine;
 use scry_workspace::Workspace;
 
 use scry_testkit::fixtures_dir as fixtures;

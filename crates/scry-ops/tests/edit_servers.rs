@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use scry_ops::{Action, Body, EditReport, Engine, Query};
+use scry_model::{Action, Body, EditReport, Query};
+use scry_ops::Engine;
 use scry_workspace::Workspace;
 use tempfile::TempDir;
 
@@ -45,7 +46,7 @@ fn rename(path: &str, symbol: &str, new_name: &str, apply: bool) -> Query {
     q
 }
 
-fn report(a: &scry_ops::Answer) -> &EditReport {
+fn report(a: &scry_model::Answer) -> &EditReport {
     match &a.body {
         Body::Edit(r) => r,
         other => panic!("not an edit: {other:?}"),
@@ -324,7 +325,7 @@ async fn pyright_rename_preview_names_the_other_target_on_the_line() {
     let other = &same.others[0];
     assert_eq!((other.line, other.col), (10, 23), "{other:?}");
     assert!(
-        other.select.contains(&scry_ops::Selector::Column(23)),
+        other.select.contains(&scry_model::Selector::Column(23)),
         "{other:?}"
     );
     assert!(other.body.is_none(), "an edit preview only names the other");

@@ -1,14 +1,22 @@
-//! Pieces shared by the text and JSON renderers: sorting, clipping, names.
+//! Pieces shared by the text and JSON renderers: sorting, clipping, names,
+//! and the parts of a text rendering ([`Rendered`]).
 
 use std::collections::HashSet;
 use std::path::Path;
 
-use scry_ops::{Action, Answer, Body, Loc, SymbolNode};
+use scry_model::{Action, Answer, Body, Loc, SymbolNode};
 
 use crate::display_path;
 
 /// Source lines are clipped to this many characters (the `…` included).
 pub(crate) const MAX_LINE_CHARS: usize = 200;
+
+/// A text rendering's parts (the text renderer and the map's): header, body lines, and the "… N more" marker.
+pub(crate) struct Rendered {
+    pub(crate) header: String,
+    pub(crate) body: Vec<String>,
+    pub(crate) marker: Option<String>,
+}
 
 /// A location with its display path, ready to sort and print.
 pub(crate) struct Placed<'a> {
@@ -70,7 +78,7 @@ pub(crate) fn found_total(answer: &Answer, listed: usize) -> usize {
         .notes
         .iter()
         .find_map(|n| match n {
-            scry_ops::Reason::NameMatchesCapped { found, .. } => Some(*found),
+            scry_model::Reason::NameMatchesCapped { found, .. } => Some(*found),
             _ => None,
         })
         .map_or(listed, |found| found.max(listed))

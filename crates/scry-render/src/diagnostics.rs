@@ -10,7 +10,7 @@
 
 use std::path::Path;
 
-use scry_ops::{
+use scry_model::{
     ChangesSummary, Diagnostic, DiagnosticEntry, DiagnosticsDelta, DiagnosticsReport, Loc,
     ProviderOutcome, ProviderRun,
 };

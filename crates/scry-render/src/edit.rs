@@ -22,7 +22,7 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use scry_ops::{CodeActionList, EditKind, EditReport, EditedLine};
+use scry_model::{CodeActionList, EditKind, EditReport, EditedLine};
 use serde_json::{Map, Value, json};
 
 use crate::common::{clip_line, plural};

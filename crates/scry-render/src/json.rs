@@ -8,7 +8,7 @@
 
 use std::path::Path;
 
-use scry_ops::{Answer, Body, CallEdge, CallItem, Loc, ServerStatus, SymbolItem, SymbolNode};
+use scry_model::{Answer, Body, CallEdge, CallItem, Loc, ProviderStatus, SymbolItem, SymbolNode};
 use serde_json::{Map, Value, json};
 
 use crate::common::{
@@ -140,7 +140,7 @@ fn base(answer: &Answer, root: &Path, dialect: Dialect) -> Map<String, Value> {
     if let Some(same) = &answer.same_name {
         m.insert("same_name".into(), same_name(same, root, dialect));
     }
-    let said = |r: &scry_ops::Reason| Value::from(words::reason_in(r, root, dialect));
+    let said = |r: &scry_model::Reason| Value::from(words::reason_in(r, root, dialect));
     m.insert(
         "partial".into(),
         answer.partial.as_ref().map_or(Value::Null, said),
@@ -414,7 +414,7 @@ fn render_body(answer: &Answer, root: &Path, opts: &RenderOptions) -> Value {
 /// Each preview's diff cut at a line so that all of them together take at
 /// most `budget` characters (as JSON); a cut one says what it left out:
 /// `"omitted": {"lines", "chars", "reason": "max_chars"}`.
-fn clipped_previews(r: &scry_ops::EditReport, root: &Path, budget: usize) -> Value {
+fn clipped_previews(r: &scry_model::EditReport, root: &Path, budget: usize) -> Value {
     let mut used = 0usize;
     let mut out = Vec::new();
     for p in &r.previews {
@@ -631,7 +631,7 @@ fn call_json(call: &CallEdge, root: &Path) -> Value {
     })
 }
 
-fn server_json(s: &ServerStatus, root: &Path) -> Value {
+fn server_json(s: &ProviderStatus, root: &Path) -> Value {
     json!({
         "id": s.id,
         "kind": s.kind,
@@ -656,7 +656,7 @@ fn server_json(s: &ServerStatus, root: &Path) -> Value {
 /// `same_name`: the other targets of the asked name, each with the
 /// arguments that select it and (for target-showing actions) its answer,
 /// at most 5 locations each, paths relative.
-fn same_name(same: &scry_ops::SameName, root: &Path, dialect: Dialect) -> Value {
+fn same_name(same: &scry_model::SameName, root: &Path, dialect: Dialect) -> Value {
     let others: Vec<Value> = same
         .others
         .iter()

@@ -1,4 +1,4 @@
-//! scry-render: the one place where operation answers ([`scry_ops::Answer`])
+//! scry-render: the one place where operation answers ([`scry_model::Answer`])
 //! become the text a model reads and the structured JSON scripts read.
 //!
 //! Both forms share the same choices: paths relative to the workspace root
@@ -9,14 +9,14 @@
 //! account of what was left out.
 //!
 //! Errors ([`render_error`], [`error_json`], [`error_text`]) are rendered
-//! from their parts ([`scry_ops::Message`]): paths through [`display_path`]
+//! from their parts ([`scry_model::Message`]): paths through [`display_path`]
 //! like every other path, scry's text as written, and only a server's or a
 //! tool's text (foreign parts) has the root string-replaced
 //! (`scry_base::paths::relativise_text`); scry's own text never is.
 
 use std::path::Path;
 
-use scry_ops::{Answer, OpError};
+use scry_model::{Answer, OpError};
 use serde_json::{Value, json};
 
 mod common;
@@ -28,7 +28,7 @@ mod map;
 mod text;
 mod words;
 
-pub use words::Dialect;
+pub use words::{Dialect, describe_usage};
 
 /// Limits on what one rendering shows.
 #[derive(Debug, Clone)]
@@ -44,8 +44,8 @@ pub struct RenderOptions {
 impl Default for RenderOptions {
     fn default() -> Self {
         RenderOptions {
-            max_locations: scry_workspace::config::defaults::MAX_LOCATIONS,
-            max_chars: scry_workspace::config::defaults::MAX_CHARS,
+            max_locations: scry_model::limits::MAX_LOCATIONS,
+            max_chars: scry_model::limits::MAX_CHARS,
             dialect: Dialect::default(),
         }
     }
@@ -77,24 +77,24 @@ pub fn render_json(answer: &Answer, workspace_root: &Path, opts: &RenderOptions)
     json::render(answer, workspace_root, opts)
 }
 
-/// A reason or note ([`scry_ops::Reason`]) as the answers word it, one
+/// A reason or note ([`scry_model::Reason`]) as the answers word it, one
 /// sentence without its final period (paths relative to the root).
-pub fn reason_text(reason: &scry_ops::Reason, workspace_root: &Path) -> String {
+pub fn reason_text(reason: &scry_model::Reason, workspace_root: &Path) -> String {
     words::reason(reason, workspace_root)
 }
 
 /// [`reason_text`], the arguments its errors name spelled in `dialect`.
 pub fn reason_text_in(
-    reason: &scry_ops::Reason,
+    reason: &scry_model::Reason,
     workspace_root: &Path,
     dialect: Dialect,
 ) -> String {
     words::reason_in(reason, workspace_root, dialect)
 }
 
-/// How the asked position was found ([`scry_ops::Via`]) as the answers
+/// How the asked position was found ([`scry_model::Via`]) as the answers
 /// word it; empty when not said.
-pub fn via_text(via: &scry_ops::Via) -> String {
+pub fn via_text(via: &scry_model::Via) -> String {
     words::via(via).unwrap_or_default()
 }
 
@@ -103,14 +103,14 @@ pub fn via_text(via: &scry_ops::Via) -> String {
 /// then `  + path:line:col  error[code] (source): message` lines for what
 /// the edit introduced and `  - … (resolved)` lines for what it fixed, and a
 /// `Note:` when results are still pending. For embedding in an edit answer.
-pub fn render_delta_text(delta: &scry_ops::DiagnosticsDelta, workspace_root: &Path) -> String {
+pub fn render_delta_text(delta: &scry_model::DiagnosticsDelta, workspace_root: &Path) -> String {
     diagnostics::delta_text(delta, workspace_root)
 }
 
 /// The after-edit diagnostics delta as JSON: `introduced`, `resolved`
 /// (diagnostic objects with relative paths), `more_introduced`,
 /// `more_resolved`, `pending`, `checked_by`.
-pub fn render_delta_json(delta: &scry_ops::DiagnosticsDelta, workspace_root: &Path) -> Value {
+pub fn render_delta_json(delta: &scry_model::DiagnosticsDelta, workspace_root: &Path) -> Value {
     diagnostics::delta_json(delta, workspace_root)
 }
 
@@ -146,18 +146,18 @@ pub fn error_text(err: &OpError, root: &Path) -> String {
     error_text_in(err, root, Dialect::Mcp)
 }
 
-/// [`error_text`], each argument it names ([`scry_ops::Part::Arg`])
+/// [`error_text`], each argument it names ([`scry_model::Part::Arg`])
 /// spelled as `dialect`'s front end takes it.
 pub fn error_text_in(err: &OpError, root: &Path, dialect: Dialect) -> String {
     let mut out = Echo::default();
     for part in err.message().parts() {
         match part {
-            scry_ops::Part::Text(t) => out.text(t),
-            scry_ops::Part::Path(p) => {
+            scry_model::Part::Text(t) => out.text(t),
+            scry_model::Part::Path(p) => {
                 out.opaque(&clip_echo(&display_path(p, root), MAX_ECHO_PATH_CHARS))
             }
-            scry_ops::Part::Arg(a) => out.opaque(&dialect.flag(*a)),
-            scry_ops::Part::Foreign(f) => {
+            scry_model::Part::Arg(a) => out.opaque(&dialect.flag(*a)),
+            scry_model::Part::Foreign(f) => {
                 let f = scry_base::paths::relativise_text(f, root);
                 let mut inner = Echo::default();
                 inner.text(&f);
@@ -372,7 +372,7 @@ mod tests {
     fn echoed_input_in_errors_is_bounded_with_a_marker() {
         let root = Path::new("/ws/proj");
         let long = "x".repeat(100_000);
-        let e = OpError::SymbolNotFound(scry_ops::msg!(
+        let e = OpError::SymbolNotFound(scry_model::msg!(
             format!("`{long}` does not occur in "),
             path("/ws/proj/a.py"),
             "; check the spelling"
@@ -386,7 +386,7 @@ mod tests {
         assert_eq!(line.matches('x').count(), MAX_ECHO_CHARS - 1);
         // At the bound, as it is; a path too long to name a file is cut.
         let at = "y".repeat(MAX_ECHO_CHARS);
-        let e = OpError::SymbolNotFound(scry_ops::msg!(format!("`{at}` is not here")));
+        let e = OpError::SymbolNotFound(scry_model::msg!(format!("`{at}` is not here")));
         assert_eq!(
             render_error(&e, root),
             format!("error[SYMBOL_NOT_FOUND]: `{at}` is not here")
@@ -400,7 +400,7 @@ mod tests {
         );
         assert!(line.chars().count() < 1100);
         // A server's text quoting the input, too.
-        let e = OpError::ServerError(scry_ops::msg!(
+        let e = OpError::ServerError(scry_model::msg!(
             "pyright: ",
             foreign(format!("`{long}` is unknown"))
         ));
@@ -415,7 +415,7 @@ mod tests {
             render_error(&e, root),
             "error[FILE_NOT_FOUND]: file not found: src/x.rs"
         );
-        let e = OpError::ServerError(scry_ops::msg!(
+        let e = OpError::ServerError(scry_model::msg!(
             "rust-analyzer failed on ",
             path("/ws/proj/src/a.rs"),
             ":\n  ",
@@ -430,7 +430,7 @@ mod tests {
     #[test]
     fn foreign_text_naming_the_root_is_relativised() {
         let root = Path::new("/ws/proj");
-        let e = OpError::ServerError(scry_ops::msg!(
+        let e = OpError::ServerError(scry_model::msg!(
             "pyright failed: ",
             foreign("cannot read /ws/proj/src/a.py (see /ws/project/b.py)")
         ));
@@ -446,7 +446,7 @@ mod tests {
     #[test]
     fn paths_outside_the_root_stay_absolute() {
         let root = Path::new("/ws/proj");
-        let e = OpError::FileChanged(scry_ops::msg!(
+        let e = OpError::FileChanged(scry_model::msg!(
             path("/ws/proj2/a.rs"),
             " and ",
             path("/ws/proj/b.rs"),
@@ -465,7 +465,7 @@ mod tests {
     #[test]
     fn control_characters_in_message_paths_are_escaped() {
         let root = Path::new("/ws/proj");
-        let e = OpError::EditRejected(scry_ops::msg!(
+        let e = OpError::EditRejected(scry_model::msg!(
             "cannot rename ",
             path("/ws/proj/a\nerror[E1]: b\u{1b}[2J.py"),
             "; nothing was changed"

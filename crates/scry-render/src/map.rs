@@ -1,15 +1,15 @@
 //! The repository map (`map`) as text and JSON. The line formats are the
-//! ones the map's budget was counted in (`scry_ops::engine::syntactic`), so
-//! the listing fits the budget the caller gave.
+//! ones the map's budget was counted in (`scry_model::map_line`), so the
+//! listing fits the budget the caller gave.
 
 use std::path::Path;
 
-use scry_ops::RepoMapReport;
-use scry_ops::engine::syntactic::{map_def_line, map_file_line};
+use scry_model::RepoMapReport;
+use scry_model::map_line;
 use serde_json::{Value, json};
 
+use crate::common::Rendered;
 use crate::display_path;
-use crate::text::Rendered;
 
 /// Skipped files named before "and N more".
 const SKIPPED_SHOWN: usize = 5;
@@ -28,11 +28,11 @@ pub(crate) fn render_map(m: &RepoMapReport, root: &Path) -> Rendered {
     let mut body = Vec::new();
     for f in &m.files {
         let rel = display_path(&f.path, root);
-        body.push(map_file_line(Path::new(&rel)));
+        body.push(map_line::file_line(Path::new(&rel)));
         body.extend(
             f.definitions
                 .iter()
-                .map(|d| map_def_line(d.line, &d.signature)),
+                .map(|d| map_line::def_line(d.line, &d.signature)),
         );
     }
     let mut marker = Vec::new();

@@ -2,16 +2,16 @@
 
 use std::path::Path;
 
-use scry_ops::{
-    Alternative, Answer, Body, CallDirection, CallEdge, CallItem, Loc, ServerStatus, StatusReport,
-    SymbolItem, SymbolNode,
+use scry_model::{
+    Alternative, Answer, Body, CallDirection, CallEdge, CallItem, Loc, ProviderStatus,
+    StatusReport, SymbolItem, SymbolNode,
 };
 use serde_json::Value;
 
 use crate::RenderOptions;
 use crate::common::{
-    Placed, asked_file_first, asked_position, clip, clip_line, distinct_files, flatten_outline,
-    found_total, location_noun, place, plural, sort_dedup, subject_name,
+    Placed, Rendered, asked_file_first, asked_position, clip, clip_line, distinct_files,
+    flatten_outline, found_total, location_noun, place, plural, sort_dedup, subject_name,
 };
 use crate::display_path;
 use crate::words::{self, Dialect};
@@ -112,13 +112,6 @@ impl Ctx<'_> {
 }
 
 const NARROWER: &str = "(narrow the question to see the rest)";
-
-/// The rendered body: header, body lines, and the "… N more" marker.
-pub(crate) struct Rendered {
-    pub(crate) header: String,
-    pub(crate) body: Vec<String>,
-    pub(crate) marker: Option<String>,
-}
 
 pub(crate) fn render(answer: &Answer, root: &Path, opts: &RenderOptions) -> String {
     let partial = answer
@@ -323,7 +316,7 @@ fn render_locations(ctx: &Ctx, locations: &[Loc]) -> Rendered {
     let capped = listed > ctx.opts.max_locations || total > listed;
     asked_file_first(&mut placed, ctx.answer, ctx.root, capped);
     let (one, many) = location_noun(ctx.answer.action);
-    let prep = if ctx.answer.action == scry_ops::Action::References {
+    let prep = if ctx.answer.action == scry_model::Action::References {
         "to"
     } else {
         "of"
@@ -545,7 +538,7 @@ fn render_calls(ctx: &Ctx, direction: CallDirection, calls: &[CallEdge]) -> Rend
     }
 }
 
-fn server_line(s: &ServerStatus, width: usize, root: &Path) -> String {
+fn server_line(s: &ProviderStatus, width: usize, root: &Path) -> String {
     let mut parts = vec![format!("{:<width$}", s.id)];
     if s.disabled {
         parts.push("disabled".to_string());
@@ -597,9 +590,9 @@ fn server_line(s: &ServerStatus, width: usize, root: &Path) -> String {
 }
 
 /// A running server's memory: `212.4 MiB in 2 processes (cap 4.0 GiB)`.
-fn memory_words(r: &scry_ops::RunningServer) -> Option<String> {
+fn memory_words(r: &scry_model::RunningServer) -> Option<String> {
     let used = r.memory_kib?;
-    Some(scry_workspace::procmem::describe_usage(
+    Some(crate::words::describe_usage(
         used,
         r.processes,
         r.memory_cap_kib,
@@ -647,7 +640,7 @@ fn render_status(ctx: &Ctx, report: &StatusReport) -> Rendered {
             .iter()
             .any(|s| s.running.iter().any(|r| r.memory_kib.is_some()))
     {
-        use scry_workspace::procmem::describe_kib;
+        use scry_base::units::describe_kib;
         body.push(format!(
             "Memory: servers use {} of the {} budget (limits.memoryBudgetMiB)",
             describe_kib(used),
@@ -739,15 +732,15 @@ fn others_line(answer: &Answer, dialect: Dialect) -> Option<String> {
 }
 
 /// The lines naming the other targets of the asked name (see
-/// [`scry_ops::SameName`]): with their own answer for the actions that
+/// [`scry_model::SameName`]): with their own answer for the actions that
 /// show a target, else only with the argument that selects each.
 fn same_name_lines(answer: &Answer, root: &Path, dialect: Dialect) -> Vec<String> {
     let Some(same) = &answer.same_name else {
         return Vec::new();
     };
-    let name = scry_ops::resolve::SymbolName::parse(&same.answered_form).name;
+    let name = scry_model::name::SymbolName::parse(&same.answered_form).name;
     let scope = words::same_name_scope(same);
-    let label = |o: &scry_ops::SameNameOccurrence| {
+    let label = |o: &scry_model::SameNameOccurrence| {
         let at = if same.line.is_some() {
             format!("col {}", o.col)
         } else {

@@ -1,8 +1,8 @@
 //! The words for scry-ops' typed facts: why an answer is empty or partial
 //! and its notes ([`Reason`]), how the asked position was found ([`Via`]),
-//! how precise a non-server answer is ([`Precision`]), and the arguments
+//! how precise a non-server answer is ([`Precision`]), the arguments
 //! that select a place ([`Selector`]) in the asking front end's syntax
-//! ([`Dialect`]).
+//! ([`Dialect`]), and a server's memory ([`describe_usage`]).
 //!
 //! Invariants: each fact is worded here once ("still indexing", "does not
 //! support", …), text and JSON forms alike; every path goes through
@@ -11,9 +11,9 @@
 
 use std::path::Path;
 
-use scry_ops::action::Arg;
-use scry_ops::edit::journal::Recovered;
-use scry_ops::{Precision, Reason, SameName, Selector, Via};
+use scry_base::units::describe_kib;
+use scry_model::action::Arg;
+use scry_model::{Precision, Reason, Recovered, SameName, Selector, Via};
 
 use crate::display_path;
 
@@ -382,6 +382,20 @@ pub(crate) fn selectors(select: &[Selector], dialect: Dialect) -> Vec<String> {
     select.iter().map(|s| dialect.selector(s)).collect()
 }
 
+/// A server's memory in words, the one wording of status, `daemon status`
+/// and `doctor`: `212.4 MiB in 2 processes (cap 4.0 GiB)`; the process
+/// count only when there is more than one, the cap when known.
+pub fn describe_usage(rss_kib: u64, processes: Option<usize>, cap_kib: Option<u64>) -> String {
+    let procs = match processes {
+        Some(n) if n > 1 => format!(" in {n} processes"),
+        _ => String::new(),
+    };
+    let cap = cap_kib
+        .map(|c| format!(" (cap {})", describe_kib(c)))
+        .unwrap_or_default();
+    format!("{}{procs}{cap}", describe_kib(rss_kib))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -518,8 +532,17 @@ mod tests {
         );
         let r = Reason::Failed {
             provider: "pyright".into(),
-            error: scry_ops::OpError::FileNotFound("/ws/x.py".into()),
+            error: scry_model::OpError::FileNotFound("/ws/x.py".into()),
         };
         assert_eq!(reason(&r, root), "pyright: file not found: x.py");
+    }
+
+    #[test]
+    fn usage_in_words() {
+        assert_eq!(describe_usage(512, Some(1), None), "512 KiB");
+        assert_eq!(
+            describe_usage(3 * 1024, Some(2), Some(4 * 1024 * 1024)),
+            "3.0 MiB in 2 processes (cap 4.0 GiB)"
+        );
     }
 }

@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use scry_ops::{
+use scry_model::{
     Action, Answer, Body, Diagnostic, DiagnosticEntry, DiagnosticsDelta, DiagnosticsReport, Loc,
     PendingFile, ProviderOutcome, ProviderRun, Question, Severity, SeverityFilter,
 };

@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use scry_ops::{
+use scry_model::{
     Action, Answer, Body, CodeActionInfo, CodeActionList, EditKind, EditReport, EditedLine,
     FileMove, FilePreview, Loc, Question,
 };

@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use scry_ops::{Action, Answer, Body, EditReport, Loc, Question};
+use scry_model::{Action, Answer, Body, EditReport, Loc, Question};
 use scry_render::{RenderOptions, render_json, render_text};
 use serde_json::{Value, json};
 

@@ -2,10 +2,10 @@
 
 use std::path::{Path, PathBuf};
 
-use scry_ops::{
+use scry_model::{
     Action, Alternative, Answer, AskedAt, Body, CallDirection, CallEdge, CallItem, Loc, OpError,
-    Question, Reason, RunningServer, Selector, ServerStatus, StatusReport, SymbolItem, SymbolNode,
-    Via,
+    ProviderStatus, Question, Reason, RunningServer, Selector, StatusReport, SymbolItem,
+    SymbolNode, Via,
 };
 use scry_render::{
     Dialect, RenderOptions, error_json, normalize_hover, render_error, render_json, render_text,
@@ -597,7 +597,7 @@ fn incoming_calls() {
 
 #[test]
 fn status() {
-    let server = |id: &str, installed: Option<&str>, types: &[&str]| ServerStatus {
+    let server = |id: &str, installed: Option<&str>, types: &[&str]| ProviderStatus {
         id: id.into(),
         kind: "lsp".into(),
         command: id.into(),
@@ -736,7 +736,7 @@ fn errors() {
             root: PathBuf::from(ROOT),
         },
         OpError::BinaryFile(p("assets/logo.png")),
-        OpError::SymbolNotFound(scry_ops::msg!(
+        OpError::SymbolNotFound(scry_model::msg!(
             "no symbol `restok` in ",
             path(p("src/inventory.rs")),
             "; did you mean `restock` (line 14)?"
@@ -755,8 +755,8 @@ fn errors() {
 /// the error line, its JSON and a note quoting it.
 #[test]
 fn an_error_names_the_flag_in_each_front_ends_spelling() {
-    use scry_ops::action::Arg;
-    let e = OpError::Timeout(scry_ops::msg!(
+    use scry_model::action::Arg;
+    let e = OpError::Timeout(scry_model::msg!(
         "references did not finish within its 30000 ms budget; try again or raise ",
         arg(Arg::Timeout)
     ));
@@ -770,7 +770,7 @@ fn an_error_names_the_flag_in_each_front_ends_spelling() {
             .unwrap()
             .ends_with("raise --timeout-ms")
     );
-    let note = scry_ops::Reason::Error { error: e.clone() };
+    let note = scry_model::Reason::Error { error: e.clone() };
     let said = scry_render::reason_text_in(&note, root(), Dialect::Cli);
     assert!(said.ends_with("raise --timeout-ms"), "{said}");
     assert!(scry_render::reason_text(&note, root()).ends_with("raise timeout_ms"));
@@ -894,10 +894,10 @@ fn same_line_answer(action: Action) -> Answer {
             Some("pub struct Literal(pub Box<[u8]>);"),
         )],
     });
-    a.same_name = Some(scry_ops::SameName {
+    a.same_name = Some(scry_model::SameName {
         line: Some(12),
         answered_form: "HirKind::Literal".into(),
-        others: vec![scry_ops::SameNameOccurrence {
+        others: vec![scry_model::SameNameOccurrence {
             line: 12,
             col: 35,
             form: "hir::Literal".into(),

@@ -4,11 +4,14 @@
 //! budget.
 //!
 //! Invariants: deterministic (ties broken by path and line); the rendered
-//! size ([`RepoMap::chars`], counted as [`file_line`] and [`def_line`]
-//! render) never exceeds the budget; what was left out is counted.
+//! size ([`RepoMap::chars`], counted in the lines scry-render writes,
+//! `scry_model::map_line`) never exceeds the budget; what was left out is
+//! counted.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
+
+use scry_model::map_line::{def_line, file_line};
 
 use crate::index::Snapshot;
 
@@ -49,16 +52,6 @@ pub struct RepoMap {
     pub budget: usize,
     /// Characters of the rendered lines (each with its newline).
     pub chars: usize,
-}
-
-/// `path:` — the line heading a file.
-pub fn file_line(path: &Path) -> String {
-    format!("{}:", path.display())
-}
-
-/// `  12│ pub fn f(x: u32) -> u32 {` — one definition.
-pub fn def_line(d: &MapDef) -> String {
-    format!("{:>6}│ {}", d.line, d.signature)
 }
 
 fn clip(s: &str) -> String {
@@ -231,7 +224,7 @@ pub fn map(snap: &Snapshot, focus: &Focus, budget: usize) -> RepoMap {
             name: c.def.name.clone(),
             signature: clip(&c.def.signature),
         };
-        let mut cost = def_line(&md).chars().count() + 1;
+        let mut cost = def_line(md.line, &md.signature).chars().count() + 1;
         if !chosen.contains_key(&c.file) {
             cost += file_line(files[c.file]).chars().count() + 1;
         }

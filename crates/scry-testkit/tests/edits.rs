@@ -6,7 +6,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use scry_ops::{Action, Body, Engine, Query};
+use scry_model::{Action, Body, Query};
+use scry_ops::Engine;
 use scry_render::{RenderOptions, render_text};
 use scry_workspace::Workspace;
 use scry_workspace::config::Config;

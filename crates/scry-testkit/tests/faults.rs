@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use scry_ops::{Action, Answer, Body, Engine, OpError, Query};
+use scry_model::{Action, Answer, Body, OpError, Query};
+use scry_ops::Engine;
 use scry_render::{RenderOptions, render_text};
 use scry_workspace::Workspace;
 use scry_workspace::config::Config;
@@ -191,7 +192,7 @@ async fn wait_gone(pid: u32) {
     }
 }
 
-fn locations(a: &Answer) -> &[scry_ops::Loc] {
+fn locations(a: &Answer) -> &[scry_model::Loc] {
     match &a.body {
         Body::Locations { locations } => locations,
         other => panic!("expected locations, got {other:?}"),

@@ -12,7 +12,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use scry_ops::{Action, Engine, Query};
+use scry_model::{Action, Query};
+use scry_ops::Engine;
 use scry_workspace::Workspace;
 use scry_workspace::config::Config;
 use serde_json::{Value, json};

@@ -15,7 +15,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use scry_ops::{Action, Answer, Body, Engine, Query};
+use scry_model::{Action, Answer, Body, Query};
+use scry_ops::Engine;
 use scry_render::reason_text;
 use scry_workspace::Workspace;
 use scry_workspace::config::Config;
@@ -100,7 +101,7 @@ impl Fixture {
         a
     }
 
-    async fn status(&self) -> scry_ops::StatusReport {
+    async fn status(&self) -> scry_model::StatusReport {
         let a = self
             .engine
             .run_query(&Query::new(Action::Status))

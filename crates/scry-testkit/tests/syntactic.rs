@@ -9,7 +9,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use scry_ops::{Action, Answer, Body, Engine, Loc, OpError, Precision, Query, Reason};
+use scry_model::{Action, Answer, Body, Loc, OpError, Precision, Query, Reason};
+use scry_ops::Engine;
 use scry_render::{RenderOptions, reason_text, render_json, render_text};
 use scry_workspace::Workspace;
 use scry_workspace::config::Config;

@@ -18,7 +18,7 @@
 use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
 
-use crate::procmem::describe_kib;
+use scry_base::units::describe_kib;
 
 /// One running server's memory at one moment.
 #[derive(Debug, Clone, PartialEq, Eq)]

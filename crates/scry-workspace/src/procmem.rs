@@ -147,45 +147,9 @@ impl ProcTable {
     }
 }
 
-/// Memory in words: `512 KiB`, `212.4 MiB`, `2.3 GiB`.
-pub fn describe_kib(kib: u64) -> String {
-    const MIB: u64 = 1024;
-    const GIB: u64 = 1024 * 1024;
-    if kib >= GIB {
-        format!("{:.1} GiB", kib as f64 / GIB as f64)
-    } else if kib >= MIB {
-        format!("{:.1} MiB", kib as f64 / MIB as f64)
-    } else {
-        format!("{kib} KiB")
-    }
-}
-
-/// A server's memory in words, the one wording of status, `daemon status`
-/// and `doctor`: `212.4 MiB in 2 processes (cap 4.0 GiB)`; the process
-/// count only when there is more than one, the cap when known.
-pub fn describe_usage(rss_kib: u64, processes: Option<usize>, cap_kib: Option<u64>) -> String {
-    let procs = match processes {
-        Some(n) if n > 1 => format!(" in {n} processes"),
-        _ => String::new(),
-    };
-    let cap = cap_kib
-        .map(|c| format!(" (cap {})", describe_kib(c)))
-        .unwrap_or_default();
-    format!("{}{procs}{cap}", describe_kib(rss_kib))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn usage_in_words() {
-        assert_eq!(describe_usage(512, Some(1), None), "512 KiB");
-        assert_eq!(
-            describe_usage(3 * 1024, Some(2), Some(4 * 1024 * 1024)),
-            "3.0 MiB in 2 processes (cap 4.0 GiB)"
-        );
-    }
 
     fn e(pid: u32, ppid: u32, pgrp: u32) -> ProcEntry {
         ProcEntry { pid, ppid, pgrp }
@@ -232,13 +196,6 @@ mod tests {
         assert_eq!(tree_pids(999, &table), [999]);
         // Cycles (pid reuse between reads) end.
         assert_eq!(tree_pids(5, &[e(5, 6, 5), e(6, 5, 6)]), [5, 6]);
-    }
-
-    #[test]
-    fn memory_reads_in_words() {
-        assert_eq!(describe_kib(512), "512 KiB");
-        assert_eq!(describe_kib(40 * 1024), "40.0 MiB");
-        assert_eq!(describe_kib(2_411_724), "2.3 GiB");
     }
 
     #[cfg(target_os = "linux")]

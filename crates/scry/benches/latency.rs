@@ -43,7 +43,8 @@ use std::process::Stdio;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use scry_ops::{Action, Answer, Body, Engine, Query};
+use scry_model::{Action, Answer, Body, Query};
+use scry_ops::Engine;
 use scry_render::{RenderOptions, render_text};
 use scry_rpc::{Connection, ConnectionOptions, Handler, ResponseError};
 use scry_testkit::{Stats, stats};

@@ -12,7 +12,7 @@ use std::hint::black_box;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use scry_ops::{Action, Answer, AskedAt, Body, Loc, Question};
+use scry_model::{Action, Answer, AskedAt, Body, Loc, Question};
 use scry_render::{RenderOptions, render_json, render_text};
 use scry_testkit::{Stats, stats};
 
@@ -90,7 +90,7 @@ fn answer(root: &Path, n: usize, files: usize) -> Answer {
             end_col: 20,
             text: Some("pub fn total_weight(inv: &Inventory) -> u32 {".into()),
         },
-        via: scry_ops::Via::Declaration {
+        via: scry_model::Via::Declaration {
             kind: "function".into(),
             name: "total_weight".into(),
         },

@@ -43,7 +43,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use questions::{Picker, Set, locs, query, score};
-use scry_ops::{Action, Answer, Engine, Precision, Query};
+use scry_model::{Action, Answer, Precision, Query};
+use scry_ops::Engine;
 use scry_workspace::Workspace;
 use serde_json::json;
 

@@ -32,7 +32,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use questions::{Picker, Set, body_locs, code_tokens, locs, query, score};
-use scry_ops::{Action, Answer, Engine, Query};
+use scry_model::{Action, Answer, Query};
+use scry_ops::Engine;
 use scry_workspace::Workspace;
 use serde_json::json;
 

@@ -11,7 +11,7 @@ use clap::{Args, Parser, Subcommand};
 use scry_daemon::client::{self, ConnectError, Connection};
 use scry_daemon::paths::Files;
 use scry_daemon::proto::DaemonStatus;
-use scry_workspace::procmem::describe_usage;
+use scry_render::describe_usage;
 
 #[derive(Parser, Debug)]
 #[command(

@@ -115,7 +115,7 @@ fn running_daemon() -> Option<scry_daemon::proto::DaemonStatus> {
 
 /// The daemon and the servers it runs for `root`, with their memory.
 fn daemon_lines(d: &scry_daemon::proto::DaemonStatus, root: &Path) -> String {
-    use scry_workspace::procmem::describe_usage;
+    use scry_render::describe_usage;
     let mut out = format!("daemon: pid {} (scry {})", d.pid, d.version);
     let Some(w) = d.workspaces.iter().find(|w| w.root == root) else {
         out.push_str(", no server for this workspace");
@@ -176,7 +176,7 @@ fn row(out: &mut String, label: &str, r: &LanguageRow, root: &Path) {
                 .map(|m| {
                     format!(
                         ", memory cap {}",
-                        scry_workspace::procmem::describe_kib(m.saturating_mul(1024))
+                        scry_base::units::describe_kib(m.saturating_mul(1024))
                     )
                 })
                 .unwrap_or_default();

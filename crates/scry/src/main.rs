@@ -18,8 +18,9 @@ use std::time::Duration;
 use clap::{CommandFactory, Parser};
 use scry_daemon::answer::{self, Baseline, Choice};
 use scry_daemon::proto::{Call, Reply};
-use scry_ops::action::Arg;
-use scry_ops::{Action, Engine, Invalid, OpError, Problem, Query, SeverityFilter, TargetKind};
+use scry_model::action::Arg;
+use scry_model::{Action, ArgProblem, Invalid, OpError, Query, SeverityFilter};
+use scry_ops::{Engine, TargetKind};
 use scry_render::{Dialect, error_json_in, render_error_in, render_json, render_text};
 use scry_workspace::Workspace;
 
@@ -139,13 +140,13 @@ struct Cli {
 /// `--timeout-ms`'s help, from the configuration's default and the
 /// engine's maximum.
 fn timeout_help() -> String {
-    use scry_workspace::config::defaults::{MAX_TIMEOUT_MS, TIMEOUT_MS};
+    use scry_model::limits::{MAX_TIMEOUT_MS, TIMEOUT_MS};
     format!("Time budget in milliseconds (default {TIMEOUT_MS}, at most {MAX_TIMEOUT_MS})")
 }
 
 /// `--budget`'s help, from the engine's default and maximum.
 fn budget_help() -> String {
-    use scry_ops::limits::{DEFAULT_MAP_BUDGET, MAX_MAP_BUDGET};
+    use scry_model::limits::{DEFAULT_MAP_BUDGET, MAX_MAP_BUDGET};
     format!(
         "For `map`: the character budget (default {DEFAULT_MAP_BUDGET}, at most {MAX_MAP_BUDGET})"
     )
@@ -442,12 +443,12 @@ fn build_query(cli: &Cli, action: Action, cwd: &Path, root: &Path) -> Result<Que
     match q.check() {
         Err(Invalid {
             arg: Arg::Changes,
-            problem: Problem::NotTaken,
+            problem: ArgProblem::NotTaken,
             ..
         }) => return Err("--changes is for diagnostics (scry diag --changes FILE...)".into()),
         Err(Invalid {
             arg: Arg::NewName,
-            problem: Problem::Missing,
+            problem: ArgProblem::Missing,
             ..
         }) => return Err("rename needs PATH SYMBOL NEW_NAME".into()),
         _ => {}

@@ -1,5 +1,5 @@
 //! The words `scry` takes first, as the help lists them and shell completion
-//! offers them: every action of `scry_ops::action::ACTIONS` (its name with
+//! offers them: every action of `scry_model::action::ACTIONS` (its name with
 //! `-` for `_`, and the short aliases the command line shows), then the
 //! subcommands handled before the action parser (`crate::SUBCOMMANDS`).
 //!
@@ -10,8 +10,8 @@
 //! action in the table (tested). `Action::parse` accepts every other alias
 //! too; they are not offered, to keep completion short.
 
-use scry_ops::Action;
-use scry_ops::action::{ACTIONS, Facts, ReplyShape};
+use scry_model::Action;
+use scry_model::action::{ACTIONS, Facts, ReplyShape};
 
 use crate::SUBCOMMANDS;
 

@@ -786,7 +786,7 @@ fn question(action: &str) -> (Vec<&'static str>, &'static str, Value) {
 /// The actions in the table's order, `reload` first: asked while no server
 /// runs on either route, it says the same on both.
 fn actions_to_compare() -> Vec<&'static str> {
-    let mut names: Vec<&str> = scry_ops::action::ACTIONS.iter().map(|f| f.name).collect();
+    let mut names: Vec<&str> = scry_model::action::ACTIONS.iter().map(|f| f.name).collect();
     names.sort_by_key(|n| *n != "reload");
     names
 }

@@ -13,7 +13,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use common::{TEST_TIMEOUT, copy_fixture, server_available, server_command};
-use scry_ops::{Action, Answer, Body, Engine, Query, Selector};
+use scry_model::{Action, Answer, Body, Query, Selector};
+use scry_ops::Engine;
 use scry_render::{RenderOptions, render_text};
 use scry_workspace::Workspace;
 

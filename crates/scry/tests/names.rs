@@ -18,7 +18,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use common::{copy_fixture, server_available, server_command};
-use scry_ops::{Action, Answer, Body, Engine, Query};
+use scry_model::{Action, Answer, Body, Query};
+use scry_ops::Engine;
 use scry_workspace::Workspace;
 use serde_json::Value;
 

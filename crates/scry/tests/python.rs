@@ -4,7 +4,7 @@ mod common;
 
 use common::suite::{self, Lang};
 use common::{Fixture, query};
-use scry_ops::Action;
+use scry_model::Action;
 
 const LANG: Lang = Lang {
     qualified_restock: "Inventory.restock",
@@ -62,7 +62,7 @@ async fn errors_and_fallbacks(fx: &Fixture) {
     assert_eq!(fx.rel(&at.loc), def);
     assert_eq!(
         at.via,
-        scry_ops::Via::WorkspaceSymbol {
+        scry_model::Via::WorkspaceSymbol {
             kind: None,
             name: "Inventory.restock".into()
         }

@@ -21,7 +21,8 @@ use std::time::{Duration, Instant};
 
 use common::process::scry_in;
 use common::{Fixture, query};
-use scry_ops::{Action, Answer, Body, Engine, Precision, Query, SymbolNode};
+use scry_model::{Action, Answer, Body, Precision, Query, SymbolNode};
+use scry_ops::Engine;
 use scry_workspace::Workspace;
 
 fn engine(root: &Path, cache: &Path) -> Engine {

@@ -7,7 +7,7 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::{Fixture, Pos, query};
-use scry_ops::Action;
+use scry_model::Action;
 
 async fn references(fx: &Fixture) -> Vec<Pos> {
     let a = fx

@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 
 use crate::diagnostics::merge;
-use crate::model::{ChangesSummary, Diagnostic, Severity, SeverityFilter};
+use scry_model::{ChangesSummary, Diagnostic, Severity, SeverityFilter};
 
 type Identity = (Severity, Option<String>, String);
 

@@ -26,8 +26,8 @@ use scry_workspace::Workspace;
 use tokio::time::Instant;
 
 use crate::diagnostics::{Collected, collect, merge};
-use crate::limits::MAX_DELTA_ITEMS;
-use crate::model::{Diagnostic, DiagnosticsDelta, Severity, SeverityFilter};
+use scry_model::limits::MAX_DELTA_ITEMS;
+use scry_model::{Diagnostic, DiagnosticsDelta, Severity, SeverityFilter};
 
 /// Diagnostics of some files before an edit.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -217,7 +217,7 @@ pub async fn after_edit(
 fn delta_budget(ws: &Workspace, budget: Option<Duration>) -> Duration {
     budget
         .unwrap_or_else(|| Duration::from_millis(ws.config().limits.diagnostics_delta_ms))
-        .min(crate::limits::MAX_TIMEOUT)
+        .min(scry_model::limits::MAX_TIMEOUT)
 }
 
 /// Absolute paths of `files`, split into existing files and absent ones.

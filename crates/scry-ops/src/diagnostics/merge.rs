@@ -7,7 +7,7 @@
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 
-use crate::model::{
+use scry_model::{
     Diagnostic, DiagnosticEntry, DiagnosticsReport, PendingFile, ProviderRun, Severity,
     SeverityFilter,
 };
@@ -317,8 +317,8 @@ pub fn report(diags: Vec<Diagnostic>, parts: ReportParts) -> DiagnosticsReport {
 
 /// A location for tests that build diagnostics by hand.
 #[cfg(test)]
-pub fn loc(path: impl Into<PathBuf>, line: u32, col: u32, text: Option<&str>) -> crate::model::Loc {
-    crate::model::Loc {
+pub fn loc(path: impl Into<PathBuf>, line: u32, col: u32, text: Option<&str>) -> scry_model::Loc {
+    scry_model::Loc {
         path: path.into(),
         line,
         col,

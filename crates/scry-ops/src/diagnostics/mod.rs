@@ -43,8 +43,8 @@ use tokio::time::Instant;
 
 use crate::call::Ctx;
 use crate::diagnostics::changes::ChangesBaseline;
-use crate::error::OpError;
-use crate::model::*;
+use scry_model::error::OpError;
+use scry_model::*;
 
 pub use delta::DiagnosticsBaseline;
 pub use merge::ReportParts;
@@ -168,7 +168,10 @@ pub fn expand_targets(ws: &Workspace, targets: &[PathBuf]) -> Result<Targets, Op
             let pattern = rel.to_string_lossy().to_string();
             let glob = globset::Glob::new(&pattern)
                 .map_err(|e| {
-                    OpError::InvalidArgument(crate::msg!(format!("bad glob `{s}`: "), foreign(e)))
+                    OpError::InvalidArgument(scry_model::msg!(
+                        format!("bad glob `{s}`: "),
+                        foreign(e)
+                    ))
                 })?
                 .compile_matcher();
             names.push(pattern);
@@ -763,7 +766,7 @@ fn changes_since_last(
     files: &[PathBuf],
     collected: &Collected,
     severity: Option<SeverityFilter>,
-) -> (Vec<Diagnostic>, crate::model::ChangesSummary) {
+) -> (Vec<Diagnostic>, scry_model::ChangesSummary) {
     let pending = collected.pending_files();
     let mut checked: Vec<PathBuf> = files
         .iter()

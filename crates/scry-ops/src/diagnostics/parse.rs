@@ -13,7 +13,7 @@ use regex::Regex;
 use scry_lsp::Encoding;
 use serde_json::Value;
 
-use crate::model::Severity;
+use scry_model::Severity;
 
 /// A diagnostic before conversion: 0-based line, 0-based column in `unit`.
 #[derive(Debug, Clone, PartialEq)]

@@ -25,8 +25,8 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::plan::{EditPlan, FileChange, FileImage};
-use crate::error::{Message, OpError};
-use crate::msg;
+use scry_model::error::{Message, OpError};
+use scry_model::msg;
 
 /// Knobs of the writer; the failure seam is for tests.
 #[derive(Debug, Clone, Default)]

@@ -41,13 +41,15 @@
 //! the workspace root (after resolving symlinks) whose content matches a
 //! stamp of the manifest, plus the entry's own temporary names; a file
 //! that holds neither image (changed by someone since) is left alone and
-//! named.
+//! named. What it did is a `scry_model::Recovered` (plain data, worded by
+//! scry-render).
 //!
 //! Base directory: [`scry_base::dirs::journal`] (`$SCRY_JOURNAL_DIR`,
 //! else `<state dir>/journal`).
 
 use std::path::{Component, Path, PathBuf};
 
+use scry_model::Recovered;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -217,30 +219,6 @@ pub fn temp_path(id: &str, index: usize, target: &Path) -> PathBuf {
 /// and temporary files safely).
 fn valid_id(id: &str) -> bool {
     !id.is_empty() && id.len() <= 32 && id.bytes().all(|b| b.is_ascii_alphanumeric())
-}
-
-/// What recovery did with one dead writer's entry: the next answer's note
-/// (`Reason::Recovered`, worded by scry-render).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Recovered {
-    pub id: String,
-    pub title: String,
-    /// An `undo`'s entry.
-    pub undo: bool,
-    /// Every file held its after-image: the entry was kept (`applied`, or
-    /// for an undo the reverted entry marked `undone`), nothing written.
-    pub completed: bool,
-    /// Files given their before-image back.
-    pub restored: Vec<PathBuf>,
-    /// Files the edit had created, removed.
-    pub removed: Vec<PathBuf>,
-    /// Staged temporary files removed.
-    pub temps_removed: usize,
-    /// Files holding neither image (changed since by someone else): left
-    /// as they are.
-    pub left_alone: Vec<PathBuf>,
-    /// Files that could not be restored, and why.
-    pub failed: Vec<(PathBuf, String)>,
 }
 
 impl Journal {

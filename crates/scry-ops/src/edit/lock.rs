@@ -26,8 +26,8 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use crate::error::OpError;
-use crate::msg;
+use scry_model::error::OpError;
+use scry_model::msg;
 
 /// How long between two tries while another writer holds the lock.
 const POLL: Duration = Duration::from_millis(25);

@@ -17,11 +17,11 @@ use tokio::time::Instant;
 use super::service::{EditOptions, Editor, empty_report, merge_reports};
 use crate::call::{self, AskError, Ctx, method_of, supports};
 use crate::engine::navigate::{self, AskedIn, Place};
-use crate::error::OpError;
-use crate::model::*;
-use crate::query::{ActionChoice, Spot};
 use crate::resolve;
-use crate::{msg, msgf};
+use scry_model::error::OpError;
+use scry_model::query::{ActionChoice, Spot};
+use scry_model::*;
+use scry_model::{msg, msgf};
 
 /// How many candidate positions rename tries.
 const MAX_RENAME_CANDIDATES: usize = 6;
@@ -185,10 +185,10 @@ pub(crate) async fn rename(
     // refused a symbol named as its own new name), still before the
     // server is asked to rename.
     if old_name == new_name {
-        return Err(crate::query::Invalid {
+        return Err(scry_model::query::Invalid {
             action: Action::Rename,
-            arg: crate::action::Arg::NewName,
-            problem: crate::query::Problem::Unchanged,
+            arg: scry_model::action::Arg::NewName,
+            problem: scry_model::query::ArgProblem::Unchanged,
         }
         .into());
     }

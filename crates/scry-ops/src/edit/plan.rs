@@ -15,9 +15,9 @@ use std::sync::Arc;
 use scry_lsp::{Encoding, LineIndex, LspPos, uri_to_path};
 use serde_json::Value;
 
-use crate::error::{Message, OpError};
-use crate::msg;
 use scry_base::paths::{self, Unconfined};
+use scry_model::error::{Message, OpError};
+use scry_model::msg;
 use scry_workspace::config::PROJECT_CONFIG_FILES;
 use scry_workspace::seed_config::SEED_CONFIG_FILES;
 

@@ -28,9 +28,9 @@ use super::diff::plan_diffs;
 use super::journal::{self, EntryState, Journal, Manifest, stamp_matches};
 use super::lock::{self, WriterLock};
 use super::plan::{EditPlan, FileChange, FileImage, ServerView, build_plan, named_paths};
-use crate::error::OpError;
-use crate::model::{EditKind, EditReport, EditedLine, FileMove, FilePreview};
-use crate::msg;
+use scry_model::error::OpError;
+use scry_model::msg;
+use scry_model::{EditKind, EditReport, EditedLine, FileMove, FilePreview};
 
 /// How one edit is to be carried out.
 #[derive(Debug, Clone)]
@@ -72,7 +72,7 @@ struct EditState {
     write: Mutex<WriteOptions>,
     armed: Mutex<HashMap<(String, PathBuf), Armed>>,
     /// What recovery did, for the next answer (said once).
-    notices: Mutex<Vec<journal::Recovered>>,
+    notices: Mutex<Vec<scry_model::Recovered>>,
 }
 
 impl EditState {
@@ -109,7 +109,7 @@ impl EditState {
         Some(lock::lock_path(&base, root))
     }
 
-    fn notify(&self, notes: impl IntoIterator<Item = journal::Recovered>) {
+    fn notify(&self, notes: impl IntoIterator<Item = scry_model::Recovered>) {
         self.notices
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -346,7 +346,7 @@ impl Editor {
         }
         self.state.notify(done.iter().cloned());
         if !j.pending().is_empty() {
-            let mut m = crate::error::Message::new();
+            let mut m = scry_model::error::Message::new();
             for r in &done {
                 for (p, e) in &r.failed {
                     m = m
@@ -392,7 +392,7 @@ impl Editor {
     }
 
     /// What recovery did since the last call, once.
-    pub(crate) fn take_notices(&self) -> Vec<journal::Recovered> {
+    pub(crate) fn take_notices(&self) -> Vec<scry_model::Recovered> {
         std::mem::take(&mut *self.state.notices.lock().unwrap_or_else(|e| e.into_inner()))
     }
 
@@ -696,7 +696,7 @@ impl Editor {
         &self,
         baseline: crate::diagnostics::delta::DiagnosticsBaseline,
         changed: &[PathBuf],
-    ) -> Option<crate::model::DiagnosticsDelta> {
+    ) -> Option<scry_model::DiagnosticsDelta> {
         let existing: Vec<PathBuf> = changed.iter().filter(|p| p.exists()).cloned().collect();
         if existing.is_empty() {
             return None;

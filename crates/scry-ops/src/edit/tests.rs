@@ -14,8 +14,8 @@ use tempfile::TempDir;
 
 use super::*;
 use crate::engine::Engine;
-use crate::error::OpError;
-use crate::model::EditKind;
+use scry_model::EditKind;
+use scry_model::error::OpError;
 
 struct Ws {
     _dir: TempDir,

@@ -30,8 +30,8 @@ use scry_lsp::LineIndex;
 use super::order::{Label, Unlabelled};
 use super::syntactic::{MAX_REFERENCES, SourceLines};
 use super::*;
-use crate::limits::MAX_WORKSPACE_SYMBOLS;
-use crate::resolve::SymbolName;
+use scry_model::limits::MAX_WORKSPACE_SYMBOLS;
+use scry_model::name::SymbolName;
 
 /// What `precision` says.
 /// How long after its start a server that never reported indexing counts

@@ -23,9 +23,9 @@ use crate::call::Ctx;
 use crate::diagnostics::changes::ChangesBaseline;
 use crate::diagnostics::delta::DiagnosticsBaseline;
 use crate::edit::service::{EditOptions, Editor};
-use crate::error::OpError;
-use crate::model::*;
-use crate::query::{Query, Valid};
+use scry_model::error::OpError;
+use scry_model::query::{Query, Valid};
+use scry_model::*;
 
 pub mod indexed;
 pub(crate) mod navigate;
@@ -34,7 +34,7 @@ mod queries;
 mod refresh;
 pub mod syntactic;
 
-pub use crate::limits::MAX_TIMEOUT;
+use scry_model::limits::MAX_TIMEOUT;
 
 /// How long past its deadline a read-only call may take to answer before it
 /// is dropped and answered `TIMEOUT`.
@@ -138,13 +138,13 @@ impl Engine {
             let hard = deadline + DEADLINE_GRACE;
             match tokio::time::timeout_at(hard, answer).await {
                 Ok(r) => r,
-                Err(_) => Err(OpError::Timeout(crate::msg!(
+                Err(_) => Err(OpError::Timeout(scry_model::msg!(
                     format!(
                         "{} did not finish within its {} ms budget (no source could answer in time); try again or raise ",
                         action.name(),
                         budget.as_millis()
                     ),
-                    arg(crate::action::Arg::Timeout)
+                    arg(scry_model::action::Arg::Timeout)
                 ))),
             }
         };
@@ -217,7 +217,7 @@ impl Engine {
             } => self.map(valid, paths, symbols, *budget).await,
             Valid::Reload => {
                 let stopped = self.ws.reload().await.map_err(|e| {
-                    OpError::InvalidArgument(crate::msg!("configuration: ", foreign(e)))
+                    OpError::InvalidArgument(scry_model::msg!("configuration: ", foreign(e)))
                 })?;
                 Ok(Answer::new(action, cx.question, Body::Reloaded { stopped }))
             }
@@ -350,7 +350,7 @@ impl Engine {
 
     /// What recovery of a dead writer's edit did since the last answer
     /// ([`Engine::run`] adds it to the answer's notes), once.
-    pub fn take_recovery_notes(&self) -> Vec<crate::edit::journal::Recovered> {
+    pub fn take_recovery_notes(&self) -> Vec<scry_model::Recovered> {
         self.edits.take_notices()
     }
 

@@ -14,14 +14,15 @@ use scry_lsp::{CharPos, LineIndex, Session};
 use tokio::time::Instant;
 
 use super::method_for;
-use crate::action::ReplyShape;
 use crate::call::{self, AskError, Ctx, Retry, method_of, session_error, supports};
 use crate::convert::{self, Files, Sites};
-use crate::error::OpError;
-use crate::model::*;
-use crate::query::Spot;
-use crate::resolve::{self, Declared, OccurrenceKind, SymbolName};
-use crate::{msg, msgf};
+use crate::resolve::{self, Declared, OccurrenceKind};
+use scry_model::action::ReplyShape;
+use scry_model::error::OpError;
+use scry_model::name::SymbolName;
+use scry_model::query::Spot;
+use scry_model::*;
+use scry_model::{msg, msgf};
 
 /// How many candidate positions are tried before giving up.
 const MAX_CANDIDATES: usize = 6;
@@ -451,7 +452,7 @@ async fn name_other_targets(
         }
         select.push(Selector::Column(c.pos.col + 1));
         if form != answered_form
-            && form.len() > resolve::SymbolName::parse(&form).name.len()
+            && form.len() > SymbolName::parse(&form).name.len()
             && forms.iter().filter(|f| **f == form).count() == 1
         {
             select.push(Selector::Symbol(form.clone()));
@@ -474,7 +475,7 @@ async fn name_other_targets(
         });
     }
     if let Some(a) = answer.asked_at.as_mut() {
-        let name = resolve::SymbolName::parse(&answered_form).name;
+        let name = SymbolName::parse(&answered_form).name;
         let k = others.len() + 1;
         a.via = Via::OneOfTargets {
             form: answered_form.clone(),
@@ -688,9 +689,9 @@ pub(crate) async fn target_in_file(
                 " for `{}` ran past the time budget ({} occurrences seen); pass ",
                 want.name, occ.total
             ),
-            arg(crate::action::Arg::Line),
+            arg(scry_model::action::Arg::Line),
             " and ",
-            arg(crate::action::Arg::Column)
+            arg(scry_model::action::Arg::Column)
         )));
     }
     let n = occ.total;

@@ -16,9 +16,9 @@ use serde_json::{Value, json};
 use super::navigate::{indexing, unsupported, workspace_symbol_params};
 use crate::call::{self, Ctx, Retry, session_error, supports, workspace_error};
 use crate::convert::{self, Files};
-use crate::error::OpError;
-use crate::model::*;
 use crate::resolve;
+use scry_model::error::OpError;
+use scry_model::*;
 
 /// `symbols`: the outline of `path`, from the session's documentSymbol
 /// cache when the file has not changed since it was last asked.
@@ -312,7 +312,7 @@ pub(crate) async fn status(ws: &Arc<Workspace>, question: Question) -> Answer {
             _ if spec.is_linter => Some("linter (diagnostics only)".into()),
             _ => None,
         };
-        servers.push(ServerStatus {
+        servers.push(ProviderStatus {
             id: spec.id.clone(),
             kind: match spec.kind {
                 ProviderKind::Lsp => "lsp",

@@ -29,9 +29,9 @@ use scry_lsp::LineIndex;
 use super::navigate::empty_body;
 use super::order::{Label, Unlabelled};
 use super::*;
-use crate::limits::MAX_WORKSPACE_SYMBOLS;
-use crate::msg;
-use crate::resolve::{self, SymbolName};
+use scry_model::limits::MAX_WORKSPACE_SYMBOLS;
+use scry_model::msg;
+use scry_model::name::SymbolName;
 
 /// How the header names the answerer.
 pub const LABEL: &str = "tree-sitter (syntactic)";
@@ -335,7 +335,7 @@ impl Engine {
         q: &Valid,
         snap: &Snapshot,
         rel: Option<&Path>,
-    ) -> Result<Option<resolve::SymbolName>, OpError> {
+    ) -> Result<Option<SymbolName>, OpError> {
         if let Some(s) = q.symbol().filter(|s| !s.trim().is_empty()) {
             return Ok(Some(SymbolName::parse(s)));
         }
@@ -369,7 +369,7 @@ impl Engine {
     }
 
     /// `map`: the repository map, biased to the given paths and symbols.
-    /// `paths`, `symbols` and `budget` as [`crate::Valid::Map`] holds them.
+    /// `paths`, `symbols` and `budget` as [`scry_model::Valid::Map`] holds them.
     pub(crate) async fn map(
         &self,
         q: &Valid,
@@ -615,19 +615,4 @@ impl SourceLines {
     fn def_loc(&mut self, h: &DefHit) -> Loc {
         self.loc(h.path, h.def.line, h.def.col, h.def.end_col)
     }
-}
-
-/// A map's file line, as its budget counts it.
-pub fn map_file_line(rel: &Path) -> String {
-    scry_syntax::map::file_line(rel)
-}
-
-/// A map's definition line, as its budget counts it.
-pub fn map_def_line(line: u32, signature: &str) -> String {
-    scry_syntax::map::def_line(&scry_syntax::MapDef {
-        line,
-        kind: String::new(),
-        name: String::new(),
-        signature: signature.to_string(),
-    })
 }

@@ -23,10 +23,11 @@
 use std::sync::Arc;
 
 use scry_lsp::{CharPos, LineIndex};
+use scry_model::name::SymbolName;
 
 use crate::resolve::{
-    SymbolName, base_name, find_name_from, first_identifier, ident_tokens, is_ident_char,
-    occurrences, qualifier_before, whole_word_starts, written_form,
+    base_name, find_name_from, first_identifier, ident_tokens, is_ident_char, occurrences,
+    qualifier_before, whole_word_starts, written_form,
 };
 
 const CAPS: [usize; 8] = [0, 1, 2, 3, 5, 8, 64, 10_000];

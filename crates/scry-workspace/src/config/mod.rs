@@ -94,12 +94,12 @@
 use std::io;
 use std::path::{Path, PathBuf};
 
+use scry_model::limits;
 use serde::{Deserialize, Serialize};
 
 use crate::catalog::{self, ServerSpec};
 use crate::trust::{TrustPolicy, TrustState};
 
-pub mod defaults;
 mod layers;
 mod merge;
 #[cfg(test)]
@@ -120,12 +120,12 @@ pub const PROJECT_CONFIG_FILES: [&str; 3] = [".scry.json", "scry.json", ".scry/c
 #[serde(rename_all = "camelCase")]
 pub struct Limits {
     /// Most locations listed in one answer (default
-    /// [`defaults::MAX_LOCATIONS`]).
+    /// [`limits::MAX_LOCATIONS`]).
     pub max_locations: usize,
-    /// Most characters in one answer (default [`defaults::MAX_CHARS`]).
+    /// Most characters in one answer (default [`limits::MAX_CHARS`]).
     pub max_chars: usize,
     /// An action's time budget in milliseconds (default
-    /// [`defaults::TIMEOUT_MS`], at most [`defaults::MAX_TIMEOUT_MS`]).
+    /// [`limits::TIMEOUT_MS`], at most [`limits::MAX_TIMEOUT_MS`]).
     pub timeout_ms: u64,
     /// Most documents kept open per server (default 200).
     pub max_open_documents: usize,
@@ -247,9 +247,9 @@ fn default_delta_ms() -> u64 {
 impl Default for Limits {
     fn default() -> Self {
         Limits {
-            max_locations: defaults::MAX_LOCATIONS,
-            max_chars: defaults::MAX_CHARS,
-            timeout_ms: defaults::TIMEOUT_MS,
+            max_locations: limits::MAX_LOCATIONS,
+            max_chars: limits::MAX_CHARS,
+            timeout_ms: limits::TIMEOUT_MS,
             max_open_documents: 200,
             max_diagnostics: default_max_diagnostics(),
             diagnostics_delta_ms: default_delta_ms(),

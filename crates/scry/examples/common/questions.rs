@@ -12,8 +12,9 @@ use std::path::{Path, PathBuf};
 
 use std::time::Duration;
 
-use scry_ops::resolve::{self, OccurrenceKind, SymbolName};
-use scry_ops::{Action, Answer, Body, Query};
+use scry_model::name::SymbolName;
+use scry_model::{Action, Answer, Body, Query};
+use scry_ops::resolve::{self, OccurrenceKind};
 
 /// (path, 1-based line, 1-based column) of each location.
 pub type Set = BTreeSet<(PathBuf, u32, u32)>;

@@ -14,7 +14,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use scry_ops::{Action, Answer, Body, Engine, Loc, OpError, Query, SymbolNode};
+use scry_model::{Action, Answer, Body, Loc, OpError, Query, SymbolNode};
+use scry_ops::Engine;
 use scry_render::{RenderOptions, render_text};
 use scry_workspace::Workspace;
 use serde_json::Value;

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeSet;
 
-use scry_ops::{Action, Answer, Body, CallDirection};
+use scry_model::{Action, Answer, Body, CallDirection};
 
 use super::{Fixture, Pos, find_symbol, list, query};
 
@@ -434,7 +434,7 @@ pub async fn document_symbols(fx: &Fixture, l: &Lang) -> Answer {
 }
 
 fn find_restock(
-    nodes: &[scry_ops::SymbolNode],
+    nodes: &[scry_model::SymbolNode],
     name: &str,
     parents: &mut Vec<String>,
 ) -> Option<((u32, u32), Vec<String>)> {
@@ -592,7 +592,7 @@ pub async fn call_hierarchy(fx: &Fixture) -> (Answer, Answer) {
 fn check_call(
     fx: &Fixture,
     a: &Answer,
-    calls: &[scry_ops::CallEdge],
+    calls: &[scry_model::CallEdge],
     exp: &serde_json::Value,
     dir: &str,
 ) {

@@ -1,4 +1,5 @@
-//! The answers operations return: plain data, no formatting.
+//! The answers the engine returns: plain data, no formatting (re-exported at
+//! the crate root, their one name: `scry_model::Answer`, …).
 //!
 //! Invariants: every line and column here is 1-based, columns count Unicode
 //! scalar values (characters), and every path is absolute. Relativising paths
@@ -9,83 +10,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-/// What was asked. One enum for CLI, MCP and library callers. The facts
-/// about each action (names, LSP method, arguments, …) are in
-/// [`crate::action::ACTIONS`], whose rows follow this order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Action {
-    Definition,
-    Declaration,
-    TypeDefinition,
-    Implementation,
-    References,
-    Hover,
-    Symbols,
-    WorkspaceSymbols,
-    IncomingCalls,
-    OutgoingCalls,
-    Diagnostics,
-    Rename,
-    CodeActions,
-    /// A ranked repository map (syntactic; no server needed).
-    Map,
-    Status,
-    Capabilities,
-    Undo,
-    Request,
-    Reload,
-}
-
-impl Action {
-    pub const ALL: [Action; 19] = [
-        Action::Definition,
-        Action::Declaration,
-        Action::TypeDefinition,
-        Action::Implementation,
-        Action::References,
-        Action::Hover,
-        Action::Symbols,
-        Action::WorkspaceSymbols,
-        Action::IncomingCalls,
-        Action::OutgoingCalls,
-        Action::Diagnostics,
-        Action::Rename,
-        Action::CodeActions,
-        Action::Map,
-        Action::Status,
-        Action::Capabilities,
-        Action::Undo,
-        Action::Request,
-        Action::Reload,
-    ];
-
-    /// Its row of the action table.
-    pub fn facts(self) -> &'static crate::action::Facts {
-        crate::action::facts(self)
-    }
-
-    /// The canonical snake_case name (`type_definition`).
-    pub fn name(self) -> &'static str {
-        self.facts().name
-    }
-
-    /// What the answer is called in prose ("references", "type definition").
-    pub fn noun(self) -> &'static str {
-        self.facts().noun
-    }
-
-    /// Parse a name or alias: `def`, `refs`, `impl`, `type-definition`,
-    /// `type_definition`, `incoming-calls`, ... Case-insensitive.
-    pub fn parse(s: &str) -> Option<Action> {
-        crate::action::parse(s)
-    }
-
-    /// Whether the action needs a position in a file (resolved from a symbol).
-    pub fn needs_position(self) -> bool {
-        self.facts().positional
-    }
-}
+use crate::action::Action;
 
 /// A range in a file. `line`/`col` is the start, `end_line`/`end_col` the
 /// exclusive end; all 1-based, columns in characters.
@@ -292,13 +217,38 @@ pub enum Reason {
     /// The scry daemon with this pid answered.
     ServedByDaemon { pid: u32 },
     /// What recovery did with a dead writer's half-applied edit.
-    Recovered(Box<crate::edit::journal::Recovered>),
+    Recovered(Box<Recovered>),
     /// A sentence worded below scry-render, where its fact lives and is
     /// also used there: the trust notice (scry-workspace: also in its
     /// routing errors and `status`), the memory policy's notes
     /// (scry-workspace's `memory`: also `daemon status` and the log), the
     /// SCIP index's loading notes; shown as is.
     Said(String),
+}
+
+/// What recovery did with one dead writer's entry: the next answer's note
+/// ([`Reason::Recovered`], worded by scry-render; the journal,
+/// `scry_ops::edit::journal`, does the recovery).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Recovered {
+    pub id: String,
+    pub title: String,
+    /// An `undo`'s entry.
+    pub undo: bool,
+    /// Every file held its after-image: the entry was kept (`applied`, or
+    /// for an undo the reverted entry marked `undone`), nothing written.
+    pub completed: bool,
+    /// Files given their before-image back.
+    pub restored: Vec<PathBuf>,
+    /// Files the edit had created, removed.
+    pub removed: Vec<PathBuf>,
+    /// Staged temporary files removed.
+    pub temps_removed: usize,
+    /// Files holding neither image (changed since by someone else): left
+    /// as they are.
+    pub left_alone: Vec<PathBuf>,
+    /// Files that could not be restored, and why.
+    pub failed: Vec<(PathBuf, String)>,
 }
 
 impl From<String> for Reason {
@@ -438,7 +388,7 @@ pub struct RunningServer {
 
 /// A configured provider as `status` reports it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ServerStatus {
+pub struct ProviderStatus {
     pub id: String,
     /// `lsp` (a language server, kept running) or `cli` (a linter run per
     /// diagnostics call).
@@ -465,7 +415,7 @@ pub struct ServerStatus {
 pub struct StatusReport {
     #[serde(with = "crate::os_path")]
     pub workspace_root: PathBuf,
-    pub servers: Vec<ServerStatus>,
+    pub servers: Vec<ProviderStatus>,
     /// Configuration problems and warnings (missing servers, bad config).
     pub warnings: Vec<String>,
     /// The syntactic index: files indexed in this process, cache size.

@@ -138,11 +138,11 @@ fn front_ends_can_tell_refusals_apart() {
     let mut c = at(Action::Hover, Some("a.rs"), Some("x"), None);
     c.changes = true;
     let e = c.check().unwrap_err();
-    assert_eq!((e.arg, e.problem), (Arg::Changes, Problem::NotTaken));
+    assert_eq!((e.arg, e.problem), (Arg::Changes, ArgProblem::NotTaken));
     let e = at(Action::Rename, Some("a.rs"), Some("x"), None)
         .check()
         .unwrap_err();
-    assert_eq!((e.arg, e.problem), (Arg::NewName, Problem::Missing));
+    assert_eq!((e.arg, e.problem), (Arg::NewName, ArgProblem::Missing));
 }
 
 fn spot_in(path: &str, symbol: Option<&str>, line: Option<u32>, column: Option<u32>) -> Spot {

@@ -16,10 +16,11 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::action::Action;
 use crate::action::{self, Arg, Writes};
 use crate::error::OpError;
 use crate::limits::{DEFAULT_MAP_BUDGET, MAX_MAP_BUDGET};
-use crate::model::{Action, Question, SeverityFilter};
+use crate::model::{Question, SeverityFilter};
 
 /// A question, as any front end puts it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -168,7 +169,7 @@ pub enum ActionChoice {
     Title(String),
 }
 
-/// A validated question: what the engine answers ([`crate::Engine::run`],
+/// A validated question: what the engine answers (`scry_ops::Engine::run`,
 /// with the time budget beside it) and what a front end sends the daemon.
 /// The positional actions (the action table's `positional` flag) share one
 /// variant; every other action has its own, carrying exactly the
@@ -197,7 +198,7 @@ pub enum Valid {
         path: Option<PathBuf>,
     },
     Diagnostics {
-        /// In the engine's form ([`crate::diagnostics_target`]); empty:
+        /// In the engine's form (`scry_ops::diagnostics_target`); empty:
         /// `path`, else the whole workspace.
         #[serde(with = "crate::os_path::vec")]
         targets: Vec<PathBuf>,
@@ -424,7 +425,7 @@ impl Valid {
 
     /// The answer's header: the question as the engine read it, paths
     /// absolute (relative ones from `root`).
-    pub(crate) fn question(&self, root: &Path) -> Question {
+    pub fn question(&self, root: &Path) -> Question {
         Question {
             path: self.path().map(|p| root.join(p)),
             symbol: self.symbol().map(str::to_string),
@@ -442,11 +443,12 @@ impl Valid {
 pub struct Invalid {
     pub action: Action,
     pub arg: Arg,
-    pub problem: Problem,
+    pub problem: ArgProblem,
 }
 
+/// What is wrong with one argument of a question ([`Invalid::problem`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Problem {
+pub enum ArgProblem {
     /// 0 for a 1-based line or column.
     Zero,
     /// A column without a line.
@@ -480,48 +482,48 @@ impl std::fmt::Display for Invalid {
         let a = self.action.name();
         let arg = self.arg.name();
         match (self.problem, self.arg) {
-            (Problem::Zero, Arg::Column) => {
+            (ArgProblem::Zero, Arg::Column) => {
                 write!(f, "column is 1-based (characters): the first column is 1")
             }
-            (Problem::Zero, _) => write!(f, "{arg} is 1-based: the first {arg} is 1"),
-            (Problem::WithoutLine, _) => {
+            (ArgProblem::Zero, _) => write!(f, "{arg} is 1-based: the first {arg} is 1"),
+            (ArgProblem::WithoutLine, _) => {
                 write!(f, "column needs line as well (or name the symbol instead)")
             }
-            (Problem::WithoutPath, _) => {
+            (ArgProblem::WithoutPath, _) => {
                 write!(f, "{a}: line and column need a path (the file they are in)")
             }
-            (Problem::NotTaken, Arg::ActionIndex | Arg::ActionTitle) => write!(
+            (ArgProblem::NotTaken, Arg::ActionIndex | Arg::ActionTitle) => write!(
                 f,
                 "action_index and action_title pick a code action; {a} takes neither"
             ),
-            (Problem::NotTaken, _) => {
+            (ArgProblem::NotTaken, _) => {
                 let owner = action::owner(self.arg).map_or("another action", Action::name);
                 write!(f, "{arg} is for {owner}, not {a}")
             }
-            (Problem::Missing, Arg::Symbol) => write!(
+            (ArgProblem::Missing, Arg::Symbol) => write!(
                 f,
                 "{a} needs a symbol, and usually a path: e.g. path=src/lib.rs symbol=Config"
             ),
-            (Problem::Missing, Arg::NewName) => write!(
+            (ArgProblem::Missing, Arg::NewName) => write!(
                 f,
                 "{a} needs new_name (and path + symbol): e.g. path=src/lib.rs symbol=Config new_name=Settings"
             ),
-            (Problem::Missing, Arg::Query) => {
+            (ArgProblem::Missing, Arg::Query) => {
                 write!(f, "{a} needs a query (part of a symbol name)")
             }
-            (Problem::Missing, Arg::Method) => write!(
+            (ArgProblem::Missing, Arg::Method) => write!(
                 f,
                 "{a} needs a method (e.g. textDocument/foldingRange) and params"
             ),
-            (Problem::Missing, Arg::Path) if self.action == Action::Symbols => write!(
+            (ArgProblem::Missing, Arg::Path) if self.action == Action::Symbols => write!(
                 f,
                 "{a} needs a path (to search across files use workspace_symbols with a query)"
             ),
-            (Problem::Missing, Arg::Path) => {
+            (ArgProblem::Missing, Arg::Path) => {
                 write!(f, "{a} needs a path (and optionally a symbol or a line)")
             }
-            (Problem::Missing, _) => write!(f, "{a} needs {arg}"),
-            (Problem::NoSymbolOrLine, _) => {
+            (ArgProblem::Missing, _) => write!(f, "{a} needs {arg}"),
+            (ArgProblem::NoSymbolOrLine, _) => {
                 write!(
                     f,
                     "{a} needs a symbol (or a line): e.g. path=src/lib.rs symbol=Config"
@@ -531,24 +533,24 @@ impl std::fmt::Display for Invalid {
                 }
                 Ok(())
             }
-            (Problem::Both, _) => write!(
+            (ArgProblem::Both, _) => write!(
                 f,
                 "pick a code action by action_index or by action_title, not both"
             ),
-            (Problem::OutOfRange, _) => write!(
+            (ArgProblem::OutOfRange, _) => write!(
                 f,
                 "{arg} is a number of characters from 1 to {MAX_MAP_BUDGET} (default {DEFAULT_MAP_BUDGET})"
             ),
-            (Problem::ControlChar(c), _) => write!(
+            (ArgProblem::ControlChar(c), _) => write!(
                 f,
                 "{arg} contains the control character {}; nothing was changed. Give the new identifier alone, on one line",
                 c.escape_default()
             ),
-            (Problem::Unchanged, _) => write!(
+            (ArgProblem::Unchanged, _) => write!(
                 f,
                 "{arg} is the name the symbol already has: renaming it to itself changes nothing, so nothing was asked or written. Give a different {arg}"
             ),
-            (Problem::TooLong(n), _) => write!(
+            (ArgProblem::TooLong(n), _) => write!(
                 f,
                 "{arg} is {n} characters long (at most {MAX_NEW_NAME_CHARS}); nothing was changed. Give the new identifier alone, on one line"
             ),
@@ -572,20 +574,20 @@ impl From<Invalid> for OpError {
 /// segment: `Shape.area` is `area`), which a rename would leave as it is.
 fn same_name(spot: &Spot, new_name: &str) -> bool {
     spot.symbol()
-        .is_some_and(|s| crate::resolve::SymbolName::parse(s).name == new_name)
+        .is_some_and(|s| crate::name::SymbolName::parse(s).name == new_name)
 }
 
-fn new_name_checked(raw: &str) -> Result<String, Problem> {
+fn new_name_checked(raw: &str) -> Result<String, ArgProblem> {
     let name = raw.trim_matches(' ');
     if let Some(c) = name
         .chars()
         .find(|c| c.is_control() || matches!(c, '\u{2028}' | '\u{2029}'))
     {
-        return Err(Problem::ControlChar(c));
+        return Err(ArgProblem::ControlChar(c));
     }
     let n = name.chars().count();
     if n > MAX_NEW_NAME_CHARS {
-        return Err(Problem::TooLong(n));
+        return Err(ArgProblem::TooLong(n));
     }
     Ok(name.to_string())
 }
@@ -636,10 +638,10 @@ impl Query {
             problem,
         };
         if self.line == Some(0) {
-            return Err(bad(Arg::Line, Problem::Zero));
+            return Err(bad(Arg::Line, ArgProblem::Zero));
         }
         if self.column == Some(0) {
-            return Err(bad(Arg::Column, Problem::Zero));
+            return Err(bad(Arg::Column, ArgProblem::Zero));
         }
         let symbol = given(&self.symbol);
         let new_name = given(&self.new_name);
@@ -655,13 +657,13 @@ impl Query {
         ];
         let refused = |arg: Arg, given: bool| given && !facts.takes(arg);
         if let Some(&(arg, _)) = present.iter().take(1).find(|(a, g)| refused(*a, *g)) {
-            return Err(bad(arg, Problem::NotTaken));
+            return Err(bad(arg, ArgProblem::NotTaken));
         }
         if self.column.is_some() && self.line.is_none() {
-            return Err(bad(Arg::Column, Problem::WithoutLine));
+            return Err(bad(Arg::Column, ArgProblem::WithoutLine));
         }
         if let Some(&(arg, _)) = present.iter().skip(1).find(|(a, g)| refused(*a, *g)) {
-            return Err(bad(arg, Problem::NotTaken));
+            return Err(bad(arg, ArgProblem::NotTaken));
         }
         let spot = || -> Result<Spot, Invalid> {
             match (&self.path, &symbol) {
@@ -671,20 +673,25 @@ impl Query {
                     line: self.line,
                     column: self.column,
                 }),
-                (Some(_), _) => Err(bad(Arg::Symbol, Problem::NoSymbolOrLine)),
-                (None, None) => Err(bad(Arg::Symbol, Problem::Missing)),
-                (None, Some(_)) if self.line.is_some() => Err(bad(Arg::Line, Problem::WithoutPath)),
+                (Some(_), _) => Err(bad(Arg::Symbol, ArgProblem::NoSymbolOrLine)),
+                (None, None) => Err(bad(Arg::Symbol, ArgProblem::Missing)),
+                (None, Some(_)) if self.line.is_some() => {
+                    Err(bad(Arg::Line, ArgProblem::WithoutPath))
+                }
                 (None, Some(s)) => Ok(Spot::Named { symbol: s.clone() }),
             }
         };
         Ok(match action {
             Action::Symbols => Valid::Symbols {
-                path: self.path.clone().ok_or(bad(Arg::Path, Problem::Missing))?,
+                path: self
+                    .path
+                    .clone()
+                    .ok_or(bad(Arg::Path, ArgProblem::Missing))?,
             },
             Action::WorkspaceSymbols => Valid::WorkspaceSymbols {
                 query: given(&self.query)
                     .or(symbol)
-                    .ok_or(bad(Arg::Query, Problem::Missing))?,
+                    .ok_or(bad(Arg::Query, ArgProblem::Missing))?,
                 path: self.path.clone(),
             },
             Action::Diagnostics => Valid::Diagnostics {
@@ -694,23 +701,25 @@ impl Query {
                 changes: self.changes,
             },
             Action::Rename => {
-                let new_name = new_name.ok_or(bad(Arg::NewName, Problem::Missing))?;
+                let new_name = new_name.ok_or(bad(Arg::NewName, ArgProblem::Missing))?;
                 let spot = match spot() {
                     // Without a file: a line needs one; else rename asks
                     // for what it asks with one.
                     Err(Invalid {
-                        problem: Problem::Missing,
+                        problem: ArgProblem::Missing,
                         ..
-                    }) if self.line.is_some() => return Err(bad(Arg::Line, Problem::WithoutPath)),
+                    }) if self.line.is_some() => {
+                        return Err(bad(Arg::Line, ArgProblem::WithoutPath));
+                    }
                     Err(Invalid {
-                        problem: Problem::Missing,
+                        problem: ArgProblem::Missing,
                         ..
-                    }) => return Err(bad(Arg::Symbol, Problem::NoSymbolOrLine)),
+                    }) => return Err(bad(Arg::Symbol, ArgProblem::NoSymbolOrLine)),
                     s => s?,
                 };
                 let new_name = new_name_checked(&new_name).map_err(|p| bad(Arg::NewName, p))?;
                 if same_name(&spot, &new_name) {
-                    return Err(bad(Arg::NewName, Problem::Unchanged));
+                    return Err(bad(Arg::NewName, ArgProblem::Unchanged));
                 }
                 Valid::Rename {
                     spot,
@@ -720,9 +729,12 @@ impl Query {
                 }
             }
             Action::CodeActions => {
-                let path = self.path.clone().ok_or(bad(Arg::Path, Problem::Missing))?;
+                let path = self
+                    .path
+                    .clone()
+                    .ok_or(bad(Arg::Path, ArgProblem::Missing))?;
                 let choice = match (self.action_index, title) {
-                    (Some(_), Some(_)) => return Err(bad(Arg::ActionIndex, Problem::Both)),
+                    (Some(_), Some(_)) => return Err(bad(Arg::ActionIndex, ArgProblem::Both)),
                     (Some(n), None) => Some(ActionChoice::Index(n)),
                     (None, Some(t)) => Some(ActionChoice::Title(t)),
                     (None, None) => None,
@@ -740,7 +752,7 @@ impl Query {
             Action::Map => {
                 let budget = self.budget.unwrap_or(DEFAULT_MAP_BUDGET);
                 if budget == 0 || budget > MAX_MAP_BUDGET {
-                    return Err(bad(Arg::Budget, Problem::OutOfRange));
+                    return Err(bad(Arg::Budget, ArgProblem::OutOfRange));
                 }
                 Valid::Map {
                     paths: self.path.iter().chain(&self.targets).cloned().collect(),
@@ -762,7 +774,7 @@ impl Query {
                 idempotency_key: self.idempotency_key.clone(),
             },
             Action::Request => Valid::Request {
-                method: given(&self.method).ok_or(bad(Arg::Method, Problem::Missing))?,
+                method: given(&self.method).ok_or(bad(Arg::Method, ArgProblem::Missing))?,
                 params: self.params.clone(),
                 path: self.path.clone(),
             },

@@ -190,7 +190,7 @@ impl From<&Message> for Message {
 /// ```
 /// # use std::path::Path;
 /// let p = Path::new("/ws/proj/src/a.rs");
-/// let m = scry_ops::msg!(path(p), " changed; ", foreign("server: /ws/proj/b.rs"));
+/// let m = scry_model::msg!(path(p), " changed; ", foreign("server: /ws/proj/b.rs"));
 /// assert_eq!(m.to_string(), "/ws/proj/src/a.rs changed; server: /ws/proj/b.rs");
 /// ```
 #[macro_export]

@@ -1,0 +1,26 @@
+//! scry-model: the vocabulary every layer above the engine shares, as plain
+//! data: the actions and their table ([`action`]), the question as a front
+//! end parsed it and as validated ([`Query`], [`Valid`]), the answers and
+//! their reasons (the crate root), errors ([`OpError`], built with
+//! [`msg!`]/[`msgf!`]), the limits ([`limits`]), symbol names ([`name`]),
+//! the map's line formats ([`map_line`]) and the serde form of paths
+//! ([`os_path`]).
+//!
+//! Invariants: no async runtime, LSP, workspace or engine behind it
+//! (`scry-base`, `serde`, `serde_json` and `thiserror` only), so the
+//! renderer, the daemon's protocol and the MCP schema depend on it alone;
+//! nothing here formats an answer for a reader (that is scry-render's job).
+
+pub mod action;
+pub mod error;
+pub mod limits;
+pub mod map_line;
+mod model;
+pub mod name;
+pub mod os_path;
+pub mod query;
+
+pub use action::Action;
+pub use error::{Message, OpError, Part};
+pub use model::*;
+pub use query::{ActionChoice, ArgProblem, Invalid, Query, Spot, Valid};
