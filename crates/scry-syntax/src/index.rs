@@ -415,7 +415,12 @@ impl SyntaxIndex {
             return Scanned::Skipped("no grammar".into());
         };
         let Some(l) = lang::lang(&spec.id) else {
-            return Scanned::Skipped(format!("grammar {} unavailable", spec.grammar));
+            let why = if lang::built_in(spec) {
+                "unavailable"
+            } else {
+                "not built into this binary"
+            };
+            return Scanned::Skipped(format!("grammar {} {why}", spec.grammar));
         };
         let index = index_text(&l, parser, text);
         let _ = size;

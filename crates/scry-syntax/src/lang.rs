@@ -8,7 +8,8 @@
 //! files); the only code per grammar is the table binding a grammar name to
 //! its crate. A query is compiled once per process, on first use; if scry's
 //! own patterns fail to compile, the grammar's tags query alone is used
-//! (logged), never a panic.
+//! (logged), never a panic. A grammar left out of the build (a `without-*`
+//! feature, [`LEFT_OUT`]) is the only reason [`grammar`] has none for a row.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -99,24 +100,72 @@ pub struct Lang {
     pub own_patterns: usize,
 }
 
-/// The grammar crate for a grammar name, and the tags queries it brings.
+/// The grammars this build leaves out (this crate's `without-*` features;
+/// `None` from [`grammar`] for each): none by default. Their rows in
+/// `languages.json` stay (a rename's name rules still apply); their files get
+/// no syntactic answer and no map entry, and `scry doctor` says so.
+pub const LEFT_OUT: &[&str] = &[
+    #[cfg(feature = "without-rust")]
+    "rust",
+    #[cfg(feature = "without-python")]
+    "python",
+    #[cfg(feature = "without-go")]
+    "go",
+    #[cfg(feature = "without-typescript")]
+    "typescript",
+    #[cfg(feature = "without-typescript")]
+    "tsx",
+    #[cfg(feature = "without-javascript")]
+    "javascript",
+    #[cfg(feature = "without-c")]
+    "c",
+    #[cfg(feature = "without-cpp")]
+    "cpp",
+    #[cfg(feature = "without-bash")]
+    "bash",
+    #[cfg(feature = "without-java")]
+    "java",
+    #[cfg(feature = "without-ruby")]
+    "ruby",
+    #[cfg(feature = "without-c-sharp")]
+    "c_sharp",
+    #[cfg(feature = "without-php")]
+    "php",
+];
+
+/// Whether this build has the grammar for a spec (see [`LEFT_OUT`]).
+pub fn built_in(spec: &LanguageSpec) -> bool {
+    !LEFT_OUT.contains(&spec.grammar.as_str())
+}
+
+/// The specs whose grammar this build leaves out.
+pub fn not_built_in() -> Vec<&'static LanguageSpec> {
+    specs().iter().filter(|s| !built_in(s)).collect()
+}
+
+/// The grammar crate for a grammar name, and the tags queries it brings;
+/// `None` for a name not bound here or left out of this build.
 fn grammar(name: &str) -> Option<(Language, Vec<&'static str>, &'static str)> {
     Some(match name {
+        #[cfg(not(feature = "without-rust"))]
         "rust" => (
             tree_sitter_rust::LANGUAGE.into(),
             vec![tree_sitter_rust::TAGS_QUERY],
             include_str!("queries/rust.scm"),
         ),
+        #[cfg(not(feature = "without-python"))]
         "python" => (
             tree_sitter_python::LANGUAGE.into(),
             vec![tree_sitter_python::TAGS_QUERY],
             include_str!("queries/python.scm"),
         ),
+        #[cfg(not(feature = "without-go"))]
         "go" => (
             tree_sitter_go::LANGUAGE.into(),
             vec![tree_sitter_go::TAGS_QUERY],
             include_str!("queries/go.scm"),
         ),
+        #[cfg(not(feature = "without-typescript"))]
         "typescript" => (
             tree_sitter_typescript::LANGUAGE_TYPESCRIPT.into(),
             vec![
@@ -125,6 +174,7 @@ fn grammar(name: &str) -> Option<(Language, Vec<&'static str>, &'static str)> {
             ],
             include_str!("queries/typescript.scm"),
         ),
+        #[cfg(not(feature = "without-typescript"))]
         "tsx" => (
             tree_sitter_typescript::LANGUAGE_TSX.into(),
             vec![
@@ -133,41 +183,49 @@ fn grammar(name: &str) -> Option<(Language, Vec<&'static str>, &'static str)> {
             ],
             include_str!("queries/typescript.scm"),
         ),
+        #[cfg(not(feature = "without-javascript"))]
         "javascript" => (
             tree_sitter_javascript::LANGUAGE.into(),
             vec![tree_sitter_javascript::TAGS_QUERY],
             include_str!("queries/javascript.scm"),
         ),
+        #[cfg(not(feature = "without-c"))]
         "c" => (
             tree_sitter_c::LANGUAGE.into(),
             vec![tree_sitter_c::TAGS_QUERY],
             include_str!("queries/c.scm"),
         ),
+        #[cfg(not(feature = "without-cpp"))]
         "cpp" => (
             tree_sitter_cpp::LANGUAGE.into(),
             vec![tree_sitter_cpp::TAGS_QUERY],
             include_str!("queries/cpp.scm"),
         ),
+        #[cfg(not(feature = "without-bash"))]
         "bash" => (
             tree_sitter_bash::LANGUAGE.into(),
             vec![],
             include_str!("queries/bash.scm"),
         ),
+        #[cfg(not(feature = "without-java"))]
         "java" => (
             tree_sitter_java::LANGUAGE.into(),
             vec![tree_sitter_java::TAGS_QUERY],
             include_str!("queries/java.scm"),
         ),
+        #[cfg(not(feature = "without-ruby"))]
         "ruby" => (
             tree_sitter_ruby::LANGUAGE.into(),
             vec![tree_sitter_ruby::TAGS_QUERY],
             include_str!("queries/ruby.scm"),
         ),
+        #[cfg(not(feature = "without-c-sharp"))]
         "c_sharp" => (
             tree_sitter_c_sharp::LANGUAGE.into(),
             vec![tree_sitter_c_sharp::TAGS_QUERY],
             include_str!("queries/c_sharp.scm"),
         ),
+        #[cfg(not(feature = "without-php"))]
         "php" => (
             tree_sitter_php::LANGUAGE_PHP.into(),
             vec![tree_sitter_php::TAGS_QUERY],
@@ -231,10 +289,28 @@ fn compile(spec: &LanguageSpec) -> Option<Lang> {
 mod tests {
     use super::*;
 
-    /// Every language's own query compiles together with the grammar's tags.
+    /// Every grammar named in `languages.json` is bound, unless this build
+    /// leaves it out; every name left out is one of the table's.
+    #[test]
+    fn grammars_bound_unless_left_out() {
+        for spec in specs() {
+            assert_eq!(
+                grammar(&spec.grammar).is_some(),
+                built_in(spec),
+                "{}",
+                spec.grammar
+            );
+        }
+        for g in LEFT_OUT {
+            assert!(specs().iter().any(|s| s.grammar == *g), "{g}");
+        }
+    }
+
+    /// Every built-in language's own query compiles together with the
+    /// grammar's tags.
     #[test]
     fn every_query_compiles() {
-        for spec in specs() {
+        for spec in specs().iter().filter(|s| built_in(s)) {
             let (language, tags, own) = grammar(&spec.grammar).expect(&spec.grammar);
             if let Err(e) = Query::new(&language, own) {
                 panic!("{}: own query: {e}", spec.id);

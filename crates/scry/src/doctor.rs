@@ -3,7 +3,8 @@
 //! memory cap, the SCIP indexers, each SCIP index of the workspace
 //! (`scry_ops::engine::indexed::index_lines`: source, age, files covered,
 //! changed since) and, when a daemon is running, the servers it runs for
-//! this workspace with their memory. Starts no language server, no daemon
+//! this workspace with their memory, and the grammars this binary leaves
+//! out (`scry_syntax::lang::LEFT_OUT`). Starts no language server, no daemon
 //! and no indexer, converts no index; runs only `--version` of
 //! catalogue/user-configured commands on `PATH`.
 
@@ -66,9 +67,11 @@ pub fn main(args: impl Iterator<Item = std::ffi::OsString>) -> ExitCode {
         &root,
     );
     let daemon = running_daemon();
+    let left_out = scry_syntax::lang::not_built_in();
     let text = if cli.json {
         let mut v = serde_json::to_value(&report).unwrap_or_default();
         v["indexes"] = serde_json::to_value(&indexes).unwrap_or_default();
+        v["grammarsNotBuiltIn"] = left_out_json(&left_out);
         if let Some(d) = &daemon {
             v["daemon"] = serde_json::to_value(d).unwrap_or_default();
         }
@@ -78,12 +81,51 @@ pub fn main(args: impl Iterator<Item = std::ffi::OsString>) -> ExitCode {
         if let Some(d) = &daemon {
             t = t.replacen(DAEMON_LINE, &daemon_lines(d, &root), 1);
         }
-        t
+        t + &left_out_lines(&left_out)
     };
     use std::io::Write;
     let mut out = std::io::stdout().lock();
     let _ = writeln!(out, "{text}").and_then(|_| out.flush());
     ExitCode::SUCCESS
+}
+
+/// The grammars this binary leaves out (none: nothing), each with what its
+/// files lose and how to get it.
+fn left_out_lines(left_out: &[&scry_syntax::lang::LanguageSpec]) -> String {
+    let mut out = String::new();
+    if left_out.is_empty() {
+        return out;
+    }
+    let _ = write!(
+        out,
+        "\n\nGrammars not built into this binary (tree-sitter):"
+    );
+    for s in left_out {
+        let name = s
+            .names
+            .as_ref()
+            .map_or(s.id.as_str(), |n| n.language.as_str());
+        let types = s
+            .file_types
+            .iter()
+            .map(|t| format!(".{t}"))
+            .collect::<Vec<_>>();
+        let _ = write!(
+            out,
+            "\n  {name} ({}): no syntactic answer when its language server is missing or not ready, no repository map entry; the server's answers are unchanged",
+            types.join(", ")
+        );
+    }
+    let _ = write!(out, "\n  (`cargo install scry-lsp` builds every grammar)");
+    out
+}
+
+/// `grammarsNotBuiltIn` of the JSON: one object per left-out grammar.
+fn left_out_json(left_out: &[&scry_syntax::lang::LanguageSpec]) -> serde_json::Value {
+    left_out
+        .iter()
+        .map(|s| serde_json::json!({"language": s.id, "grammar": s.grammar, "fileTypes": s.file_types}))
+        .collect()
 }
 
 /// The running daemon's status, if one answers (none is started; none is
@@ -309,4 +351,36 @@ pub fn render(r: &Report, indexes: &[String]) -> String {
 
 fn capped(r: &Report, n: usize) -> &'static str {
     if r.files_capped && n > 0 { "+" } else { "" }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn csharp() -> Vec<&'static scry_syntax::lang::LanguageSpec> {
+        let specs = scry_syntax::lang::specs().iter();
+        specs.filter(|s| s.grammar == "c_sharp").collect()
+    }
+
+    /// A left-out grammar is named with its file types and what it costs;
+    /// a build that leaves out none adds nothing.
+    #[test]
+    fn left_out_grammars_are_named() {
+        assert_eq!(left_out_lines(&[]), "");
+        let text = left_out_lines(&csharp());
+        assert!(text.contains("not built into this binary"), "{text}");
+        assert!(text.contains("C# (.cs): no syntactic answer"), "{text}");
+        assert!(text.contains("cargo install scry-lsp"), "{text}");
+        let v = left_out_json(&csharp());
+        assert_eq!(v[0]["grammar"], "c_sharp");
+        assert_eq!(v[0]["fileTypes"][0], "cs");
+        assert_eq!(left_out_json(&[]), serde_json::json!([]));
+    }
+
+    /// This build's list is the features' (none in a default build).
+    #[test]
+    fn default_build_leaves_out_nothing() {
+        let left_out = scry_syntax::lang::not_built_in();
+        assert_eq!(left_out.is_empty(), !cfg!(feature = "without-c-sharp"));
+    }
 }

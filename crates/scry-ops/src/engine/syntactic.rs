@@ -87,9 +87,9 @@ pub(crate) fn serves(action: Action) -> bool {
     )
 }
 
-/// Whether a path has a grammar.
+/// Whether a path has a grammar in this build.
 pub(crate) fn has_grammar(path: &Path) -> bool {
-    scry_syntax::lang::spec_for(path).is_some()
+    scry_syntax::lang::spec_for(path).is_some_and(scry_syntax::lang::built_in)
 }
 
 impl Engine {
