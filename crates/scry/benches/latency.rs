@@ -443,8 +443,8 @@ impl Case {
                 let e = &expected[self.def().lang]["total_weight"];
                 Asked {
                     symbol: e["symbol"].as_str().unwrap().to_string(),
-                    def_pos: pos(&e["definition"]),      // file A
-                    call_pos: pos(&e["calls"][0]),       // file B (ASCII line)
+                    def_pos: pos(&e["definition"]), // file A
+                    call_pos: pos(&e["calls"][0]),  // file B (ASCII line)
                     // Definition + declarations + imports + calls.
                     full_refs: Some(
                         1 + e["declarations"].as_array().unwrap().len()
@@ -510,10 +510,12 @@ impl Case {
 fn is_warm(counts: &[usize], full: Option<usize>) -> bool {
     match full {
         Some(f) => counts.last().is_some_and(|&n| n >= f),
-        None => counts.len() >= 3 && {
-            let last = &counts[counts.len() - 3..];
-            last[0] > 0 && last.iter().all(|&n| n == last[0])
-        },
+        None => {
+            counts.len() >= 3 && {
+                let last = &counts[counts.len() - 3..];
+                last[0] > 0 && last.iter().all(|&n| n == last[0])
+            }
+        }
     }
 }
 
@@ -659,7 +661,10 @@ async fn bench_case(case: &Case, iters: usize, expected: &Value) -> Option<CaseR
         return None;
     }
     let Some((_raw_tmp, raw_dir)) = case.copy() else {
-        println!("{}: its workspace is not on this machine; skipped", case.name);
+        println!(
+            "{}: its workspace is not on this machine; skipped",
+            case.name
+        );
         return None;
     };
     let (_scry_tmp, scry_dir) = case.copy()?;
@@ -736,7 +741,8 @@ async fn bench_case(case: &Case, iters: usize, expected: &Value) -> Option<CaseR
         ..
     } = &mut routes;
     let (raw_n, scry_n, (daemon_n, first)) = tokio::join!(
-        warm_up(*warm_within, *full_refs, || raw.ask(ops[0].raw.0, &ops[0].raw.1)),
+        warm_up(*warm_within, *full_refs, || raw
+            .ask(ops[0].raw.0, &ops[0].raw.1)),
         warm_up(*warm_within, *full_refs, || async {
             scry_call(engine, &ops[0].query, opts).await.0
         }),
@@ -774,7 +780,8 @@ async fn bench_case(case: &Case, iters: usize, expected: &Value) -> Option<CaseR
         "{}: warm after {:.1} s (references: raw {raw_n}, engine {scry_n}, daemon {daemon_n}; full answer is {})",
         case.name,
         t0.elapsed().as_secs_f64(),
-        full_refs.map_or("not known: the same count three times".into(), |n| n.to_string()),
+        full_refs.map_or("not known: the same count three times".into(), |n| n
+            .to_string()),
     );
 
     // Untimed passes per op, also to report what each route answered.
@@ -932,7 +939,10 @@ async fn parts_alone(
     let engine = routes.engine.clone();
     let opts = routes.opts.clone();
     let (_, a) = scry_call(&engine, q_refs_pos, &opts).await;
-    let r = median_of(200, || async { render_text(&a, engine.workspace().root(), &opts) }).await;
+    let r = median_of(200, || async {
+        render_text(&a, engine.workspace().root(), &opts)
+    })
+    .await;
     println!(
         "{name}: render_text alone of the {}-location references answer: median {r:.4} ms",
         count(&a),
@@ -1293,7 +1303,9 @@ fn main() {
         }
     }
     println!();
-    println!("first session on a fresh daemon ({FIRST_SESSION} calls each, right after its first full answer), median ms (min / max):");
+    println!(
+        "first session on a fresh daemon ({FIRST_SESSION} calls each, right after its first full answer), median ms (min / max):"
+    );
     for (case, r) in &all {
         for (op, s) in &r.first {
             let steady = r.rows.iter().find(|row| row.op == *op);

@@ -120,7 +120,12 @@ pub fn clap_builder() -> Option<PathBuf> {
     let mut found: Vec<PathBuf> = std::fs::read_dir(home.join("registry/src"))
         .ok()?
         .flatten()
-        .flat_map(|reg| std::fs::read_dir(reg.path()).into_iter().flatten().flatten())
+        .flat_map(|reg| {
+            std::fs::read_dir(reg.path())
+                .into_iter()
+                .flatten()
+                .flatten()
+        })
         .map(|e| e.path())
         .filter(|p| {
             p.file_name()
@@ -136,7 +141,10 @@ pub fn clap_builder() -> Option<PathBuf> {
 /// The installed `click` package directory, if any.
 pub fn click() -> Option<PathBuf> {
     let out = std::process::Command::new("python3")
-        .args(["-c", "import click, os; print(os.path.dirname(click.__file__))"])
+        .args([
+            "-c",
+            "import click, os; print(os.path.dirname(click.__file__))",
+        ])
         .output()
         .ok()?;
     let p = PathBuf::from(String::from_utf8(out.stdout).ok()?.trim());
