@@ -1,16 +1,21 @@
 //! The documents a session has open, and what to tell the server so that
 //! its view equals the disk: `didOpen` on first use, a full-text `didChange`
-//! (version + 1) when the content changed, `didClose` when the file is gone
+//! (version + 1) when the content changed (the disk's text compared with
+//! the text the server has, byte for byte: cheaper than hashing it, and
+//! exact), `didClose` when the file is gone
 //! or when the least recently used document must make room.
 //!
 //! Each open document also keeps the server's `textDocument/documentSymbol`
 //! reply for its current version, stamped with the session's change epoch
 //! (see `Session::document_symbols`): a cached reply is used only while the
 //! version and the epoch are the ones it was asked under, so it never
-//! outlives the text it describes.
+//! outlives the text it describes. Beside the reply it may keep one value
+//! a caller derived from it (`Session::document_symbols_as`: scry-ops'
+//! declarations, converted once), under the same stamp and only for the
+//! text (`LineIndex`) it was derived with.
 
+use std::any::Any;
 use std::collections::HashMap;
-use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Instant, SystemTime};
@@ -51,7 +56,6 @@ pub struct DiskFile {
 struct OpenDoc {
     uri: String,
     version: i32,
-    hash: u64,
     mtime: Option<SystemTime>,
     len: u64,
     last_used: u64,
@@ -59,7 +63,24 @@ struct OpenDoc {
     /// When `version` was sent to the server.
     since: Instant,
     /// The `documentSymbol` reply for `version`, asked under this epoch.
-    symbols: Option<(u64, Value)>,
+    symbols: Option<Symbols>,
+}
+
+/// A kept `documentSymbol` reply and what a caller derived from it.
+#[derive(Debug)]
+struct Symbols {
+    epoch: u64,
+    reply: Value,
+    derived: Option<Derived>,
+}
+
+/// A value derived from a kept reply (one per document).
+struct Derived(Arc<dyn Any + Send + Sync>);
+
+impl std::fmt::Debug for Derived {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Derived(..)")
+    }
 }
 
 /// Open documents of one session, bounded in number.
@@ -68,12 +89,6 @@ pub struct DocStore {
     docs: HashMap<PathBuf, OpenDoc>,
     max_open: usize,
     clock: u64,
-}
-
-pub fn content_hash(text: &str) -> u64 {
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    text.hash(&mut h);
-    h.finish()
 }
 
 impl DocStore {
@@ -129,15 +144,13 @@ impl DocStore {
     ) -> (Vec<SyncAction>, Arc<LineIndex>) {
         self.clock += 1;
         let now = self.clock;
-        let hash = content_hash(&disk.text);
         let mut actions = Vec::new();
         if let Some(doc) = self.docs.get_mut(path) {
             doc.last_used = now;
             doc.mtime = disk.mtime;
             doc.len = disk.len;
-            if doc.hash != hash {
+            if doc.index.text() != disk.text {
                 doc.version += 1;
-                doc.hash = hash;
                 doc.index = Arc::new(LineIndex::new(disk.text.clone()));
                 doc.since = Instant::now();
                 doc.symbols = None;
@@ -175,7 +188,6 @@ impl DocStore {
             OpenDoc {
                 uri,
                 version: 1,
-                hash,
                 mtime: disk.mtime,
                 len: disk.len,
                 last_used: now,
@@ -192,8 +204,49 @@ impl DocStore {
     pub fn symbols(&self, path: &Path, version: i32, epoch: u64) -> Option<Value> {
         let d = self.docs.get(path)?;
         match &d.symbols {
-            Some((e, v)) if d.version == version && *e == epoch => Some(v.clone()),
+            Some(s) if d.version == version && s.epoch == epoch => Some(s.reply.clone()),
             _ => None,
+        }
+    }
+
+    /// What was derived from the kept reply of `path` (see
+    /// [`DocStore::set_derived`]), when the document still holds the text
+    /// `index` (the same `Arc`) and the reply was asked under `epoch`.
+    pub fn derived<T: Any + Send + Sync>(
+        &self,
+        path: &Path,
+        index: &Arc<LineIndex>,
+        epoch: u64,
+    ) -> Option<Arc<T>> {
+        let d = self.docs.get(path)?;
+        let s = d.symbols.as_ref()?;
+        if !Arc::ptr_eq(&d.index, index) || s.epoch != epoch {
+            return None;
+        }
+        s.derived.as_ref()?.0.clone().downcast::<T>().ok()
+    }
+
+    /// Keep `value`, derived from the reply kept for `version` under
+    /// `epoch` and from the text `index`, beside that reply (replacing what
+    /// was derived before); refused (`false`) when the document moved on.
+    pub fn set_derived(
+        &mut self,
+        path: &Path,
+        version: i32,
+        epoch: u64,
+        index: &Arc<LineIndex>,
+        value: Arc<dyn Any + Send + Sync>,
+    ) -> bool {
+        match self.docs.get_mut(path) {
+            Some(d) if d.version == version && Arc::ptr_eq(&d.index, index) => match &mut d.symbols
+            {
+                Some(s) if s.epoch == epoch => {
+                    s.derived = Some(Derived(value));
+                    true
+                }
+                _ => false,
+            },
+            _ => false,
         }
     }
 
@@ -202,7 +255,11 @@ impl DocStore {
     pub fn set_symbols(&mut self, path: &Path, version: i32, epoch: u64, reply: Value) -> bool {
         match self.docs.get_mut(path) {
             Some(d) if d.version == version => {
-                d.symbols = Some((epoch, reply));
+                d.symbols = Some(Symbols {
+                    epoch,
+                    reply,
+                    derived: None,
+                });
                 true
             }
             _ => false,
@@ -272,6 +329,34 @@ mod tests {
         // closed: nothing
         s.remove(p);
         assert!(!s.set_symbols(p, 2, 0, serde_json::json!(["b"])));
+    }
+
+    #[test]
+    fn a_derived_value_lives_with_its_reply_and_text() {
+        let mut s = DocStore::new(10);
+        let p = Path::new("/w/a.rs");
+        let (_, idx) = s.sync(p, disk("fn a() {}"), "rust");
+        // No reply kept: nothing to derive beside.
+        assert!(!s.set_derived(p, 1, 0, &idx, Arc::new(1u32)));
+        assert!(s.set_symbols(p, 1, 0, serde_json::json!(["a"])));
+        assert!(s.set_derived(p, 1, 0, &idx, Arc::new(1u32)));
+        assert_eq!(s.derived::<u32>(p, &idx, 0).as_deref(), Some(&1));
+        // Another type, another epoch, another text: not it.
+        assert!(s.derived::<u64>(p, &idx, 0).is_none());
+        assert!(s.derived::<u32>(p, &idx, 1).is_none());
+        let other = Arc::new(LineIndex::new("fn a() {}".to_string()));
+        assert!(s.derived::<u32>(p, &other, 0).is_none());
+        assert!(!s.set_derived(p, 1, 0, &other, Arc::new(2u32)));
+        // The same text again keeps it; a new reply drops it.
+        let (_, same) = s.sync(p, disk("fn a() {}"), "rust");
+        assert_eq!(s.derived::<u32>(p, &same, 0).as_deref(), Some(&1));
+        assert!(s.set_symbols(p, 1, 1, serde_json::json!(["a"])));
+        assert!(s.derived::<u32>(p, &same, 1).is_none());
+        // New text: gone with the reply.
+        assert!(s.set_derived(p, 1, 1, &same, Arc::new(3u32)));
+        let (_, idx2) = s.sync(p, disk("fn b() {}"), "rust");
+        assert!(s.derived::<u32>(p, &idx2, 1).is_none());
+        assert!(!s.set_derived(p, 1, 1, &same, Arc::new(4u32)));
     }
 
     #[test]

@@ -505,13 +505,53 @@ impl Session {
     /// not indexing before or after it, and the document is still at the
     /// version asked for; a file that is not open is asked every time.
     pub async fn document_symbols(&self, path: &Path) -> Result<Value, SessionError> {
+        Ok(self.symbols_reply(path).await?.0)
+    }
+
+    /// [`Session::document_symbols`] as `derive` turns it into a `T`, kept
+    /// beside the cached reply: asked again while the document holds the
+    /// text `index` (the `Arc` that syncing `path` returned) and nothing
+    /// was sent to the server since, the kept `T` is returned without
+    /// copying or converting the reply again. One derived value per
+    /// document (a `T` of another type replaces it); a reply that is not
+    /// kept (see [`Session::document_symbols`]) is derived every time.
+    pub async fn document_symbols_as<T: std::any::Any + Send + Sync>(
+        &self,
+        path: &Path,
+        index: &Arc<LineIndex>,
+        derive: impl FnOnce(Value) -> T,
+    ) -> Result<Arc<T>, SessionError> {
+        {
+            let docs = self.inner.docs.lock().await;
+            let epoch = self.inner.epoch.load(Ordering::SeqCst);
+            if let Some(t) = docs.derived::<T>(path, index, epoch) {
+                return Ok(t);
+            }
+        }
+        let (reply, kept) = self.symbols_reply(path).await?;
+        let t = Arc::new(derive(reply));
+        if let Some((version, epoch)) = kept {
+            let mut docs = self.inner.docs.lock().await;
+            if self.inner.epoch.load(Ordering::SeqCst) == epoch {
+                docs.set_derived(path, version, epoch, index, t.clone());
+            }
+        }
+        Ok(t)
+    }
+
+    /// The `documentSymbol` reply of `path` and, when it is the one the
+    /// document keeps, the (version, epoch) it is kept under.
+    async fn symbols_reply(
+        &self,
+        path: &Path,
+    ) -> Result<(Value, Option<(i32, u64)>), SessionError> {
         let asked = {
             let docs = self.inner.docs.lock().await;
             let epoch = self.inner.epoch.load(Ordering::SeqCst);
             match docs.version(path) {
                 Some(version) => {
                     if let Some(v) = docs.symbols(path, version, epoch) {
-                        return Ok(v);
+                        return Ok((v, Some((version, epoch))));
                     }
                     Some((version, epoch))
                 }
@@ -523,16 +563,19 @@ impl Session {
         let reply = self
             .request("textDocument/documentSymbol", Some(params))
             .await?;
+        let mut kept = None;
         if let Some((version, epoch)) = asked
             && ready_before
             && self.inner.state.is_ready()
         {
             let mut docs = self.inner.docs.lock().await;
-            if self.inner.epoch.load(Ordering::SeqCst) == epoch {
-                docs.set_symbols(path, version, epoch, reply.clone());
+            if self.inner.epoch.load(Ordering::SeqCst) == epoch
+                && docs.set_symbols(path, version, epoch, reply.clone())
+            {
+                kept = Some((version, epoch));
             }
         }
-        Ok(reply)
+        Ok((reply, kept))
     }
 
     fn send_actions(&self, actions: Vec<SyncAction>) -> Result<(), SessionError> {
