@@ -967,7 +967,7 @@ async fn parts_alone(
     })
     .await;
     let index = session.sync_file(&file, &route.language_id).await.unwrap();
-    let want = scry_ops::resolve::SymbolName::parse(&asked.symbol);
+    let want = scry_model::name::SymbolName::parse(&asked.symbol);
     let scan = median_of(200, || async {
         scry_ops::resolve::occurrences(&index, &want, None, true, 32, None).total
     })
