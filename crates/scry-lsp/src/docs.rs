@@ -9,7 +9,11 @@
 //! reply for its current version, stamped with the session's change epoch
 //! (see `Session::document_symbols`): a cached reply is used only while the
 //! version and the epoch are the ones it was asked under, so it never
-//! outlives the text it describes. Beside the reply it may keep one value
+//! outlives the text it describes. A reply asked while the server was
+//! indexing is kept only provisionally ([`Readiness`]): used while the
+//! server is still indexing and has not been ready since it was asked (so
+//! a fresh server's first minutes do not ask it per question), and
+//! replaced by the first reply asked while it is ready. Beside the reply it may keep one value
 //! a caller derived from it (`Session::document_symbols_as`: scry-ops'
 //! declarations, converted once), under the same stamp and only for the
 //! text (`LineIndex`) it was derived with.
@@ -72,6 +76,29 @@ struct Symbols {
     epoch: u64,
     reply: Value,
     derived: Option<Derived>,
+    /// When it was asked, if the server was indexing then: usable only
+    /// while [`Readiness::allows`] it.
+    provisional: Option<Instant>,
+}
+
+/// Where the server stands now, for a kept reply: a reply asked while it
+/// was ready is used whatever it does since; one asked while it was
+/// indexing (at `asked`) only while it is still not ready and no indexing
+/// ended after it was asked.
+#[derive(Debug, Clone, Copy)]
+pub struct Readiness {
+    pub ready: bool,
+    /// When an indexing progress last ended (or quiescence was reached).
+    pub last_indexing_end: Option<Instant>,
+}
+
+impl Readiness {
+    fn allows(&self, provisional: Option<Instant>) -> bool {
+        match provisional {
+            None => true,
+            Some(asked) => !self.ready && self.last_indexing_end.is_none_or(|e| e < asked),
+        }
+    }
 }
 
 /// A value derived from a kept reply (one per document).
@@ -201,10 +228,18 @@ impl DocStore {
 
     /// The cached `documentSymbol` reply of `path` at `version`, if it was
     /// asked under `epoch`.
-    pub fn symbols(&self, path: &Path, version: i32, epoch: u64) -> Option<Value> {
+    pub fn symbols(
+        &self,
+        path: &Path,
+        version: i32,
+        epoch: u64,
+        now: Readiness,
+    ) -> Option<Value> {
         let d = self.docs.get(path)?;
         match &d.symbols {
-            Some(s) if d.version == version && s.epoch == epoch => Some(s.reply.clone()),
+            Some(s) if d.version == version && s.epoch == epoch && now.allows(s.provisional) => {
+                Some(s.reply.clone())
+            }
             _ => None,
         }
     }
@@ -217,10 +252,11 @@ impl DocStore {
         path: &Path,
         index: &Arc<LineIndex>,
         epoch: u64,
+        now: Readiness,
     ) -> Option<Arc<T>> {
         let d = self.docs.get(path)?;
         let s = d.symbols.as_ref()?;
-        if !Arc::ptr_eq(&d.index, index) || s.epoch != epoch {
+        if !Arc::ptr_eq(&d.index, index) || s.epoch != epoch || !now.allows(s.provisional) {
             return None;
         }
         s.derived.as_ref()?.0.clone().downcast::<T>().ok()
@@ -251,14 +287,23 @@ impl DocStore {
     }
 
     /// Keep `reply` as the `documentSymbol` reply of `path`, when the
-    /// document is still at the `version` it was asked for.
-    pub fn set_symbols(&mut self, path: &Path, version: i32, epoch: u64, reply: Value) -> bool {
+    /// document is still at the `version` it was asked for; `provisional`:
+    /// when it was asked, if the server was indexing (see [`Readiness`]).
+    pub fn set_symbols(
+        &mut self,
+        path: &Path,
+        version: i32,
+        epoch: u64,
+        reply: Value,
+        provisional: Option<Instant>,
+    ) -> bool {
         match self.docs.get_mut(path) {
             Some(d) if d.version == version => {
                 d.symbols = Some(Symbols {
                     epoch,
                     reply,
                     derived: None,
+                    provisional,
                 });
                 true
             }
@@ -277,6 +322,7 @@ impl DocStore {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     fn disk(t: &str) -> DiskFile {
         DiskFile {
@@ -311,24 +357,63 @@ mod tests {
         let mut s = DocStore::new(10);
         let p = Path::new("/w/a.rs");
         s.sync(p, disk("fn a() {}"), "rust");
-        assert!(s.symbols(p, 1, 0).is_none());
-        assert!(s.set_symbols(p, 1, 0, serde_json::json!(["a"])));
-        assert_eq!(s.symbols(p, 1, 0), Some(serde_json::json!(["a"])));
+        assert!(s.symbols(p, 1, 0, READY).is_none());
+        assert!(s.set_symbols(p, 1, 0, serde_json::json!(["a"]), None));
+        assert_eq!(s.symbols(p, 1, 0, READY), Some(serde_json::json!(["a"])));
         // another epoch (something else changed): not used
-        assert!(s.symbols(p, 1, 1).is_none());
+        assert!(s.symbols(p, 1, 1, READY).is_none());
         // the same text again: still cached
         s.sync(p, disk("fn a() {}"), "rust");
-        assert_eq!(s.symbols(p, 1, 0), Some(serde_json::json!(["a"])));
+        assert_eq!(s.symbols(p, 1, 0, READY), Some(serde_json::json!(["a"])));
         // new text: a new version, the old reply is gone
         s.sync(p, disk("fn b() {}"), "rust");
-        assert!(s.symbols(p, 2, 0).is_none());
-        assert!(s.symbols(p, 1, 0).is_none());
+        assert!(s.symbols(p, 2, 0, READY).is_none());
+        assert!(s.symbols(p, 1, 0, READY).is_none());
         // a reply asked for version 1 arriving after the change is not kept
-        assert!(!s.set_symbols(p, 1, 0, serde_json::json!(["a"])));
-        assert!(s.symbols(p, 2, 0).is_none());
+        assert!(!s.set_symbols(p, 1, 0, serde_json::json!(["a"]), None));
+        assert!(s.symbols(p, 2, 0, READY).is_none());
         // closed: nothing
         s.remove(p);
-        assert!(!s.set_symbols(p, 2, 0, serde_json::json!(["b"])));
+        assert!(!s.set_symbols(p, 2, 0, serde_json::json!(["b"]), None));
+    }
+
+    const READY: Readiness = Readiness {
+        ready: true,
+        last_indexing_end: None,
+    };
+
+    #[test]
+    fn a_reply_asked_while_indexing_is_kept_until_the_server_is_ready() {
+        let mut s = DocStore::new(10);
+        let p = Path::new("/w/a.rs");
+        let (_, idx) = s.sync(p, disk("fn a() {}"), "rust");
+        let asked = Instant::now();
+        let busy = Readiness {
+            ready: false,
+            last_indexing_end: None,
+        };
+        assert!(s.set_symbols(p, 1, 0, serde_json::json!(["a"]), Some(asked)));
+        assert!(s.set_derived(p, 1, 0, &idx, Arc::new(1u32)));
+        // Still indexing: used, and what was derived from it.
+        assert_eq!(s.symbols(p, 1, 0, busy), Some(serde_json::json!(["a"])));
+        assert_eq!(s.derived::<u32>(p, &idx, 0, busy).as_deref(), Some(&1));
+        // An indexing that ended before it was asked does not matter.
+        let before = Readiness {
+            ready: false,
+            last_indexing_end: asked.checked_sub(Duration::from_millis(1)),
+        };
+        assert!(s.symbols(p, 1, 0, before).is_some());
+        // Ready now, or ready for a while since: asked again.
+        assert!(s.symbols(p, 1, 0, READY).is_none());
+        assert!(s.derived::<u32>(p, &idx, 0, READY).is_none());
+        let since = Readiness {
+            ready: false,
+            last_indexing_end: Some(asked + Duration::from_millis(1)),
+        };
+        assert!(s.symbols(p, 1, 0, since).is_none());
+        // A reply asked while ready replaces it, for good.
+        assert!(s.set_symbols(p, 1, 0, serde_json::json!(["b"]), None));
+        assert_eq!(s.symbols(p, 1, 0, since), Some(serde_json::json!(["b"])));
     }
 
     #[test]
@@ -338,24 +423,24 @@ mod tests {
         let (_, idx) = s.sync(p, disk("fn a() {}"), "rust");
         // No reply kept: nothing to derive beside.
         assert!(!s.set_derived(p, 1, 0, &idx, Arc::new(1u32)));
-        assert!(s.set_symbols(p, 1, 0, serde_json::json!(["a"])));
+        assert!(s.set_symbols(p, 1, 0, serde_json::json!(["a"]), None));
         assert!(s.set_derived(p, 1, 0, &idx, Arc::new(1u32)));
-        assert_eq!(s.derived::<u32>(p, &idx, 0).as_deref(), Some(&1));
+        assert_eq!(s.derived::<u32>(p, &idx, 0, READY).as_deref(), Some(&1));
         // Another type, another epoch, another text: not it.
-        assert!(s.derived::<u64>(p, &idx, 0).is_none());
-        assert!(s.derived::<u32>(p, &idx, 1).is_none());
+        assert!(s.derived::<u64>(p, &idx, 0, READY).is_none());
+        assert!(s.derived::<u32>(p, &idx, 1, READY).is_none());
         let other = Arc::new(LineIndex::new("fn a() {}".to_string()));
-        assert!(s.derived::<u32>(p, &other, 0).is_none());
+        assert!(s.derived::<u32>(p, &other, 0, READY).is_none());
         assert!(!s.set_derived(p, 1, 0, &other, Arc::new(2u32)));
         // The same text again keeps it; a new reply drops it.
         let (_, same) = s.sync(p, disk("fn a() {}"), "rust");
-        assert_eq!(s.derived::<u32>(p, &same, 0).as_deref(), Some(&1));
-        assert!(s.set_symbols(p, 1, 1, serde_json::json!(["a"])));
-        assert!(s.derived::<u32>(p, &same, 1).is_none());
+        assert_eq!(s.derived::<u32>(p, &same, 0, READY).as_deref(), Some(&1));
+        assert!(s.set_symbols(p, 1, 1, serde_json::json!(["a"]), None));
+        assert!(s.derived::<u32>(p, &same, 1, READY).is_none());
         // New text: gone with the reply.
         assert!(s.set_derived(p, 1, 1, &same, Arc::new(3u32)));
         let (_, idx2) = s.sync(p, disk("fn b() {}"), "rust");
-        assert!(s.derived::<u32>(p, &idx2, 1).is_none());
+        assert!(s.derived::<u32>(p, &idx2, 1, READY).is_none());
         assert!(!s.set_derived(p, 1, 1, &same, Arc::new(4u32)));
     }
 
