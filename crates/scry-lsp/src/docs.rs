@@ -228,13 +228,7 @@ impl DocStore {
 
     /// The cached `documentSymbol` reply of `path` at `version`, if it was
     /// asked under `epoch`.
-    pub fn symbols(
-        &self,
-        path: &Path,
-        version: i32,
-        epoch: u64,
-        now: Readiness,
-    ) -> Option<Value> {
+    pub fn symbols(&self, path: &Path, version: i32, epoch: u64, now: Readiness) -> Option<Value> {
         let d = self.docs.get(path)?;
         match &d.symbols {
             Some(s) if d.version == version && s.epoch == epoch && now.allows(s.provisional) => {

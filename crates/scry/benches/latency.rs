@@ -28,10 +28,12 @@
 //!
 //! Only warm servers are timed: each route first repeats `references` until
 //! its server returns the full answer (or, where it is not known, the same
-//! answer three times). Right after the daemon route's first full answer,
-//! its next 30 questions by name and by position are timed as the **first
-//! session** on a fresh daemon (what runs beside the first calls shows
-//! there). Then every route runs untimed warm-up iterations, and the timed
+//! answer three times): raw and engine at once, then the daemon route
+//! alone, whose daemon and server start only then. Right after the daemon
+//! route's first full answer, its next 30 questions by name and by
+//! position are timed as the **first session** on a fresh daemon (what
+//! runs beside the first calls shows there, not the other routes' servers
+//! warming up). Then every route runs untimed warm-up iterations, and the timed
 //! requests are interleaved in rounds (the routes' order rotating) so that
 //! noise from the rest of the machine hits every route alike.
 //!
@@ -83,6 +85,8 @@ use scry_workspace::Workspace;
 use serde_json::{Value, json};
 
 const ROUNDS: usize = 5;
+/// LSP's `ContentModified` error code.
+const CONTENT_MODIFIED: i64 = -32801;
 const WARMUP_ITERS: usize = 5;
 /// How many questions of each kind the first session times.
 const FIRST_SESSION: usize = 30;
@@ -273,13 +277,22 @@ impl Raw {
         Raw { conn, child }
     }
 
-    /// One request; returns the number of locations in the result.
+    /// One request; returns the number of locations in the result. A
+    /// "content modified" error (rust-analyzer while it loads the
+    /// workspace) is asked again, as a client would.
     async fn ask(&self, method: &str, params: &Value) -> usize {
-        let v = self
-            .conn
-            .request(method, Some(params.clone()))
-            .await
-            .expect("raw request");
+        let mut tries = 0;
+        let v = loop {
+            match self.conn.request(method, Some(params.clone())).await {
+                Err(scry_rpc::RpcError::Server { error, .. })
+                    if error.code == CONTENT_MODIFIED && tries < 50 =>
+                {
+                    tries += 1;
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+                r => break r.expect("raw request"),
+            }
+        };
         match v {
             Value::Array(a) => a.len(),
             Value::Null => 0,
@@ -730,9 +743,11 @@ async fn bench_case(case: &Case, iters: usize, expected: &Value) -> Option<CaseR
         ),
     ];
 
-    // Warm every route until references is complete (or the wait runs
-    // out), all at once; the daemon route's first session right after its
-    // own first full answer.
+    // Warm the raw and engine routes until references is complete (or the
+    // wait runs out), both at once; then the daemon route, alone, and its
+    // first session right after its own first full answer: what runs
+    // beside a fresh daemon's first calls shows there, not the other
+    // routes' servers warming up.
     let Routes {
         raw,
         engine,
@@ -740,42 +755,42 @@ async fn bench_case(case: &Case, iters: usize, expected: &Value) -> Option<CaseR
         opts,
         ..
     } = &mut routes;
-    let (raw_n, scry_n, (daemon_n, first)) = tokio::join!(
+    let (raw_n, scry_n) = tokio::join!(
         warm_up(*warm_within, *full_refs, || raw
             .ask(ops[0].raw.0, &ops[0].raw.1)),
         warm_up(*warm_within, *full_refs, || async {
             scry_call(engine, &ops[0].query, opts).await.0
         }),
-        async {
-            // (`warm_up`'s loop: the daemon route is asked mutably.)
-            let deadline = Instant::now() + *warm_within;
-            let mut counts = Vec::new();
-            while Instant::now() < deadline {
-                counts.push(tool_count(&daemon.ask(&ops[0].args).await));
-                if is_warm(&counts, *full_refs) {
-                    break;
-                }
-                tokio::time::sleep(warm_pause(*full_refs)).await;
-            }
-            let n = counts.last().copied().unwrap_or(0);
-            let mut first = Vec::new();
-            if counting.is_none() {
-                let mut by_name = Vec::new();
-                let mut by_pos = Vec::new();
-                for _ in 0..FIRST_SESSION {
-                    let t = Instant::now();
-                    daemon.ask(&ops[0].args).await;
-                    by_name.push(t.elapsed());
-                    let t = Instant::now();
-                    daemon.ask(&ops[1].args).await;
-                    by_pos.push(t.elapsed());
-                }
-                first.push((ops[0].name, stats(&by_name)));
-                first.push((ops[1].name, stats(&by_pos)));
-            }
-            (n, first)
-        },
     );
+    let (daemon_n, first) = {
+        // (`warm_up`'s loop: the daemon route is asked mutably.)
+        let deadline = Instant::now() + *warm_within;
+        let mut counts = Vec::new();
+        while Instant::now() < deadline {
+            counts.push(tool_count(&daemon.ask(&ops[0].args).await));
+            if is_warm(&counts, *full_refs) {
+                break;
+            }
+            tokio::time::sleep(warm_pause(*full_refs)).await;
+        }
+        let n = counts.last().copied().unwrap_or(0);
+        let mut first = Vec::new();
+        if counting.is_none() {
+            let mut by_name = Vec::new();
+            let mut by_pos = Vec::new();
+            for _ in 0..FIRST_SESSION {
+                let t = Instant::now();
+                daemon.ask(&ops[0].args).await;
+                by_name.push(t.elapsed());
+                let t = Instant::now();
+                daemon.ask(&ops[1].args).await;
+                by_pos.push(t.elapsed());
+            }
+            first.push((ops[0].name, stats(&by_name)));
+            first.push((ops[1].name, stats(&by_pos)));
+        }
+        (n, first)
+    };
     println!(
         "{}: warm after {:.1} s (references: raw {raw_n}, engine {scry_n}, daemon {daemon_n}; full answer is {})",
         case.name,
