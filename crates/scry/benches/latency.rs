@@ -1282,7 +1282,7 @@ fn main() {
     println!("total wall time: {:.1} s", started.elapsed().as_secs_f64());
     println!();
     if let Some(dir) = &counting {
-        report_counts(&dir, &all);
+        report_counts(dir, &all);
         return;
     }
     println!(
