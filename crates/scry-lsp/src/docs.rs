@@ -1,16 +1,25 @@
 //! The documents a session has open, and what to tell the server so that
 //! its view equals the disk: `didOpen` on first use, a full-text `didChange`
-//! (version + 1) when the content changed, `didClose` when the file is gone
+//! (version + 1) when the content changed (the disk's text compared with
+//! the text the server has, byte for byte: cheaper than hashing it, and
+//! exact), `didClose` when the file is gone
 //! or when the least recently used document must make room.
 //!
 //! Each open document also keeps the server's `textDocument/documentSymbol`
 //! reply for its current version, stamped with the session's change epoch
 //! (see `Session::document_symbols`): a cached reply is used only while the
 //! version and the epoch are the ones it was asked under, so it never
-//! outlives the text it describes.
+//! outlives the text it describes. A reply asked while the server was
+//! indexing is kept only provisionally ([`Readiness`]): used while the
+//! server is still indexing and has not been ready since it was asked (so
+//! a fresh server's first minutes do not ask it per question), and
+//! replaced by the first reply asked while it is ready. Beside the reply it may keep one value
+//! a caller derived from it (`Session::document_symbols_as`: scry-ops'
+//! declarations, converted once), under the same stamp and only for the
+//! text (`LineIndex`) it was derived with.
 
+use std::any::Any;
 use std::collections::HashMap;
-use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Instant, SystemTime};
@@ -51,7 +60,6 @@ pub struct DiskFile {
 struct OpenDoc {
     uri: String,
     version: i32,
-    hash: u64,
     mtime: Option<SystemTime>,
     len: u64,
     last_used: u64,
@@ -59,7 +67,47 @@ struct OpenDoc {
     /// When `version` was sent to the server.
     since: Instant,
     /// The `documentSymbol` reply for `version`, asked under this epoch.
-    symbols: Option<(u64, Value)>,
+    symbols: Option<Symbols>,
+}
+
+/// A kept `documentSymbol` reply and what a caller derived from it.
+#[derive(Debug)]
+struct Symbols {
+    epoch: u64,
+    reply: Value,
+    derived: Option<Derived>,
+    /// When it was asked, if the server was indexing then: usable only
+    /// while [`Readiness::allows`] it.
+    provisional: Option<Instant>,
+}
+
+/// Where the server stands now, for a kept reply: a reply asked while it
+/// was ready is used whatever it does since; one asked while it was
+/// indexing (at `asked`) only while it is still not ready and no indexing
+/// ended after it was asked.
+#[derive(Debug, Clone, Copy)]
+pub struct Readiness {
+    pub ready: bool,
+    /// When an indexing progress last ended (or quiescence was reached).
+    pub last_indexing_end: Option<Instant>,
+}
+
+impl Readiness {
+    fn allows(&self, provisional: Option<Instant>) -> bool {
+        match provisional {
+            None => true,
+            Some(asked) => !self.ready && self.last_indexing_end.is_none_or(|e| e < asked),
+        }
+    }
+}
+
+/// A value derived from a kept reply (one per document).
+struct Derived(Arc<dyn Any + Send + Sync>);
+
+impl std::fmt::Debug for Derived {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Derived(..)")
+    }
 }
 
 /// Open documents of one session, bounded in number.
@@ -68,12 +116,6 @@ pub struct DocStore {
     docs: HashMap<PathBuf, OpenDoc>,
     max_open: usize,
     clock: u64,
-}
-
-pub fn content_hash(text: &str) -> u64 {
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    text.hash(&mut h);
-    h.finish()
 }
 
 impl DocStore {
@@ -129,15 +171,13 @@ impl DocStore {
     ) -> (Vec<SyncAction>, Arc<LineIndex>) {
         self.clock += 1;
         let now = self.clock;
-        let hash = content_hash(&disk.text);
         let mut actions = Vec::new();
         if let Some(doc) = self.docs.get_mut(path) {
             doc.last_used = now;
             doc.mtime = disk.mtime;
             doc.len = disk.len;
-            if doc.hash != hash {
+            if doc.index.text() != disk.text {
                 doc.version += 1;
-                doc.hash = hash;
                 doc.index = Arc::new(LineIndex::new(disk.text.clone()));
                 doc.since = Instant::now();
                 doc.symbols = None;
@@ -175,7 +215,6 @@ impl DocStore {
             OpenDoc {
                 uri,
                 version: 1,
-                hash,
                 mtime: disk.mtime,
                 len: disk.len,
                 last_used: now,
@@ -189,20 +228,77 @@ impl DocStore {
 
     /// The cached `documentSymbol` reply of `path` at `version`, if it was
     /// asked under `epoch`.
-    pub fn symbols(&self, path: &Path, version: i32, epoch: u64) -> Option<Value> {
+    pub fn symbols(&self, path: &Path, version: i32, epoch: u64, now: Readiness) -> Option<Value> {
         let d = self.docs.get(path)?;
         match &d.symbols {
-            Some((e, v)) if d.version == version && *e == epoch => Some(v.clone()),
+            Some(s) if d.version == version && s.epoch == epoch && now.allows(s.provisional) => {
+                Some(s.reply.clone())
+            }
             _ => None,
         }
     }
 
+    /// What was derived from the kept reply of `path` (see
+    /// [`DocStore::set_derived`]), when the document still holds the text
+    /// `index` (the same `Arc`) and the reply was asked under `epoch`.
+    pub fn derived<T: Any + Send + Sync>(
+        &self,
+        path: &Path,
+        index: &Arc<LineIndex>,
+        epoch: u64,
+        now: Readiness,
+    ) -> Option<Arc<T>> {
+        let d = self.docs.get(path)?;
+        let s = d.symbols.as_ref()?;
+        if !Arc::ptr_eq(&d.index, index) || s.epoch != epoch || !now.allows(s.provisional) {
+            return None;
+        }
+        s.derived.as_ref()?.0.clone().downcast::<T>().ok()
+    }
+
+    /// Keep `value`, derived from the reply kept for `version` under
+    /// `epoch` and from the text `index`, beside that reply (replacing what
+    /// was derived before); refused (`false`) when the document moved on.
+    pub fn set_derived(
+        &mut self,
+        path: &Path,
+        version: i32,
+        epoch: u64,
+        index: &Arc<LineIndex>,
+        value: Arc<dyn Any + Send + Sync>,
+    ) -> bool {
+        match self.docs.get_mut(path) {
+            Some(d) if d.version == version && Arc::ptr_eq(&d.index, index) => match &mut d.symbols
+            {
+                Some(s) if s.epoch == epoch => {
+                    s.derived = Some(Derived(value));
+                    true
+                }
+                _ => false,
+            },
+            _ => false,
+        }
+    }
+
     /// Keep `reply` as the `documentSymbol` reply of `path`, when the
-    /// document is still at the `version` it was asked for.
-    pub fn set_symbols(&mut self, path: &Path, version: i32, epoch: u64, reply: Value) -> bool {
+    /// document is still at the `version` it was asked for; `provisional`:
+    /// when it was asked, if the server was indexing (see [`Readiness`]).
+    pub fn set_symbols(
+        &mut self,
+        path: &Path,
+        version: i32,
+        epoch: u64,
+        reply: Value,
+        provisional: Option<Instant>,
+    ) -> bool {
         match self.docs.get_mut(path) {
             Some(d) if d.version == version => {
-                d.symbols = Some((epoch, reply));
+                d.symbols = Some(Symbols {
+                    epoch,
+                    reply,
+                    derived: None,
+                    provisional,
+                });
                 true
             }
             _ => false,
@@ -220,6 +316,7 @@ impl DocStore {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     fn disk(t: &str) -> DiskFile {
         DiskFile {
@@ -254,24 +351,91 @@ mod tests {
         let mut s = DocStore::new(10);
         let p = Path::new("/w/a.rs");
         s.sync(p, disk("fn a() {}"), "rust");
-        assert!(s.symbols(p, 1, 0).is_none());
-        assert!(s.set_symbols(p, 1, 0, serde_json::json!(["a"])));
-        assert_eq!(s.symbols(p, 1, 0), Some(serde_json::json!(["a"])));
+        assert!(s.symbols(p, 1, 0, READY).is_none());
+        assert!(s.set_symbols(p, 1, 0, serde_json::json!(["a"]), None));
+        assert_eq!(s.symbols(p, 1, 0, READY), Some(serde_json::json!(["a"])));
         // another epoch (something else changed): not used
-        assert!(s.symbols(p, 1, 1).is_none());
+        assert!(s.symbols(p, 1, 1, READY).is_none());
         // the same text again: still cached
         s.sync(p, disk("fn a() {}"), "rust");
-        assert_eq!(s.symbols(p, 1, 0), Some(serde_json::json!(["a"])));
+        assert_eq!(s.symbols(p, 1, 0, READY), Some(serde_json::json!(["a"])));
         // new text: a new version, the old reply is gone
         s.sync(p, disk("fn b() {}"), "rust");
-        assert!(s.symbols(p, 2, 0).is_none());
-        assert!(s.symbols(p, 1, 0).is_none());
+        assert!(s.symbols(p, 2, 0, READY).is_none());
+        assert!(s.symbols(p, 1, 0, READY).is_none());
         // a reply asked for version 1 arriving after the change is not kept
-        assert!(!s.set_symbols(p, 1, 0, serde_json::json!(["a"])));
-        assert!(s.symbols(p, 2, 0).is_none());
+        assert!(!s.set_symbols(p, 1, 0, serde_json::json!(["a"]), None));
+        assert!(s.symbols(p, 2, 0, READY).is_none());
         // closed: nothing
         s.remove(p);
-        assert!(!s.set_symbols(p, 2, 0, serde_json::json!(["b"])));
+        assert!(!s.set_symbols(p, 2, 0, serde_json::json!(["b"]), None));
+    }
+
+    const READY: Readiness = Readiness {
+        ready: true,
+        last_indexing_end: None,
+    };
+
+    #[test]
+    fn a_reply_asked_while_indexing_is_kept_until_the_server_is_ready() {
+        let mut s = DocStore::new(10);
+        let p = Path::new("/w/a.rs");
+        let (_, idx) = s.sync(p, disk("fn a() {}"), "rust");
+        let asked = Instant::now();
+        let busy = Readiness {
+            ready: false,
+            last_indexing_end: None,
+        };
+        assert!(s.set_symbols(p, 1, 0, serde_json::json!(["a"]), Some(asked)));
+        assert!(s.set_derived(p, 1, 0, &idx, Arc::new(1u32)));
+        // Still indexing: used, and what was derived from it.
+        assert_eq!(s.symbols(p, 1, 0, busy), Some(serde_json::json!(["a"])));
+        assert_eq!(s.derived::<u32>(p, &idx, 0, busy).as_deref(), Some(&1));
+        // An indexing that ended before it was asked does not matter.
+        let before = Readiness {
+            ready: false,
+            last_indexing_end: asked.checked_sub(Duration::from_millis(1)),
+        };
+        assert!(s.symbols(p, 1, 0, before).is_some());
+        // Ready now, or ready for a while since: asked again.
+        assert!(s.symbols(p, 1, 0, READY).is_none());
+        assert!(s.derived::<u32>(p, &idx, 0, READY).is_none());
+        let since = Readiness {
+            ready: false,
+            last_indexing_end: Some(asked + Duration::from_millis(1)),
+        };
+        assert!(s.symbols(p, 1, 0, since).is_none());
+        // A reply asked while ready replaces it, for good.
+        assert!(s.set_symbols(p, 1, 0, serde_json::json!(["b"]), None));
+        assert_eq!(s.symbols(p, 1, 0, since), Some(serde_json::json!(["b"])));
+    }
+
+    #[test]
+    fn a_derived_value_lives_with_its_reply_and_text() {
+        let mut s = DocStore::new(10);
+        let p = Path::new("/w/a.rs");
+        let (_, idx) = s.sync(p, disk("fn a() {}"), "rust");
+        // No reply kept: nothing to derive beside.
+        assert!(!s.set_derived(p, 1, 0, &idx, Arc::new(1u32)));
+        assert!(s.set_symbols(p, 1, 0, serde_json::json!(["a"]), None));
+        assert!(s.set_derived(p, 1, 0, &idx, Arc::new(1u32)));
+        assert_eq!(s.derived::<u32>(p, &idx, 0, READY).as_deref(), Some(&1));
+        // Another type, another epoch, another text: not it.
+        assert!(s.derived::<u64>(p, &idx, 0, READY).is_none());
+        assert!(s.derived::<u32>(p, &idx, 1, READY).is_none());
+        let other = Arc::new(LineIndex::new("fn a() {}".to_string()));
+        assert!(s.derived::<u32>(p, &other, 0, READY).is_none());
+        assert!(!s.set_derived(p, 1, 0, &other, Arc::new(2u32)));
+        // The same text again keeps it; a new reply drops it.
+        let (_, same) = s.sync(p, disk("fn a() {}"), "rust");
+        assert_eq!(s.derived::<u32>(p, &same, 0, READY).as_deref(), Some(&1));
+        assert!(s.set_symbols(p, 1, 1, serde_json::json!(["a"]), None));
+        assert!(s.derived::<u32>(p, &same, 1, READY).is_none());
+        // New text: gone with the reply.
+        assert!(s.set_derived(p, 1, 1, &same, Arc::new(3u32)));
+        let (_, idx2) = s.sync(p, disk("fn b() {}"), "rust");
+        assert!(s.derived::<u32>(p, &idx2, 1, READY).is_none());
+        assert!(!s.set_derived(p, 1, 1, &same, Arc::new(4u32)));
     }
 
     #[test]

@@ -19,7 +19,7 @@ use scry_text::{Encoding, LineIndex};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, BufReader};
 
-use crate::docs::{DiskFile, DocStore, SyncAction};
+use crate::docs::{DiskFile, DocStore, Readiness, SyncAction};
 use crate::handler::{ClientHandler, EditHookSlot, folder_name};
 use crate::state::ServerState;
 use crate::uri::path_to_uri;
@@ -503,15 +503,59 @@ impl Session {
     /// and nothing was sent to the server since (the epoch). Call after
     /// syncing `path` from disk. A reply is kept only when the server was
     /// not indexing before or after it, and the document is still at the
-    /// version asked for; a file that is not open is asked every time.
+    /// version asked for; a file that is not open is asked every time. A
+    /// reply asked while the server was indexing is kept provisionally when
+    /// it holds symbols: used while the server is still indexing and has
+    /// not been ready since (`docs::Readiness`), so a fresh server's first
+    /// questions by name do not each ask it again.
     pub async fn document_symbols(&self, path: &Path) -> Result<Value, SessionError> {
+        Ok(self.symbols_reply(path).await?.0)
+    }
+
+    /// [`Session::document_symbols`] as `derive` turns it into a `T`, kept
+    /// beside the cached reply: asked again while the document holds the
+    /// text `index` (the `Arc` that syncing `path` returned) and nothing
+    /// was sent to the server since, the kept `T` is returned without
+    /// copying or converting the reply again. One derived value per
+    /// document (a `T` of another type replaces it); a reply that is not
+    /// kept (see [`Session::document_symbols`]) is derived every time.
+    pub async fn document_symbols_as<T: std::any::Any + Send + Sync>(
+        &self,
+        path: &Path,
+        index: &Arc<LineIndex>,
+        derive: impl FnOnce(Value) -> T,
+    ) -> Result<Arc<T>, SessionError> {
+        {
+            let docs = self.inner.docs.lock().await;
+            let epoch = self.inner.epoch.load(Ordering::SeqCst);
+            if let Some(t) = docs.derived::<T>(path, index, epoch, self.readiness()) {
+                return Ok(t);
+            }
+        }
+        let (reply, kept) = self.symbols_reply(path).await?;
+        let t = Arc::new(derive(reply));
+        if let Some((version, epoch)) = kept {
+            let mut docs = self.inner.docs.lock().await;
+            if self.inner.epoch.load(Ordering::SeqCst) == epoch {
+                docs.set_derived(path, version, epoch, index, t.clone());
+            }
+        }
+        Ok(t)
+    }
+
+    /// The `documentSymbol` reply of `path` and, when it is the one the
+    /// document keeps, the (version, epoch) it is kept under.
+    async fn symbols_reply(
+        &self,
+        path: &Path,
+    ) -> Result<(Value, Option<(i32, u64)>), SessionError> {
         let asked = {
             let docs = self.inner.docs.lock().await;
             let epoch = self.inner.epoch.load(Ordering::SeqCst);
             match docs.version(path) {
                 Some(version) => {
-                    if let Some(v) = docs.symbols(path, version, epoch) {
-                        return Ok(v);
+                    if let Some(v) = docs.symbols(path, version, epoch, self.readiness()) {
+                        return Ok((v, Some((version, epoch))));
                     }
                     Some((version, epoch))
                 }
@@ -519,20 +563,35 @@ impl Session {
             }
         };
         let ready_before = self.inner.state.is_ready();
+        let asked_at = Instant::now();
         let params = json!({ "textDocument": { "uri": path_to_uri(path) } });
         let reply = self
             .request("textDocument/documentSymbol", Some(params))
             .await?;
+        let mut kept = None;
+        // Asked while indexing: kept provisionally, when it holds symbols
+        // (an empty reply may only mean "not loaded yet").
+        let provisional = (!(ready_before && self.inner.state.is_ready())).then_some(asked_at);
+        let holds_symbols = reply.as_array().is_some_and(|a| !a.is_empty());
         if let Some((version, epoch)) = asked
-            && ready_before
-            && self.inner.state.is_ready()
+            && (provisional.is_none() || holds_symbols)
         {
             let mut docs = self.inner.docs.lock().await;
-            if self.inner.epoch.load(Ordering::SeqCst) == epoch {
-                docs.set_symbols(path, version, epoch, reply.clone());
+            if self.inner.epoch.load(Ordering::SeqCst) == epoch
+                && docs.set_symbols(path, version, epoch, reply.clone(), provisional)
+            {
+                kept = Some((version, epoch));
             }
         }
-        Ok(reply)
+        Ok((reply, kept))
+    }
+
+    /// Where the server stands now, for the replies documents keep.
+    fn readiness(&self) -> Readiness {
+        Readiness {
+            ready: self.inner.state.is_ready(),
+            last_indexing_end: self.inner.state.indexing_history().1,
+        }
     }
 
     fn send_actions(&self, actions: Vec<SyncAction>) -> Result<(), SessionError> {

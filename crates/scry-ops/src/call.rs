@@ -5,7 +5,8 @@
 //! method, params and result come from the `gen-lsp-types` request type;
 //! [`Ctx::ask_lenient`] keeps the reply JSON where the typed result would be
 //! stricter than scry reads replies); navigation, diagnostics and edits are
-//! functions over it.
+//! functions over it. [`AskedPath`] is the question's own path, resolved
+//! once per call for every step of it.
 //!
 //! **The retry policy** ([`Retry`], the one place for its limits), for every
 //! request whose answer matters (not the side questions that only compare or
@@ -32,7 +33,7 @@
 //! holds it before any question about it.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use scry_base::paths::{self, Unconfined};
@@ -71,6 +72,52 @@ pub(crate) struct Ctx {
     pub(crate) budget: Duration,
     /// The question as the caller put it: every answer's header.
     pub(crate) question: Question,
+    /// The question's own path, resolved once for the whole call.
+    pub(crate) asked: AskedPath,
+}
+
+/// The question's own path, resolved (confined and checked, as
+/// [`resolve_path`] does) at most once per call and shared by every step
+/// of it — the answer order's checks, the lower sources, the navigation:
+/// one call sees one file, and pays for one resolution. Made by
+/// `Engine::run` for each call; never kept across calls (the file may be
+/// gone, or a link retargeted, by the next one).
+#[derive(Clone, Default)]
+pub(crate) struct AskedPath(Arc<Asked>);
+
+#[derive(Default)]
+struct Asked {
+    path: Option<PathBuf>,
+    resolved: OnceLock<Result<PathBuf, OpError>>,
+}
+
+impl AskedPath {
+    /// For a question about `path` (`None`: no path).
+    pub(crate) fn new(path: Option<&Path>) -> AskedPath {
+        AskedPath(Arc::new(Asked {
+            path: path.map(Path::to_path_buf),
+            resolved: OnceLock::new(),
+        }))
+    }
+
+    /// `p` resolved inside `root` as [`resolve_path`] does, from the memo
+    /// when `p` is the question's path.
+    pub(crate) fn resolve(&self, root: &Path, p: &Path, limit: u64) -> Result<PathBuf, OpError> {
+        match &self.0.path {
+            Some(asked) if asked == p => self
+                .0
+                .resolved
+                .get_or_init(|| resolve_path(root, p, limit))
+                .clone(),
+            _ => resolve_path(root, p, limit),
+        }
+    }
+
+    /// The question's path resolved; `None` when it has none.
+    pub(crate) fn resolved(&self, root: &Path, limit: u64) -> Option<Result<PathBuf, OpError>> {
+        let p = self.0.path.as_deref()?;
+        Some(self.resolve(root, p, limit))
+    }
 }
 
 /// Why a request gave no answer.
@@ -132,6 +179,7 @@ impl Ctx {
         deadline: Instant,
         budget: Duration,
         question: Question,
+        asked: AskedPath,
     ) -> Ctx {
         Ctx {
             ws,
@@ -139,12 +187,15 @@ impl Ctx {
             started,
             budget,
             question,
+            asked,
         }
     }
 
-    /// A file the caller named: inside the workspace, existing, a file.
+    /// A file the caller named: inside the workspace, existing, a file
+    /// (the question's own path resolved once per call: [`AskedPath`]).
     pub(crate) fn resolve_path(&self, p: &Path) -> Result<PathBuf, OpError> {
-        resolve_path(self.ws.root(), p, self.ws.config().limits.max_file_bytes)
+        self.asked
+            .resolve(self.ws.root(), p, self.ws.config().limits.max_file_bytes)
     }
 
     /// The session for `route`, started within the deadline.
@@ -251,6 +302,31 @@ impl Ctx {
         path: &Path,
     ) -> Result<Value, AskError> {
         match tokio::time::timeout_at(self.deadline, session.document_symbols(path)).await {
+            Ok(Ok(v)) => Ok(v),
+            Ok(Err(e)) => Err(AskError::Session(e)),
+            Err(_) => Err(AskError::Timeout),
+        }
+    }
+
+    /// The declarations of `path`'s document symbols (flattened, with their
+    /// containers), converted from the reply once per document text
+    /// (`index`, as syncing `path` returned it) and change epoch
+    /// (`Session::document_symbols_as`): a question by name on an
+    /// unchanged file neither asks nor converts again. A reply that does
+    /// not parse declares nothing. Bounded by the deadline.
+    pub(crate) async fn declarations(
+        &self,
+        session: &Session,
+        path: &Path,
+        index: &Arc<LineIndex>,
+    ) -> Result<Arc<Vec<crate::resolve::Declared>>, AskError> {
+        let derive = |v: Value| {
+            convert::document_symbols(session, v, index)
+                .map(|(_, flat)| flat)
+                .unwrap_or_default()
+        };
+        let asked = session.document_symbols_as(path, index, derive);
+        match tokio::time::timeout_at(self.deadline, asked).await {
             Ok(Ok(v)) => Ok(v),
             Ok(Err(e)) => Err(AskError::Session(e)),
             Err(_) => Err(AskError::Timeout),

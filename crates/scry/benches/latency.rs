@@ -1,28 +1,53 @@
 //! scry's added latency per request over driving the same language server
-//! directly, side by side, as a ratio.
+//! directly, side by side, as ratios, on each route a question takes.
 //!
-//! For each server (clangd on a copy of `fixtures/c`, pyright on a copy of
-//! `fixtures/python`, each skipped when not installed):
+//! Per case (a server on a workspace; see [`CASES`]), four routes ask the
+//! same questions (references and definition, by name and by line +
+//! column), each against its own copy of the workspace where it runs a
+//! server:
 //!
 //! * **raw**: the server spawned here with `tokio::process`, spoken to through
 //!   `scry_rpc::Connection` only: `initialize`, `initialized`, `didOpen` of the
 //!   two files, then `textDocument/references` / `textDocument/definition` at
-//!   the known positions from `fixtures/expected.json`.
-//! * **scry**: one `scry_ops::Engine` over `Workspace::open(copy)`; each timed
-//!   call is `engine.run_query(&query)` plus `scry_render::render_text` of the answer,
-//!   once by symbol name and once by explicit line + column.
+//!   the known positions.
+//! * **engine**: one `scry_ops::Engine` over `Workspace::open(copy)`; each
+//!   timed call is `engine.run_query(&query)` plus `scry_render::render_text`.
+//! * **mcp**: the same engine behind `scry_mcp::serve` (its `Local`
+//!   answerer) over an in-process pipe: an `lsp` tools/call, one JSON line
+//!   each way (the MCP front end's cost over the engine).
+//! * **daemon**: the built `scry mcp` as a child process over stdio, which
+//!   answers through its daemon (started in private directories on the
+//!   first call): MCP stdio front end → daemon socket → engine → server, as
+//!   a model's client runs it (the daemon's hop over the in-process MCP).
 //!
-//! * **MCP hop**: the line+col references question straight against the
-//!   same as an `lsp` tools/call through `scry_mcp::serve` over an in-process
-//!   pipe, then the hop's parts alone (pipe, ping, a refused call, a timer's
-//!   first tick, the reply's JSON).
+//! Cases: `clangd` and `pyright` on `fixtures/c` and `fixtures/python`
+//! (positions from `fixtures/expected.json`), `pyright-large` (a generated
+//! 5,000-line module), and, opt-in, `pyright-click` (the installed
+//! `click`) and `rust-analyzer-clap` (`clap_builder` from the cargo
+//! registry, `command.rs` of 5,296 lines): see `latency/large.rs`.
 //!
-//! Both servers run at the same time, each on its own copy of the fixture, and
-//! the measurements are interleaved in rounds (raw block, scry block, ...) so
-//! that noise from the rest of the machine hits both sides alike. Only warm
-//! servers are timed: each side first repeats `references` until the server
-//! returns the full answer (clangd: after its background index ran), then runs
-//! a few untimed warm-up iterations of every operation.
+//! Only warm servers are timed: each route first repeats `references` until
+//! its server returns the full answer (or, where it is not known, the same
+//! answer three times): raw and engine at once, then the daemon route
+//! alone, whose daemon and server start only then. Right after the daemon
+//! route's first full answer, its next 30 questions by name and by
+//! position are timed as the **first session** on a fresh daemon (what
+//! runs beside the first calls shows there, not the other routes' servers
+//! warming up). Then every route runs untimed warm-up iterations, and the timed
+//! requests are interleaved in rounds (the routes' order rotating) so that
+//! noise from the rest of the machine hits every route alike.
+//!
+//! Per case it also prints where scry's added time goes, each part alone
+//! (medians of 200): the watched-files drain, a raw `documentSymbol`, the
+//! session's cached one, the disk sync, the occurrence scan of the named
+//! file, and the MCP hop's parts (the bench's pipe, a `ping`, a refused
+//! call, a timer's first tick, the reply's JSON).
+//!
+//! **Instruction counts** (`SCRY_BENCH_CALLGRIND=DIR`): the bench runs
+//! itself under Callgrind and, instead of timing, counts the instructions
+//! of 20 calls per route and question (the daemon run under Callgrind too),
+//! printed per call: scry's own work, free of the machine's noise (see
+//! `latency/callgrind.rs`).
 //!
 //! * **hostile** (only when `SCRY_BENCH_SERVERS` names it): the hostile
 //!   workspace cases of issue 19 (a FIFO, 70,000 uses on one long line in
@@ -32,11 +57,19 @@
 //!
 //! Run: `cargo bench -p scry-lsp --bench latency`
 //! Environment: `SCRY_BENCH_ITERS` (default 50), `SCRY_BENCH_SERVERS`
-//! (comma list, default `clangd,pyright`; add `hostile` for the hostile
-//! cases), `SCRY_BENCH_BEFORE`.
+//! (comma list of cases, default `clangd,pyright,pyright-large`; add
+//! `pyright-click`, `rust-analyzer-clap`, `hostile`), `SCRY_BENCH_SCRY`
+//! (the `scry` the daemon route runs, default this build's),
+//! `SCRY_BENCH_CALLGRIND`, `SCRY_BENCH_BEFORE`.
 
+#[path = "latency/callgrind.rs"]
+mod callgrind;
+#[path = "latency/daemon.rs"]
+mod daemon;
 #[path = "latency/hostile.rs"]
 mod hostile;
+#[path = "latency/large.rs"]
+mod large;
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -52,8 +85,13 @@ use scry_workspace::Workspace;
 use serde_json::{Value, json};
 
 const ROUNDS: usize = 5;
+/// LSP's `ContentModified` error code.
+const CONTENT_MODIFIED: i64 = -32801;
 const WARMUP_ITERS: usize = 5;
-const WARM_TIMEOUT: Duration = Duration::from_secs(30);
+/// How many questions of each kind the first session times.
+const FIRST_SESSION: usize = 30;
+/// How many calls per route and question Callgrind counts.
+const COUNTED_CALLS: usize = 20;
 
 // ------------------------------------------------------------------ fixtures
 
@@ -76,6 +114,14 @@ const SERVERS: &[ServerDef] = &[
         args: &[],
         lang: "c",
         language_id: "c",
+        settings: || Value::Null,
+    },
+    ServerDef {
+        name: "rust-analyzer",
+        command: "rust-analyzer",
+        args: &[],
+        lang: "rust",
+        language_id: "rust",
         settings: || Value::Null,
     },
     ServerDef {
@@ -231,13 +277,22 @@ impl Raw {
         Raw { conn, child }
     }
 
-    /// One request; returns the number of locations in the result.
+    /// One request; returns the number of locations in the result. A
+    /// "content modified" error (rust-analyzer while it loads the
+    /// workspace) is asked again, as a client would.
     async fn ask(&self, method: &str, params: &Value) -> usize {
-        let v = self
-            .conn
-            .request(method, Some(params.clone()))
-            .await
-            .expect("raw request");
+        let mut tries = 0;
+        let v = loop {
+            match self.conn.request(method, Some(params.clone())).await {
+                Err(scry_rpc::RpcError::Server { error, .. })
+                    if error.code == CONTENT_MODIFIED && tries < 50 =>
+                {
+                    tries += 1;
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+                r => break r.expect("raw request"),
+            }
+        };
         match v {
             Value::Array(a) => a.len(),
             Value::Null => 0,
@@ -296,186 +351,627 @@ fn query(action: Action, p: &Pos, by_name: Option<&str>) -> Query {
     q
 }
 
-// ------------------------------------------------------------------ one server
+// ------------------------------------------------------------------ cases
+
+/// Where a case's workspace comes from.
+#[derive(Clone, Copy, PartialEq)]
+enum Kind {
+    /// `fixtures/<lang>`, positions from `fixtures/expected.json`.
+    Fixture,
+    /// `fixtures/python` with the generated 5,000-line `ledger.py`.
+    Ledger,
+    /// The installed `click` package.
+    Click,
+    /// `clap_builder` from the cargo registry.
+    Clap,
+}
+
+/// A server on a workspace, and the questions asked of it.
+struct Case {
+    /// Its name in the table and in `SCRY_BENCH_SERVERS`.
+    name: &'static str,
+    /// Its [`ServerDef`].
+    server: &'static str,
+    kind: Kind,
+}
+
+const CASES: &[Case] = &[
+    Case {
+        name: "clangd",
+        server: "clangd",
+        kind: Kind::Fixture,
+    },
+    Case {
+        name: "pyright",
+        server: "pyright",
+        kind: Kind::Fixture,
+    },
+    Case {
+        name: "pyright-large",
+        server: "pyright",
+        kind: Kind::Ledger,
+    },
+    Case {
+        name: "pyright-click",
+        server: "pyright",
+        kind: Kind::Click,
+    },
+    Case {
+        name: "rust-analyzer-clap",
+        server: "rust-analyzer",
+        kind: Kind::Clap,
+    },
+];
+
+/// The cases run when `SCRY_BENCH_SERVERS` is not set.
+const DEFAULT_CASES: &str = "clangd,pyright,pyright-large";
+
+/// What a case asks, found in its copy.
+struct Asked {
+    symbol: String,
+    /// The definition: references are asked here (by name: in its file).
+    def_pos: Pos,
+    /// A use: definition is asked here.
+    call_pos: Pos,
+    /// The references count of a warm server, where it is known.
+    full_refs: Option<usize>,
+    /// How long a route may take to warm up.
+    warm_within: Duration,
+}
+
+impl Case {
+    fn def(&self) -> &'static ServerDef {
+        SERVERS.iter().find(|d| d.name == self.server).unwrap()
+    }
+
+    /// A fresh copy of the workspace and its canonical path; `None` when
+    /// its source is not on this machine.
+    fn copy(&self) -> Option<(tempfile::TempDir, PathBuf)> {
+        match self.kind {
+            Kind::Fixture => Some(copy_fixture(self.def().lang)),
+            Kind::Ledger => {
+                let (tmp, dir) = copy_fixture("python");
+                large::write_ledger(&dir);
+                Some((tmp, dir))
+            }
+            Kind::Click => {
+                let src = large::click()?;
+                let (tmp, dir) = scry_testkit::canonical_tempdir();
+                scry_testkit::copy_tree(&src, &dir.join("click"));
+                Some((tmp, dir))
+            }
+            Kind::Clap => {
+                let src = large::clap_builder()?;
+                let (tmp, dir) = scry_testkit::canonical_tempdir();
+                scry_testkit::copy_tree(&src, &dir);
+                Some((tmp, dir))
+            }
+        }
+    }
+
+    fn asked(&self, dir: &Path, expected: &Value) -> Asked {
+        let quick = Duration::from_secs(60);
+        match self.kind {
+            Kind::Fixture => {
+                let e = &expected[self.def().lang]["total_weight"];
+                Asked {
+                    symbol: e["symbol"].as_str().unwrap().to_string(),
+                    def_pos: pos(&e["definition"]), // file A
+                    call_pos: pos(&e["calls"][0]),  // file B (ASCII line)
+                    // Definition + declarations + imports + calls.
+                    full_refs: Some(
+                        1 + e["declarations"].as_array().unwrap().len()
+                            + e["imports"].as_array().unwrap().len()
+                            + e["calls"].as_array().unwrap().len(),
+                    ),
+                    warm_within: quick,
+                }
+            }
+            Kind::Ledger => {
+                let (def_pos, call_pos, full) = large::ledger_positions(dir);
+                Asked {
+                    symbol: large::SYMBOL.to_string(),
+                    def_pos,
+                    call_pos,
+                    full_refs: Some(full),
+                    warm_within: quick,
+                }
+            }
+            Kind::Click => Asked {
+                symbol: "make_context".into(),
+                def_pos: large::find(dir, "click/core.py", "def make_context(", "make_context", 0)
+                    .unwrap(),
+                call_pos: large::find(
+                    dir,
+                    "click/core.py",
+                    "cmd.make_context(cmd_name, args, parent=ctx)",
+                    "make_context",
+                    0,
+                )
+                .unwrap(),
+                full_refs: None,
+                warm_within: Duration::from_secs(120),
+            },
+            Kind::Clap => Asked {
+                symbol: "get_bin_name".into(),
+                def_pos: large::find(
+                    dir,
+                    "src/builder/command.rs",
+                    "pub fn get_bin_name(&self)",
+                    "get_bin_name",
+                    0,
+                )
+                .unwrap(),
+                call_pos: large::find(
+                    dir,
+                    "src/output/help_template.rs",
+                    "self.cmd.get_bin_name()",
+                    "get_bin_name",
+                    0,
+                )
+                .unwrap(),
+                full_refs: None,
+                warm_within: Duration::from_secs(600),
+            },
+        }
+    }
+}
+
+/// Whether a route is warm, from the references counts it got so far: at
+/// least the full count, or (not known) the same nonzero count three times
+/// running.
+fn is_warm(counts: &[usize], full: Option<usize>) -> bool {
+    match full {
+        Some(f) => counts.last().is_some_and(|&n| n >= f),
+        None => {
+            counts.len() >= 3 && {
+                let last = &counts[counts.len() - 3..];
+                last[0] > 0 && last.iter().all(|&n| n == last[0])
+            }
+        }
+    }
+}
+
+/// Repeat `ask` (a references count) until warm or `within` ran out;
+/// returns the last count.
+async fn warm_up<F, Fut>(within: Duration, full: Option<usize>, mut ask: F) -> usize
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = usize>,
+{
+    let deadline = Instant::now() + within;
+    let mut counts = Vec::new();
+    while Instant::now() < deadline {
+        counts.push(ask().await);
+        if is_warm(&counts, full) {
+            break;
+        }
+        tokio::time::sleep(warm_pause(full)).await;
+    }
+    counts.last().copied().unwrap_or(0)
+}
+
+/// The pause between two warm-up questions: short when the full answer
+/// is known, else long enough for "the same three times" to mean done.
+fn warm_pause(full: Option<usize>) -> Duration {
+    Duration::from_millis(if full.is_some() { 100 } else { 1000 })
+}
+
+// ------------------------------------------------------------------ routes
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Route {
+    Raw,
+    Engine,
+    Mcp,
+    Daemon,
+}
+
+const ROUTES: [Route; 4] = [Route::Raw, Route::Engine, Route::Mcp, Route::Daemon];
+
+impl Route {
+    fn name(self) -> &'static str {
+        match self {
+            Route::Raw => "raw",
+            Route::Engine => "engine",
+            Route::Mcp => "mcp",
+            Route::Daemon => "daemon",
+        }
+    }
+}
+
+/// One question on every route.
+struct Op {
+    name: &'static str,
+    /// The raw request: method and params (positions in the raw copy).
+    raw: (&'static str, Value),
+    /// The engine's query (paths relative to its copy's root).
+    query: Query,
+    /// The `lsp` tool's arguments (the same question).
+    args: Value,
+}
+
+/// The `lsp` tool arguments of a query.
+fn tool_args(q: &Query) -> Value {
+    let mut a = json!({
+        "action": q.action.name(),
+        "path": q.path.as_ref().unwrap().to_string_lossy(),
+    });
+    if let Some(s) = &q.symbol {
+        a["symbol"] = json!(s);
+    }
+    if let (Some(l), Some(c)) = (q.line, q.column) {
+        a["line"] = json!(l);
+        a["column"] = json!(c);
+    }
+    a
+}
+
+/// The locations a tool result lists (its `structuredContent`'s `total`,
+/// else its `locations`), 0 for an error.
+fn tool_count(result: &Value) -> usize {
+    if result["isError"] == json!(true) {
+        return 0;
+    }
+    let s = &result["structuredContent"];
+    s["total"]
+        .as_u64()
+        .map(|n| n as usize)
+        .or_else(|| s["locations"].as_array().map(Vec::len))
+        .unwrap_or(0)
+}
+
+/// Everything a case runs: a server per route.
+struct Routes {
+    raw: Raw,
+    engine: Engine,
+    mcp: McpClient,
+    daemon: daemon::Route,
+    opts: RenderOptions,
+}
+
+impl Routes {
+    /// One call of `op` on `route`; the location count it got.
+    async fn ask(&mut self, route: Route, op: &Op) -> usize {
+        match route {
+            Route::Raw => self.raw.ask(op.raw.0, &op.raw.1).await,
+            Route::Engine => scry_call(&self.engine, &op.query, &self.opts).await.0,
+            Route::Mcp => {
+                let r = self
+                    .mcp
+                    .call("tools/call", json!({"name": "lsp", "arguments": op.args}))
+                    .await;
+                tool_count(&r["result"])
+            }
+            Route::Daemon => tool_count(&self.daemon.ask(&op.args).await),
+        }
+    }
+}
+
+// ------------------------------------------------------------------ one case
 
 struct Row {
-    op: String,
-    raw: Stats,
-    scry: Stats,
+    op: &'static str,
+    /// Per route (in [`ROUTES`] order): its timings.
+    times: Vec<Stats>,
     results: String,
 }
 
-enum Side<'a> {
-    Raw(&'a str, Value),
-    Scry(Box<Query>),
+/// What one case measured.
+struct CaseResult {
+    rows: Vec<Row>,
+    /// The daemon route's first session: (op, median ms) by name and by
+    /// position.
+    first: Vec<(&'static str, Stats)>,
+    /// Instructions per call (Callgrind): (op, route, instructions).
+    counts: Vec<(&'static str, Route, f64)>,
 }
 
-async fn bench_server(def: &ServerDef, iters: usize, expected: &Value) -> Option<Vec<Row>> {
+async fn bench_case(case: &Case, iters: usize, expected: &Value) -> Option<CaseResult> {
+    let def = case.def();
     if !scry_testkit::on_path(def.command) {
-        println!("{}: `{}` not on PATH; skipped", def.name, def.command);
+        println!("{}: `{}` not on PATH; skipped", case.name, def.command);
         return None;
     }
-    let e = &expected[def.lang];
-    let symbol = e["total_weight"]["symbol"].as_str().unwrap().to_string();
-    let def_pos = pos(&e["total_weight"]["definition"]); // file A
-    let call_pos = pos(&e["total_weight"]["calls"][0]); // file B (ASCII line)
-    // A full references answer: definition + declarations + imports + calls.
-    let full_refs = 1
-        + e["total_weight"]["declarations"].as_array().unwrap().len()
-        + e["total_weight"]["imports"].as_array().unwrap().len()
-        + e["total_weight"]["calls"].as_array().unwrap().len();
+    let Some((_raw_tmp, raw_dir)) = case.copy() else {
+        println!(
+            "{}: its workspace is not on this machine; skipped",
+            case.name
+        );
+        return None;
+    };
+    let (_scry_tmp, scry_dir) = case.copy()?;
+    let (_daemon_tmp, daemon_dir) = case.copy()?;
+    let asked = case.asked(&raw_dir, expected);
+    let Asked {
+        symbol,
+        def_pos,
+        call_pos,
+        full_refs,
+        warm_within,
+    } = &asked;
     let open = [def_pos.file.as_str(), call_pos.file.as_str()];
-
-    let (_raw_tmp, raw_dir) = copy_fixture(def.lang);
-    let (_scry_tmp, scry_dir) = copy_fixture(def.lang);
+    let counting = callgrind::dir();
 
     let t0 = Instant::now();
     let raw = Raw::start(def, &raw_dir, &open).await;
     let ws = Workspace::open(&scry_dir).expect("workspace");
     let engine = Engine::new(Arc::new(ws));
     let opts = RenderOptions::default();
+    let mcp = McpClient::start(&engine).await;
+    let daemon = daemon::Route::start(&daemon_dir, case.name).await;
+    let mut routes = Routes {
+        raw,
+        engine,
+        mcp,
+        daemon,
+        opts,
+    };
 
-    // Warm both until references is complete (or the wait runs out).
-    let raw_refs = position_params(&raw_dir, &def_pos, true);
-    let raw_def = position_params(&raw_dir, &call_pos, false);
-    let q_refs_name = query(Action::References, &def_pos, Some(&symbol));
-    let q_refs_pos = query(Action::References, &def_pos, None);
-    let q_def_name = query(Action::Definition, &call_pos, Some(&symbol));
-    let q_def_pos = query(Action::Definition, &call_pos, None);
-
-    let warm_deadline = Instant::now() + WARM_TIMEOUT;
-    let mut raw_n = 0;
-    while Instant::now() < warm_deadline {
-        raw_n = raw.ask("textDocument/references", &raw_refs).await;
-        if raw_n >= full_refs {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    let mut scry_n = 0;
-    while Instant::now() < warm_deadline {
-        scry_n = scry_call(&engine, &q_refs_name, &opts).await.0;
-        if scry_n >= full_refs {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    println!(
-        "{}: warm after {:.1} s (references: raw {raw_n}, scry {scry_n}; full answer is {full_refs})",
-        def.name,
-        t0.elapsed().as_secs_f64()
-    );
-
-    let ops: Vec<(String, Side, Side)> = vec![
-        (
-            "references, by name".into(),
-            Side::Raw("textDocument/references", raw_refs.clone()),
-            Side::Scry(Box::new(q_refs_name.clone())),
+    let raw_refs = position_params(&raw_dir, def_pos, true);
+    let raw_def = position_params(&raw_dir, call_pos, false);
+    let q_refs_name = query(Action::References, def_pos, Some(symbol));
+    let q_refs_pos = query(Action::References, def_pos, None);
+    let q_def_name = query(Action::Definition, call_pos, Some(symbol));
+    let q_def_pos = query(Action::Definition, call_pos, None);
+    let op = |name, raw: (&'static str, &Value), q: &Query| Op {
+        name,
+        raw: (raw.0, raw.1.clone()),
+        query: q.clone(),
+        args: tool_args(q),
+    };
+    let ops = vec![
+        op(
+            "references, by name",
+            ("textDocument/references", &raw_refs),
+            &q_refs_name,
         ),
-        (
-            "references, line+col".into(),
-            Side::Raw("textDocument/references", raw_refs.clone()),
-            Side::Scry(Box::new(q_refs_pos.clone())),
+        op(
+            "references, line+col",
+            ("textDocument/references", &raw_refs),
+            &q_refs_pos,
         ),
-        (
-            "definition, by name".into(),
-            Side::Raw("textDocument/definition", raw_def.clone()),
-            Side::Scry(Box::new(q_def_name.clone())),
+        op(
+            "definition, by name",
+            ("textDocument/definition", &raw_def),
+            &q_def_name,
         ),
-        (
-            "definition, line+col".into(),
-            Side::Raw("textDocument/definition", raw_def.clone()),
-            Side::Scry(Box::new(q_def_pos.clone())),
+        op(
+            "definition, line+col",
+            ("textDocument/definition", &raw_def),
+            &q_def_pos,
         ),
     ];
 
-    // One untimed pass per op, also to report what each side answered.
-    let mut results = Vec::new();
-    for (_, r, s) in &ops {
-        let (Side::Raw(m, p), Side::Scry(q)) = (r, s) else {
-            unreachable!()
-        };
-        let mut rn = 0;
-        let mut sn = (0, None);
-        for _ in 0..WARMUP_ITERS {
-            rn = raw.ask(m, p).await;
-            let (n, a) = scry_call(&engine, q, &opts).await;
-            sn = (n, Some(a));
+    // Warm the raw and engine routes until references is complete (or the
+    // wait runs out), both at once; then the daemon route, alone, and its
+    // first session right after its own first full answer: what runs
+    // beside a fresh daemon's first calls shows there, not the other
+    // routes' servers warming up.
+    let Routes {
+        raw,
+        engine,
+        daemon,
+        opts,
+        ..
+    } = &mut routes;
+    let (raw_n, scry_n) = tokio::join!(
+        warm_up(*warm_within, *full_refs, || raw
+            .ask(ops[0].raw.0, &ops[0].raw.1)),
+        warm_up(*warm_within, *full_refs, || async {
+            scry_call(engine, &ops[0].query, opts).await.0
+        }),
+    );
+    let (daemon_n, first) = {
+        // (`warm_up`'s loop: the daemon route is asked mutably.)
+        let deadline = Instant::now() + *warm_within;
+        let mut counts = Vec::new();
+        while Instant::now() < deadline {
+            counts.push(tool_count(&daemon.ask(&ops[0].args).await));
+            if is_warm(&counts, *full_refs) {
+                break;
+            }
+            tokio::time::sleep(warm_pause(*full_refs)).await;
         }
-        let a = sn.1.unwrap();
+        let n = counts.last().copied().unwrap_or(0);
+        let mut first = Vec::new();
+        if counting.is_none() {
+            let mut by_name = Vec::new();
+            let mut by_pos = Vec::new();
+            for _ in 0..FIRST_SESSION {
+                let t = Instant::now();
+                daemon.ask(&ops[0].args).await;
+                by_name.push(t.elapsed());
+                let t = Instant::now();
+                daemon.ask(&ops[1].args).await;
+                by_pos.push(t.elapsed());
+            }
+            first.push((ops[0].name, stats(&by_name)));
+            first.push((ops[1].name, stats(&by_pos)));
+        }
+        (n, first)
+    };
+    println!(
+        "{}: warm after {:.1} s (references: raw {raw_n}, engine {scry_n}, daemon {daemon_n}; full answer is {})",
+        case.name,
+        t0.elapsed().as_secs_f64(),
+        full_refs.map_or("not known: the same count three times".into(), |n| n
+            .to_string()),
+    );
+
+    // Untimed passes per op, also to report what each route answered.
+    let mut results = Vec::new();
+    for o in &ops {
+        let mut got = [0; 4];
+        for _ in 0..WARMUP_ITERS {
+            for (i, r) in ROUTES.iter().enumerate() {
+                got[i] = routes.ask(*r, o).await;
+            }
+        }
+        let (_, a) = scry_call(&routes.engine, &o.query, &routes.opts).await;
         let via = a
             .asked_at
             .as_ref()
             .map(|x| {
                 format!(
                     "{}:{}:{} via {}",
-                    scry_render::display_path(&x.loc.path, engine.workspace().root()),
+                    scry_render::display_path(&x.loc.path, routes.engine.workspace().root()),
                     x.loc.line,
                     x.loc.col,
                     scry_render::via_text(&x.via)
                 )
             })
             .unwrap_or_default();
-        results.push(format!("raw {rn} / scry {} (scry asked at {via})", sn.0));
+        results.push(format!(
+            "raw {} / engine {} / mcp {} / daemon {} (scry asked at {via})",
+            got[0], got[1], got[2], got[3]
+        ));
     }
 
-    // Timed, interleaved: per round, per op, a block of raw then a block of
-    // scry (order flipped every other round).
+    if let Some(dir) = &counting {
+        let counts = count_instructions(&mut routes, &ops, dir).await;
+        stop(routes).await;
+        return Some(CaseResult {
+            rows: Vec::new(),
+            first,
+            counts,
+        });
+    }
+
+    // Timed, interleaved: per round, per op, a block of each route (the
+    // routes' order rotating every round).
     let per_round = iters.div_ceil(ROUNDS);
-    let mut raw_times: Vec<Vec<Duration>> = vec![Vec::new(); ops.len()];
-    let mut scry_times: Vec<Vec<Duration>> = vec![Vec::new(); ops.len()];
+    let mut times: Vec<Vec<Vec<Duration>>> = vec![vec![Vec::new(); ROUTES.len()]; ops.len()];
     for round in 0..ROUNDS {
-        for (i, (_, r, s)) in ops.iter().enumerate() {
-            let sides: [&Side; 2] = if round % 2 == 0 { [r, s] } else { [s, r] };
-            for side in sides {
+        for (i, o) in ops.iter().enumerate() {
+            for k in 0..ROUTES.len() {
+                let r = (k + round) % ROUTES.len();
                 for _ in 0..per_round {
-                    match side {
-                        Side::Raw(m, p) => {
-                            if raw_times[i].len() >= iters {
-                                break;
-                            }
-                            let t = Instant::now();
-                            std::hint::black_box(raw.ask(m, p).await);
-                            raw_times[i].push(t.elapsed());
-                        }
-                        Side::Scry(q) => {
-                            if scry_times[i].len() >= iters {
-                                break;
-                            }
-                            let t = Instant::now();
-                            std::hint::black_box(scry_call(&engine, q, &opts).await);
-                            scry_times[i].push(t.elapsed());
-                        }
+                    if times[i][r].len() >= iters {
+                        break;
                     }
+                    let t = Instant::now();
+                    std::hint::black_box(routes.ask(ROUTES[r], o).await);
+                    times[i][r].push(t.elapsed());
                 }
             }
         }
     }
 
-    // Rendering alone, for reading the by-name/line+col numbers.
-    let (_, a) = scry_call(&engine, &q_refs_pos, &opts).await;
-    let mut render_times = Vec::new();
-    for _ in 0..200 {
-        let t = Instant::now();
-        std::hint::black_box(render_text(&a, engine.workspace().root(), &opts));
-        render_times.push(t.elapsed());
-    }
-    let r = stats(&render_times);
-    println!(
-        "{}: render_text alone of the {}-location references answer: median {:.4} ms",
-        def.name,
-        count(&a),
-        r.median
-    );
+    parts_alone(case, &mut routes, &raw_dir, &scry_dir, &asked, &q_refs_pos).await;
+    stop(routes).await;
 
-    // Where scry's added time goes, each part alone (medians of 200):
-    // the watched-files drain run before every request, a raw
+    Some(CaseResult {
+        rows: ops
+            .iter()
+            .zip(results)
+            .enumerate()
+            .map(|(i, (o, results))| Row {
+                op: o.name,
+                times: times[i].iter().map(|t| stats(t)).collect(),
+                results,
+            })
+            .collect(),
+        first,
+        counts: Vec::new(),
+    })
+}
+
+async fn stop(routes: Routes) {
+    routes.mcp.stop();
+    routes.daemon.stop().await;
+    routes.engine.shutdown().await;
+    routes.raw.stop().await;
+}
+
+/// Instructions per call of each op on each route (under Callgrind): the
+/// in-process routes between a zero and a dump of this process's
+/// counters, the daemon route between two `daemon status` dumps of the
+/// daemon's.
+async fn count_instructions(
+    routes: &mut Routes,
+    ops: &[Op],
+    dir: &Path,
+) -> Vec<(&'static str, Route, f64)> {
+    let mut blocks = Vec::new();
+    for o in ops {
+        for r in [Route::Raw, Route::Engine, Route::Mcp] {
+            callgrind::zero();
+            for _ in 0..COUNTED_CALLS {
+                std::hint::black_box(routes.ask(r, o).await);
+            }
+            callgrind::dump(&format!(
+                "{}|{}|{}|{COUNTED_CALLS}",
+                routes.daemon.tag,
+                o.name,
+                r.name()
+            ));
+        }
+        routes.daemon.daemon_status();
+        for _ in 0..COUNTED_CALLS {
+            std::hint::black_box(routes.ask(Route::Daemon, o).await);
+        }
+        routes.daemon.daemon_status();
+        routes.daemon.daemon_status();
+        blocks.push(o.name);
+    }
+    // The daemon's dumps are read once it exited (see `report_counts`);
+    // the in-process ones are written now.
+    let mut out = Vec::new();
+    for (desc, per_call) in callgrind::bench_per_call(dir) {
+        let mut f = desc.split('|');
+        let (Some(tag), Some(op), Some(route)) = (f.next(), f.next(), f.next()) else {
+            continue;
+        };
+        if tag != routes.daemon.tag {
+            continue;
+        }
+        let Some(o) = ops.iter().find(|o| o.name == op) else {
+            continue;
+        };
+        let Some(r) = ROUTES.iter().find(|r| r.name() == route) else {
+            continue;
+        };
+        out.push((o.name, *r, per_call));
+    }
+    for (j, name) in blocks.into_iter().enumerate() {
+        // Placeholder for the daemon's count, filled in once it exited.
+        out.push((name, Route::Daemon, j as f64));
+    }
+    out
+}
+
+/// Where scry's added time goes, each part alone (medians of 200).
+async fn parts_alone(
+    case: &Case,
+    routes: &mut Routes,
+    raw_dir: &Path,
+    scry_dir: &Path,
+    asked: &Asked,
+    q_refs_pos: &Query,
+) {
+    let name = case.name;
+    let engine = routes.engine.clone();
+    let opts = routes.opts.clone();
+    let (_, a) = scry_call(&engine, q_refs_pos, &opts).await;
+    let r = median_of(200, || async {
+        render_text(&a, engine.workspace().root(), &opts)
+    })
+    .await;
+    println!(
+        "{name}: render_text alone of the {}-location references answer: median {r:.4} ms",
+        count(&a),
+    );
+    // The watched-files drain run before every request, a raw
     // documentSymbol round trip (what naming by symbol costs when it is
-    // asked), and the session's documentSymbol (cached per document
-    // version), and the disk sync of the asked file.
+    // asked), the session's documentSymbol (cached per document version),
+    // the disk sync of the asked file, and the occurrence scan of the name
+    // in it.
     let ws = engine.workspace();
     let drain = median_of(200, || ws.announce_changes(&[])).await;
+    let def_pos = &asked.def_pos;
     let sym_params = json!({ "textDocument": { "uri": uri(&raw_dir.join(&def_pos.file)) } });
+    let raw = &routes.raw;
     let raw_sym = median_of(200, || raw.ask("textDocument/documentSymbol", &sym_params)).await;
     let file = scry_dir.join(&def_pos.file);
     let (session, route) = ws.session_for_file(&file).await.expect("session");
@@ -485,43 +981,30 @@ async fn bench_server(def: &ServerDef, iters: usize, expected: &Value) -> Option
         session.sync_file(&file, &route.language_id).await.unwrap()
     })
     .await;
+    let index = session.sync_file(&file, &route.language_id).await.unwrap();
+    let want = scry_model::name::SymbolName::parse(&asked.symbol);
+    let scan = median_of(200, || async {
+        scry_ops::resolve::occurrences(&index, &want, None, true, 32, None).total
+    })
+    .await;
     println!(
-        "{}: parts alone (median ms): watched-files drain {drain:.4}; documentSymbol raw round trip {raw_sym:.4}, \
+        "{name}: parts alone (median ms): watched-files drain {drain:.4}; documentSymbol raw round trip {raw_sym:.4}, \
          through the session's cache {cached_sym:.4}; disk sync of the open documents {sync:.4}; \
+         occurrence scan of `{}` in {} ({} lines) {scan:.4}; \
          server registered file watchers (drain waits for the watcher): {}",
-        def.name,
+        asked.symbol,
+        def_pos.file,
+        index.line_count(),
         ws.running().iter().any(scry_workspace::watch::listens)
     );
-
-    let (direct, mcp, parts) = mcp_hop(&engine, &q_refs_pos, &opts).await;
+    let parts = mcp_parts(&mut routes.mcp, &engine, q_refs_pos, &opts).await;
     println!(
-        "{}: references line+col, median ms: Engine::run + render_text {direct:.4}; the same \
-         through MCP (scry_mcp::serve over an in-process pipe, one JSON line each way) {mcp:.4}",
-        def.name
-    );
-    println!(
-        "{}: MCP hop parts alone (median ms): the pipe (a line to an echo task and back) {:.4}; \
+        "{name}: MCP hop parts alone (median ms): the pipe (a line to an echo task and back) {:.4}; \
          ping through scry_mcp::serve {:.4}; a tools/call refused by validation {:.4}; \
          a tokio interval's first tick {:.4}; the reply's JSON (render_text + render_json, \
          serialized and parsed) {:.4}",
-        def.name, parts.pipe, parts.ping, parts.refused, parts.timer, parts.json
+        parts.pipe, parts.ping, parts.refused, parts.timer, parts.json
     );
-
-    engine.shutdown().await;
-    raw.stop().await;
-
-    Some(
-        ops.into_iter()
-            .zip(results)
-            .enumerate()
-            .map(|(i, ((op, _, _), results))| Row {
-                op,
-                raw: stats(&raw_times[i]),
-                scry: stats(&scry_times[i]),
-                results,
-            })
-            .collect(),
-    )
 }
 
 /// Median milliseconds of 200 runs of an expression (which may borrow
@@ -538,32 +1021,15 @@ macro_rules! timed_200 {
     }};
 }
 
-/// The MCP hop, medians in ms: `q` (a position question) asked straight
-/// (engine + text rendering) and as an `lsp` tools/call over
-/// `scry_mcp::serve` on an in-process duplex pipe, 200 times each,
-/// interleaved; then the hop's parts alone (see [`McpParts`]).
-async fn mcp_hop(engine: &Engine, q: &Query, opts: &RenderOptions) -> (f64, f64, McpParts) {
-    let mut client = McpClient::start(engine).await;
-    let args = json!({
-        "action": q.action.name(),
-        "path": q.path.as_ref().unwrap().to_string_lossy(),
-        "line": q.line, "column": q.column,
-    });
-    let mut direct = Vec::new();
-    let mut mcp = Vec::new();
-    for _ in 0..200 {
-        let t = Instant::now();
-        std::hint::black_box(scry_call(engine, q, opts).await);
-        direct.push(t.elapsed());
-        let t = Instant::now();
-        let r = client
-            .call("tools/call", json!({"name": "lsp", "arguments": args}))
-            .await;
-        mcp.push(t.elapsed());
-        assert!(r["result"]["isError"] != json!(true), "{r}");
-    }
-
-    // The parts alone.
+/// The MCP hop's parts alone, for `q` (a position question) as an `lsp`
+/// tools/call (see [`McpParts`]).
+async fn mcp_parts(
+    client: &mut McpClient,
+    engine: &Engine,
+    q: &Query,
+    opts: &RenderOptions,
+) -> McpParts {
+    let args = tool_args(q);
     let line = format!(
         "{}\n",
         json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
@@ -581,7 +1047,8 @@ async fn mcp_hop(engine: &Engine, q: &Query, opts: &RenderOptions) -> (f64, f64,
                 w.flush().await.unwrap();
             }
         });
-        let mut c = LineClient::new(ours);
+        let (r, w) = tokio::io::split(ours);
+        let mut c = LineClient::new(Box::new(r), Box::new(w));
         let t = timed_200!(c.round_trip(&line).await);
         echo.abort();
         t
@@ -615,15 +1082,13 @@ async fn mcp_hop(engine: &Engine, q: &Query, opts: &RenderOptions) -> (f64, f64,
         serde_json::from_str::<Value>(&line).unwrap()
     })
     .await;
-    client.stop();
-    let parts = McpParts {
+    McpParts {
         pipe,
         ping,
         refused,
         timer,
         json: json_part,
-    };
-    (stats(&direct).median, stats(&mcp).median, parts)
+    }
 }
 
 /// The MCP hop's parts alone, medians in ms of 200 each.
@@ -645,16 +1110,19 @@ struct McpParts {
 /// The duplex pipe's buffer, each way.
 const PIPE_BYTES: usize = 1 << 20;
 
-/// The client end of a newline-delimited JSON pipe.
+type Reader = Box<dyn tokio::io::AsyncRead + Send + Unpin>;
+type Writer = Box<dyn tokio::io::AsyncWrite + Send + Unpin>;
+
+/// The client end of a newline-delimited JSON pipe (in process, or a
+/// child's stdio).
 struct LineClient {
-    lines: tokio::io::Lines<tokio::io::BufReader<tokio::io::ReadHalf<tokio::io::DuplexStream>>>,
-    write: tokio::io::WriteHalf<tokio::io::DuplexStream>,
+    lines: tokio::io::Lines<tokio::io::BufReader<Reader>>,
+    write: Writer,
 }
 
 impl LineClient {
-    fn new(pipe: tokio::io::DuplexStream) -> LineClient {
+    fn new(read: Reader, write: Writer) -> LineClient {
         use tokio::io::AsyncBufReadExt;
-        let (read, write) = tokio::io::split(pipe);
         LineClient {
             lines: tokio::io::BufReader::new(read).lines(),
             write,
@@ -677,22 +1145,31 @@ impl LineClient {
     }
 }
 
-/// An MCP client over `scry_mcp::serve` on an in-process pipe, initialized.
+/// An MCP client over a line pipe, initialized.
 struct McpClient {
     pipe: LineClient,
-    serving: tokio::task::JoinHandle<Result<(), scry_mcp::ServeError>>,
+    serving: Option<tokio::task::JoinHandle<Result<(), scry_mcp::ServeError>>>,
     next_id: u64,
 }
 
 impl McpClient {
+    /// `scry_mcp::serve` over an in-process pipe, answering with `engine`.
     async fn start(engine: &Engine) -> McpClient {
         let (ours, theirs) = tokio::io::duplex(PIPE_BYTES);
         let (sr, sw) = tokio::io::split(theirs);
         let server = scry_mcp::ScryMcp::new(engine.clone(), scry_mcp::Options::default());
         let serving = tokio::spawn(scry_mcp::serve(server, sr, sw));
+        let (r, w) = tokio::io::split(ours);
+        let mut c = McpClient::over(LineClient::new(Box::new(r), Box::new(w))).await;
+        c.serving = Some(serving);
+        c
+    }
+
+    /// Initialize an MCP session over `pipe`.
+    async fn over(pipe: LineClient) -> McpClient {
         let mut c = McpClient {
-            pipe: LineClient::new(ours),
-            serving,
+            pipe,
+            serving: None,
             next_id: 0,
         };
         c.call(
@@ -724,7 +1201,9 @@ impl McpClient {
     }
 
     fn stop(self) {
-        self.serving.abort();
+        if let Some(s) = self.serving {
+            s.abort();
+        }
     }
 }
 
@@ -744,22 +1223,29 @@ where
 }
 
 fn main() {
+    callgrind::reexec_if_asked();
+    let counting = callgrind::dir();
     let iters: usize = std::env::var("SCRY_BENCH_ITERS")
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(50)
         .max(1);
     let wanted: Vec<String> = std::env::var("SCRY_BENCH_SERVERS")
-        .unwrap_or_else(|_| "clangd,pyright".into())
+        .unwrap_or_else(|_| DEFAULT_CASES.into())
         .split(',')
         .map(|s| s.trim().to_string())
         .collect();
 
     // Server logs (scry appends each server's stderr to a log file) go to a
-    // scratch directory, not the user's state directory.
+    // scratch directory, not the user's state directory; rust-analyzer's
+    // build scripts are built once for every copy.
     let logs = tempfile::tempdir().expect("log dir");
+    let target = tempfile::tempdir().expect("cargo target dir");
     // SAFETY: set before the runtime (and any other thread) starts.
-    unsafe { std::env::set_var("SCRY_LOG_DIR", logs.path()) };
+    unsafe {
+        std::env::set_var("SCRY_LOG_DIR", logs.path());
+        std::env::set_var("CARGO_TARGET_DIR", target.path());
+    }
 
     let expected: Value = serde_json::from_str(
         &std::fs::read_to_string(scry_testkit::fixture_path("expected.json")).unwrap(),
@@ -771,19 +1257,23 @@ fn main() {
         .build()
         .unwrap();
 
-    println!(
-        "latency bench: {iters} timed requests per operation and side, warm servers, \
-         interleaved in {ROUNDS} rounds; times are per request, end to end"
-    );
+    if counting.is_some() {
+        println!(
+            "latency bench under Callgrind: instructions per call of scry's processes \
+             ({COUNTED_CALLS} calls per route and question, warm servers)"
+        );
+    } else {
+        println!(
+            "latency bench: {iters} timed requests per operation and route, warm servers, \
+             interleaved in {ROUNDS} rounds; times are per request, end to end"
+        );
+    }
     println!();
     let started = Instant::now();
     let mut all = Vec::new();
-    for def in SERVERS
-        .iter()
-        .filter(|d| wanted.iter().any(|w| w == d.name))
-    {
-        if let Some(rows) = rt.block_on(bench_server(def, iters, &expected)) {
-            all.push((def.name, rows));
+    for case in CASES.iter().filter(|c| wanted.iter().any(|w| w == c.name)) {
+        if let Some(r) = rt.block_on(bench_case(case, iters, &expected)) {
+            all.push((case.name, r));
         }
     }
     if wanted.iter().any(|w| w == "hostile") {
@@ -791,53 +1281,122 @@ fn main() {
     }
     println!("total wall time: {:.1} s", started.elapsed().as_secs_f64());
     println!();
+    if let Some(dir) = &counting {
+        report_counts(dir, &all);
+        return;
+    }
     println!(
-        "{:<8} {:<22} {:>9} {:>9} {:>9} {:>9} {:>10} {:>9} {:>9}",
-        "server",
+        "{:<19} {:<21} {:>8} {:>8} {:>7} {:>8} {:>7} {:>8} {:>7} {:>9}",
+        "case",
         "operation",
-        "raw min",
         "raw med",
-        "scry min",
-        "scry med",
-        "scry/raw",
-        "added ms",
-        "scry max"
+        "engine",
+        "x raw",
+        "mcp",
+        "x raw",
+        "daemon",
+        "x raw",
+        "added ms"
     );
-    for (server, rows) in &all {
-        for r in rows {
+    for (case, r) in &all {
+        for row in &r.rows {
+            let raw = row.times[0].median;
+            let cell = |i: usize| {
+                let m = row.times[i].median;
+                format!("{m:>8.3} {:>6.2}x", m / raw)
+            };
             println!(
-                "{:<8} {:<22} {:>9.3} {:>9.3} {:>9.3} {:>9.3} {:>9.2}x {:>9.3} {:>9.3}",
-                server,
-                r.op,
-                r.raw.min,
-                r.raw.median,
-                r.scry.min,
-                r.scry.median,
-                r.scry.median / r.raw.median,
-                r.scry.median - r.raw.median,
-                r.scry.max,
+                "{:<19} {:<21} {:>8.3} {} {} {} {:>9.3}",
+                case,
+                row.op,
+                raw,
+                cell(1),
+                cell(2),
+                cell(3),
+                row.times[3].median - raw
+            );
+        }
+    }
+    println!();
+    println!(
+        "first session on a fresh daemon ({FIRST_SESSION} calls each, right after its first full answer), median ms (min / max):"
+    );
+    for (case, r) in &all {
+        for (op, s) in &r.first {
+            let steady = r.rows.iter().find(|row| row.op == *op);
+            println!(
+                "  {case:<19} {op:<21} {:>8.3} ({:.3} / {:.3}); warm later: daemon {:.3}, raw {:.3}",
+                s.median,
+                s.min,
+                s.max,
+                steady.map_or(f64::NAN, |row| row.times[3].median),
+                steady.map_or(f64::NAN, |row| row.times[0].median),
             );
         }
     }
     println!();
     println!("results per call (location counts):");
-    for (server, rows) in &all {
-        for r in rows {
-            println!("  {server:<8} {:<22} {}", r.op, r.results);
+    for (case, r) in &all {
+        for row in &r.rows {
+            println!("  {case:<19} {:<21} {}", row.op, row.results);
         }
     }
     println!();
     println!(
-        "what one call costs on each side:\n\
-         \x20 raw            1 server round trip (the LSP request over scry_rpc::Connection; JSON encode/decode).\n\
-         \x20 scry by name   Engine::run + render_text: resolve the path (canonicalize), route to the server,\n\
-         \x20                stat every open document and re-read + compare the asked file from disk, the\n\
-         \x20                file's textDocument/documentSymbol (to find the declaration; a server round trip\n\
-         \x20                only when the document's version is new, else the session's cached reply), then\n\
-         \x20                the request, typed parsing of the result, line texts for every location (open\n\
-         \x20                documents, else a disk read per other file), and rendering the text answer.\n\
-         \x20 scry line+col  the same without documentSymbol: 1 server round trip plus the same local work.\n\
+        "what one call costs on each route:\n\
+         \x20 raw     1 server round trip (the LSP request over scry_rpc::Connection; JSON encode/decode).\n\
+         \x20 engine  Engine::run + render_text: resolve the path, route to the server, stat every open\n\
+         \x20         document and re-read + compare the asked file from disk; by name, the file's\n\
+         \x20         document symbols (a server round trip only when the document's version is new)\n\
+         \x20         and the occurrence scan; then the request, typed parsing of the result, line\n\
+         \x20         texts for every location, and rendering the text answer.\n\
+         \x20 mcp     the engine's call as an `lsp` tools/call through scry_mcp::serve in process:\n\
+         \x20         validation, the Local answerer (config stamp check), text + JSON rendering, rmcp.\n\
+         \x20 daemon  `scry mcp` over stdio (a child process) → its daemon over the socket → the engine:\n\
+         \x20         what a model's MCP client gets.\n\
          note: by name, scry asks at the first code occurrence when the file has no declaration of the\n\
          name (see \"scry asked at\" above), which may differ from the raw position."
+    );
+}
+
+/// The instruction counts' table (Callgrind), once every daemon exited.
+fn report_counts(dir: &Path, all: &[(&'static str, CaseResult)]) {
+    println!(
+        "{:<19} {:<21} {:>10} {:>10} {:>10} {:>10}   (instructions per call, thousands)",
+        "case", "operation", "raw", "engine", "mcp", "daemon"
+    );
+    for (case, r) in all {
+        let mut ops: Vec<&'static str> = Vec::new();
+        for (op, _, _) in &r.counts {
+            if !ops.contains(op) {
+                ops.push(op);
+            }
+        }
+        for op in ops {
+            let get = |route: Route| {
+                r.counts
+                    .iter()
+                    .find(|(o, rt, _)| *o == op && *rt == route)
+                    .map(|c| c.2)
+            };
+            let daemon = get(Route::Daemon)
+                .and_then(|j| callgrind::daemon_per_call(dir, case, j as usize, COUNTED_CALLS));
+            let k = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{:.0}", v / 1e3));
+            println!(
+                "{:<19} {:<21} {:>10} {:>10} {:>10} {:>10}",
+                case,
+                op,
+                k(get(Route::Raw)),
+                k(get(Route::Engine)),
+                k(get(Route::Mcp)),
+                k(daemon)
+            );
+        }
+    }
+    println!(
+        "\nraw: the bench's own client (JSON encode/decode); engine: + Engine::run and render_text; \
+         mcp: + the MCP front end in process; daemon: the daemon process alone (socket, Local, engine), \
+         the `scry mcp` front end not counted. Callgrind output (callgrind_annotate): {}",
+        dir.display()
     );
 }

@@ -376,15 +376,19 @@ impl Engine {
 
     /// Why the live server for the question's file cannot answer yet, when
     /// it cannot: `None` when it is running and ready.
-    pub(crate) fn not_ready(&self, q: &Valid) -> Option<Reason> {
-        self.server_waiting(q, true)
+    pub(crate) fn not_ready(&self, q: &Valid, asked: &AskedPath) -> Option<Reason> {
+        self.server_waiting(q, asked, true)
     }
 
     /// [`Engine::not_ready`]; a server that is not running is started in
     /// the background only when `start`.
-    pub(crate) fn server_waiting(&self, q: &Valid, start: bool) -> Option<Reason> {
-        let path = q.path()?;
-        let abs = self.resolve_path(path).ok()?;
+    pub(crate) fn server_waiting(
+        &self,
+        q: &Valid,
+        asked: &AskedPath,
+        start: bool,
+    ) -> Option<Reason> {
+        let abs = self.resolve_asked(asked)?.ok()?;
         let route = match self.ws.route(&abs) {
             Ok(r) => r,
             Err(e) => {
@@ -435,7 +439,11 @@ impl Engine {
     /// question (no index, file not covered or changed, name not found, no
     /// location: then the next source answers); why the live server did not
     /// answer is added when that is known (`Unlabelled::label`).
-    pub(crate) async fn indexed_answer(&self, q: &Valid) -> Result<Option<Unlabelled>, OpError> {
+    pub(crate) async fn indexed_answer(
+        &self,
+        q: &Valid,
+        asked: &AskedPath,
+    ) -> Result<Option<Unlabelled>, OpError> {
         let loaded = match self.index().await {
             Ok(Some(l)) => l,
             Ok(None) => return Ok(None),
@@ -451,7 +459,8 @@ impl Engine {
         };
         let engine = self.clone();
         let q2 = q.clone();
-        let r = tokio::task::spawn_blocking(move || engine.answer_from(&loaded, &q2)).await;
+        let abs = self.resolve_asked(asked).and_then(Result::ok);
+        let r = tokio::task::spawn_blocking(move || engine.answer_from(&loaded, &q2, abs)).await;
         match r {
             Ok(Ok(a)) => Ok(a),
             Ok(Err(e)) => {
@@ -462,7 +471,13 @@ impl Engine {
         }
     }
 
-    fn answer_from(&self, l: &Loaded, q: &Valid) -> std::io::Result<Option<Unlabelled>> {
+    /// `abs`: the question's path, resolved (`None`: none, or refused).
+    fn answer_from(
+        &self,
+        l: &Loaded,
+        q: &Valid,
+        abs: Option<PathBuf>,
+    ) -> std::io::Result<Option<Unlabelled>> {
         let ix = &l.ix;
         let root = self.ws.root().to_path_buf();
         let fresh = &self.index.fresh;
@@ -500,10 +515,7 @@ impl Engine {
             }
             Body::WorkspaceSymbols { symbols, query }
         } else {
-            let Some(path) = q.path() else {
-                return Ok(None);
-            };
-            let Ok(abs) = self.resolve_path(path) else {
+            let Some(abs) = abs else {
                 return Ok(None);
             };
             let rel = abs.strip_prefix(&root).unwrap_or(&abs).to_path_buf();

@@ -19,7 +19,7 @@ use scry_workspace::Workspace;
 use serde_json::Value;
 use tokio::time::Instant;
 
-use crate::call::Ctx;
+use crate::call::{AskedPath, Ctx};
 use crate::diagnostics::changes::ChangesBaseline;
 use crate::diagnostics::delta::DiagnosticsBaseline;
 use crate::edit::service::{EditOptions, Editor};
@@ -120,12 +120,15 @@ impl Engine {
         let deadline = started + budget;
         crate::isolate::test_panic_hook(q.symbol());
         let action = q.action();
+        // The question's path, resolved once for the whole call.
+        let asked = AskedPath::new(q.path());
         let answer = async {
             if q.writes() {
-                self.dispatch(q, budget, started, deadline).await
+                self.dispatch(q, &asked, budget, started, deadline).await
             } else {
                 // The live server, the SCIP index, the syntactic index.
-                self.answer_in_order(q, budget, started, deadline).await
+                self.answer_in_order(q, &asked, budget, started, deadline)
+                    .await
             }
         };
         // One deadline whatever the workspace holds: a read-only call that
@@ -186,6 +189,7 @@ impl Engine {
     async fn dispatch(
         &self,
         valid: &Valid,
+        asked: &AskedPath,
         budget: Duration,
         started: Instant,
         deadline: Instant,
@@ -196,6 +200,7 @@ impl Engine {
             deadline,
             budget,
             valid.question(self.ws.root()),
+            asked.clone(),
         );
         let action = valid.action();
         match valid {
@@ -302,6 +307,12 @@ impl Engine {
     /// symlinks), existing, a file.
     pub fn resolve_path(&self, p: &Path) -> Result<PathBuf, OpError> {
         crate::call::resolve_path(self.ws.root(), p, self.ws.config().limits.max_file_bytes)
+    }
+
+    /// The question's own path resolved, once per call ([`AskedPath`]);
+    /// `None` when it has none.
+    pub(crate) fn resolve_asked(&self, asked: &AskedPath) -> Option<Result<PathBuf, OpError>> {
+        asked.resolved(self.ws.root(), self.ws.config().limits.max_file_bytes)
     }
 
     // The edit service and the diagnostics delta, for front ends and tests.

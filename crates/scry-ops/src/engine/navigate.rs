@@ -648,16 +648,12 @@ pub(crate) async fn target_in_file(
     let quote_single = !route.spec.single_quote_is_char;
 
     // 1. Declarations in the file's document symbols.
-    let mut decls: Vec<Declared> = Vec::new();
+    let mut decls: Arc<Vec<Declared>> = Arc::default();
     let symbols_method = method_of::<lsp::DocumentSymbolRequest>();
     if supports(&session, symbols_method) {
-        // Cached per document version in the session (scry-lsp).
-        match cx.document_symbols(&session, &path).await {
-            Ok(v) => {
-                if let Ok((_, flat)) = convert::document_symbols(&session, v, &index) {
-                    decls = flat;
-                }
-            }
+        // Asked and converted once per document text (scry-lsp keeps them).
+        match cx.declarations(&session, &path, &index).await {
+            Ok(d) => decls = d,
             Err(AskError::Timeout) => {
                 return Err(cx.timeout_error(&session, symbols_method));
             }

@@ -14,7 +14,13 @@
 //!    it is ready when the server is late. A server that is running and
 //!    ready gets a head start ([`READY_HEAD_START`]) before that work
 //!    begins: it answers most questions well within it, and the work is
-//!    then never done.
+//!    then never done. A server that is running but not ready (starting,
+//!    indexing) gets a shorter one ([`BUSY_HEAD_START`]): most of its
+//!    answers still come within it, so the speculative work (a scoped
+//!    refresh of the syntactic index: a walk of the workspace, reads and
+//!    parses) is not done beside every call of a fresh server's first
+//!    minutes, on the cores the call and the server need. A server that is
+//!    not running gets none.
 //! 3. The wait for the server ends [`render_margin`] before the call's
 //!    deadline. The server's answer wins when it has one; the lower
 //!    answer is then dropped (its requests are never sent, a refresh under
@@ -33,6 +39,11 @@ use super::*;
 /// How long a running, ready server has alone before the lower sources
 /// start preparing their answer (at most a quarter of the budget).
 pub(crate) const READY_HEAD_START: Duration = Duration::from_secs(1);
+
+/// How long a running server that is not ready yet (starting, indexing)
+/// has alone before the lower sources start (at most an eighth of the
+/// budget).
+pub(crate) const BUSY_HEAD_START: Duration = Duration::from_millis(250);
 
 /// How long before the call's deadline the wait for the server ends, so
 /// that a lower answer (already prepared) is rendered in time: a tenth of
@@ -106,6 +117,7 @@ impl Engine {
     pub(crate) async fn answer_in_order(
         &self,
         q: &Valid,
+        asked: &AskedPath,
         budget: Duration,
         started: Instant,
         deadline: Instant,
@@ -115,35 +127,31 @@ impl Engine {
         let by_syntax = syntactic::serves(action) && q.path().is_none_or(has_grammar);
         if !by_index && !by_syntax {
             // Only the server can answer: all of the budget is its.
-            return self.dispatch(q, budget, started, deadline).await;
+            return self.dispatch(q, asked, budget, started, deadline).await;
         }
         // 1. The SCIP index at once while the server cannot answer yet.
         if by_index
-            && let Some(why) = self.not_ready(q)
-            && let Ok(Some(a)) = self.indexed_answer(q).await
+            && let Some(why) = self.not_ready(q, asked)
+            && let Ok(Some(a)) = self.indexed_answer(q, asked).await
         {
             return Ok(a.label(&Why::Partial(why)));
         }
         // 2. The server, and the lower sources alongside it.
         let server_deadline = deadline - render_margin(budget);
-        let head_start = if self.server_waiting(q, false).is_none() {
-            READY_HEAD_START.min(budget / 4)
-        } else {
-            Duration::ZERO
-        };
+        let head_start = self.head_start(q, asked, budget);
         let begin_lower = Instant::now() + head_start;
         let mut lower = Box::pin(async {
             tokio::time::sleep_until(begin_lower).await;
-            self.lower(q, by_index, by_syntax).await
+            self.lower(q, asked, by_index, by_syntax).await
         });
-        let mut server = Box::pin(self.dispatch(q, budget, started, server_deadline));
+        let mut server = Box::pin(self.dispatch(q, asked, budget, started, server_deadline));
         let mut ready: Option<Lower> = None;
         let result = loop {
             tokio::select! {
                 biased;
                 r = &mut server => break r,
                 () = tokio::time::sleep_until(server_deadline) => {
-                    break Err(self.server_late(q, started, server_deadline, budget));
+                    break Err(self.server_late(q, asked, started, server_deadline, budget));
                 }
                 l = &mut lower, if ready.is_none() => ready = Some(l),
             }
@@ -151,14 +159,14 @@ impl Engine {
         // A late server's requests are cancelled now.
         drop(server);
         // 3. The server's answer, unless it has none.
-        let Some(why) = self.why_lower(q, &result) else {
+        let Some(why) = self.why_lower(q, asked, &result) else {
             return result;
         };
         let lower = match ready {
             Some(l) => l,
             // Not begun yet (the server failed within its head start):
             // begin now.
-            None if Instant::now() < begin_lower => self.lower(q, by_index, by_syntax).await,
+            None if Instant::now() < begin_lower => self.lower(q, asked, by_index, by_syntax).await,
             None => match tokio::time::timeout_at(deadline + DEADLINE_GRACE / 2, lower).await {
                 Ok(l) => l,
                 Err(_) => return result,
@@ -171,7 +179,7 @@ impl Engine {
             Some(Ok(Some(a))) => Ok(a.label(&why)),
             // No server, and the file too large for the syntactic index:
             // that is the reason, with why no server answered.
-            Some(Ok(None)) => match (result, self.too_large_for_index(q)) {
+            Some(Ok(None)) => match (result, self.too_large_for_index(asked)) {
                 (Err(OpError::NoServer(server)), Some((path, len))) => {
                     Err(OpError::TooLargeForIndex {
                         path,
@@ -191,30 +199,64 @@ impl Engine {
 
     /// The lower sources' answers, in order: the syntactic one only when
     /// the index has none.
-    async fn lower(&self, q: &Valid, by_index: bool, by_syntax: bool) -> Lower {
+    async fn lower(&self, q: &Valid, asked: &AskedPath, by_index: bool, by_syntax: bool) -> Lower {
         let mut out = Lower::default();
         if by_index {
-            out.index = self.indexed_answer(q).await.ok().flatten();
+            out.index = self.indexed_answer(q, asked).await.ok().flatten();
         }
         if out.index.is_none() && by_syntax {
-            out.syntactic = Some(self.syntactic(q).await);
+            out.syntactic = Some(self.syntactic(q, asked).await);
         }
         out
     }
 
+    /// How long the server has alone before the lower sources begin: a
+    /// ready one [`READY_HEAD_START`], one running but not ready
+    /// [`BUSY_HEAD_START`], none when no server runs for the file (or it
+    /// cannot be told).
+    fn head_start(&self, q: &Valid, asked: &AskedPath, budget: Duration) -> Duration {
+        match self.server_waiting(q, asked, false) {
+            None => READY_HEAD_START.min(budget / 4),
+            Some(Reason::Indexing { .. }) => BUSY_HEAD_START.min(budget / 8),
+            Some(Reason::ServerStarting { .. }) if self.server_alive(asked) => {
+                BUSY_HEAD_START.min(budget / 8)
+            }
+            Some(_) => Duration::ZERO,
+        }
+    }
+
+    /// Whether a live server runs for the question's file.
+    fn server_alive(&self, asked: &AskedPath) -> bool {
+        let Some(Ok(abs)) = self.resolve_asked(asked) else {
+            return false;
+        };
+        let Ok(route) = self.ws.route(&abs) else {
+            return false;
+        };
+        self.ws
+            .running()
+            .iter()
+            .any(|s| s.name() == route.spec.id && s.root() == route.root && s.is_alive())
+    }
+
     /// Why a lower source should answer after the server's `result`, or
     /// `None` when the server's result stands.
-    fn why_lower(&self, q: &Valid, result: &Result<Answer, OpError>) -> Option<Why> {
+    fn why_lower(
+        &self,
+        q: &Valid,
+        asked: &AskedPath,
+        result: &Result<Answer, OpError>,
+    ) -> Option<Why> {
         match result {
             Err(e @ (OpError::NoServer(_) | OpError::ServerCrashed(_))) => {
                 Some(Why::NoServer(e.clone()))
             }
             Err(e @ OpError::Timeout(_)) => Some(Why::Partial(
-                self.indexing_server(q)
-                    .or_else(|| self.server_waiting(q, false))
+                self.indexing_server(asked)
+                    .or_else(|| self.server_waiting(q, asked, false))
                     .unwrap_or_else(|| Reason::Error { error: e.clone() }),
             )),
-            Ok(a) if a.body.is_empty() => self.indexing_server(q).map(Why::Partial),
+            Ok(a) if a.body.is_empty() => self.indexing_server(asked).map(Why::Partial),
             _ => None,
         }
     }
@@ -225,13 +267,14 @@ impl Engine {
     fn server_late(
         &self,
         q: &Valid,
+        asked: &AskedPath,
         started: Instant,
         until: Instant,
         budget: Duration,
     ) -> OpError {
-        let server = q
-            .path()
-            .and_then(|p| self.resolve_path(p).ok())
+        let server = self
+            .resolve_asked(asked)
+            .and_then(Result::ok)
             .and_then(|p| self.ws.route(&p).ok())
             .map_or_else(|| "the language server".to_string(), |r| r.spec.id);
         OpError::Timeout(crate::call::not_answered_within(

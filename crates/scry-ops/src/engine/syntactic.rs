@@ -122,18 +122,18 @@ impl Engine {
 
     /// The asked file and its size, when it is over the syntactic index's
     /// limit (the index leaves it out).
-    pub(crate) fn too_large_for_index(&self, q: &Valid) -> Option<(PathBuf, u64)> {
-        let path = self.resolve_path(q.path()?).ok()?;
+    pub(crate) fn too_large_for_index(&self, asked: &AskedPath) -> Option<(PathBuf, u64)> {
+        let path = self.resolve_asked(asked)?.ok()?;
         let len = std::fs::metadata(&path).ok()?.len();
         (len > scry_syntax::index::MAX_FILE_BYTES).then_some((path, len))
     }
 
     /// The server serving the question's file (or any running one), when it
     /// reports indexing.
-    pub(crate) fn indexing_server(&self, q: &Valid) -> Option<Reason> {
-        let route = q
-            .path()
-            .and_then(|p| self.resolve_path(p).ok())
+    pub(crate) fn indexing_server(&self, asked: &AskedPath) -> Option<Reason> {
+        let route = self
+            .resolve_asked(asked)
+            .and_then(Result::ok)
             .and_then(|p| self.ws.route(&p).ok());
         self.ws.running().into_iter().find_map(|s| {
             if let Some(r) = &route
@@ -147,11 +147,15 @@ impl Engine {
 
     /// The syntactic answer, or `None` when the index has nothing; why it
     /// answers is added when that is known (`Unlabelled::label`).
-    pub(crate) async fn syntactic(&self, q: &Valid) -> Result<Option<Unlabelled>, OpError> {
+    pub(crate) async fn syntactic(
+        &self,
+        q: &Valid,
+        asked: &AskedPath,
+    ) -> Result<Option<Unlabelled>, OpError> {
         let root = self.ws.root().to_path_buf();
-        let rel_path = match q.path() {
-            Some(p) => {
-                let abs = self.resolve_path(p)?;
+        let rel_path = match self.resolve_asked(asked) {
+            Some(abs) => {
+                let abs = abs?;
                 Some(abs.strip_prefix(&root).unwrap_or(&abs).to_path_buf())
             }
             None => None,

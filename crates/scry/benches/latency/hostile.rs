@@ -72,12 +72,7 @@ fn scry(bin: &Path, base: &Path, ws: &Path, args: &[&str]) -> Command {
     let mut c = Command::new(bin);
     c.args(args)
         .current_dir(ws)
-        .env("SCRY_DAEMON_DIR", base.join("d"))
-        .env("SCRY_STATE_DIR", base.join("state"))
-        .env("SCRY_LOG_DIR", base.join("logs"))
-        .env("SCRY_CACHE_DIR", base.join("cache"))
-        .env("SCRY_CONFIG", base.join("config.json"))
-        .env("SCRY_DAEMON_START_MS", "20000")
+        .envs(super::daemon::private_env(base))
         .env_remove("SCRY_NO_DAEMON")
         .stdin(Stdio::null())
         .stdout(Stdio::null())
