@@ -9,8 +9,9 @@
 use std::path::Path;
 use std::time::Duration;
 
+use scry_base::uri::path_to_uri;
 use scry_lsp::types as lsp;
-use scry_lsp::{CharPos, LineIndex, Session, path_to_uri};
+use scry_lsp::{CharPos, LineIndex, Session};
 use serde_json::{Value, json};
 use tokio::time::Instant;
 

@@ -12,10 +12,11 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use scry_lsp::{Encoding, LineIndex, LspPos, uri_to_path};
+use scry_lsp::{Encoding, LineIndex, LspPos};
 use serde_json::Value;
 
 use scry_base::paths::{self, Unconfined};
+use scry_base::uri::uri_to_path;
 use scry_model::error::{Message, OpError};
 use scry_model::msg;
 use scry_workspace::config::PROJECT_CONFIG_FILES;

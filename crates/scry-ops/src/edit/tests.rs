@@ -6,7 +6,8 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use scry_lsp::{Encoding, LineIndex, path_to_uri};
+use scry_base::uri::path_to_uri;
+use scry_lsp::{Encoding, LineIndex};
 use scry_workspace::Workspace;
 use scry_workspace::config::Config;
 use serde_json::{Value, json};

@@ -21,7 +21,8 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
 
-use scry_lsp::{Encoding, path_to_uri};
+use scry_base::uri::path_to_uri;
+use scry_lsp::Encoding;
 use serde_json::{Value, json};
 
 use super::{Bytes, snapshot};
