@@ -15,10 +15,11 @@ use scry_lsp::{CharPos, LineIndex, Session};
 use serde_json::{Value, json};
 use tokio::time::Instant;
 
-use super::service::{EditOptions, Editor, empty_report, merge_reports};
+use super::service::Editor;
 use crate::call::{self, AskError, Ctx, method_of, supports};
 use crate::engine::navigate::{self, AskedIn, Place};
 use crate::resolve;
+use scry_edit::report::{EditOptions, empty_report, merge_reports};
 use scry_model::error::OpError;
 use scry_model::query::{ActionChoice, Spot};
 use scry_model::*;

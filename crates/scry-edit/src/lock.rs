@@ -1,6 +1,6 @@
 //! One writer per workspace across processes: an exclusive advisory
 //! `flock` on `<journal base>/<workspace key>.lock` (the key is the
-//! journal's: [`super::journal::workspace_key`], so whoever shares a
+//! journal's: [`crate::journal::workspace_key`], so whoever shares a
 //! workspace's journal shares its lock), held by every edit, undo and
 //! recovery, whichever process runs it (the daemon, a `--no-daemon` CLI, an
 //! MCP server in-process, another environment's daemon).
@@ -52,7 +52,7 @@ impl Drop for WriterLock {
 
 /// The lock file of workspace `root` under the journal base `base`.
 pub fn lock_path(base: &Path, root: &Path) -> PathBuf {
-    base.join(format!("{}.lock", super::journal::workspace_key(root)))
+    base.join(format!("{}.lock", crate::journal::workspace_key(root)))
 }
 
 /// Take the lock now, or `Ok(None)` when another writer holds it.
@@ -151,12 +151,15 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("w.lock");
         let held = try_lock(&path).unwrap().expect("free at first");
-        assert!(try_lock(&path).unwrap().is_none(), "held: a second open waits");
+        assert!(
+            try_lock(&path).unwrap().is_none(),
+            "held: a second open waits"
+        );
         let copy = held.file.try_clone().unwrap();
         drop(held);
         assert!(
             try_lock(&path).unwrap().is_some(),
-            "released although a copy of its descriptor is open"
+            "still held after its drop: a copy of its descriptor kept it"
         );
         drop(copy);
     }
