@@ -1,8 +1,8 @@
-//! Fuzz target: WorkspaceEdit validation, commit, rollback and undo (crates/scry-ops edit). The checks live in
-//! `scry_ops::fuzzing::edit`, shared with the unit test that replays
+//! Fuzz target: WorkspaceEdit validation, commit, rollback and undo (crates/scry-edit). The checks live in
+//! `scry_edit::fuzzing::edit`, shared with the unit test that replays
 //! fuzz/corpus/workspace_edit on stable.
 #![no_main]
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
-    scry_ops::fuzzing::edit::check_edit(data);
+    scry_edit::fuzzing::edit::check_edit(data);
 });

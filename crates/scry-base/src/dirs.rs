@@ -44,6 +44,13 @@ pub fn set_var_source(f: fn(&str) -> Option<OsString>) {
     let _ = VAR_SOURCE.set(f);
 }
 
+/// Variable `k` as the current call sees it (see [`set_var_source`]): for
+/// what reads the environment below the layer that scopes it (the edit
+/// leaf's crash test hook).
+pub fn var_os(k: &str) -> Option<OsString> {
+    process_env(k)
+}
+
 /// The environment as the current call sees it (see [`set_var_source`]).
 fn process_env(k: &str) -> Option<OsString> {
     match VAR_SOURCE.get() {

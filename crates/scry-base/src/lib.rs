@@ -9,6 +9,7 @@
 //! - [`logfile`]: bounded, rotated log files (servers' stderr, the
 //!   daemon's log).
 //! - [`units`]: amounts of memory in words.
+//! - [`uri`]: `file://` URIs ↔ paths (the wire's spelling of a path).
 //!
 //! Invariants: std, `ignore`, `thiserror`, `tracing` and `libc` only; no
 //! crate above re-exports these modules: every caller names them here
@@ -20,4 +21,5 @@ pub mod disk;
 pub mod logfile;
 pub mod paths;
 pub mod units;
+pub mod uri;
 pub mod walk;

@@ -1,6 +1,7 @@
 //! The CLI's `diag --changes` baseline between runs: a JSON file per
 //! workspace in `scry_base::dirs::changes()` (`<state dir>/changes`),
-//! named `<workspace name>-<hash of its path>.json`. The file is the
+//! named `<workspace name>-<hash of its path>.json` (the edit journal's
+//! workspace key, `scry_edit::journal::workspace_key`). The file is the
 //! truth, in-process and in the daemon alike: each `--changes` question
 //! loads it into the engine before and saves the engine's baseline after,
 //! atomically (temporary file + rename).
@@ -11,9 +12,7 @@ use scry_ops::Engine;
 
 /// The baseline file of workspace `root`.
 pub fn baseline_file(root: &Path) -> Option<PathBuf> {
-    let dir = scry_ops::edit::journal::Journal::open(&scry_base::dirs::changes()?, root)
-        .dir()
-        .to_path_buf();
+    let dir = scry_base::dirs::changes()?.join(scry_edit::journal::workspace_key(root));
     Some(dir.with_extension("json"))
 }
 

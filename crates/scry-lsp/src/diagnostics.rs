@@ -31,7 +31,7 @@ use scry_rpc::{ResponseError, RpcError};
 use serde_json::{Value, json};
 
 use crate::session::{Session, SessionError};
-use crate::uri::{path_to_uri, uri_to_path};
+use scry_base::uri::{path_to_uri, uri_to_path};
 
 /// How [`Session::wait_diagnostics`] decides that publishing is over.
 #[derive(Debug, Clone, Copy)]

@@ -27,7 +27,7 @@ use std::time::{Instant, SystemTime};
 use scry_text::LineIndex;
 use serde_json::Value;
 
-use crate::uri::path_to_uri;
+use scry_base::uri::path_to_uri;
 
 /// A notification the session must send, in order.
 #[derive(Debug, Clone, PartialEq, Eq)]

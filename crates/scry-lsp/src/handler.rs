@@ -9,7 +9,7 @@ use scry_rpc::{DeferredReply, Handler, ResponseError};
 use serde_json::{Value, json};
 
 use crate::state::{Registration, ServerState};
-use crate::uri::path_to_uri;
+use scry_base::uri::path_to_uri;
 
 pub(crate) struct ClientHandler {
     pub name: String,

@@ -20,7 +20,6 @@ pub mod handler;
 pub mod session;
 pub mod state;
 pub mod types;
-pub mod uri;
 
 pub use diagnostics::{DocDiagnostics, WaitOptions};
 pub use handler::{ApplyEditHook, EditHookSlot};
@@ -31,4 +30,3 @@ pub use scry_rpc::{DeferredReply, ResponseError, RpcError};
 pub use scry_text::{CharPos, Encoding, LineIndex, LspPos};
 pub use session::{Session, SessionConfig, SessionError, client_capabilities};
 pub use state::ServerState;
-pub use uri::{path_to_uri, uri_to_path};

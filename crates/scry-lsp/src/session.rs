@@ -22,7 +22,7 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 use crate::docs::{DiskFile, DocStore, Readiness, SyncAction};
 use crate::handler::{ClientHandler, EditHookSlot, folder_name};
 use crate::state::ServerState;
-use crate::uri::path_to_uri;
+use scry_base::uri::path_to_uri;
 
 /// Everything needed to start one server for one root.
 #[derive(Debug, Clone)]

@@ -373,7 +373,7 @@ impl ScryMcp {
                     "mcp:{}:{}:{}",
                     self.inner.nonce,
                     ctx.id,
-                    scry_ops::edit::journal::content_hash(args_text.as_bytes())
+                    scry_edit::journal::content_hash(args_text.as_bytes())
                 ));
             }
         }

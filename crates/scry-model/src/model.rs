@@ -228,7 +228,7 @@ pub enum Reason {
 
 /// What recovery did with one dead writer's entry: the next answer's note
 /// ([`Reason::Recovered`], worded by scry-render; the journal,
-/// `scry_ops::edit::journal`, does the recovery).
+/// `scry_edit::journal`, does the recovery).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Recovered {
     pub id: String,

@@ -37,8 +37,9 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use scry_base::paths::{self, Unconfined};
+use scry_base::uri::path_to_uri;
 use scry_lsp::types as lsp;
-use scry_lsp::{CharPos, LineIndex, RpcError, Session, SessionError, path_to_uri};
+use scry_lsp::{CharPos, LineIndex, RpcError, Session, SessionError};
 use scry_workspace::{Route, Workspace, WorkspaceError};
 use serde_json::Value;
 use tokio::time::Instant;

@@ -10,8 +10,9 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use scry_base::uri::uri_to_path;
 use scry_lsp::types as lsp;
-use scry_lsp::{Encoding, LineIndex, LspPos, Session, uri_to_path};
+use scry_lsp::{Encoding, LineIndex, LspPos, Session};
 use serde_json::Value;
 
 use crate::call::method_of;

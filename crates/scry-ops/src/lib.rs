@@ -5,7 +5,7 @@
 pub(crate) mod call;
 pub(crate) mod convert;
 pub(crate) mod diagnostics;
-pub mod edit;
+pub(crate) mod edit;
 pub mod engine;
 #[cfg(any(test, feature = "fuzzing"))]
 #[doc(hidden)]
@@ -14,5 +14,4 @@ pub mod isolate;
 pub mod resolve;
 
 pub use diagnostics::{Collected, DiagnosticsBaseline, TargetKind, diagnostics_target};
-pub use edit::EditOptions;
 pub use engine::Engine;

@@ -726,7 +726,7 @@ async fn document_sync_follows_the_disk() {
             &[("a.fake", SOURCE), ("b.fake", "fn other() {}\n")],
         );
         let a_path = fx.root.join("a.fake");
-        let a_uri = scry_lsp::path_to_uri(&a_path);
+        let a_uri = scry_base::uri::path_to_uri(&a_path);
         let for_a = |m: &&Value| m["params"]["textDocument"]["uri"] == a_uri.as_str();
 
         // 1. First request: didOpen, version 1, the disk text.

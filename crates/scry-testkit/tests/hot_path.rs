@@ -123,7 +123,7 @@ async fn a_file_written_just_before_reaches_a_watching_server_first() {
     .await;
     for round in 0..5 {
         let name = format!("new{round}.fake");
-        let uri = scry_lsp::path_to_uri(&fx.root.join(&name));
+        let uri = scry_base::uri::path_to_uri(&fx.root.join(&name));
         let before = log(&fx.log).len();
         std::fs::write(fx.root.join(&name), "alpha\n").unwrap();
         fx.engine.run_query(&by_name()).await.unwrap();

@@ -30,7 +30,8 @@ use std::time::Duration;
 use globset::{GlobBuilder, GlobMatcher};
 use notify::event::{ModifyKind, RenameMode};
 use notify::{Event, EventKind, RecursiveMode, Watcher};
-use scry_lsp::{Session, path_to_uri, uri_to_path};
+use scry_base::uri::{path_to_uri, uri_to_path};
+use scry_lsp::Session;
 use serde_json::{Value, json};
 
 use scry_base::walk::{Walker, in_skipped_dir};

@@ -176,7 +176,7 @@ fn lsp_character(dir: &Path, p: &Pos) -> u32 {
 }
 
 fn uri(path: &Path) -> String {
-    scry_lsp::path_to_uri(path)
+    scry_base::uri::path_to_uri(path)
 }
 
 // ------------------------------------------------------------------ raw client

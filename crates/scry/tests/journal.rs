@@ -1,6 +1,6 @@
 //! Issue 20 end to end, through the `scry` binary and pyright: a rename's
 //! writer SIGKILLed (the test hook `SCRY_TEST_CRASH_AT`, see
-//! scry_ops::edit::crash) at every step is recovered by the next call,
+//! scry_edit::crash) at every step is recovered by the next call,
 //! which says so, and `undo` then behaves as documented; a daemon and a
 //! `--no-daemon` CLI (two environments) never write one workspace at once.
 //!
@@ -84,7 +84,7 @@ impl Env {
 
     /// The workspace's writer lock file (beside its journal).
     fn lock_file(&self) -> PathBuf {
-        scry_ops::edit::lock::lock_path(&self.base.join("state/journal"), &self.ws)
+        scry_edit::lock::lock_path(&self.base.join("state/journal"), &self.ws)
     }
 }
 
@@ -116,7 +116,7 @@ fn pyright(test: &str) -> bool {
 }
 
 /// Whether the binary under test has the crash hook: debug builds only
-/// (`scry_ops::edit::crash`), so `cargo test --release` skips these tests.
+/// (`scry_edit::crash`), so `cargo test --release` skips these tests.
 fn crash_hook(test: &str) -> bool {
     if !cfg!(debug_assertions) {
         eprintln!("skipping {test}: the crash hook exists in debug builds only");
@@ -234,7 +234,7 @@ fn a_daemon_and_a_no_daemon_writer_never_write_one_workspace_at_once() {
     }
     let env = Env::new();
     let before = env.bytes();
-    let held = scry_ops::edit::lock::try_lock(&env.lock_file())
+    let held = scry_edit::lock::try_lock(&env.lock_file())
         .unwrap()
         .expect("free");
     let short = ["--timeout-ms", "25000"];

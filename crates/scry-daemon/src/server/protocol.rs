@@ -19,7 +19,7 @@
 //!   lookup and server start read the call's variables, not the daemon's.
 //! - Writes (see `Query::writes`) are serialized per workspace (here, by
 //!   the workspace's [`Local`]; across processes the edit service holds the
-//!   workspace's writer lock, scry_ops::edit::lock); the edit journal is
+//!   workspace's writer lock, scry_edit::lock); the edit journal is
 //!   the workspace's (on disk), so `undo` works from any client;
 //!   idempotency keys are prefixed with the client's session.
 //! - A client is counted (daemon-wide and per workspace it asked about)

@@ -1,18 +1,24 @@
-//! The safety core without servers: confinement, validation, faithful
+//! The safety core without servers, through the engine's edit path and
+//! with the engine's protected files: confinement, validation, faithful
 //! text edits, transactional commit with injected failures, journal, undo
-//! and idempotency.
+//! and idempotency, recovery of a killed writer.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use scry_lsp::{Encoding, LineIndex, path_to_uri};
+use scry_base::uri::path_to_uri;
+use scry_edit::apply::{WriteOptions, commit};
+use scry_edit::plan::{EditPlan, FileChange, FileImage, ServerView, build_plan};
+use scry_edit::report::EditOptions;
+use scry_edit::{crash, diff, journal, lock};
+use scry_lsp::{Encoding, LineIndex};
 use scry_workspace::Workspace;
 use scry_workspace::config::Config;
 use serde_json::{Value, json};
 use tempfile::TempDir;
 
-use super::*;
+use super::service::PROTECTED;
 use crate::engine::Engine;
 use scry_model::EditKind;
 use scry_model::error::OpError;
@@ -52,7 +58,14 @@ fn edit(line: u32, col: u32, eline: u32, ecol: u32, text: &str) -> Value {
 }
 
 fn plan(w: &Ws, e: &Value) -> Result<EditPlan, OpError> {
-    build_plan(&w.root, e, Encoding::Utf16, &HashMap::new(), "test-server")
+    build_plan(
+        &w.root,
+        e,
+        Encoding::Utf16,
+        &HashMap::new(),
+        "test-server",
+        &PROTECTED,
+    )
 }
 
 /// Every file under `dir` with its bytes (to prove nothing changed).
@@ -191,7 +204,7 @@ fn stale_views_and_versions_refuse_naming_the_file() {
         },
     );
     let e = json!({"documentChanges": [{"textDocument": {"uri": a, "version": 3}, "edits": [edit(0,0,0,3,"two")]}]});
-    let err = build_plan(&w.root, &e, Encoding::Utf16, &views, "srv").unwrap_err();
+    let err = build_plan(&w.root, &e, Encoding::Utf16, &views, "srv", &PROTECTED).unwrap_err();
     assert_eq!(err.code(), "FILE_CHANGED");
     assert!(err.to_string().contains("a.txt"), "{err}");
     views.insert(
@@ -201,11 +214,11 @@ fn stale_views_and_versions_refuse_naming_the_file() {
             version: 4,
         },
     );
-    let err = build_plan(&w.root, &e, Encoding::Utf16, &views, "srv").unwrap_err();
+    let err = build_plan(&w.root, &e, Encoding::Utf16, &views, "srv", &PROTECTED).unwrap_err();
     assert_eq!(err.code(), "FILE_CHANGED");
     assert!(err.to_string().contains("version 3"), "{err}");
     views.get_mut(&path).unwrap().version = 3;
-    let p = build_plan(&w.root, &e, Encoding::Utf16, &views, "srv").unwrap();
+    let p = build_plan(&w.root, &e, Encoding::Utf16, &views, "srv", &PROTECTED).unwrap();
     // Changed on disk between plan and commit.
     std::fs::write(&path, "uno\n").unwrap();
     let err = commit(&p, &WriteOptions::default()).unwrap_err();

@@ -3,7 +3,8 @@
 //! budget), builds the action's call context (`crate::call::Ctx`:
 //! workspace, deadline, and the answer's header) and dispatches on it to
 //! the action's function — navigation (`navigate`, `queries`), diagnostics
-//! (`crate::diagnostics`) and edits (`crate::edit`) — giving it its
+//! (`crate::diagnostics`) and edits (`edits`, through the edit service
+//! `crate::edit` and its leaf, scry-edit) — giving it its
 //! variant's arguments; those functions, the SCIP index (`indexed`) and the
 //! syntactic fallback (`syntactic`), in the order `order` keeps, find the server, sync files from disk,
 //! resolve the symbol, ask and build an [`Answer`], and check none of the
@@ -22,11 +23,13 @@ use tokio::time::Instant;
 use crate::call::{AskedPath, Ctx};
 use crate::diagnostics::changes::ChangesBaseline;
 use crate::diagnostics::delta::DiagnosticsBaseline;
-use crate::edit::service::{EditOptions, Editor};
+use crate::edit::service::Editor;
+use scry_edit::report::EditOptions;
 use scry_model::error::OpError;
 use scry_model::query::{Query, Valid};
 use scry_model::*;
 
+mod edits;
 pub mod indexed;
 pub(crate) mod navigate;
 mod order;
@@ -267,7 +270,7 @@ impl Engine {
                 idempotency_key,
             } => {
                 let key = idempotency_key.as_deref();
-                crate::edit::ops::rename(&cx, &self.edits, spot, new_name, *apply, key).await
+                edits::rename(&cx, &self.edits, spot, new_name, *apply, key).await
             }
             Valid::CodeActions {
                 path,
@@ -284,21 +287,12 @@ impl Engine {
                     column: *column,
                 };
                 let key = idempotency_key.as_deref();
-                crate::edit::ops::code_actions(
-                    &cx,
-                    &self.edits,
-                    path,
-                    at,
-                    choice.as_ref(),
-                    *apply,
-                    key,
-                )
-                .await
+                edits::code_actions(&cx, &self.edits, path, at, choice.as_ref(), *apply, key).await
             }
             Valid::Undo {
                 apply,
                 idempotency_key,
-            } => crate::edit::ops::undo(&cx, &self.edits, *apply, idempotency_key.as_deref()).await,
+            } => edits::undo(&cx, &self.edits, *apply, idempotency_key.as_deref()).await,
             Valid::Positional { action, spot } => navigate::positional(&cx, *action, spot).await,
         }
     }

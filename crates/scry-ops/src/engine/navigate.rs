@@ -562,7 +562,7 @@ pub(crate) async fn ask_at(
                     calls: Vec::new(),
                 });
             };
-            let site_path = scry_lsp::uri_to_path(item.uri.as_ref());
+            let site_path = scry_base::uri::uri_to_path(item.uri.as_ref());
             // A `null` reply is no calls.
             let calls = if direction == CallDirection::Incoming {
                 let params = lsp::CallHierarchyIncomingCallsParams {

@@ -7,7 +7,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use scry_lsp::path_to_uri;
+use scry_base::uri::path_to_uri;
 use scry_lsp::types as lsp;
 use scry_workspace::Workspace;
 use scry_workspace::catalog::ProviderKind;

@@ -1,13 +1,14 @@
 //! TEST HOOK, not a feature: `SCRY_TEST_CRASH_AT=<point>` makes the
 //! writing process SIGKILL itself at that point of an edit, so tests can
-//! prove that recovery ([`super::journal::Journal::recover`]) brings every
+//! prove that recovery ([`crate::journal::Journal::recover`]) brings every
 //! file back whatever the moment of a crash (an OOM kill, a power cut).
 //! Compiled into debug builds only (`cfg(debug_assertions)`, like
-//! `crate::isolate::test_panic_hook`): the tests run debug binaries; a
+//! `scry_ops::isolate::test_panic_hook`): the tests run debug binaries; a
 //! release or dist build never reads the variable, and the points are
 //! no-ops (`scripts/test-packages` checks that the dist binary holds no
 //! `SCRY_TEST_` name). Unset, a debug build does nothing but read it — the
-//! calling client's, through the daemon (`scry_workspace::env`).
+//! calling client's, through the daemon (`scry_base::dirs::var_os`, which
+//! reads the call's environment scry-workspace scopes).
 //!
 //! Points, in the order an edit reaches them:
 //! - `before-journal`: the plan is validated, nothing is written yet;
@@ -28,7 +29,7 @@ pub const ENV: &str = "SCRY_TEST_CRASH_AT";
 /// The point `SCRY_TEST_CRASH_AT` names.
 #[cfg(debug_assertions)]
 fn named() -> Option<std::ffi::OsString> {
-    scry_workspace::env::var_os(ENV)
+    scry_base::dirs::var_os(ENV)
 }
 
 /// A release build has no test hook: no point is ever named.

@@ -1,7 +1,8 @@
-//! The edit operations: `rename`, `code_actions`, `undo` — functions over
-//! the call context ([`Ctx`], its one retry policy included), the edit
-//! service ([`Editor`]), through which every edit goes
-//! ([`Editor::apply_workspace_edit`]), and their validated arguments
+//! The engine's edit actions: `rename`, `code_actions`, `undo` — functions
+//! over the call context ([`Ctx`], its one retry policy included), the edit
+//! service ([`Editor`], `crate::edit`), through which every edit goes
+//! ([`Editor::apply_workspace_edit`], then the edit leaf, scry-edit), and
+//! their validated arguments
 //! (`new_name`'s shape — no control characters, its length — is checked by
 //! `Query::validate`; that it is a name of the file's language, by
 //! [`check_new_name`] here, before the server is asked to rename).
@@ -9,15 +10,17 @@
 use std::path::Path;
 use std::time::Duration;
 
+use scry_base::uri::path_to_uri;
 use scry_lsp::types as lsp;
-use scry_lsp::{CharPos, LineIndex, Session, path_to_uri};
+use scry_lsp::{CharPos, LineIndex, Session};
 use serde_json::{Value, json};
 use tokio::time::Instant;
 
-use super::service::{EditOptions, Editor, empty_report, merge_reports};
+use super::navigate::{self, AskedIn, Place};
 use crate::call::{self, AskError, Ctx, method_of, supports};
-use crate::engine::navigate::{self, AskedIn, Place};
+use crate::edit::service::Editor;
 use crate::resolve;
+use scry_edit::report::{EditOptions, empty_report, merge_reports};
 use scry_model::error::OpError;
 use scry_model::query::{ActionChoice, Spot};
 use scry_model::*;

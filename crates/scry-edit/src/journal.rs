@@ -4,7 +4,7 @@
 //!
 //! Layout: `<base>/<workspace key>/<seq>-<id>/` holding `manifest.json`
 //! and one `<n>.before` file per path that existed before the edit; the
-//! writer lock `<base>/<workspace key>.lock` beside it ([`super::lock`]).
+//! writer lock `<base>/<workspace key>.lock` beside it ([`crate::lock`]).
 //! The workspace key ([`workspace_key`]) is the root's last component and
 //! a hash of the canonical root. The entry is written *before* the commit
 //! (state `pending`), marked `applied` after it, removed if the commit
@@ -53,7 +53,7 @@ use scry_model::Recovered;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::plan::{EditPlan, FileImage};
+use crate::plan::{EditPlan, FileImage};
 
 pub const MAX_ENTRIES: usize = 50;
 pub const MAX_BYTES: u64 = 128 * 1024 * 1024;
@@ -241,7 +241,7 @@ impl Journal {
         &self.dir
     }
 
-    pub(crate) fn entries(&self) -> Vec<(PathBuf, Manifest)> {
+    pub fn entries(&self) -> Vec<(PathBuf, Manifest)> {
         let Ok(rd) = std::fs::read_dir(&self.dir) else {
             return Vec::new();
         };
@@ -506,7 +506,7 @@ impl Journal {
     }
 
     /// Resolve every `pending` entry (see the module documentation). Call
-    /// it only holding the workspace's writer lock ([`super::lock`]): then
+    /// it only holding the workspace's writer lock ([`crate::lock`]): then
     /// a pending entry is a dead writer's. An entry with a file that could
     /// not be restored (an I/O error) stays `pending` and is named in its
     /// [`Recovered::failed`]; the caller refuses to write on top of it.

@@ -6,7 +6,7 @@
 //!    file next to its target (same directory, so the final rename is
 //!    atomic), with the target's permissions, and fsynced. A journaled edit
 //!    stages under the names its journal entry recorded before the first
-//!    was created ([`super::journal::temp_path`]), so a crash never strands
+//!    was created ([`crate::journal::temp_path`]), so a crash never strands
 //!    one where recovery would not find it.
 //! 3. The commit renames each temp file over its target (or removes a
 //!    deleted file), then removes directories the edit deletes, then fsyncs
@@ -15,7 +15,7 @@
 //!    before-image (the same way: temp file + rename), staged temp files and
 //!    created directories are removed, removed directories come back.
 //!
-//! The test hook [`super::crash`] can SIGKILL the process after each staged
+//! The test hook [`crate::crash`] can SIGKILL the process after each staged
 //! file (`after-stage-N`) and each replace (`after-replace-N`).
 
 use std::collections::BTreeSet;
@@ -24,7 +24,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use super::plan::{EditPlan, FileChange, FileImage};
+use crate::plan::{EditPlan, FileChange, FileImage};
 use scry_model::error::{Message, OpError};
 use scry_model::msg;
 
@@ -264,7 +264,7 @@ pub fn commit_staged(
                 match stage(&temps[k], img) {
                     Ok(t) => {
                         done.staged.push(Some(t));
-                        super::crash::point_n("after-stage", k + 1);
+                        crate::crash::point_n("after-stage", k + 1);
                     }
                     Err(e) => {
                         return Err(fail(
@@ -295,7 +295,7 @@ pub fn commit_staged(
             Ok(()) => {
                 done.committed.push(k);
                 done.staged[k] = None;
-                super::crash::point_n("after-replace", k + 1);
+                crate::crash::point_n("after-replace", k + 1);
             }
             Err(e) => {
                 return Err(fail(

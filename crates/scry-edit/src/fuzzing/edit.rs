@@ -21,11 +21,20 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
 
-use scry_lsp::{Encoding, path_to_uri};
+use scry_base::uri::path_to_uri;
+use scry_text::Encoding;
 use serde_json::{Value, json};
 
 use super::{Bytes, snapshot};
-use crate::edit::{EditPlan, FileChange, WriteOptions, build_plan, commit};
+use crate::apply::{WriteOptions, commit};
+use crate::plan::{EditPlan, FileChange, Protected, build_plan};
+
+/// The check's workspace holds no configuration file: `.git` (the leaf's
+/// own rule) is what it protects.
+const PROTECTED: Protected = Protected {
+    anywhere: &[],
+    at_root: &[],
+};
 
 struct Fixture {
     base: PathBuf,
@@ -269,7 +278,7 @@ pub fn check_edit(data: &[u8]) {
     let f = fixture();
     let (edit, enc, fail_at) = decode(f, data);
     let before = snapshot(&f.base, None);
-    let plan = match build_plan(&f.root, &edit, enc, &HashMap::new(), "fuzz") {
+    let plan = match build_plan(&f.root, &edit, enc, &HashMap::new(), "fuzz", &PROTECTED) {
         Err(_) => {
             assert_eq!(
                 snapshot(&f.base, None),

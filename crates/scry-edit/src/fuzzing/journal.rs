@@ -10,7 +10,7 @@
 //! or after-image, other bytes, or nothing; before-images right, wrong,
 //! missing or a directory; stranded temporary files, directories and
 //! symlinks under the entry's temp names; any state), plus the bytes as a
-//! second, garbage manifest. Then [`crate::edit::Journal::recover`] runs,
+//! second, garbage manifest. Then [`crate::journal::Journal::recover`] runs,
 //! and:
 //! - it never panics and never changes anything outside the workspace
 //!   root (the directory beside it, the secret behind the symlink);
@@ -27,9 +27,8 @@ use std::sync::Mutex;
 use serde_json::Value;
 
 use super::{Bytes, Snap, snapshot};
-use crate::edit::Journal;
-use crate::edit::journal::{
-    EntryState, JournalFile, Manifest, Stamp, content_hash, stamp_matches, temp_path,
+use crate::journal::{
+    EntryState, Journal, JournalFile, Manifest, Stamp, content_hash, stamp_matches, temp_path,
 };
 
 const PATHS: &[&str] = &[

@@ -1,4 +1,8 @@
-//! `file://` URIs <-> paths, percent-encoded as RFC 3986 wants.
+//! `file://` URIs <-> paths, percent-encoded as RFC 3986 wants: how a path
+//! is spelled on the wire of a language server (sessions, the watcher, the
+//! navigation answers) and in a server's `WorkspaceEdit` (scry-edit's plan).
+//! Std only; a URI that is not a well-formed `file://` one is `None`, never
+//! a guess.
 
 use std::path::{Path, PathBuf};
 

@@ -1,6 +1,6 @@
 //! One writer per workspace across processes: an exclusive advisory
 //! `flock` on `<journal base>/<workspace key>.lock` (the key is the
-//! journal's: [`super::journal::workspace_key`], so whoever shares a
+//! journal's: [`crate::journal::workspace_key`], so whoever shares a
 //! workspace's journal shares its lock), held by every edit, undo and
 //! recovery, whichever process runs it (the daemon, a `--no-daemon` CLI, an
 //! MCP server in-process, another environment's daemon).
@@ -15,6 +15,12 @@
 //!   non-blocking try-lock with short sleeps and gives up at its deadline
 //!   with `BUSY`, having changed nothing. The descriptor is close-on-exec,
 //!   so a language server started meanwhile never inherits the lock.
+//! - Dropping the lock unlocks it (`LOCK_UN`) before closing: a child
+//!   forked by another thread holds a copy of every descriptor until its
+//!   `exec` closes them, and a `flock` belongs to the open file description,
+//!   so a plain close would leave the lock held for that window (another
+//!   writer, or the recovery at start, would see a live writer that is
+//!   gone).
 //!
 //! `flock` through `libc` (already a dependency of scry-lsp and
 //! scry-daemon, whose daemon lock is the same call) rather than a crate:
@@ -35,12 +41,18 @@ const POLL: Duration = Duration::from_millis(25);
 /// The held lock; released when dropped (or when the process dies).
 #[derive(Debug)]
 pub struct WriterLock {
-    _file: File,
+    file: File,
+}
+
+impl Drop for WriterLock {
+    fn drop(&mut self) {
+        unlock(&self.file);
+    }
 }
 
 /// The lock file of workspace `root` under the journal base `base`.
 pub fn lock_path(base: &Path, root: &Path) -> PathBuf {
-    base.join(format!("{}.lock", super::journal::workspace_key(root)))
+    base.join(format!("{}.lock", crate::journal::workspace_key(root)))
 }
 
 /// Take the lock now, or `Ok(None)` when another writer holds it.
@@ -54,7 +66,7 @@ pub fn try_lock(path: &Path) -> std::io::Result<Option<WriterLock>> {
         .create(true)
         .truncate(false)
         .open(path)?;
-    Ok(flock_nb(&file)?.then_some(WriterLock { _file: file }))
+    Ok(flock_nb(&file)?.then_some(WriterLock { file }))
 }
 
 #[cfg(unix)]
@@ -80,6 +92,20 @@ fn flock_nb(_file: &File) -> std::io::Result<bool> {
     // No cross-process lock here: the in-process one still holds.
     Ok(true)
 }
+
+/// Release the lock of the open file description, whoever else holds a
+/// descriptor of it (a forked child before its `exec`).
+#[cfg(unix)]
+fn unlock(file: &File) {
+    use std::os::unix::io::AsRawFd;
+    // SAFETY: flock on a descriptor we own, still open.
+    unsafe {
+        libc::flock(file.as_raw_fd(), libc::LOCK_UN);
+    }
+}
+
+#[cfg(not(unix))]
+fn unlock(_file: &File) {}
 
 /// Take the lock, waiting for another writer until `deadline`; `BUSY`
 /// after it (nothing was changed).
@@ -110,5 +136,31 @@ pub async fn acquire(path: &Path, root: &Path, deadline: Instant) -> Result<Writ
             )));
         }
         tokio::time::sleep(POLL.min(deadline - now)).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A copy of the descriptor alive elsewhere (what a child forked by
+    /// another thread holds until its `exec`) does not keep a dropped lock
+    /// held.
+    #[test]
+    fn a_dropped_lock_is_free_while_a_copy_of_its_descriptor_lives() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("w.lock");
+        let held = try_lock(&path).unwrap().expect("free at first");
+        assert!(
+            try_lock(&path).unwrap().is_none(),
+            "held: a second open waits"
+        );
+        let copy = held.file.try_clone().unwrap();
+        drop(held);
+        assert!(
+            try_lock(&path).unwrap().is_some(),
+            "still held after its drop: a copy of its descriptor kept it"
+        );
+        drop(copy);
     }
 }

@@ -6,25 +6,38 @@
 //! `TextDocumentEdit` after a `RenameFile` edits the moved content, a
 //! `CreateFile` then an edit fills the new file, and so on. The result is
 //! the set of paths whose content changes, with their before- and
-//! after-images: the writer ([`super::apply`]) needs nothing else.
+//! after-images: the writer ([`crate::apply`]) needs nothing else.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use scry_lsp::{Encoding, LineIndex, LspPos, uri_to_path};
+use scry_text::{Encoding, LineIndex, LspPos};
 use serde_json::Value;
 
 use scry_base::paths::{self, Unconfined};
+use scry_base::uri::uri_to_path;
 use scry_model::error::{Message, OpError};
 use scry_model::msg;
-use scry_workspace::config::PROJECT_CONFIG_FILES;
-use scry_workspace::seed_config::SEED_CONFIG_FILES;
 
 /// Most files one edit may touch (a directory rename counts every file).
 pub const MAX_FILES: usize = 5000;
 /// Most bytes of before- plus after-images one edit may hold.
 pub const MAX_BYTES: usize = 256 * 1024 * 1024;
+
+/// The configuration files no edit may write (besides `.git` and the user
+/// configuration file, which this crate knows): their names are facts of
+/// the configuration (scry-workspace), so the engine passes them in.
+#[derive(Debug, Clone, Copy)]
+pub struct Protected<'a> {
+    /// scry's project configuration files (relative paths), refused at any
+    /// depth, since a subdirectory may be opened as a workspace later.
+    pub anywhere: &'a [&'a str],
+    /// Other agents' configuration files that scry reads as project layers
+    /// (relative paths), refused at the workspace root, where scry reads
+    /// them.
+    pub at_root: &'a [&'a str],
+}
 
 /// What the server that produced the edit has for an open document.
 #[derive(Debug, Clone)]
@@ -101,8 +114,8 @@ fn rejected(msg: impl Into<Message>) -> OpError {
 /// The path an edit may touch: absolute, `..` and symlinks resolved (for a
 /// path that does not exist yet, through its nearest existing ancestor),
 /// inside `root` (canonical) and not `root` itself, not inside `.git`, not
-/// one of scry's project configuration files.
-pub fn confine(root: &Path, path: &Path) -> Result<PathBuf, OpError> {
+/// one of the `protected` configuration files.
+pub fn confine(root: &Path, path: &Path, protected: &Protected) -> Result<PathBuf, OpError> {
     let outside = || OpError::OutsideWorkspace {
         path: path.to_path_buf(),
         root: root.to_path_buf(),
@@ -126,7 +139,7 @@ pub fn confine(root: &Path, path: &Path) -> Result<PathBuf, OpError> {
             root.display()
         )));
     }
-    if let Some(why) = protected(root, &full) {
+    if let Some(why) = refused(root, &full, protected) {
         return Err(rejected(msg!(
             "the edit touches ",
             path(&full),
@@ -138,22 +151,19 @@ pub fn confine(root: &Path, path: &Path) -> Result<PathBuf, OpError> {
 
 /// Why no edit may write `path` (canonical, inside `root`), if so: it is
 /// inside a `.git` directory (at any depth), or one of scry's own
-/// configuration files (the project files of
-/// [`scry_workspace::config::PROJECT_CONFIG_FILES`], at any depth, since a
-/// subdirectory may be opened as a workspace later; and the user
-/// configuration file when it lies in the workspace). A server must not
-/// change what scry runs or trusts.
-pub fn protected(root: &Path, path: &Path) -> Option<&'static str> {
+/// configuration files (`protected`: the project files at any depth, the
+/// other agents' files scry reads at the root; and the user configuration
+/// file when it lies in the workspace). A server must not change what scry
+/// runs or trusts.
+pub fn refused(root: &Path, path: &Path, protected: &Protected) -> Option<&'static str> {
     let rel = path.strip_prefix(root).ok()?;
     if rel.components().any(|c| c.as_os_str() == ".git") {
         return Some("inside .git");
     }
-    if PROJECT_CONFIG_FILES.iter().any(|f| rel.ends_with(f)) {
+    if protected.anywhere.iter().any(|f| rel.ends_with(f)) {
         return Some("(scry's own configuration)");
     }
-    // Other agents' configuration files that scry reads as project layers
-    // (at the workspace root only, where scry reads them).
-    if SEED_CONFIG_FILES.iter().any(|f| rel == Path::new(f)) {
+    if protected.at_root.iter().any(|f| rel == Path::new(f)) {
         return Some("(configuration scry reads)");
     }
     if scry_base::dirs::user_config().is_some_and(|u| u == path) {
@@ -162,7 +172,7 @@ pub fn protected(root: &Path, path: &Path) -> Option<&'static str> {
     None
 }
 
-fn uri_path(root: &Path, v: &Value, what: &str) -> Result<PathBuf, OpError> {
+fn uri_path(root: &Path, protected: &Protected, v: &Value, what: &str) -> Result<PathBuf, OpError> {
     let Some(uri) = v.as_str() else {
         return Err(rejected(format!(
             "malformed workspace edit: {what} is not a URI"
@@ -175,7 +185,7 @@ fn uri_path(root: &Path, v: &Value, what: &str) -> Result<PathBuf, OpError> {
             ", which is not a file in the workspace"
         )));
     };
-    confine(root, &p)
+    confine(root, &p, protected)
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -364,6 +374,7 @@ struct Builder<'a> {
     encoding: Encoding,
     views: &'a HashMap<PathBuf, ServerView>,
     server: &'a str,
+    protected: &'a Protected<'a>,
     plan: EditPlan,
     /// Text edits as (path at the time, offset in that text, the text), and
     /// the moves that came after, to report final paths.
@@ -585,7 +596,7 @@ impl<'a> Builder<'a> {
 
     fn create(&mut self, v: &Value) -> Result<(), OpError> {
         let root = self.vfs.root;
-        let p = uri_path(root, &v["uri"], "CreateFile.uri")?;
+        let p = uri_path(root, self.protected, &v["uri"], "CreateFile.uri")?;
         match self.vfs.get(&p)? {
             Node::Dir => {
                 return Err(rejected(msg!(
@@ -631,8 +642,8 @@ impl<'a> Builder<'a> {
 
     fn rename(&mut self, v: &Value) -> Result<(), OpError> {
         let root = self.vfs.root;
-        let from = uri_path(root, &v["oldUri"], "RenameFile.oldUri")?;
-        let to = uri_path(root, &v["newUri"], "RenameFile.newUri")?;
+        let from = uri_path(root, self.protected, &v["oldUri"], "RenameFile.oldUri")?;
+        let to = uri_path(root, self.protected, &v["newUri"], "RenameFile.newUri")?;
         if from == to {
             return Ok(());
         }
@@ -697,7 +708,7 @@ impl<'a> Builder<'a> {
 
     fn delete(&mut self, v: &Value) -> Result<(), OpError> {
         let root = self.vfs.root;
-        let p = uri_path(root, &v["uri"], "DeleteFile.uri")?;
+        let p = uri_path(root, self.protected, &v["uri"], "DeleteFile.uri")?;
         match self.vfs.get(&p)? {
             Node::Absent => {
                 if opt(v, "ignoreIfNotExists") {
@@ -794,13 +805,15 @@ impl<'a> Builder<'a> {
 
 /// Validate a `WorkspaceEdit` from `server` (positions in `encoding`) and
 /// compute its plan. `views` holds what the server has for the documents
-/// scry opened in it (text and version). Nothing is written.
+/// scry opened in it (text and version); `protected`, the configuration
+/// files no edit may write. Nothing is written.
 pub fn build_plan(
     root: &Path,
     edit: &Value,
     encoding: Encoding,
     views: &HashMap<PathBuf, ServerView>,
     server: &str,
+    protected: &Protected,
 ) -> Result<EditPlan, OpError> {
     if !edit.is_object() {
         return Err(rejected(format!("{server} sent no workspace edit")));
@@ -810,6 +823,7 @@ pub fn build_plan(
         encoding,
         views,
         server,
+        protected,
         plan: EditPlan::default(),
         landed: Vec::new(),
         moves: Vec::new(),
@@ -829,7 +843,12 @@ pub fn build_plan(
                     )));
                 }
                 None => {
-                    let path = uri_path(root, &op["textDocument"]["uri"], "textDocument.uri")?;
+                    let path = uri_path(
+                        root,
+                        protected,
+                        &op["textDocument"]["uri"],
+                        "textDocument.uri",
+                    )?;
                     let version = op["textDocument"]["version"].as_i64();
                     let Some(edits) = op["edits"].as_array() else {
                         return Err(rejected(format!(
@@ -844,7 +863,7 @@ pub fn build_plan(
         // Confine every path before looking at any content.
         let mut items = Vec::with_capacity(map.len());
         for (uri, edits) in map {
-            let path = uri_path(root, &Value::String(uri.clone()), "changes key")?;
+            let path = uri_path(root, protected, &Value::String(uri.clone()), "changes key")?;
             let Some(edits) = edits.as_array() else {
                 return Err(rejected(msg!(
                     format!("malformed workspace edit from {server}: edits of "),
@@ -872,7 +891,7 @@ pub fn build_plan(
     // directory rename or delete carries along.
     let all = plan.changes.iter().map(|c| &c.path);
     for p in all.chain(&plan.dirs_created).chain(&plan.dirs_removed) {
-        if let Some(why) = protected(root, p) {
+        if let Some(why) = refused(root, p, protected) {
             return Err(rejected(msg!(
                 "the edit touches ",
                 path(p),
@@ -885,18 +904,23 @@ pub fn build_plan(
 
 /// Every path a `WorkspaceEdit` names, confined, for collecting the server's
 /// views before planning. Stops at the first path outside the workspace.
-pub fn named_paths(root: &Path, edit: &Value) -> Result<Vec<PathBuf>, OpError> {
+pub fn named_paths(
+    root: &Path,
+    edit: &Value,
+    protected: &Protected,
+) -> Result<Vec<PathBuf>, OpError> {
     let mut out = Vec::new();
     if let Some(ops) = edit["documentChanges"].as_array() {
         for op in ops {
             for key in ["uri", "oldUri", "newUri"] {
                 if !op[key].is_null() {
-                    out.push(uri_path(root, &op[key], key)?);
+                    out.push(uri_path(root, protected, &op[key], key)?);
                 }
             }
             if !op["textDocument"]["uri"].is_null() {
                 out.push(uri_path(
                     root,
+                    protected,
                     &op["textDocument"]["uri"],
                     "textDocument.uri",
                 )?);
@@ -904,7 +928,12 @@ pub fn named_paths(root: &Path, edit: &Value) -> Result<Vec<PathBuf>, OpError> {
         }
     } else if let Some(map) = edit["changes"].as_object() {
         for uri in map.keys() {
-            out.push(uri_path(root, &Value::String(uri.clone()), "changes key")?);
+            out.push(uri_path(
+                root,
+                protected,
+                &Value::String(uri.clone()),
+                "changes key",
+            )?);
         }
     }
     out.sort();

@@ -6,7 +6,7 @@ use std::path::Path;
 use scry_base::paths;
 use similar::TextDiff;
 
-use super::plan::{EditPlan, FileChange};
+use crate::plan::{EditPlan, FileChange};
 
 /// A file's preview.
 #[derive(Debug, Clone, PartialEq, Eq)]
