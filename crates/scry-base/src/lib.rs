@@ -8,9 +8,13 @@
 //!   bounded, never blocking on a FIFO);
 //! - [`logfile`]: bounded, rotated log files (servers' stderr, the
 //!   daemon's log).
-//! - [`units`]: amounts of memory in words.
+//! - [`units`]: amounts of memory in words;
+//! - [`platform`]: what differs between Unix and Windows, one module per
+//!   concern, both sides side by side (file kinds and the non-blocking
+//!   open, OS string bytes, the path syntax).
 //!
-//! Invariants: std, `ignore`, `thiserror`, `tracing` and `libc` only; no
+//! Invariants: std, `ignore`, `thiserror`, `tracing` and `libc` (Unix) or
+//! `windows-sys` (Windows) only; no
 //! crate above re-exports these modules: every caller names them here
 //! (`scry_base::paths`, …; scry-lsp adds only the async read,
 //! `scry_lsp::disk_async::read_within`).
@@ -19,5 +23,6 @@ pub mod dirs;
 pub mod disk;
 pub mod logfile;
 pub mod paths;
+pub mod platform;
 pub mod units;
 pub mod walk;
