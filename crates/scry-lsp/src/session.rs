@@ -265,6 +265,9 @@ impl Session {
                 .stdin(Stdio::piped())
                 .stdout(Stdio::piped())
                 .stderr(Stdio::piped());
+            // The server dies with the thread that started it (Linux): a
+            // killed host leaves no server behind.
+            crate::process::die_with_starter(c);
         });
         let mut child = cmd.spawn().map_err(|source| SessionError::Spawn {
             name: config.name.clone(),
