@@ -36,13 +36,15 @@ pub fn device_name(name: &str) -> bool {
     match upper.as_str() {
         "CON" | "PRN" | "AUX" | "NUL" | "CONIN$" | "CONOUT$" => true,
         _ => {
-            let (head, tail) = upper.split_at(upper.len().min(3));
-            (head == "COM" || head == "LPT")
-                && tail.chars().count() == 1
-                && tail
-                    .chars()
-                    .next()
-                    .is_some_and(|c| c.is_ascii_digit() || matches!(c, '¹' | '²' | '³'))
+            let Some(n) = upper
+                .strip_prefix("COM")
+                .or_else(|| upper.strip_prefix("LPT"))
+            else {
+                return false;
+            };
+            let mut cs = n.chars();
+            matches!((cs.next(), cs.next()),
+                (Some(c), None) if c.is_ascii_digit() || matches!(c, '¹' | '²' | '³'))
         }
     }
 }
@@ -190,7 +192,8 @@ mod tests {
             assert!(device_name(n), "{n}");
         }
         for n in [
-            "CONSOLE", "con_", "nul2", "COM10", "COM", "LPT", "xnul", "a.con", "COMx", "",
+            "CONSOLE", "con_", "nul2", "COM10", "COM", "LPT", "xnul", "a.con", "COMx", "", "¹¹",
+            "é", "COM¹¹", "LPTé",
         ] {
             assert!(!device_name(n), "{n}");
         }
