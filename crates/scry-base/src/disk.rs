@@ -14,9 +14,15 @@
 //!   to one) is never opened: the path is `stat`ed first (the link itself,
 //!   then its target) and refused with [`ReadError::NotRegular`]
 //!   (`NOT_A_REGULAR_FILE`, naming the path and what it is).
-//! - A file is opened `O_NONBLOCK | O_NOCTTY` and `fstat`ed again through
-//!   the open descriptor: a path swapped for a FIFO between the `stat` and
-//!   the `open` is refused too, and never blocks the open.
+//! - A file is opened without blocking on a special file and checked again
+//!   through the open descriptor (`crate::platform::fs`: on Unix
+//!   `O_NONBLOCK | O_NOCTTY` and `fstat`; on Windows `GetFileType`): a path
+//!   swapped for a FIFO between the `stat` and the `open` is refused too,
+//!   and never blocks the open.
+//! - What is special is `crate::platform::fs`'s one answer: FIFOs, sockets
+//!   and devices on Unix; devices, pipes, reparse points that are not links
+//!   and device names (`CON`, `NUL`, `COM1`, refused by name, never
+//!   `stat`ed) on Windows.
 //! - A file over the limit is refused ([`ReadError::TooLarge`],
 //!   `FILE_TOO_LARGE`, with its size and the limit) before a byte is read;
 //!   one that grows while read is cut at the limit and refused the same way.
@@ -24,6 +30,8 @@
 use std::fs::{File, Metadata};
 use std::io::Read;
 use std::path::{Path, PathBuf};
+
+use crate::platform;
 
 /// Default largest workspace file scry reads (4 MiB); `limits.maxFileBytes`
 /// changes it.
@@ -82,29 +90,12 @@ impl ReadError {
     }
 }
 
-/// What a file type is, in a word, for a refusal.
+/// What a file that is not regular is, in a word, for a refusal.
 fn kind_of(meta: &Metadata) -> &'static str {
-    let t = meta.file_type();
-    if t.is_dir() {
+    if meta.file_type().is_dir() {
         return "a directory";
     }
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::FileTypeExt;
-        if t.is_fifo() {
-            return "a named pipe";
-        }
-        if t.is_socket() {
-            return "a socket";
-        }
-        if t.is_char_device() {
-            return "a character device";
-        }
-        if t.is_block_device() {
-            return "a block device";
-        }
-    }
-    "not a regular file"
+    platform::fs::special_kind(meta).unwrap_or("not a regular file")
 }
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> ReadError + '_ {
@@ -115,7 +106,7 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> ReadError + '_ {
 }
 
 fn regular(path: &Path, meta: &Metadata, limit: u64) -> Result<(), ReadError> {
-    if !meta.is_file() {
+    if !meta.is_file() || platform::fs::special_kind(meta).is_some() {
         return Err(ReadError::NotRegular {
             path: path.to_path_buf(),
             kind: kind_of(meta),
@@ -135,6 +126,13 @@ fn regular(path: &Path, meta: &Metadata, limit: u64) -> Result<(), ReadError> {
 /// lead to) of at most `limit` bytes. Only `stat`s; opens nothing. Returns
 /// the target's metadata.
 pub fn check(path: &Path, limit: u64) -> Result<Metadata, ReadError> {
+    // A name the OS makes a device (Windows' `CON`) is refused unstatted.
+    if let Some(kind) = platform::fs::special_name(path) {
+        return Err(ReadError::NotRegular {
+            path: path.to_path_buf(),
+            kind,
+        });
+    }
     let link = path.symlink_metadata().map_err(io(path))?;
     let meta = if link.file_type().is_symlink() {
         std::fs::metadata(path).map_err(io(path))?
@@ -149,15 +147,14 @@ pub fn check(path: &Path, limit: u64) -> Result<Metadata, ReadError> {
 /// after the check), and check the opened file again.
 fn open(path: &Path, limit: u64) -> Result<(File, Metadata), ReadError> {
     check(path, limit)?;
-    let mut opts = std::fs::OpenOptions::new();
-    opts.read(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        opts.custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY);
-    }
-    let file = opts.open(path).map_err(io(path))?;
+    let file = platform::fs::open_read(path).map_err(io(path))?;
     let meta = file.metadata().map_err(io(path))?;
+    if let Some(kind) = platform::fs::opened_kind(&file, &meta) {
+        return Err(ReadError::NotRegular {
+            path: path.to_path_buf(),
+            kind,
+        });
+    }
     regular(path, &meta, limit)?;
     Ok((file, meta))
 }
@@ -195,7 +192,6 @@ pub fn read_text(path: &Path, limit: u64) -> Result<Option<String>, ReadError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::Instant;
 
     fn dir() -> tempfile::TempDir {
         tempfile::tempdir().unwrap()
@@ -210,6 +206,7 @@ mod tests {
         assert_eq!(read_text(&p, 100).unwrap().as_deref(), Some("x = 1\n"));
     }
 
+    #[cfg(unix)]
     #[test]
     fn refuses_a_fifo_without_opening_it() {
         let d = dir();
@@ -217,7 +214,7 @@ mod tests {
         let c = std::ffi::CString::new(p.to_str().unwrap()).unwrap();
         // SAFETY: a valid NUL-terminated path.
         assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
-        let t = Instant::now();
+        let t = std::time::Instant::now();
         let e = read(&p, DEFAULT_MAX_FILE_BYTES).unwrap_err();
         assert!(t.elapsed().as_secs() < 5, "must not block");
         assert_eq!(e.code(), "NOT_A_REGULAR_FILE");
@@ -226,6 +223,7 @@ mod tests {
         assert_eq!(check(&p, 10).unwrap_err().code(), "NOT_A_REGULAR_FILE");
     }
 
+    #[cfg(unix)]
     #[test]
     fn refuses_a_socket() {
         let d = dir();
@@ -236,6 +234,7 @@ mod tests {
         assert!(e.to_string().contains("socket"), "{e}");
     }
 
+    #[cfg(unix)]
     #[test]
     fn refuses_a_device_and_a_symlink_to_one() {
         let e = read(Path::new("/dev/zero"), DEFAULT_MAX_FILE_BYTES).unwrap_err();
@@ -250,6 +249,7 @@ mod tests {
         assert_eq!(check(&p, 10).unwrap_err().code(), "NOT_A_REGULAR_FILE");
     }
 
+    #[cfg(unix)]
     #[test]
     fn follows_a_symlink_to_a_regular_file() {
         let d = dir();
@@ -258,6 +258,20 @@ mod tests {
         let p = d.path().join("link.py");
         std::os::unix::fs::symlink(&real, &p).unwrap();
         assert_eq!(read(&p, 10).unwrap(), b"y\n");
+    }
+
+    #[cfg(windows)]
+    #[test]
+    fn refuses_device_names_without_opening_them() {
+        let d = dir();
+        for name in ["CON", "nul.txt", "COM1.py", "aux"] {
+            let p = d.path().join(name);
+            let e = read(&p, DEFAULT_MAX_FILE_BYTES).unwrap_err();
+            assert_eq!(e.code(), "NOT_A_REGULAR_FILE", "{name}");
+            assert!(e.to_string().contains("a device name"), "{e}");
+        }
+        let e = check(Path::new(r"\\.\pipe\scry"), 10).unwrap_err();
+        assert!(e.to_string().contains("a device path"), "{e}");
     }
 
     #[test]

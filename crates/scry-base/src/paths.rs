@@ -27,10 +27,64 @@
 //! - [`project_local`] is the one test of whether a program or a `PATH`
 //!   entry lies inside the workspace (as written or with symlinks resolved:
 //!   what an untrusted workspace may not run).
+//! - Whether a path lies under another, and what is left below it, follow
+//!   the OS's rules ([`Syntax`], `crate::platform::PATH_SYNTAX`): on Unix
+//!   byte-exact components; on Windows [`windows`]' rules (case, either
+//!   separator, the `\\?\` prefix, drive letters, UNC shares), written as
+//!   plain functions over text so they are tested on every platform.
+//! - [`canonical`] is the one canonical spelling of a real path: symlinks
+//!   resolved, and on Windows the `\\?\` prefix that `canonicalize` adds
+//!   taken away where the path means the same without it (what a server or
+//!   a person sees).
+
+pub mod windows;
 
 use std::borrow::Cow;
 use std::ffi::OsStr;
 use std::path::{Component, Path, PathBuf};
+
+use crate::platform;
+
+/// Which OS's rules a path follows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Syntax {
+    /// `/` separates; names compare byte for byte.
+    Unix,
+    /// `\` and `/` separate; drives, UNC shares and `\\?\`; names compare
+    /// ignoring case ([`windows`]).
+    Windows,
+}
+
+/// `path` below `root` by the OS's rules ([`Syntax`]): what is left of
+/// `path` past `root`'s components, spelled as `path` spells it.
+fn below<'a>(path: &'a Path, root: &Path) -> Option<Cow<'a, Path>> {
+    match platform::PATH_SYNTAX {
+        Syntax::Unix => path.strip_prefix(root).ok().map(Cow::Borrowed),
+        Syntax::Windows => match (path.to_str(), root.to_str()) {
+            (Some(p), Some(r)) => windows::strip_root(p, r)
+                .map(|rest| Cow::Owned(rest.into_iter().collect::<PathBuf>())),
+            // A name that is not Unicode compares exactly.
+            _ => path.strip_prefix(root).ok().map(Cow::Borrowed),
+        },
+    }
+}
+
+/// The canonical spelling of `path`'s real location (symlinks resolved,
+/// which it must exist for): `canonicalize`, less the `\\?\` prefix on
+/// Windows where the path means the same without it
+/// ([`windows::strip_verbatim`]).
+pub fn canonical(path: &Path) -> std::io::Result<PathBuf> {
+    let real = path.canonicalize()?;
+    Ok(match platform::PATH_SYNTAX {
+        Syntax::Unix => real,
+        Syntax::Windows => match real.to_str().map(windows::strip_verbatim) {
+            Some(plain) if plain.len() != real.as_os_str().len() => {
+                PathBuf::from(plain.into_owned())
+            }
+            _ => real,
+        },
+    })
+}
 
 /// `path` with `.` and `..` resolved lexically (no file system access).
 pub fn normalise(path: &Path) -> PathBuf {
@@ -65,9 +119,10 @@ pub fn normalise_within(rel: &Path) -> Option<PathBuf> {
     }
 }
 
-/// Whether `path` lies under `root` (lexically; `root` itself counts).
+/// Whether `path` lies under `root` (lexically; `root` itself counts), by
+/// the OS's rules ([`Syntax`]: on Windows `C:\Repo\a` is under `c:\repo`).
 pub fn is_under(path: &Path, root: &Path) -> bool {
-    path.starts_with(root)
+    below(path, root).is_some()
 }
 
 /// Whether `path` lies inside the workspace at `root`, as written or with
@@ -75,13 +130,13 @@ pub fn is_under(path: &Path, root: &Path) -> bool {
 /// to run), however it was reached — a project bin dir, an absolute
 /// `PATH` entry, a symlink from elsewhere.
 pub fn project_local(path: &Path, root: &Path) -> bool {
-    let root_real = root.canonicalize().unwrap_or_else(|_| normalise(root));
+    let root_real = canonical(root).unwrap_or_else(|_| normalise(root));
     let lexical = std::path::absolute(path)
         .map(|p| normalise(&p))
         .unwrap_or_else(|_| path.to_path_buf());
-    lexical.starts_with(root)
-        || lexical.starts_with(&root_real)
-        || path.canonicalize().is_ok_and(|p| p.starts_with(&root_real))
+    is_under(&lexical, root)
+        || is_under(&lexical, &root_real)
+        || canonical(path).is_ok_and(|p| is_under(&p, &root_real))
 }
 
 /// `path` as shown to a reader: relative to `root` when under it (with `/`
@@ -91,11 +146,11 @@ pub fn display(path: &Path, root: &Path) -> String {
     let rel = if root.as_os_str().is_empty() {
         None
     } else {
-        path.strip_prefix(root).ok()
+        below(path, root)
     };
     match rel {
         Some(rel) if rel.as_os_str().is_empty() => ".".to_string(),
-        Some(rel) => slash_join(rel),
+        Some(rel) => slash_join(&rel),
         None if path.is_absolute() => escape_bytes(path.as_os_str()).into_owned(),
         None => slash_join(path),
     }
@@ -106,12 +161,11 @@ pub fn display(path: &Path, root: &Path) -> String {
 /// escape). Borrowed (no copy) when the name is UTF-8.
 pub fn escape_bytes(name: &OsStr) -> Cow<'_, str> {
     use std::fmt::Write;
-    use std::os::unix::ffi::OsStrExt;
     if let Some(s) = name.to_str() {
         return Cow::Borrowed(s);
     }
     let mut out = String::new();
-    for chunk in name.as_bytes().utf8_chunks() {
+    for chunk in platform::os_str::to_bytes(name).utf8_chunks() {
         out.push_str(chunk.valid());
         for b in chunk.invalid() {
             let _ = write!(out, "\\x{b:02x}");
@@ -126,7 +180,6 @@ pub fn escape_bytes(name: &OsStr) -> Cow<'_, str> {
 /// `\xNN` read as its byte does, that path; else `given` as it is. So a
 /// name copied from an answer asks about the file the answer listed.
 pub fn unescaped(base: &Path, given: &Path) -> PathBuf {
-    use std::os::unix::ffi::OsStrExt;
     let Some(text) = given.to_str().filter(|t| t.contains("\\x")) else {
         return given.to_path_buf();
     };
@@ -149,7 +202,10 @@ pub fn unescaped(base: &Path, given: &Path) -> PathBuf {
             i += 1;
         }
     }
-    let candidate = PathBuf::from(OsStr::from_bytes(&bytes));
+    // Bytes that make no name on this OS (not WTF-8, on Windows): as given.
+    let Some(candidate) = platform::os_str::from_bytes(bytes).map(PathBuf::from) else {
+        return given.to_path_buf();
+    };
     let exists = |p: &Path| base.join(p).symlink_metadata().is_ok();
     if candidate.as_os_str() != given.as_os_str() && !exists(given) && exists(&candidate) {
         candidate
@@ -210,7 +266,7 @@ pub fn real_path(root: &Path, path: &Path) -> Result<PathBuf, Unconfined> {
     let mut existing = abs.as_path();
     let mut rest: Vec<&OsStr> = Vec::new();
     let canon = loop {
-        match existing.canonicalize() {
+        match canonical(existing) {
             Ok(c) => break c,
             Err(_) => {
                 // A dangling symlink: canonicalize fails but the link exists.
@@ -296,6 +352,7 @@ mod tests {
         );
     }
 
+    #[cfg(unix)]
     #[test]
     fn names_that_are_not_utf8_are_shown_escaped() {
         use std::ffi::OsStr;
@@ -313,6 +370,7 @@ mod tests {
         assert!(matches!(escape_bytes(OsStr::new("a.rb")), Cow::Borrowed(_)));
     }
 
+    #[cfg(unix)]
     #[test]
     fn a_name_written_escaped_names_the_file_it_was_shown_for() {
         use std::os::unix::ffi::OsStrExt;
@@ -336,6 +394,25 @@ mod tests {
             unescaped(t.path(), Path::new("\\xZ.rb")),
             Path::new("\\xZ.rb")
         );
+    }
+
+    #[cfg(windows)]
+    #[test]
+    fn windows_paths_compare_and_show_by_windows_rules() {
+        let root = Path::new(r"C:\Repo");
+        assert_eq!(display(Path::new(r"c:\repo\Src\a.rs"), root), "Src/a.rs");
+        assert_eq!(display(Path::new(r"\\?\C:\Repo"), root), ".");
+        assert!(is_under(Path::new("C:/REPO/x"), root));
+        assert!(!is_under(Path::new(r"C:\Repository\x"), root));
+        assert_eq!(normalise_within(Path::new(r"src\..\..\x")), None);
+        assert_eq!(
+            normalise_within(Path::new(r"src/..\lib")),
+            Some(PathBuf::from("lib"))
+        );
+        assert_eq!(normalise_within(Path::new(r"C:x")), None);
+        let t = tempfile::tempdir().unwrap();
+        let c = canonical(t.path()).unwrap();
+        assert!(!c.to_string_lossy().starts_with(r"\\?\"), "{}", c.display());
     }
 
     #[test]

@@ -17,7 +17,6 @@
 //! not in the skip lists is listed). Both are logged.
 
 use std::ffi::OsStr;
-use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 
 /// The ignore files the walker reads in a directory it enters (and in the
@@ -25,14 +24,13 @@ use std::path::{Path, PathBuf};
 pub const IGNORE_FILES: &[&str] = &[".gitignore", ".ignore", ".git/info/exclude"];
 
 /// The ignore file in `dir` that is not a regular file, a directory or a
-/// missing one — a FIFO, socket or device, links followed — if any
-/// (checked by its metadata, never opened).
+/// missing one — a FIFO, socket or device, links followed; what
+/// `crate::platform::fs` calls special — if any (checked by its name and
+/// metadata, never opened).
 pub fn special_ignore_file(dir: &Path) -> Option<PathBuf> {
     IGNORE_FILES.iter().map(|f| dir.join(f)).find(|p| {
-        std::fs::metadata(p).is_ok_and(|m| {
-            let t = m.file_type();
-            t.is_fifo() || t.is_socket() || t.is_block_device() || t.is_char_device()
-        })
+        crate::platform::fs::special_name(p).is_some()
+            || std::fs::metadata(p).is_ok_and(|m| crate::platform::fs::special_kind(&m).is_some())
     })
 }
 

@@ -573,6 +573,8 @@ fn an_index_over_the_memory_cap_is_refused_with_a_stable_code() {
     );
 }
 
+// Unix: symbolic links (Windows needs a privilege to make one) or a FIFO.
+#[cfg(unix)]
 #[test]
 fn documents_outside_the_workspace_are_refused_and_counted() {
     let t = tempfile::tempdir().unwrap();
@@ -691,6 +693,8 @@ fn a_refused_import_leaves_the_working_index() {
     assert_eq!(left, ["index.db", "index.scip"]);
 }
 
+// Unix: symbolic links (Windows needs a privilege to make one) or a FIFO.
+#[cfg(unix)]
 #[test]
 fn an_import_from_a_fifo_is_refused_at_once() {
     let t = tempfile::tempdir().unwrap();

@@ -7,7 +7,9 @@
 //! - Every server→client request is answered (see [`handler`]).
 //! - The server's stderr never reaches an answer: it goes to a log file and
 //!   a bounded ring buffer.
-//! - Dropping the last handle of a [`Session`] kills its whole process group.
+//! - Dropping the last handle of a [`Session`] kills its whole process group
+//!   (its Job Object on Windows: [`process`], the one place a server's
+//!   process is contained).
 //! - A document is sent to the server only as the disk holds it.
 //! - Workspace files are read only through [`scry_base::disk`] (here on
 //!   the blocking pool: [`disk_async`]; regular files only,
@@ -17,6 +19,7 @@ pub mod diagnostics;
 pub mod disk_async;
 pub mod docs;
 pub mod handler;
+pub mod process;
 pub mod session;
 pub mod state;
 pub mod types;

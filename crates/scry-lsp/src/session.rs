@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use process_wrap::tokio::{ChildWrapper, CommandWrap, ProcessGroup};
+use process_wrap::tokio::ChildWrapper;
 use scry_rpc::{Connection, ConnectionOptions, ResponseError, RpcError};
 use scry_text::{Encoding, LineIndex};
 use serde_json::{Value, json};
@@ -110,8 +110,9 @@ impl SessionError {
     }
 }
 
-/// Kills the whole process group when dropped, so no server (nor the
-/// cargo/rustc children rust-analyzer spawns) outlives its session.
+/// Kills the whole process group (the Job Object on Windows:
+/// [`crate::process`]) when dropped, so no server (nor the cargo/rustc
+/// children rust-analyzer spawns) outlives its session.
 struct ChildGuard(Mutex<Option<Box<dyn ChildWrapper>>>);
 
 impl ChildGuard {
@@ -252,30 +253,22 @@ async fn read_disk(path: &Path, limit: u64) -> Result<DiskFile, SessionError> {
 }
 
 impl Session {
-    /// Spawn the server in its own process group and run `initialize`.
+    /// Spawn the server in its own process group (Job Object on Windows:
+    /// [`crate::process`]) and run `initialize`.
     /// Dropping the returned future kills the process.
     pub async fn start(config: SessionConfig) -> Result<Session, SessionError> {
-        let mut cmd = CommandWrap::with_new(&config.program, |c| {
+        let mut cmd = crate::process::contained(&config.program, |c| {
             c.args(&config.args)
                 .env_clear()
                 .envs(config.env.iter().map(|(k, v)| (k, v)))
                 .current_dir(&config.root)
                 .stdin(Stdio::piped())
                 .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .kill_on_drop(true);
-            // The server dies with the thread that started it (on Linux):
-            // a killed host (the daemon, SIGKILL) leaves no server behind.
-            #[cfg(target_os = "linux")]
-            // SAFETY: prctl is async-signal-safe; nothing is allocated.
-            unsafe {
-                c.pre_exec(|| {
-                    libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong);
-                    Ok(())
-                });
-            }
+                .stderr(Stdio::piped());
+            // The server dies with the thread that started it (Linux): a
+            // killed host leaves no server behind.
+            crate::process::die_with_starter(c);
         });
-        cmd.wrap(ProcessGroup::leader());
         let mut child = cmd.spawn().map_err(|source| SessionError::Spawn {
             name: config.name.clone(),
             program: config.program.clone(),

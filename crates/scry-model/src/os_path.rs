@@ -15,10 +15,10 @@
 //! Invariant: for every path `p`, `deserialize(serialize(p)) == p`
 //! (fuzzed: `reply_paths`, `scry_daemon::fuzzing`).
 
-use std::ffi::OsString;
 use std::fmt;
-use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
+
+use scry_base::platform::os_str;
 
 use serde::de::{self, Deserializer, SeqAccess, Visitor};
 use serde::ser::Serializer;
@@ -27,7 +27,7 @@ use serde::{Deserialize, Serialize};
 pub fn serialize<S: Serializer>(p: &Path, s: S) -> Result<S::Ok, S::Error> {
     match p.to_str() {
         Some(text) => s.serialize_str(text),
-        None => s.collect_seq(p.as_os_str().as_bytes()),
+        None => s.collect_seq(os_str::to_bytes(p.as_os_str()).iter()),
     }
 }
 
@@ -53,7 +53,7 @@ impl<'de> Visitor<'de> for PathVisitor {
     }
 
     fn visit_bytes<E: de::Error>(self, v: &[u8]) -> Result<PathBuf, E> {
-        Ok(PathBuf::from(OsString::from_vec(v.to_vec())))
+        from_bytes(v.to_vec())
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<PathBuf, A::Error> {
@@ -61,8 +61,16 @@ impl<'de> Visitor<'de> for PathVisitor {
         while let Some(b) = seq.next_element::<u8>()? {
             bytes.push(b);
         }
-        Ok(PathBuf::from(OsString::from_vec(bytes)))
+        from_bytes(bytes)
     }
+}
+
+/// The path whose bytes are `bytes` (raw on Unix, WTF-8 on Windows); an
+/// error for bytes that make no path on this OS.
+fn from_bytes<E: de::Error>(bytes: Vec<u8>) -> Result<PathBuf, E> {
+    os_str::from_bytes(bytes)
+        .map(PathBuf::from)
+        .ok_or_else(|| E::custom("the bytes of a path make no path on this system"))
 }
 
 /// A path in the wire form of this module, for containers.
@@ -114,7 +122,6 @@ impl Serialize for WireRef<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::ffi::OsStr;
 
     #[derive(Debug, PartialEq, Serialize, Deserialize)]
     struct T {
@@ -126,8 +133,11 @@ mod tests {
         v: Vec<PathBuf>,
     }
 
+    #[cfg(unix)]
     #[test]
     fn utf8_paths_stay_strings_and_others_round_trip_exactly() {
+        use std::ffi::OsStr;
+        use std::os::unix::ffi::OsStrExt;
         let bad = PathBuf::from(OsStr::from_bytes(b"/w/\xff_x.rb"));
         let t = T {
             p: "/w/a.rb".into(),
@@ -145,5 +155,18 @@ mod tests {
         let back: T = serde_json::from_str(old).unwrap();
         assert_eq!((back.o, back.v), (None, vec![PathBuf::from("/w/c")]));
         assert!(serde_json::from_str::<T>(r#"{"p":[256]}"#).is_err());
+    }
+
+    #[test]
+    fn bytes_read_back_as_the_os_spells_names() {
+        // WTF-8 (a lone surrogate, as Windows may hold) is a path on every
+        // OS; a byte no WTF-8 holds is one only where names are bytes.
+        let lone: T = serde_json::from_str(r#"{"p":[47,119,47,237,160,128]}"#).unwrap();
+        assert_eq!(
+            scry_base::platform::os_str::to_bytes(lone.p.as_os_str()).as_ref(),
+            b"/w/\xed\xa0\x80"
+        );
+        let ff = serde_json::from_str::<T>(r#"{"p":[47,255]}"#);
+        assert_eq!(ff.is_ok(), cfg!(unix), "{ff:?}");
     }
 }

@@ -11,7 +11,6 @@
 //! section (a truncated or corrupt file is an error, not garbage).
 
 use std::fs::File;
-use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -52,7 +51,7 @@ impl Index {
             return Err(fmt("shorter than its header"));
         }
         let mut head = vec![0u8; HEADER_BYTES as usize];
-        file.read_exact_at(&mut head, 0)
+        scry_base::platform::fs::read_exact_at(&file, &mut head, 0)
             .map_err(|_| fmt("header unreadable"))?;
         if &head[..8] != MAGIC {
             return Err(fmt("wrong magic"));
@@ -129,7 +128,7 @@ impl Index {
             ));
         }
         let mut buf = vec![0u8; n as usize];
-        self.file.read_exact_at(&mut buf, off)?;
+        scry_base::platform::fs::read_exact_at(&self.file, &mut buf, off)?;
         self.read_total.fetch_add(n, Ordering::Relaxed);
         self.read_max.fetch_max(n, Ordering::Relaxed);
         Ok(buf)

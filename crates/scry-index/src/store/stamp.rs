@@ -33,15 +33,17 @@ pub struct Stamp {
 }
 
 impl Stamp {
-    pub fn of(m: &std::fs::Metadata) -> Stamp {
-        use std::os::unix::fs::MetadataExt;
+    /// The stamp of the file at `path` whose metadata (links followed) is
+    /// `m`: the change time and file number come from
+    /// `scry_base::platform::fs::change_stamp` (status-change time and
+    /// inode on Unix; change time and file index on Windows).
+    pub fn of(path: &Path, m: &std::fs::Metadata) -> Stamp {
+        let change = scry_base::platform::fs::change_stamp(path, m);
         Stamp {
             size: m.len(),
             mtime_ns: mtime_ns(m).unwrap_or(0),
-            ctime_ns: (m.ctime().max(0) as u64)
-                .saturating_mul(1_000_000_000)
-                .saturating_add(m.ctime_nsec().max(0) as u64),
-            ino: m.ino(),
+            ctime_ns: change.ctime_ns,
+            ino: change.file_id,
         }
     }
 }
@@ -49,7 +51,7 @@ impl Stamp {
 /// A regular file's [`Stamp`] (symlinks followed).
 pub fn stamp(path: &Path) -> Option<Stamp> {
     let m = std::fs::metadata(path).ok()?;
-    m.is_file().then(|| Stamp::of(&m))
+    m.is_file().then(|| Stamp::of(path, &m))
 }
 
 /// A file's modification time in nanoseconds since the epoch.

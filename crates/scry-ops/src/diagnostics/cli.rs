@@ -1,6 +1,7 @@
 //! Running a command-line linter: argv only (never a shell), `{files}`
 //! expanded, in the provider's root, with its output capped before parsing
-//! and its whole process group killed when the time budget runs out.
+//! and its whole process group (Job Object on Windows:
+//! `scry_lsp::process::contained`) killed when the time budget runs out.
 //!
 //! Invariant: a file name never becomes an option. Every path handed to a
 //! linter starts with `./` (relative) or `/` (absolute), so a file named
@@ -12,7 +13,6 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
-use process_wrap::tokio::{CommandWrap, ProcessGroup};
 use tokio::io::{AsyncRead, AsyncReadExt};
 
 /// The most stdout read from one linter run; the rest is drained unread.
@@ -119,16 +119,15 @@ pub async fn run(
     deadline: tokio::time::Instant,
 ) -> Result<CliOutput, CliError> {
     let start = tokio::time::Instant::now();
-    let mut cmd = CommandWrap::with_new(program, |c| {
+    // Its own process group (a Job Object on Windows), killed whole.
+    let mut cmd = scry_lsp::process::contained(program, |c| {
         env.apply_async(c);
         c.args(args)
             .current_dir(root)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true);
+            .stderr(Stdio::piped());
     });
-    cmd.wrap(ProcessGroup::leader());
     let mut child = cmd
         .spawn()
         .map_err(|e| CliError::Spawn(format!("could not start {}: {e}", program.display())))?;

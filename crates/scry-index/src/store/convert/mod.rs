@@ -114,13 +114,7 @@ pub fn open_regular(path: &Path) -> Result<File, IndexError> {
         },
     };
     disk::check(path, u64::MAX).map_err(refuse)?;
-    let mut opts = std::fs::OpenOptions::new();
-    opts.read(true);
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        opts.custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY);
-    }
-    let file = opts.open(path).map_err(|err| IndexError::Io {
+    let file = scry_base::platform::fs::open_read(path).map_err(|err| IndexError::Io {
         path: path.to_path_buf(),
         err,
     })?;
@@ -128,10 +122,11 @@ pub fn open_regular(path: &Path) -> Result<File, IndexError> {
         path: path.to_path_buf(),
         err,
     })?;
-    if !m.is_file() {
+    let special = scry_base::platform::fs::opened_kind(&file, &m);
+    if !m.is_file() || special.is_some() {
         return Err(IndexError::NotRegular {
             path: path.to_path_buf(),
-            kind: "not a regular file",
+            kind: special.unwrap_or("not a regular file"),
         });
     }
     Ok(file)
@@ -437,7 +432,7 @@ impl Source {
         let read_file = scry_base::disk::read_with_meta(abs, MAX_SOURCE_BYTES).ok();
         let st = read_file
             .as_ref()
-            .map(|(_, m)| Stamp::of(m))
+            .map(|(_, m)| Stamp::of(abs, m))
             .or_else(|| stamp(abs))
             .unwrap_or_default();
         let text = read_file.map(|(b, _)| b);

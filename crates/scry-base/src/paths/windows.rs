@@ -1,0 +1,290 @@
+//! Windows' path rules as plain functions over text, so that they run (and
+//! are tested) on every platform; `super` applies them where the OS is
+//! Windows (`crate::platform::PATH_SYNTAX`).
+//!
+//! - A path is a prefix (a drive `C:`, a UNC share `\\server\share`, either
+//!   behind the verbatim `\\?\` that `canonicalize` adds, or a `\\.\`
+//!   device), whether it is rooted, and its components; `\` and `/` both
+//!   separate, empty and `.` components are nothing.
+//! - Two paths name one place when their prefixes and components are equal
+//!   ignoring case (`C:\Repo` and `c:\repo\` are one workspace) and the
+//!   verbatim prefix (`\\?\C:\x` is `C:\x`, `\\?\UNC\s\h` is `\\s\h`).
+//!   Case is folded per character (`char::to_lowercase`), the common
+//!   approximation of NTFS's own upper-case table.
+//! - [`strip_verbatim`] is the spelling a server or a person sees: the
+//!   `\\?\` prefix removed where the path means the same without it (a
+//!   drive or UNC path under `MAX_PATH` with no `.`/`..` component, no
+//!   component ending in a dot or a space and no device name), kept
+//!   where removing it would change what the path names.
+//! - [`device_name`]: the names the OS turns into devices in every
+//!   directory, whatever the extension: `CON`, `PRN`, `AUX`, `NUL`,
+//!   `COM0`–`COM9`, `LPT0`–`LPT9` (and `¹²³`), `CONIN$`, `CONOUT$`.
+
+/// The longest path Windows takes without the verbatim prefix
+/// (`MAX_PATH`, 260, less the terminating NUL).
+const MAX_PATH: usize = 259;
+
+fn is_sep(c: char) -> bool {
+    c == '\\' || c == '/'
+}
+
+/// Whether `name` (a file name, no separator) is one Windows makes a device.
+pub fn device_name(name: &str) -> bool {
+    let stem = name.split(['.', ':']).next().unwrap_or("");
+    let stem = stem.trim_end_matches(' ');
+    let upper = stem.to_ascii_uppercase();
+    match upper.as_str() {
+        "CON" | "PRN" | "AUX" | "NUL" | "CONIN$" | "CONOUT$" => true,
+        _ => {
+            let Some(n) = upper
+                .strip_prefix("COM")
+                .or_else(|| upper.strip_prefix("LPT"))
+            else {
+                return false;
+            };
+            let mut cs = n.chars();
+            matches!((cs.next(), cs.next()),
+                (Some(c), None) if c.is_ascii_digit() || matches!(c, '¹' | '²' | '³'))
+        }
+    }
+}
+
+/// Whether `path` is in the device namespace (`\\.\COM1`, `\\?\GLOBALROOT\…`,
+/// `\\.\pipe\x`): never a workspace file.
+pub fn device_path(path: &str) -> bool {
+    let b = path.as_bytes();
+    let lead = |i: usize| b.get(i).is_some_and(|&c| c == b'\\' || c == b'/');
+    if !(lead(0) && lead(1) && lead(3)) {
+        return false;
+    }
+    match b.get(2) {
+        Some(b'.') => true,
+        Some(b'?') => path[4..]
+            .split(is_sep)
+            .next()
+            .is_some_and(|c| c.eq_ignore_ascii_case("GLOBALROOT")),
+        _ => false,
+    }
+}
+
+/// `path` without the verbatim prefix, where that changes nothing it names.
+pub fn strip_verbatim(path: &str) -> std::borrow::Cow<'_, str> {
+    use std::borrow::Cow;
+    let Some(rest) = path.strip_prefix(r"\\?\") else {
+        return Cow::Borrowed(path);
+    };
+    let plain: Cow<str> = match rest.get(..4) {
+        Some(unc) if unc.eq_ignore_ascii_case(r"UNC\") => Cow::Owned(format!(r"\\{}", &rest[4..])),
+        _ if drive(rest).is_some() => Cow::Borrowed(rest),
+        _ => return Cow::Borrowed(path),
+    };
+    let (_, _, comps) = parts(&plain);
+    let safe = plain.len() <= MAX_PATH
+        && !plain.contains('/')
+        && comps
+            .iter()
+            .all(|c| *c != ".." && !c.ends_with('.') && !c.ends_with(' ') && !device_name(c))
+        && !rest.split('\\').any(|c| c == ".");
+    if safe { plain } else { Cow::Borrowed(path) }
+}
+
+/// The drive letter `path` starts with (`C:`), if any.
+fn drive(path: &str) -> Option<char> {
+    let mut cs = path.chars();
+    match (cs.next(), cs.next()) {
+        (Some(l), Some(':')) if l.is_ascii_alphabetic() => Some(l),
+        _ => None,
+    }
+}
+
+/// `path` split: its prefix folded for comparison (`c:`, `\\server\share`,
+/// empty for none), whether it is rooted, and its components as written
+/// (empty and `.` left out). The verbatim prefix is taken away first.
+pub fn parts(path: &str) -> (String, bool, Vec<&str>) {
+    let path = match path.strip_prefix(r"\\?\") {
+        Some(rest)
+            if rest
+                .get(..4)
+                .is_some_and(|u| u.eq_ignore_ascii_case(r"UNC\")) =>
+        {
+            // `\\?\UNC\server\share\x` is `\\server\share\x`: parse the rest
+            // as a UNC path by its components.
+            return unc(&rest[4..]);
+        }
+        Some(rest) => rest,
+        None => path,
+    };
+    let mut chars = path.chars();
+    if chars.next().is_some_and(is_sep) && chars.next().is_some_and(is_sep) {
+        return unc(&path[2..]);
+    }
+    let (prefix, rest) = match drive(path) {
+        Some(l) => (format!("{}:", l.to_ascii_lowercase()), &path[2..]),
+        None => (String::new(), path),
+    };
+    let rooted = rest.starts_with(is_sep);
+    (prefix, rooted, components(rest))
+}
+
+/// The parts of a UNC path after its leading `\\`.
+fn unc(after: &str) -> (String, bool, Vec<&str>) {
+    let mut comps = components(after).into_iter();
+    let server = comps.next().unwrap_or("");
+    let share = comps.next().unwrap_or("");
+    (
+        format!(r"\\{}\{}", fold(server), fold(share)),
+        true,
+        comps.collect(),
+    )
+}
+
+fn components(rest: &str) -> Vec<&str> {
+    rest.split(is_sep)
+        .filter(|c| !c.is_empty() && *c != ".")
+        .collect()
+}
+
+/// `s` with its case folded (the comparison key of a name).
+fn fold(s: &str) -> String {
+    s.chars().flat_map(char::to_lowercase).collect()
+}
+
+/// The components of `path` below `root` (as `path` spells them), when
+/// `path` is `root` or lies under it by Windows' rules; `None` otherwise.
+pub fn strip_root<'a>(path: &'a str, root: &str) -> Option<Vec<&'a str>> {
+    let (pp, pr, pc) = parts(path);
+    let (rp, rr, rc) = parts(root);
+    if pp != rp || pr != rr || rc.len() > pc.len() {
+        return None;
+    }
+    let same = pc.iter().zip(&rc).all(|(a, b)| fold(a) == fold(b));
+    same.then(|| pc[rc.len()..].to_vec())
+}
+
+/// Whether `path` is `root` or lies under it, by Windows' rules.
+pub fn is_under(path: &str, root: &str) -> bool {
+    strip_root(path, root).is_some()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn device_names_whatever_the_case_and_extension() {
+        for n in [
+            "CON",
+            "con",
+            "Nul",
+            "nul.txt",
+            "COM1",
+            "com9.py",
+            "LPT1",
+            "lpt0",
+            "AUX.tar.gz",
+            "PRN ",
+            "NUL .rs",
+            "CONIN$",
+            "conout$",
+            "COM¹",
+            "nul:stream",
+        ] {
+            assert!(device_name(n), "{n}");
+        }
+        for n in [
+            "CONSOLE", "con_", "nul2", "COM10", "COM", "LPT", "xnul", "a.con", "COMx", "", "¹¹",
+            "é", "COM¹¹", "LPTé",
+        ] {
+            assert!(!device_name(n), "{n}");
+        }
+    }
+
+    #[test]
+    fn device_namespace_paths() {
+        assert!(device_path(r"\\.\COM1"));
+        assert!(device_path(r"\\.\pipe\scry"));
+        assert!(device_path("//./PhysicalDrive0"));
+        assert!(device_path(r"\\?\GLOBALROOT\Device\Null"));
+        assert!(!device_path(r"\\?\C:\repo"));
+        assert!(!device_path(r"\\server\share\a"));
+        assert!(!device_path(r"C:\repo"));
+        assert!(!device_path(r"\\"));
+    }
+
+    #[test]
+    fn verbatim_prefix_stripped_only_where_it_means_the_same() {
+        assert_eq!(strip_verbatim(r"\\?\C:\Repo\src\a.rs"), r"C:\Repo\src\a.rs");
+        assert_eq!(
+            strip_verbatim(r"\\?\UNC\server\share\a.rs"),
+            r"\\server\share\a.rs"
+        );
+        assert_eq!(strip_verbatim(r"C:\Repo"), r"C:\Repo");
+        assert_eq!(strip_verbatim("/home/a"), "/home/a");
+        // Kept: without it the path would name something else.
+        for keep in [
+            r"\\?\C:\repo\CON",
+            r"\\?\C:\repo\trailing.",
+            r"\\?\C:\repo\space ",
+            r"\\?\C:\repo\..\x",
+            r"\\?\C:\a/b",
+            r"\\?\Volume{1234}\x",
+            r"\\?\GLOBALROOT\Device\Null",
+        ] {
+            assert_eq!(strip_verbatim(keep), keep);
+        }
+        let long = format!(r"\\?\C:\{}", "a".repeat(300));
+        assert_eq!(strip_verbatim(&long), long);
+    }
+
+    #[test]
+    fn one_workspace_whatever_the_case_separators_and_prefix() {
+        assert!(is_under(r"c:\repo", r"C:\Repo"));
+        assert!(is_under(r"C:\REPO\src\a.rs", r"c:\repo\"));
+        assert!(is_under("C:/Repo/src\\a.rs", r"C:\Repo"));
+        assert!(is_under(r"\\?\C:\Repo\a.rs", r"C:\repo"));
+        assert!(is_under(r"C:\Repo\a.rs", r"\\?\c:\Repo"));
+        assert!(is_under(r"C:\Repo\\src\.\a.rs", r"C:\Repo\src"));
+        assert!(is_under(r"C:\Café\ÉTÉ.py", r"c:\café\"));
+        assert_eq!(
+            strip_root(r"c:\REPO\Src/A.rs", r"C:\Repo"),
+            Some(vec!["Src", "A.rs"])
+        );
+        assert_eq!(strip_root(r"C:\Repo", r"c:\repo\"), Some(vec![]));
+        // Other places.
+        assert!(!is_under(r"C:\Repository\a.rs", r"C:\Repo"));
+        assert!(!is_under(r"D:\Repo\a.rs", r"C:\Repo"));
+        assert!(!is_under(r"C:\a.rs", r"C:\Repo"));
+        assert!(!is_under(r"Repo\a.rs", r"C:\Repo"));
+        assert!(!is_under(r"C:Repo\a.rs", r"C:\Repo"));
+    }
+
+    #[test]
+    fn unc_shares_compare_by_server_and_share() {
+        assert!(is_under(
+            r"\\Server\Share\repo\a.rs",
+            r"\\server\share\repo"
+        ));
+        assert!(is_under(
+            r"\\?\UNC\server\share\repo\a",
+            r"\\SERVER\share\Repo"
+        ));
+        assert!(is_under("//server/share/repo/a", r"\\server\share\repo"));
+        assert!(!is_under(r"\\server\other\repo\a", r"\\server\share\repo"));
+        assert!(!is_under(r"\\other\share\repo\a", r"\\server\share\repo"));
+        assert!(!is_under(r"C:\share\repo\a", r"\\server\share\repo"));
+    }
+
+    #[test]
+    fn climbing_out_is_a_component_whatever_the_separator() {
+        // `..` is a component of its own with either separator, so the
+        // lexical pass before any comparison (`super::normalise`, over the
+        // OS's own components) resolves it; like `Path::starts_with`, the
+        // comparison itself is lexical.
+        assert_eq!(parts(r"C:\repo\..\x").2, vec!["repo", "..", "x"]);
+        assert_eq!(parts("C:/repo\\../x").2, vec!["repo", "..", "x"]);
+        assert_eq!(
+            parts(r"..\..\x"),
+            (String::new(), false, vec!["..", "..", "x"])
+        );
+    }
+}

@@ -1,0 +1,238 @@
+//! What kind of file a path is, and the open that never blocks on a
+//! special one: the file facts under `disk` (the one reader) and `walk`
+//! (ignore files never opened when special).
+//!
+//! - Unix: a FIFO, a socket, a character or a block device is special;
+//!   the open is `O_NONBLOCK | O_NOCTTY` (a FIFO swapped in after the
+//!   check never blocks the open, a terminal never becomes the
+//!   controlling one) and the opened descriptor is `fstat`ed again.
+//! - Windows: a device (`FILE_ATTRIBUTE_DEVICE`), a reparse point that is
+//!   not a link (`FILE_ATTRIBUTE_REPARSE_POINT` after links are followed:
+//!   cloud placeholders that download on open, app execution aliases, …)
+//!   and a name the OS turns into a device (`CON`, `NUL`, `COM1`, … in any
+//!   directory, with any extension — [`crate::paths::windows::device_name`] —
+//!   and `\\.\` device paths) are special; the opened handle must be a
+//!   disk file (`GetFileType` is `FILE_TYPE_DISK`: not a console, a
+//!   serial port, a pipe).
+//!
+//!
+//! Plus what a file's identity is beyond its size and modification time
+//! ([`change_stamp`]: the status-change time and inode on Unix, the change
+//! time and file index on Windows, read through a handle opened for its
+//! attributes only) and positional reads ([`read_exact_at`]: `pread` on
+//! Unix, `ReadFile` at an offset on Windows, neither moving a cursor that
+//! another reader relies on).
+//!
+//! Invariants: a regular file, a directory and a symbolic link (itself)
+//! are never special; every answer is a phrase for a refusal ("a named
+//! pipe"), the same words on every platform where the kinds meet.
+
+use std::fs::{File, Metadata};
+use std::io;
+use std::path::Path;
+
+/// What the file `meta` describes is, when it is special (neither a
+/// regular file, a directory nor a symbolic link): a phrase for a refusal.
+pub fn special_kind(meta: &Metadata) -> Option<&'static str> {
+    imp::special_kind(meta)
+}
+
+/// What `path` is by its name alone, when its name makes it special
+/// whatever the disk holds (Windows' device names); `None` on Unix.
+pub fn special_name(path: &Path) -> Option<&'static str> {
+    imp::special_name(path)
+}
+
+/// `path` opened for reading without ever blocking on a special file.
+pub fn open_read(path: &Path) -> io::Result<File> {
+    imp::open_read(path)
+}
+
+/// What the opened `file` (whose metadata is `meta`) is, when special.
+pub fn opened_kind(file: &File, meta: &Metadata) -> Option<&'static str> {
+    imp::opened_kind(file, meta)
+}
+
+/// What a rewrite changes and setting a file's times back does not: the
+/// status-change time (ns, on the OS's own epoch) and the file's number on
+/// its volume. 0 for what cannot be read.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ChangeStamp {
+    pub ctime_ns: u64,
+    pub file_id: u64,
+}
+
+/// The [`ChangeStamp`] of the file at `path`, whose metadata (links
+/// followed) is `meta`.
+pub fn change_stamp(path: &Path, meta: &Metadata) -> ChangeStamp {
+    imp::change_stamp(path, meta)
+}
+
+/// Fill `buf` from `file` at `offset`, or fail (`UnexpectedEof` when the
+/// file ends first).
+pub fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<()> {
+    imp::read_exact_at(file, buf, offset)
+}
+
+#[cfg(unix)]
+mod imp {
+    use std::fs::{File, Metadata};
+    use std::io;
+    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+    use std::path::Path;
+
+    pub fn special_kind(meta: &Metadata) -> Option<&'static str> {
+        let t = meta.file_type();
+        if t.is_fifo() {
+            Some("a named pipe")
+        } else if t.is_socket() {
+            Some("a socket")
+        } else if t.is_char_device() {
+            Some("a character device")
+        } else if t.is_block_device() {
+            Some("a block device")
+        } else {
+            None
+        }
+    }
+
+    pub fn special_name(_path: &Path) -> Option<&'static str> {
+        None
+    }
+
+    pub fn open_read(path: &Path) -> io::Result<File> {
+        std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+            .open(path)
+    }
+
+    pub fn opened_kind(_file: &File, meta: &Metadata) -> Option<&'static str> {
+        special_kind(meta)
+    }
+
+    pub fn change_stamp(_path: &Path, meta: &Metadata) -> super::ChangeStamp {
+        use std::os::unix::fs::MetadataExt;
+        super::ChangeStamp {
+            ctime_ns: (meta.ctime().max(0) as u64)
+                .saturating_mul(1_000_000_000)
+                .saturating_add(meta.ctime_nsec().max(0) as u64),
+            file_id: meta.ino(),
+        }
+    }
+
+    pub fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<()> {
+        use std::os::unix::fs::FileExt;
+        file.read_exact_at(buf, offset)
+    }
+}
+
+#[cfg(windows)]
+mod imp {
+    use std::fs::{File, Metadata};
+    use std::io;
+    use std::os::windows::fs::MetadataExt;
+    use std::os::windows::io::AsRawHandle;
+    use std::path::Path;
+    use windows_sys::Win32::Storage::FileSystem::{
+        FILE_ATTRIBUTE_DEVICE, FILE_ATTRIBUTE_REPARSE_POINT, FILE_TYPE_CHAR, FILE_TYPE_DISK,
+        FILE_TYPE_PIPE, GetFileType,
+    };
+
+    pub fn special_kind(meta: &Metadata) -> Option<&'static str> {
+        let attrs = meta.file_attributes();
+        if meta.file_type().is_symlink() {
+            None
+        } else if attrs & FILE_ATTRIBUTE_DEVICE != 0 {
+            Some("a device")
+        } else if attrs & FILE_ATTRIBUTE_REPARSE_POINT != 0 {
+            Some("a reparse point")
+        } else {
+            None
+        }
+    }
+
+    pub fn special_name(path: &Path) -> Option<&'static str> {
+        let text = path.to_string_lossy();
+        if crate::paths::windows::device_path(&text) {
+            return Some("a device path");
+        }
+        path.file_name()
+            .and_then(|n| n.to_str())
+            .filter(|n| crate::paths::windows::device_name(n))
+            .map(|_| "a device name")
+    }
+
+    pub fn open_read(path: &Path) -> io::Result<File> {
+        // std's default share mode (read, write, delete) lets a server or
+        // an editor go on writing and renaming the file while scry reads.
+        std::fs::OpenOptions::new().read(true).open(path)
+    }
+
+    pub fn opened_kind(file: &File, meta: &Metadata) -> Option<&'static str> {
+        // SAFETY: the handle is open for as long as `file` lives.
+        match unsafe { GetFileType(file.as_raw_handle()) } {
+            FILE_TYPE_DISK => special_kind(meta),
+            FILE_TYPE_CHAR => Some("a character device"),
+            FILE_TYPE_PIPE => Some("a named pipe"),
+            _ => Some("not a disk file"),
+        }
+    }
+
+    pub fn change_stamp(path: &Path, _meta: &Metadata) -> super::ChangeStamp {
+        use std::os::windows::fs::OpenOptionsExt;
+        use windows_sys::Win32::Storage::FileSystem::{
+            BY_HANDLE_FILE_INFORMATION, FILE_BASIC_INFO, FILE_READ_ATTRIBUTES, FileBasicInfo,
+            GetFileInformationByHandle, GetFileInformationByHandleEx,
+        };
+        let Ok(file) = std::fs::OpenOptions::new()
+            .access_mode(FILE_READ_ATTRIBUTES)
+            .open(path)
+        else {
+            return super::ChangeStamp::default();
+        };
+        let h = file.as_raw_handle();
+        // SAFETY: both structs are plain data the calls fill; the handle
+        // is open for as long as `file` lives.
+        let (basic, by_handle) = unsafe {
+            let mut basic: FILE_BASIC_INFO = std::mem::zeroed();
+            let ok_basic = GetFileInformationByHandleEx(
+                h,
+                FileBasicInfo,
+                (&raw mut basic).cast(),
+                std::mem::size_of::<FILE_BASIC_INFO>() as u32,
+            ) != 0;
+            let mut info: BY_HANDLE_FILE_INFORMATION = std::mem::zeroed();
+            let ok_info = GetFileInformationByHandle(h, &mut info) != 0;
+            (ok_basic.then_some(basic), ok_info.then_some(info))
+        };
+        super::ChangeStamp {
+            // 100 ns ticks since 1601.
+            ctime_ns: basic.map_or(0, |b| (b.ChangeTime.max(0) as u64).saturating_mul(100)),
+            file_id: by_handle.map_or(0, |i| {
+                (u64::from(i.nFileIndexHigh) << 32) | u64::from(i.nFileIndexLow)
+            }),
+        }
+    }
+
+    pub fn read_exact_at(file: &File, mut buf: &mut [u8], mut offset: u64) -> io::Result<()> {
+        use std::os::windows::fs::FileExt;
+        while !buf.is_empty() {
+            match file.seek_read(buf, offset) {
+                Ok(0) => {
+                    return Err(io::Error::new(
+                        io::ErrorKind::UnexpectedEof,
+                        "the file ended before the read did",
+                    ));
+                }
+                Ok(n) => {
+                    buf = &mut buf[n..];
+                    offset += n as u64;
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+}

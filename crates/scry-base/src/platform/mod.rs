@@ -1,0 +1,28 @@
+//! Everything in scry-base that differs between Unix and Windows, one
+//! module per concern, each with its Unix and its Windows side side by side
+//! (`#[cfg(unix)] mod unix` / `#[cfg(windows)] mod windows` inside the
+//! concern's file), behind one portable signature:
+//!
+//! - [`fs`]: what kind of file a path or an open file is (FIFOs, sockets
+//!   and devices on Unix; devices, pipes, reparse points and reserved
+//!   device names on Windows) and the open that never blocks on one;
+//! - [`os_str`]: the bytes of an OS string and back (raw bytes on Unix,
+//!   WTF-8 on Windows);
+//! - [`PATH_SYNTAX`]: which path rules of [`crate::paths`] the OS follows.
+//!
+//! Invariants: no other module of scry-base names `std::os::unix`,
+//! `std::os::windows`, `libc` or `windows-sys` (tests aside); the rules
+//! themselves (path syntax, device names, WTF-8) are plain functions in
+//! [`crate::paths`] and here that run, and are tested, on every platform.
+
+pub mod fs;
+pub mod os_str;
+
+use crate::paths::Syntax;
+
+/// The path syntax of the OS scry runs on: separators, prefixes, case.
+#[cfg(unix)]
+pub const PATH_SYNTAX: Syntax = Syntax::Unix;
+/// The path syntax of the OS scry runs on: separators, prefixes, case.
+#[cfg(windows)]
+pub const PATH_SYNTAX: Syntax = Syntax::Windows;
