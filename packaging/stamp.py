@@ -7,7 +7,7 @@ copy of either is kept by hand.
 
 writes OUT_DIR/npm/scry-lsp (the wrapper), OUT_DIR/npm/scry-lsp-KEY (one
 per given binary) and OUT_DIR/server.json."""
-import json, os, shutil, subprocess, sys
+import json, os, re, shutil, subprocess, sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -20,7 +20,18 @@ PLATFORMS = {
     "darwin-x64": ("darwin", "x64"),
     "darwin-arm64": ("darwin", "arm64"),
 }
-MCP_NAME_PREFIX = "io.github.scry-lsp"
+
+
+def mcp_name():
+    """The MCP registry's server name, from its one home: README.md's
+    `<!-- mcp-name: NAME -->` marker, which the registry also reads on PyPI
+    (the wheel's description) to check ownership. npm's `mcpName` and
+    server.json's `name` are stamped from it."""
+    readme = open(os.path.join(ROOT, "README.md"), encoding="utf-8").read()
+    m = re.search(r"<!-- mcp-name: (\S+) -->", readme)
+    if not m:
+        sys.exit("stamp.py: README.md has no `<!-- mcp-name: NAME -->` marker")
+    return m.group(1)
 
 
 def meta():
@@ -36,7 +47,7 @@ def main():
     bins = dict(a.split("=", 1) for a in sys.argv[2:])
     pkg = meta()
     version, repo = pkg["version"], pkg["repository"]
-    mcp_name = f"{MCP_NAME_PREFIX}/scry"
+    name = mcp_name()
     common = {
         "version": version,
         "license": pkg["license"],
@@ -58,7 +69,7 @@ def main():
         "name": "scry-lsp",
         "description": pkg["description"],
         **common,
-        "mcpName": mcp_name,
+        "mcpName": name,
         "bin": {"scry": "bin/scry.js"},
         "files": ["bin/scry.js", "README.md"],
         "engines": {"node": ">=16"},
@@ -87,7 +98,7 @@ def main():
         )
     server = {
         "$schema": "https://static.modelcontextprotocol.io/schemas/2025-09-29/server.schema.json",
-        "name": mcp_name,
+        "name": name,
         "description": pkg["description"],
         "repository": {"url": repo, "source": "github"},
         "version": version,
