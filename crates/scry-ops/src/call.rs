@@ -536,8 +536,17 @@ pub(crate) fn session_error(e: SessionError, method: &str) -> OpError {
 pub(crate) fn workspace_error(e: WorkspaceError, method: &str) -> OpError {
     match e {
         // Written by scry-workspace, quoting configured commands (which may
-        // name paths under the root): shown as foreign text.
-        WorkspaceError::NoServer(m) => OpError::NoServer(msg!(foreign(m))),
+        // name paths under the root): shown as foreign text; what an
+        // untrusted workspace ignored is worded by the reader.
+        WorkspaceError::NoServer { message, trust } => OpError::NoServer(match trust {
+            Some(t) => msg!(
+                foreign(message),
+                " (",
+                note(scry_model::Reason::TrustIgnored(Box::new(t))),
+                ")"
+            ),
+            None => msg!(foreign(message)),
+        }),
         WorkspaceError::Session(s) => session_error(s, method),
     }
 }
