@@ -199,6 +199,10 @@ pub enum Reason {
     /// several things, e.g. same-named items of two Rust test crates): an
     /// index answer may mix their references.
     IndexSeveralDefinitions { name: String, files: usize },
+    /// No language server applies to the workspace as a whole (none
+    /// running, no root markers of one in the root): a workspace-wide
+    /// question needs a path to pick one.
+    NoServerApplies,
     /// `server` offers no code action at the place asked.
     NoCodeAction { server: String },
     /// A code action's preview leaves out what its `command` (run by
@@ -956,11 +960,16 @@ pub struct DiagnosticsDelta {
     /// How many more were introduced / resolved than listed.
     pub more_introduced: usize,
     pub more_resolved: usize,
-    /// Set when some results did not come within the budget:
-    /// "diagnostics still pending for src/a.rs (rust-analyzer was still
-    /// checking); call diagnostics later". Never an error.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub pending: Option<String>,
+    /// The files whose results did not come within the budget, each with
+    /// why (scry-render says "diagnostics still pending for src/a.rs
+    /// (rust-analyzer was still checking); call diagnostics for them
+    /// later"). Never an error.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pending: Vec<PendingFile>,
+    /// Files with no diagnostics from before the edit: all their current
+    /// ones are listed as introduced.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub no_baseline: Vec<PathBuf>,
     /// Providers that answered.
     pub checked_by: Vec<String>,
     pub elapsed_ms: u64,

@@ -337,12 +337,11 @@ impl Ctx {
         let waited = self.deadline.saturating_duration_since(self.started);
         let mut msg = not_answered_within(session.name(), method, waited, self.budget);
         if let Some(ix) = session.state().indexing() {
-            msg = msg!(
-                message(msg),
-                "; it is still indexing (",
-                foreign(ix),
-                ") — ask again shortly"
-            );
+            let indexing = scry_model::Reason::Indexing {
+                server: session.name().to_string(),
+                progress: ix,
+            };
+            msg = msg!(message(msg), "; ", note(indexing), " — ask again shortly");
         }
         OpError::Timeout(msg)
     }

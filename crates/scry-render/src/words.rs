@@ -181,6 +181,7 @@ pub(crate) fn reason_in(r: &Reason, root: &Path, d: Dialect) -> String {
         Reason::IndexChanged { changed, total, .. } => format!(
             "{changed} of {total} indexed files changed since the index was built: the index is stale and nothing rebuilds it by itself here (no daemon, or `index.refresh` off); rebuild it with `scry index`"
         ),
+        Reason::NoServerApplies => "no language server applies to this workspace (no root markers found); pass a path to pick one".to_string(),
         Reason::NoCodeAction { server } => format!("{server} offers no code action there"),
         Reason::CommandNotPreviewed { command, server } => format!(
             "applying this action also runs the command `{command}` at {server}; its edits are known only when it runs, so they are not part of this preview"

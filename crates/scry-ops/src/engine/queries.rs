@@ -69,9 +69,9 @@ pub(crate) async fn workspace_symbols(
         None => {
             let routes = cx.ws.workspace_routes();
             if routes.is_empty() {
-                return Err(OpError::NoServer(
-                        "no language server applies to this workspace (no root markers found); pass a path to pick one".into(),
-                    ));
+                return Err(OpError::NoServer(scry_model::msg!(note(
+                    Reason::NoServerApplies
+                ))));
             }
             let mut v = Vec::new();
             for r in &routes {
@@ -220,9 +220,9 @@ pub(crate) async fn raw_request(
         None => {
             let routes = cx.ws.workspace_routes();
             let Some(r) = routes.first() else {
-                return Err(OpError::NoServer(
-                    "no language server applies to this workspace; pass a path to pick one".into(),
-                ));
+                return Err(OpError::NoServer(scry_model::msg!(note(
+                    Reason::NoServerApplies
+                ))));
             };
             (cx.start(r, method).await?, None)
         }
