@@ -122,7 +122,7 @@ struct Core {
 #[derive(Debug)]
 pub struct Session {
     id: String,
-    told: Mutex<HashSet<String>>,
+    told: Mutex<HashSet<scry_model::TrustNotice>>,
     /// Its `changes` baseline (`Baseline::Session`), as the engine exports
     /// it; `None` before its first `changes` call.
     changes: Mutex<Option<serde_json::Value>>,
@@ -142,11 +142,11 @@ impl Session {
     }
 
     /// Whether `notice` is new to this session (and so is told now).
-    fn first_time(&self, notice: &str) -> bool {
+    fn first_time(&self, notice: &scry_model::TrustNotice) -> bool {
         self.told
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .insert(notice.to_string())
+            .insert(notice.clone())
     }
 }
 
@@ -289,9 +289,10 @@ impl Local {
             // it once per workspace).
             Ok(a) => {
                 if let Some(n) = ws.trust_notice() {
-                    let said = scry_model::Reason::from(n.clone());
+                    let fresh = self.session.first_time(&n);
+                    let said = scry_model::Reason::TrustIgnored(Box::new(n));
                     a.notes.retain(|x| *x != said);
-                    if self.session.first_time(&n) {
+                    if fresh {
                         a.notes.push(said);
                     }
                 }

@@ -26,24 +26,34 @@ pub mod paths;
 pub mod proto;
 pub mod server;
 
+use scry_model::Reason;
 use scry_workspace::Workspace;
 
 /// What the servers of `ws` are doing that a question waits for, as one
-/// line ("pyright is starting; rust-analyzer is indexing (Indexing 45%)…"),
-/// or `None`: the one wording of the progress line (the CLI draws it, MCP
-/// sends it as progress notifications, the daemon relays it).
+/// line ("pyright is starting; rust-analyzer is still indexing (Indexing
+/// 45%)…", each part worded by scry-render as the same note is), or `None`:
+/// the progress line (the CLI draws it, MCP sends it as progress
+/// notifications, the daemon relays it).
 pub fn waiting_line(ws: &Workspace) -> Option<String> {
-    let mut parts = Vec::new();
+    let mut parts: Vec<Reason> = Vec::new();
     for (id, _root) in ws.starting() {
-        let p = format!("{id} is starting");
+        let p = Reason::ServerStarting { server: id };
         if !parts.contains(&p) {
             parts.push(p);
         }
     }
     for s in ws.running() {
         if let Some(ix) = s.state().indexing() {
-            parts.push(format!("{} is indexing ({ix})", s.name()));
+            parts.push(Reason::Indexing {
+                server: s.name().to_string(),
+                progress: ix,
+            });
         }
     }
-    (!parts.is_empty()).then(|| format!("{}…", parts.join("; ")))
+    (!parts.is_empty()).then(|| {
+        format!(
+            "{}…",
+            scry_render::reason_text(&Reason::All(parts), ws.root())
+        )
+    })
 }

@@ -25,7 +25,7 @@ use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, Peer, ServerHandler};
 use scry_daemon::answer::{self, Answerer, Baseline, Local};
 use scry_daemon::proto::{Call, CallResult, Reply};
-use scry_model::{Action, Valid};
+use scry_model::{Action, Reason, Valid};
 use scry_ops::Engine;
 use scry_render::{display_path, reason_text, render_json, render_text};
 use serde::Serialize;
@@ -425,9 +425,11 @@ impl ScryMcp {
         let (warnings, notes) = (reply.warnings.clone(), reply.notes.clone());
         match reply.into_result() {
             Ok(Ok(mut answer)) => {
-                answer
-                    .notes
-                    .extend(warnings.into_iter().map(|w| format!("warning: {w}").into()));
+                answer.notes.extend(
+                    warnings
+                        .into_iter()
+                        .map(|warning| Reason::ConfigWarning { warning }),
+                );
                 let text = render_text(&answer, &root, &opts);
                 let mut r = CallToolResult::success(vec![ContentBlock::text(text)]);
                 r.structured_content = Some(render_json(&answer, &root, &opts));

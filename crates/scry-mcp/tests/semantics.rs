@@ -602,7 +602,7 @@ async fn progress_while_the_server_indexes() {
         .filter_map(|p| p["params"]["message"].as_str())
         .collect();
     assert!(
-        msgs.iter().any(|m| m.contains("fake is indexing")),
+        msgs.iter().any(|m| m.contains("fake is still indexing")),
         "{msgs:?}"
     );
     let nums: Vec<f64> = progress

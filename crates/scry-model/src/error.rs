@@ -15,11 +15,13 @@
 //!   [`Part::Arg`] (the [`Arg`] itself), never as text: each front end
 //!   spells it its own way (`--timeout-ms` on the command line,
 //!   `timeout_ms` in MCP; scry-render's `Dialect`).
+//! - A fact that scry-render words as a note too (the trust notice in a
+//!   routing error) is a [`Part::Note`], worded by the reader.
 //! - Built with [`msg!`](crate::msg) (parts) or [`msgf!`](crate::msgf)
 //!   (scry's text only, `format!`-style).
 //! - `Display` (library users, logs, `anyhow`) prints paths absolute and
 //!   everything else as written (an argument by its MCP name,
-//!   [`Arg::name`]); it equals [`OpError::message`] displayed.
+//!   [`Arg::name`], a note as its data, `Debug`); it equals [`OpError::message`] displayed.
 //! - [`OpError::code`] is stable: one code per variant.
 
 use std::fmt;
@@ -41,6 +43,9 @@ pub enum Part {
     /// An argument the caller may give (`raise timeout_ms`), spelled by
     /// the reader in its front end's syntax.
     Arg(Arg),
+    /// A fact worded by the reader, as it words the same note in an
+    /// answer.
+    Note(Box<crate::Reason>),
 }
 
 /// The message of an error: scry's text, paths and foreign text, in order.
@@ -95,6 +100,12 @@ impl Message {
         self
     }
 
+    /// Appends a fact the reader words.
+    pub fn note(mut self, note: crate::Reason) -> Message {
+        self.0.push(Part::Note(Box::new(note)));
+        self
+    }
+
     /// Appends another message, its parts kept as they are.
     pub fn append(mut self, other: impl Into<Message>) -> Message {
         for part in other.into().0 {
@@ -103,6 +114,7 @@ impl Message {
                 Part::Path(p) => self.path(p),
                 Part::Foreign(f) => self.foreign(f),
                 Part::Arg(a) => self.arg(a),
+                Part::Note(n) => self.note(*n),
             };
         }
         self
@@ -114,7 +126,8 @@ impl Message {
     }
 
     /// The message with each path shown by `path` and each foreign text by
-    /// `foreign`; scry's text as written, arguments by their MCP names.
+    /// `foreign`; scry's text as written, arguments by their MCP names,
+    /// notes as their data.
     pub fn render(
         &self,
         path: impl FnMut(&Path) -> String,
@@ -137,6 +150,7 @@ impl Message {
                 Part::Path(p) => out.push_str(&path(p)),
                 Part::Foreign(f) => out.push_str(&foreign(f)),
                 Part::Arg(a) => out.push_str(&arg(*a)),
+                Part::Note(n) => out.push_str(&format!("{n:?}")),
             }
         }
         out
@@ -151,6 +165,7 @@ impl fmt::Display for Message {
                 Part::Text(t) | Part::Foreign(t) => f.write_str(t)?,
                 Part::Path(p) => write!(f, "{}", p.display())?,
                 Part::Arg(a) => f.write_str(a.name())?,
+                Part::Note(n) => write!(f, "{n:?}")?,
             }
         }
         Ok(())
@@ -183,7 +198,8 @@ impl From<&Message> for Message {
 
 /// A [`Message`] from its parts, in order: `path(p)` is a path,
 /// `foreign(s)` is text scry did not write (anything `Display`), `arg(a)` an
-/// argument the caller may give (an [`Arg`]), `message(m)`
+/// argument the caller may give (an [`Arg`]), `note(r)` a fact the reader
+/// words (a [`Reason`](crate::Reason)), `message(m)`
 /// appends another message's parts, and any other expression is scry's own
 /// text (`&str`, `String`, `format!(…)`).
 ///
@@ -204,6 +220,9 @@ macro_rules! msg {
     };
     (@acc $m:expr; arg($a:expr) $(, $($rest:tt)*)?) => {
         $crate::msg!(@acc $m.arg($a); $($($rest)*)?)
+    };
+    (@acc $m:expr; note($n:expr) $(, $($rest:tt)*)?) => {
+        $crate::msg!(@acc $m.note($n); $($($rest)*)?)
     };
     (@acc $m:expr; message($o:expr) $(, $($rest:tt)*)?) => {
         $crate::msg!(@acc $m.append($o); $($($rest)*)?)

@@ -199,6 +199,10 @@ pub enum Reason {
     /// several things, e.g. same-named items of two Rust test crates): an
     /// index answer may mix their references.
     IndexSeveralDefinitions { name: String, files: usize },
+    /// No language server applies to the workspace as a whole (none
+    /// running, no root markers of one in the root): a workspace-wide
+    /// question needs a path to pick one.
+    NoServerApplies,
     /// `server` offers no code action at the place asked.
     NoCodeAction { server: String },
     /// A code action's preview leaves out what its `command` (run by
@@ -218,12 +222,23 @@ pub enum Reason {
     ServedByDaemon { pid: u32 },
     /// What recovery did with a dead writer's half-applied edit.
     Recovered(Box<Recovered>),
-    /// A sentence worded below scry-render, where its fact lives and is
-    /// also used there: the trust notice (scry-workspace: also in its
-    /// routing errors and `status`), the memory policy's notes
-    /// (scry-workspace's `memory`: also `daemon status` and the log), the
-    /// SCIP index's loading notes; shown as is.
-    Said(String),
+    /// What an untrusted workspace's configuration asked to run and was
+    /// ignored, with how to trust (once per session, and in `status`).
+    TrustIgnored(Box<TrustNotice>),
+    /// Whether the workspace is trusted, and why (`status`).
+    WorkspaceTrust { trust: Trust },
+    /// What the memory policy did to one of the workspace's servers.
+    Memory(Box<MemoryAction>),
+    /// The configured CI-built index (`index.path`) is not read, `why`
+    /// (worded where the configuration is read, as `status`'s
+    /// configuration warnings are: `doctor`'s index lines show it too).
+    IndexPathRefused { why: String },
+    /// A configuration warning (worded where the configuration is read,
+    /// as `status`'s warnings are), told beside an MCP answer.
+    ConfigWarning { warning: String },
+    /// The SCIP index could not be loaded (`error`, the loader's message,
+    /// which may name absolute paths): the other sources answered.
+    IndexUnusable { error: String },
 }
 
 /// What recovery did with one dead writer's entry: the next answer's note
@@ -251,16 +266,78 @@ pub struct Recovered {
     pub failed: Vec<(PathBuf, String)>,
 }
 
-impl From<String> for Reason {
-    fn from(s: String) -> Reason {
-        Reason::Said(s)
+/// Why a workspace is trusted or not (scry-workspace's `trust` decides it,
+/// scry-render words it).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Trust {
+    /// `SCRY_TRUST=all` ([`Trust::ENV`]).
+    Env,
+    /// Under a `trustedRoots` entry of the user configuration.
+    UserRoot(#[serde(with = "crate::os_path")] PathBuf),
+    /// A `scry trust` record matches the current configuration files.
+    Recorded,
+    /// The caller decided (configuration given explicitly).
+    Explicit,
+    /// Not trusted. `revoked`: a `scry trust` record exists but the
+    /// configuration files changed since.
+    Untrusted { revoked: bool },
+}
+
+impl Trust {
+    /// `SCRY_TRUST`: `all` trusts every workspace, `none` none.
+    pub const ENV: &'static str = "SCRY_TRUST";
+
+    pub fn is_trusted(&self) -> bool {
+        !matches!(self, Trust::Untrusted { .. })
     }
 }
 
-impl From<&str> for Reason {
-    fn from(s: &str) -> Reason {
-        Reason::Said(s.to_string())
-    }
+/// What an untrusted workspace asked for and was ignored
+/// ([`Reason::TrustIgnored`]; never empty).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct TrustNotice {
+    /// A `scry trust` record exists but the configuration changed since.
+    pub revoked: bool,
+    /// What the project's configuration files asked for, in file order:
+    /// (file, what), e.g. (`/ws/.scry.json`, `server "pyright": command`).
+    pub ignored: Vec<(PathBuf, String)>,
+    /// Project-local binaries not used.
+    pub local_bins: Vec<PathBuf>,
+}
+
+/// What the memory policy did to a server ([`Reason::Memory`], `status`,
+/// `daemon status`), with the figures; amounts in KiB.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "did", rename_all = "snake_case")]
+pub enum MemoryAction {
+    /// Restarted over its cap: `now`, before the question about to be
+    /// asked; else between requests (it starts with the next question).
+    Restarted {
+        server: String,
+        rss_kib: u64,
+        processes: usize,
+        cap_kib: Option<u64>,
+        now: bool,
+    },
+    /// Stopped, the least recently used idle server, because the servers
+    /// together (`total_kib`) were over the budget.
+    Stopped {
+        server: String,
+        rss_kib: u64,
+        processes: usize,
+        total_kib: u64,
+        budget_kib: u64,
+        idle_secs: u64,
+    },
+}
+
+/// One thing the memory policy did, and when (`status`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MemoryNote {
+    /// Seconds since the Unix epoch.
+    pub at_secs: u64,
+    pub what: MemoryAction,
 }
 
 /// How an answer was found when it is not a language server's: the
@@ -418,12 +495,20 @@ pub struct StatusReport {
     pub servers: Vec<ProviderStatus>,
     /// Configuration problems and warnings (missing servers, bad config).
     pub warnings: Vec<String>,
+    /// What the untrusted workspace ignored, with how to trust (said
+    /// after the warnings).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trust_ignored: Option<TrustNotice>,
     /// The syntactic index: files indexed in this process, cache size.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub syntactic: Option<String>,
     /// The SCIP index: source, age, files covered, changed since.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub index: Option<String>,
+    /// Why the SCIP index is not read or not usable (in place of
+    /// `index`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub index_problem: Option<Reason>,
     /// The daemon's background refresh of the SCIP index: running, or its
     /// last outcome.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -435,7 +520,7 @@ pub struct StatusReport {
     /// What the memory policy did lately (restarts over a cap, stops over
     /// the budget), oldest first, each with its time and figures.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub memory_events: Vec<String>,
+    pub memory_events: Vec<MemoryNote>,
     /// The memory budget of all servers together, KiB.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory_budget_kib: Option<u64>,
@@ -875,11 +960,16 @@ pub struct DiagnosticsDelta {
     /// How many more were introduced / resolved than listed.
     pub more_introduced: usize,
     pub more_resolved: usize,
-    /// Set when some results did not come within the budget:
-    /// "diagnostics still pending for src/a.rs (rust-analyzer was still
-    /// checking); call diagnostics later". Never an error.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub pending: Option<String>,
+    /// The files whose results did not come within the budget, each with
+    /// why (scry-render says "diagnostics still pending for src/a.rs
+    /// (rust-analyzer was still checking); call diagnostics for them
+    /// later"). Never an error.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pending: Vec<PendingFile>,
+    /// Files with no diagnostics from before the edit: all their current
+    /// ones are listed as introduced.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub no_baseline: Vec<PathBuf>,
     /// Providers that answered.
     pub checked_by: Vec<String>,
     pub elapsed_ms: u64,

@@ -414,12 +414,11 @@ impl Ctx {
         let waited = self.deadline.saturating_duration_since(self.started);
         let mut msg = not_answered_within(session.name(), method, waited, self.budget);
         if let Some(ix) = session.state().indexing() {
-            msg = msg!(
-                message(msg),
-                "; it is still indexing (",
-                foreign(ix),
-                ") — ask again shortly"
-            );
+            let indexing = scry_model::Reason::Indexing {
+                server: session.name().to_string(),
+                progress: ix,
+            };
+            msg = msg!(message(msg), "; ", note(indexing), " — ask again shortly");
         }
         OpError::Timeout(msg)
     }
@@ -613,8 +612,17 @@ pub(crate) fn session_error(e: SessionError, method: &str) -> OpError {
 pub(crate) fn workspace_error(e: WorkspaceError, method: &str) -> OpError {
     match e {
         // Written by scry-workspace, quoting configured commands (which may
-        // name paths under the root): shown as foreign text.
-        WorkspaceError::NoServer(m) => OpError::NoServer(msg!(foreign(m))),
+        // name paths under the root): shown as foreign text; what an
+        // untrusted workspace ignored is worded by the reader.
+        WorkspaceError::NoServer { message, trust } => OpError::NoServer(match trust {
+            Some(t) => msg!(
+                foreign(message),
+                " (",
+                note(scry_model::Reason::TrustIgnored(Box::new(t))),
+                ")"
+            ),
+            None => msg!(foreign(message)),
+        }),
         WorkspaceError::Session(s) => session_error(s, method),
     }
 }

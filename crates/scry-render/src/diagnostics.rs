@@ -447,11 +447,42 @@ pub fn delta_text(d: &DiagnosticsDelta, root: &Path) -> String {
     if d.more_resolved > 0 {
         lines.push(format!("  … {} more resolved", d.more_resolved));
     }
-    if let Some(p) = &d.pending {
-        let p = scry_base::paths::relativise_text(p, root);
+    if let Some(p) = delta_pending(d, root) {
+        let p = scry_base::paths::relativise_text(&p, root);
         lines.push(format!("Note: {}", clip(&p, 400)));
     }
     lines.join("\n")
+}
+
+/// What of the delta is not known yet, in one sentence: the files still
+/// pending (each reason once per file), then those with no baseline.
+fn delta_pending(d: &DiagnosticsDelta, root: &Path) -> Option<String> {
+    let mut reasons: Vec<String> = Vec::new();
+    for p in &d.pending {
+        let line = format!("{} ({})", display_path(&p.path, root), p.reason);
+        if !reasons.contains(&line) {
+            reasons.push(line);
+        }
+    }
+    let pending = (!reasons.is_empty()).then(|| {
+        format!(
+            "diagnostics still pending for {}; call diagnostics for them later",
+            reasons.join(", ")
+        )
+    });
+    let no_baseline = (!d.no_baseline.is_empty()).then(|| {
+        format!(
+            "no diagnostics from before the edit for {}: all its current ones are listed as introduced",
+            (d.no_baseline.iter())
+                .map(|p| display_path(p, root))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    });
+    match (pending, no_baseline) {
+        (Some(p), Some(n)) => Some(format!("{p}; {n}")),
+        (p, n) => p.or(n),
+    }
 }
 
 /// The after-edit delta as JSON.
@@ -461,7 +492,54 @@ pub fn delta_json(d: &DiagnosticsDelta, root: &Path) -> Value {
         "resolved": d.resolved.iter().map(|x| diagnostic_json(x, root)).collect::<Vec<_>>(),
         "more_introduced": d.more_introduced,
         "more_resolved": d.more_resolved,
-        "pending": d.pending,
+        "pending": delta_pending(d, root),
         "checked_by": d.checked_by,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use scry_model::PendingFile;
+
+    #[test]
+    fn the_delta_says_what_is_pending_with_paths_relative() {
+        let root = Path::new("/ws");
+        let pending = |path: &str, provider: &str, reason: &str| PendingFile {
+            path: root.join(path),
+            provider: provider.into(),
+            reason: reason.into(),
+        };
+        let mut d = DiagnosticsDelta {
+            introduced: Vec::new(),
+            resolved: Vec::new(),
+            more_introduced: 0,
+            more_resolved: 0,
+            // one reason said once per file, whoever gave it
+            pending: vec![
+                pending("a.rs", "x", "x was still checking"),
+                pending("a.rs", "y", "x was still checking"),
+                pending("b.rs", "y", "no result in time"),
+            ],
+            no_baseline: vec![root.join("new.rs")],
+            checked_by: Vec::new(),
+            elapsed_ms: 0,
+        };
+        assert_eq!(
+            delta_pending(&d, root).unwrap(),
+            "diagnostics still pending for a.rs (x was still checking), b.rs (no result in time); call diagnostics for them later; no diagnostics from before the edit for new.rs: all its current ones are listed as introduced"
+        );
+        assert_eq!(
+            delta_json(&d, root)["pending"],
+            delta_pending(&d, root).unwrap()
+        );
+        d.pending.clear();
+        assert_eq!(
+            delta_pending(&d, root).unwrap(),
+            "no diagnostics from before the edit for new.rs: all its current ones are listed as introduced"
+        );
+        d.no_baseline.clear();
+        assert_eq!(delta_pending(&d, root), None);
+        assert_eq!(delta_json(&d, root)["pending"], Value::Null);
+    }
 }

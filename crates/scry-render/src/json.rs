@@ -12,7 +12,7 @@ use scry_model::{Answer, Body, CallEdge, CallItem, Loc, ProviderStatus, SymbolIt
 use serde_json::{Map, Value, json};
 
 use crate::common::{
-    Placed, asked_file_first, clip_line, distinct_files, flatten_outline, found_total, place,
+    self, Placed, asked_file_first, clip_line, distinct_files, flatten_outline, found_total, place,
     sort_dedup,
 };
 use crate::words::{self, Dialect};
@@ -325,8 +325,11 @@ fn render_body(answer: &Answer, root: &Path, opts: &RenderOptions) -> Value {
                             .map(|s| server_json(s, root))
                             .collect(),
                     ),
-                    ("warnings", report.warnings.clone().into()),
-                    ("memory_events", report.memory_events.clone().into()),
+                    ("warnings", common::status_warnings(report, root).into()),
+                    (
+                        "memory_events",
+                        common::memory_events(&report.memory_events).into(),
+                    ),
                     ("memory_budget_kib", report.memory_budget_kib.into()),
                 ]
                 .into_iter()
@@ -336,7 +339,7 @@ fn render_body(answer: &Answer, root: &Path, opts: &RenderOptions) -> Value {
                         .as_ref()
                         .map(|s| ("syntactic", s.clone().into())),
                 )
-                .chain(report.index.as_ref().map(|s| ("index", s.clone().into())))
+                .chain(common::index_line(report, root).map(|s| ("index", s.into())))
                 .chain(
                     report
                         .index_refresh

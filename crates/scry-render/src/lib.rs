@@ -28,7 +28,7 @@ mod map;
 mod text;
 mod words;
 
-pub use words::{Dialect, describe_usage};
+pub use words::{Dialect, describe_usage, memory_action, trust};
 
 /// Limits on what one rendering shows.
 #[derive(Debug, Clone)]
@@ -161,6 +161,11 @@ pub fn error_text_in(err: &OpError, root: &Path, dialect: Dialect) -> String {
                 let f = scry_base::paths::relativise_text(f, root);
                 let mut inner = Echo::default();
                 inner.text(&f);
+                out.opaque(&inner.finish());
+            }
+            scry_model::Part::Note(n) => {
+                let mut inner = Echo::default();
+                inner.text(&words::reason_in(n, root, dialect));
                 out.opaque(&inner.finish());
             }
         }

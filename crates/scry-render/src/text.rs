@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use crate::RenderOptions;
 use crate::common::{
-    Placed, Rendered, asked_file_first, asked_position, clip, clip_line, distinct_files,
+    self, Placed, Rendered, asked_file_first, asked_position, clip, clip_line, distinct_files,
     flatten_outline, found_total, location_noun, place, plural, sort_dedup, subject_name,
 };
 use crate::display_path;
@@ -620,7 +620,11 @@ fn render_status(ctx: &Ctx, report: &StatusReport) -> Rendered {
             .iter()
             .map(|s| format!("Syntactic index: {s}")),
     );
-    body.extend(report.index.iter().map(|s| format!("SCIP index: {s}")));
+    body.extend(
+        common::index_line(report, ctx.root)
+            .iter()
+            .map(|s| format!("SCIP index: {s}")),
+    );
     body.extend(
         report
             .index_refresh
@@ -647,8 +651,16 @@ fn render_status(ctx: &Ctx, report: &StatusReport) -> Rendered {
             describe_kib(budget)
         ));
     }
-    body.extend(report.memory_events.iter().map(|e| format!("Memory: {e}")));
-    body.extend(report.warnings.iter().map(|w| format!("Warning: {w}")));
+    body.extend(
+        common::memory_events(&report.memory_events)
+            .iter()
+            .map(|e| format!("Memory: {e}")),
+    );
+    body.extend(
+        common::status_warnings(report, ctx.root)
+            .iter()
+            .map(|w| format!("Warning: {w}")),
+    );
     Rendered {
         header: format!("Workspace: {}", report.workspace_root.display()),
         body,

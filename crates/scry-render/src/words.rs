@@ -2,7 +2,9 @@
 //! and its notes ([`Reason`]), how the asked position was found ([`Via`]),
 //! how precise a non-server answer is ([`Precision`]), the arguments
 //! that select a place ([`Selector`]) in the asking front end's syntax
-//! ([`Dialect`]), and a server's memory ([`describe_usage`]).
+//! ([`Dialect`]), a server's memory ([`describe_usage`]), what the memory
+//! policy did ([`memory_action`]) and a workspace's trust ([`trust`], the
+//! notice of what an untrusted one ignored).
 //!
 //! Invariants: each fact is worded here once ("still indexing", "does not
 //! support", …), text and JSON forms alike; every path goes through
@@ -13,7 +15,9 @@ use std::path::Path;
 
 use scry_base::units::describe_kib;
 use scry_model::action::Arg;
-use scry_model::{Precision, Reason, Recovered, SameName, Selector, Via};
+use scry_model::{
+    MemoryAction, Precision, Reason, Recovered, SameName, Selector, Trust, TrustNotice, Via,
+};
 
 use crate::display_path;
 
@@ -177,6 +181,7 @@ pub(crate) fn reason_in(r: &Reason, root: &Path, d: Dialect) -> String {
         Reason::IndexChanged { changed, total, .. } => format!(
             "{changed} of {total} indexed files changed since the index was built: the index is stale and nothing rebuilds it by itself here (no daemon, or `index.refresh` off); rebuild it with `scry index`"
         ),
+        Reason::NoServerApplies => "no language server applies to this workspace (no root markers found); pass a path to pick one".to_string(),
         Reason::NoCodeAction { server } => format!("{server} offers no code action there"),
         Reason::CommandNotPreviewed { command, server } => format!(
             "applying this action also runs the command `{command}` at {server}; its edits are known only when it runs, so they are not part of this preview"
@@ -202,8 +207,129 @@ pub(crate) fn reason_in(r: &Reason, root: &Path, d: Dialect) -> String {
             "served by the scry daemon (pid {pid}; `scry daemon status`, `scry daemon stop`)"
         ),
         Reason::Recovered(r) => recovered(r, root),
-        Reason::Said(s) => s.clone(),
+        Reason::TrustIgnored(n) => trust_notice(n, root),
+        Reason::WorkspaceTrust { trust: t } => format!("workspace {}", trust(t)),
+        Reason::Memory(m) => memory_action(m),
+        Reason::IndexPathRefused { why } => why.clone(),
+        Reason::ConfigWarning { warning } => format!("warning: {warning}"),
+        Reason::IndexUnusable { error } => format!(
+            "the SCIP index is not usable ({}); answered from the other sources — rebuild it with `scry index`",
+            scry_base::paths::relativise_text(error, root)
+        ),
     }
+}
+
+/// Whether a workspace is trusted, and why: the one wording of `status`
+/// and `doctor`.
+pub fn trust(t: &Trust) -> String {
+    match t {
+        Trust::Env => format!("trusted ({}=all)", Trust::ENV),
+        Trust::UserRoot(p) => format!("trusted (trustedRoots: {})", p.display()),
+        Trust::Recorded => "trusted (`scry trust`)".into(),
+        Trust::Explicit => "trusted (configuration given by the caller)".into(),
+        Trust::Untrusted { revoked: false } => "not trusted".into(),
+        Trust::Untrusted { revoked: true } => {
+            "not trusted: the project configuration changed since `scry trust`".into()
+        }
+    }
+}
+
+/// What an untrusted workspace ignored, in one line: `workspace not
+/// trusted: ignored .scry.json: new server "x"; project-local
+/// node_modules/.bin/ruff — run `scry trust` in the workspace to allow
+/// them`.
+fn trust_notice(n: &TrustNotice, root: &Path) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < n.ignored.len() {
+        let file = &n.ignored[i].0;
+        let items: Vec<&str> = n.ignored[i..]
+            .iter()
+            .take_while(|(f, _)| f == file)
+            .map(|(_, w)| w.as_str())
+            .collect();
+        i += items.len();
+        parts.push(format!(
+            "{}: {}",
+            display_path(file, root),
+            items.join(", ")
+        ));
+    }
+    for b in &n.local_bins {
+        parts.push(format!("project-local {}", display_path(b, root)));
+    }
+    let why = if n.revoked {
+        "workspace trust revoked (project configuration changed since `scry trust`)"
+    } else {
+        "workspace not trusted"
+    };
+    format!(
+        "{why}: ignored {} — run `scry trust` in the workspace to allow them",
+        parts.join("; ")
+    )
+}
+
+/// What the memory policy did, with the figures and how to change them:
+/// the one wording of the next answer's note, `status` and `daemon
+/// status`.
+pub fn memory_action(m: &MemoryAction) -> String {
+    let processes = |n: usize| {
+        if n > 1 {
+            format!(" in {n} processes")
+        } else {
+            String::new()
+        }
+    };
+    match m {
+        MemoryAction::Restarted {
+            server,
+            rss_kib,
+            processes: n,
+            cap_kib,
+            now,
+        } => {
+            let cap = cap_kib.map(describe_kib).unwrap_or_default();
+            let (when, then) = if *now {
+                ("before this question", "")
+            } else {
+                (
+                    "between requests",
+                    "; the new process starts with the next question",
+                )
+            };
+            format!(
+                "{server} was restarted {when}: it used {}{}, over its {cap} memory cap (`memoryMiB` of the server, default `limits.serverMemoryMiB`){then}",
+                describe_kib(*rss_kib),
+                processes(*n),
+            )
+        }
+        MemoryAction::Stopped {
+            server,
+            rss_kib,
+            processes: n,
+            total_kib,
+            budget_kib,
+            idle_secs,
+        } => format!(
+            "{server} was stopped: the language servers used {} together, over the {} budget (`limits.memoryBudgetMiB`), and it was the least recently used idle one ({}{}, idle {idle_secs} s); the next question starts it again",
+            describe_kib(*total_kib),
+            describe_kib(*budget_kib),
+            describe_kib(*rss_kib),
+            processes(*n),
+        ),
+    }
+}
+
+/// `HH:MM:SS UTC` of a time in seconds since the Unix epoch (when a memory
+/// event happened).
+pub(crate) fn clock(at_secs: u64) -> String {
+    let day = at_secs % 86_400;
+    format!(
+        "{:02}:{:02}:{:02} UTC",
+        day / 3600,
+        (day % 3600) / 60,
+        day % 60
+    )
 }
 
 /// What recovery did with a dead writer's edit, in one line.
@@ -399,6 +525,7 @@ pub fn describe_usage(rss_kib: u64, processes: Option<usize>, cap_kib: Option<u6
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::PathBuf;
 
     #[test]
     fn recovery_and_daemon_notes() {
@@ -535,6 +662,89 @@ mod tests {
             error: scry_model::OpError::FileNotFound("/ws/x.py".into()),
         };
         assert_eq!(reason(&r, root), "pyright: file not found: x.py");
+    }
+
+    #[test]
+    fn trust_and_what_an_untrusted_workspace_ignored() {
+        let root = Path::new("/ws");
+        let f = PathBuf::from("/ws/.scry.json");
+        let n = TrustNotice {
+            revoked: false,
+            ignored: vec![
+                (
+                    f.clone(),
+                    "server \"pyright\": command, args, env, settings, initializationOptions"
+                        .into(),
+                ),
+                (f, "new server \"mine\"".into()),
+            ],
+            local_bins: vec![PathBuf::from("/ws/node_modules/.bin/x")],
+        };
+        assert_eq!(
+            reason(&Reason::TrustIgnored(Box::new(n.clone())), root),
+            "workspace not trusted: ignored .scry.json: server \"pyright\": command, args, env, \
+             settings, initializationOptions, new server \"mine\"; project-local node_modules/.bin/x — run `scry trust` in the \
+             workspace to allow them"
+        );
+        let revoked = TrustNotice {
+            revoked: true,
+            ignored: Vec::new(),
+            ..n
+        };
+        assert_eq!(
+            reason(&Reason::TrustIgnored(Box::new(revoked)), root),
+            "workspace trust revoked (project configuration changed since `scry trust`): ignored project-local node_modules/.bin/x — run `scry trust` in the workspace to allow them"
+        );
+        assert_eq!(
+            reason(&Reason::WorkspaceTrust { trust: Trust::Env }, root),
+            "workspace trusted (SCRY_TRUST=all)"
+        );
+    }
+
+    #[test]
+    fn memory_actions_carry_the_figures_and_how_to_change_them() {
+        const MIB: u64 = 1024;
+        let restarted = |now| MemoryAction::Restarted {
+            server: "pyright".into(),
+            rss_kib: 2355 * MIB,
+            processes: 2,
+            cap_kib: Some(2048 * MIB),
+            now,
+        };
+        assert_eq!(
+            memory_action(&restarted(true)),
+            "pyright was restarted before this question: it used 2.3 GiB in 2 processes, over its 2.0 GiB memory cap (`memoryMiB` of the server, default `limits.serverMemoryMiB`)"
+        );
+        let t = memory_action(&restarted(false));
+        assert!(
+            t.starts_with("pyright was restarted between requests: it used 2.3 GiB")
+                && t.ends_with("starts with the next question"),
+            "{t}"
+        );
+        let stopped = MemoryAction::Stopped {
+            server: "pyright".into(),
+            rss_kib: 2355 * MIB,
+            processes: 2,
+            total_kib: 5 * 1024 * MIB,
+            budget_kib: 4 * 1024 * MIB,
+            idle_secs: 42,
+        };
+        assert_eq!(
+            reason(&Reason::Memory(Box::new(stopped)), Path::new("/ws")),
+            "pyright was stopped: the language servers used 5.0 GiB together, over the 4.0 GiB budget (`limits.memoryBudgetMiB`), and it was the least recently used idle one (2.3 GiB in 2 processes, idle 42 s); the next question starts it again"
+        );
+        assert_eq!(clock(86_400 + 3600 + 61), "01:01:01 UTC");
+    }
+
+    #[test]
+    fn an_unusable_index_is_said_with_its_paths_relative() {
+        let r = Reason::IndexUnusable {
+            error: "/ws/.scry/index.scip: truncated".into(),
+        };
+        assert_eq!(
+            reason(&r, Path::new("/ws")),
+            "the SCIP index is not usable (.scry/index.scip: truncated); answered from the other sources — rebuild it with `scry index`"
+        );
     }
 
     #[test]

@@ -192,11 +192,34 @@ fn clean_and_nothing_ran_differ() {
 #[test]
 fn delta_text() {
     let d = DiagnosticsDelta {
-        introduced: vec![diag("src/app.py", 16, 12, Severity::Error, "reportAssignmentType", "pyright", "Type \"Literal[1]\" is not assignable to declared type \"str\"", None)],
-        resolved: vec![diag("src/app.py", 12, 20, Severity::Error, "reportArgumentType", "pyright", "Argument of type \"list[str]\" cannot be assigned", None)],
+        introduced: vec![diag(
+            "src/app.py",
+            16,
+            12,
+            Severity::Error,
+            "reportAssignmentType",
+            "pyright",
+            "Type \"Literal[1]\" is not assignable to declared type \"str\"",
+            None,
+        )],
+        resolved: vec![diag(
+            "src/app.py",
+            12,
+            20,
+            Severity::Error,
+            "reportArgumentType",
+            "pyright",
+            "Argument of type \"list[str]\" cannot be assigned",
+            None,
+        )],
         more_introduced: 2,
         more_resolved: 0,
-        pending: Some("diagnostics still pending for src/lib.rs (rust-analyzer was still checking (cargo check)); call diagnostics for them later".into()),
+        pending: vec![PendingFile {
+            path: PathBuf::from(ROOT).join("src/lib.rs"),
+            provider: "rust-analyzer".into(),
+            reason: "rust-analyzer was still checking (cargo check)".into(),
+        }],
+        no_baseline: Vec::new(),
         checked_by: vec!["pyright".into(), "ruff".into()],
         elapsed_ms: 800,
     };

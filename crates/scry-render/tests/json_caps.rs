@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use scry_model::{Action, Answer, Body, EditReport, Loc, Question};
+use scry_model::{Action, Answer, Body, EditReport, Loc, Question, Reason};
 use scry_render::{RenderOptions, render_json, render_text};
 use serde_json::{Value, json};
 
@@ -118,8 +118,14 @@ fn anything_else_over_the_cap_is_clipped_and_said() {
         Question::default(),
         Body::Locations { locations },
     );
-    a.notes = vec!["n".repeat(1_000_000).into(), "short note".into()];
-    a.empty_reason = Some("e".repeat(200_000).into());
+    let long = |name: String| Reason::LocalBinding { name };
+    a.notes = vec![
+        long("n".repeat(1_000_000)),
+        Reason::ServerStarting {
+            server: "pyright".into(),
+        },
+    ];
+    a.empty_reason = Some(long("e".repeat(200_000)));
     let opts = RenderOptions::default();
     let v = render_json(&a, Path::new(ROOT), &opts);
     let n = size(&v);
@@ -127,7 +133,7 @@ fn anything_else_over_the_cap_is_clipped_and_said() {
     assert_eq!(v["truncated"]["reason"], "max_chars", "{}", v["truncated"]);
     assert!(v["truncated"]["chars"].as_u64().unwrap() > 1_000_000);
     assert!(v["notes"][0].as_str().unwrap().ends_with('…'));
-    assert_eq!(v["notes"][1], "short note");
+    assert_eq!(v["notes"][1], "pyright is starting");
     assert_eq!(v["total"], 5_000);
     // the results are not crowded out by the huge notes
     let shown = v["locations"].as_array().unwrap().len();

@@ -3,9 +3,9 @@
 use std::path::{Path, PathBuf};
 
 use scry_model::{
-    Action, Alternative, Answer, AskedAt, Body, CallDirection, CallEdge, CallItem, Loc, OpError,
-    ProviderStatus, Question, Reason, RunningServer, Selector, StatusReport, SymbolItem,
-    SymbolNode, Via,
+    Action, Alternative, Answer, AskedAt, Body, CallDirection, CallEdge, CallItem, Loc,
+    MemoryAction, MemoryNote, OpError, ProviderStatus, Question, Reason, RunningServer, Selector,
+    StatusReport, SymbolItem, SymbolNode, Via,
 };
 use scry_render::{
     Dialect, RenderOptions, error_json, normalize_hover, render_error, render_json, render_text,
@@ -378,7 +378,9 @@ fn partial_others_and_notes() {
             container: Some("Warehouse".into()),
         },
     ];
-    a.notes = vec!["pylsp is not installed".into()];
+    a.notes = vec![Reason::ServerNotRunning {
+        server: "pylsp".into(),
+    }];
     let (text, json) = both(&a, &RenderOptions::default());
     insta::assert_snapshot!("partial_others_text", text);
     insta::assert_json_snapshot!("partial_others_json", json);
@@ -642,14 +644,25 @@ fn status() {
             workspace_root: PathBuf::from(ROOT),
             servers: vec![ra, gopls, pyright, pylsp, clangd, ruff],
             warnings: vec!["gopls is not installed: install it with `go install golang.org/x/tools/gopls@latest`".into()],
+            trust_ignored: None,
             syntactic: None,
+            index_problem: None,
             index: Some("rust-analyzer 1.95.0, built 12 min ago at 2026-12-02 04:10 UTC; 42 files covered, 1 changed since; from CI index build/index.scip".into()),
             index_refresh: Some("last run 3 min ago failed after 2.1 s: rust-analyzer failed (exit status: 1): error: cannot find Cargo.toml".into()),
             indexers: vec![
                 "rust-analyzer (for rust-analyzer): installed, /usr/bin/rust-analyzer".into(),
                 "scip-python (for pyright) is not installed; install: npm install -g @sourcegraph/scip-python".into(),
             ],
-            memory_events: vec!["21:50:03 UTC pyright was restarted before this question: it used 2.3 GiB in 2 processes, over its 2.0 GiB memory cap (`memoryMiB` of the server, default `limits.serverMemoryMiB`)".into()],
+            memory_events: vec![MemoryNote {
+                at_secs: 21 * 3600 + 50 * 60 + 3,
+                what: MemoryAction::Restarted {
+                    server: "pyright".into(),
+                    rss_kib: 2355 * 1024,
+                    processes: 2,
+                    cap_kib: Some(2048 * 1024),
+                    now: true,
+                },
+            }],
             memory_budget_kib: Some(16384 * 1024),
         }),
     );

@@ -262,7 +262,8 @@ async fn a_server_that_grows_over_its_cap_is_restarted_before_the_next_call() {
             status
                 .memory_events
                 .iter()
-                .any(|e| e.contains("fakels was restarted before this question")),
+                .any(|e| scry_render::memory_action(&e.what)
+                    .starts_with("fakels was restarted before this question")),
             "{:?}",
             status.memory_events
         );
@@ -318,23 +319,22 @@ async fn the_whole_process_tree_is_counted_and_restarted_together() {
         assert_eq!(events.len(), 1, "{events:?}");
         let e = &events[0];
         assert_eq!(e.server, "fakels");
-        eprintln!("event: {}", e.text);
+        let text = scry_render::memory_action(&e.what);
+        eprintln!("event: {text}");
         assert!(
-            e.text
-                .starts_with("fakels was restarted between requests: it used ")
-                && e.text
-                    .contains(" in 2 processes, over its 40.0 MiB memory cap"),
+            text.starts_with("fakels was restarted between requests: it used ")
+                && text.contains(" in 2 processes, over its 40.0 MiB memory cap"),
             "{}",
-            e.text
+            text
         );
-        assert!(mib_after(&e.text, "it used ") > 60.0, "{}", e.text);
+        assert!(mib_after(&text, "it used ") > 60.0, "{}", text);
         wait_gone(leader).await;
         wait_gone(child).await;
 
         // The next question is answered by a new process and says why.
         let next = fx.hover("fake").await;
         assert!(
-            said(&next).contains(&e.text),
+            said(&next).contains(&text),
             "the restart is told in the next answer: {:?}",
             next.notes
         );
@@ -432,29 +432,31 @@ async fn over_the_budget_the_least_recently_used_idle_server_is_stopped() {
         let events = fx.ws().check_memory();
         assert_eq!(events.len(), 1, "one stop brings them under: {events:?}");
         let e = &events[0];
-        eprintln!("event: {}", e.text);
-        assert_eq!(e.server, "fakea", "the least recently used: {}", e.text);
+        let text = scry_render::memory_action(&e.what);
+        eprintln!("event: {text}");
+        assert_eq!(e.server, "fakea", "the least recently used: {}", text);
         assert!(
-            e.text
-                .starts_with("fakea was stopped: the language servers used ")
-                && e.text
-                    .contains("together, over the 50.0 MiB budget (`limits.memoryBudgetMiB`)")
-                && e.text.contains("least recently used idle one"),
+            text.starts_with("fakea was stopped: the language servers used ")
+                && text.contains("together, over the 50.0 MiB budget (`limits.memoryBudgetMiB`)")
+                && text.contains("least recently used idle one"),
             "{}",
-            e.text
+            text
         );
-        assert!(mib_after(&e.text, "servers used ") > 60.0, "{}", e.text);
+        assert!(mib_after(&text, "servers used ") > 60.0, "{}", text);
         wait_gone(a_pid).await;
         assert!(!gone(b_pid), "the other server keeps running");
         assert_eq!(fx.pid("fakeb"), b_pid);
 
         // The next question about it starts it again and says why.
         let next = fx.hover("fa").await;
-        assert!(said(&next).contains(&e.text), "{:?}", next.notes);
+        assert!(said(&next).contains(&text), "{:?}", next.notes);
         assert_ne!(fx.pid("fakea"), a_pid);
         let status = fx.status().await;
         assert!(
-            status.memory_events.iter().any(|x| x.ends_with(&e.text)),
+            status
+                .memory_events
+                .iter()
+                .any(|x| scry_render::memory_action(&x.what) == text),
             "{:?}",
             status.memory_events
         );

@@ -52,8 +52,8 @@ pub struct Report {
     /// Configuration files read, in order.
     pub config_files: Vec<PathBuf>,
     /// Whether the project's own configuration may choose what runs
-    /// ([`crate::trust`]), in words.
-    pub trust: String,
+    /// ([`crate::trust`]; worded by scry-render, `scry_render::trust`).
+    pub trust: scry_model::Trust,
     /// What the project configuration asked to run and was ignored
     /// because the workspace is not trusted.
     pub trust_ignored: Vec<String>,
@@ -333,7 +333,7 @@ pub fn diagnose_with(config: &Config, root: &Path, path_var: Option<&OsStr>) -> 
     Report {
         workspace_root: root.to_path_buf(),
         config_files: config.sources.clone(),
-        trust: config.trust.trust.describe(),
+        trust: config.trust.trust.clone(),
         trust_ignored: config
             .trust
             .ignored

@@ -18,7 +18,7 @@
 use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
 
-use scry_base::units::describe_kib;
+use scry_model::MemoryAction;
 
 /// One running server's memory at one moment.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -113,51 +113,32 @@ pub struct MemoryEvent {
     pub at: SystemTime,
     pub server: String,
     pub root: PathBuf,
-    /// The sentence the next answer and `status` show.
-    pub text: String,
+    /// What the next answer and `status` say (worded by scry-render).
+    pub what: MemoryAction,
 }
 
-/// "N processes" when the tree had more than one.
-fn processes(n: usize) -> String {
-    if n > 1 {
-        format!(" in {n} processes")
-    } else {
-        String::new()
+/// A restart of `s` (`now`: started anew for the call about to be asked;
+/// else stopped between requests, to start anew with the next question).
+pub fn restarted(s: &Sample, now: bool) -> MemoryAction {
+    MemoryAction::Restarted {
+        server: s.id.clone(),
+        rss_kib: s.rss_kib,
+        processes: s.processes,
+        cap_kib: s.cap_kib,
+        now,
     }
 }
 
-/// The sentence for a restart of `s` (`now`: started anew for the call
-/// about to be asked; else stopped between requests, to start anew with
-/// the next question).
-pub fn restart_text(s: &Sample, now: bool) -> String {
-    let cap = s.cap_kib.map(describe_kib).unwrap_or_default();
-    let (when, then) = if now {
-        ("before this question", "")
-    } else {
-        (
-            "between requests",
-            "; the new process starts with the next question",
-        )
-    };
-    format!(
-        "{} was restarted {when}: it used {}{}, over its {cap} memory cap (`memoryMiB` of the server, default `limits.serverMemoryMiB`){then}",
-        s.id,
-        describe_kib(s.rss_kib),
-        processes(s.processes),
-    )
-}
-
-/// The sentence for a stop of `s` because the pool was over its budget.
-pub fn stop_text(s: &Sample, total_kib: u64, budget_kib: u64) -> String {
-    format!(
-        "{} was stopped: the language servers used {} together, over the {} budget (`limits.memoryBudgetMiB`), and it was the least recently used idle one ({}{}, idle {} s); the next question starts it again",
-        s.id,
-        describe_kib(total_kib),
-        describe_kib(budget_kib),
-        describe_kib(s.rss_kib),
-        processes(s.processes),
-        s.idle.as_secs(),
-    )
+/// A stop of `s` because the pool was over its budget.
+pub fn stopped(s: &Sample, total_kib: u64, budget_kib: u64) -> MemoryAction {
+    MemoryAction::Stopped {
+        server: s.id.clone(),
+        rss_kib: s.rss_kib,
+        processes: s.processes,
+        total_kib,
+        budget_kib,
+        idle_secs: s.idle.as_secs(),
+    }
 }
 
 #[cfg(test)]
@@ -240,30 +221,29 @@ mod tests {
     }
 
     #[test]
-    fn the_sentences_carry_the_figures_and_how_to_change_them() {
+    fn the_actions_carry_the_figures() {
         let mut p = s("pyright", 2355, Some(2048), false, 42);
         p.processes = 2;
-        let t = restart_text(&p, true);
-        assert!(
-            t.starts_with("pyright was restarted before this question: it used 2.3 GiB in 2 processes, over its 2.0 GiB memory cap"),
-            "{t}"
+        assert_eq!(
+            restarted(&p, true),
+            MemoryAction::Restarted {
+                server: "pyright".into(),
+                rss_kib: 2355 * MIB,
+                processes: 2,
+                cap_kib: Some(2048 * MIB),
+                now: true,
+            }
         );
-        assert!(
-            t.contains("memoryMiB") && t.contains("limits.serverMemoryMiB"),
-            "{t}"
-        );
-        let t = restart_text(&p, false);
-        assert!(
-            t.starts_with("pyright was restarted between requests: it used 2.3 GiB")
-                && t.ends_with("starts with the next question"),
-            "{t}"
-        );
-        let t = stop_text(&p, 5 * 1024 * MIB, 4 * 1024 * MIB);
-        assert!(
-            t.contains("used 5.0 GiB together, over the 4.0 GiB budget")
-                && t.contains("least recently used idle one (2.3 GiB in 2 processes, idle 42 s)")
-                && t.contains("limits.memoryBudgetMiB"),
-            "{t}"
+        assert_eq!(
+            stopped(&p, 5 * 1024 * MIB, 4 * 1024 * MIB),
+            MemoryAction::Stopped {
+                server: "pyright".into(),
+                rss_kib: 2355 * MIB,
+                processes: 2,
+                total_kib: 5 * 1024 * MIB,
+                budget_kib: 4 * 1024 * MIB,
+                idle_secs: 42,
+            }
         );
     }
 }

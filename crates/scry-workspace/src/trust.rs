@@ -49,12 +49,10 @@ use std::fmt::Write as _;
 use std::io;
 use std::path::{Path, PathBuf};
 
+use scry_model::{Trust, TrustNotice};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
-
-/// `SCRY_TRUST`: `all` trusts every workspace, `none` none.
-pub const TRUST_ENV: &str = "SCRY_TRUST";
 
 /// Server keys that choose what runs, directly (`command`, `args`, `env`)
 /// or through the server (`settings`, `initializationOptions`): ignored
@@ -78,42 +76,6 @@ pub enum TrustPolicy {
     Trusted,
     /// Never trusted.
     Untrusted,
-}
-
-/// Why a workspace is trusted or not.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Trust {
-    /// `SCRY_TRUST=all`.
-    Env,
-    /// Under a `trustedRoots` entry of the user configuration.
-    UserRoot(PathBuf),
-    /// A `scry trust` record matches the current configuration files.
-    Recorded,
-    /// The caller decided (configuration given explicitly).
-    Explicit,
-    /// Not trusted. `revoked`: a `scry trust` record exists but the
-    /// configuration files changed since.
-    Untrusted { revoked: bool },
-}
-
-impl Trust {
-    pub fn is_trusted(&self) -> bool {
-        !matches!(self, Trust::Untrusted { .. })
-    }
-
-    /// One line for `scry status`.
-    pub fn describe(&self) -> String {
-        match self {
-            Trust::Env => format!("trusted ({TRUST_ENV}=all)"),
-            Trust::UserRoot(p) => format!("trusted (trustedRoots: {})", p.display()),
-            Trust::Recorded => "trusted (`scry trust`)".into(),
-            Trust::Explicit => "trusted (configuration given by the caller)".into(),
-            Trust::Untrusted { revoked: false } => "not trusted".into(),
-            Trust::Untrusted { revoked: true } => {
-                "not trusted: the project configuration changed since `scry trust`".into()
-            }
-        }
-    }
 }
 
 /// The trust decision of a loaded configuration and what it cost.
@@ -299,12 +261,13 @@ pub fn decide(
         TrustPolicy::Untrusted => return Trust::Untrusted { revoked: false },
         TrustPolicy::FromEnvironment => {}
     }
-    if let Some(v) = env(TRUST_ENV).filter(|v| !v.is_empty()) {
+    if let Some(v) = env(Trust::ENV).filter(|v| !v.is_empty()) {
         match v.to_string_lossy().trim().to_ascii_lowercase().as_str() {
             "all" => return Trust::Env,
             "none" => return Trust::Untrusted { revoked: false },
             other => warnings.push(format!(
-                "{TRUST_ENV}={other} is not understood (use `all` or `none`); ignored"
+                "{}={other} is not understood (use `all` or `none`); ignored",
+                Trust::ENV
             )),
         }
     }
@@ -338,39 +301,18 @@ pub fn decide(
     }
 }
 
-/// The one-line notice of what an untrusted workspace ignored, or `None`
-/// when nothing was: `workspace not trusted: ignored .scry.json: new server
-/// "x"; node_modules/.bin/ruff — to allow them run `scry trust` (see scry
-/// status)`.
-pub fn notice(state: &TrustState, root: &Path, local_bins: &[PathBuf]) -> Option<String> {
+/// What an untrusted workspace ignored (worded by scry-render, the
+/// [`scry_model::Reason::TrustIgnored`] note), or `None` when trusted or
+/// nothing was.
+pub fn notice(state: &TrustState, local_bins: &[PathBuf]) -> Option<TrustNotice> {
     if state.trust.is_trusted() || (state.ignored.is_empty() && local_bins.is_empty()) {
         return None;
     }
-    let rel = |p: &Path| scry_base::paths::display(p, root);
-    let mut parts: Vec<String> = Vec::new();
-    let mut i = 0;
-    while i < state.ignored.len() {
-        let file = &state.ignored[i].0;
-        let items: Vec<&str> = state.ignored[i..]
-            .iter()
-            .take_while(|(f, _)| f == file)
-            .map(|(_, w)| w.as_str())
-            .collect();
-        i += items.len();
-        parts.push(format!("{}: {}", rel(file), items.join(", ")));
-    }
-    for b in local_bins {
-        parts.push(format!("project-local {}", rel(b)));
-    }
-    let why = if state.trust == (Trust::Untrusted { revoked: true }) {
-        "workspace trust revoked (project configuration changed since `scry trust`)"
-    } else {
-        "workspace not trusted"
-    };
-    Some(format!(
-        "{why}: ignored {} — run `scry trust` in the workspace to allow them",
-        parts.join("; ")
-    ))
+    Some(TrustNotice {
+        revoked: state.trust == (Trust::Untrusted { revoked: true }),
+        ignored: state.ignored.clone(),
+        local_bins: local_bins.to_vec(),
+    })
 }
 
 #[cfg(test)]
@@ -464,12 +406,12 @@ mod tests {
             Trust::Untrusted { revoked: false }
         );
         // SCRY_TRUST
-        vars.insert(TRUST_ENV, "all".into());
+        vars.insert(Trust::ENV, "all".into());
         assert_eq!(d(&vars, &[], &mut w), Trust::Env);
         record(&store, &root, &layers).unwrap();
-        vars.insert(TRUST_ENV, "none".into());
+        vars.insert(Trust::ENV, "none".into());
         assert_eq!(d(&vars, &[], &mut w), Trust::Untrusted { revoked: false });
-        vars.insert(TRUST_ENV, "yes".into());
+        vars.insert(Trust::ENV, "yes".into());
         w.clear();
         assert_eq!(d(&vars, &[], &mut w), Trust::Recorded);
         assert!(w[0].contains("SCRY_TRUST=yes"), "{w:?}");
@@ -524,27 +466,20 @@ mod tests {
             project_files: vec![f.to_path_buf()],
             ignored,
         };
-        let n = notice(
-            &st,
-            Path::new("/ws"),
-            &[PathBuf::from("/ws/node_modules/.bin/x")],
-        )
-        .unwrap();
-        assert_eq!(
-            n,
-            "workspace not trusted: ignored .scry.json: server \"pyright\": command, args, env, \
-             settings, initializationOptions, new server \"mine\"; project-local node_modules/.bin/x — run `scry trust` in the \
-             workspace to allow them"
-        );
+        let n = notice(&st, &[PathBuf::from("/ws/node_modules/.bin/x")]).unwrap();
+        assert!(!n.revoked);
+        assert_eq!(n.ignored.len(), 2);
+        assert_eq!(n.ignored[0].0, f);
+        assert_eq!(n.local_bins, [PathBuf::from("/ws/node_modules/.bin/x")]);
         let trusted = TrustState {
             trust: Trust::Recorded,
             ..st.clone()
         };
-        assert_eq!(notice(&trusted, Path::new("/ws"), &[]), None);
+        assert_eq!(notice(&trusted, &[]), None);
         let nothing = TrustState {
             ignored: Vec::new(),
             ..st
         };
-        assert_eq!(notice(&nothing, Path::new("/ws"), &[]), None);
+        assert_eq!(notice(&nothing, &[]), None);
     }
 }

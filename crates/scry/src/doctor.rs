@@ -70,6 +70,7 @@ pub fn main(args: impl Iterator<Item = std::ffi::OsString>) -> ExitCode {
     let left_out = scry_syntax::lang::not_built_in();
     let text = if cli.json {
         let mut v = serde_json::to_value(&report).unwrap_or_default();
+        v["trust"] = scry_render::trust(&report.trust).into();
         v["indexes"] = serde_json::to_value(&indexes).unwrap_or_default();
         v["grammarsNotBuiltIn"] = left_out_json(&left_out);
         if let Some(d) = &daemon {
@@ -276,8 +277,8 @@ pub fn render(r: &Report, indexes: &[String]) -> String {
                 .join(", ")
         );
     }
-    let _ = writeln!(out, "workspace: {}", r.trust);
-    if r.trust.starts_with("not trusted") && !r.config_files.is_empty() {
+    let _ = writeln!(out, "workspace: {}", scry_render::trust(&r.trust));
+    if !r.trust.is_trusted() && !r.config_files.is_empty() {
         let _ = writeln!(
             out,
             "  its configuration sets settings only; `scry trust` lets it choose commands"

@@ -1,5 +1,5 @@
 //! The CLI's progress line: while a question waits for a server to start or
-//! index, one updating line on stderr (`rust-analyzer is indexing
+//! index, one updating line on stderr (`rust-analyzer is still indexing
 //! (Indexing 45% (crates))…`), drawn by `indicatif`, only when stderr is a
 //! terminal and not under `--quiet`. It polls the answerer's
 //! `waiting_on` (worded once, `scry_daemon::waiting_line`) from a side

@@ -8,8 +8,9 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::Parser;
+use scry_model::Trust;
 use scry_workspace::config::{self, Config};
-use scry_workspace::trust::{self, TRUST_ENV};
+use scry_workspace::trust;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -125,8 +126,8 @@ fn grant(store: &Path, root: &Path) -> ExitCode {
 }
 
 fn list(store: &Path) -> ExitCode {
-    if std::env::var(TRUST_ENV).is_ok_and(|v| v.trim().eq_ignore_ascii_case("all")) {
-        println!("{TRUST_ENV}=all: every workspace is trusted.");
+    if std::env::var(Trust::ENV).is_ok_and(|v| v.trim().eq_ignore_ascii_case("all")) {
+        println!("{}=all: every workspace is trusted.", Trust::ENV);
     }
     let records = trust::records_in(store);
     if records.is_empty() {

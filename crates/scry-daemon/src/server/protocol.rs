@@ -58,8 +58,8 @@ impl State {
                     .engine()
                     .workspace()
                     .memory_events()
-                    .into_iter()
-                    .map(|m| m.text)
+                    .iter()
+                    .map(|m| scry_render::memory_action(&m.what))
                     .collect(),
                 servers: e
                     .local

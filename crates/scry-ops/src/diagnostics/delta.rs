@@ -14,11 +14,12 @@
 //! multiset), never by position: an edit that shifts lines does not replay
 //! an old error as new. Errors and warnings only. The delta never fails:
 //! when results do not come within the budget (default
-//! `limits.diagnosticsDeltaMs`, 2 s) it says "diagnostics still pending"
-//! and a later `diagnostics` call gives them.
+//! `limits.diagnosticsDeltaMs`, 2 s) it lists the files still pending (and
+//! those with no baseline), data with absolute paths that scry-render
+//! words, and a later `diagnostics` call gives them.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -133,9 +134,9 @@ pub async fn baseline(
 
 /// What an edit of `changed` introduced and resolved compared with
 /// `baseline`, within `budget` (default `limits.diagnosticsDeltaMs`,
-/// 2 s). Never fails: missing results make `pending` say "diagnostics
-/// still pending ...". Files with no baseline list all their current
-/// diagnostics as introduced (and `pending` says so).
+/// 2 s). Never fails: files whose results are missing are listed in
+/// `pending`. Files with no baseline list all their current diagnostics
+/// as introduced (and are listed in `no_baseline`).
 pub async fn after_edit(
     ws: &Arc<Workspace>,
     baseline: &DiagnosticsBaseline,
@@ -148,13 +149,7 @@ pub async fn after_edit(
     let c = collect(ws, &existing, false, deadline).await;
     let checked_by = c.checked_by();
     let pending_files = c.pending_files();
-    let mut pending_reasons: Vec<String> = Vec::new();
-    for p in &c.pending {
-        let line = format!("{} ({})", rel(ws, &p.path), p.reason);
-        if !pending_reasons.contains(&line) {
-            pending_reasons.push(line);
-        }
-    }
+    let pending = c.pending.clone();
     let after: Vec<Diagnostic> = merge::dedup(c.diagnostics)
         .into_iter()
         .filter(|d| SeverityFilter::Warning.admits(d.severity))
@@ -173,29 +168,12 @@ pub async fn after_edit(
                 after_known.extend(now);
             }
             None => {
-                no_baseline.push(rel(ws, f));
+                no_baseline.push(f.clone());
                 after_known.extend(now);
             }
         }
     }
     let (introduced, resolved) = delta(&before, &after_known);
-    let mut pending = None;
-    if !pending_reasons.is_empty() {
-        pending = Some(format!(
-            "diagnostics still pending for {}; call diagnostics for them later",
-            pending_reasons.join(", ")
-        ));
-    }
-    if !no_baseline.is_empty() {
-        let note = format!(
-            "no diagnostics from before the edit for {}: all its current ones are listed as introduced",
-            no_baseline.join(", ")
-        );
-        pending = Some(match pending {
-            Some(p) => format!("{p}; {note}"),
-            None => note,
-        });
-    }
     let cap = |mut v: Vec<Diagnostic>| {
         let more = v.len().saturating_sub(MAX_DELTA_ITEMS);
         v.truncate(MAX_DELTA_ITEMS);
@@ -209,6 +187,7 @@ pub async fn after_edit(
         more_introduced,
         more_resolved,
         pending,
+        no_baseline,
         checked_by,
         elapsed_ms: start.elapsed().as_millis() as u64,
     }
@@ -240,10 +219,6 @@ fn edit_files(ws: &Workspace, files: &[PathBuf]) -> (Vec<PathBuf>, Vec<PathBuf>)
     existing.sort();
     existing.dedup();
     (existing, absent)
-}
-
-fn rel(ws: &Workspace, p: &Path) -> String {
-    scry_base::paths::display(p, ws.root())
 }
 
 #[cfg(test)]

@@ -65,7 +65,7 @@ pub(crate) struct IndexSlot {
 #[derive(Default)]
 struct SlotState {
     loaded: Option<(Arc<Index>, Source)>,
-    said: Option<String>,
+    said: Option<Reason>,
     /// Why the configured index was not read (said once).
     refused: Option<String>,
 }
@@ -250,7 +250,7 @@ impl Engine {
     /// changed; `Err` carries the note to give once. Of a configured
     /// CI-built index (`index.path`) and the one `scry index` built, the
     /// newer is read ([`cache::pick`]).
-    pub(crate) async fn index(&self) -> Result<Option<Loaded>, Option<String>> {
+    pub(crate) async fn index(&self) -> Result<Option<Loaded>, Option<Reason>> {
         let Some(cache_dir) = self.index.cache.clone() else {
             return Ok(None);
         };
@@ -265,7 +265,7 @@ impl Engine {
                     self.index_notes
                         .lock()
                         .unwrap_or_else(|e| e.into_inner())
-                        .push(why);
+                        .push(Reason::IndexPathRefused { why });
                 }
                 None
             }
@@ -319,11 +319,10 @@ impl Engine {
             }
             Ok(Err(e)) => {
                 st.loaded = None;
-                let note = format!(
-                    "the SCIP index is not usable ({}); answered from the other sources — rebuild it with `scry index`",
-                    scry_base::paths::relativise_text(&e.to_string(), self.ws.root())
-                );
-                if st.said.as_deref() == Some(note.as_str()) {
+                let note = Reason::IndexUnusable {
+                    error: e.to_string(),
+                };
+                if st.said.as_ref() == Some(&note) {
                     Err(None)
                 } else {
                     st.said = Some(note.clone());
@@ -334,8 +333,9 @@ impl Engine {
         }
     }
 
-    /// The `status` line about the index, when there is one (or a problem).
-    pub(crate) async fn index_status(&self) -> Option<String> {
+    /// The `status` line about the index, when there is one, or the
+    /// problem with it (`Err`).
+    pub(crate) async fn index_status(&self) -> Result<Option<String>, Option<Reason>> {
         match self.index().await {
             Ok(Some(l)) => {
                 let root = self.ws.root().to_path_buf();
@@ -343,16 +343,16 @@ impl Engine {
                 let fresh = &self.index.fresh;
                 let changed = fresh.changed(&root, &ix);
                 let line = status_line(&l.ix, &l.source, &root, changed);
-                Some(if changed.0 > 0 && !self.refreshes_by_itself() {
+                Ok(Some(if changed.0 > 0 && !self.refreshes_by_itself() {
                     format!(
                         "{line}; stale, and nothing rebuilds it by itself here (no daemon, or `index.refresh` off): run `scry index`"
                     )
                 } else {
                     line
-                })
+                }))
             }
-            Ok(None) => None,
-            Err(note) => note,
+            Ok(None) => Ok(None),
+            Err(note) => Err(note),
         }
     }
 

@@ -57,7 +57,7 @@ pub struct Engine {
     /// The SCIP index (loaded on first use).
     index: Arc<indexed::IndexSlot>,
     /// What the SCIP index's loading has to say, for the next answer.
-    index_notes: Arc<Mutex<Vec<String>>>,
+    index_notes: Arc<Mutex<Vec<Reason>>>,
     /// The SCIP index's background refresh (driven by the daemon).
     refresh: Arc<refresh::Refresh>,
 }
@@ -160,7 +160,7 @@ impl Engine {
             && answer.action != Action::Status
             && let Some(n) = self.ws.take_trust_notice()
         {
-            answer.notes.push(n.into());
+            answer.notes.push(Reason::TrustIgnored(Box::new(n)));
         }
         // What recovery of a dead writer's edit did, and what the memory
         // policy did to this workspace's servers since the last answer (a
@@ -173,14 +173,15 @@ impl Engine {
                     .into_iter()
                     .map(|r| Reason::Recovered(Box::new(r))),
             );
+            answer.notes.extend(std::mem::take(
+                &mut *self.index_notes.lock().unwrap_or_else(|e| e.into_inner()),
+            ));
             answer.notes.extend(
-                std::mem::take(&mut *self.index_notes.lock().unwrap_or_else(|e| e.into_inner()))
+                self.ws
+                    .take_memory_notes()
                     .into_iter()
-                    .map(Reason::from),
+                    .map(|m| Reason::Memory(Box::new(m))),
             );
-            answer
-                .notes
-                .extend(self.ws.take_memory_notes().into_iter().map(Reason::from));
         }
         result
     }
@@ -212,7 +213,10 @@ impl Engine {
                 let index = self.index_status().await;
                 if let Body::Status(r) = &mut a.body {
                     r.syntactic = Some(self.syntactic_status());
-                    r.index = index;
+                    (r.index, r.index_problem) = match index {
+                        Ok(line) => (line, None),
+                        Err(problem) => (None, problem),
+                    };
                     r.index_refresh = self.refresh_status();
                     r.indexers = self.indexers_status();
                 }

@@ -17,7 +17,7 @@ use super::method_for;
 use crate::call::{self, AskError, Ctx, Retry, method_of, session_error, supports};
 use crate::convert::{self, Files, Sites};
 use crate::resolve::{self, Declared, OccurrenceKind};
-use scry_model::action::ReplyShape;
+use scry_model::action::{Arg, ReplyShape};
 use scry_model::error::OpError;
 use scry_model::name::SymbolName;
 use scry_model::query::Spot;
@@ -640,7 +640,13 @@ pub(crate) async fn target_in_file(
             return Ok(Target::at(path, session, index, pos, Via::FirstIdentifier));
         }
         return Err(OpError::InvalidArgument(msg!(
-            format!("{} needs a symbol (or line and column) in ", action.name()),
+            format!("{} needs a ", action.name()),
+            arg(Arg::Symbol),
+            " (or ",
+            arg(Arg::Line),
+            " and ",
+            arg(Arg::Column),
+            ") in ",
             path(&path)
         )));
     };
@@ -870,10 +876,9 @@ pub(crate) async fn target_from_workspace(
     let want = SymbolName::parse(symbol);
     let routes = cx.ws.workspace_routes();
     if routes.is_empty() {
-        return Err(OpError::NoServer(
-            "no language server applies to this workspace (no root markers found); pass a path"
-                .into(),
-        ));
+        return Err(OpError::NoServer(scry_model::msg!(note(
+            Reason::NoServerApplies
+        ))));
     }
     let mut sessions = Vec::new();
     for r in &routes {

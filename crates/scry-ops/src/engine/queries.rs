@@ -69,9 +69,9 @@ pub(crate) async fn workspace_symbols(
         None => {
             let routes = cx.ws.workspace_routes();
             if routes.is_empty() {
-                return Err(OpError::NoServer(
-                        "no language server applies to this workspace (no root markers found); pass a path to pick one".into(),
-                    ));
+                return Err(OpError::NoServer(scry_model::msg!(note(
+                    Reason::NoServerApplies
+                ))));
             }
             let mut v = Vec::new();
             for r in &routes {
@@ -220,9 +220,9 @@ pub(crate) async fn raw_request(
         None => {
             let routes = cx.ws.workspace_routes();
             let Some(r) = routes.first() else {
-                return Err(OpError::NoServer(
-                    "no language server applies to this workspace; pass a path to pick one".into(),
-                ));
+                return Err(OpError::NoServer(scry_model::msg!(note(
+                    Reason::NoServerApplies
+                ))));
             };
             (cx.start(r, method).await?, None)
         }
@@ -332,10 +332,6 @@ pub(crate) async fn status(ws: &Arc<Workspace>, question: Question) -> Answer {
         warnings.retain(|w| !w.is_empty());
         let _ = s;
     }
-    // Trust: what was ignored, and how to trust (always, in status).
-    if let Some(n) = ws.trust_notice() {
-        warnings.push(n);
-    }
     let mut answer = Answer::new(
         Action::Status,
         question,
@@ -343,14 +339,23 @@ pub(crate) async fn status(ws: &Arc<Workspace>, question: Question) -> Answer {
             workspace_root: ws.root().to_path_buf(),
             servers,
             warnings: std::mem::take(&mut warnings),
+            // Trust: what was ignored, and how to trust (always, in status).
+            trust_ignored: ws.trust_notice(),
             syntactic: None,
             index: None,
+            index_problem: None,
             index_refresh: None,
             indexers: Vec::new(),
             memory_events: ws
                 .memory_events()
-                .iter()
-                .map(|e| format!("{} {}", clock(e.at), e.text))
+                .into_iter()
+                .map(|e| MemoryNote {
+                    at_secs: e
+                        .at
+                        .duration_since(std::time::UNIX_EPOCH)
+                        .map_or(0, |d| d.as_secs()),
+                    what: e.what,
+                })
                 .collect(),
             memory_budget_kib: Some(config.limits.memory_budget_mib.saturating_mul(1024)),
         }),
@@ -361,9 +366,9 @@ pub(crate) async fn status(ws: &Arc<Workspace>, question: Question) -> Answer {
         });
     }
     if !config.trust.project_files.is_empty() {
-        answer
-            .notes
-            .push(format!("workspace {}", config.trust.trust.describe()).into());
+        answer.notes.push(Reason::WorkspaceTrust {
+            trust: config.trust.trust.clone(),
+        });
     }
     if !config.sources.is_empty() {
         answer.notes.push(Reason::Configuration {
@@ -371,21 +376,6 @@ pub(crate) async fn status(ws: &Arc<Workspace>, question: Question) -> Answer {
         });
     }
     answer
-}
-
-/// `HH:MM:SS` UTC of `at` (when a memory event happened).
-fn clock(at: std::time::SystemTime) -> String {
-    let secs = at
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
-    let day = secs % 86_400;
-    format!(
-        "{:02}:{:02}:{:02} UTC",
-        day / 3600,
-        (day % 3600) / 60,
-        day % 60
-    )
 }
 
 /// Replace `"$uri"` strings in raw params with the file's URI.

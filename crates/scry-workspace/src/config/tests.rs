@@ -4,7 +4,6 @@
 
 use super::*;
 use crate::catalog::ProviderKind;
-use crate::trust;
 use std::collections::HashMap;
 use std::ffi::OsString;
 use std::fs;
@@ -366,7 +365,10 @@ fn untrusted_project_layers_cannot_choose_what_runs() {
     ]);
     let env = |k: &str| vars.get(k).cloned();
     let c = load_with(&ws, &env, TrustPolicy::FromEnvironment).unwrap();
-    assert_eq!(c.trust.trust, trust::Trust::Untrusted { revoked: false });
+    assert_eq!(
+        c.trust.trust,
+        scry_model::Trust::Untrusted { revoked: false }
+    );
     let builtin = catalog::builtins();
     let py = builtin.iter().find(|s| s.id == "pyright").unwrap();
     let pyright = c.server("pyright").unwrap();
@@ -428,7 +430,7 @@ fn untrusted_project_layers_cannot_choose_what_runs() {
     .unwrap();
     let u = load_with(&ws, &env, TrustPolicy::FromEnvironment).unwrap();
     assert!(
-        matches!(u.trust.trust, trust::Trust::UserRoot(_)),
+        matches!(u.trust.trust, scry_model::Trust::UserRoot(_)),
         "{:?}",
         u.trust
     );

@@ -12,6 +12,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use scry_lsp::Session;
+use scry_model::MemoryAction;
 
 use super::{Key, ServerMemory, ServerUse, Slot, Workspace};
 use crate::memory::{self, Decision, MemoryEvent, Sample};
@@ -119,15 +120,15 @@ impl Workspace {
             }
             g.take()?
         };
-        let text = match decision {
-            Decision::Restart { .. } => memory::restart_text(&m.sample, false),
+        let what = match decision {
+            Decision::Restart { .. } => memory::restarted(&m.sample, false),
             Decision::Stop {
                 total_kib,
                 budget_kib,
                 ..
-            } => memory::stop_text(&m.sample, *total_kib, *budget_kib),
+            } => memory::stopped(&m.sample, *total_kib, *budget_kib),
         };
-        let event = self.record(&m.sample, text);
+        let event = self.record(&m.sample, what);
         match tokio::runtime::Handle::try_current() {
             Ok(h) => {
                 h.spawn(async move { taken.shutdown().await });
@@ -153,13 +154,13 @@ impl Workspace {
             .collect()
     }
 
-    pub(super) fn record(&self, s: &Sample, text: String) -> MemoryEvent {
-        tracing::warn!(server = %s.id, pid = s.pid, rss_kib = s.rss_kib, "{text}");
+    pub(super) fn record(&self, s: &Sample, what: MemoryAction) -> MemoryEvent {
+        tracing::warn!(server = %s.id, pid = s.pid, rss_kib = s.rss_kib, action = ?what, "memory policy");
         let event = MemoryEvent {
             at: std::time::SystemTime::now(),
             server: s.id.clone(),
             root: s.root.clone(),
-            text: text.clone(),
+            what: what.clone(),
         };
         let mut events = self.memory_events.lock().unwrap_or_else(|e| e.into_inner());
         events.push_back(event.clone());
@@ -169,13 +170,13 @@ impl Workspace {
         self.memory_untold
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .push(text);
+            .push(what);
         event
     }
 
     /// What the memory policy did since the last answer took these notes
     /// (each told once).
-    pub fn take_memory_notes(&self) -> Vec<String> {
+    pub fn take_memory_notes(&self) -> Vec<MemoryAction> {
         std::mem::take(&mut *self.memory_untold.lock().unwrap_or_else(|e| e.into_inner()))
     }
 

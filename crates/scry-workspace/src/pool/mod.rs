@@ -53,6 +53,7 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 use scry_lsp::{ApplyEditHook, EditHookSlot, Session, SessionError};
+use scry_model::{MemoryAction, TrustNotice};
 
 use crate::catalog::ServerSpec;
 use crate::config::{Config, ConfigError};
@@ -77,9 +78,14 @@ pub struct Route {
 
 #[derive(Debug, thiserror::Error)]
 pub enum WorkspaceError {
-    /// No server can serve this file: none configured, or none installed.
-    #[error("{0}")]
-    NoServer(String),
+    /// No server can serve this file: none configured, or none installed;
+    /// with what an untrusted workspace's configuration asked for and was
+    /// ignored, when it was (worded by the reader).
+    #[error("{message}{}", trust.as_ref().map(|t| format!(" ({t:?})")).unwrap_or_default())]
+    NoServer {
+        message: String,
+        trust: Option<TrustNotice>,
+    },
     #[error(transparent)]
     Session(#[from] SessionError),
 }
@@ -235,11 +241,11 @@ pub struct Workspace {
     /// Project-local executables passed over (untrusted workspace).
     skipped_bins: Mutex<BTreeSet<PathBuf>>,
     /// The trust notice items already told this session.
-    trust_told: Mutex<HashSet<String>>,
+    trust_told: Mutex<HashSet<TrustNotice>>,
     /// What the memory policy did, last first out (for `status`).
     memory_events: Mutex<std::collections::VecDeque<MemoryEvent>>,
     /// Memory events not yet told in an answer.
-    memory_untold: Mutex<Vec<String>>,
+    memory_untold: Mutex<Vec<MemoryAction>>,
 }
 
 impl Workspace {

@@ -10,6 +10,8 @@
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
+use scry_model::TrustNotice;
+
 use super::{COMMANDS_KEPT, Route, Workspace, WorkspaceError};
 use crate::catalog::{ProviderKind, ServerSpec};
 use crate::command::{resolve_command, resolve_command_untrusted};
@@ -61,7 +63,7 @@ impl Workspace {
     /// What the untrusted workspace's configuration and bin dirs asked for
     /// and was ignored, with how to trust; `None` when trusted or nothing
     /// was ignored.
-    pub fn trust_notice(&self) -> Option<String> {
+    pub fn trust_notice(&self) -> Option<TrustNotice> {
         let bins: Vec<PathBuf> = self
             .skipped_bins
             .lock()
@@ -69,12 +71,12 @@ impl Workspace {
             .iter()
             .cloned()
             .collect();
-        trust::notice(&self.config().trust, &self.root, &bins)
+        trust::notice(&self.config().trust, &bins)
     }
 
     /// [`Workspace::trust_notice`], but only when it says something not
     /// told before in this session (so each answer does not repeat it).
-    pub fn take_trust_notice(&self) -> Option<String> {
+    pub fn take_trust_notice(&self) -> Option<TrustNotice> {
         let notice = self.trust_notice()?;
         self.trust_told
             .lock()
@@ -106,16 +108,13 @@ impl Workspace {
             .filter(|s| s.kind == ProviderKind::Lsp && !s.is_linter)
             .collect();
         let describe = describe_file(path);
-        let hint = || {
-            self.trust_notice()
-                .map(|n| format!(" ({n})"))
-                .unwrap_or_default()
-        };
         if candidates.is_empty() {
-            return Err(WorkspaceError::NoServer(format!(
-                "no language server is configured for {describe}; add one to .scry.json (see `scry status`){}",
-                hint()
-            )));
+            return Err(WorkspaceError::NoServer {
+                message: format!(
+                    "no language server is configured for {describe}; add one to .scry.json (see `scry status`)"
+                ),
+                trust: self.trust_notice(),
+            });
         }
         let mut missing = Vec::new();
         for spec in candidates {
@@ -129,13 +128,16 @@ impl Workspace {
             }
             missing.push(format!("{} (command `{}`)", spec.id, spec.command));
         }
-        let msg = format!(
-            "no installed language server for {describe}: {} not found on PATH; install it or configure another server{}",
+        let message = format!(
+            "no installed language server for {describe}: {} not found on PATH; install it or configure another server",
             missing.join(", "),
-            hint()
         );
-        self.warn_once(&msg);
-        Err(WorkspaceError::NoServer(msg))
+        let err = WorkspaceError::NoServer {
+            message,
+            trust: self.trust_notice(),
+        };
+        self.warn_once(&err.to_string());
+        Err(err)
     }
 
     /// Servers that could answer workspace-wide questions (no file given):

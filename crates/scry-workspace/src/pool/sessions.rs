@@ -48,7 +48,7 @@ impl Workspace {
             // Over its cap and nobody else holds it: restart it before
             // this call sends anything.
             let old = guard.take();
-            self.record(&sample, memory::restart_text(&sample, true));
+            self.record(&sample, memory::restarted(&sample, true));
             if let Some(old) = old {
                 old.shutdown().await;
             }
