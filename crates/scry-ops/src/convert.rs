@@ -15,7 +15,6 @@ use scry_lsp::types as lsp;
 use scry_lsp::{Encoding, LineIndex, LspPos, Session};
 use serde_json::Value;
 
-use crate::call::method_of;
 use crate::resolve::{Declared, find_name_from};
 use scry_model::error::OpError;
 use scry_model::{CallEdge, CallItem, Loc, SymbolItem, SymbolNode};
@@ -245,8 +244,11 @@ pub fn document_symbols(
         return Ok((Vec::new(), Vec::new()));
     }
     let enc = session.encoding();
-    let resp: lsp::DocumentSymbolResponse =
-        parse(session, method_of::<lsp::DocumentSymbolRequest>(), v)?;
+    let resp: lsp::DocumentSymbolResponse = parse(
+        session,
+        <lsp::DocumentSymbolRequest as lsp::Request>::METHOD.as_str(),
+        v,
+    )?;
     let pos = |p: &lsp::Position| {
         index.from_lsp(
             LspPos {
@@ -396,7 +398,11 @@ pub fn hover_text(session: &Session, v: Value) -> Result<String, OpError> {
     if v.is_null() {
         return Ok(String::new());
     }
-    let h: lsp::Hover = parse(session, method_of::<lsp::HoverRequest>(), v)?;
+    let h: lsp::Hover = parse(
+        session,
+        <lsp::HoverRequest as lsp::Request>::METHOD.as_str(),
+        v,
+    )?;
     fn marked(m: &lsp::MarkedString) -> String {
         match m {
             lsp::MarkedString::String(s) => s.clone(),

@@ -90,6 +90,15 @@ impl Engine {
         }
     }
 
+    /// An engine whose syntactic index caches under `cache_dir` (none: in
+    /// memory only) instead of the user cache directory (tests, tools).
+    pub fn with_syntax_cache(ws: Arc<Workspace>, cache_dir: Option<&Path>) -> Engine {
+        let mut engine = Engine::new(ws);
+        engine.syntax = Arc::new(scry_syntax::SyntaxIndex::new(engine.ws.root(), cache_dir));
+        engine.index = Arc::new(indexed::IndexSlot::new(cache_dir.map(Path::to_path_buf)));
+        engine
+    }
+
     pub fn workspace(&self) -> &Arc<Workspace> {
         &self.ws
     }

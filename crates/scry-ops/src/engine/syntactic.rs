@@ -93,17 +93,6 @@ pub(crate) fn has_grammar(path: &Path) -> bool {
 }
 
 impl Engine {
-    /// An engine whose syntactic index caches under `cache_dir` (none: in
-    /// memory only) instead of the user cache directory (tests, tools).
-    pub fn with_syntax_cache(ws: Arc<Workspace>, cache_dir: Option<&Path>) -> Engine {
-        let mut engine = Engine::new(ws);
-        engine.syntax = Arc::new(scry_syntax::SyntaxIndex::new(engine.ws.root(), cache_dir));
-        engine.index = Arc::new(super::indexed::IndexSlot::new(
-            cache_dir.map(Path::to_path_buf),
-        ));
-        engine
-    }
-
     /// The index, brought up to date with the disk (off the async runtime).
     pub(crate) async fn syntax_snapshot(&self) -> Arc<Snapshot> {
         self.syntax_scoped(Scope::default()).await
