@@ -33,15 +33,7 @@ impl Workspace {
         *self.stamp.lock().unwrap_or_else(|e| e.into_inner()) = Some(now);
         let current = self.config();
         let trust_changed = fresh.trust.trust.is_trusted() != current.trust.trust.is_trusted();
-        *self.config.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(fresh);
-        self.commands
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clear();
-        self.skipped_bins
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clear();
+        self.install_config(fresh);
         let live: HashSet<(String, u64)> = self
             .configured_routes()
             .iter()
@@ -77,12 +69,19 @@ impl Workspace {
             }
         }
         let stopped = self.shutdown().await;
-        *self.config.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(config);
-        self.commands
+        self.install_config(config);
+        self.warned
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .clear();
-        self.warned
+        Ok(stopped)
+    }
+
+    /// Make `config` the workspace's: the commands resolved and the `PATH`
+    /// entries skipped under the old one are decided anew.
+    fn install_config(&self, config: Config) {
+        *self.config.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(config);
+        self.commands
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .clear();
@@ -90,6 +89,5 @@ impl Workspace {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .clear();
-        Ok(stopped)
     }
 }
