@@ -72,7 +72,7 @@ pub fn render_options(reply: &Reply, dialect: scry_render::Dialect) -> RenderOpt
     }
 }
 
-/// Answer `call` on its own task: a panic inside it (a bug) is this call's
+/// Answer `call`, panic-isolated: a panic inside it (a bug) is this call's
 /// `INTERNAL` error and the caller serves on.
 pub async fn isolated(answerer: Arc<dyn Answerer>, call: Call) -> Reply {
     let (id, root, action) = (call.id, call.root.clone(), call.question.action());

@@ -6,9 +6,9 @@
 //! question goes to the session's one answerer
 //! (`scry_daemon::answer::Answerer`: the scry daemon that shares servers
 //! across sessions, or a `Local` engine), and the reply is rendered with
-//! the reply's root and limits. Each call runs on its own task
-//! (`answer::isolated`): a panic in it is that call's `INTERNAL` error
-//! result and the session serves on.
+//! the reply's root and limits. Each call runs on its own task (rmcp
+//! spawns one per request), panic-isolated (`answer::isolated`): a panic
+//! in it is that call's `INTERNAL` error result and the session serves on.
 
 use std::collections::{HashMap, VecDeque};
 use std::path::Path;
@@ -455,7 +455,7 @@ impl ScryMcp {
     /// dropping the answerer's future cancels the request at the server.
     async fn execute(&self, call: Call, ctx: &RequestContext<RoleServer>) -> Option<Reply> {
         let token = ctx.meta.get_progress_token();
-        // On its own task: a panic inside the call (a bug) answers this
+        // Panic-isolated: a panic inside the call (a bug) answers this
         // call INTERNAL and the session goes on serving the others.
         let run = answer::isolated(self.inner.answerer.clone(), call);
         tokio::pin!(run);

@@ -1,49 +1,66 @@
 //! Panic isolation for the front ends that serve many calls from one
-//! process (the daemon, the MCP server): [`isolated`] runs one call on its
-//! own task, so a panic inside it (a bug) ends that call alone and is
-//! answered as an error (`INTERNAL`), while every other call goes on.
+//! process (the daemon, the MCP server): [`isolated`] runs one call so that
+//! a panic inside it (a bug) ends that call alone and is answered as an
+//! error (`INTERNAL`), while every other call goes on.
 //!
-//! Invariants: dropping the returned future aborts the task (cancellation
-//! still reaches the language server); a panic never unwinds into the
-//! caller; the error names the call and carries the panic's message; the
-//! task runs in the caller's call environment (`scry_workspace::env::carry`).
+//! The call runs inline, on the caller's task, with each poll inside
+//! `catch_unwind`: no task of its own, so no extra spawn and wake-up per
+//! call (both front ends already give each call its own task: the daemon's
+//! connection spawns one, rmcp spawns one per request).
+//!
+//! Invariants: dropping the returned future drops the call's future
+//! (cancellation still reaches the language server); a panic never unwinds
+//! into the caller, and a call that panicked is never polled again; the
+//! error carries the panic's message; the call runs in the caller's call
+//! environment (`scry_workspace::env`), since it is polled inside it.
 
 use std::future::Future;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::pin::Pin;
+use std::task::{Context, Poll};
 
 use scry_model::error::OpError;
 
-/// Aborts the task when dropped: the caller's cancellation reaches it.
-struct AbortOnDrop(tokio::task::AbortHandle);
+/// A future whose panics are caught at each poll and become its output.
+struct CatchUnwind<F> {
+    /// `None` once it panicked: never polled again.
+    fut: Option<Pin<Box<F>>>,
+}
 
-impl Drop for AbortOnDrop {
-    fn drop(&mut self) {
-        self.0.abort();
+impl<F: Future> Future for CatchUnwind<F> {
+    type Output = Result<F::Output, String>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let Some(fut) = self.fut.as_mut() else {
+            return Poll::Ready(Err("the call had already panicked".to_string()));
+        };
+        // Unwind safety: the panicking future is dropped below and never
+        // polled again; state it shared is behind locks that poison.
+        match catch_unwind(AssertUnwindSafe(|| fut.as_mut().poll(cx))) {
+            Ok(Poll::Pending) => Poll::Pending,
+            Ok(Poll::Ready(v)) => Poll::Ready(Ok(v)),
+            Err(p) => {
+                self.fut = None;
+                let text = p
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| p.downcast_ref::<String>().cloned())
+                    .unwrap_or_else(|| "a panic without a message".to_string());
+                Poll::Ready(Err(text))
+            }
+        }
     }
 }
 
-/// Run `f` on its own task: its output, or the panic's message when it
-/// panicked. Must be called inside a tokio runtime.
+/// Run `f`: its output, or the panic's message when it panicked.
 pub async fn isolated<T, F>(f: F) -> Result<T, String>
 where
-    F: Future<Output = T> + Send + 'static,
-    T: Send + 'static,
+    F: Future<Output = T>,
 {
-    // The call's environment (`scry_workspace::env`) goes with it.
-    let task = tokio::spawn(scry_workspace::env::carry(f));
-    let _guard = AbortOnDrop(task.abort_handle());
-    match task.await {
-        Ok(v) => Ok(v),
-        Err(e) if e.is_panic() => {
-            let p = e.into_panic();
-            let text = p
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| p.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "a panic without a message".to_string());
-            Err(text)
-        }
-        Err(_) => Err("the call's task was cancelled".to_string()),
+    CatchUnwind {
+        fut: Some(Box::pin(f)),
     }
+    .await
 }
 
 /// The error a call that panicked is answered with.
@@ -93,15 +110,15 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn dropping_the_future_aborts_the_task() {
+    async fn dropping_the_future_drops_the_call() {
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
         let fut = isolated(async move {
             let _tx = tx;
             tokio::time::sleep(std::time::Duration::from_secs(60)).await;
         });
-        // Poll once so the task starts, then drop it.
+        // Poll once so the call starts, then drop it.
         let _ = tokio::time::timeout(std::time::Duration::from_millis(20), fut).await;
-        // The task is aborted: its sender is dropped, the receiver errors.
+        // The call is dropped: its sender with it, the receiver errors.
         assert!(
             tokio::time::timeout(std::time::Duration::from_secs(5), rx)
                 .await

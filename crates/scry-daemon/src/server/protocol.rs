@@ -11,7 +11,7 @@
 //! - A call lives in a task of its connection: a `Cancel` frame or a closed
 //!   connection drops it, which drops the engine's future, which sends
 //!   `$/cancelRequest` upstream; the daemon carries on. A panic inside a
-//!   call (a bug) is caught on the call's own task
+//!   call (a bug) is caught on the call's task
 //!   ([`scry_ops::isolate::isolated`]) and answered `INTERNAL` for that
 //!   call alone.
 //! - Each call is answered inside its client's environment
@@ -232,7 +232,7 @@ impl State {
 
     /// Answer one call, in its client's environment (the daemon's own
     /// when the call brings none): the workspace's [`Local`] for this
-    /// client's session, on its own task ([`answer::isolated`]: a panic
+    /// client's session, on the call's task ([`answer::isolated`]: a panic
     /// inside it answers this call `INTERNAL`; the daemon and its other
     /// calls go on).
     async fn call(
