@@ -6,19 +6,22 @@ copy of either is kept by hand.
   stamp.py OUT_DIR [PLATFORM_KEY=BINARY ...]
 
 writes OUT_DIR/npm/scry-lsp (the wrapper), OUT_DIR/npm/scry-lsp-KEY (one
-per given binary) and OUT_DIR/server.json."""
+per given binary), OUT_DIR/server.json and OUT_DIR/scry-lsp-installer.ps1
+(the Windows installer, packaging/install.ps1 with the version and
+repository filled in)."""
 import json, os, re, shutil, subprocess, sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 # npm platform key (process.platform-process.arch) -> (os, cpu). Linux
 # packages carry the static musl binary: no `libc` field, it runs on glibc
-# and musl alike.
+# and musl alike. The Windows package carries `bin/scry.exe`.
 PLATFORMS = {
     "linux-x64": ("linux", "x64"),
     "linux-arm64": ("linux", "arm64"),
     "darwin-x64": ("darwin", "x64"),
     "darwin-arm64": ("darwin", "arm64"),
+    "win32-x64": ("win32", "x64"),
 }
 
 
@@ -114,6 +117,11 @@ def main():
         ],
     }
     json.dump(server, open(os.path.join(out, "server.json"), "w"), indent=2)
+    installer = open(os.path.join(HERE, "install.ps1"), encoding="utf-8").read()
+    installer = installer.replace("__VERSION__", version).replace("__REPOSITORY__", repo)
+    # CRLF, as PowerShell scripts are kept on Windows.
+    with open(os.path.join(out, "scry-lsp-installer.ps1"), "w", encoding="utf-8", newline="\r\n") as f:
+        f.write(installer)
     print(f"stamped scry-lsp {version} ({repo}) into {out}")
 
 
