@@ -6,12 +6,14 @@
 //! mismatch is refused in clear words.
 //!
 //! Starting: `scry daemon --foreground` (the given executable), detached
-//! ([`crate::platform::spawn`]: its own session), stdin from the null device, stdout and stderr appended to the
-//! daemon's log file, and without the variables only servers read (each
-//! call brings its own: a server never inherits the first client's
-//! virtualenv or toolchain); then the socket is polled within a bound
-//! (`SCRY_DAEMON_START_MS`, default 5 s). Two clients starting at once are
-//! fine: the second daemon finds the lock taken and exits.
+//! ([`crate::platform::spawn`]: its own session on Unix, its own process
+//! group without a console on Windows), stdin from the null device, stdout
+//! and stderr appended to the daemon's log file, and without the variables
+//! only servers read (each call brings its own: a server never inherits
+//! the first client's virtualenv or toolchain); then the socket is polled
+//! within a bound (`SCRY_DAEMON_START_MS`, default 5 s). Two clients
+//! starting at once are fine: the second daemon finds the lock taken and
+//! exits.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

@@ -422,8 +422,16 @@ mod imp {
         pub async fn accept(&mut self) -> io::Result<NamedPipeServer> {
             let connected = self.next.connect().await;
             // A new instance before this one is handed out (or replaces
-            // it when the client was already gone).
-            let fresh = Listener::instance(&self.name, &self.acl, false)?;
+            // it when the client was already gone). When none can be made,
+            // the connected one stays next (served on a later try) and the
+            // caller's accept loop is slowed, never spun.
+            let fresh = match Listener::instance(&self.name, &self.acl, false) {
+                Ok(p) => p,
+                Err(e) => {
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    return Err(e);
+                }
+            };
             let this = std::mem::replace(&mut self.next, fresh);
             connected.map(|()| this)
         }

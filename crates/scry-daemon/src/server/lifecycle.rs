@@ -22,8 +22,9 @@
 //!   exit meanwhile; stopping the daemon stops it).
 //! - With no client and no server for `SCRY_DAEMON_IDLE_MS` (default
 //!   60 s), or when its socket was removed or replaced, on a stop signal
-//!   ([`crate::platform::signals`]: SIGTERM, Ctrl-C, …) or a `Stop` frame, the daemon stops taking clients, stops its servers
-//!   (within 10 s) and exits. Servers die with it even when it is
+//!   ([`crate::platform::signals`]: SIGTERM, Ctrl-C, …) or a `Stop`
+//!   frame, the daemon stops taking clients, stops its servers (within
+//!   10 s) and exits. Servers die with it even when it is
 //!   SIGKILLed (parent-death signal, set by scry-lsp).
 
 use std::collections::HashMap;
