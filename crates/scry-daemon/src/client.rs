@@ -5,13 +5,15 @@
 //! version is never used: its socket has another name, and a hello
 //! mismatch is refused in clear words.
 //!
-//! Starting: `scry daemon --foreground` (the given executable), in its own
-//! session, stdin from `/dev/null`, stdout and stderr appended to the
-//! daemon's log file, and without the variables only servers read (each
-//! call brings its own: a server never inherits the first client's
-//! virtualenv or toolchain); then the socket is polled within a bound
-//! (`SCRY_DAEMON_START_MS`, default 5 s). Two clients starting at once are
-//! fine: the second daemon finds the lock taken and exits.
+//! Starting: `scry daemon --foreground` (the given executable), detached
+//! ([`crate::platform::spawn`]: its own session on Unix, its own process
+//! group without a console on Windows), stdin from the null device, stdout
+//! and stderr appended to the daemon's log file, and without the variables
+//! only servers read (each call brings its own: a server never inherits
+//! the first client's virtualenv or toolchain); then the socket is polled
+//! within a bound (`SCRY_DAEMON_START_MS`, default 5 s). Two clients
+//! starting at once are fine: the second daemon finds the lock taken and
+//! exits.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -20,12 +22,11 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use scry_model::OpError;
-use tokio::io::AsyncWriteExt;
-use tokio::net::UnixStream;
-use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
 
 use crate::paths::{self, Files, PROTOCOL, VERSION};
+use crate::platform;
 use crate::proto::{self, Call, CallResult, ClientFrame, DaemonFrame, DaemonStatus, Frames, Reply};
 
 /// How long a started daemon has to open its socket, by default.
@@ -49,10 +50,14 @@ pub enum ConnectError {
 #[error("the connection to the scry daemon was lost: {0}")]
 pub struct Lost(pub String);
 
+/// The two halves of a connection, whatever the transport.
+type ReadSide = Box<dyn AsyncRead + Send + Unpin>;
+type WriteSide = Box<dyn AsyncWrite + Send + Unpin>;
+
 /// One connection to the daemon.
 pub struct Connection {
-    lines: Frames<OwnedReadHalf>,
-    writer: OwnedWriteHalf,
+    lines: Frames<ReadSide>,
+    writer: WriteSide,
     /// The daemon's process id.
     pub pid: u32,
 }
@@ -60,7 +65,7 @@ pub struct Connection {
 impl Connection {
     /// Connect and say hello, as client session `session`.
     pub async fn connect(files: &Files, session: &str) -> Result<Connection, ConnectError> {
-        let stream = match UnixStream::connect(&files.socket).await {
+        let stream = match platform::transport::connect(&files.socket).await {
             Ok(s) => s,
             Err(e)
                 if matches!(
@@ -80,12 +85,15 @@ impl Connection {
         Connection::handshake(stream, session).await
     }
 
-    /// Say hello on an open stream.
-    pub async fn handshake(stream: UnixStream, session: &str) -> Result<Connection, ConnectError> {
-        let (rd, writer) = stream.into_split();
+    /// Say hello on an open stream (of any transport).
+    pub async fn handshake<S>(stream: S, session: &str) -> Result<Connection, ConnectError>
+    where
+        S: AsyncRead + AsyncWrite + Send + 'static,
+    {
+        let (rd, writer) = tokio::io::split(stream);
         let mut c = Connection {
-            lines: Frames::new(rd),
-            writer,
+            lines: Frames::new(Box::new(rd)),
+            writer: Box::new(writer),
             pid: 0,
         };
         c.send(&ClientFrame::Hello {
@@ -210,9 +218,8 @@ pub async fn connect_or_start(
     ))
 }
 
-/// Start the daemon detached: its own session, stdio to its log file.
+/// Start the daemon detached, stdio to its log file.
 fn spawn_daemon(files: &Files, exe: &Path) -> Result<(), String> {
-    use std::os::unix::process::CommandExt;
     // Rotated when full, at each start (see `logfile`).
     let log = scry_base::logfile::open(&files.log)
         .map_err(|e| format!("cannot open the daemon log {}: {e}", files.log.display()))?;
@@ -232,13 +239,7 @@ fn spawn_daemon(files: &Files, exe: &Path) -> Result<(), String> {
             cmd.env_remove(name);
         }
     }
-    // SAFETY: setsid is async-signal-safe; nothing is allocated.
-    unsafe {
-        cmd.pre_exec(|| {
-            libc::setsid();
-            Ok(())
-        });
-    }
+    platform::spawn::detach(&mut cmd);
     let mut child = cmd
         .spawn()
         .map_err(|e| format!("cannot start {} daemon: {e}", exe.display()))?;
@@ -286,6 +287,7 @@ impl Mux {
             ..
         } = conn;
         let (tx, mut rx) = mpsc::unbounded_channel::<Vec<u8>>();
+        let (gone, mut writer_gone) = tokio::sync::oneshot::channel::<()>();
         let mux = Arc::new(Mux {
             tx,
             pending: Mutex::new(HashMap::new()),
@@ -299,14 +301,24 @@ impl Mux {
                     break;
                 }
             }
+            let _ = writer.shutdown().await;
+            drop(writer);
+            let _ = gone.send(());
         });
         // The reader holds the mux weakly: when the last user drops it, the
-        // writer task ends, the daemon sees the end of the connection and
-        // closes its side, and this task ends too (no connection outlives
-        // its session).
+        // writer task ends (shutting its side down), and this task ends too,
+        // closing the connection whatever the transport (no connection
+        // outlives its session); the daemon sees its end.
         let reader = Arc::downgrade(&mux);
         tokio::spawn(async move {
-            while let Ok(Some(line)) = lines.next_line().await {
+            loop {
+                let line = tokio::select! {
+                    line = lines.next_line() => line,
+                    _ = &mut writer_gone => break,
+                };
+                let Ok(Some(line)) = line else {
+                    break;
+                };
                 let Ok(frame) = serde_json::from_str::<DaemonFrame>(&line) else {
                     break;
                 };

@@ -12,10 +12,10 @@
 //! are not UTF-8 escaped as `\xNN`), the same on both routes.
 
 use std::ffi::OsStr;
-use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use scry_base::platform::os_str;
 use scry_model::{Action, Answer, Body, Loc, OpError, Query, Reason};
 
 use crate::proto::{self, Call, CallResult, ClientFrame, DaemonFrame, Reply};
@@ -32,7 +32,10 @@ fn names(data: &[u8]) -> Vec<PathBuf> {
             if n.is_empty() || n == b"." || n == b".." {
                 PathBuf::from("x")
             } else {
-                PathBuf::from(OsStr::from_bytes(&n))
+                // Bytes that are no OS name (not WTF-8, on Windows) are
+                // taken as the name they show as.
+                let lossy = String::from_utf8_lossy(&n).into_owned();
+                os_str::from_bytes(n).map_or_else(|| PathBuf::from(lossy), PathBuf::from)
             }
         })
         .take(4)
@@ -98,8 +101,7 @@ fn shown(name: &OsStr) -> String {
     let root = Path::new(ROOT);
     let s = scry_render::display_path(&root.join(name), root);
     assert!(!s.contains(['\n', '\r']), "a name shown on one line: {s:?}");
-    let own = name
-        .as_bytes()
+    let own = os_str::to_bytes(name)
         .windows(3)
         .filter(|w| *w == "\u{fffd}".as_bytes())
         .count();

@@ -4,7 +4,8 @@
 //! A front end over scry-ops, beside scry-mcp and the CLI: the daemon
 //! ([`server`]) holds one `scry_ops::Engine` per canonical workspace root
 //! and answers questions (`scry_model::Query`, with the client's cwd and
-//! root) sent over a Unix socket in a 0700 per-user directory ([`paths`])
+//! root) sent over a Unix socket in a 0700 per-user directory, or a named
+//! pipe that admits the user alone on Windows ([`paths`], [`platform`])
 //! as newline-delimited JSON frames ([`proto`]). It returns the engine's
 //! `Answer` or `OpError` with the workspace's root and limits; rendering
 //! stays in the front end. [`answer`] is the seam every front end answers
@@ -14,7 +15,9 @@
 //! no client owns the servers' document state and one server serves many
 //! clients safely.
 //!
-//! Unix only (Unix sockets, `flock`, `SO_PEERCRED`, parent-death signal).
+//! What differs between Unix and Windows (transport, lock, directory,
+//! detached start, stop signals) is all in [`platform`]; the other modules
+//! hold no platform `cfg`.
 
 pub mod answer;
 pub mod changes;
@@ -23,6 +26,7 @@ pub mod client;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod paths;
+pub mod platform;
 pub mod proto;
 pub mod server;
 

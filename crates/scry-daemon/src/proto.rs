@@ -373,8 +373,11 @@ mod tests {
 
     #[test]
     fn a_name_that_is_not_utf8_travels_in_an_answer_and_a_question() {
-        use std::os::unix::ffi::OsStrExt;
-        let bad = PathBuf::from(std::ffi::OsStr::from_bytes(b"/w/\xff_x.rb"));
+        // Not UTF-8 on every platform: raw bytes on Unix, a lone surrogate
+        // (WTF-8) on Windows.
+        let bad = PathBuf::from(
+            scry_base::platform::os_str::from_bytes(b"/w/\xed\xa0\x80_x.rb".to_vec()).unwrap(),
+        );
         let e = Reply::new(
             3,
             "/w".into(),

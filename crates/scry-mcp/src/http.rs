@@ -12,7 +12,8 @@
 //!   time (else 401). rmcp then checks `Host` against the allow-list (403,
 //!   DNS rebinding) and the `Origin` again, and limits the body (413).
 //! - The token is a 256-bit random hex string, in a file only the user can
-//!   read: `--token-file FILE` (must exist, mode 0600), else generated once
+//!   read: `--token-file FILE` (must exist, mode 0600 on Unix: see
+//!   [`crate::platform::files`]), else generated once
 //!   into `<state dir>/mcp-http-token` (`$SCRY_STATE_DIR`, else
 //!   `$XDG_STATE_HOME/scry`, else `~/.local/state/scry`) and reused while it stays
 //!   private. The token itself is never printed or logged.
@@ -68,6 +69,7 @@ use tokio_util::sync::CancellationToken;
 
 use scry_daemon::answer::{Answerer, Choice};
 
+use crate::platform;
 use crate::{Options, ScryMcp, ServeError};
 
 mod slots;
@@ -168,25 +170,12 @@ fn new_token() -> Result<String, ServeError> {
     Ok(buf.iter().map(|b| format!("{b:02x}")).collect())
 }
 
-fn is_private(meta: &std::fs::Metadata) -> bool {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        meta.permissions().mode() & 0o077 == 0
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = meta;
-        true
-    }
-}
-
 /// The token in `--token-file FILE`: the file's first line, at least 16
 /// characters, in a file only its owner can read.
 fn read_token_file(path: &Path) -> Result<String, ServeError> {
     let bad = |why: String| ServeError::Config(format!("--token-file {}: {why}", path.display()));
     let meta = std::fs::metadata(path).map_err(|e| bad(e.to_string()))?;
-    if !is_private(&meta) {
+    if !platform::files::is_private(&meta) {
         return Err(bad(format!(
             "others can read it; run `chmod 600 {}`",
             path.display()
@@ -208,7 +197,7 @@ fn generated_token(dir: &Path) -> Result<(String, PathBuf), ServeError> {
     let path = dir.join(TOKEN_FILE_NAME);
     if let Ok(meta) = std::fs::symlink_metadata(&path)
         && meta.is_file()
-        && is_private(&meta)
+        && platform::files::is_private(&meta)
         && let Ok(text) = std::fs::read_to_string(&path)
     {
         let t = text.trim();
@@ -219,24 +208,13 @@ fn generated_token(dir: &Path) -> Result<(String, PathBuf), ServeError> {
     let fail = |e: std::io::Error| {
         ServeError::Config(format!("cannot write the token to {}: {e}", path.display()))
     };
-    let mut builder = std::fs::DirBuilder::new();
-    builder.recursive(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::DirBuilderExt;
-        builder.mode(0o700);
-    }
-    builder.create(dir).map_err(fail)?;
+    platform::files::private_dirs().create(dir).map_err(fail)?;
     let token = new_token()?;
     let tmp = dir.join(format!(".{TOKEN_FILE_NAME}.{}.tmp", std::process::id()));
     let _ = std::fs::remove_file(&tmp);
     let mut opts = std::fs::OpenOptions::new();
     opts.write(true).create_new(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        opts.mode(0o600);
-    }
+    platform::files::private_file(&mut opts);
     let written = (|| {
         use std::io::Write;
         let mut f = opts.open(&tmp)?;
@@ -885,24 +863,9 @@ pub async fn serve_http_with(
     let prototype = crate::session(root, opts, choice)?;
     let server = HttpServer::start_with(prototype, http).await?;
     ready(&server);
-    wait_for_signal().await;
+    platform::signals::stopped().await;
     server.shutdown().await;
     Ok(())
-}
-
-async fn wait_for_signal() {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        if let Ok(mut term) = signal(SignalKind::terminate()) {
-            tokio::select! {
-                _ = tokio::signal::ctrl_c() => {}
-                _ = term.recv() => {}
-            }
-            return;
-        }
-    }
-    let _ = tokio::signal::ctrl_c().await;
 }
 
 #[cfg(test)]
@@ -926,22 +889,16 @@ mod tests {
         let state = dir.path().join("state/scry");
         let (t1, p1) = generated_token(&state).unwrap();
         assert_eq!(t1.len(), 64);
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            let mode = std::fs::metadata(&p1).unwrap().permissions().mode();
-            assert_eq!(mode & 0o777, 0o600);
+        if let Some(mode) = platform::files::mode(&p1) {
+            assert_eq!(mode, 0o600);
         }
         let (t2, _) = generated_token(&state).unwrap();
         assert_eq!(t1, t2, "a private, well-formed token is reused");
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            std::fs::set_permissions(&p1, std::fs::Permissions::from_mode(0o644)).unwrap();
+        // Where files have mode bits: one others could read is replaced.
+        if platform::files::set_mode(&p1, 0o644) {
             let (t3, _) = generated_token(&state).unwrap();
             assert_ne!(t1, t3, "a token others could read is replaced");
-            let mode = std::fs::metadata(&p1).unwrap().permissions().mode();
-            assert_eq!(mode & 0o777, 0o600);
+            assert_eq!(platform::files::mode(&p1), Some(0o600));
         }
     }
 
@@ -950,11 +907,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let f = dir.path().join("tok");
         std::fs::write(&f, "short\n").unwrap();
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o600)).unwrap();
-        }
+        platform::files::set_mode(&f, 0o600);
         assert!(
             read_token_file(&f)
                 .unwrap_err()
@@ -963,10 +916,7 @@ mod tests {
         );
         std::fs::write(&f, "0123456789abcdef-long-enough\nsecond line\n").unwrap();
         assert_eq!(read_token_file(&f).unwrap(), "0123456789abcdef-long-enough");
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o644)).unwrap();
+        if platform::files::set_mode(&f, 0o644) {
             assert!(
                 read_token_file(&f)
                     .unwrap_err()

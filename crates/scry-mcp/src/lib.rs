@@ -31,7 +31,8 @@
 //! `--no-daemon` or no daemon), servers start lazily, are shared by all
 //! calls, and stop when the client goes away ([`serve`]); over HTTP
 //! ([`http`], `scry mcp --http`) one engine serves every session and its
-//! servers stop with the HTTP server.
+//! servers stop with the HTTP server. What differs between Unix and
+//! Windows (private files, stop signals) is in `platform`.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -48,6 +49,7 @@ pub mod dedupe;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod http;
+mod platform;
 pub mod scrub;
 mod server;
 pub mod tools;

@@ -9,6 +9,10 @@
 //!
 //! The test runs its own daemon in its own directory (`SCRY_DAEMON_DIR` in
 //! a temporary directory) and stops it at the end.
+//!
+//! Unix only: the `PATH`s are made of symlinks and a shell wrapper, and a
+//! server's environment is read from `/proc`.
+#![cfg(unix)]
 
 mod common;
 

@@ -10,7 +10,6 @@ mod common;
 
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
 
 use common::process::scry_in;
 
@@ -68,6 +67,7 @@ fn every_command_offers_root_and_timeout_ms_where_it_has_them() {
 #[test]
 fn index_takes_root_and_timeout_ms() {
     use std::os::unix::fs::PermissionsExt;
+    use std::time::{Duration, Instant};
     let base = tempfile::tempdir().unwrap();
     let elsewhere = tempfile::tempdir().unwrap();
     let ws = common::copy_fixture("rust");

@@ -12,6 +12,11 @@
 //! Before the fixes these calls hung forever (the FIFO), ran for minutes or
 //! were OOM-killed (the long lines): see issue 19. Timings are bounds with a
 //! wide margin, never measurements (the latency bench measures).
+//!
+//! Unix only: FIFOs, Unix sockets and `/dev/zero` are its special files,
+//! and the daemon's peak RSS is read from `/proc` (the Windows special
+//! files are issue 29's item 6).
+#![cfg(unix)]
 
 mod common;
 

@@ -14,7 +14,6 @@
 
 mod common;
 
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
@@ -87,7 +86,7 @@ impl T {
             ),
         )
         .unwrap();
-        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+        common::process::make_executable(&p);
     }
 
     fn marker(&self, name: &str) -> PathBuf {

@@ -553,10 +553,7 @@ async fn the_daemon_rebuilds_a_stale_index_when_the_workspace_is_idle() {
     std::fs::create_dir_all(&bin).unwrap();
     let fake = bin.join("rust-analyzer");
     std::fs::write(&fake, "#!/bin/sh\necho 'boom: cannot index' >&2\nexit 3\n").unwrap();
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
-    }
+    common::process::make_executable(&fake);
     let path = format!(
         "{}:{}",
         bin.display(),

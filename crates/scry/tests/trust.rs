@@ -6,6 +6,8 @@
 //! Each "command" of the hostile repository is a script that touches a
 //! marker file: the marker existing means scry ran it.
 
+mod common;
+
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -57,8 +59,7 @@ impl Repo {
                 ),
             )
             .unwrap();
-            use std::os::unix::fs::PermissionsExt;
-            std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+            common::process::make_executable(&p);
         };
         script("tools/evil.sh", "ran-config");
         script("tools/override.sh", "ran-override");

@@ -107,6 +107,7 @@ fn completion_offers_every_action() {
     }
 }
 
+#[cfg(unix)]
 fn write(path: &std::path::Path, text: &str) {
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
     std::fs::write(path, text).unwrap();

@@ -21,9 +21,10 @@
 //!   a call; the workspace is not forgotten and an idle daemon does not
 //!   exit meanwhile; stopping the daemon stops it).
 //! - With no client and no server for `SCRY_DAEMON_IDLE_MS` (default
-//!   60 s), or when its socket was removed or replaced, on SIGTERM, Ctrl-C
-//!   or a `Stop` frame, the daemon stops taking clients, stops its servers
-//!   (within 10 s) and exits. Servers die with it even when it is
+//!   60 s), or when its socket was removed or replaced, on a stop signal
+//!   ([`crate::platform::signals`]: SIGTERM, Ctrl-C, …) or a `Stop`
+//!   frame, the daemon stops taking clients, stops its servers (within
+//!   10 s) and exits. Servers die with it even when it is
 //!   SIGKILLed (parent-death signal, set by scry-lsp).
 
 use std::collections::HashMap;
@@ -36,9 +37,11 @@ use scry_ops::Engine;
 use scry_workspace::procmem::ProcTable;
 use scry_workspace::{ServerMemory, memory};
 
-use super::socket::{self, Bound, StartError, check_peer};
+use super::socket::{self, Bound, StartError};
 use super::{State, WsEntry, WsKey};
 use crate::paths::Files;
+use crate::platform::signals::Shutdown;
+use crate::platform::transport;
 
 /// How long the daemon lingers with no client and no server.
 pub const DEFAULT_IDLE: Duration = Duration::from_secs(60);
@@ -60,8 +63,7 @@ pub fn idle_from_env() -> Duration {
 pub async fn run(files: Files, idle: Duration) -> Result<(), StartError> {
     let Bound {
         lock: lock_file,
-        listener,
-        ino,
+        mut listener,
     } = socket::bind(&files)?;
     tracing::info!(socket = %files.socket.display(), pid = std::process::id(), "scry daemon listening");
     let (stop, mut stopped) = tokio::sync::watch::channel(false);
@@ -77,13 +79,12 @@ pub async fn run(files: Files, idle: Duration) -> Result<(), StartError> {
     let mut reap = tokio::time::interval(REAP_EVERY);
     reap.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     let mut idle_since: Option<Instant> = None;
-    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-        .map_err(|e| StartError::Io(e.to_string()))?;
+    let mut signals = Shutdown::listen().map_err(|e| StartError::Io(e.to_string()))?;
     loop {
         tokio::select! {
             accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => {
-                    if let Err(e) = check_peer(&stream) {
+                Ok(stream) => {
+                    if let Err(e) = transport::check_peer(&stream) {
                         tracing::warn!("{e}");
                         continue;
                     }
@@ -93,21 +94,19 @@ pub async fn run(files: Files, idle: Duration) -> Result<(), StartError> {
                 Err(e) => tracing::warn!("accept failed: {e}"),
             },
             _ = reap.tick() => {
-                if state.reap(&mut idle_since, idle, ino).await {
+                if state.reap(&mut idle_since, idle, listener.still_bound()).await {
                     break;
                 }
             }
             _ = stopped.changed() => break,
-            _ = term.recv() => {
-                tracing::info!("SIGTERM: stopping");
+            why = signals.recv() => {
+                tracing::info!("{why}: stopping");
                 break;
             }
-            _ = tokio::signal::ctrl_c() => break,
         }
     }
     // Stop taking clients, then stop the servers (bounded).
-    socket::remove_if_ours(&files.socket, ino);
-    drop(listener);
+    listener.close();
     let engines: Vec<Engine> = state
         .workspaces
         .lock()
@@ -167,14 +166,10 @@ impl State {
             .collect()
     }
 
-    /// The lifecycle tick; true when the daemon should exit.
-    async fn reap(
-        &self,
-        idle_since: &mut Option<Instant>,
-        idle: Duration,
-        ino: Option<u64>,
-    ) -> bool {
-        if socket::socket_ino(&self.files.socket) != ino {
+    /// The lifecycle tick (`bound`: the listener's address still leads
+    /// here); true when the daemon should exit.
+    async fn reap(&self, idle_since: &mut Option<Instant>, idle: Duration, bound: bool) -> bool {
+        if !bound {
             tracing::info!("the socket was removed or replaced: stopping");
             return true;
         }
@@ -340,7 +335,6 @@ mod wire_tests {
     use crate::proto::{self, ClientFrame, DaemonFrame};
     use tokio::io::AsyncWriteExt;
     use tokio::io::{AsyncBufReadExt, BufReader};
-    use tokio::net::UnixStream;
 
     /// A daemon in a temporary directory, and its files.
     async fn daemon() -> (tempfile::TempDir, Files, tokio::task::JoinHandle<()>) {
@@ -350,8 +344,8 @@ mod wire_tests {
         let task = tokio::spawn(async move {
             run(f, Duration::from_secs(30)).await.unwrap();
         });
-        for _ in 0..200 {
-            if files.socket.exists() {
+        for _ in 0..500 {
+            if transport::connect(&files.socket).await.is_ok() {
                 break;
             }
             tokio::time::sleep(Duration::from_millis(10)).await;
@@ -359,10 +353,58 @@ mod wire_tests {
         (t, files, task)
     }
 
+    /// How many other clients the daemon counts, as `c` asks, once it is
+    /// `want` (within 5 s; the last count seen otherwise).
+    async fn others(c: &mut Connection, want: usize) -> usize {
+        let mut n = usize::MAX;
+        for _ in 0..250 {
+            n = c.status().await.unwrap().clients;
+            if n == want {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        n
+    }
+
+    #[tokio::test]
+    async fn two_clients_are_served_at_once_over_the_real_transport() {
+        let (_t, files, task) = daemon().await;
+        let (a, b) = tokio::join!(
+            Connection::connect(&files, "a"),
+            Connection::connect(&files, "b")
+        );
+        let (mut a, mut b) = (a.unwrap(), b.unwrap());
+        // Both open at once, both answered, each seeing the other.
+        let (sa, sb) = tokio::join!(a.status(), b.status());
+        assert_eq!(sa.unwrap().clients, 1);
+        assert_eq!(sb.unwrap().clients, 1);
+        // A shared session (what a CLI call and an MCP session use) joins
+        // them, and its connection closes when it is dropped.
+        let shared = crate::client::Shared::connect(
+            files.clone(),
+            "/nonexistent/scry".into(),
+            "mcp-test".into(),
+        )
+        .await
+        .unwrap();
+        assert_eq!(shared.pid().await, Some(std::process::id()));
+        assert_eq!(others(&mut a, 2).await, 2);
+        drop(shared);
+        assert_eq!(others(&mut a, 1).await, 1, "a dropped session is gone");
+        drop(b);
+        assert_eq!(others(&mut a, 0).await, 0, "a closed connection is gone");
+        a.stop().await.unwrap();
+        tokio::time::timeout(Duration::from_secs(15), task)
+            .await
+            .expect("the daemon stops")
+            .unwrap();
+    }
+
     #[tokio::test]
     async fn a_version_mismatch_is_refused_in_clear_words_never_a_hang() {
         let (_t, files, task) = daemon().await;
-        let mut s = UnixStream::connect(&files.socket).await.unwrap();
+        let mut s = transport::connect(&files.socket).await.unwrap();
         let hello = ClientFrame::Hello {
             protocol: PROTOCOL,
             version: "0.0.0-old".into(),
@@ -400,17 +442,21 @@ mod wire_tests {
             .await
             .expect("the daemon stops")
             .unwrap();
-        assert!(!files.socket.exists(), "its socket is removed");
-        assert!(matches!(
-            Connection::connect(&files, "t3").await,
-            Err(ConnectError::Absent(_))
-        ));
+        // Its last client leaves (a stopped daemon's process exits, closing
+        // every connection; here its tasks outlive it): nothing answers.
+        drop(c);
+        let after = Connection::connect(&files, "t3").await;
+        assert!(
+            matches!(after, Err(ConnectError::Absent(_))),
+            "{:?}",
+            after.err()
+        );
     }
 
     #[tokio::test]
     async fn a_frame_that_is_not_a_hello_is_refused() {
         let (_t, files, task) = daemon().await;
-        let mut s = UnixStream::connect(&files.socket).await.unwrap();
+        let mut s = transport::connect(&files.socket).await.unwrap();
         s.write_all(b"{\"status\":null}\n").await.unwrap();
         let mut lines = BufReader::new(s).lines();
         let reply = tokio::time::timeout(Duration::from_secs(5), lines.next_line())

@@ -5,11 +5,12 @@
 //! per workspace, shared by every client, each server keyed by the binary
 //! the client's `PATH` resolves and the environment it runs with (see
 //! `scry_workspace::pool`) — and answers [`crate::proto`] frames on its
-//! Unix socket.
+//! socket (a Unix socket, or a named pipe on Windows:
+//! [`crate::platform::transport`]).
 //!
 //! By job:
-//! - [`socket`]: the one-daemon rule (the lock), binding the socket, and
-//!   who may connect.
+//! - [`socket`]: the one-daemon rule (the lock), binding the listener,
+//!   and who may connect.
 //! - [`protocol`]: one connection: the hello, the frames read and
 //!   dispatched, each call answered on its own task in its client's
 //!   environment, and the status frame.

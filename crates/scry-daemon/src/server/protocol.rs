@@ -30,8 +30,7 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use tokio::io::AsyncWriteExt;
-use tokio::net::UnixStream;
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
 
 use super::{ClientSession, State, WsKey};
@@ -94,9 +93,13 @@ impl State {
         }
     }
 
-    /// One connection, from hello to close.
-    pub(super) async fn serve(self: Arc<Self>, stream: UnixStream) {
-        let (rd, mut wr) = stream.into_split();
+    /// One connection, from hello to close, over any stream (the
+    /// transport is [`crate::platform::transport`]'s).
+    pub(super) async fn serve<S>(self: Arc<Self>, stream: S)
+    where
+        S: AsyncRead + AsyncWrite + Send + 'static,
+    {
+        let (rd, mut wr) = tokio::io::split(stream);
         let mut lines = proto::Frames::new(rd);
         let (tx, mut rx) = mpsc::unbounded_channel::<Vec<u8>>();
         let writer = tokio::spawn(async move {

@@ -48,6 +48,18 @@ pub fn parent(pid: u32) -> Option<u32> {
     stat.rsplit_once(") ")?.1.split(' ').nth(1)?.parse().ok()
 }
 
+/// Make the script at `path` executable (mode 0755 on Unix; on Windows
+/// being executable is a matter of the name, so nothing to do).
+pub fn make_executable(path: &Path) {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    #[cfg(not(unix))]
+    let _ = path;
+}
+
 /// Poll `f` every 50 ms until it holds; panics naming `what` after `within`.
 pub fn wait_until(what: &str, within: Duration, mut f: impl FnMut() -> bool) {
     let t = Instant::now();
