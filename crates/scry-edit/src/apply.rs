@@ -44,14 +44,18 @@ pub struct WriteOptions {
 }
 
 impl WriteOptions {
-    /// The file whose commit a test makes fail.
-    fn fail_at(&self) -> Option<usize> {
+    /// The failure a test injects in the commit of file `k` of `n` (none,
+    /// and no trace of the seam, without the `test-hooks` feature).
+    fn injected(&self, k: usize, n: usize) -> Option<std::io::Error> {
         #[cfg(any(test, feature = "test-hooks"))]
         {
-            self.fail_at
+            (self.fail_at == Some(k)).then(|| {
+                std::io::Error::other(format!("injected failure at file {} of {n}", k + 1))
+            })
         }
         #[cfg(not(any(test, feature = "test-hooks")))]
         {
+            let _ = (k, n);
             None
         }
     }
@@ -259,11 +263,8 @@ pub fn commit_staged(
     // 3. Commit.
     let n = plan.changes.len();
     for (k, c) in plan.changes.iter().enumerate() {
-        let result = if opts.fail_at() == Some(k) {
-            Err(std::io::Error::other(format!(
-                "injected failure at file {} of {n}",
-                k + 1
-            )))
+        let result = if let Some(e) = opts.injected(k, n) {
+            Err(e)
         } else {
             match &done.staged[k] {
                 Some(t) => replace::rename(t, &c.path),

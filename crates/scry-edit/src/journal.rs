@@ -237,16 +237,17 @@ impl Journal {
         self
     }
 
-    /// Whether a test makes `begin` fail after `written` before-images.
-    fn fails_after(&self, written: usize) -> bool {
+    /// The failure a test injects in `begin` after `written` before-images
+    /// (none, and no trace of the seam, without the `test-hooks` feature).
+    fn injected(&self, written: usize) -> Option<std::io::Error> {
         #[cfg(any(test, feature = "test-hooks"))]
         {
-            self.fail_after == Some(written)
+            (self.fail_after == Some(written)).then(|| std::io::Error::other("injected failure"))
         }
         #[cfg(not(any(test, feature = "test-hooks")))]
         {
             let _ = written;
-            false
+            None
         }
     }
 
@@ -428,11 +429,8 @@ impl Journal {
         let mut written = 0;
         for (i, c) in plan.changes.iter().enumerate() {
             if let Some(b) = &c.before {
-                if self.fails_after(written) {
-                    return Err(io(
-                        std::io::Error::other("injected failure"),
-                        "cannot save a before-image",
-                    ));
+                if let Some(e) = self.injected(written) {
+                    return Err(io(e, "cannot save a before-image"));
                 }
                 write_synced(&dir.join(format!("{i}.before")), &b.bytes)
                     .map_err(|e| io(e, "cannot save a before-image"))?;

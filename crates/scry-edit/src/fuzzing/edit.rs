@@ -70,7 +70,7 @@ fn fixture() -> &'static Fixture {
         let _ = testing::symlink(Path::new("../outside"), &root.join("link_dir"));
         let _ = testing::symlink(Path::new("../outside/secret.txt"), &root.join("link_file"));
         testing::set_word(&root.join("a.txt"), testing::KEPT).expect("a permission word");
-        let base = base.canonicalize().expect("canonical base");
+        let base = scry_base::paths::canonical(&base).expect("canonical base");
         Fixture {
             root: base.join("ws"),
             base,

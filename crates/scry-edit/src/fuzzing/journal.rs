@@ -80,7 +80,7 @@ fn fresh(base: &Path) -> PathBuf {
     write_mode(&base.join("outside/secret.txt"), b"secret\n", Some(0o600));
     let _ = testing::symlink(Path::new("../outside"), &root.join("link_dir"));
     std::fs::create_dir_all(base.join("journal")).expect("journal dir");
-    root.canonicalize().expect("a canonical root")
+    scry_base::paths::canonical(&root).expect("a canonical root")
 }
 
 /// Build the manifest, the entry's files and the workspace state from the
