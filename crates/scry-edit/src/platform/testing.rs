@@ -1,7 +1,7 @@
 //! Portable helpers for the tests of scry-edit and scry-ops (compiled for
 //! tests and with the `test-hooks` feature only): a file's permission word
 //! as the tests compare it, a word an edit must keep that no new file has,
-//! links. Not an API.
+//! links, a directory's modification time. Not an API.
 //!
 //! - Unix: the word as `stat` reports it (type bits included), [`KEPT`]
 //!   0o755 (an executable script), `symlink(2)`.
@@ -33,6 +33,11 @@ pub fn symlink(target: &Path, link: &Path) -> io::Result<()> {
     imp::symlink(target, link)
 }
 
+/// Set the modification time of the directory (or file) at `path`.
+pub fn set_modified(path: &Path, time: std::time::SystemTime) -> io::Result<()> {
+    imp::open_for_times(path)?.set_modified(time)
+}
+
 /// [`symlink`] for a test that checks links where the OS lets this user
 /// make them: `true` when made; on Unix a failure panics, on Windows
 /// (links need developer mode or a privilege) it is said and `false`.
@@ -59,6 +64,10 @@ mod imp {
         std::os::unix::fs::symlink(target, link)
     }
 
+    pub fn open_for_times(path: &Path) -> io::Result<std::fs::File> {
+        std::fs::File::open(path)
+    }
+
     pub fn no_link(link: &Path, e: io::Error) -> bool {
         panic!("cannot make the link {}: {e}", link.display())
     }
@@ -83,10 +92,28 @@ mod imp {
             .parent()
             .map_or(target.to_path_buf(), |d| d.join(target));
         if resolved.is_dir() {
-            std::os::windows::fs::symlink_dir(target, link)
+            std::os::windows::fs::symlink_dir(target, link)?;
         } else {
-            std::os::windows::fs::symlink_file(target, link)
+            std::os::windows::fs::symlink_file(target, link)?;
         }
+        // Wine 8 answers success and makes nothing: a link that is not
+        // there is not made.
+        match link.symlink_metadata() {
+            Ok(m) if m.file_type().is_symlink() => Ok(()),
+            Ok(_) => Err(io::Error::other("not made as a link")),
+            Err(e) => Err(e),
+        }
+    }
+
+    pub fn open_for_times(path: &Path) -> io::Result<std::fs::File> {
+        use std::os::windows::fs::OpenOptionsExt;
+        use windows_sys::Win32::Storage::FileSystem::FILE_FLAG_BACKUP_SEMANTICS;
+        // A directory opens only with backup semantics; times need write
+        // access.
+        std::fs::OpenOptions::new()
+            .write(true)
+            .custom_flags(FILE_FLAG_BACKUP_SEMANTICS)
+            .open(path)
     }
 
     pub fn no_link(link: &Path, e: io::Error) -> bool {

@@ -32,7 +32,7 @@ struct Ws {
 
 fn ws(files: &[(&str, &str)]) -> Ws {
     let dir = tempfile::tempdir().unwrap();
-    let base = dir.path().canonicalize().unwrap();
+    let base = scry_base::paths::canonical(dir.path()).unwrap();
     let root = base.join("ws");
     let outside = base.join("outside");
     std::fs::create_dir_all(&root).unwrap();
@@ -736,10 +736,7 @@ async fn partial_journal_entries_are_never_left_or_counted() {
         std::fs::write(d.join("0.before"), "").unwrap();
     }
     let old = std::time::SystemTime::now() - journal::STALE_PARTIAL * 2;
-    std::fs::File::open(&stale)
-        .unwrap()
-        .set_modified(old)
-        .unwrap();
+    testing::set_modified(&stale, old).unwrap();
     let err = engine.undo_last_edit(true, None).await.unwrap_err();
     assert!(err.to_string().contains("nothing to undo"), "{err}");
     let r = engine
