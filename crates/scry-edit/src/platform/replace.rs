@@ -188,3 +188,73 @@ mod imp {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read_only(p: &Path, yes: bool) {
+        let mut perm = std::fs::metadata(p).unwrap().permissions();
+        perm.set_readonly(yes);
+        std::fs::set_permissions(p, perm).unwrap();
+    }
+
+    /// A read-only target is replaced (as Unix ignores a file's own write
+    /// permission when its directory allows), and a read-only file removed.
+    #[test]
+    fn a_read_only_file_is_replaced_and_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        let (target, staged) = (dir.path().join("t.txt"), dir.path().join("s.tmp"));
+        std::fs::write(&target, "old").unwrap();
+        read_only(&target, true);
+        std::fs::write(&staged, "new").unwrap();
+        read_only(&staged, true);
+        rename(&staged, &target).unwrap();
+        assert_eq!(std::fs::read(&target).unwrap(), b"new");
+        assert!(std::fs::metadata(&target).unwrap().permissions().readonly());
+        assert!(!staged.exists());
+        remove_file(&target).unwrap();
+        assert!(!target.exists());
+    }
+
+    /// A file another process holds open without sharing (a server, an
+    /// editor) is replaced once it lets go within the retry bound; held
+    /// past it, the replace fails and leaves the file as it was, its
+    /// read-only attribute included.
+    #[cfg(windows)]
+    #[test]
+    fn a_file_held_without_sharing_is_retried_then_refused() {
+        use std::os::windows::fs::OpenOptionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let (target, staged) = (dir.path().join("t.txt"), dir.path().join("s.tmp"));
+        std::fs::write(&target, "old").unwrap();
+        let hold = || {
+            std::fs::OpenOptions::new()
+                .read(true)
+                .share_mode(0)
+                .open(&target)
+                .unwrap()
+        };
+        // Released after 150 ms: the replace waits for it.
+        std::fs::write(&staged, "new").unwrap();
+        let held = hold();
+        let release = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(150));
+            drop(held);
+        });
+        rename(&staged, &target).unwrap();
+        release.join().unwrap();
+        assert_eq!(std::fs::read(&target).unwrap(), b"new");
+        // Held past RETRY_FOR: refused, nothing changed.
+        read_only(&target, true);
+        std::fs::write(&staged, "newer").unwrap();
+        let held = hold();
+        let start = std::time::Instant::now();
+        assert!(rename(&staged, &target).is_err());
+        assert!(start.elapsed() <= RETRY_FOR + std::time::Duration::from_millis(500));
+        drop(held);
+        assert_eq!(std::fs::read(&target).unwrap(), b"new");
+        assert!(std::fs::metadata(&target).unwrap().permissions().readonly());
+        assert!(staged.exists());
+    }
+}
