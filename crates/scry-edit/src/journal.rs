@@ -17,7 +17,9 @@
 //! Write-ahead invariants:
 //! * [`Journal::begin`] returns only when the before-images and the
 //!   manifest are durable: each file fsynced, then the entry directory and
-//!   the directories above it up to the base. It fails (and the caller
+//!   the directories above it up to the base (on Unix; Windows has no
+//!   directory sync, its renames are write-through:
+//!   [`crate::platform::replace`]). It fails (and the caller
 //!   refuses the edit) otherwise, removing what it had written: a partial
 //!   entry never stays behind.
 //! * The staged temporary file of `files[i]` has a name that is a function
@@ -34,7 +36,7 @@
 //! file holds its after-image was written completely (the crash came after
 //! its last replace) and is kept, marked `applied`; any other is rolled
 //! back, never forward: each file holding its after-image gets its
-//! before-image back (content and mode) or, if the edit created it, is
+//! before-image back (content and permission word) or, if the edit created it, is
 //! removed; removed directories come back, created ones go (when empty);
 //! every staged temporary file goes; the entry is marked `rolled_back`
 //! (which `undo` and replays ignore). Recovery touches only paths inside
@@ -77,6 +79,7 @@ pub fn content_hash(bytes: &[u8]) -> String {
 pub struct Stamp {
     pub len: u64,
     pub hash: String,
+    /// The permission word ([`crate::platform::attrs`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mode: Option<u32>,
 }
