@@ -38,7 +38,7 @@ pub fn set(file: &File, path: &Path, mode: u32) -> io::Result<()> {
 }
 
 /// Give the file at `path` the permission word `mode` (tests set a file's
-/// word up with it: [`crate::platform::testing`]).
+/// word up with it: `platform::testing`).
 pub fn set_path(path: &Path, mode: u32) -> io::Result<()> {
     imp::set_path(path, mode)
 }

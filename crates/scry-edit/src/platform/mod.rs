@@ -16,7 +16,7 @@
 //! - [`process`]: the crash test hook's death (SIGKILL on Unix,
 //!   `TerminateProcess` on Windows) and how a parent recognises it.
 //!
-//! [`testing`] (tests and the `test-hooks` feature only) holds the portable
+//! `testing` (tests and the `test-hooks` feature only) holds the portable
 //! helpers the tests of this crate and of scry-ops use to set and read
 //! those words and to make links.
 //!
