@@ -15,25 +15,50 @@
 //!    before-image (the same way: temp file + rename), staged temp files and
 //!    created directories are removed, removed directories come back.
 //!
-//! The test hook [`crate::crash`] can SIGKILL the process after each staged
+//! What the OS decides (the atomic replace, retried on Windows while a
+//! server holds the file; the staged file's permission word; directory
+//! sync, which Windows has none of) is [`crate::platform`]'s.
+//!
+//! The test hook [`crate::crash`] can kill the process after each staged
 //! file (`after-stage-N`) and each replace (`after-replace-N`).
 
 use std::collections::BTreeSet;
-use std::fs::{File, OpenOptions};
+use std::fs::OpenOptions;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::plan::{EditPlan, FileChange, FileImage};
+use crate::platform::{attrs, replace};
 use scry_model::error::{Message, OpError};
 use scry_model::msg;
 
-/// Knobs of the writer; the failure seam is for tests.
+/// Knobs of the writer; the failure seam is for tests (compiled with the
+/// `test-hooks` feature only, never into a release).
 #[derive(Debug, Clone, Default)]
 pub struct WriteOptions {
     /// Test seam: fail the commit of file `k` (0-based, in plan order), after
     /// files `0..k` were committed.
+    #[cfg(any(test, feature = "test-hooks"))]
     pub fail_at: Option<usize>,
+}
+
+impl WriteOptions {
+    /// The failure a test injects in the commit of file `k` of `n` (none,
+    /// and no trace of the seam, without the `test-hooks` feature).
+    fn injected(&self, k: usize, n: usize) -> Option<std::io::Error> {
+        #[cfg(any(test, feature = "test-hooks"))]
+        {
+            (self.fail_at == Some(k)).then(|| {
+                std::io::Error::other(format!("injected failure at file {} of {n}", k + 1))
+            })
+        }
+        #[cfg(not(any(test, feature = "test-hooks")))]
+        {
+            let _ = (k, n);
+            None
+        }
+    }
 }
 
 static TEMP_SEQ: AtomicU64 = AtomicU64::new(0);
@@ -48,9 +73,7 @@ fn temp_path(target: &Path) -> PathBuf {
 }
 
 fn fsync_dir(dir: &Path) {
-    if let Ok(f) = File::open(dir) {
-        let _ = f.sync_all();
-    }
+    let _ = replace::sync_dir(dir);
 }
 
 /// Write `image` to the new temp file `tmp`, fsynced, with the image's
@@ -59,60 +82,24 @@ fn fsync_dir(dir: &Path) {
 fn stage(tmp: &Path, image: &FileImage) -> std::io::Result<PathBuf> {
     let tmp = tmp.to_path_buf();
     if tmp.symlink_metadata().is_ok_and(|m| !m.is_dir()) {
-        std::fs::remove_file(&tmp)?;
+        replace::remove_file(&tmp)?;
     }
     let mut opts = OpenOptions::new();
-    opts.write(true).create_new(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        opts.mode(0o600);
-    }
+    replace::private(opts.write(true).create_new(true));
     let result = (|| {
         let mut f = opts.open(&tmp)?;
         f.write_all(&image.bytes)?;
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            let mode = match image.mode {
-                Some(m) => m,
-                None => default_mode(),
-            };
-            f.set_permissions(std::fs::Permissions::from_mode(mode))?;
-        }
+        let mode = image.mode.unwrap_or_else(attrs::new_file);
+        attrs::set(&f, &tmp, mode)?;
         f.sync_all()
     })();
     match result {
         Ok(()) => Ok(tmp),
         Err(e) => {
-            let _ = std::fs::remove_file(&tmp);
+            let _ = replace::remove_file(&tmp);
             Err(e)
         }
     }
-}
-
-/// Permissions of a new file: 0o666 less the process umask.
-#[cfg(unix)]
-fn default_mode() -> u32 {
-    static MODE: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
-    *MODE.get_or_init(|| {
-        // Learn the umask without changing it: create a probe file.
-        let dir = std::env::temp_dir();
-        let probe = dir.join(format!(".scry-umask-{}", std::process::id()));
-        let mode = OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(&probe)
-            .and_then(|f| f.metadata())
-            .map(|m| {
-                use std::os::unix::fs::PermissionsExt;
-                m.permissions().mode() & 0o777
-            })
-            .unwrap_or(0o644);
-        let _ = std::fs::remove_file(&probe);
-        mode
-    })
 }
 
 /// Whether the disk still holds `expected` at `path` (content and
@@ -127,12 +114,8 @@ fn disk_matches(path: &Path, expected: &Option<FileImage>) -> bool {
             if !m.is_file() || m.len() != img.bytes.len() as u64 {
                 return false;
             }
-            #[cfg(unix)]
-            if let Some(mode) = img.mode {
-                use std::os::unix::fs::PermissionsExt;
-                if m.permissions().mode() & 0o7777 != mode {
-                    return false;
-                }
+            if img.mode.is_some_and(|mode| attrs::of(&m) != mode) {
+                return false;
             }
             std::fs::read(path).is_ok_and(|b| b == img.bytes)
         }
@@ -151,14 +134,14 @@ struct Done {
 /// Restore one path to `image` (absent or content), staging under `tmp`.
 fn restore(path: &Path, image: &Option<FileImage>, tmp: &Path) -> std::io::Result<()> {
     match image {
-        None => match std::fs::remove_file(path) {
+        None => match replace::remove_file(path) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
             _ => Ok(()),
         },
         Some(img) => {
             let tmp = stage(tmp, img)?;
-            std::fs::rename(&tmp, path).inspect_err(|_| {
-                let _ = std::fs::remove_file(&tmp);
+            replace::rename(&tmp, path).inspect_err(|_| {
+                let _ = replace::remove_file(&tmp);
             })
         }
     }
@@ -176,7 +159,7 @@ fn rollback(changes: &[FileChange], temps: &[PathBuf], done: &Done) -> Vec<Messa
         }
     }
     for t in done.staged.iter().flatten() {
-        let _ = std::fs::remove_file(t);
+        let _ = replace::remove_file(t);
     }
     for d in done.dirs_created.iter().rev() {
         let _ = std::fs::remove_dir(d);
@@ -280,15 +263,12 @@ pub fn commit_staged(
     // 3. Commit.
     let n = plan.changes.len();
     for (k, c) in plan.changes.iter().enumerate() {
-        let result = if opts.fail_at == Some(k) {
-            Err(std::io::Error::other(format!(
-                "injected failure at file {} of {n}",
-                k + 1
-            )))
+        let result = if let Some(e) = opts.injected(k, n) {
+            Err(e)
         } else {
             match &done.staged[k] {
-                Some(t) => std::fs::rename(t, &c.path),
-                None => std::fs::remove_file(&c.path),
+                Some(t) => replace::rename(t, &c.path),
+                None => replace::remove_file(&c.path),
             }
         };
         match result {

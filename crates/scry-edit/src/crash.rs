@@ -1,5 +1,6 @@
 //! TEST HOOK, not a feature: `SCRY_TEST_CRASH_AT=<point>` makes the
-//! writing process SIGKILL itself at that point of an edit, so tests can
+//! writing process kill itself (SIGKILL on Unix, `TerminateProcess` on
+//! Windows: [`crate::platform::process`]) at that point of an edit, so tests can
 //! prove that recovery ([`crate::journal::Journal::recover`]) brings every
 //! file back whatever the moment of a crash (an OOM kill, a power cut).
 //! Compiled into debug builds only (`cfg(debug_assertions)`, like
@@ -57,10 +58,5 @@ pub(crate) fn point_n(prefix: &str, n: usize) {
 }
 
 fn die() -> ! {
-    #[cfg(unix)]
-    // SAFETY: sending a signal to ourselves.
-    unsafe {
-        libc::kill(libc::getpid(), libc::SIGKILL);
-    }
-    std::process::abort()
+    crate::platform::process::die()
 }

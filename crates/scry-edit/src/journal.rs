@@ -17,7 +17,9 @@
 //! Write-ahead invariants:
 //! * [`Journal::begin`] returns only when the before-images and the
 //!   manifest are durable: each file fsynced, then the entry directory and
-//!   the directories above it up to the base. It fails (and the caller
+//!   the directories above it up to the base (on Unix; Windows has no
+//!   directory sync, its renames are write-through:
+//!   [`crate::platform::replace`]). It fails (and the caller
 //!   refuses the edit) otherwise, removing what it had written: a partial
 //!   entry never stays behind.
 //! * The staged temporary file of `files[i]` has a name that is a function
@@ -34,7 +36,7 @@
 //! file holds its after-image was written completely (the crash came after
 //! its last replace) and is kept, marked `applied`; any other is rolled
 //! back, never forward: each file holding its after-image gets its
-//! before-image back (content and mode) or, if the edit created it, is
+//! before-image back (content and permission word) or, if the edit created it, is
 //! removed; removed directories come back, created ones go (when empty);
 //! every staged temporary file goes; the entry is marked `rolled_back`
 //! (which `undo` and replays ignore). Recovery touches only paths inside
@@ -54,6 +56,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::plan::{EditPlan, FileImage};
+use crate::platform::{attrs, replace};
 
 pub const MAX_ENTRIES: usize = 50;
 pub const MAX_BYTES: u64 = 128 * 1024 * 1024;
@@ -76,6 +79,7 @@ pub fn content_hash(bytes: &[u8]) -> String {
 pub struct Stamp {
     pub len: u64,
     pub hash: String,
+    /// The permission word ([`crate::platform::attrs`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mode: Option<u32>,
 }
@@ -90,12 +94,8 @@ impl Stamp {
         if !meta.is_file() || meta.len() != self.len {
             return false;
         }
-        #[cfg(unix)]
-        if let Some(mode) = self.mode {
-            use std::os::unix::fs::PermissionsExt;
-            if meta.permissions().mode() & 0o7777 != mode {
-                return false;
-            }
+        if self.mode.is_some_and(|mode| attrs::of(&meta) != mode) {
+            return false;
         }
         std::fs::read(path).is_ok_and(|b| content_hash(&b) == self.hash)
     }
@@ -169,6 +169,7 @@ pub struct Journal {
     dir: PathBuf,
     root: PathBuf,
     /// Test seam: fail `begin` after writing this many before-images.
+    #[cfg(any(test, feature = "test-hooks"))]
     fail_after: Option<usize>,
 }
 
@@ -227,14 +228,30 @@ impl Journal {
         Journal {
             dir: base.join(workspace_key(root)),
             root: root.to_path_buf(),
+            #[cfg(any(test, feature = "test-hooks"))]
             fail_after: None,
         }
     }
 
     /// Test seam: make `begin` fail after `n` before-images.
+    #[cfg(any(test, feature = "test-hooks"))]
     pub fn with_failure(mut self, fail_after: Option<usize>) -> Journal {
         self.fail_after = fail_after;
         self
+    }
+
+    /// The failure a test injects in `begin` after `written` before-images
+    /// (none, and no trace of the seam, without the `test-hooks` feature).
+    fn injected(&self, written: usize) -> Option<std::io::Error> {
+        #[cfg(any(test, feature = "test-hooks"))]
+        {
+            (self.fail_after == Some(written)).then(|| std::io::Error::other("injected failure"))
+        }
+        #[cfg(not(any(test, feature = "test-hooks")))]
+        {
+            let _ = written;
+            None
+        }
     }
 
     pub fn dir(&self) -> &Path {
@@ -415,11 +432,8 @@ impl Journal {
         let mut written = 0;
         for (i, c) in plan.changes.iter().enumerate() {
             if let Some(b) = &c.before {
-                if self.fail_after == Some(written) {
-                    return Err(io(
-                        std::io::Error::other("injected failure"),
-                        "cannot save a before-image",
-                    ));
+                if let Some(e) = self.injected(written) {
+                    return Err(io(e, "cannot save a before-image"));
                 }
                 write_synced(&dir.join(format!("{i}.before")), &b.bytes)
                     .map_err(|e| io(e, "cannot save a before-image"))?;
@@ -442,7 +456,7 @@ impl Journal {
         let text = serde_json::to_vec_pretty(m).map_err(|e| format!("edit journal: {e}"))?;
         let tmp = dir.join("manifest.json.tmp");
         write_synced(&tmp, &text).map_err(|e| io(e, "cannot write a manifest"))?;
-        std::fs::rename(&tmp, dir.join("manifest.json"))
+        replace::rename(&tmp, &dir.join("manifest.json"))
             .map_err(|e| io(e, "cannot write a manifest"))?;
         sync_dir(&dir).map_err(|e| io(e, "cannot sync its directory"))
     }
@@ -554,7 +568,7 @@ impl Journal {
                 continue;
             }
             let t = temp_path(&m.id, i, &f.path);
-            if t.symlink_metadata().is_ok_and(|md| !md.is_dir()) && std::fs::remove_file(&t).is_ok()
+            if t.symlink_metadata().is_ok_and(|md| !md.is_dir()) && replace::remove_file(&t).is_ok()
             {
                 r.temps_removed += 1;
             }
@@ -601,7 +615,7 @@ impl Journal {
                 continue;
             }
             match &f.before {
-                None => match std::fs::remove_file(&f.path) {
+                None => match replace::remove_file(&f.path) {
                     Ok(()) => r.removed.push(f.path.clone()),
                     Err(e) => {
                         io_failed = true;
@@ -654,45 +668,35 @@ impl Journal {
 }
 
 /// Put `img` at `path` through the temporary file `tmp` (created anew,
-/// never followed if something is there, with the image's mode, fsynced),
-/// renamed over it.
+/// never followed if something is there, with the image's permission
+/// word, fsynced), renamed over it.
 fn put(path: &Path, tmp: &Path, img: &FileImage) -> std::io::Result<()> {
     use std::io::Write;
     if tmp.symlink_metadata().is_ok() {
-        std::fs::remove_file(tmp)?;
+        replace::remove_file(tmp)?;
     }
     let mut opts = std::fs::OpenOptions::new();
-    opts.write(true).create_new(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        opts.mode(0o600);
-    }
+    replace::private(opts.write(true).create_new(true));
     let result = (|| {
         let mut f = opts.open(tmp)?;
         f.write_all(&img.bytes)?;
-        #[cfg(unix)]
         if let Some(mode) = img.mode {
-            use std::os::unix::fs::PermissionsExt;
-            f.set_permissions(std::fs::Permissions::from_mode(mode))?;
+            attrs::set(&f, tmp, mode)?;
         }
         f.sync_all()?;
-        std::fs::rename(tmp, path)
+        drop(f);
+        replace::rename(tmp, path)
     })();
     if result.is_err() {
-        let _ = std::fs::remove_file(tmp);
+        let _ = replace::remove_file(tmp);
     }
     result
 }
 
-/// fsync a directory (its entries' names); a file system that cannot
-/// sync directories (`EINVAL`) is not an error.
+/// Make a directory's names durable ([`replace::sync_dir`]: fsync on
+/// Unix, nothing on Windows, which has no directory sync).
 fn sync_dir(dir: &Path) -> std::io::Result<()> {
-    match std::fs::File::open(dir)?.sync_all() {
-        Err(e) if e.kind() == std::io::ErrorKind::InvalidInput => Ok(()),
-        Err(e) if e.kind() == std::io::ErrorKind::Unsupported => Ok(()),
-        r => r,
-    }
+    replace::sync_dir(dir)
 }
 
 fn write_synced(path: &Path, bytes: &[u8]) -> std::io::Result<()> {

@@ -17,7 +17,14 @@
 //! hook that kills the writer at a chosen step (debug builds only); [`diff`]
 //! previews a plan as unified diffs; [`report`] says what an edit did (the
 //! answer's `EditReport`); [`writer`] is the one sequence every write takes
-//! (in-process lock, writer lock, recovery, journal, commit, undo).
+//! (in-process lock, writer lock, recovery, journal, commit, undo);
+//! [`platform`] is everything that differs between Unix and Windows (the
+//! permission word kept, the atomic replace, the lock, the hook's death).
+//!
+//! Test seams (the injected journal and write failures, the portable test
+//! helpers of [`platform`]) are compiled with the `test-hooks` feature
+//! only, which the dev-dependencies of the crates whose tests use them
+//! enable: a release or dist build has none.
 //!
 //! Invariants:
 //! - **Confined**: every path, after resolving `..` and symlinks (parents of
@@ -34,8 +41,11 @@
 //! - **One writer**: every edit and undo holds the workspace's writer lock,
 //!   whichever process runs it; a second writer waits until its deadline,
 //!   then gets `BUSY` and changes nothing.
-//! - **Faithful**: CRLF, a BOM, the trailing-newline state and permissions are
-//!   kept; files and directories are fsynced.
+//! - **Faithful**: CRLF, a BOM, the trailing-newline state and the
+//!   permission word (Unix mode, Windows read-only and hidden attributes)
+//!   are kept; files are fsynced (`FlushFileBuffers` on Windows) and
+//!   directories too (Unix; Windows has no directory sync, its renames are
+//!   write-through).
 
 pub mod apply;
 pub mod crash;
@@ -46,5 +56,6 @@ pub mod fuzzing;
 pub mod journal;
 pub mod lock;
 pub mod plan;
+pub mod platform;
 pub mod report;
 pub mod writer;

@@ -1,30 +1,29 @@
-//! One writer per workspace across processes: an exclusive advisory
-//! `flock` on `<journal base>/<workspace key>.lock` (the key is the
+//! One writer per workspace across processes: an exclusive lock
+//! ([`crate::platform::lock`]: `flock` on Unix, `LockFileEx` on Windows) on
+//! `<journal base>/<workspace key>.lock` (the key is the
 //! journal's: [`crate::journal::workspace_key`], so whoever shares a
 //! workspace's journal shares its lock), held by every edit, undo and
 //! recovery, whichever process runs it (the daemon, a `--no-daemon` CLI, an
 //! MCP server in-process, another environment's daemon).
 //!
 //! Invariants:
-//! - The kernel releases a `flock` when its holder dies, so a lock is never
+//! - The OS releases the lock when its holder dies, so a lock is never
 //!   stale: a `pending` journal entry seen while holding it is a dead
 //!   writer's, and only then is it recovered.
-//! - `flock` locks belong to an open file description: two opens in one
-//!   process exclude each other too (two engines on one workspace).
+//! - The lock belongs to one open of the file (a `flock`'s open file
+//!   description, a `LockFileEx`'s handle): two opens in one process
+//!   exclude each other too (two engines on one workspace).
 //! - Waiting never blocks a runtime thread: [`acquire`] polls a
 //!   non-blocking try-lock with short sleeps and gives up at its deadline
-//!   with `BUSY`, having changed nothing. The descriptor is close-on-exec,
-//!   so a language server started meanwhile never inherits the lock.
-//! - Dropping the lock unlocks it (`LOCK_UN`) before closing: a child
-//!   forked by another thread holds a copy of every descriptor until its
-//!   `exec` closes them, and a `flock` belongs to the open file description,
-//!   so a plain close would leave the lock held for that window (another
+//!   with `BUSY`, having changed nothing. The descriptor is close-on-exec
+//!   (the handle not inheritable), so a language server started meanwhile
+//!   never inherits the lock.
+//! - Dropping the lock unlocks it before closing: on Unix a child forked
+//!   by another thread holds a copy of every descriptor until its `exec`
+//!   closes them, and a `flock` belongs to the open file description, so a
+//!   plain close would leave the lock held for that window (another
 //!   writer, or the recovery at start, would see a live writer that is
 //!   gone).
-//!
-//! `flock` through `libc` (already a dependency of scry-lsp and
-//! scry-daemon, whose daemon lock is the same call) rather than a crate:
-//! one call, no new dependency.
 
 use std::fs::{File, OpenOptions};
 use std::path::{Path, PathBuf};
@@ -34,6 +33,8 @@ use tokio::time::Instant;
 
 use scry_model::error::OpError;
 use scry_model::msg;
+
+use crate::platform;
 
 /// How long between two tries while another writer holds the lock.
 const POLL: Duration = Duration::from_millis(25);
@@ -46,7 +47,7 @@ pub struct WriterLock {
 
 impl Drop for WriterLock {
     fn drop(&mut self) {
-        unlock(&self.file);
+        platform::lock::unlock(&self.file);
     }
 }
 
@@ -66,46 +67,8 @@ pub fn try_lock(path: &Path) -> std::io::Result<Option<WriterLock>> {
         .create(true)
         .truncate(false)
         .open(path)?;
-    Ok(flock_nb(&file)?.then_some(WriterLock { file }))
+    Ok(platform::lock::try_lock(&file)?.then_some(WriterLock { file }))
 }
-
-#[cfg(unix)]
-fn flock_nb(file: &File) -> std::io::Result<bool> {
-    use std::os::unix::io::AsRawFd;
-    loop {
-        // SAFETY: flock on a descriptor we own, open for the call.
-        let r = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
-        if r == 0 {
-            return Ok(true);
-        }
-        let e = std::io::Error::last_os_error();
-        match e.kind() {
-            std::io::ErrorKind::WouldBlock => return Ok(false),
-            std::io::ErrorKind::Interrupted => continue,
-            _ => return Err(e),
-        }
-    }
-}
-
-#[cfg(not(unix))]
-fn flock_nb(_file: &File) -> std::io::Result<bool> {
-    // No cross-process lock here: the in-process one still holds.
-    Ok(true)
-}
-
-/// Release the lock of the open file description, whoever else holds a
-/// descriptor of it (a forked child before its `exec`).
-#[cfg(unix)]
-fn unlock(file: &File) {
-    use std::os::unix::io::AsRawFd;
-    // SAFETY: flock on a descriptor we own, still open.
-    unsafe {
-        libc::flock(file.as_raw_fd(), libc::LOCK_UN);
-    }
-}
-
-#[cfg(not(unix))]
-fn unlock(_file: &File) {}
 
 /// Take the lock, waiting for another writer until `deadline`; `BUSY`
 /// after it (nothing was changed).

@@ -50,8 +50,9 @@ pub struct ServerView {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FileImage {
     pub bytes: Vec<u8>,
-    /// Unix permission bits; `None` for a new file (created with the
-    /// process's defaults).
+    /// The permission word kept ([`crate::platform::attrs`]: the Unix mode
+    /// bits, the Windows read-only and hidden attributes); `None` for a new
+    /// file (created with the process's defaults).
     pub mode: Option<u32>,
 }
 
@@ -231,13 +232,7 @@ fn disk_node(p: &Path) -> Result<Node, OpError> {
     // refused, never blocked on (no size limit: a before-image is whole).
     let bytes = scry_base::disk::read(p, u64::MAX)
         .map_err(|e| rejected(msg!("cannot read ", path(p), ": ", foreign(e))))?;
-    #[cfg(unix)]
-    let mode = {
-        use std::os::unix::fs::PermissionsExt;
-        Some(meta.permissions().mode() & 0o7777)
-    };
-    #[cfg(not(unix))]
-    let mode = None;
+    let mode = Some(crate::platform::attrs::of(&meta));
     Ok(Node::File(FileImage { bytes, mode }))
 }
 

@@ -1,7 +1,10 @@
 //! The writer of one workspace ([`Writer`]): the one sequence every write
 //! takes, whoever asked for it (a rename, a code action, a server's own
 //! `workspace/applyEdit`, an undo). It holds what outlives one edit: where
-//! the journal lives, the test seams, what recovery did (said once).
+//! the journal lives, the test seams (compiled with the `test-hooks`
+//! feature only: the dev-dependencies of the crates whose tests inject
+//! failures enable it, a release never has them), what recovery did (said
+//! once).
 //!
 //! Every write (an edit, an undo, a recovery) runs holding the writer's
 //! in-process lock and then the workspace's cross-process writer lock
@@ -46,6 +49,7 @@ pub struct Writer {
     lock: tokio::sync::Mutex<()>,
     journal_base: Mutex<Option<PathBuf>>,
     /// Test seam: the journal fails after this many before-images.
+    #[cfg(any(test, feature = "test-hooks"))]
     journal_fail_after: Mutex<Option<usize>>,
     write: Mutex<WriteOptions>,
     /// What recovery did, for the next answer (said once).
@@ -70,6 +74,7 @@ impl Writer {
             root,
             lock: tokio::sync::Mutex::new(()),
             journal_base: Mutex::new(journal::default_base()),
+            #[cfg(any(test, feature = "test-hooks"))]
             journal_fail_after: Mutex::new(None),
             write: Mutex::new(WriteOptions::default()),
             notices: Mutex::new(Vec::new()),
@@ -82,11 +87,15 @@ impl Writer {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .clone()?;
-        let fail = *self
-            .journal_fail_after
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
-        Some(Journal::open(&base, &self.root).with_failure(fail))
+        let journal = Journal::open(&base, &self.root);
+        #[cfg(any(test, feature = "test-hooks"))]
+        let journal = journal.with_failure(
+            *self
+                .journal_fail_after
+                .lock()
+                .unwrap_or_else(|e| e.into_inner()),
+        );
+        Some(journal)
     }
 
     /// The workspace's writer lock file: beside its journal, else beside
@@ -220,6 +229,7 @@ impl Writer {
 
     /// Test seam: make the journal fail after writing `n` before-images
     /// of every following edit; `None` turns it off.
+    #[cfg(any(test, feature = "test-hooks"))]
     pub fn set_journal_failure(&self, fail_after: Option<usize>) {
         *self
             .journal_fail_after
@@ -229,6 +239,7 @@ impl Writer {
 
     /// Test seam: make the writer fail at file `k` (0-based) of every
     /// following commit; `None` turns it off.
+    #[cfg(any(test, feature = "test-hooks"))]
     pub fn set_write_failure(&self, fail_at: Option<usize>) {
         self.write.lock().unwrap_or_else(|e| e.into_inner()).fail_at = fail_at;
     }
@@ -399,16 +410,7 @@ impl Held<'_> {
 }
 
 fn file_mode(p: &Path) -> Option<u32> {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        p.symlink_metadata()
-            .ok()
-            .map(|m| m.permissions().mode() & 0o7777)
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = p;
-        None
-    }
+    p.symlink_metadata()
+        .ok()
+        .map(|m| crate::platform::attrs::of(&m))
 }

@@ -28,6 +28,7 @@ use serde_json::{Value, json};
 use super::{Bytes, snapshot};
 use crate::apply::{WriteOptions, commit};
 use crate::plan::{EditPlan, FileChange, Protected, build_plan};
+use crate::platform::testing;
 
 /// The check's workspace holds no configuration file: `.git` (the leaf's
 /// own rule) is what it protects.
@@ -65,16 +66,11 @@ fn fixture() -> &'static Fixture {
         }
         std::fs::create_dir_all(base.join("outside")).expect("fixture dirs");
         std::fs::write(base.join("outside/secret.txt"), "secret\n").expect("fixture files");
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            std::os::unix::fs::symlink("../outside", root.join("link_dir")).expect("a symlink");
-            std::os::unix::fs::symlink("../outside/secret.txt", root.join("link_file"))
-                .expect("a symlink");
-            std::fs::set_permissions(root.join("a.txt"), std::fs::Permissions::from_mode(0o640))
-                .expect("chmod");
-        }
-        let base = base.canonicalize().expect("canonical base");
+        // Links where the OS lets this user make them (Windows may not).
+        let _ = testing::symlink(Path::new("../outside"), &root.join("link_dir"));
+        let _ = testing::symlink(Path::new("../outside/secret.txt"), &root.join("link_file"));
+        testing::set_word(&root.join("a.txt"), testing::KEPT).expect("a permission word");
+        let base = scry_base::paths::canonical(&base).expect("canonical base");
         Fixture {
             root: base.join("ws"),
             base,
@@ -319,7 +315,12 @@ pub fn check_edit(data: &[u8]) {
                         let got = now.get(&c.path).expect("a written file exists");
                         assert_eq!(got.1, img.bytes, "{} holds other bytes", c.path.display());
                         if let Some(m) = img.mode {
-                            assert_eq!(got.2 & 0o7777, m, "{} lost its mode", c.path.display());
+                            assert_eq!(
+                                got.2 & 0o7777,
+                                m,
+                                "{} lost its permission word",
+                                c.path.display()
+                            );
                         }
                         expected.insert(c.path.clone(), got.clone());
                     }

@@ -30,6 +30,7 @@ use super::{Bytes, Snap, snapshot};
 use crate::journal::{
     EntryState, Journal, JournalFile, Manifest, Stamp, content_hash, stamp_matches, temp_path,
 };
+use crate::platform::testing;
 
 const PATHS: &[&str] = &[
     "a.txt",
@@ -56,12 +57,11 @@ fn stamp(bytes: &[u8], mode: Option<u32>) -> Stamp {
 }
 
 fn write_mode(p: &Path, bytes: &[u8], mode: Option<u32>) {
-    use std::os::unix::fs::PermissionsExt;
     if let Some(parent) = p.parent() {
         let _ = std::fs::create_dir_all(parent);
     }
     if std::fs::write(p, bytes).is_ok() {
-        let _ = std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode.unwrap_or(0o644)));
+        let _ = testing::set_word(p, mode.unwrap_or(0o644));
     }
 }
 
@@ -78,9 +78,9 @@ fn fresh(base: &Path) -> PathBuf {
         write_mode(&root.join(f), t.as_bytes(), Some(0o644));
     }
     write_mode(&base.join("outside/secret.txt"), b"secret\n", Some(0o600));
-    let _ = std::os::unix::fs::symlink("../outside", root.join("link_dir"));
+    let _ = testing::symlink(Path::new("../outside"), &root.join("link_dir"));
     std::fs::create_dir_all(base.join("journal")).expect("journal dir");
-    root.canonicalize().expect("a canonical root")
+    scry_base::paths::canonical(&root).expect("a canonical root")
 }
 
 /// Build the manifest, the entry's files and the workspace state from the
@@ -144,7 +144,7 @@ fn decode(root: &Path, entry_files: &mut Vec<(String, Vec<u8>)>, data: &[u8]) ->
                     let _ = std::fs::create_dir_all(&t);
                 }
                 2 => {
-                    let _ = std::os::unix::fs::symlink(root.join("../outside/secret.txt"), &t);
+                    let _ = testing::symlink(&root.join("../outside/secret.txt"), &t);
                 }
                 _ => {}
             }

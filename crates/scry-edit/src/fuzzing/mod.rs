@@ -48,13 +48,7 @@ fn snapshot(dir: &Path, skip: Option<&Path>) -> Snap {
             let Ok(m) = p.symlink_metadata() else {
                 continue;
             };
-            #[cfg(unix)]
-            let mode = {
-                use std::os::unix::fs::PermissionsExt;
-                m.permissions().mode()
-            };
-            #[cfg(not(unix))]
-            let mode = 0;
+            let mode = crate::platform::testing::word(&p).unwrap_or(0);
             if m.file_type().is_symlink() {
                 let t = std::fs::read_link(&p).unwrap_or_default();
                 out.insert(p, ('l', t.as_os_str().as_encoded_bytes().to_vec(), 0));

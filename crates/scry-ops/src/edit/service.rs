@@ -182,11 +182,13 @@ impl Editor {
     }
 
     /// Test seam: [`Writer::set_journal_failure`].
+    #[cfg(test)]
     pub(crate) fn set_journal_failure(&self, fail_after: Option<usize>) {
         self.state.writer.set_journal_failure(fail_after);
     }
 
     /// Test seam: [`Writer::set_write_failure`].
+    #[cfg(test)]
     pub(crate) fn set_write_failure(&self, fail_at: Option<usize>) {
         self.state.writer.set_write_failure(fail_at);
     }

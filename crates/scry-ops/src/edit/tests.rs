@@ -10,6 +10,7 @@ use std::sync::Arc;
 use scry_base::uri::path_to_uri;
 use scry_edit::apply::{WriteOptions, commit};
 use scry_edit::plan::{EditPlan, FileChange, FileImage, ServerView, build_plan};
+use scry_edit::platform::{process, testing};
 use scry_edit::report::EditOptions;
 use scry_edit::{crash, diff, journal, lock};
 use scry_lsp::{Encoding, LineIndex};
@@ -31,7 +32,7 @@ struct Ws {
 
 fn ws(files: &[(&str, &str)]) -> Ws {
     let dir = tempfile::tempdir().unwrap();
-    let base = dir.path().canonicalize().unwrap();
+    let base = scry_base::paths::canonical(dir.path()).unwrap();
     let root = base.join("ws");
     let outside = base.join("outside");
     std::fs::create_dir_all(&root).unwrap();
@@ -119,17 +120,19 @@ fn attack_paths_are_rejected_with_nothing_written() {
         ]}),
     );
     // A symlink inside the root pointing outside: editing through it.
-    std::os::unix::fs::symlink(w.outside.join("secret.txt"), w.root.join("link.txt")).unwrap();
-    rejected_and_untouched(
-        &w,
-        json!({"changes": {uri(&w.root.join("link.txt")): [edit(0,0,0,6,"pwned")]}}),
-    );
+    if testing::link_or_skip(&w.outside.join("secret.txt"), &w.root.join("link.txt")) {
+        rejected_and_untouched(
+            &w,
+            json!({"changes": {uri(&w.root.join("link.txt")): [edit(0,0,0,6,"pwned")]}}),
+        );
+    }
     // A symlinked directory pointing outside: creating a file through it.
-    std::os::unix::fs::symlink(&w.outside, w.root.join("out")).unwrap();
-    rejected_and_untouched(
-        &w,
-        json!({"documentChanges": [{"kind": "create", "uri": uri(&w.root.join("out/new.txt"))}]}),
-    );
+    if testing::link_or_skip(&w.outside, &w.root.join("out")) {
+        rejected_and_untouched(
+            &w,
+            json!({"documentChanges": [{"kind": "create", "uri": uri(&w.root.join("out/new.txt"))}]}),
+        );
+    }
     // RenameFile into /tmp.
     rejected_and_untouched(
         &w,
@@ -232,12 +235,7 @@ fn crlf_bom_trailing_newline_and_permissions_are_kept() {
         ("crlf.txt", "let a = 1;\r\nlet b = a;\r\n"),
         ("bom.txt", "\u{feff}first\nsecond"),
     ]);
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(
-        w.root.join("crlf.txt"),
-        std::fs::Permissions::from_mode(0o755),
-    )
-    .unwrap();
+    testing::set_word(&w.root.join("crlf.txt"), testing::KEPT).unwrap();
     let e = json!({"changes": {
         uri(&w.root.join("crlf.txt")): [edit(0,4,0,5,"x"), edit(1,8,1,9,"x\nlet c = x;")],
         // Whole-document replacement without the BOM and with a trailing newline.
@@ -250,12 +248,8 @@ fn crlf_bom_trailing_newline_and_permissions_are_kept() {
         b"let x = 1;\r\nlet b = x\r\nlet c = x;;\r\n"
     );
     assert_eq!(
-        std::fs::metadata(w.root.join("crlf.txt"))
-            .unwrap()
-            .permissions()
-            .mode()
-            & 0o777,
-        0o755
+        testing::word(&w.root.join("crlf.txt")).unwrap() & 0o777,
+        testing::KEPT
     );
     assert_eq!(
         std::fs::read_to_string(w.root.join("bom.txt")).unwrap(),
@@ -371,33 +365,62 @@ fn failure_at_file_k_of_n_restores_everything() {
     assert!(w.root.join("e/new.txt").exists() && !w.root.join("d.txt").exists());
 }
 
+/// A read-only file (no write permission on Unix, the read-only attribute
+/// on Windows) is edited as its directory allows, and stays read-only.
 #[test]
-fn read_only_directory_fails_before_anything_changes() {
-    let w = ws(&[("a.txt", "a\n"), ("ro/b.txt", "b\n")]);
-    use std::os::unix::fs::PermissionsExt;
-    let ro = w.root.join("ro");
-    std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o555)).unwrap();
-    // Root can write anyway: then the test proves nothing.
-    let probe = ro.join(".probe");
-    if std::fs::write(&probe, "x").is_ok() {
-        let _ = std::fs::remove_file(&probe);
-        std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o755)).unwrap();
-        return;
-    }
-    let before = snapshot(&w.root);
-    let p = plan(
-        &w,
-        &json!({"changes": {
-            uri(&w.root.join("a.txt")): [edit(0,0,0,1,"A")],
-            uri(&ro.join("b.txt")): [edit(0,0,0,1,"B")],
-        }}),
-    )
-    .unwrap();
-    let err = commit(&p, &WriteOptions::default()).unwrap_err();
-    assert_eq!(err.code(), "WRITE_FAILED");
-    assert!(err.to_string().contains("b.txt"), "{err}");
-    std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o755)).unwrap();
-    assert_eq!(before, snapshot(&w.root));
+fn a_read_only_file_is_edited_and_stays_read_only() {
+    let w = ws(&[("ro.txt", "old\r\n")]);
+    let p = w.root.join("ro.txt");
+    let mut perm = std::fs::metadata(&p).unwrap().permissions();
+    perm.set_readonly(true);
+    std::fs::set_permissions(&p, perm).unwrap();
+    let word = testing::word(&p).unwrap();
+    let e = json!({"changes": {uri(&p): [edit(0,0,0,3,"new")]}});
+    commit(&plan(&w, &e).unwrap(), &WriteOptions::default()).unwrap();
+    assert_eq!(std::fs::read(&p).unwrap(), b"new\r\n");
+    assert!(std::fs::metadata(&p).unwrap().permissions().readonly());
+    assert_eq!(testing::word(&p).unwrap(), word, "its permission word kept");
+}
+
+/// CRLF stays CRLF through every kind of edit: a range edit inserting
+/// `\n` lines, a whole-document replacement, a file moved and edited, an
+/// undo of all of it (on every platform: line endings are the file's,
+/// never the OS's).
+#[tokio::test]
+async fn crlf_is_kept_through_every_edit_and_undo() {
+    let w = ws(&[
+        ("a.txt", "one\r\ntwo\r\n"),
+        ("b.txt", "alpha\r\nbeta\r\n"),
+        ("c.txt", "x\r\ny\r\n"),
+    ]);
+    let (engine, _) = engine(&w);
+    let original = snapshot(&w.root);
+    let e = json!({"documentChanges": [
+        {"textDocument": {"uri": uri(&w.root.join("a.txt")), "version": null}, "edits": [edit(0,3,0,3,"\ninserted")]},
+        {"textDocument": {"uri": uri(&w.root.join("b.txt")), "version": null}, "edits": [edit(0,0,2,0,"ALPHA\nBETA\n")]},
+        {"kind": "rename", "oldUri": uri(&w.root.join("c.txt")), "newUri": uri(&w.root.join("d/c.txt"))},
+        {"textDocument": {"uri": uri(&w.root.join("d/c.txt")), "version": null}, "edits": [edit(1,0,1,1,"Y\nz")]},
+    ]});
+    let r = engine
+        .apply_workspace_edit(None, &e, opts(true, None))
+        .await
+        .unwrap();
+    assert!(r.applied, "{r:?}");
+    assert_eq!(
+        std::fs::read(w.root.join("a.txt")).unwrap(),
+        b"one\r\ninserted\r\ntwo\r\n"
+    );
+    assert_eq!(
+        std::fs::read(w.root.join("b.txt")).unwrap(),
+        b"ALPHA\r\nBETA\r\n"
+    );
+    assert_eq!(
+        std::fs::read(w.root.join("d/c.txt")).unwrap(),
+        b"x\r\nY\r\nz\r\n"
+    );
+    let u = engine.undo_last_edit(true, None).await.unwrap();
+    assert!(u.applied);
+    assert_eq!(snapshot(&w.root), original, "undone byte for byte");
 }
 
 fn engine(w: &Ws) -> (Engine, PathBuf) {
@@ -713,10 +736,7 @@ async fn partial_journal_entries_are_never_left_or_counted() {
         std::fs::write(d.join("0.before"), "").unwrap();
     }
     let old = std::time::SystemTime::now() - journal::STALE_PARTIAL * 2;
-    std::fs::File::open(&stale)
-        .unwrap()
-        .set_modified(old)
-        .unwrap();
+    testing::set_modified(&stale, old).unwrap();
     let err = engine.undo_last_edit(true, None).await.unwrap_err();
     assert!(err.to_string().contains("nothing to undo"), "{err}");
     let r = engine
@@ -753,11 +773,10 @@ async fn partial_journal_entries_are_never_left_or_counted() {
 
 /// Every path under `dir` with its bytes and mode (recovery restores both).
 fn snapshot_modes(dir: &Path) -> Vec<(PathBuf, Vec<u8>, u32)> {
-    use std::os::unix::fs::PermissionsExt;
     snapshot(dir)
         .into_iter()
         .map(|(p, b)| {
-            let mode = p.symlink_metadata().unwrap().permissions().mode();
+            let mode = testing::word(&p).unwrap();
             (p, b, mode)
         })
         .collect()
@@ -787,7 +806,6 @@ fn simulate_crash(
     replaced: usize,
     torn: bool,
 ) {
-    use std::os::unix::fs::PermissionsExt;
     for d in &plan.dirs_created {
         let _ = std::fs::create_dir(d);
     }
@@ -805,7 +823,7 @@ fn simulate_crash(
         };
         std::fs::write(&t, bytes).unwrap();
         if let Some(mode) = img.mode {
-            std::fs::set_permissions(&t, std::fs::Permissions::from_mode(mode)).unwrap();
+            testing::set_word(&t, mode).unwrap();
         }
     }
     for (i, c) in plan.changes.iter().enumerate().take(replaced) {
@@ -816,7 +834,8 @@ fn simulate_crash(
     }
 }
 
-/// A three-file edit: a script's text (mode 0o755 kept), a file renamed
+/// A three-file edit: a script's text (its permission word kept: 0o755 on
+/// Unix, read-only and hidden on Windows), a file renamed
 /// into a new directory with its text edited, a created file.
 fn mixed_edit(w: &Ws) -> Value {
     json!({"documentChanges": [
@@ -829,13 +848,12 @@ fn mixed_edit(w: &Ws) -> Value {
 }
 
 fn mixed_ws() -> Ws {
-    use std::os::unix::fs::PermissionsExt;
     let w = ws(&[
         ("a.sh", "#!/bin/sh\nold\n"),
         ("b.rs", "use old;\n"),
         ("keep.txt", "k\n"),
     ]);
-    std::fs::set_permissions(w.root.join("a.sh"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    testing::set_word(&w.root.join("a.sh"), testing::KEPT).unwrap();
     w
 }
 
@@ -1178,7 +1196,7 @@ async fn kill_test_child() {
         .unwrap();
 }
 
-/// Issue 20: the writer SIGKILLed (through the test hook
+/// Issue 20: the writer killed (SIGKILL; TerminateProcess on Windows; through the test hook
 /// `SCRY_TEST_CRASH_AT`) at every step of a 60-file rename: before the
 /// journal, after it, after each staged file, after each replace, before
 /// the entry is closed. The next start leaves every file byte- and
@@ -1191,7 +1209,6 @@ async fn kill_test_child() {
 /// server (a real-server kill runs in crates/scry/tests/journal.rs).
 #[tokio::test]
 async fn a_writer_killed_at_every_step_of_a_60_file_rename_is_recovered() {
-    use std::os::unix::process::ExitStatusExt;
     if !cfg!(debug_assertions) {
         eprintln!("skipping: the crash hook exists in debug builds only");
         return;
@@ -1234,9 +1251,8 @@ async fn a_writer_killed_at_every_step_of_a_60_file_rename_is_recovered() {
         }
         for (point, w, original, mut child) in runs {
             let status = child.wait().unwrap();
-            assert_eq!(
-                status.signal(),
-                Some(libc::SIGKILL),
+            assert!(
+                process::killed(&status),
                 "{point}: the writer was killed there ({status})"
             );
             check_killed(point, &w, &original).await;
@@ -1284,5 +1300,41 @@ async fn check_killed(point: &str, w: &Ws, original: &[(PathBuf, Vec<u8>, u32)])
                 "{point}: undo reverted the edit before"
             );
         }
+    }
+}
+
+/// What only Unix has: directory write permission.
+#[cfg(unix)]
+mod unix {
+    use std::os::unix::fs::PermissionsExt;
+
+    use super::*;
+
+    #[test]
+    fn read_only_directory_fails_before_anything_changes() {
+        let w = ws(&[("a.txt", "a\n"), ("ro/b.txt", "b\n")]);
+        let ro = w.root.join("ro");
+        std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o555)).unwrap();
+        // Root can write anyway: then the test proves nothing.
+        let probe = ro.join(".probe");
+        if std::fs::write(&probe, "x").is_ok() {
+            let _ = std::fs::remove_file(&probe);
+            std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o755)).unwrap();
+            return;
+        }
+        let before = snapshot(&w.root);
+        let p = plan(
+            &w,
+            &json!({"changes": {
+                uri(&w.root.join("a.txt")): [edit(0,0,0,1,"A")],
+                uri(&ro.join("b.txt")): [edit(0,0,0,1,"B")],
+            }}),
+        )
+        .unwrap();
+        let err = commit(&p, &WriteOptions::default()).unwrap_err();
+        assert_eq!(err.code(), "WRITE_FAILED");
+        assert!(err.to_string().contains("b.txt"), "{err}");
+        std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o755)).unwrap();
+        assert_eq!(before, snapshot(&w.root));
     }
 }

@@ -332,15 +332,15 @@ impl Engine {
     }
 
     /// Test seam: make the journal fail after writing `n` before-images
-    /// of every following edit; `None` turns it off.
-    #[doc(hidden)]
+    /// of every following edit; `None` turns it off (tests only).
+    #[cfg(test)]
     pub fn set_journal_failure(&self, fail_after: Option<usize>) {
         self.edits.set_journal_failure(fail_after);
     }
 
     /// Test seam: make the writer fail at file `k` (0-based) of every
-    /// following commit; `None` turns it off.
-    #[doc(hidden)]
+    /// following commit; `None` turns it off (tests only).
+    #[cfg(test)]
     pub fn set_write_failure(&self, fail_at: Option<usize>) {
         self.edits.set_write_failure(fail_at);
     }
