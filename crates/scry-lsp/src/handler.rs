@@ -167,6 +167,8 @@ impl Handler for ClientHandler {
                 tracing::debug!(server = %self.name, "{msg}");
                 if method == "window/showMessage" {
                     self.state.on_message(msg.to_string());
+                } else {
+                    self.state.on_log(msg);
                 }
             }
             _ => tracing::trace!(server = %self.name, method, "notification ignored"),

@@ -48,6 +48,9 @@ pub struct SessionConfig {
     pub max_file_bytes: u64,
     /// Who answers the server's `workspace/applyEdit` (empty: refused).
     pub edit_hook: EditHookSlot,
+    /// The log line that ends the server's start-up work, for servers that
+    /// announce it no other way ([`crate::state::StartupSignal`]).
+    pub startup: Option<crate::state::StartupSignal>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -286,7 +289,7 @@ impl Session {
             });
         };
 
-        let state = Arc::new(ServerState::default());
+        let state = Arc::new(ServerState::new(config.startup.clone()));
         spawn_stderr_pump(&config, pid, stderr, state.clone());
 
         let handler = Arc::new(ClientHandler {

@@ -1,6 +1,12 @@
 //! What a session learns from the server's own messages: progress,
 //! readiness, registrations, published diagnostics, stderr. Shared between
 //! the transport's reader task (which writes it) and requests (which read it).
+//!
+//! Readiness comes from indexing progress, rust-analyzer's `quiescent`
+//! status, and, for servers that say it only in a log line (pyright: `Found
+//! 4 source files`), a [`StartupSignal`]: until that line arrives, or its
+//! time is up, the server counts as indexing. Before it, pyright answers
+//! references from the open files alone.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Mutex;
@@ -88,8 +94,22 @@ impl StderrRing {
     }
 }
 
+/// A log line (`window/logMessage` or `window/showMessage`) that ends a
+/// server's start-up work: until one matches `pattern`, or `within` has
+/// passed since the session began, the server is "starting up" (indexing).
+#[derive(Debug, Clone)]
+pub struct StartupSignal {
+    pub pattern: regex::Regex,
+    pub within: Duration,
+}
+
+/// The start-up work a [`StartupSignal`] waits on, described like progress.
+const STARTING_UP: &str = "starting up (finding the project's files)";
+
 #[derive(Debug, Default)]
 struct Inner {
+    /// The start-up signal not yet seen, and when waiting for it ends.
+    startup: Option<(regex::Regex, Instant)>,
     progress: HashMap<String, ProgressEntry>,
     /// Tokens the server created with `window/workDoneProgress/create`.
     created: HashMap<String, Instant>,
@@ -122,11 +142,7 @@ pub struct ServerState {
 
 impl Default for ServerState {
     fn default() -> Self {
-        ServerState {
-            inner: Mutex::default(),
-            changed: watch::Sender::new(0),
-            started: Instant::now(),
-        }
+        ServerState::new(None)
     }
 }
 
@@ -158,6 +174,22 @@ fn indexing_title(title: &str) -> bool {
 }
 
 impl ServerState {
+    /// The state of a session starting now; with a start-up signal it is
+    /// not ready until the signal's line arrives or its time is up.
+    pub fn new(startup: Option<StartupSignal>) -> ServerState {
+        let started = Instant::now();
+        let inner = Inner {
+            saw_indexing: startup.is_some(),
+            startup: startup.map(|s| (s.pattern, started + s.within)),
+            ..Inner::default()
+        };
+        ServerState {
+            inner: Mutex::new(inner),
+            changed: watch::Sender::new(0),
+            started,
+        }
+    }
+
     fn with<R>(&self, f: impl FnOnce(&mut Inner) -> R) -> R {
         let mut g = self.inner.lock().unwrap_or_else(|e| e.into_inner());
         let r = f(&mut g);
@@ -348,7 +380,31 @@ impl ServerState {
     }
 
     pub fn on_message(&self, text: String) {
+        self.on_log(&text);
         self.with(|s| s.last_message = Some(text));
+    }
+
+    /// A log line from the server: the start-up signal, when it matches.
+    pub fn on_log(&self, text: &str) {
+        let matches = self.read(|s| {
+            s.startup
+                .as_ref()
+                .is_some_and(|(pattern, _)| pattern.is_match(text))
+        });
+        if matches {
+            tracing::debug!(line = text, "start-up signal seen");
+            self.with(|s| {
+                s.startup = None;
+                s.last_indexing_end = Some(Instant::now());
+                s.last_activity = s.last_indexing_end;
+            });
+        }
+    }
+
+    /// When waiting for the start-up signal ends, while it is awaited.
+    fn startup_until(&self) -> Option<Instant> {
+        self.read(|s| s.startup.as_ref().map(|(_, until)| *until))
+            .filter(|until| Instant::now() < *until)
     }
 
     /// The indexing work in progress, if any (the longest-running first).
@@ -371,6 +427,12 @@ impl ServerState {
                         .unwrap_or_else(|| "loading the workspace".to_string()),
                 );
             }
+            if s.startup
+                .as_ref()
+                .is_some_and(|(_, until)| Instant::now() < *until)
+            {
+                return Some(STARTING_UP.to_string());
+            }
             None
         })
     }
@@ -386,14 +448,21 @@ impl ServerState {
     }
 
     /// Wait until ready, or until `deadline`. Returns whether it is ready.
+    /// A start-up signal's time running out wakes the wait, as a message
+    /// would.
     pub async fn wait_ready(&self, deadline: tokio::time::Instant) -> bool {
         let mut rx = self.subscribe();
         loop {
             if self.is_ready() {
                 return true;
             }
-            match tokio::time::timeout_at(deadline, rx.changed()).await {
+            let wake = match self.startup_until() {
+                Some(until) => deadline.min(tokio::time::Instant::from_std(until)),
+                None => deadline,
+            };
+            match tokio::time::timeout_at(wake, rx.changed()).await {
                 Ok(Ok(())) => continue,
+                Err(_) if wake < deadline => continue,
                 _ => return self.is_ready(),
             }
         }
@@ -404,6 +473,58 @@ impl ServerState {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    fn signal(within: Duration) -> StartupSignal {
+        StartupSignal {
+            pattern: regex::Regex::new(r"^Found \d+ source files?$").unwrap(),
+            within,
+        }
+    }
+
+    #[test]
+    fn a_startup_signal_keeps_the_server_indexing_until_its_line() {
+        let st = ServerState::new(Some(signal(Duration::from_secs(60))));
+        assert_eq!(st.indexing().as_deref(), Some(STARTING_UP));
+        assert_eq!(st.indexing_history(), (true, None));
+        st.on_log("Loading pyproject.toml file at /w/pyproject.toml");
+        st.on_message("Found files, maybe".into());
+        assert!(!st.is_ready(), "only a matching line ends start-up");
+        st.on_log("Found 4 source files");
+        assert!(st.is_ready());
+        assert!(st.indexing_history().1.is_some(), "start-up ended now");
+        // Without a signal a server is ready from the start.
+        assert!(ServerState::default().is_ready());
+    }
+
+    #[tokio::test]
+    async fn waiting_for_a_startup_signal_ends_when_its_time_is_up() {
+        let st = ServerState::new(Some(signal(Duration::from_millis(200))));
+        let t = tokio::time::Instant::now();
+        assert!(st.wait_ready(t + Duration::from_secs(30)).await);
+        let waited = t.elapsed();
+        assert!(waited >= Duration::from_millis(150), "{waited:?}");
+        assert!(waited < Duration::from_secs(20), "{waited:?}");
+        // A deadline before the time is up ends the wait not ready.
+        let st = ServerState::new(Some(signal(Duration::from_secs(60))));
+        let t = tokio::time::Instant::now();
+        assert!(!st.wait_ready(t + Duration::from_millis(50)).await);
+    }
+
+    #[tokio::test]
+    async fn the_startup_line_wakes_a_waiting_question() {
+        let st = std::sync::Arc::new(ServerState::new(Some(signal(Duration::from_secs(60)))));
+        let waiter = {
+            let st = st.clone();
+            tokio::spawn(async move {
+                st.wait_ready(tokio::time::Instant::now() + Duration::from_secs(30))
+                    .await
+            })
+        };
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        st.on_log("Found 1 source file");
+        let ready = tokio::time::timeout(Duration::from_secs(10), waiter).await;
+        assert!(ready.unwrap().unwrap());
+    }
 
     #[test]
     fn request_progress_does_not_block_readiness() {

@@ -103,6 +103,30 @@ pub struct ServerSpec {
     /// The SCIP indexer for this server's languages (`scry index`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub indexer: Option<Indexer>,
+    /// A regular expression over the server's log messages that says its
+    /// start-up work is done, for a server that says so no other way
+    /// (pyright: `Found 4 source files`). Until a line matches (or
+    /// [`STARTUP_LOG_WITHIN`] has passed) the server counts as indexing, so
+    /// a question waits rather than get an answer from the open files alone.
+    /// Checked when the configuration is read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub startup_log: Option<String>,
+}
+
+/// How long a server with a [`ServerSpec::startup_log`] is waited for at
+/// most; after that it counts as ready, line or no line.
+pub const STARTUP_LOG_WITHIN: std::time::Duration = std::time::Duration::from_secs(30);
+
+impl ServerSpec {
+    /// The start-up signal to wait for (`None` also for a pattern that does
+    /// not compile: configuration loading refuses those first).
+    pub fn startup_signal(&self) -> Option<scry_lsp::state::StartupSignal> {
+        let pattern = regex::Regex::new(self.startup_log.as_deref()?).ok()?;
+        Some(scry_lsp::state::StartupSignal {
+            pattern,
+            within: STARTUP_LOG_WITHIN,
+        })
+    }
 }
 
 /// A SCIP indexer: run as argv in the server's root, it writes a SCIP index
@@ -320,6 +344,32 @@ mod tests {
         ] {
             assert!(lsp.iter().any(|s| s.id == id), "{id}");
         }
+    }
+
+    #[test]
+    fn startup_logs_compile_and_match_what_the_servers_print() {
+        for spec in builtins().iter().filter(|s| s.startup_log.is_some()) {
+            assert!(spec.startup_signal().is_some(), "{}", spec.id);
+        }
+        for id in ["pyright", "basedpyright"] {
+            let signal = get(id).startup_signal().unwrap();
+            // pyright's analyzerService: "Found N source file(s)" or "No
+            // source files found." once its files are enumerated.
+            for line in [
+                "Found 1 source file",
+                "Found 412 source files",
+                "No source files found.",
+            ] {
+                assert!(signal.pattern.is_match(line), "{id}: {line}");
+            }
+            for line in [
+                "Loading pyproject.toml file at /p",
+                "Assuming Python version 3.11",
+            ] {
+                assert!(!signal.pattern.is_match(line), "{id}: {line}");
+            }
+        }
+        assert!(get("rust-analyzer").startup_signal().is_none());
     }
 
     #[test]

@@ -123,6 +123,22 @@ impl Env {
         Some(env)
     }
 
+    /// The daemon's own log (what it started, stopped and why), for
+    /// failure messages.
+    fn daemon_log(&self) -> String {
+        let mut out = String::new();
+        for e in std::fs::read_dir(&self.daemon_dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            if e.path().extension().is_some_and(|x| x == "log") {
+                out.push_str(&std::fs::read_to_string(e.path()).unwrap_or_default());
+            }
+        }
+        out
+    }
+
     fn fake_log(&self) -> String {
         std::fs::read_to_string(self.base.join("fake.log")).unwrap_or_default()
     }
@@ -214,7 +230,7 @@ fn two_cli_calls_share_one_server_and_print_what_in_process_prints() {
 
     let status = env.scry(&["daemon", "status"]);
     let s = text(&status);
-    assert!(s.contains("pyright pid "), "{s}");
+    assert!(s.contains("pyright pid "), "{s}\n{}", env.daemon_log());
     assert!(s.contains(&env.ws.display().to_string()), "{s}");
     // The directory is the user's alone (on Windows the pipe's ACL is the
     // gate: scry-daemon's platform::transport).

@@ -356,6 +356,13 @@ impl Builder {
         if spec.command.trim().is_empty() {
             return Err(invalid(format!("server \"{id}\" has an empty \"command\"")));
         }
+        if let Some(p) = &spec.startup_log
+            && let Err(e) = regex::Regex::new(p)
+        {
+            return Err(invalid(format!(
+                "server \"{id}\": \"startupLog\" is not a regular expression: {e}"
+            )));
+        }
         entry.spec = spec;
         Ok(())
     }

@@ -172,6 +172,22 @@ fn liberal_forms() {
 }
 
 #[test]
+fn a_startup_log_that_is_no_regular_expression_is_refused_when_read() {
+    let text = r#"{"servers": {"pyright": {"startupLog": "Found (\\d+"}}}"#;
+    let err = Config::from_layers(&layers(&[("/u/config.json", text)])).unwrap_err();
+    let msg = err.to_string();
+    assert!(
+        msg.contains("\"startupLog\" is not a regular expression"),
+        "{msg}"
+    );
+    assert!(msg.contains("pyright"), "{msg}");
+    let text = r#"{"servers": {"pyright": {"startupLog": "^ready$"}}}"#;
+    let c = Config::from_layers(&layers(&[("/u/config.json", text)])).unwrap();
+    let signal = c.server("pyright").unwrap().startup_signal().unwrap();
+    assert!(signal.pattern.is_match("ready"));
+}
+
+#[test]
 fn parse_error_names_path_and_line() {
     let text = "{\n  \"servers\": {\n    \"pyright\": { \"args\": [\"a\" \"b\"] }\n  }\n}";
     let err = Config::from_layers(&layers(&[("/ws/.scry.json", text)])).unwrap_err();

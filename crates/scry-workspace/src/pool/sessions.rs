@@ -79,6 +79,7 @@ impl Workspace {
             max_open_documents: config.limits.max_open_documents,
             max_file_bytes: config.limits.max_file_bytes,
             edit_hook: self.edit_hook.clone(),
+            startup: route.spec.startup_signal(),
         })
         .await?;
         *guard = Some(session.clone());
