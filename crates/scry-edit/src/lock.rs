@@ -1,5 +1,5 @@
 //! One writer per workspace across processes: an exclusive lock
-//! ([`crate::platform::lock`]: `flock` on Unix, `LockFileEx` on Windows) on
+//! ([`scry_base::platform::lock`]: `flock` on Unix, `LockFileEx` on Windows) on
 //! `<journal base>/<workspace key>.lock` (the key is the
 //! journal's: [`crate::journal::workspace_key`], so whoever shares a
 //! workspace's journal shares its lock), held by every edit, undo and
@@ -34,7 +34,7 @@ use tokio::time::Instant;
 use scry_model::error::OpError;
 use scry_model::msg;
 
-use crate::platform;
+use scry_base::platform::lock as file_lock;
 
 /// How long between two tries while another writer holds the lock.
 const POLL: Duration = Duration::from_millis(25);
@@ -47,7 +47,7 @@ pub struct WriterLock {
 
 impl Drop for WriterLock {
     fn drop(&mut self) {
-        platform::lock::unlock(&self.file);
+        file_lock::unlock(&self.file);
     }
 }
 
@@ -67,7 +67,7 @@ pub fn try_lock(path: &Path) -> std::io::Result<Option<WriterLock>> {
         .create(true)
         .truncate(false)
         .open(path)?;
-    Ok(platform::lock::try_lock(&file)?.then_some(WriterLock { file }))
+    Ok(file_lock::try_lock(&file)?.then_some(WriterLock { file }))
 }
 
 /// Take the lock, waiting for another writer until `deadline`; `BUSY`

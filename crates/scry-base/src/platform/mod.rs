@@ -6,6 +6,8 @@
 //! - [`fs`]: what kind of file a path or an open file is (FIFOs, sockets
 //!   and devices on Unix; devices, pipes, reparse points and reserved
 //!   device names on Windows) and the open that never blocks on one;
+//! - [`lock`]: the exclusive, non-blocking lock of an open file (the
+//!   daemon's lock file, scry-edit's writer lock);
 //! - [`os_str`]: the bytes of an OS string and back (raw bytes on Unix,
 //!   WTF-8 on Windows);
 //! - [`PATH_SYNTAX`]: which path rules of [`crate::paths`] the OS follows.
@@ -16,6 +18,7 @@
 //! [`crate::paths`] and here that run, and are tested, on every platform.
 
 pub mod fs;
+pub mod lock;
 pub mod os_str;
 
 use crate::paths::Syntax;

@@ -7,14 +7,15 @@
 //!   Unix socket in the daemon directory; a named pipe per user, version
 //!   and daemon directory whose ACL admits the current user only), and who
 //!   may connect;
-//! - [`lock`]: the lock file held for the daemon's life (`flock`;
-//!   `LockFileEx`), the one-daemon rule;
 //! - [`dir`]: the daemon directory made private and checked (mode 0700 and
 //!   our uid; on Windows a plain directory, the pipe's ACL being the gate);
 //! - [`spawn`]: the daemon started detached (its own session; a detached
 //!   process in its own process group, without a console);
 //! - [`signals`]: what asks the daemon to stop (SIGTERM, SIGINT; Ctrl-C,
 //!   Ctrl-Break, console close, system shutdown).
+//!
+//! The lock file held for the daemon's life (the one-daemon rule) is
+//! `scry_base::platform::lock`, shared with scry-edit's writer lock.
 //!
 //! Invariants: no other module of scry-daemon names `std::os::unix`,
 //! `std::os::windows`, `tokio::net::Unix*`, `tokio::net::windows`,
@@ -23,7 +24,6 @@
 //! `AsyncRead + AsyncWrite` stream and does not know the transport.
 
 pub mod dir;
-pub mod lock;
 pub mod signals;
 pub mod spawn;
 pub mod transport;

@@ -4,7 +4,7 @@
 //!
 //! Invariants:
 //! - One daemon per address: the lock file is held for the daemon's life
-//!   ([`crate::platform::lock`]: the OS releases it when the process dies,
+//!   ([`scry_base::platform::lock`]: the OS releases it when the process dies,
 //!   so a lock left by a killed daemon is never stale); only the holder of
 //!   the lock binds (on Unix removing a dead daemon's socket first), and at
 //!   exit it removes only what is still its own
@@ -32,7 +32,7 @@ pub enum StartError {
 
 /// Take the daemon lock on `path`, held while the returned file is open.
 pub fn lock(path: &Path) -> Result<std::fs::File, StartError> {
-    match crate::platform::lock::exclusive(path) {
+    match scry_base::platform::lock::exclusive(path) {
         Ok(Some(file)) => Ok(file),
         Ok(None) => Err(StartError::AlreadyRunning(path.to_path_buf())),
         Err(e) => Err(StartError::Io(format!(

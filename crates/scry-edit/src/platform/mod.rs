@@ -11,10 +11,11 @@
 //!   a directory's names (fsync on Unix; on Windows `MoveFileExW` with
 //!   `MOVEFILE_WRITE_THROUGH`, retried while another process holds the
 //!   file, and no directory sync, which Windows has no call for);
-//! - [`lock`]: the exclusive, non-blocking cross-process lock of an open
-//!   file (`flock` on Unix, `LockFileEx` on Windows);
 //! - [`process`]: the crash test hook's death (SIGKILL on Unix,
 //!   `TerminateProcess` on Windows) and how a parent recognises it.
+//!
+//! The writer lock's cross-process lock of an open file is
+//! `scry_base::platform::lock`, shared with the daemon's lock file.
 //!
 //! `testing` (tests and the `test-hooks` feature only) holds the portable
 //! helpers the tests of this crate and of scry-ops use to set and read
@@ -27,7 +28,6 @@
 //! plan facts, the same on every platform).
 
 pub mod attrs;
-pub mod lock;
 pub mod process;
 pub mod replace;
 #[cfg(any(test, feature = "test-hooks"))]
