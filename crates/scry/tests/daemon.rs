@@ -419,6 +419,35 @@ fn idle_servers_stop_then_the_idle_daemon_exits() {
     });
 }
 
+/// A client shorter than the reaper's half-second tick is activity too:
+/// the daemon measured its idle time from the ticks that saw no client,
+/// so a stream of brief calls (`status`, `daemon status`: no server) let it
+/// exit in their midst and the next call paid a cold start.
+#[test]
+fn brief_clients_keep_the_daemon_past_its_idle_time_then_it_exits() {
+    let env = Env::new(None);
+    let mut cmd = env.cmd(&["status"]);
+    cmd.env("SCRY_DAEMON_IDLE_MS", "2000");
+    let out = cmd.output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let daemon = env.daemon_pid().unwrap();
+    // Three idle times of brief clients, a pause shorter than the idle
+    // time between them.
+    let until = std::time::Instant::now() + Duration::from_secs(6);
+    while std::time::Instant::now() < until {
+        assert_eq!(
+            env.daemon_pid(),
+            Some(daemon),
+            "the daemon exited among its clients:\n{}",
+            env.daemon_log()
+        );
+        std::thread::sleep(Duration::from_millis(700));
+    }
+    wait_until("the idle daemon to exit", Duration::from_secs(15), || {
+        !alive(daemon)
+    });
+}
+
 #[test]
 fn an_idle_workspace_is_forgotten_while_the_daemon_lives_and_reopened_on_the_next_call() {
     let env = Env::new(None);

@@ -21,8 +21,9 @@
 //!   a call; the workspace is not forgotten and an idle daemon does not
 //!   exit meanwhile; stopping the daemon stops it).
 //! - With no client and no server for `SCRY_DAEMON_IDLE_MS` (default
-//!   60 s), or when its socket was removed or replaced, on a stop signal
-//!   ([`crate::platform::signals`]: SIGTERM, Ctrl-C, …) or a `Stop`
+//!   60 s, counted from the last client's leaving, however briefly it
+//!   stayed), or when its socket was removed or replaced, on a stop
+//!   signal ([`crate::platform::signals`]: SIGTERM, Ctrl-C, …) or a `Stop`
 //!   frame, the daemon stops taking clients, stops its servers (within
 //!   10 s) and exits. Servers die with it even when it is
 //!   SIGKILLed (parent-death signal, set by scry-lsp).
@@ -72,6 +73,7 @@ pub async fn run(files: Files, idle: Duration) -> Result<(), StartError> {
         started: Instant::now(),
         workspaces: Mutex::new(HashMap::new()),
         clients: AtomicUsize::new(0),
+        last_client: Mutex::new(Instant::now()),
         stop,
         memory_checked: Mutex::new(Instant::now()),
         refreshing: Arc::default(),
@@ -221,8 +223,11 @@ impl State {
             *idle_since = None;
             return false;
         }
+        // Idle since the later of the first quiet tick and the last client's
+        // leaving (calls shorter than a tick are seen only there).
         let since = *idle_since.get_or_insert_with(Instant::now);
-        if since.elapsed() >= idle {
+        let left = *self.last_client.lock().unwrap_or_else(|e| e.into_inner());
+        if since.max(left).elapsed() >= idle {
             tracing::info!(
                 "no client and no server for {} ms: stopping",
                 idle.as_millis()

@@ -91,6 +91,9 @@ struct State {
     started: Instant,
     workspaces: Mutex<HashMap<WsKey, Arc<WsEntry>>>,
     clients: AtomicUsize,
+    /// When the last client left: a client that came and went between two
+    /// ticks of the reaper still counts as activity for the idle exit.
+    last_client: Mutex<Instant>,
     stop: tokio::sync::watch::Sender<bool>,
     /// When the servers' memory was last checked.
     memory_checked: Mutex<Instant>,

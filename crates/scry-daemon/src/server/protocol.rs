@@ -28,7 +28,7 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
@@ -229,6 +229,7 @@ impl State {
             }
         }
         self.clients.fetch_sub(1, Ordering::SeqCst);
+        *self.last_client.lock().unwrap_or_else(|e| e.into_inner()) = Instant::now();
         drop(tx);
         let _ = writer.await;
     }
