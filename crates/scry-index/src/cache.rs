@@ -27,7 +27,7 @@ use std::sync::Mutex;
 
 use crate::store::convert::{self, ConvertOptions, MAX_SOURCE_BYTES};
 use crate::store::read::Index;
-use crate::store::stamp::{Stamp, content_hash, stamp, stat};
+use crate::store::stamp::{Before, Stamp, content_hash, stamp, stat};
 use crate::store::{Doc, IndexError};
 
 /// The directory of `root`'s index under `cache` (`root` canonical).
@@ -161,13 +161,16 @@ pub fn built_by(dir: &Path) -> Option<String> {
 ///
 /// `commit`: the commit the tree was at; `built_by`: who built it
 /// (`Some("daemon")` for the background refresh; `None`: `scry index`);
-/// both recorded beside it (`commit`, `built-by`) and in its metadata.
+/// both recorded beside it (`commit`, `built-by`) and in its metadata;
+/// `before`: the files as the indexer started (a file written since is
+/// recorded stale).
 pub fn install(
     cache: &Path,
     root: &Path,
     tmp: &Path,
     commit: Option<String>,
     built_by: Option<&str>,
+    before: Option<&Before>,
 ) -> Result<Index, IndexError> {
     let dir = dir_for(cache, root);
     let scip = dir.join("index.scip");
@@ -182,6 +185,7 @@ pub fn install(
             commit: commit.clone(),
             built_by: built_by.map(str::to_string),
             source: Some(&scip),
+            before,
             ..ConvertOptions::new(root)
         },
     );
@@ -235,7 +239,7 @@ pub fn take(cache_dir: &Path, root: &Path, from: &Path) -> Result<Index, IndexEr
             err,
         });
     }
-    install(cache_dir, root, &tmp, None, None)
+    install(cache_dir, root, &tmp, None, None, None)
 }
 
 /// The directory of `root`'s index under `cache_dir`, created if needed.
@@ -298,7 +302,10 @@ impl Fresh {
         {
             return f;
         }
+        // No hash: the file changed while the indexer ran; only its stamp
+        // from before could match.
         let fresh = now.size == d.size
+            && d.hash != 0
             && scry_base::disk::read(&abs, MAX_SOURCE_BYTES)
                 .is_ok_and(|b| content_hash(&b) == d.hash);
         seen.insert(abs, (now, fresh));

@@ -13,6 +13,7 @@ use scry_index::store::IndexError;
 use scry_index::store::convert::{ConvertOptions, MAX_CONVERT_MEMORY};
 use scry_index::store::query::MAX_RECORDS_PER_READ;
 use scry_index::store::read::Index;
+use scry_index::store::stamp::Before;
 
 fn meta() -> Option<Metadata> {
     Some(Metadata {
@@ -346,6 +347,45 @@ fn a_changed_file_is_stale_and_counted() {
     assert!(fresh.is_fresh(t.path(), &b));
     std::fs::remove_file(t.path().join("a.rs")).unwrap();
     assert_eq!(fresh.changed(t.path(), &ix), (1, 2));
+}
+
+/// A file written while the indexer ran (after `Before::walk`, before the
+/// conversion reads it) is stale: the conversion would otherwise record
+/// the new text's stamp and hash beside occurrences of the old text, and
+/// answer from them as fresh.
+#[test]
+fn a_file_written_while_the_indexer_ran_is_stale_until_the_next_build() {
+    let t = tempfile::tempdir().unwrap();
+    let root = t.path().canonicalize().unwrap();
+    let bytes = tree(&root);
+    let before = Before::walk(&root);
+    assert_eq!(before.len(), 2);
+    // The edit lands while the indexer runs (the old occurrences still
+    // fit the new text, so nothing else would tell).
+    std::fs::write(root.join("b.rs"), "fn g() { \"📦\"; total_weight(); }\n").unwrap();
+    let scip = root.join("index.scip");
+    std::fs::write(&scip, &bytes).unwrap();
+    let convert_with = |before: Option<&Before>, out: &str| {
+        let db = root.join(out).join("index.db");
+        scry_index::store::convert::convert(
+            &scip,
+            &db,
+            ConvertOptions {
+                before,
+                ..ConvertOptions::new(&root)
+            },
+        )
+        .unwrap();
+        Index::open(&db).unwrap()
+    };
+    let fresh = Fresh::default();
+    let ix = convert_with(Some(&before), "with");
+    assert!(!fresh.is_fresh(&root, &ix.document("b.rs").unwrap().unwrap()));
+    assert!(fresh.is_fresh(&root, &ix.document("a.rs").unwrap().unwrap()));
+    assert_eq!(fresh.changed(&root, &ix), (1, 2));
+    // Without what the files were, the edit is taken for the indexed text.
+    let blind = convert_with(None, "without");
+    assert_eq!(Fresh::default().changed(&root, &blind), (0, 2));
 }
 
 #[test]

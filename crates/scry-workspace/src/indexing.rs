@@ -140,6 +140,9 @@ pub fn build(
     let dir = cache::prepare(cache_dir, root)?;
     let tmp = dir.join(format!("index.scip.tmp{}", std::process::id()));
     let by = opts.background.then_some("daemon");
+    // The files as the indexers start: one written while they run is
+    // recorded stale, not as what they indexed.
+    let before = scry_index::store::stamp::Before::walk(root);
     let parts = run_indexers(ws, root, &dir, opts)?;
     let joined = (|| {
         let mut out = std::fs::File::create(&tmp)?;
@@ -154,7 +157,7 @@ pub fn build(
     }
     joined.map_err(|e| format!("cannot write {}: {e}", tmp.display()))?;
     let commit = clean_commit(root, &ws.child_env(&Default::default()));
-    cache::install(cache_dir, root, &tmp, commit, by).map_err(|e| e.to_string())
+    cache::install(cache_dir, root, &tmp, commit, by, Some(&before)).map_err(|e| e.to_string())
 }
 
 /// Run every planned indexer; the paths of the indexes written.

@@ -5,8 +5,11 @@
 //! answered from.
 //!
 //! Invariants: only regular files get a stamp (symlinks followed); a time
-//! that cannot be read is 0, never an error.
+//! that cannot be read is 0, never an error. [`Before`] is what the files
+//! were as an indexer started: a document whose file differs from it at
+//! conversion was written while the indexer ran.
 
+use std::collections::HashMap;
 use std::path::Path;
 use std::time::UNIX_EPOCH;
 
@@ -79,4 +82,50 @@ pub fn stat(path: &Path) -> Option<(u64, u64)> {
         .ok()?
         .as_nanos() as u64;
     Some((m.len(), mtime))
+}
+
+/// The stamps of the files under a root as an indexer starts, by path
+/// relative to the root: what the walker walks (ignored and vendored
+/// files skipped), [`Before::MAX_FILES`] at most. A file written while the
+/// indexer ran differs from its stamp here when the index is converted,
+/// and is recorded stale ([`super::convert`]), not as the index's text.
+#[derive(Debug, Default)]
+pub struct Before(HashMap<String, Stamp>);
+
+impl Before {
+    /// The most files stamped (the walk stops there).
+    pub const MAX_FILES: usize = 200_000;
+
+    /// The files under `root` (canonical) now.
+    pub fn walk(root: &Path) -> Before {
+        let mut seen = HashMap::new();
+        for f in scry_base::walk::Walker::new()
+            .skip_vendored()
+            .files(root)
+            .take(Self::MAX_FILES)
+        {
+            let (Some(st), Ok(rel)) = (stamp(&f), f.strip_prefix(root)) else {
+                continue;
+            };
+            if let Some(rel) = rel.to_str() {
+                seen.insert(rel.to_string(), st);
+            }
+        }
+        Before(seen)
+    }
+
+    /// `rel`'s stamp when the indexer started, when it was walked.
+    pub fn get(&self, rel: &str) -> Option<&Stamp> {
+        self.0.get(rel)
+    }
+
+    /// How many files were stamped.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Whether no file was stamped.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
 }

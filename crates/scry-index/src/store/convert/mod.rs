@@ -13,7 +13,9 @@
 //! ([`crate::store::Meta::refused`]); the input and the documents' files
 //! are read only when regular files; each document records its file's
 //! [`Stamp`] and content hash, and one whose file was missing, unreadable
-//! or did not fit its occurrences is recorded `verified: false`. Memory:
+//! or did not fit its occurrences is recorded `verified: false`; one whose
+//! file changed while the indexer ran ([`ConvertOptions::before`]) keeps
+//! its stamp from before and no hash, so it is stale. Memory:
 //! one document in memory at a time, read through a bounded buffered
 //! reader; kept: each symbol string once, 24 bytes per occurrence plus 12
 //! for the by-symbol order, symbol information as its JSON — about 2× the
@@ -32,7 +34,7 @@ use self::intern::{Infos, Interner};
 use self::selves::{ImplBlocks, impl_blocks, trait_selves};
 use self::tables::{DocBuild, ExtentRow, Row};
 use super::format::FORMAT_VERSION;
-use super::stamp::{Stamp, content_hash, mtime_ns, stamp};
+use super::stamp::{Before, Stamp, content_hash, mtime_ns, stamp};
 use super::{IndexError, Meta};
 use crate::proto::{self, Field, Stream, StreamError};
 
@@ -78,6 +80,11 @@ pub struct ConvertOptions<'a> {
     /// The path recorded as the source (default: the file converted), for
     /// a temporary file converted before it is put there.
     pub source: Option<&'a Path>,
+    /// The files as the indexer started (when scry ran it): a document
+    /// whose file differs now was written while it ran, so its
+    /// occurrences may be of the text before; it is recorded with the
+    /// stamp it had then and no content hash — stale until the next build.
+    pub before: Option<&'a Before>,
 }
 
 impl<'a> ConvertOptions<'a> {
@@ -91,6 +98,7 @@ impl<'a> ConvertOptions<'a> {
             max_memory: MAX_CONVERT_MEMORY,
             built_by: None,
             source: None,
+            before: None,
         }
     }
 }
@@ -272,7 +280,7 @@ fn read_scip(
             Field::Document(d) => {
                 read += 1;
                 (opts.progress)(read);
-                if !kept.document(&d, opts.root) {
+                if !kept.document(&d, opts.root, opts.before) {
                     continue;
                 }
                 let held = kept.held();
@@ -297,14 +305,24 @@ impl Collected {
     /// Keep one document: refused (and counted) when its path leaves
     /// `root`; else its file read, its occurrences fitted to it (none kept
     /// when one does not fit: unverified) and keyed. False when refused.
-    fn document(&mut self, d: &proto::Document, root: &Path) -> bool {
+    fn document(&mut self, d: &proto::Document, root: &Path, before: Option<&Before>) -> bool {
         // Confined as an edit is: `..`, absolute paths and paths
         // through a symlink that leaves the root are refused.
         let Some(rel) = confined(root, &d.relative_path) else {
             self.refused.add(&d.relative_path);
             return false;
         };
-        let source = Source::read(&root.join(&rel));
+        let mut source = Source::read(&root.join(&rel));
+        // Written while the indexer ran: recorded as it was before, with
+        // no content hash, so only that stamp could make it fresh again.
+        if let Some(was) = rel
+            .to_str()
+            .and_then(|r| before?.get(r))
+            .filter(|was| **was != source.stamp)
+        {
+            source.stamp = *was;
+            source.hash = 0;
+        }
         let lines = source.lines();
         // Each occurrence fitted to the file: range, symbol, roles,
         // enclosing range (when given and it fits).
