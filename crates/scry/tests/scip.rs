@@ -559,22 +559,35 @@ async fn the_daemon_rebuilds_a_stale_index_when_the_workspace_is_idle() {
         bin.display(),
         std::env::var("PATH").unwrap_or_default()
     );
-    let text = std::fs::read_to_string(&report).unwrap();
-    std::fs::write(&report, format!("// moved again\n{text}")).unwrap();
-    let rebuilt = mtime(&scip);
-    let give_up = Instant::now() + Duration::from_secs(300);
-    let failed = loop {
-        // Each status is a call; the pauses between them are idle time.
+    let status_failing = || {
         let out = scry_in(base.path(), &fx.root, &["status"])
             .env("PATH", &path)
             .output()
             .unwrap();
         let t = String::from_utf8_lossy(&out.stdout).into_owned();
         assert!(out.status.success(), "{t}");
+        t
+    };
+    // One call in that environment before the change: a refresh runs in
+    // the environment of the last call, and `doctor` is none (it only
+    // reads the daemon's status), so without it a refresh could start
+    // between the change and the next call with the working indexer.
+    status_failing();
+    let rebuilt = mtime(&scip);
+    let text = std::fs::read_to_string(&report).unwrap();
+    std::fs::write(&report, format!("// moved again\n{text}")).unwrap();
+    let give_up = Instant::now() + Duration::from_secs(300);
+    let failed = loop {
+        // Each status is a call; the pauses between them are idle time.
+        let t = status_failing();
         if t.contains("SCIP index refresh: last run ") && t.contains("boom: cannot index") {
             break t;
         }
-        assert!(Instant::now() < give_up, "no failed refresh in status: {t}");
+        assert!(
+            Instant::now() < give_up,
+            "no failed refresh in status: {t}\ndaemon log:\n{}",
+            common::process::daemon_log(base.path())
+        );
         std::thread::sleep(Duration::from_millis(2500));
     };
     assert!(failed.contains(" failed after "), "{failed}");

@@ -28,6 +28,23 @@ pub fn scry_in(base: &Path, ws: &Path, args: &[&str]) -> Command {
     c
 }
 
+/// The logs of the daemons started by [`scry_in`] with `base` (what a
+/// failing assertion shows to name what the daemon did).
+#[allow(dead_code)]
+pub fn daemon_log(base: &Path) -> String {
+    let mut out = String::new();
+    for e in std::fs::read_dir(base.join("d"))
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
+        if e.path().extension().is_some_and(|x| x == "log") {
+            out.push_str(&std::fs::read_to_string(e.path()).unwrap_or_default());
+        }
+    }
+    out
+}
+
 /// Send `sig` (`TERM`, `KILL`, …) to `pid`; a gone process is no error.
 pub fn kill(pid: u32, sig: &str) {
     let _ = Command::new("kill")
