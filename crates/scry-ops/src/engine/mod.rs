@@ -2,7 +2,8 @@
 //! takes the question a front end validated ([`Valid`], with its time
 //! budget), builds the action's call context (`crate::call::Ctx`:
 //! workspace, deadline, and the answer's header) and dispatches on it to
-//! the action's function — navigation (`navigate`, `queries`), diagnostics
+//! the action's function — navigation (`navigate`, which asks at the
+//! positions `target` finds, and `queries`), diagnostics
 //! (`crate::diagnostics`) and edits (`edits`, through the edit service
 //! `crate::edit` and its leaf, scry-edit) — giving it its
 //! variant's arguments; those functions, the SCIP index (`indexed`) and the
@@ -36,6 +37,7 @@ mod order;
 mod queries;
 mod refresh;
 pub mod syntactic;
+mod target;
 
 use scry_model::limits::MAX_TIMEOUT;
 
@@ -294,7 +296,7 @@ impl Engine {
                 apply,
                 idempotency_key,
             } => {
-                let at = navigate::Place {
+                let at = target::Place {
                     symbol: symbol.as_deref(),
                     line: *line,
                     column: *column,
