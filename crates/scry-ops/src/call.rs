@@ -199,6 +199,33 @@ impl Ctx {
             .resolve(self.ws.root(), p, self.ws.config().limits.max_file_bytes)
     }
 
+    /// Every server for the whole workspace started, for `method`: one
+    /// that fails is a note, not the call's error; none applying is
+    /// `NO_SERVER`.
+    pub(crate) async fn workspace_sessions(
+        &self,
+        method: &str,
+        notes: &mut Vec<scry_model::Reason>,
+    ) -> Result<Vec<Session>, OpError> {
+        let routes = self.ws.workspace_routes();
+        if routes.is_empty() {
+            return Err(OpError::NoServer(msg!(note(
+                scry_model::Reason::NoServerApplies
+            ))));
+        }
+        let mut sessions = Vec::new();
+        for r in &routes {
+            match self.start(r, method).await {
+                Ok(s) => sessions.push(s),
+                Err(error) => notes.push(scry_model::Reason::Failed {
+                    provider: r.spec.id.clone(),
+                    error,
+                }),
+            }
+        }
+        Ok(sessions)
+    }
+
     /// The session for `route`, started within the deadline.
     pub(crate) async fn start(&self, route: &Route, method: &str) -> Result<Session, OpError> {
         match tokio::time::timeout_at(self.deadline, self.ws.session(route)).await {

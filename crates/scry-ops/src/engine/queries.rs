@@ -67,25 +67,7 @@ pub(crate) async fn workspace_symbols(
             let (s, _, _) = cx.open_file(&path, method).await?;
             vec![s]
         }
-        None => {
-            let routes = cx.ws.workspace_routes();
-            if routes.is_empty() {
-                return Err(OpError::NoServer(scry_model::msg!(note(
-                    Reason::NoServerApplies
-                ))));
-            }
-            let mut v = Vec::new();
-            for r in &routes {
-                match cx.start(r, method).await {
-                    Ok(s) => v.push(s),
-                    Err(error) => notes.push(Reason::Failed {
-                        provider: r.spec.id.clone(),
-                        error,
-                    }),
-                }
-            }
-            v
-        }
+        None => cx.workspace_sessions(method, &mut notes).await?,
     };
     let mut all = Vec::new();
     let mut partial = Vec::new();

@@ -366,22 +366,7 @@ pub(crate) async fn target_from_workspace(
     notes: &mut Vec<Reason>,
 ) -> Result<Target, OpError> {
     let want = SymbolName::parse(symbol);
-    let routes = cx.ws.workspace_routes();
-    if routes.is_empty() {
-        return Err(OpError::NoServer(scry_model::msg!(note(
-            Reason::NoServerApplies
-        ))));
-    }
-    let mut sessions = Vec::new();
-    for r in &routes {
-        match cx.start(r, method).await {
-            Ok(s) => sessions.push(s),
-            Err(error) => notes.push(Reason::Failed {
-                provider: r.spec.id.clone(),
-                error,
-            }),
-        }
-    }
+    let sessions = cx.workspace_sessions(method, notes).await?;
     let Some(found) = lookup_workspace_symbol(cx, &want, &sessions).await? else {
         return Err(OpError::SymbolNotFound(msgf!(
             "no workspace symbol named `{symbol}` ({}); pass a path to search one file",
