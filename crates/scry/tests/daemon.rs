@@ -126,17 +126,7 @@ impl Env {
     /// The daemon's own log (what it started, stopped and why), for
     /// failure messages.
     fn daemon_log(&self) -> String {
-        let mut out = String::new();
-        for e in std::fs::read_dir(&self.daemon_dir)
-            .into_iter()
-            .flatten()
-            .flatten()
-        {
-            if e.path().extension().is_some_and(|x| x == "log") {
-                out.push_str(&std::fs::read_to_string(e.path()).unwrap_or_default());
-            }
-        }
-        out
+        common::process::daemon_log(&self.base)
     }
 
     fn fake_log(&self) -> String {

@@ -30,7 +30,6 @@ pub fn scry_in(base: &Path, ws: &Path, args: &[&str]) -> Command {
 
 /// The logs of the daemons started by [`scry_in`] with `base` (what a
 /// failing assertion shows to name what the daemon did).
-#[allow(dead_code)]
 pub fn daemon_log(base: &Path) -> String {
     let mut out = String::new();
     for e in std::fs::read_dir(base.join("d"))
