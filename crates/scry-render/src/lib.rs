@@ -19,15 +19,20 @@ use std::path::Path;
 use scry_model::{Answer, OpError};
 use serde_json::{Value, json};
 
+mod clock;
 mod common;
 mod diagnostics;
 mod edit;
 mod hover;
 mod json;
 mod map;
+mod reports;
 mod text;
 mod words;
 
+pub use reports::{
+    daemon_status_json, daemon_status_text, doctor_json, doctor_text, index_label, indexer_missing,
+};
 pub use words::{Dialect, describe_usage, memory_action, trust};
 
 /// Limits on what one rendering shows.

@@ -283,12 +283,12 @@ pub fn memory_action(m: &MemoryAction) -> String {
     match m {
         MemoryAction::Restarted {
             server,
-            rss_kib,
+            memory_kib,
             processes: n,
-            cap_kib,
+            memory_cap_kib,
             now,
         } => {
-            let cap = cap_kib.map(describe_kib).unwrap_or_default();
+            let cap = memory_cap_kib.map(describe_kib).unwrap_or_default();
             let (when, then) = if *now {
                 ("before this question", "")
             } else {
@@ -299,37 +299,25 @@ pub fn memory_action(m: &MemoryAction) -> String {
             };
             format!(
                 "{server} was restarted {when}: it used {}{}, over its {cap} memory cap (`memoryMiB` of the server, default `limits.serverMemoryMiB`){then}",
-                describe_kib(*rss_kib),
+                describe_kib(*memory_kib),
                 processes(*n),
             )
         }
         MemoryAction::Stopped {
             server,
-            rss_kib,
+            memory_kib,
             processes: n,
             total_kib,
-            budget_kib,
+            memory_budget_kib,
             idle_secs,
         } => format!(
             "{server} was stopped: the language servers used {} together, over the {} budget (`limits.memoryBudgetMiB`), and it was the least recently used idle one ({}{}, idle {idle_secs} s); the next question starts it again",
             describe_kib(*total_kib),
-            describe_kib(*budget_kib),
-            describe_kib(*rss_kib),
+            describe_kib(*memory_budget_kib),
+            describe_kib(*memory_kib),
             processes(*n),
         ),
     }
-}
-
-/// `HH:MM:SS UTC` of a time in seconds since the Unix epoch (when a memory
-/// event happened).
-pub(crate) fn clock(at_secs: u64) -> String {
-    let day = at_secs % 86_400;
-    format!(
-        "{:02}:{:02}:{:02} UTC",
-        day / 3600,
-        (day % 3600) / 60,
-        day % 60
-    )
 }
 
 /// What recovery did with a dead writer's edit, in one line.
@@ -511,15 +499,19 @@ pub(crate) fn selectors(select: &[Selector], dialect: Dialect) -> Vec<String> {
 /// A server's memory in words, the one wording of status, `daemon status`
 /// and `doctor`: `212.4 MiB in 2 processes (cap 4.0 GiB)`; the process
 /// count only when there is more than one, the cap when known.
-pub fn describe_usage(rss_kib: u64, processes: Option<usize>, cap_kib: Option<u64>) -> String {
+pub fn describe_usage(
+    memory_kib: u64,
+    processes: Option<usize>,
+    memory_cap_kib: Option<u64>,
+) -> String {
     let procs = match processes {
         Some(n) if n > 1 => format!(" in {n} processes"),
         _ => String::new(),
     };
-    let cap = cap_kib
+    let cap = memory_cap_kib
         .map(|c| format!(" (cap {})", describe_kib(c)))
         .unwrap_or_default();
-    format!("{}{procs}{cap}", describe_kib(rss_kib))
+    format!("{}{procs}{cap}", describe_kib(memory_kib))
 }
 
 #[cfg(test)]
@@ -706,9 +698,9 @@ mod tests {
         const MIB: u64 = 1024;
         let restarted = |now| MemoryAction::Restarted {
             server: "pyright".into(),
-            rss_kib: 2355 * MIB,
+            memory_kib: 2355 * MIB,
             processes: 2,
-            cap_kib: Some(2048 * MIB),
+            memory_cap_kib: Some(2048 * MIB),
             now,
         };
         assert_eq!(
@@ -723,17 +715,16 @@ mod tests {
         );
         let stopped = MemoryAction::Stopped {
             server: "pyright".into(),
-            rss_kib: 2355 * MIB,
+            memory_kib: 2355 * MIB,
             processes: 2,
             total_kib: 5 * 1024 * MIB,
-            budget_kib: 4 * 1024 * MIB,
+            memory_budget_kib: 4 * 1024 * MIB,
             idle_secs: 42,
         };
         assert_eq!(
             reason(&Reason::Memory(Box::new(stopped)), Path::new("/ws")),
             "pyright was stopped: the language servers used 5.0 GiB together, over the 4.0 GiB budget (`limits.memoryBudgetMiB`), and it was the least recently used idle one (2.3 GiB in 2 processes, idle 42 s); the next question starts it again"
         );
-        assert_eq!(clock(86_400 + 3600 + 61), "01:01:01 UTC");
     }
 
     #[test]

@@ -3,8 +3,9 @@
 use std::path::{Path, PathBuf};
 
 use scry_model::{
-    Action, Alternative, Answer, AskedAt, Body, CallDirection, CallEdge, CallItem, Loc,
-    MemoryAction, MemoryNote, OpError, ProviderStatus, Question, Reason, RunningServer, Selector,
+    Action, Alternative, Answer, AskedAt, Body, CallDirection, CallEdge, CallItem, IndexAbout,
+    IndexOrigin, IndexStatus, IndexerStatus, Loc, MemoryAction, MemoryNote, OpError, ProviderRole,
+    ProviderStatus, Question, Reason, RefreshStatus, RunningServer, Selector, ServerState,
     StatusReport, SymbolItem, SymbolNode, Via,
 };
 use scry_render::{
@@ -606,7 +607,7 @@ fn status() {
         installed: installed.map(PathBuf::from),
         file_types: types.iter().map(|s| s.to_string()).collect(),
         disabled: false,
-        note: None,
+        role: None,
         running: vec![],
     };
     let mut ra = server(
@@ -617,7 +618,7 @@ fn status() {
     ra.running = vec![RunningServer {
         root: p("fixtures/rust"),
         pid: Some(123),
-        state: "ready".into(),
+        state: ServerState::Ready,
         encoding: Some("utf-8".into()),
         open_documents: 3,
         memory_kib: Some(1_890_000),
@@ -626,7 +627,9 @@ fn status() {
     }];
     let gopls = server("gopls", None, &["go"]);
     let mut pylsp = server("pylsp", None, &["py", "pyi"]);
-    pylsp.note = Some("alternative to pyright, which is installed".into());
+    pylsp.role = Some(ProviderRole::AlternativeTo {
+        primary: "pyright".into(),
+    });
     let pyright = server(
         "pyright",
         Some("/usr/local/bin/pyright-langserver"),
@@ -636,7 +639,7 @@ fn status() {
     clangd.disabled = true;
     let mut ruff = server("ruff", Some("/usr/local/bin/ruff"), &["py", "pyi"]);
     ruff.kind = "cli".into();
-    ruff.note = Some("command-line linter (diagnostics only)".into());
+    ruff.role = Some(ProviderRole::CliLinter);
     let a = Answer::new(
         Action::Status,
         Question::default(),
@@ -647,19 +650,51 @@ fn status() {
             trust_ignored: None,
             syntactic: None,
             index_problem: None,
-            index: Some("rust-analyzer 1.95.0, built 12 min ago at 2026-12-02 04:10 UTC; 42 files covered, 1 changed since; from CI index build/index.scip".into()),
-            index_refresh: Some("last run 3 min ago failed after 2.1 s: rust-analyzer failed (exit status: 1): error: cannot find Cargo.toml".into()),
+            index: Some(IndexStatus {
+                about: IndexAbout {
+                    tool: "rust-analyzer".into(),
+                    tool_version: "1.95.0".into(),
+                    commit: None,
+                    built_at_secs: 1_796_184_600,
+                    age_secs: 12 * 60 + 30,
+                    origin: IndexOrigin::Configured {
+                        path: p("build/index.scip"),
+                    },
+                },
+                documents: 42,
+                changed: 1,
+                refused: 0,
+                refused_first: None,
+                stale_unrefreshed: false,
+            }),
+            index_refresh: Some(RefreshStatus::Failed {
+                ago_secs: 200,
+                millis: 2140,
+                error: format!(
+                    "rust-analyzer failed (exit status: 1): error: cannot find {ROOT}/Cargo.toml"
+                ),
+            }),
             indexers: vec![
-                "rust-analyzer (for rust-analyzer): installed, /usr/bin/rust-analyzer".into(),
-                "scip-python (for pyright) is not installed; install: npm install -g @sourcegraph/scip-python".into(),
+                IndexerStatus {
+                    command: "rust-analyzer".into(),
+                    server: "rust-analyzer".into(),
+                    program: Some(PathBuf::from("/usr/bin/rust-analyzer")),
+                    install: Some("rustup component add rust-analyzer".into()),
+                },
+                IndexerStatus {
+                    command: "scip-python".into(),
+                    server: "pyright".into(),
+                    program: None,
+                    install: Some("npm install -g @sourcegraph/scip-python".into()),
+                },
             ],
             memory_events: vec![MemoryNote {
                 at_secs: 21 * 3600 + 50 * 60 + 3,
                 what: MemoryAction::Restarted {
                     server: "pyright".into(),
-                    rss_kib: 2355 * 1024,
+                    memory_kib: 2355 * 1024,
                     processes: 2,
-                    cap_kib: Some(2048 * 1024),
+                    memory_cap_kib: Some(2048 * 1024),
                     now: true,
                 },
             }],

@@ -29,7 +29,7 @@ pub fn main(cli: clap::Command, args: impl Iterator<Item = std::ffi::OsString>) 
     };
     // clap's possible values are `&'static str`: this process prints one
     // script and exits.
-    let words: Vec<&'static str> = crate::words::first_words()
+    let words: Vec<&'static str> = crate::first_words::first_words()
         .into_iter()
         .map(|w| &*Box::leak(w.into_boxed_str()))
         .collect();
