@@ -8,6 +8,12 @@
 //! items and about [`RenderOptions::max_chars`] characters, with an explicit
 //! account of what was left out.
 //!
+//! The reports are worded here too, from scry-model's data: `status` (an
+//! answer like the others), an index answer's label ([`index_label`]),
+//! `scry doctor` ([`doctor_text`], [`doctor_json`]) and `scry daemon
+//! status` ([`daemon_status_text`], [`daemon_status_json`]); every date,
+//! age and uptime by one clock module.
+//!
 //! Errors ([`render_error`], [`error_json`], [`error_text`]) are rendered
 //! from their parts ([`scry_model::Message`]): paths through [`display_path`]
 //! like every other path, scry's text as written, and only a server's or a

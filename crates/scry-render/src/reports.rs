@@ -900,3 +900,140 @@ pub fn daemon_status_json(s: &DaemonStatus) -> Value {
     }
     v
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    fn about(origin: IndexOrigin, commit: Option<&str>) -> IndexAbout {
+        IndexAbout {
+            tool: "rust-analyzer".into(),
+            tool_version: "1.95.0".into(),
+            commit: commit.map(str::to_string),
+            built_at_secs: 1_796_172_000,
+            age_secs: 185,
+            origin,
+        }
+    }
+
+    /// An index answer's label names what built it, when, and a CI-built
+    /// one's file relative to the root.
+    #[test]
+    fn an_index_answer_is_labelled_with_its_provenance() {
+        let root = Path::new("/ws");
+        assert_eq!(
+            index_label(&about(IndexOrigin::Built, None), root),
+            "SCIP index (rust-analyzer 1.95.0, built 3 min ago at 2026-12-02 00:40 UTC)"
+        );
+        assert_eq!(
+            index_label(
+                &about(IndexOrigin::RebuiltByDaemon, Some("1a2b3c4d5e6f7a8b")),
+                root
+            ),
+            "SCIP index (rust-analyzer 1.95.0, built 3 min ago at 1a2b3c4d5e6f, rebuilt by the daemon)"
+        );
+        let ci = IndexOrigin::Configured {
+            path: PathBuf::from("/ws/build/index.scip"),
+        };
+        let mut a = about(ci, None);
+        (a.tool, a.tool_version) = (String::new(), String::new());
+        assert_eq!(
+            index_label(&a, root),
+            "SCIP index (unknown indexer, built 3 min ago at 2026-12-02 00:40 UTC, CI index build/index.scip)"
+        );
+    }
+
+    #[test]
+    fn the_syntactic_index_and_a_refresh_are_worded() {
+        let built = SyntacticStatus::Built {
+            files: 120,
+            lines: 9000,
+            skipped: 2,
+            cache_bytes: 3 * 1024 * 1024,
+        };
+        assert_eq!(
+            syntactic(&built),
+            "120 files indexed (9000 lines, 2 skipped), disk cache 3.0 MiB"
+        );
+        let none = SyntacticStatus::NotBuilt { cache_bytes: 0 };
+        assert_eq!(
+            syntactic(&none),
+            "not built in this process (built on first need), no disk cache yet"
+        );
+        let rebuilt = RefreshStatus::Rebuilt {
+            ago_secs: 42,
+            millis: 12_345,
+            files: 7,
+        };
+        assert_eq!(
+            refresh(&rebuilt, Path::new("/ws")),
+            "last run 42 s ago: rebuilt in 12.3 s (7 files)"
+        );
+    }
+
+    /// A left-out grammar is named with its file types and what it costs;
+    /// a build that leaves out none adds nothing.
+    #[test]
+    fn left_out_grammars_are_named() {
+        assert_eq!(left_out_lines(&[]), "");
+        let cs = GrammarLeftOut {
+            language: "C#".into(),
+            id: "csharp".into(),
+            grammar: "c_sharp".into(),
+            file_types: vec!["cs".into()],
+        };
+        let text = left_out_lines(std::slice::from_ref(&cs));
+        assert!(text.contains("not built into this binary"), "{text}");
+        assert!(text.contains("C# (.cs): no syntactic answer"), "{text}");
+        assert!(text.contains("cargo install scry-lsp"), "{text}");
+    }
+
+    /// `daemon status --root DIR` for a workspace the daemon does not
+    /// serve says so; memory events are sentences in its JSON too.
+    #[test]
+    fn daemon_status_names_the_asked_workspace_and_words_memory() {
+        let mut s = DaemonStatus {
+            pid: 7,
+            version: "0.1.0".into(),
+            protocol: 4,
+            uptime_ms: 185_000,
+            clients: 1,
+            socket: PathBuf::from("/run/scry.sock"),
+            workspaces: Vec::new(),
+        };
+        let text = daemon_status_text(&s, Some(Path::new("/ws")));
+        assert!(text.contains("up 3m05s, 1 client connected"), "{text}");
+        assert!(
+            text.ends_with("no server for /ws in this daemon\n"),
+            "{text}"
+        );
+        assert!(daemon_status_text(&s, None).ends_with("no workspace yet\n"));
+        s.workspaces.push(scry_model::DaemonWorkspace {
+            root: PathBuf::from("/ws"),
+            clients: 1,
+            servers: Vec::new(),
+            memory_events: vec![MemoryNote {
+                at_secs: 0,
+                what: scry_model::MemoryAction::Restarted {
+                    server: "pyright".into(),
+                    memory_kib: 3 * 1024 * 1024,
+                    processes: 1,
+                    memory_cap_kib: Some(2 * 1024 * 1024),
+                    now: false,
+                },
+            }],
+        });
+        let v = daemon_status_json(&s);
+        let said = v["workspaces"][0]["memory_events"][0].as_str().unwrap();
+        assert!(
+            said.starts_with("pyright was restarted between requests"),
+            "{said}"
+        );
+        assert!(
+            daemon_status_text(&s, None).contains("  memory: pyright was restarted"),
+            "{}",
+            daemon_status_text(&s, None)
+        );
+    }
+}
