@@ -23,7 +23,7 @@ pub mod query;
 mod status;
 
 pub use action::Action;
-pub use error::{Message, OpError, Part};
+pub use error::{Example, Message, OpError, Part};
 pub use model::*;
 pub use query::{ActionChoice, ArgProblem, Invalid, Query, Spot, Valid};
 pub use status::*;

@@ -157,8 +157,9 @@ pub fn error_text(err: &OpError, root: &Path) -> String {
     error_text_in(err, root, Dialect::Mcp)
 }
 
-/// [`error_text`], each argument it names ([`scry_model::Part::Arg`])
-/// spelled as `dialect`'s front end takes it.
+/// [`error_text`], each argument, action and example question it names
+/// ([`scry_model::Part::Arg`], `Action`, `Example`) spelled as `dialect`'s
+/// front end takes it.
 pub fn error_text_in(err: &OpError, root: &Path, dialect: Dialect) -> String {
     let mut out = Echo::default();
     for part in err.message().parts() {
@@ -168,6 +169,8 @@ pub fn error_text_in(err: &OpError, root: &Path, dialect: Dialect) -> String {
                 out.opaque(&clip_echo(&display_path(p, root), MAX_ECHO_PATH_CHARS))
             }
             scry_model::Part::Arg(a) => out.opaque(&dialect.flag(*a)),
+            scry_model::Part::Action(a) => out.opaque(&dialect.action(*a)),
+            scry_model::Part::Example(e) => out.opaque(&dialect.example(e)),
             scry_model::Part::Foreign(f) => {
                 let f = scry_base::paths::relativise_text(f, root);
                 let mut inner = Echo::default();

@@ -250,7 +250,8 @@ fn render_body(ctx: &Ctx) -> Rendered {
             }
         }
         Body::CodeActions(list) => {
-            let (header, body) = crate::edit::actions_text(list, ctx.root, &ctx.server());
+            let (header, body) =
+                crate::edit::actions_text(list, ctx.root, &ctx.server(), ctx.opts.dialect);
             Rendered {
                 header,
                 body,

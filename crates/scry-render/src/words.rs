@@ -16,7 +16,8 @@ use std::path::Path;
 use scry_base::units::describe_kib;
 use scry_model::action::Arg;
 use scry_model::{
-    MemoryAction, Precision, Reason, Recovered, SameName, Selector, Trust, TrustNotice, Via,
+    Action, Example, MemoryAction, Precision, Reason, Recovered, SameName, Selector, Trust,
+    TrustNotice, Via,
 };
 
 use crate::display_path;
@@ -60,11 +61,57 @@ impl Dialect {
     }
 
     /// An argument as this front end spells it: `timeout_ms` in MCP, the
-    /// flag `--timeout-ms` on the command line.
+    /// flag `--timeout-ms` on the command line, or the positional it
+    /// takes there (`PATH`, `METHOD`, `TARGET`), `--apply N` for a code
+    /// action's number and `--dry-run` for `apply` (the CLI applies unless
+    /// told not to).
     pub fn flag(self, arg: Arg) -> String {
         match self {
             Dialect::Mcp => arg.name().to_string(),
-            Dialect::Cli => format!("--{}", arg.name().replace('_', "-")),
+            Dialect::Cli => match arg {
+                Arg::Path => "PATH".into(),
+                Arg::Method => "METHOD".into(),
+                Arg::Targets => "TARGET".into(),
+                Arg::ActionIndex => "--apply N".into(),
+                Arg::ActionTitle => "--apply TITLE".into(),
+                Arg::Apply => "--dry-run".into(),
+                Arg::FocusSymbols => "--symbol".into(),
+                // No flag: only MCP callers give one.
+                Arg::IdempotencyKey => arg.name().into(),
+                _ => format!("--{}", arg.name().replace('_', "-")),
+            },
+        }
+    }
+
+    /// An action as this front end names it: `workspace_symbols` in MCP,
+    /// `workspace-symbols` on the command line.
+    pub fn action(self, action: Action) -> String {
+        match self {
+            Dialect::Mcp => action.name().to_string(),
+            Dialect::Cli => action.name().replace('_', "-"),
+        }
+    }
+
+    /// An example question: MCP's arguments (`path=src/lib.rs
+    /// symbol=Config`), or the command line that asks it (`scry definition
+    /// src/lib.rs Config`: the path, symbol and new name positional, the
+    /// rest as flags).
+    pub fn example(self, e: &Example) -> String {
+        match self {
+            Dialect::Mcp => e.to_string(),
+            Dialect::Cli => {
+                let mut words = vec!["scry".to_string(), self.action(e.action)];
+                for positional in [Arg::Path, Arg::Symbol, Arg::NewName] {
+                    let given = e.args.iter().find(|(a, _)| *a == positional);
+                    words.extend(given.map(|(_, v)| cli_value(v)));
+                }
+                for (a, v) in &e.args {
+                    if ![Arg::Path, Arg::Symbol, Arg::NewName].contains(a) {
+                        words.push(format!("{} {}", self.flag(*a), cli_value(v)));
+                    }
+                }
+                words.join(" ")
+            }
         }
     }
 }

@@ -790,7 +790,6 @@ fn errors() {
             "; did you mean `restock` (line 14)?"
         )),
         OpError::Timeout("rust-analyzer did not answer textDocument/references within 30s".into()),
-        OpError::WorkspaceRequired,
     ];
     let lines: Vec<String> = errs.iter().map(|e| render_error(e, root())).collect();
     insta::assert_snapshot!("errors_text", lines.join("\n"));
@@ -822,6 +821,77 @@ fn an_error_names_the_flag_in_each_front_ends_spelling() {
     let said = scry_render::reason_text_in(&note, root(), Dialect::Cli);
     assert!(said.ends_with("raise --timeout-ms"), "{said}");
     assert!(scry_render::reason_text(&note, root()).ends_with("raise timeout_ms"));
+}
+
+/// A refused question names its arguments, actions and example in the
+/// asking front end's syntax: MCP's arguments, the command line's flags,
+/// positionals and command.
+#[test]
+fn a_refused_question_is_worded_in_each_front_ends_syntax() {
+    use scry_model::action::Arg;
+    use scry_model::{ArgProblem, Invalid};
+    let refused = |action, arg, problem| {
+        OpError::from(Invalid {
+            action,
+            arg,
+            problem,
+        })
+    };
+    let both = |e: &OpError| {
+        (
+            render_error(e, root()),
+            scry_render::render_error_in(e, root(), Dialect::Cli),
+        )
+    };
+    let e = refused(Action::Definition, Arg::Symbol, ArgProblem::Missing);
+    assert_eq!(
+        both(&e),
+        (
+            "error[INVALID_ARGUMENT]: definition needs a symbol, and usually a path: e.g. path=src/lib.rs symbol=Config".into(),
+            "error[INVALID_ARGUMENT]: definition needs a --symbol, and usually a PATH: e.g. scry definition src/lib.rs Config".into()
+        )
+    );
+    let e = refused(Action::Rename, Arg::Symbol, ArgProblem::NoSymbolOrLine);
+    assert!(
+        both(&e)
+            .1
+            .ends_with("e.g. scry rename src/lib.rs Config Settings"),
+        "{:?}",
+        both(&e)
+    );
+    let e = refused(Action::Symbols, Arg::Path, ArgProblem::Missing);
+    assert_eq!(
+        both(&e).1,
+        "error[INVALID_ARGUMENT]: symbols needs a PATH (to search across files use workspace-symbols with a --query)"
+    );
+    let e = refused(Action::Hover, Arg::ActionIndex, ArgProblem::NotTaken);
+    assert_eq!(
+        both(&e),
+        (
+            "error[INVALID_ARGUMENT]: action_index and action_title pick a code action; hover takes neither".into(),
+            "error[INVALID_ARGUMENT]: --apply N and --apply TITLE pick a code action; hover takes neither".into()
+        )
+    );
+    let e = refused(Action::Hover, Arg::Line, ArgProblem::WithoutPath);
+    assert_eq!(
+        both(&e).1,
+        "error[INVALID_ARGUMENT]: hover: --line and --column need a PATH (the file they are in)"
+    );
+    // An engine error naming an argument.
+    let e = OpError::SymbolNotFound(scry_model::msg!(
+        "`restok` does not occur in ",
+        path(p("src/inventory.rs")),
+        "; check the spelling, or omit ",
+        arg(Arg::Path),
+        " to search the workspace"
+    ));
+    assert_eq!(
+        both(&e),
+        (
+            "error[SYMBOL_NOT_FOUND]: `restok` does not occur in src/inventory.rs; check the spelling, or omit path to search the workspace".into(),
+            "error[SYMBOL_NOT_FOUND]: `restok` does not occur in src/inventory.rs; check the spelling, or omit PATH to search the workspace".into()
+        )
+    );
 }
 
 #[test]

@@ -23,10 +23,10 @@ use crate::convert::{self, Files};
 use crate::resolve::{self, Declared, OccurrenceKind};
 use scry_model::action::Arg;
 use scry_model::error::OpError;
+use scry_model::msg;
 use scry_model::name::SymbolName;
 use scry_model::query::Spot;
 use scry_model::*;
-use scry_model::{msg, msgf};
 
 /// How many occurrences of a name are kept as candidates (the scan counts
 /// them all, but keeps only the best this many).
@@ -318,7 +318,9 @@ pub(crate) async fn target_in_file(
         return Err(OpError::SymbolNotFound(msg!(
             format!("`{symbol}` does not occur in "),
             path(&path),
-            "; check the spelling, or omit path to search the workspace"
+            "; check the spelling, or omit ",
+            arg(Arg::Path),
+            " to search the workspace"
         )));
     }
     Ok(Target {
@@ -368,13 +370,14 @@ pub(crate) async fn target_from_workspace(
     let want = SymbolName::parse(symbol);
     let sessions = cx.workspace_sessions(method, notes).await?;
     let Some(found) = lookup_workspace_symbol(cx, &want, &sessions).await? else {
-        return Err(OpError::SymbolNotFound(msgf!(
-            "no workspace symbol named `{symbol}` ({}); pass a path to search one file",
-            sessions
-                .iter()
-                .map(|s| s.name().to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
+        let servers: Vec<&str> = sessions.iter().map(|s| s.name()).collect();
+        return Err(OpError::SymbolNotFound(msg!(
+            format!(
+                "no workspace symbol named `{symbol}` ({}); pass a ",
+                servers.join(", ")
+            ),
+            arg(Arg::Path),
+            " to search one file"
         )));
     };
     let path = found.loc.path.clone();
