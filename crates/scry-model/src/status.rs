@@ -104,7 +104,7 @@ pub struct RunningServer {
     pub root: PathBuf,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pid: Option<u32>,
-    pub state: ServerState,
+    pub state: RunState,
     /// Negotiated position encoding ("utf-16", ...), once initialized.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub encoding: Option<String>,
@@ -123,7 +123,7 @@ pub struct RunningServer {
 /// Where a server process is in its life.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum ServerState {
+pub enum RunState {
     /// Being started (not yet initialized).
     Starting,
     Ready,
@@ -259,6 +259,17 @@ pub struct MemoryNote {
 }
 
 // ------------------------------------------------------------------ doctor
+
+/// Everything `scry doctor` shows: the set-up check, the workspace's SCIP
+/// indexes, the running daemon (`None`: none answered) and the grammars
+/// this binary leaves out.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Doctor {
+    pub report: DoctorReport,
+    pub indexes: Vec<DoctorIndex>,
+    pub daemon: Option<DaemonStatus>,
+    pub grammars_left_out: Vec<GrammarLeftOut>,
+}
 
 /// The set-up check (`scry doctor`): what would serve each language here,
 /// installed or not, its version, how to install what is missing, the

@@ -15,10 +15,10 @@ use std::path::Path;
 
 use scry_base::units::describe_kib;
 use scry_model::{
-    DaemonStatus, DoctorIndex, DoctorReport, GrammarLeftOut, IndexAbout, IndexOrigin, IndexStatus,
-    IndexerStatus, LanguageRow, LeftOutWhy, MemoryNote, NoVersion, NotChecked, PathLeftOut,
-    ProviderRole, ProviderRow, ProviderStatus, Reason, RefreshStatus, RunningServer, ServerState,
-    StatusReport, SyntacticStatus, Version,
+    DaemonStatus, Doctor, DoctorIndex, DoctorReport, GrammarLeftOut, IndexAbout, IndexOrigin,
+    IndexStatus, IndexerStatus, LanguageRow, LeftOutWhy, MemoryNote, NoVersion, NotChecked,
+    PathLeftOut, ProviderRole, ProviderRow, ProviderStatus, Reason, RefreshStatus, RunState,
+    RunningServer, StatusReport, SyntacticStatus, Version,
 };
 use serde_json::{Value, json};
 
@@ -159,7 +159,7 @@ fn server_line(s: &ProviderStatus, width: usize, root: &Path) -> String {
                 if let Some(pid) = r.pid {
                     words.push(format!("pid {pid}"));
                 }
-                words.push(server_state(&r.state));
+                words.push(run_state(&r.state));
                 if let Some(enc) = &r.encoding {
                     words.push(enc.clone());
                 }
@@ -197,7 +197,7 @@ fn server_json(s: &ProviderStatus, root: &Path) -> Value {
         "running": s.running.iter().map(|r| json!({
             "root": display_path(&r.root, root),
             "pid": r.pid,
-            "state": server_state(&r.state),
+            "state": run_state(&r.state),
             "encoding": r.encoding,
             "open_documents": r.open_documents,
             "memory_kib": r.memory_kib,
@@ -214,12 +214,12 @@ fn memory_words(r: &RunningServer) -> Option<String> {
 }
 
 /// `starting`, `ready`, `indexing: Indexing 45%`, `exited: <reason>`.
-fn server_state(s: &ServerState) -> String {
+fn run_state(s: &RunState) -> String {
     match s {
-        ServerState::Starting => "starting".into(),
-        ServerState::Ready => "ready".into(),
-        ServerState::Indexing { progress } => format!("indexing: {progress}"),
-        ServerState::Exited { reason } => {
+        RunState::Starting => "starting".into(),
+        RunState::Ready => "ready".into(),
+        RunState::Indexing { progress } => format!("indexing: {progress}"),
+        RunState::Exited { reason } => {
             format!("exited: {}", reason.as_deref().unwrap_or("unknown"))
         }
     }
@@ -476,14 +476,10 @@ fn doctor_index(ix: &DoctorIndex, root: &Path) -> String {
 const NO_DAEMON: &str = "daemon: none running — the next `scry` call starts one, which keeps the servers warm and under their memory caps";
 
 /// `scry doctor` as text: the set-up report, the SCIP indexes, the running
-/// daemon's servers for this workspace (`None`: none running) and the
-/// grammars this binary leaves out.
-pub fn doctor_text(
-    r: &DoctorReport,
-    indexes: &[DoctorIndex],
-    daemon: Option<&DaemonStatus>,
-    left_out: &[GrammarLeftOut],
-) -> String {
+/// daemon's servers for this workspace (none running: how one starts) and
+/// the grammars this binary leaves out.
+pub fn doctor_text(d: &Doctor) -> String {
+    let r = &d.report;
     let root = r.workspace_root.as_path();
     let mut out = String::new();
     let _ = writeln!(out, "scry doctor: {}", root.display());
@@ -524,9 +520,9 @@ pub fn doctor_text(
                 .join(", ")
         );
     }
-    match daemon {
-        Some(d) => {
-            let _ = writeln!(out, "{}", daemon_lines(d, root));
+    match &d.daemon {
+        Some(daemon) => {
+            let _ = writeln!(out, "{}", daemon_lines(daemon, root));
         }
         None => {
             let _ = writeln!(out, "{NO_DAEMON}");
@@ -550,13 +546,13 @@ pub fn doctor_text(
         let label = format!("{} ({})", l.languages, files(l.files));
         row(&mut out, &label, l, root);
     }
-    if indexes.is_empty() {
+    if d.indexes.is_empty() {
         let _ = writeln!(
             out,
             "  SCIP index: none for this workspace (`scry index` builds one; a CI-built one is named by \"index\": {{\"path\": …}} in the configuration)"
         );
     }
-    for i in indexes {
+    for i in &d.indexes {
         let _ = writeln!(out, "  SCIP index: {}", doctor_index(i, root));
     }
     if r.problems.is_empty() {
@@ -580,18 +576,14 @@ pub fn doctor_text(
             let _ = writeln!(out, "  {w}");
         }
     }
-    out.trim_end().to_string() + &left_out_lines(left_out)
+    out.trim_end().to_string() + &left_out_lines(&d.grammars_left_out)
 }
 
 /// `scry doctor --json`: the report's fields (camelCase) with each version
 /// and ignored item worded as the text words it, the trust, the indexes'
 /// lines, the left-out grammars and the running daemon's status.
-pub fn doctor_json(
-    r: &DoctorReport,
-    indexes: &[DoctorIndex],
-    daemon: Option<&DaemonStatus>,
-    left_out: &[GrammarLeftOut],
-) -> Value {
+pub fn doctor_json(d: &Doctor) -> Value {
+    let r = &d.report;
     let root = r.workspace_root.as_path();
     let mut v = serde_json::to_value(r).unwrap_or_default();
     v["trust"] = words::trust(&r.trust).into();
@@ -608,14 +600,13 @@ pub fn doctor_json(
             }
         }
     }
-    let lines: Vec<String> = indexes.iter().map(|i| doctor_index(i, root)).collect();
+    let lines: Vec<String> = (d.indexes.iter()).map(|i| doctor_index(i, root)).collect();
     v["indexes"] = lines.into();
-    v["grammarsNotBuiltIn"] = left_out
-        .iter()
+    v["grammarsNotBuiltIn"] = (d.grammars_left_out.iter())
         .map(|g| json!({"language": g.id, "grammar": g.grammar, "fileTypes": g.file_types}))
         .collect();
-    if let Some(d) = daemon {
-        v["daemon"] = daemon_status_json(d);
+    if let Some(daemon) = &d.daemon {
+        v["daemon"] = daemon_status_json(daemon);
     }
     v
 }

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use scry_model::{
     Action, Alternative, Answer, AskedAt, Body, CallDirection, CallEdge, CallItem, IndexAbout,
     IndexOrigin, IndexStatus, IndexerStatus, Loc, MemoryAction, MemoryNote, OpError, ProviderRole,
-    ProviderStatus, Question, Reason, RefreshStatus, RunningServer, Selector, ServerState,
+    ProviderStatus, Question, Reason, RefreshStatus, RunState, RunningServer, Selector,
     StatusReport, SymbolItem, SymbolNode, Via,
 };
 use scry_render::{
@@ -618,7 +618,7 @@ fn status() {
     ra.running = vec![RunningServer {
         root: p("fixtures/rust"),
         pid: Some(123),
-        state: ServerState::Ready,
+        state: RunState::Ready,
         encoding: Some("utf-8".into()),
         open_documents: 3,
         memory_kib: Some(1_890_000),

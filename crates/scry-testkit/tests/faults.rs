@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use scry_model::{Action, Answer, Body, OpError, Query, ServerState};
+use scry_model::{Action, Answer, Body, OpError, Query, RunState};
 use scry_ops::Engine;
 use scry_render::{RenderOptions, render_text};
 use scry_workspace::Workspace;
@@ -559,11 +559,11 @@ async fn indexing_is_waited_for() {
                     .iter()
                     .find(|s| s.id == SERVER)
                     .expect("configured server in status");
-                if let Some(ServerState::Indexing { progress }) = server
+                if let Some(RunState::Indexing { progress }) = server
                     .running
                     .iter()
                     .map(|r| &r.state)
-                    .find(|s| matches!(s, ServerState::Indexing { .. }))
+                    .find(|s| matches!(s, RunState::Indexing { .. }))
                 {
                     saw_indexing = Some(progress.clone());
                     fx.render(&st);

@@ -30,7 +30,8 @@ use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use scry_index::{Index, cache};
+use scry_index::cache;
+use scry_index::store::read::Index;
 
 use crate::Workspace;
 use crate::catalog::Indexer;

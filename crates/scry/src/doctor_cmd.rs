@@ -13,7 +13,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Parser;
-use scry_model::{DaemonStatus, GrammarLeftOut};
+use scry_model::{DaemonStatus, Doctor, GrammarLeftOut};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -62,13 +62,16 @@ pub fn main(args: impl Iterator<Item = std::ffi::OsString>) -> ExitCode {
         &config,
         &root,
     );
-    let daemon = running_daemon();
-    let left_out = grammars_left_out();
+    let doctor = Doctor {
+        report,
+        indexes,
+        daemon: running_daemon(),
+        grammars_left_out: grammars_left_out(),
+    };
     let text = if cli.json {
-        let v = scry_render::doctor_json(&report, &indexes, daemon.as_ref(), &left_out);
-        serde_json::to_string_pretty(&v).unwrap_or_default()
+        serde_json::to_string_pretty(&scry_render::doctor_json(&doctor)).unwrap_or_default()
     } else {
-        scry_render::doctor_text(&report, &indexes, daemon.as_ref(), &left_out)
+        scry_render::doctor_text(&doctor)
     };
     use std::io::Write;
     let mut out = std::io::stdout().lock();

@@ -34,7 +34,7 @@ use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
 
 use super::{ClientSession, State, WsKey};
-use crate::answer::{self, Answerer, Local, Session};
+use crate::answer::{self, Answerer, Caller, Local};
 use crate::paths::{PROTOCOL, VERSION};
 use crate::proto::{self, Call, CallResult, ClientFrame, DaemonFrame, Reply};
 use scry_model::{DaemonServer, DaemonStatus, DaemonWorkspace};
@@ -154,7 +154,7 @@ impl State {
         );
         self.clients.fetch_add(1, Ordering::SeqCst);
         let session = Arc::new(ClientSession {
-            session: Session::new(session_id),
+            session: Caller::new(session_id),
             roots: Mutex::new(HashSet::new()),
         });
         let mut calls: HashMap<u64, tokio::task::AbortHandle> = HashMap::new();

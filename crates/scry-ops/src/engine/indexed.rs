@@ -27,7 +27,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use scry_index::cache::{self, Fresh, Source};
-use scry_index::{Doc, Index, Occ, Sym};
+use scry_index::store::read::Index;
+use scry_index::store::{Doc, Occ, Sym};
 use scry_lsp::LineIndex;
 
 use super::order::{Label, Unlabelled};

@@ -254,13 +254,13 @@ pub(crate) async fn status(ws: &Arc<Workspace>, question: Question) -> Answer {
         let mut run = Vec::new();
         for s in running.iter().filter(|s| s.name() == spec.id) {
             let state = if !s.is_alive() {
-                ServerState::Exited {
+                RunState::Exited {
                     reason: s.exit_reason().await,
                 }
             } else if let Some(progress) = s.state().indexing() {
-                ServerState::Indexing { progress }
+                RunState::Indexing { progress }
             } else {
-                ServerState::Ready
+                RunState::Ready
             };
             let used = s.pid().and_then(|p| memory.get(&p));
             run.push(RunningServer {
@@ -279,7 +279,7 @@ pub(crate) async fn status(ws: &Arc<Workspace>, question: Question) -> Answer {
                 run.push(RunningServer {
                     root: root.clone(),
                     pid: None,
-                    state: ServerState::Starting,
+                    state: RunState::Starting,
                     encoding: None,
                     open_documents: 0,
                     memory_kib: None,

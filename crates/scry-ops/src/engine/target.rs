@@ -20,7 +20,7 @@ use scry_lsp::{CharPos, LineIndex, Session};
 
 use crate::call::{AskError, Ctx, Retry, method_of, session_error, supports};
 use crate::convert::{self, Files};
-use crate::resolve::{self, Declared, OccurrenceKind};
+use crate::resolve::{self, Declared, MatchKind};
 use scry_model::action::Arg;
 use scry_model::error::OpError;
 use scry_model::msg;
@@ -189,7 +189,7 @@ pub(crate) async fn target_in_file(
         )));
     }
     let n = occ.total;
-    let form_of = |o: &resolve::Occurrence| {
+    let form_of = |o: &resolve::NameMatch| {
         let line = index.line(o.pos.line).unwrap_or_default();
         let byte = line
             .char_indices()
@@ -197,13 +197,13 @@ pub(crate) async fn target_in_file(
             .map_or(line.len(), |(b, _)| b);
         resolve::written_form(line, byte, &want.name)
     };
-    let occ_candidate = |o: &resolve::Occurrence, via: Via| Candidate {
+    let occ_candidate = |o: &resolve::NameMatch, via: Via| Candidate {
         pos: o.pos,
         via,
         form: Some(form_of(o)),
         compare: false,
     };
-    let prose = |o: &resolve::Occurrence| o.kind == OccurrenceKind::Prose;
+    let prose = |o: &resolve::NameMatch| o.kind == MatchKind::Prose;
     let mut candidates: Vec<Candidate> = Vec::new();
     let mut others = Vec::new();
     let decl_candidate = |d: &Declared| Candidate {
@@ -249,7 +249,7 @@ pub(crate) async fn target_in_file(
         Some(h) => {
             // With a line: the occurrences on it first (code before
             // comments and strings), else the nearest one, said so.
-            let on_line: Vec<&resolve::Occurrence> =
+            let on_line: Vec<&resolve::NameMatch> =
                 occ.list.iter().filter(|o| o.pos.line == h).collect();
             if on_line.is_empty() {
                 for (i, o) in occ.list.iter().enumerate() {
@@ -265,13 +265,10 @@ pub(crate) async fn target_in_file(
             } else {
                 // A qualified question picks the occurrences written
                 // with its qualifier, when the line has some.
-                let exact: Vec<&resolve::Occurrence> =
+                let exact: Vec<&resolve::NameMatch> =
                     on_line.iter().copied().filter(|o| o.exact).collect();
                 let chosen = if exact.is_empty() { on_line } else { exact };
-                let code = chosen
-                    .iter()
-                    .filter(|o| o.kind == OccurrenceKind::Code)
-                    .count();
+                let code = chosen.iter().filter(|o| o.kind == MatchKind::Code).count();
                 for (i, o) in chosen.iter().enumerate() {
                     let via = Via::OnLine {
                         n: i + 1,
@@ -280,7 +277,7 @@ pub(crate) async fn target_in_file(
                         prose: prose(o),
                     };
                     let mut c = occ_candidate(o, via);
-                    c.compare = code > 1 && i < MAX_SAME_LINE && o.kind == OccurrenceKind::Code;
+                    c.compare = code > 1 && i < MAX_SAME_LINE && o.kind == MatchKind::Code;
                     candidates.push(c);
                 }
             }
