@@ -39,7 +39,7 @@ mod words;
 pub use reports::{
     daemon_status_json, daemon_status_text, doctor_json, doctor_text, index_label, indexer_missing,
 };
-pub use words::{Dialect, describe_usage, memory_action, trust};
+pub use words::{Dialect, memory_action};
 
 /// Limits on what one rendering shows.
 #[derive(Debug, Clone)]

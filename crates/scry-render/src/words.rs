@@ -268,7 +268,7 @@ pub(crate) fn reason_in(r: &Reason, root: &Path, d: Dialect) -> String {
 
 /// Whether a workspace is trusted, and why: the one wording of `status`
 /// and `doctor`.
-pub fn trust(t: &Trust) -> String {
+pub(crate) fn trust(t: &Trust) -> String {
     match t {
         Trust::Env => format!("trusted ({}=all)", Trust::ENV),
         Trust::UserRoot(p) => format!("trusted (trustedRoots: {})", p.display()),
@@ -546,7 +546,7 @@ pub(crate) fn selectors(select: &[Selector], dialect: Dialect) -> Vec<String> {
 /// A server's memory in words, the one wording of status, `daemon status`
 /// and `doctor`: `212.4 MiB in 2 processes (cap 4.0 GiB)`; the process
 /// count only when there is more than one, the cap when known.
-pub fn describe_usage(
+pub(crate) fn describe_usage(
     memory_kib: u64,
     processes: Option<usize>,
     memory_cap_kib: Option<u64>,
