@@ -606,7 +606,7 @@ fn others_line(answer: &Answer, dialect: Dialect) -> Option<String> {
         .collect();
     Some(format!(
         "Other declarations of `{name}` in this file (pick one with {}): {}",
-        dialect.line_arg(),
+        dialect.flag(scry_model::action::Arg::Line),
         items.join(", ")
     ))
 }

@@ -35,28 +35,20 @@ pub enum Dialect {
 }
 
 impl Dialect {
-    /// One argument named `name` with `value`.
-    fn arg(self, name: &str, value: &str) -> String {
+    /// One argument with `value`: `column=35`, `--column 35`.
+    fn arg(self, arg: Arg, value: &str) -> String {
         match self {
-            Dialect::Mcp => format!("{name}={value}"),
-            Dialect::Cli => format!("--{name} {}", cli_value(value)),
+            Dialect::Mcp => format!("{}={value}", arg.name()),
+            Dialect::Cli => format!("{} {}", self.flag(arg), cli_value(value)),
         }
     }
 
     /// What a selector is written as.
     pub fn selector(self, s: &Selector) -> String {
         match s {
-            Selector::Line(l) => self.arg("line", &l.to_string()),
-            Selector::Column(c) => self.arg("column", &c.to_string()),
-            Selector::Symbol(form) => self.arg("symbol", form),
-        }
-    }
-
-    /// The argument naming a line, for prose ("pick one with line").
-    pub fn line_arg(self) -> &'static str {
-        match self {
-            Dialect::Mcp => "line",
-            Dialect::Cli => "--line",
+            Selector::Line(l) => self.arg(Arg::Line, &l.to_string()),
+            Selector::Column(c) => self.arg(Arg::Column, &c.to_string()),
+            Selector::Symbol(form) => self.arg(Arg::Symbol, form),
         }
     }
 
@@ -107,7 +99,7 @@ impl Dialect {
                 }
                 for (a, v) in &e.args {
                     if ![Arg::Path, Arg::Symbol, Arg::NewName].contains(a) {
-                        words.push(format!("{} {}", self.flag(*a), cli_value(v)));
+                        words.push(self.arg(*a, v));
                     }
                 }
                 words.join(" ")
