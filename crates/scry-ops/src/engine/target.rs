@@ -132,7 +132,8 @@ pub(crate) async fn target_in_file(
             return Ok(Target::at(path, session, index, pos, Via::FirstIdentifier));
         }
         return Err(OpError::InvalidArgument(msg!(
-            format!("{} needs a ", action.name()),
+            action(action),
+            " needs a ",
             arg(Arg::Symbol),
             " (or ",
             arg(Arg::Line),
