@@ -117,10 +117,11 @@ struct Core {
     unavailable: Option<String>,
 }
 
-/// One client session: its id (the idempotency-key prefix) and the
-/// once-per-session notices already told.
+/// One client session, the caller: its id (the idempotency-key prefix)
+/// and the once-per-session notices already told (`Session` is a language
+/// server's, `scry_lsp::Session`).
 #[derive(Debug)]
-pub struct Session {
+pub struct Caller {
     id: String,
     told: Mutex<HashSet<scry_model::TrustNotice>>,
     /// Its `changes` baseline (`Baseline::Session`), as the engine exports
@@ -128,9 +129,9 @@ pub struct Session {
     changes: Mutex<Option<serde_json::Value>>,
 }
 
-impl Session {
-    pub fn new(id: String) -> Arc<Session> {
-        Arc::new(Session {
+impl Caller {
+    pub fn new(id: String) -> Arc<Caller> {
+        Arc::new(Caller {
             id,
             told: Mutex::new(HashSet::new()),
             changes: Mutex::new(None),
@@ -154,7 +155,7 @@ impl Session {
 #[derive(Clone)]
 pub struct Local {
     core: Arc<Core>,
-    session: Arc<Session>,
+    session: Arc<Caller>,
 }
 
 impl Local {
@@ -172,7 +173,7 @@ impl Local {
                 refresh: true,
                 unavailable: None,
             }),
-            session: Session::new(session.to_string()),
+            session: Caller::new(session.to_string()),
         }
     }
 
@@ -197,7 +198,7 @@ impl Local {
     }
 
     /// The same workspace for another client session.
-    pub fn for_session(&self, session: Arc<Session>) -> Local {
+    pub fn for_session(&self, session: Arc<Caller>) -> Local {
         Local {
             core: self.core.clone(),
             session,
@@ -328,7 +329,7 @@ impl Answerer for Local {
     }
 
     fn new_session(&self) -> Arc<dyn Answerer> {
-        Arc::new(self.for_session(Session::new(crate::client::session_id("mcp-http"))))
+        Arc::new(self.for_session(Caller::new(crate::client::session_id("mcp-http"))))
     }
 
     fn shutdown(&self) -> Boxed<'_, ()> {

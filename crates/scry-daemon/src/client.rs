@@ -27,7 +27,8 @@ use tokio::sync::mpsc;
 
 use crate::paths::{self, Files, PROTOCOL, VERSION};
 use crate::platform;
-use crate::proto::{self, Call, CallResult, ClientFrame, DaemonFrame, DaemonStatus, Frames, Reply};
+use crate::proto::{self, Call, CallResult, ClientFrame, DaemonFrame, Frames, Reply};
+use scry_model::DaemonStatus;
 
 /// How long a started daemon has to open its socket, by default.
 pub const START_WITHIN: Duration = Duration::from_secs(5);

@@ -17,7 +17,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use scry_model::{Answer, DiagnosticsDelta, OpError, Valid};
+use scry_model::{Answer, DaemonStatus, DiagnosticsDelta, OpError, Valid};
 use scry_workspace::env::CallEnv;
 use serde::{Deserialize, Serialize};
 
@@ -221,59 +221,6 @@ impl Reply {
             CallResult::Config(m) => Err(m),
         }
     }
-}
-
-/// `scry daemon status`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct DaemonStatus {
-    pub pid: u32,
-    pub version: String,
-    pub protocol: u32,
-    pub uptime_ms: u64,
-    /// Clients connected now, besides the one asking.
-    pub clients: usize,
-    #[serde(with = "scry_model::os_path")]
-    pub socket: PathBuf,
-    pub workspaces: Vec<WorkspaceStatus>,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct WorkspaceStatus {
-    #[serde(with = "scry_model::os_path")]
-    pub root: PathBuf,
-    /// Connected clients that asked about this workspace.
-    pub clients: usize,
-    pub servers: Vec<ServerStatus>,
-    /// What the memory policy did lately to this workspace's servers
-    /// (restarts over a cap, stops over the budget), oldest first.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub memory_events: Vec<String>,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct ServerStatus {
-    pub id: String,
-    #[serde(with = "scry_model::os_path")]
-    pub root: PathBuf,
-    pub pid: Option<u32>,
-    /// Resident memory of the server's whole process tree (its children,
-    /// e.g. tsserver, included), in KiB, when readable.
-    pub rss_kib: Option<u64>,
-    /// How many processes that tree has.
-    #[serde(default)]
-    pub processes: Option<usize>,
-    /// The server's memory cap, KiB.
-    #[serde(default)]
-    pub cap_kib: Option<u64>,
-    pub uptime_ms: u64,
-    pub idle_ms: u64,
-    /// The executable it runs (canonical).
-    #[serde(with = "scry_model::os_path", default)]
-    pub program: PathBuf,
-    /// The clients that used it ("<session> (PATH <hash>)"), most recent
-    /// first.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub clients: Vec<String>,
 }
 
 /// One frame as a line, or why it cannot be one.

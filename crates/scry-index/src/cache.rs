@@ -56,16 +56,6 @@ impl Source {
             Source::Built(p) | Source::Configured(p) => p,
         }
     }
-
-    /// `scry index`, or `CI index build/index.scip` (relative to `root`).
-    pub fn describe(&self, root: &Path) -> String {
-        match self {
-            Source::Built(_) => "scry index".into(),
-            Source::Configured(p) => {
-                format!("CI index {}", scry_base::paths::display(p, root))
-            }
-        }
-    }
 }
 
 /// Which index of `root` to read: `configured` (a CI-built `index.scip`)

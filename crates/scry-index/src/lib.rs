@@ -5,7 +5,9 @@
 //! - [`proto`]: the SCIP messages scry reads (hand-written `prost`
 //!   structs over the published `scip.proto`) and a streaming reader.
 //! - [`store`]: the one-time conversion into sorted on-disk tables and the
-//!   reader that answers by range reads ([`store::read::Index`]).
+//!   reader that answers by range reads ([`store::read::Index`]); each
+//!   type by its one path (`scry_index::store::Doc`, no re-export at the
+//!   root).
 //! - [`symbol`]: names and kinds from SCIP symbol strings.
 //! - [`cache`]: where a workspace's converted index lives (per-user cache,
 //!   keyed by the canonical root) and the freshness of its documents.
@@ -23,7 +25,3 @@ pub mod cache;
 pub mod proto;
 pub mod store;
 pub mod symbol;
-
-pub use store::convert::{Built, ConvertOptions};
-pub use store::read::Index;
-pub use store::{Doc, Extent, IndexError, Meta, Occ, Sym, SymOcc, SymbolInfo};

@@ -258,7 +258,6 @@ async fn timeout_is_a_tool_error() {
 fn every_op_error_keeps_its_code() {
     let root = Path::new("/ws");
     let cases = [
-        (OpError::WorkspaceRequired, "WORKSPACE_REQUIRED"),
         (OpError::InvalidArgument("bad".into()), "INVALID_ARGUMENT"),
         (
             OpError::FileNotFound(PathBuf::from("/ws/a.rs")),

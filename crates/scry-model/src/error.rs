@@ -14,20 +14,25 @@
 //! - An error that tells the caller to give an argument names it as a
 //!   [`Part::Arg`] (the [`Arg`] itself), never as text: each front end
 //!   spells it its own way (`--timeout-ms` on the command line,
-//!   `timeout_ms` in MCP; scry-render's `Dialect`).
+//!   `timeout_ms` in MCP; scry-render's `Dialect`); an action it names is
+//!   a [`Part::Action`] (`workspace-symbols` on the command line), and an
+//!   example of a question a [`Part::Example`] (`path=src/lib.rs
+//!   symbol=Config` in MCP, `scry definition src/lib.rs Config` on the
+//!   command line).
 //! - A fact that scry-render words as a note too (the trust notice in a
 //!   routing error) is a [`Part::Note`], worded by the reader.
 //! - Built with [`msg!`](crate::msg) (parts) or [`msgf!`](crate::msgf)
 //!   (scry's text only, `format!`-style).
 //! - `Display` (library users, logs, `anyhow`) prints paths absolute and
-//!   everything else as written (an argument by its MCP name,
-//!   [`Arg::name`], a note as its data, `Debug`); it equals [`OpError::message`] displayed.
+//!   everything else as written (an argument and an action by their MCP
+//!   names, [`Arg::name`], [`Action::name`], an example as MCP arguments, a
+//!   note as its data, `Debug`); it equals [`OpError::message`] displayed.
 //! - [`OpError::code`] is stable: one code per variant.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use crate::action::Arg;
+use crate::action::{Action, Arg};
 
 /// One piece of a [`Message`].
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -43,9 +48,36 @@ pub enum Part {
     /// An argument the caller may give (`raise timeout_ms`), spelled by
     /// the reader in its front end's syntax.
     Arg(Arg),
+    /// An action the caller may ask (`use workspace_symbols`), spelled by
+    /// the reader in its front end's syntax.
+    Action(Action),
+    /// An example question: the action and its arguments with their
+    /// values, written by the reader in its front end's syntax.
+    Example(Example),
     /// A fact worded by the reader, as it words the same note in an
     /// answer.
     Note(Box<crate::Reason>),
+}
+
+/// A question as an example: `action` asked with `args` (each argument
+/// and its value, in order).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Example {
+    pub action: Action,
+    pub args: Vec<(Arg, String)>,
+}
+
+impl fmt::Display for Example {
+    /// As MCP arguments: `path=src/lib.rs symbol=Config`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, (arg, value)) in self.args.iter().enumerate() {
+            if i > 0 {
+                f.write_str(" ")?;
+            }
+            write!(f, "{}={value}", arg.name())?;
+        }
+        Ok(())
+    }
 }
 
 /// The message of an error: scry's text, paths and foreign text, in order.
@@ -100,6 +132,18 @@ impl Message {
         self
     }
 
+    /// Appends the name of an action the caller may ask.
+    pub fn action(mut self, action: Action) -> Message {
+        self.0.push(Part::Action(action));
+        self
+    }
+
+    /// Appends an example question.
+    pub fn example(mut self, example: Example) -> Message {
+        self.0.push(Part::Example(example));
+        self
+    }
+
     /// Appends a fact the reader words.
     pub fn note(mut self, note: crate::Reason) -> Message {
         self.0.push(Part::Note(Box::new(note)));
@@ -114,6 +158,8 @@ impl Message {
                 Part::Path(p) => self.path(p),
                 Part::Foreign(f) => self.foreign(f),
                 Part::Arg(a) => self.arg(a),
+                Part::Action(a) => self.action(a),
+                Part::Example(e) => self.example(e),
                 Part::Note(n) => self.note(*n),
             };
         }
@@ -123,37 +169,6 @@ impl Message {
     /// The parts, in order.
     pub fn parts(&self) -> &[Part] {
         &self.0
-    }
-
-    /// The message with each path shown by `path` and each foreign text by
-    /// `foreign`; scry's text as written, arguments by their MCP names,
-    /// notes as their data.
-    pub fn render(
-        &self,
-        path: impl FnMut(&Path) -> String,
-        foreign: impl FnMut(&str) -> String,
-    ) -> String {
-        self.render_args(path, foreign, |a| a.name().to_string())
-    }
-
-    /// [`Message::render`], each argument spelled by `arg`.
-    pub fn render_args(
-        &self,
-        mut path: impl FnMut(&Path) -> String,
-        mut foreign: impl FnMut(&str) -> String,
-        mut arg: impl FnMut(Arg) -> String,
-    ) -> String {
-        let mut out = String::new();
-        for part in &self.0 {
-            match part {
-                Part::Text(t) => out.push_str(t),
-                Part::Path(p) => out.push_str(&path(p)),
-                Part::Foreign(f) => out.push_str(&foreign(f)),
-                Part::Arg(a) => out.push_str(&arg(*a)),
-                Part::Note(n) => out.push_str(&format!("{n:?}")),
-            }
-        }
-        out
     }
 }
 
@@ -165,6 +180,8 @@ impl fmt::Display for Message {
                 Part::Text(t) | Part::Foreign(t) => f.write_str(t)?,
                 Part::Path(p) => write!(f, "{}", p.display())?,
                 Part::Arg(a) => f.write_str(a.name())?,
+                Part::Action(a) => f.write_str(a.name())?,
+                Part::Example(e) => write!(f, "{e}")?,
                 Part::Note(n) => write!(f, "{n:?}")?,
             }
         }
@@ -198,8 +215,9 @@ impl From<&Message> for Message {
 
 /// A [`Message`] from its parts, in order: `path(p)` is a path,
 /// `foreign(s)` is text scry did not write (anything `Display`), `arg(a)` an
-/// argument the caller may give (an [`Arg`]), `note(r)` a fact the reader
-/// words (a [`Reason`](crate::Reason)), `message(m)`
+/// argument the caller may give (an [`Arg`]), `action(a)` an action it may
+/// ask, `example(e)` an example question ([`Example`]), `note(r)` a fact
+/// the reader words (a [`Reason`](crate::Reason)), `message(m)`
 /// appends another message's parts, and any other expression is scry's own
 /// text (`&str`, `String`, `format!(…)`).
 ///
@@ -220,6 +238,12 @@ macro_rules! msg {
     };
     (@acc $m:expr; arg($a:expr) $(, $($rest:tt)*)?) => {
         $crate::msg!(@acc $m.arg($a); $($($rest)*)?)
+    };
+    (@acc $m:expr; action($a:expr) $(, $($rest:tt)*)?) => {
+        $crate::msg!(@acc $m.action($a); $($($rest)*)?)
+    };
+    (@acc $m:expr; example($e:expr) $(, $($rest:tt)*)?) => {
+        $crate::msg!(@acc $m.example($e); $($($rest)*)?)
     };
     (@acc $m:expr; note($n:expr) $(, $($rest:tt)*)?) => {
         $crate::msg!(@acc $m.note($n); $($($rest)*)?)
@@ -250,8 +274,6 @@ macro_rules! msgf {
 /// reader that shows paths its own way.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, serde::Serialize, serde::Deserialize)]
 pub enum OpError {
-    #[error("no workspace root: pass --root DIR or run scry inside the project")]
-    WorkspaceRequired,
     #[error("{0}")]
     InvalidArgument(Message),
     #[error("file not found: {}", .0.display())]
@@ -352,7 +374,6 @@ impl OpError {
     /// A stable machine-readable code.
     pub fn code(&self) -> &'static str {
         match self {
-            OpError::WorkspaceRequired => "WORKSPACE_REQUIRED",
             OpError::InvalidArgument(_) => "INVALID_ARGUMENT",
             OpError::FileNotFound(_) => "FILE_NOT_FOUND",
             OpError::OutsideWorkspace { .. } => "OUTSIDE_WORKSPACE",
@@ -431,7 +452,6 @@ impl OpError {
             | OpError::DaemonRestarted(m)
             | OpError::Busy(m)
             | OpError::Internal(m) => m.clone(),
-            OpError::WorkspaceRequired => self.to_string().into(),
         }
     }
 }
@@ -456,7 +476,6 @@ mod tests {
     #[test]
     fn message_displays_as_the_error() {
         let errs = [
-            OpError::WorkspaceRequired,
             OpError::FileNotFound("/ws/a.rs".into()),
             OpError::BinaryFile("/ws/a.png".into()),
             OpError::OutsideWorkspace {
@@ -492,21 +511,34 @@ mod tests {
             m,
             Message::from("ab1refused: ").path("/ws/b.rs").foreign("42")
         );
-        let shown = m.render(|p| format!("<{}>", p.display()), |f| format!("[{f}]"));
-        assert_eq!(shown, "ab1refused: </ws/b.rs>[42]");
+        assert_eq!(m.to_string(), "ab1refused: /ws/b.rs42");
     }
 
     #[test]
-    fn an_argument_is_a_part_each_reader_spells() {
+    fn arguments_actions_and_examples_are_parts_each_reader_spells() {
         let m = msg!("try again or raise ", arg(Arg::Timeout));
         assert_eq!(m.parts()[1], Part::Arg(Arg::Timeout));
         assert_eq!(m.to_string(), "try again or raise timeout_ms");
-        let cli = m.render_args(
-            |p| p.display().to_string(),
-            str::to_string,
-            |a| format!("--{}", a.name().replace('_', "-")),
+        let example = Example {
+            action: Action::Definition,
+            args: vec![
+                (Arg::Path, "src/lib.rs".into()),
+                (Arg::Symbol, "Config".into()),
+            ],
+        };
+        let m = msg!(
+            message(m),
+            "; use ",
+            action(Action::WorkspaceSymbols),
+            ", e.g. ",
+            example(example.clone())
         );
-        assert_eq!(cli, "try again or raise --timeout-ms");
+        assert_eq!(m.parts()[3], Part::Action(Action::WorkspaceSymbols));
+        assert_eq!(m.parts()[5], Part::Example(example));
+        assert_eq!(
+            m.to_string(),
+            "try again or raise timeout_ms; use workspace_symbols, e.g. path=src/lib.rs symbol=Config"
+        );
         let json = serde_json::to_string(&OpError::Timeout(m.clone())).unwrap();
         assert_eq!(
             serde_json::from_str::<OpError>(&json).unwrap(),

@@ -1,7 +1,8 @@
 //! scry-model: the vocabulary every layer above the engine shares, as plain
 //! data: the actions and their table ([`action`]), the question as a front
 //! end parsed it and as validated ([`Query`], [`Valid`]), the answers and
-//! their reasons (the crate root), errors ([`OpError`], built with
+//! their reasons (the crate root), what `status`, `doctor` and `daemon
+//! status` report (the crate root too), errors ([`OpError`], built with
 //! [`msg!`]/[`msgf!`]), the limits ([`limits`]), symbol names ([`name`]),
 //! the map's line formats ([`map_line`]) and the serde form of paths
 //! ([`os_path`]).
@@ -19,8 +20,10 @@ mod model;
 pub mod name;
 pub mod os_path;
 pub mod query;
+mod status;
 
 pub use action::Action;
-pub use error::{Message, OpError, Part};
+pub use error::{Example, Message, OpError, Part};
 pub use model::*;
 pub use query::{ActionChoice, ArgProblem, Invalid, Query, Spot, Valid};
+pub use status::*;

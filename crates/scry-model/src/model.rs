@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::action::Action;
+use crate::status::{IndexAbout, StatusReport};
 
 /// A range in a file. `line`/`col` is the start, `end_line`/`end_col` the
 /// exclusive end; all 1-based, columns in characters.
@@ -315,29 +316,21 @@ pub enum MemoryAction {
     /// asked; else between requests (it starts with the next question).
     Restarted {
         server: String,
-        rss_kib: u64,
+        memory_kib: u64,
         processes: usize,
-        cap_kib: Option<u64>,
+        memory_cap_kib: Option<u64>,
         now: bool,
     },
     /// Stopped, the least recently used idle server, because the servers
     /// together (`total_kib`) were over the budget.
     Stopped {
         server: String,
-        rss_kib: u64,
+        memory_kib: u64,
         processes: usize,
         total_kib: u64,
-        budget_kib: u64,
+        memory_budget_kib: u64,
         idle_secs: u64,
     },
-}
-
-/// One thing the memory policy did, and when (`status`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct MemoryNote {
-    /// Seconds since the Unix epoch.
-    pub at_secs: u64,
-    pub what: MemoryAction,
 }
 
 /// How an answer was found when it is not a language server's: the
@@ -437,93 +430,6 @@ pub struct CallEdge {
 pub enum CallDirection {
     Incoming,
     Outgoing,
-}
-
-/// One running server process.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct RunningServer {
-    #[serde(with = "crate::os_path")]
-    pub root: PathBuf,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub pid: Option<u32>,
-    /// "starting", "ready", "indexing: Indexing 45%", "exited: <reason>".
-    pub state: String,
-    /// Negotiated position encoding ("utf-16", ...), once initialized.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub encoding: Option<String>,
-    pub open_documents: usize,
-    /// Resident memory of its whole process tree, KiB (`None`: unknown).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub memory_kib: Option<u64>,
-    /// How many processes that tree has.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub processes: Option<usize>,
-    /// Its memory cap, KiB: over it, it is restarted between requests.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub memory_cap_kib: Option<u64>,
-}
-
-/// A configured provider as `status` reports it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ProviderStatus {
-    pub id: String,
-    /// `lsp` (a language server, kept running) or `cli` (a linter run per
-    /// diagnostics call).
-    pub kind: String,
-    /// The command (argv[0]) as configured.
-    pub command: String,
-    /// Where the command was found, `None` when it is not installed.
-    #[serde(
-        with = "crate::os_path::opt",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub installed: Option<PathBuf>,
-    pub file_types: Vec<String>,
-    pub disabled: bool,
-    /// Why this server is not used although configured (e.g. "alternative to
-    /// pyright, which is installed").
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub note: Option<String>,
-    pub running: Vec<RunningServer>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct StatusReport {
-    #[serde(with = "crate::os_path")]
-    pub workspace_root: PathBuf,
-    pub servers: Vec<ProviderStatus>,
-    /// Configuration problems and warnings (missing servers, bad config).
-    pub warnings: Vec<String>,
-    /// What the untrusted workspace ignored, with how to trust (said
-    /// after the warnings).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub trust_ignored: Option<TrustNotice>,
-    /// The syntactic index: files indexed in this process, cache size.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub syntactic: Option<String>,
-    /// The SCIP index: source, age, files covered, changed since.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub index: Option<String>,
-    /// Why the SCIP index is not read or not usable (in place of
-    /// `index`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub index_problem: Option<Reason>,
-    /// The daemon's background refresh of the SCIP index: running, or its
-    /// last outcome.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub index_refresh: Option<String>,
-    /// The SCIP indexers of the workspace's languages: installed (where)
-    /// or missing (how to install).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub indexers: Vec<String>,
-    /// What the memory policy did lately (restarts over a cap, stops over
-    /// the budget), oldest first, each with its time and figures.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub memory_events: Vec<MemoryNote>,
-    /// The memory budget of all servers together, KiB.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub memory_budget_kib: Option<u64>,
 }
 
 /// One definition in a repository map.
@@ -667,6 +573,10 @@ pub struct Answer {
     /// The server id that answered (e.g. "rust-analyzer").
     #[serde(skip_serializing_if = "Option::is_none")]
     pub server: Option<String>,
+    /// The SCIP index that answered (in place of `server`): what built it
+    /// and when.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from_index: Option<Box<IndexAbout>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub asked_at: Option<AskedAt>,
     /// Other declarations of the same name in the file.
@@ -728,6 +638,7 @@ impl Answer {
             action,
             question,
             server: None,
+            from_index: None,
             asked_at: None,
             others: Vec::new(),
             body,

@@ -81,18 +81,21 @@ pub fn match_declarations<'a>(decls: &'a [Declared], want: &SymbolName) -> Vec<&
     out
 }
 
-/// Where a textual occurrence sits.
+/// Where a textual match of the name sits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum OccurrenceKind {
+pub enum MatchKind {
     Code,
     /// In a string literal or a comment: tried last.
     Prose,
 }
 
+/// The asked name written in the file's text, whole word (in code or in
+/// prose); not an LSP or SCIP occurrence (`scry_index::proto::Occurrence`):
+/// nothing resolved it yet.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Occurrence {
+pub struct NameMatch {
     pub pos: CharPos,
-    pub kind: OccurrenceKind,
+    pub kind: MatchKind,
     /// Written with a qualifier: the asked one (`Inventory::restock`), or
     /// any receiver when the asked name is qualified (`inv.restock`).
     pub qualified: bool,
@@ -195,9 +198,9 @@ pub fn written_form(line: &str, start: usize, name: &str) -> String {
 
 /// The ordered, capped result of an occurrence scan.
 #[derive(Debug, Clone, Default)]
-pub struct Occurrences {
+pub struct NameMatches {
     /// At most `cap` occurrences, in the order they should be tried.
-    pub list: Vec<Occurrence>,
+    pub list: Vec<NameMatch>,
     /// How many occurrences were found in all.
     pub total: usize,
     /// The scan stopped at the deadline: `list` covers the lines before it.
@@ -221,9 +224,9 @@ pub fn occurrences(
     quote_single: bool,
     cap: usize,
     deadline: Option<std::time::Instant>,
-) -> Occurrences {
+) -> NameMatches {
     let name = want.name.as_str();
-    let mut res = Occurrences::default();
+    let mut res = NameMatches::default();
     if name.is_empty() {
         return res;
     }
@@ -268,15 +271,15 @@ pub fn occurrences(
                 exact || (want.is_qualified() && line[..start].trim_end().ends_with('.'));
             counted_chars += line[counted_byte..start].chars().count() as u32;
             counted_byte = start;
-            all.push(Occurrence {
+            all.push(NameMatch {
                 pos: CharPos {
                     line: l,
                     col: counted_chars,
                 },
                 kind: if prose {
-                    OccurrenceKind::Prose
+                    MatchKind::Prose
                 } else {
-                    OccurrenceKind::Code
+                    MatchKind::Code
                 },
                 qualified,
                 exact,
@@ -284,7 +287,7 @@ pub fn occurrences(
         }
     }
     res.total = all.len();
-    let key = |o: &Occurrence| {
+    let key = |o: &NameMatch| {
         let off_line = line_hint.is_some_and(|h| o.pos.line != h);
         let dist = line_hint.map_or(0, |h| o.pos.line.abs_diff(h));
         (off_line, o.kind, !o.exact, !o.qualified, dist, o.pos)
@@ -381,12 +384,12 @@ mod tests {
         let occ = occurrences(&idx, &SymbolName::parse("total"), None, false, 100, None).list;
         let code: Vec<(u32, u32)> = occ
             .iter()
-            .filter(|o| o.kind == OccurrenceKind::Code)
+            .filter(|o| o.kind == MatchKind::Code)
             .map(|o| (o.pos.line, o.pos.col))
             .collect();
         assert_eq!(code, vec![(1, 4), (3, 14)]);
         assert_eq!(occ.len(), 5);
-        assert!(occ[2..].iter().all(|o| o.kind == OccurrenceKind::Prose));
+        assert!(occ[2..].iter().all(|o| o.kind == MatchKind::Prose));
     }
 
     #[test]
@@ -432,7 +435,7 @@ mod tests {
         .list;
         assert_eq!(occ.len(), 1);
         assert_eq!(occ[0].pos.col, 24);
-        assert_eq!(occ[0].kind, OccurrenceKind::Code);
+        assert_eq!(occ[0].kind, MatchKind::Code);
     }
 
     #[test]
@@ -447,15 +450,15 @@ mod tests {
         let text = "fn span() {}\nlet s = \"span\"; self.span(); // span\nspan();\n";
         let idx = LineIndex::new(text);
         let occ = occurrences(&idx, &SymbolName::parse("span"), Some(1), false, 100, None);
-        let got: Vec<(u32, u32, OccurrenceKind)> = occ
+        let got: Vec<(u32, u32, MatchKind)> = occ
             .list
             .iter()
             .map(|o| (o.pos.line, o.pos.col, o.kind))
             .collect();
-        assert_eq!(got[0], (1, 21, OccurrenceKind::Code));
+        assert_eq!(got[0], (1, 21, MatchKind::Code));
         assert_eq!(got[1].0, 1);
         assert_eq!(got[2].0, 1);
-        assert!(got[1..3].iter().all(|g| g.2 == OccurrenceKind::Prose));
+        assert!(got[1..3].iter().all(|g| g.2 == MatchKind::Prose));
         assert_eq!(occ.total, 5);
     }
 

@@ -1,14 +1,13 @@
 //! Pieces shared by the text and JSON renderers: sorting, clipping, names,
-//! the parts of a text rendering ([`Rendered`]) and the worded lines of a
-//! `status` report.
+//! who answered ([`server`]) and the parts of a text rendering
+//! ([`Rendered`]).
 
 use std::collections::HashSet;
 use std::path::Path;
 
-use scry_model::{Action, Answer, Body, Loc, MemoryNote, Reason, StatusReport, SymbolNode};
+use scry_model::{Action, Answer, Body, Loc, SymbolNode};
 
 use crate::display_path;
-use crate::words;
 
 /// Source lines are clipped to this many characters (the `…` included).
 pub(crate) const MAX_LINE_CHARS: usize = 200;
@@ -214,38 +213,13 @@ pub(crate) fn flatten_outline(symbols: &[SymbolNode]) -> Vec<(usize, &SymbolNode
     out
 }
 
-/// The status's warnings: the configuration's, then what an untrusted
-/// workspace ignored.
-pub(crate) fn status_warnings(report: &StatusReport, root: &Path) -> Vec<String> {
-    let mut out = report.warnings.clone();
-    out.extend(
-        (report.trust_ignored.iter())
-            .map(|n| words::reason(&Reason::TrustIgnored(Box::new(n.clone())), root)),
-    );
-    out
-}
-
-/// The status's line about the SCIP index: the index, or its problem.
-pub(crate) fn index_line(report: &StatusReport, root: &Path) -> Option<String> {
-    (report.index.clone()).or_else(|| {
-        report
-            .index_problem
-            .as_ref()
-            .map(|r| words::reason(r, root))
-    })
-}
-
-/// What the memory policy did lately, each with its time.
-pub(crate) fn memory_events(events: &[MemoryNote]) -> Vec<String> {
-    (events.iter())
-        .map(|e| {
-            format!(
-                "{} {}",
-                words::clock(e.at_secs),
-                words::memory_action(&e.what)
-            )
-        })
-        .collect()
+/// Who answered, as the answer names it: the server, or the SCIP index
+/// with what built it and when ([`crate::reports::index_label`]).
+pub(crate) fn server(a: &Answer, root: &Path) -> Option<String> {
+    match &a.from_index {
+        Some(ix) => Some(crate::reports::index_label(ix, root)),
+        None => a.server.clone(),
+    }
 }
 
 #[cfg(test)]

@@ -27,6 +27,7 @@ use serde_json::{Map, Value, json};
 
 use crate::common::{clip_line, plural};
 use crate::display_path;
+use crate::words::Dialect;
 
 /// Most file names of one kind of resource operation in the first line.
 pub(crate) const NAMES_IN_HEADER: usize = 3;
@@ -330,7 +331,12 @@ pub(crate) fn json_fields(
 }
 
 /// The list of code actions.
-pub(crate) fn actions_text(l: &CodeActionList, root: &Path, server: &str) -> (String, Vec<String>) {
+pub(crate) fn actions_text(
+    l: &CodeActionList,
+    root: &Path,
+    server: &str,
+    dialect: Dialect,
+) -> (String, Vec<String>) {
     let at = if l.range.line == l.range.end_line {
         format!("{}:{}", display_path(&l.range.path, root), l.range.line)
     } else {
@@ -374,9 +380,22 @@ pub(crate) fn actions_text(l: &CodeActionList, root: &Path, server: &str) -> (St
         body.push(line);
     }
     if !l.actions.is_empty() {
-        body.push("Apply one by number or title (`--apply N`, MCP `action_index`); preview it with `--dry-run`.".into());
+        body.push(apply_one(dialect).into());
     }
     (header, body)
+}
+
+/// How to apply a listed code action, in the front end's syntax: the CLI
+/// applies with `--apply`, MCP with `lsp_edit` (the `lsp` tool previews).
+fn apply_one(dialect: Dialect) -> &'static str {
+    match dialect {
+        Dialect::Cli => {
+            "Apply one by number or title (`--apply N`, `--apply TITLE`); preview it with `--dry-run`."
+        }
+        Dialect::Mcp => {
+            "Apply one by number or title (`action_index`, `action_title` of lsp_edit); preview it with `apply=false`."
+        }
+    }
 }
 
 pub(crate) fn actions_json(l: &CodeActionList, root: &Path) -> Vec<(&'static str, Value)> {

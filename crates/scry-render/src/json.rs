@@ -8,7 +8,7 @@
 
 use std::path::Path;
 
-use scry_model::{Answer, Body, CallEdge, CallItem, Loc, ProviderStatus, SymbolItem, SymbolNode};
+use scry_model::{Answer, Body, CallEdge, CallItem, Loc, SymbolItem, SymbolNode};
 use serde_json::{Map, Value, json};
 
 use crate::common::{
@@ -112,7 +112,7 @@ fn base(answer: &Answer, root: &Path, dialect: Dialect) -> Map<String, Value> {
         question.insert("query".into(), s.clone().into());
     }
     m.insert("question".into(), Value::Object(question));
-    let server = answer.server.clone().or_else(|| match &answer.body {
+    let server = common::server(answer, root).or_else(|| match &answer.body {
         Body::Capabilities { server, .. } => Some(server.clone()),
         _ => None,
     });
@@ -310,48 +310,7 @@ fn render_body(answer: &Answer, root: &Path, opts: &RenderOptions) -> Value {
         }
         Body::Status(report) => {
             b.insert("kind".into(), "status".into());
-            with(
-                &b,
-                vec![
-                    (
-                        "workspace_root",
-                        report.workspace_root.display().to_string().into(),
-                    ),
-                    (
-                        "servers",
-                        report
-                            .servers
-                            .iter()
-                            .map(|s| server_json(s, root))
-                            .collect(),
-                    ),
-                    ("warnings", common::status_warnings(report, root).into()),
-                    (
-                        "memory_events",
-                        common::memory_events(&report.memory_events).into(),
-                    ),
-                    ("memory_budget_kib", report.memory_budget_kib.into()),
-                ]
-                .into_iter()
-                .chain(
-                    report
-                        .syntactic
-                        .as_ref()
-                        .map(|s| ("syntactic", s.clone().into())),
-                )
-                .chain(common::index_line(report, root).map(|s| ("index", s.into())))
-                .chain(
-                    report
-                        .index_refresh
-                        .as_ref()
-                        .map(|s| ("index_refresh", s.clone().into())),
-                )
-                .chain(
-                    (!report.indexers.is_empty())
-                        .then(|| ("indexers", report.indexers.clone().into())),
-                )
-                .collect(),
-            )
+            with(&b, crate::reports::status_json(report, root))
         }
         Body::Map(m) => {
             b.insert("kind".into(), "map".into());
@@ -631,28 +590,6 @@ fn call_json(call: &CallEdge, root: &Path) -> Value {
     json!({
         "item": call_item_json(&call.item, root),
         "sites": sites.iter().map(placed_json).collect::<Vec<_>>(),
-    })
-}
-
-fn server_json(s: &ProviderStatus, root: &Path) -> Value {
-    json!({
-        "id": s.id,
-        "kind": s.kind,
-        "command": s.command,
-        "installed": s.installed.as_ref().map(|p| p.display().to_string()),
-        "file_types": s.file_types,
-        "disabled": s.disabled,
-        "note": s.note,
-        "running": s.running.iter().map(|r| json!({
-            "root": display_path(&r.root, root),
-            "pid": r.pid,
-            "state": r.state,
-            "encoding": r.encoding,
-            "open_documents": r.open_documents,
-            "memory_kib": r.memory_kib,
-            "processes": r.processes,
-            "memory_cap_kib": r.memory_cap_kib,
-        })).collect::<Vec<_>>(),
     })
 }
 

@@ -8,6 +8,12 @@
 //! items and about [`RenderOptions::max_chars`] characters, with an explicit
 //! account of what was left out.
 //!
+//! The reports are worded here too, from scry-model's data: `status` (an
+//! answer like the others), an index answer's label ([`index_label`]),
+//! `scry doctor` ([`doctor_text`], [`doctor_json`]) and `scry daemon
+//! status` ([`daemon_status_text`], [`daemon_status_json`]); every date,
+//! age and uptime by one clock module.
+//!
 //! Errors ([`render_error`], [`error_json`], [`error_text`]) are rendered
 //! from their parts ([`scry_model::Message`]): paths through [`display_path`]
 //! like every other path, scry's text as written, and only a server's or a
@@ -19,16 +25,21 @@ use std::path::Path;
 use scry_model::{Answer, OpError};
 use serde_json::{Value, json};
 
+mod clock;
 mod common;
 mod diagnostics;
 mod edit;
 mod hover;
 mod json;
 mod map;
+mod reports;
 mod text;
 mod words;
 
-pub use words::{Dialect, describe_usage, memory_action, trust};
+pub use reports::{
+    daemon_status_json, daemon_status_text, doctor_json, doctor_text, index_label, indexer_missing,
+};
+pub use words::{Dialect, memory_action};
 
 /// Limits on what one rendering shows.
 #[derive(Debug, Clone)]
@@ -146,8 +157,9 @@ pub fn error_text(err: &OpError, root: &Path) -> String {
     error_text_in(err, root, Dialect::Mcp)
 }
 
-/// [`error_text`], each argument it names ([`scry_model::Part::Arg`])
-/// spelled as `dialect`'s front end takes it.
+/// [`error_text`], each argument, action and example question it names
+/// ([`scry_model::Part::Arg`], `Action`, `Example`) spelled as `dialect`'s
+/// front end takes it.
 pub fn error_text_in(err: &OpError, root: &Path, dialect: Dialect) -> String {
     let mut out = Echo::default();
     for part in err.message().parts() {
@@ -157,6 +169,8 @@ pub fn error_text_in(err: &OpError, root: &Path, dialect: Dialect) -> String {
                 out.opaque(&clip_echo(&display_path(p, root), MAX_ECHO_PATH_CHARS))
             }
             scry_model::Part::Arg(a) => out.opaque(&dialect.flag(*a)),
+            scry_model::Part::Action(a) => out.opaque(&dialect.action(*a)),
+            scry_model::Part::Example(e) => out.opaque(&dialect.example(e)),
             scry_model::Part::Foreign(f) => {
                 let f = scry_base::paths::relativise_text(f, root);
                 let mut inner = Echo::default();

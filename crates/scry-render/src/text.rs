@@ -3,8 +3,7 @@
 use std::path::Path;
 
 use scry_model::{
-    Alternative, Answer, Body, CallDirection, CallEdge, CallItem, Loc, ProviderStatus,
-    StatusReport, SymbolItem, SymbolNode,
+    Alternative, Answer, Body, CallDirection, CallEdge, CallItem, Loc, SymbolItem, SymbolNode,
 };
 use serde_json::Value;
 
@@ -103,9 +102,7 @@ impl Ctx<'_> {
 
     /// ` — rust-analyzer`, empty when unknown.
     fn server(&self) -> String {
-        self.answer
-            .server
-            .as_ref()
+        common::server(self.answer, self.root)
             .map(|s| format!(" — {s}"))
             .unwrap_or_default()
     }
@@ -209,7 +206,7 @@ fn render_body(ctx: &Ctx) -> Rendered {
         Body::Calls {
             direction, calls, ..
         } => render_calls(ctx, *direction, calls),
-        Body::Status(report) => render_status(ctx, report),
+        Body::Status(report) => crate::reports::status_text(report, ctx.root),
         Body::Capabilities {
             server,
             root,
@@ -253,7 +250,8 @@ fn render_body(ctx: &Ctx) -> Rendered {
             }
         }
         Body::CodeActions(list) => {
-            let (header, body) = crate::edit::actions_text(list, ctx.root, &ctx.server());
+            let (header, body) =
+                crate::edit::actions_text(list, ctx.root, &ctx.server(), ctx.opts.dialect);
             Rendered {
                 header,
                 body,
@@ -538,136 +536,6 @@ fn render_calls(ctx: &Ctx, direction: CallDirection, calls: &[CallEdge]) -> Rend
     }
 }
 
-fn server_line(s: &ProviderStatus, width: usize, root: &Path) -> String {
-    let mut parts = vec![format!("{:<width$}", s.id)];
-    if s.disabled {
-        parts.push("disabled".to_string());
-    } else {
-        match &s.installed {
-            Some(p) => parts.push(format!("installed {}", p.display())),
-            None => parts.push(format!(
-                "NOT INSTALLED (command {} not found on PATH)",
-                s.command
-            )),
-        }
-    }
-    if !s.file_types.is_empty() {
-        parts.push(s.file_types.join(","));
-    }
-    if !s.running.is_empty() {
-        let instances: Vec<String> = s
-            .running
-            .iter()
-            .map(|r| {
-                let mut words = vec![display_path(&r.root, root)];
-                if let Some(pid) = r.pid {
-                    words.push(format!("pid {pid}"));
-                }
-                words.push(r.state.clone());
-                if let Some(enc) = &r.encoding {
-                    words.push(enc.clone());
-                }
-                let mut line = format!("{}, {} open", words.join(" "), r.open_documents);
-                if let Some(m) = memory_words(r) {
-                    line.push_str(&format!(", {m}"));
-                }
-                line
-            })
-            .collect();
-        parts.push(format!(
-            "running: {} ({})",
-            s.running.len(),
-            instances.join("; ")
-        ));
-    } else if s.installed.is_some() && !s.disabled && s.kind != "cli" {
-        parts.push("not running".to_string());
-    }
-    let mut line = parts.join("  ");
-    if let Some(note) = &s.note {
-        line.push_str(&format!(" — {note}"));
-    }
-    line
-}
-
-/// A running server's memory: `212.4 MiB in 2 processes (cap 4.0 GiB)`.
-fn memory_words(r: &scry_model::RunningServer) -> Option<String> {
-    let used = r.memory_kib?;
-    Some(crate::words::describe_usage(
-        used,
-        r.processes,
-        r.memory_cap_kib,
-    ))
-}
-
-fn render_status(ctx: &Ctx, report: &StatusReport) -> Rendered {
-    let width = report
-        .servers
-        .iter()
-        .map(|s| s.id.chars().count())
-        .max()
-        .unwrap_or(0);
-    let mut body: Vec<String> = report
-        .servers
-        .iter()
-        .map(|s| server_line(s, width, ctx.root))
-        .collect();
-    if report.servers.is_empty() {
-        body.push("No language servers configured.".to_string());
-    }
-    body.extend(
-        report
-            .syntactic
-            .iter()
-            .map(|s| format!("Syntactic index: {s}")),
-    );
-    body.extend(
-        common::index_line(report, ctx.root)
-            .iter()
-            .map(|s| format!("SCIP index: {s}")),
-    );
-    body.extend(
-        report
-            .index_refresh
-            .iter()
-            .map(|s| format!("SCIP index refresh: {s}")),
-    );
-    body.extend(report.indexers.iter().map(|s| format!("SCIP indexer: {s}")));
-    let used: u64 = report
-        .servers
-        .iter()
-        .flat_map(|s| &s.running)
-        .filter_map(|r| r.memory_kib)
-        .sum();
-    if let Some(budget) = report.memory_budget_kib
-        && report
-            .servers
-            .iter()
-            .any(|s| s.running.iter().any(|r| r.memory_kib.is_some()))
-    {
-        use scry_base::units::describe_kib;
-        body.push(format!(
-            "Memory: servers use {} of the {} budget (limits.memoryBudgetMiB)",
-            describe_kib(used),
-            describe_kib(budget)
-        ));
-    }
-    body.extend(
-        common::memory_events(&report.memory_events)
-            .iter()
-            .map(|e| format!("Memory: {e}")),
-    );
-    body.extend(
-        common::status_warnings(report, ctx.root)
-            .iter()
-            .map(|w| format!("Warning: {w}")),
-    );
-    Rendered {
-        header: format!("Workspace: {}", report.workspace_root.display()),
-        body,
-        marker: None,
-    }
-}
-
 /// The one line said when nothing came back.
 fn empty_line(ctx: &Ctx) -> String {
     let a = ctx.answer;
@@ -692,7 +560,7 @@ fn empty_line(ctx: &Ctx) -> String {
     if let Some(via) = a.asked_at.as_ref().and_then(|asked| words::via(&asked.via)) {
         paren.push(via);
     }
-    if let Some(server) = &a.server {
+    if let Some(server) = common::server(a, ctx.root) {
         paren.push(format!("asked {server}"));
     }
     if !paren.is_empty() {
@@ -738,7 +606,7 @@ fn others_line(answer: &Answer, dialect: Dialect) -> Option<String> {
         .collect();
     Some(format!(
         "Other declarations of `{name}` in this file (pick one with {}): {}",
-        dialect.line_arg(),
+        dialect.flag(scry_model::action::Arg::Line),
         items.join(", ")
     ))
 }

@@ -16,7 +16,8 @@ use std::path::Path;
 use scry_base::units::describe_kib;
 use scry_model::action::Arg;
 use scry_model::{
-    MemoryAction, Precision, Reason, Recovered, SameName, Selector, Trust, TrustNotice, Via,
+    Action, Example, MemoryAction, Precision, Reason, Recovered, SameName, Selector, Trust,
+    TrustNotice, Via,
 };
 
 use crate::display_path;
@@ -34,37 +35,75 @@ pub enum Dialect {
 }
 
 impl Dialect {
-    /// One argument named `name` with `value`.
-    fn arg(self, name: &str, value: &str) -> String {
+    /// One argument with `value`: `column=35`, `--column 35`.
+    fn arg(self, arg: Arg, value: &str) -> String {
         match self {
-            Dialect::Mcp => format!("{name}={value}"),
-            Dialect::Cli => format!("--{name} {}", cli_value(value)),
+            Dialect::Mcp => format!("{}={value}", arg.name()),
+            Dialect::Cli => format!("{} {}", self.flag(arg), cli_value(value)),
         }
     }
 
     /// What a selector is written as.
     pub fn selector(self, s: &Selector) -> String {
         match s {
-            Selector::Line(l) => self.arg("line", &l.to_string()),
-            Selector::Column(c) => self.arg("column", &c.to_string()),
-            Selector::Symbol(form) => self.arg("symbol", form),
-        }
-    }
-
-    /// The argument naming a line, for prose ("pick one with line").
-    pub fn line_arg(self) -> &'static str {
-        match self {
-            Dialect::Mcp => "line",
-            Dialect::Cli => "--line",
+            Selector::Line(l) => self.arg(Arg::Line, &l.to_string()),
+            Selector::Column(c) => self.arg(Arg::Column, &c.to_string()),
+            Selector::Symbol(form) => self.arg(Arg::Symbol, form),
         }
     }
 
     /// An argument as this front end spells it: `timeout_ms` in MCP, the
-    /// flag `--timeout-ms` on the command line.
+    /// flag `--timeout-ms` on the command line, or the positional it
+    /// takes there (`PATH`, `METHOD`, `TARGET`), `--apply N` for a code
+    /// action's number and `--dry-run` for `apply` (the CLI applies unless
+    /// told not to).
     pub fn flag(self, arg: Arg) -> String {
         match self {
             Dialect::Mcp => arg.name().to_string(),
-            Dialect::Cli => format!("--{}", arg.name().replace('_', "-")),
+            Dialect::Cli => match arg {
+                Arg::Path => "PATH".into(),
+                Arg::Method => "METHOD".into(),
+                Arg::Targets => "TARGET".into(),
+                Arg::ActionIndex => "--apply N".into(),
+                Arg::ActionTitle => "--apply TITLE".into(),
+                Arg::Apply => "--dry-run".into(),
+                Arg::FocusSymbols => "--symbol".into(),
+                // No flag: only MCP callers give one.
+                Arg::IdempotencyKey => arg.name().into(),
+                _ => format!("--{}", arg.name().replace('_', "-")),
+            },
+        }
+    }
+
+    /// An action as this front end names it: `workspace_symbols` in MCP,
+    /// `workspace-symbols` on the command line.
+    pub fn action(self, action: Action) -> String {
+        match self {
+            Dialect::Mcp => action.name().to_string(),
+            Dialect::Cli => action.name().replace('_', "-"),
+        }
+    }
+
+    /// An example question: MCP's arguments (`path=src/lib.rs
+    /// symbol=Config`), or the command line that asks it (`scry definition
+    /// src/lib.rs Config`: the path, symbol and new name positional, the
+    /// rest as flags).
+    pub fn example(self, e: &Example) -> String {
+        match self {
+            Dialect::Mcp => e.to_string(),
+            Dialect::Cli => {
+                let mut words = vec!["scry".to_string(), self.action(e.action)];
+                for positional in [Arg::Path, Arg::Symbol, Arg::NewName] {
+                    let given = e.args.iter().find(|(a, _)| *a == positional);
+                    words.extend(given.map(|(_, v)| cli_value(v)));
+                }
+                for (a, v) in &e.args {
+                    if ![Arg::Path, Arg::Symbol, Arg::NewName].contains(a) {
+                        words.push(self.arg(*a, v));
+                    }
+                }
+                words.join(" ")
+            }
         }
     }
 }
@@ -221,7 +260,7 @@ pub(crate) fn reason_in(r: &Reason, root: &Path, d: Dialect) -> String {
 
 /// Whether a workspace is trusted, and why: the one wording of `status`
 /// and `doctor`.
-pub fn trust(t: &Trust) -> String {
+pub(crate) fn trust(t: &Trust) -> String {
     match t {
         Trust::Env => format!("trusted ({}=all)", Trust::ENV),
         Trust::UserRoot(p) => format!("trusted (trustedRoots: {})", p.display()),
@@ -283,12 +322,12 @@ pub fn memory_action(m: &MemoryAction) -> String {
     match m {
         MemoryAction::Restarted {
             server,
-            rss_kib,
+            memory_kib,
             processes: n,
-            cap_kib,
+            memory_cap_kib,
             now,
         } => {
-            let cap = cap_kib.map(describe_kib).unwrap_or_default();
+            let cap = memory_cap_kib.map(describe_kib).unwrap_or_default();
             let (when, then) = if *now {
                 ("before this question", "")
             } else {
@@ -299,37 +338,25 @@ pub fn memory_action(m: &MemoryAction) -> String {
             };
             format!(
                 "{server} was restarted {when}: it used {}{}, over its {cap} memory cap (`memoryMiB` of the server, default `limits.serverMemoryMiB`){then}",
-                describe_kib(*rss_kib),
+                describe_kib(*memory_kib),
                 processes(*n),
             )
         }
         MemoryAction::Stopped {
             server,
-            rss_kib,
+            memory_kib,
             processes: n,
             total_kib,
-            budget_kib,
+            memory_budget_kib,
             idle_secs,
         } => format!(
             "{server} was stopped: the language servers used {} together, over the {} budget (`limits.memoryBudgetMiB`), and it was the least recently used idle one ({}{}, idle {idle_secs} s); the next question starts it again",
             describe_kib(*total_kib),
-            describe_kib(*budget_kib),
-            describe_kib(*rss_kib),
+            describe_kib(*memory_budget_kib),
+            describe_kib(*memory_kib),
             processes(*n),
         ),
     }
-}
-
-/// `HH:MM:SS UTC` of a time in seconds since the Unix epoch (when a memory
-/// event happened).
-pub(crate) fn clock(at_secs: u64) -> String {
-    let day = at_secs % 86_400;
-    format!(
-        "{:02}:{:02}:{:02} UTC",
-        day / 3600,
-        (day % 3600) / 60,
-        day % 60
-    )
 }
 
 /// What recovery did with a dead writer's edit, in one line.
@@ -511,15 +538,19 @@ pub(crate) fn selectors(select: &[Selector], dialect: Dialect) -> Vec<String> {
 /// A server's memory in words, the one wording of status, `daemon status`
 /// and `doctor`: `212.4 MiB in 2 processes (cap 4.0 GiB)`; the process
 /// count only when there is more than one, the cap when known.
-pub fn describe_usage(rss_kib: u64, processes: Option<usize>, cap_kib: Option<u64>) -> String {
+pub(crate) fn describe_usage(
+    memory_kib: u64,
+    processes: Option<usize>,
+    memory_cap_kib: Option<u64>,
+) -> String {
     let procs = match processes {
         Some(n) if n > 1 => format!(" in {n} processes"),
         _ => String::new(),
     };
-    let cap = cap_kib
+    let cap = memory_cap_kib
         .map(|c| format!(" (cap {})", describe_kib(c)))
         .unwrap_or_default();
-    format!("{}{procs}{cap}", describe_kib(rss_kib))
+    format!("{}{procs}{cap}", describe_kib(memory_kib))
 }
 
 #[cfg(test)]
@@ -706,9 +737,9 @@ mod tests {
         const MIB: u64 = 1024;
         let restarted = |now| MemoryAction::Restarted {
             server: "pyright".into(),
-            rss_kib: 2355 * MIB,
+            memory_kib: 2355 * MIB,
             processes: 2,
-            cap_kib: Some(2048 * MIB),
+            memory_cap_kib: Some(2048 * MIB),
             now,
         };
         assert_eq!(
@@ -723,17 +754,16 @@ mod tests {
         );
         let stopped = MemoryAction::Stopped {
             server: "pyright".into(),
-            rss_kib: 2355 * MIB,
+            memory_kib: 2355 * MIB,
             processes: 2,
             total_kib: 5 * 1024 * MIB,
-            budget_kib: 4 * 1024 * MIB,
+            memory_budget_kib: 4 * 1024 * MIB,
             idle_secs: 42,
         };
         assert_eq!(
             reason(&Reason::Memory(Box::new(stopped)), Path::new("/ws")),
             "pyright was stopped: the language servers used 5.0 GiB together, over the 4.0 GiB budget (`limits.memoryBudgetMiB`), and it was the least recently used idle one (2.3 GiB in 2 processes, idle 42 s); the next question starts it again"
         );
-        assert_eq!(clock(86_400 + 3600 + 61), "01:01:01 UTC");
     }
 
     #[test]

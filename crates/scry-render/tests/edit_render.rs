@@ -130,6 +130,18 @@ fn code_action_list_text() {
     };
     let a = answer(Body::CodeActions(list), Action::CodeActions);
     insta::assert_snapshot!(render_text(&a, Path::new(ROOT), &RenderOptions::default()));
+    // How to apply one, in the command line's syntax there.
+    let cli = RenderOptions {
+        dialect: scry_render::Dialect::Cli,
+        ..RenderOptions::default()
+    };
+    let text = render_text(&a, Path::new(ROOT), &cli);
+    assert!(
+        text.ends_with(
+            "Apply one by number or title (`--apply N`, `--apply TITLE`); preview it with `--dry-run`."
+        ),
+        "{text}"
+    );
 }
 
 /// Issue 11: resource operations are named in the first line. A code

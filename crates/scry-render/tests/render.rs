@@ -3,8 +3,9 @@
 use std::path::{Path, PathBuf};
 
 use scry_model::{
-    Action, Alternative, Answer, AskedAt, Body, CallDirection, CallEdge, CallItem, Loc,
-    MemoryAction, MemoryNote, OpError, ProviderStatus, Question, Reason, RunningServer, Selector,
+    Action, Alternative, Answer, AskedAt, Body, CallDirection, CallEdge, CallItem, IndexAbout,
+    IndexOrigin, IndexStatus, IndexerStatus, Loc, MemoryAction, MemoryNote, OpError, ProviderRole,
+    ProviderStatus, Question, Reason, RefreshStatus, RunState, RunningServer, Selector,
     StatusReport, SymbolItem, SymbolNode, Via,
 };
 use scry_render::{
@@ -606,7 +607,7 @@ fn status() {
         installed: installed.map(PathBuf::from),
         file_types: types.iter().map(|s| s.to_string()).collect(),
         disabled: false,
-        note: None,
+        role: None,
         running: vec![],
     };
     let mut ra = server(
@@ -617,7 +618,7 @@ fn status() {
     ra.running = vec![RunningServer {
         root: p("fixtures/rust"),
         pid: Some(123),
-        state: "ready".into(),
+        state: RunState::Ready,
         encoding: Some("utf-8".into()),
         open_documents: 3,
         memory_kib: Some(1_890_000),
@@ -626,7 +627,9 @@ fn status() {
     }];
     let gopls = server("gopls", None, &["go"]);
     let mut pylsp = server("pylsp", None, &["py", "pyi"]);
-    pylsp.note = Some("alternative to pyright, which is installed".into());
+    pylsp.role = Some(ProviderRole::AlternativeTo {
+        primary: "pyright".into(),
+    });
     let pyright = server(
         "pyright",
         Some("/usr/local/bin/pyright-langserver"),
@@ -636,7 +639,7 @@ fn status() {
     clangd.disabled = true;
     let mut ruff = server("ruff", Some("/usr/local/bin/ruff"), &["py", "pyi"]);
     ruff.kind = "cli".into();
-    ruff.note = Some("command-line linter (diagnostics only)".into());
+    ruff.role = Some(ProviderRole::CliLinter);
     let a = Answer::new(
         Action::Status,
         Question::default(),
@@ -647,19 +650,51 @@ fn status() {
             trust_ignored: None,
             syntactic: None,
             index_problem: None,
-            index: Some("rust-analyzer 1.95.0, built 12 min ago at 2026-12-02 04:10 UTC; 42 files covered, 1 changed since; from CI index build/index.scip".into()),
-            index_refresh: Some("last run 3 min ago failed after 2.1 s: rust-analyzer failed (exit status: 1): error: cannot find Cargo.toml".into()),
+            index: Some(IndexStatus {
+                about: IndexAbout {
+                    tool: "rust-analyzer".into(),
+                    tool_version: "1.95.0".into(),
+                    commit: None,
+                    built_at_secs: 1_796_184_600,
+                    age_secs: 12 * 60 + 30,
+                    origin: IndexOrigin::Configured {
+                        path: p("build/index.scip"),
+                    },
+                },
+                documents: 42,
+                changed: 1,
+                refused: 0,
+                refused_first: None,
+                stale_unrefreshed: false,
+            }),
+            index_refresh: Some(RefreshStatus::Failed {
+                ago_secs: 200,
+                millis: 2140,
+                error: format!(
+                    "rust-analyzer failed (exit status: 1): error: cannot find {ROOT}/Cargo.toml"
+                ),
+            }),
             indexers: vec![
-                "rust-analyzer (for rust-analyzer): installed, /usr/bin/rust-analyzer".into(),
-                "scip-python (for pyright) is not installed; install: npm install -g @sourcegraph/scip-python".into(),
+                IndexerStatus {
+                    command: "rust-analyzer".into(),
+                    server: "rust-analyzer".into(),
+                    program: Some(PathBuf::from("/usr/bin/rust-analyzer")),
+                    install: Some("rustup component add rust-analyzer".into()),
+                },
+                IndexerStatus {
+                    command: "scip-python".into(),
+                    server: "pyright".into(),
+                    program: None,
+                    install: Some("npm install -g @sourcegraph/scip-python".into()),
+                },
             ],
             memory_events: vec![MemoryNote {
                 at_secs: 21 * 3600 + 50 * 60 + 3,
                 what: MemoryAction::Restarted {
                     server: "pyright".into(),
-                    rss_kib: 2355 * 1024,
+                    memory_kib: 2355 * 1024,
                     processes: 2,
-                    cap_kib: Some(2048 * 1024),
+                    memory_cap_kib: Some(2048 * 1024),
                     now: true,
                 },
             }],
@@ -755,7 +790,6 @@ fn errors() {
             "; did you mean `restock` (line 14)?"
         )),
         OpError::Timeout("rust-analyzer did not answer textDocument/references within 30s".into()),
-        OpError::WorkspaceRequired,
     ];
     let lines: Vec<String> = errs.iter().map(|e| render_error(e, root())).collect();
     insta::assert_snapshot!("errors_text", lines.join("\n"));
@@ -787,6 +821,77 @@ fn an_error_names_the_flag_in_each_front_ends_spelling() {
     let said = scry_render::reason_text_in(&note, root(), Dialect::Cli);
     assert!(said.ends_with("raise --timeout-ms"), "{said}");
     assert!(scry_render::reason_text(&note, root()).ends_with("raise timeout_ms"));
+}
+
+/// A refused question names its arguments, actions and example in the
+/// asking front end's syntax: MCP's arguments, the command line's flags,
+/// positionals and command.
+#[test]
+fn a_refused_question_is_worded_in_each_front_ends_syntax() {
+    use scry_model::action::Arg;
+    use scry_model::{ArgProblem, Invalid};
+    let refused = |action, arg, problem| {
+        OpError::from(Invalid {
+            action,
+            arg,
+            problem,
+        })
+    };
+    let both = |e: &OpError| {
+        (
+            render_error(e, root()),
+            scry_render::render_error_in(e, root(), Dialect::Cli),
+        )
+    };
+    let e = refused(Action::Definition, Arg::Symbol, ArgProblem::Missing);
+    assert_eq!(
+        both(&e),
+        (
+            "error[INVALID_ARGUMENT]: definition needs a symbol, and usually a path: e.g. path=src/lib.rs symbol=Config".into(),
+            "error[INVALID_ARGUMENT]: definition needs a --symbol, and usually a PATH: e.g. scry definition src/lib.rs Config".into()
+        )
+    );
+    let e = refused(Action::Rename, Arg::Symbol, ArgProblem::NoSymbolOrLine);
+    assert!(
+        both(&e)
+            .1
+            .ends_with("e.g. scry rename src/lib.rs Config Settings"),
+        "{:?}",
+        both(&e)
+    );
+    let e = refused(Action::Symbols, Arg::Path, ArgProblem::Missing);
+    assert_eq!(
+        both(&e).1,
+        "error[INVALID_ARGUMENT]: symbols needs a PATH (to search across files use workspace-symbols with a --query)"
+    );
+    let e = refused(Action::Hover, Arg::ActionIndex, ArgProblem::NotTaken);
+    assert_eq!(
+        both(&e),
+        (
+            "error[INVALID_ARGUMENT]: action_index and action_title pick a code action; hover takes neither".into(),
+            "error[INVALID_ARGUMENT]: --apply N and --apply TITLE pick a code action; hover takes neither".into()
+        )
+    );
+    let e = refused(Action::Hover, Arg::Line, ArgProblem::WithoutPath);
+    assert_eq!(
+        both(&e).1,
+        "error[INVALID_ARGUMENT]: hover: --line and --column need a PATH (the file they are in)"
+    );
+    // An engine error naming an argument.
+    let e = OpError::SymbolNotFound(scry_model::msg!(
+        "`restok` does not occur in ",
+        path(p("src/inventory.rs")),
+        "; check the spelling, or omit ",
+        arg(Arg::Path),
+        " to search the workspace"
+    ));
+    assert_eq!(
+        both(&e),
+        (
+            "error[SYMBOL_NOT_FOUND]: `restok` does not occur in src/inventory.rs; check the spelling, or omit path to search the workspace".into(),
+            "error[SYMBOL_NOT_FOUND]: `restok` does not occur in src/inventory.rs; check the spelling, or omit PATH to search the workspace".into()
+        )
+    );
 }
 
 #[test]

@@ -25,7 +25,7 @@ use crate::lang::{NameRules, spec_for};
 
 /// Which rule a name breaks.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Problem {
+pub enum BrokenRule {
     /// A Unicode format character (category Cf), anywhere.
     Format(char),
     /// Nothing after the prefix.
@@ -48,7 +48,7 @@ pub struct BadName {
     pub name: String,
     /// Empty when the file's language has no rules of its own.
     pub language: String,
-    pub problem: Problem,
+    pub problem: BrokenRule,
 }
 
 /// The rules for `path`'s language (by extension), if it has any.
@@ -72,7 +72,7 @@ pub fn check(rules: &NameRules, name: &str) -> Result<(), BadName> {
         problem,
     };
     if let Some(c) = name.chars().find(|&c| is_format(c)) {
-        return Err(bad(Problem::Format(c)));
+        return Err(bad(BrokenRule::Format(c)));
     }
     let prefix = rules
         .prefixes
@@ -82,7 +82,7 @@ pub fn check(rules: &NameRules, name: &str) -> Result<(), BadName> {
     let mut body = prefix.map_or(name, |p| &name[p.text.len()..]);
     if body.is_empty() {
         let p = prefix.map_or_else(String::new, |p| p.text.clone());
-        return Err(bad(Problem::OnlyPrefix(p)));
+        return Err(bad(BrokenRule::OnlyPrefix(p)));
     }
     if let Some(last) = body.chars().last()
         && rules.suffixes.contains(last)
@@ -94,30 +94,30 @@ pub fn check(rules: &NameRules, name: &str) -> Result<(), BadName> {
     let first = chars.next().expect("not empty");
     if !starts(rules, first) {
         return Err(bad(if first.is_numeric() {
-            Problem::StartsWithDigit
+            BrokenRule::StartsWithDigit
         } else {
-            Problem::BadStart(first)
+            BrokenRule::BadStart(first)
         }));
     }
     if let Some(c) = chars.find(|&c| !continues(rules, c)) {
-        return Err(bad(Problem::BadChar(c)));
+        return Err(bad(BrokenRule::BadChar(c)));
     }
     if rules.keywords.iter().any(|k| k == body) {
         let word = body.to_string();
         return match prefix {
             Some(p) if p.keywords_allowed && !p.except.contains(&word) => Ok(()),
-            Some(p) if p.keywords_allowed => Err(bad(Problem::NotEvenRaw {
+            Some(p) if p.keywords_allowed => Err(bad(BrokenRule::NotEvenRaw {
                 word,
                 prefix: p.text.clone(),
             })),
-            Some(_) => Err(bad(Problem::Keyword { word, raw: None })),
+            Some(_) => Err(bad(BrokenRule::Keyword { word, raw: None })),
             None => {
                 let raw = rules
                     .prefixes
                     .iter()
                     .find(|p| p.keywords_allowed && !p.except.contains(&word))
                     .map(|p| p.text.clone());
-                Err(bad(Problem::Keyword { word, raw }))
+                Err(bad(BrokenRule::Keyword { word, raw }))
             }
         };
     }
@@ -226,7 +226,7 @@ impl fmt::Display for BadName {
         };
         let cannot = format!("`{name}` cannot be {lang} name");
         match &self.problem {
-            Problem::Format(c) => {
+            BrokenRule::Format(c) => {
                 let what = format_name(*c).map_or_else(String::new, |n| format!(" {n}"));
                 write!(
                     f,
@@ -234,19 +234,19 @@ impl fmt::Display for BadName {
                     *c as u32
                 )
             }
-            Problem::OnlyPrefix(p) => write!(f, "{cannot}: nothing follows `{p}`"),
-            Problem::StartsWithDigit => write!(f, "{cannot}: it starts with a digit"),
-            Problem::BadStart(c) => {
+            BrokenRule::OnlyPrefix(p) => write!(f, "{cannot}: nothing follows `{p}`"),
+            BrokenRule::StartsWithDigit => write!(f, "{cannot}: it starts with a digit"),
+            BrokenRule::BadStart(c) => {
                 write!(f, "{cannot}: it starts with {}", described(*c))
             }
-            Problem::BadChar(c) => {
+            BrokenRule::BadChar(c) => {
                 write!(f, "{cannot}: it contains {}", described(*c))?;
                 if self.language.is_empty() {
                     write!(f, " (a name is letters, digits and `_`)")?;
                 }
                 Ok(())
             }
-            Problem::Keyword { word, raw } => {
+            BrokenRule::Keyword { word, raw } => {
                 let l = if self.language.is_empty() {
                     "a"
                 } else {
@@ -258,7 +258,7 @@ impl fmt::Display for BadName {
                 }
                 Ok(())
             }
-            Problem::NotEvenRaw { word, prefix } => {
+            BrokenRule::NotEvenRaw { word, prefix } => {
                 write!(f, "{cannot}: `{word}` cannot follow `{prefix}`")
             }
         }

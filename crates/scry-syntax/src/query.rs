@@ -112,7 +112,7 @@ pub fn definitions<'a>(
 /// An occurrence: path (relative), line, column (0-based, characters), and
 /// the name's length in characters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Occurrence<'a> {
+pub struct Mention<'a> {
     pub path: &'a Path,
     pub line: u32,
     pub col: u32,
@@ -121,7 +121,7 @@ pub struct Occurrence<'a> {
 
 /// Every identifier occurrence of `name` in code, definitions included,
 /// sorted by path and position.
-pub fn references<'a>(snap: &'a Snapshot, name: &str) -> Vec<Occurrence<'a>> {
+pub fn references<'a>(snap: &'a Snapshot, name: &str) -> Vec<Mention<'a>> {
     let len = name.chars().count() as u32;
     let mut out = Vec::new();
     for (path, file) in &snap.files {
@@ -130,7 +130,7 @@ pub fn references<'a>(snap: &'a Snapshot, name: &str) -> Vec<Occurrence<'a>> {
                 file.refs
                     .iter()
                     .filter(|r| r.name_id() == id)
-                    .map(|r| Occurrence {
+                    .map(|r| Mention {
                         path,
                         line: r.line(),
                         col: r.col(),
@@ -142,7 +142,7 @@ pub fn references<'a>(snap: &'a Snapshot, name: &str) -> Vec<Occurrence<'a>> {
             file.defs
                 .iter()
                 .filter(|d| d.name == name)
-                .map(|d| Occurrence {
+                .map(|d| Mention {
                     path,
                     line: d.line,
                     col: d.col,

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use scry_model::{Action, Answer, Body, OpError, Query};
+use scry_model::{Action, Answer, Body, OpError, Query, RunState};
 use scry_ops::Engine;
 use scry_render::{RenderOptions, render_text};
 use scry_workspace::Workspace;
@@ -559,12 +559,13 @@ async fn indexing_is_waited_for() {
                     .iter()
                     .find(|s| s.id == SERVER)
                     .expect("configured server in status");
-                if let Some(r) = server
+                if let Some(RunState::Indexing { progress }) = server
                     .running
                     .iter()
-                    .find(|r| r.state.starts_with("indexing"))
+                    .map(|r| &r.state)
+                    .find(|s| matches!(s, RunState::Indexing { .. }))
                 {
-                    saw_indexing = Some(r.state.clone());
+                    saw_indexing = Some(progress.clone());
                     fx.render(&st);
                     break;
                 }

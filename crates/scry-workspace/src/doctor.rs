@@ -1,8 +1,9 @@
-//! `scry doctor`: what would serve each language in this workspace, whether
-//! it is installed, its version and where it was found, its memory cap, the
-//! install command that fits this machine for what is missing, the SCIP
-//! indexers (`indexer` of the catalogue) likewise, and known set-up
-//! problems.
+//! `scry doctor`'s findings: what would serve each language in this
+//! workspace, whether it is installed, its version and where it was found,
+//! its memory cap, the install command that fits this machine for what is
+//! missing, the SCIP indexers (`indexer` of the catalogue) likewise, and
+//! known set-up problems — as data ([`DoctorReport`]; scry-render's
+//! `doctor_text`/`doctor_json` word it, this file words nothing).
 //!
 //! Everything per language comes from the catalogue (`install`,
 //! `versionArgs`, `hints` of each [`ServerSpec`]); nothing here names a
@@ -14,7 +15,7 @@
 //! with stdin closed and a short timeout, in the environment every child
 //! gets ([`crate::env::for_child`]: no relative `PATH` entry, none inside
 //! an untrusted workspace), what was left out of its `PATH` reported
-//! ([`Report::path_left_out`]).
+//! ([`DoctorReport::path_left_out`]).
 
 use std::collections::{BTreeMap, HashSet};
 use std::ffi::OsStr;
@@ -23,11 +24,12 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use serde::Serialize;
-
 use crate::catalog::{self, ProviderKind, ServerSpec};
 use crate::config::{self, Config};
 use scry_base::walk::Walker;
+use scry_model::{
+    DoctorReport, LanguageRow, NoVersion, NotChecked, ProviderRow, SetupProblem, Version,
+};
 
 /// How long a `--version` may take.
 pub const VERSION_TIMEOUT: Duration = Duration::from_secs(3);
@@ -45,111 +47,22 @@ const METHOD_PROGRAMS: &[(&str, &[&str])] = &[
     ("brew", &["brew"]),
 ];
 
-#[derive(Debug, Clone, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Report {
-    pub workspace_root: PathBuf,
-    /// Configuration files read, in order.
-    pub config_files: Vec<PathBuf>,
-    /// Whether the project's own configuration may choose what runs
-    /// ([`crate::trust`]; worded by scry-render, `scry_render::trust`).
-    pub trust: scry_model::Trust,
-    /// What the project configuration asked to run and was ignored
-    /// because the workspace is not trusted.
-    pub trust_ignored: Vec<String>,
-    pub warnings: Vec<String>,
-    /// `PATH` entries that servers, linters, indexers and the version
-    /// probes do not get (relative ones; inside an untrusted workspace).
-    pub path_left_out: Vec<crate::env::LeftOut>,
-    /// One row per built-in language group (a primary server).
-    pub languages: Vec<LanguageRow>,
-    /// Linters (diagnostics only).
-    pub linters: Vec<LanguageRow>,
-    /// SCIP indexers (`scry index`, the daemon's refresh), one per
-    /// indexer command; `files`: the files its languages' server serves.
-    pub indexers: Vec<LanguageRow>,
-    pub problems: Vec<Problem>,
-    /// Install methods usable here (`npm`, `pip`, …).
-    pub install_methods: Vec<String>,
-    /// Whether the file count stopped at [`MAX_FILES`].
-    pub files_capped: bool,
-}
-
-#[derive(Debug, Clone, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct LanguageRow {
-    /// `"Rust"`, `"C, C++"`.
-    pub languages: String,
-    /// Files in the workspace this row's server serves.
-    pub files: usize,
-    /// The provider that would serve them; `None` when every candidate is disabled.
-    pub provider: Option<ProviderRow>,
-}
-
-#[derive(Debug, Clone, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ProviderRow {
-    pub id: String,
-    pub command: String,
-    /// Where the command was found (`None`: not installed).
-    pub found: Option<PathBuf>,
-    pub version: Version,
-    /// Stands in for this server (an alternative), when it is not the primary.
-    pub alternative_to: Option<String>,
-    /// The install command that fits this machine (first method whose
-    /// program is on `PATH`, else the catalogue's first).
-    pub install: Option<String>,
-    /// Method of `install`.
-    pub install_method: Option<String>,
-    /// The program `install` needs when it is not on `PATH` (`apt-get`).
-    pub install_needs: Option<String>,
-    /// The other install commands.
-    pub install_alternatives: Vec<String>,
-    /// A language server's memory cap (its process tree, MiB): its
-    /// `memoryMiB`, else `limits.serverMemoryMiB`. `None` for linters run
-    /// per call.
-    pub memory_cap_mib: Option<u64>,
-}
-
-impl ProviderRow {
-    fn with_cap(mut self, spec: &ServerSpec, limits: &config::Limits) -> ProviderRow {
-        self.memory_cap_mib = (spec.kind == ProviderKind::Lsp)
-            .then(|| spec.memory_mib.unwrap_or(limits.server_memory_mib));
-        self
-    }
-}
-
-#[derive(Debug, Clone, Serialize, PartialEq)]
-#[serde(tag = "kind", content = "text", rename_all = "camelCase")]
-pub enum Version {
-    /// The first line it printed.
-    Known(String),
-    /// Not asked; why.
-    NotChecked(String),
-    /// Asked, no usable answer; why.
-    Unknown(String),
-    /// It ran and failed (e.g. a rustup proxy without its component): the
-    /// install command is shown as for a missing one.
-    Failed(String),
-}
-
-#[derive(Debug, Clone, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Problem {
-    pub provider: String,
-    /// The root it applies to.
-    pub root: PathBuf,
-    pub problem: String,
-    pub fix: String,
+/// `row` with the memory cap of a language server (`spec`'s
+/// `memoryMiB`, else `limits.serverMemoryMiB`); none for a linter run per
+/// call.
+fn with_cap(mut row: ProviderRow, spec: &ServerSpec, limits: &config::Limits) -> ProviderRow {
+    row.memory_cap_kib = (spec.kind == ProviderKind::Lsp)
+        .then(|| spec.memory_mib.unwrap_or(limits.server_memory_mib) * 1024);
+    row
 }
 
 /// Examine `root` under `config` with the `PATH` of this process.
-pub fn diagnose(config: &Config, root: &Path) -> Report {
+pub fn diagnose(config: &Config, root: &Path) -> DoctorReport {
     diagnose_with(config, root, crate::env::var_os("PATH").as_deref())
 }
 
 /// [`diagnose`] with an explicit `PATH` value.
-pub fn diagnose_with(config: &Config, root: &Path, path_var: Option<&OsStr>) -> Report {
+pub fn diagnose_with(config: &Config, root: &Path, path_var: Option<&OsStr>) -> DoctorReport {
     let path_dirs: Vec<PathBuf> = path_var
         .map(|v| std::env::split_paths(v).collect::<Vec<_>>())
         .unwrap_or_default()
@@ -204,8 +117,8 @@ pub fn diagnose_with(config: &Config, root: &Path, path_var: Option<&OsStr>) -> 
                     languages: spec.languages.join(", "),
                     files: n,
                     provider: chosen.map(|s| {
-                        provider_row(s, None, &found, &methods, &trusted, root)
-                            .with_cap(s, &config.limits)
+                        let row = provider_row(s, None, &found, &methods, &trusted, root);
+                        with_cap(row, s, &config.limits)
                     }),
                 },
                 chosen,
@@ -231,8 +144,8 @@ pub fn diagnose_with(config: &Config, root: &Path, path_var: Option<&OsStr>) -> 
                 languages,
                 files: n,
                 provider: chosen.map(|c| {
-                    provider_row(c, alt, &found, &methods, &trusted, root)
-                        .with_cap(c, &config.limits)
+                    let row = provider_row(c, alt, &found, &methods, &trusted, root);
+                    with_cap(row, c, &config.limits)
                 }),
             },
             chosen,
@@ -283,7 +196,7 @@ pub fn diagnose_with(config: &Config, root: &Path, path_var: Option<&OsStr>) -> 
     std::thread::scope(|s| {
         for (row, _) in rows.iter_mut().chain(linters.iter_mut()) {
             if let Some(p) = row.provider.as_mut()
-                && matches!(p.version, Version::Unknown(_))
+                && p.version == Version::Unknown(NoVersion::Pending)
             {
                 let spec = config.server(&p.id).cloned();
                 s.spawn(move || {
@@ -295,7 +208,7 @@ pub fn diagnose_with(config: &Config, root: &Path, path_var: Option<&OsStr>) -> 
         }
         for (row, spec) in indexers.iter_mut().zip(&indexer_specs) {
             if let Some(p) = row.provider.as_mut()
-                && matches!(p.version, Version::Unknown(_))
+                && p.version == Version::Unknown(NoVersion::Pending)
                 && let Some(path) = p.found.clone()
             {
                 s.spawn(move || p.version = probe_version(&path, spec, child_env));
@@ -320,7 +233,7 @@ pub fn diagnose_with(config: &Config, root: &Path, path_var: Option<&OsStr>) -> 
                 .iter()
                 .any(|dir| hint.unless.iter().any(|u| dir.join(u).exists()));
             if !fine {
-                problems.push(Problem {
+                problems.push(SetupProblem {
                     provider: spec.id.clone(),
                     root: server_root.clone(),
                     problem: hint.problem.clone(),
@@ -330,16 +243,11 @@ pub fn diagnose_with(config: &Config, root: &Path, path_var: Option<&OsStr>) -> 
         }
     }
 
-    Report {
+    DoctorReport {
         workspace_root: root.to_path_buf(),
         config_files: config.sources.clone(),
         trust: config.trust.trust.clone(),
-        trust_ignored: config
-            .trust
-            .ignored
-            .iter()
-            .map(|(file, what)| format!("{}: {what}", scry_base::paths::display(file, root)))
-            .collect(),
+        trust_ignored: config.trust.ignored.clone(),
         warnings: config.warnings.clone(),
         path_left_out: child_env.left_out().to_vec(),
         languages: rows.into_iter().map(|(r, _)| r).collect(),
@@ -361,18 +269,18 @@ fn provider_row(
 ) -> ProviderRow {
     let path = found(spec);
     let version = match &path {
-        None => Version::NotChecked("not installed".into()),
+        None => Version::NotChecked(NotChecked::NotInstalled),
         Some(p) if scry_base::paths::project_local(p, root) => {
-            Version::NotChecked("project-local binary: not run".into())
+            Version::NotChecked(NotChecked::ProjectLocal)
         }
         Some(_) if !trusted.contains(&(spec.id.clone(), spec.command.clone())) => {
-            Version::NotChecked("command from a project configuration file: not run".into())
+            Version::NotChecked(NotChecked::ProjectCommand)
         }
         Some(_) if spec.version_args.as_ref().is_some_and(|a| a.is_empty()) => {
-            Version::NotChecked("it has no version flag".into())
+            Version::NotChecked(NotChecked::NoVersionFlag)
         }
         // Probed later, concurrently.
-        Some(_) => Version::Unknown(String::new()),
+        Some(_) => Version::Unknown(NoVersion::Pending),
     };
     let (mut install, mut install_method, mut install_needs) = (None, None, None);
     let mut install_alternatives = Vec::new();
@@ -415,7 +323,7 @@ fn provider_row(
         install_method,
         install_needs,
         install_alternatives,
-        memory_cap_mib: None,
+        memory_cap_kib: None,
     }
 }
 
@@ -486,7 +394,11 @@ pub fn probe_version(path: &Path, spec: &ServerSpec, env: &crate::env::ChildEnv)
         .spawn();
     let mut child = match child {
         Ok(c) => c,
-        Err(e) => return Version::Unknown(format!("cannot run it: {e}")),
+        Err(e) => {
+            return Version::Unknown(NoVersion::CannotRun {
+                error: e.to_string(),
+            });
+        }
     };
     let mut out = child.stdout.take();
     let mut err = child.stderr.take();
@@ -511,12 +423,10 @@ pub fn probe_version(path: &Path, spec: &ServerSpec, env: &crate::env::ChildEnv)
             _ => {
                 let _ = child.kill();
                 let _ = child.wait();
-                return Version::Unknown(format!(
-                    "`{} {}` did not answer within {} s",
-                    spec.command,
-                    args.join(" "),
-                    VERSION_TIMEOUT.as_secs()
-                ));
+                return Version::Unknown(NoVersion::NoAnswer {
+                    command: format!("{} {}", spec.command, args.join(" ")),
+                    secs: VERSION_TIMEOUT.as_secs(),
+                });
             }
         }
     };
@@ -533,15 +443,14 @@ pub fn probe_version(path: &Path, spec: &ServerSpec, env: &crate::env::ChildEnv)
     let line = first(&o).or_else(|| first(&e));
     if !status.success() {
         // e.g. a rustup proxy whose component is not installed.
-        return Version::Failed(format!(
-            "`{} {}` failed ({status}){}",
-            spec.command,
-            args.join(" "),
-            line.map(|l| format!(": {l}")).unwrap_or_default()
-        ));
+        return Version::Failed {
+            command: format!("{} {}", spec.command, args.join(" ")),
+            status: status.to_string(),
+            output: line,
+        };
     }
     match line {
         Some(l) => Version::Known(l),
-        None => Version::Unknown("it printed nothing".into()),
+        None => Version::Unknown(NoVersion::PrintedNothing),
     }
 }

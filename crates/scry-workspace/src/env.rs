@@ -34,9 +34,10 @@
 use std::collections::BTreeMap;
 use std::ffi::{OsStr, OsString};
 use std::hash::{Hash, Hasher};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::{Arc, OnceLock};
 
+use scry_model::{LeftOutWhy, PathLeftOut};
 use serde::{Deserialize, Serialize};
 
 /// The variable lists of `env.json`.
@@ -218,49 +219,11 @@ pub fn current() -> Option<CallContext> {
     CALL.try_with(|c| c.clone()).ok()
 }
 
-/// Why a `PATH` entry was not passed to a child.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub enum LeftOutWhy {
-    /// Relative (or empty): it would resolve against the child's working
-    /// directory, the workspace.
-    Relative,
-    /// Inside the workspace, which is not trusted.
-    InUntrustedWorkspace,
-}
-
-/// A `PATH` entry left out of a child's environment.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct LeftOut {
-    /// The entry as the `PATH` held it.
-    pub entry: PathBuf,
-    pub why: LeftOutWhy,
-}
-
-impl LeftOut {
-    /// `node_modules/.bin (relative)`, `/ws/bin (inside the untrusted
-    /// workspace)`.
-    pub fn describe(&self) -> String {
-        let entry = if self.entry.as_os_str().is_empty() {
-            "(empty entry)".to_string()
-        } else {
-            self.entry.display().to_string()
-        };
-        match self.why {
-            LeftOutWhy::Relative => format!("{entry} (relative)"),
-            LeftOutWhy::InUntrustedWorkspace => {
-                format!("{entry} (inside the untrusted workspace)")
-            }
-        }
-    }
-}
-
 /// The whole environment of a child process ([`for_child`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ChildEnv {
     vars: Vec<(OsString, OsString)>,
-    left_out: Vec<LeftOut>,
+    left_out: Vec<PathLeftOut>,
 }
 
 impl ChildEnv {
@@ -278,7 +241,7 @@ impl ChildEnv {
     }
 
     /// The `PATH` entries left out, in order.
-    pub fn left_out(&self) -> &[LeftOut] {
+    pub fn left_out(&self) -> &[PathLeftOut] {
         &self.left_out
     }
 
@@ -340,7 +303,11 @@ pub fn for_child_with_path(
 /// `path` (a `PATH` value) without its relative entries and, when the
 /// workspace at `root` is not `trusted`, without those inside it; and what
 /// was left out.
-pub fn search_path_for_child(path: &OsStr, root: &Path, trusted: bool) -> (OsString, Vec<LeftOut>) {
+pub fn search_path_for_child(
+    path: &OsStr,
+    root: &Path,
+    trusted: bool,
+) -> (OsString, Vec<PathLeftOut>) {
     let mut kept = Vec::new();
     let mut out = Vec::new();
     for entry in std::env::split_paths(path) {
@@ -352,7 +319,7 @@ pub fn search_path_for_child(path: &OsStr, root: &Path, trusted: bool) -> (OsStr
             None
         };
         match why {
-            Some(why) => out.push(LeftOut { entry, why }),
+            Some(why) => out.push(PathLeftOut { entry, why }),
             None => kept.push(entry),
         }
     }
@@ -381,6 +348,7 @@ pub fn var_os(name: &str) -> Option<OsString> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::PathBuf;
 
     fn env(pairs: &[(&str, &str)]) -> CallEnv {
         CallEnv::from_vars(pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())))
@@ -541,7 +509,6 @@ mod tests {
                 (base.join("link"), LeftOutWhy::InUntrustedWorkspace),
             ]
         );
-        assert_eq!(out[0].describe(), "node_modules/.bin (relative)");
         let (kept, out) = search_path_for_child(&path, &ws, true);
         assert_eq!(
             kept,

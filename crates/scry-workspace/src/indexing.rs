@@ -30,7 +30,8 @@ use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use scry_index::{Index, cache};
+use scry_index::cache;
+use scry_index::store::read::Index;
 
 use crate::Workspace;
 use crate::catalog::Indexer;
@@ -49,7 +50,7 @@ pub enum Progress {
     Finished { command: String, secs: f64 },
     /// An indexer this workspace needs is not installed: what and how to
     /// install it.
-    Missing(String),
+    Missing(scry_model::IndexerStatus),
 }
 
 pub struct BuildOptions<'a> {
@@ -71,33 +72,16 @@ pub struct Planned {
 }
 
 impl Planned {
-    /// `rust-analyzer (for rust-analyzer): installed, /usr/bin/rust-analyzer`
-    /// or [`Planned::missing_text`].
-    pub fn describe(&self, root: &Path) -> String {
-        match &self.program {
-            Some(p) => format!(
-                "{} (for {}): installed, {}",
-                self.indexer.command,
-                self.server,
-                scry_base::paths::display(p, root)
-            ),
-            None => self.missing_text(),
+    /// What `status` and `scry index` say of it (worded by scry-render):
+    /// its command, the server it indexes for, where it was found, how to
+    /// install it.
+    pub fn status(&self) -> scry_model::IndexerStatus {
+        scry_model::IndexerStatus {
+            command: self.indexer.command.clone(),
+            server: self.server.clone(),
+            program: self.program.clone(),
+            install: self.indexer.install.0.first().map(|(_, c)| c.clone()),
         }
-    }
-
-    /// `rust-analyzer (for rust-analyzer) is not installed; install: …`.
-    pub fn missing_text(&self) -> String {
-        let how = self
-            .indexer
-            .install
-            .0
-            .first()
-            .map(|(_, c)| format!("; install: {c}"))
-            .unwrap_or_default();
-        format!(
-            "{} (for {}) is not installed{how}",
-            self.indexer.command, self.server
-        )
     }
 }
 
@@ -177,7 +161,7 @@ fn run_indexers(
     let mut missing = 0;
     for p in plan(ws, root) {
         let Some(program) = &p.program else {
-            progress(Progress::Missing(p.missing_text()));
+            progress(Progress::Missing(p.status()));
             missing += 1;
             continue;
         };

@@ -117,14 +117,25 @@ pub struct MemoryEvent {
     pub what: MemoryAction,
 }
 
+impl MemoryEvent {
+    /// What `status` and `daemon status` report of it: when (seconds since
+    /// the Unix epoch) and what.
+    pub fn note(&self) -> scry_model::MemoryNote {
+        scry_model::MemoryNote {
+            at_secs: (self.at.duration_since(std::time::UNIX_EPOCH)).map_or(0, |d| d.as_secs()),
+            what: self.what.clone(),
+        }
+    }
+}
+
 /// A restart of `s` (`now`: started anew for the call about to be asked;
 /// else stopped between requests, to start anew with the next question).
 pub fn restarted(s: &Sample, now: bool) -> MemoryAction {
     MemoryAction::Restarted {
         server: s.id.clone(),
-        rss_kib: s.rss_kib,
+        memory_kib: s.rss_kib,
         processes: s.processes,
-        cap_kib: s.cap_kib,
+        memory_cap_kib: s.cap_kib,
         now,
     }
 }
@@ -133,10 +144,10 @@ pub fn restarted(s: &Sample, now: bool) -> MemoryAction {
 pub fn stopped(s: &Sample, total_kib: u64, budget_kib: u64) -> MemoryAction {
     MemoryAction::Stopped {
         server: s.id.clone(),
-        rss_kib: s.rss_kib,
+        memory_kib: s.rss_kib,
         processes: s.processes,
         total_kib,
-        budget_kib,
+        memory_budget_kib: budget_kib,
         idle_secs: s.idle.as_secs(),
     }
 }
@@ -228,9 +239,9 @@ mod tests {
             restarted(&p, true),
             MemoryAction::Restarted {
                 server: "pyright".into(),
-                rss_kib: 2355 * MIB,
+                memory_kib: 2355 * MIB,
                 processes: 2,
-                cap_kib: Some(2048 * MIB),
+                memory_cap_kib: Some(2048 * MIB),
                 now: true,
             }
         );
@@ -238,10 +249,10 @@ mod tests {
             stopped(&p, 5 * 1024 * MIB, 4 * 1024 * MIB),
             MemoryAction::Stopped {
                 server: "pyright".into(),
-                rss_kib: 2355 * MIB,
+                memory_kib: 2355 * MIB,
                 processes: 2,
                 total_kib: 5 * 1024 * MIB,
-                budget_kib: 4 * 1024 * MIB,
+                memory_budget_kib: 4 * 1024 * MIB,
                 idle_secs: 42,
             }
         );

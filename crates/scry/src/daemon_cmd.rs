@@ -1,6 +1,8 @@
 //! `scry daemon [status [--json] [--root DIR]] | stop [--timeout-ms N] |
-//! --foreground`: the daemon's own commands. Questions reach the daemon
-//! through `scry_daemon::answer::Daemon` (see `main::answer`), not here.
+//! --foreground`: the daemon's own commands (the status worded by
+//! scry-render, `daemon_status_text`/`daemon_status_json`). Questions reach
+//! the daemon through `scry_daemon::answer::Daemon` (see `main::answer`),
+//! not here.
 //! Exit status: 0 done, 1 error, 2 bad usage.
 
 use std::path::PathBuf;
@@ -10,8 +12,6 @@ use std::time::{Duration, Instant};
 use clap::{Args, Parser, Subcommand};
 use scry_daemon::client::{self, ConnectError, Connection};
 use scry_daemon::paths::Files;
-use scry_daemon::proto::DaemonStatus;
-use scry_render::describe_usage;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -173,16 +173,12 @@ async fn status(files: Files, json: bool, only: Option<PathBuf>) -> ExitCode {
     });
     match status {
         Ok(s) if json => {
-            println!("{}", serde_json::to_string_pretty(&s).unwrap_or_default());
+            let v = scry_render::daemon_status_json(&s);
+            println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
             ExitCode::SUCCESS
         }
         Ok(s) => {
-            let mut text = render_status(&s);
-            if let Some(root) = only.as_ref().filter(|_| s.workspaces.is_empty()) {
-                let none = format!("no server for {} in this daemon\n", root.display());
-                text = text.replacen("no workspace yet\n", &none, 1);
-            }
-            print!("{text}");
+            print!("{}", scry_render::daemon_status_text(&s, only.as_deref()));
             ExitCode::SUCCESS
         }
         Err(e) => {
@@ -190,69 +186,6 @@ async fn status(files: Files, json: bool, only: Option<PathBuf>) -> ExitCode {
             ExitCode::from(1)
         }
     }
-}
-
-fn duration(ms: u64) -> String {
-    let s = ms / 1000;
-    match s {
-        0..60 => format!("{s}s"),
-        60..3600 => format!("{}m{:02}s", s / 60, s % 60),
-        _ => format!("{}h{:02}m", s / 3600, (s % 3600) / 60),
-    }
-}
-
-/// `scry daemon status` as text.
-pub fn render_status(s: &DaemonStatus) -> String {
-    let mut out = format!(
-        "scry daemon {} (protocol {}): pid {}, up {}, {} client{} connected\nsocket: {}\n",
-        s.version,
-        s.protocol,
-        s.pid,
-        duration(s.uptime_ms),
-        s.clients,
-        if s.clients == 1 { "" } else { "s" },
-        s.socket.display()
-    );
-    if s.workspaces.is_empty() {
-        out.push_str("no workspace yet\n");
-    }
-    for w in &s.workspaces {
-        out.push_str(&format!(
-            "{} ({} client{})\n",
-            w.root.display(),
-            w.clients,
-            if w.clients == 1 { "" } else { "s" }
-        ));
-        if w.servers.is_empty() {
-            out.push_str("  no server running\n");
-        }
-        for v in &w.servers {
-            let root = if v.root == w.root {
-                String::new()
-            } else {
-                format!(" root {}", v.root.display())
-            };
-            out.push_str(&format!(
-                "  {} pid {} rss {} idle {} up {}{root}\n",
-                v.id,
-                v.pid.map_or("?".into(), |p| p.to_string()),
-                v.rss_kib
-                    .map_or("?".into(), |k| describe_usage(k, v.processes, v.cap_kib)),
-                duration(v.idle_ms),
-                duration(v.uptime_ms),
-            ));
-            if !v.program.as_os_str().is_empty() {
-                out.push_str(&format!("    runs {}\n", v.program.display()));
-            }
-            if !v.clients.is_empty() {
-                out.push_str(&format!("    clients: {}\n", v.clients.join(", ")));
-            }
-        }
-        for m in &w.memory_events {
-            out.push_str(&format!("  memory: {m}\n"));
-        }
-    }
-    out
 }
 
 async fn stop(files: Files, wait: Duration) -> ExitCode {

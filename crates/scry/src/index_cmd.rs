@@ -137,7 +137,9 @@ fn index_root(
                 Progress::Finished { command, secs } => {
                     eprintln!("\rscry index: {command} finished in {secs:.1} s")
                 }
-                Progress::Missing(m) => eprintln!("scry index: {m}"),
+                Progress::Missing(m) => {
+                    eprintln!("scry index: {}", scry_render::indexer_missing(&m))
+                }
             };
             indexing::build(
                 cache_dir,
@@ -163,6 +165,7 @@ fn index_root(
         t.elapsed().as_millis()
     );
     let source = cache::Source::Built(cache::dir_for(cache_dir, root).join("index.scip"));
-    println!("  {}", scry_ops::engine::indexed::label(&ix, &source, root));
+    let about = scry_ops::engine::indexed::about(&ix, &source);
+    println!("  {}", scry_render::index_label(&about, root));
     Ok(())
 }

@@ -26,16 +26,16 @@ use scry_workspace::Workspace;
 
 mod completions;
 mod daemon_cmd;
-mod doctor;
+mod doctor_cmd;
+mod first_words;
 mod index_cmd;
 mod progress;
 mod trust_cmd;
-mod words;
 
 /// The help's text after the options: the actions (from the action table,
-/// see `words`), then [`EXAMPLES`].
+/// see `first_words`), then [`EXAMPLES`].
 fn after_help() -> String {
-    format!("Actions:\n{}\n\n{EXAMPLES}", words::help_list())
+    format!("Actions:\n{}\n\n{EXAMPLES}", first_words::help_list())
 }
 
 const EXAMPLES: &str = "\
@@ -166,7 +166,7 @@ pub(crate) const SUBCOMMANDS: &[&str] =
 fn subcommand(word: &str) -> Option<ExitCode> {
     let rest = || std::env::args_os().skip(2);
     Some(match word {
-        "doctor" => doctor::main(rest()),
+        "doctor" => doctor_cmd::main(rest()),
         "completions" => completions::main(Cli::command(), rest()),
         "mcp" => mcp_main(),
         "trust" => trust_cmd::main(),

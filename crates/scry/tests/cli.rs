@@ -493,8 +493,9 @@ fn rename_refuses_a_new_name_with_a_line_break() {
         ]);
         assert_eq!(r.code, 1, "{bad:?}: {}", r.stdout);
         let line = one_line(&r);
+        // The argument as the command line spells it.
         assert!(
-            line.contains("INVALID_ARGUMENT") && line.contains("new_name"),
+            line.contains("INVALID_ARGUMENT") && line.contains("--new-name"),
             "{line}"
         );
         assert_eq!(env.bytes(&files), before);

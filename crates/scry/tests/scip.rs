@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 
 use common::process::scry_in;
 use common::{Fixture, query};
-use scry_model::{Action, Answer, Body, Precision, Query, SymbolNode};
+use scry_model::{Action, Answer, Body, DoctorIndex, IndexOrigin, Precision, Query, SymbolNode};
 use scry_ops::Engine;
 use scry_workspace::Workspace;
 
@@ -37,6 +37,13 @@ fn notes_text(root: &Path, a: &Answer) -> String {
         .map(|n| scry_render::reason_text(n, root))
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+/// Who an index answer says answered: `SCIP index (…)`, as rendered.
+fn index_label(a: &Answer, root: &Path) -> String {
+    (a.from_index.as_ref())
+        .map(|ix| scry_render::index_label(ix, root))
+        .unwrap_or_default()
 }
 
 fn locs(fx: &Fixture, a: &Answer) -> BTreeSet<(String, u32, u32)> {
@@ -173,7 +180,7 @@ async fn index_agrees_with_the_live_server(c: &Case) -> Option<(Fixture, tempfil
         let t = Instant::now();
         let a = cold.run_query(q).await.expect("index answer");
         assert_eq!(a.precision, Some(Precision::Index), "{q:?}: {a:?}");
-        let server = a.server.clone().unwrap_or_default();
+        let server = index_label(&a, &fx.root);
         assert!(
             server.starts_with(&format!("SCIP index ({} ", c.indexer)),
             "{server}"
@@ -385,7 +392,7 @@ async fn a_configured_ci_index_answers_cold_only_when_trusted_and_inside() {
     let cold = engine_with(&fx.root, cache.path(), TrustPolicy::Trusted);
     let a = cold.run_query(q).await.expect("index answer");
     assert_eq!(a.precision, Some(Precision::Index), "{a:?}");
-    let server = a.server.clone().unwrap_or_default();
+    let server = index_label(&a, &fx.root);
     assert!(server.starts_with("SCIP index (rust-analyzer "), "{server}");
     assert!(server.ends_with(", CI index build/index.scip)"), "{server}");
     assert!(!fx.locs(&a).is_empty(), "{a:?}");
@@ -402,20 +409,30 @@ async fn a_configured_ci_index_answers_cold_only_when_trusted_and_inside() {
         text.contains("SCIP indexer: rust-analyzer (for rust-analyzer): installed, "),
         "{text}"
     );
-    // doctor's lines: the CI index answers; none was built by scry index.
-    let lines = scry_ops::engine::indexed::index_lines(
+    // doctor's indexes: the CI index answers; none was built by scry index.
+    let indexes = scry_ops::engine::indexed::doctor_indexes(
         Some(cache.path()),
         &cold.workspace().config(),
         &fx.root,
     );
-    assert_eq!(lines.len(), 1, "{lines:?}");
-    assert!(
-        lines[0].starts_with("rust-analyzer ")
-            && lines[0].ends_with(
-                " files covered, 0 changed since; from CI index build/index.scip; answers cold questions"
-            ),
-        "{lines:?}"
-    );
+    match indexes.as_slice() {
+        [
+            DoctorIndex::Current {
+                status,
+                answers: true,
+            },
+        ] => {
+            assert_eq!(status.about.tool, "rust-analyzer", "{status:?}");
+            assert_eq!(status.changed, 0, "{status:?}");
+            assert_eq!(
+                status.about.origin,
+                IndexOrigin::Configured {
+                    path: fx.root.join("build/index.scip")
+                }
+            );
+        }
+        other => panic!("{other:?}"),
+    }
     cold.shutdown().await;
 
     // Not from the index, and what the answer says (with a fresh cache).

@@ -35,7 +35,7 @@ use std::time::Instant;
 use scry_ops::Engine;
 use scry_workspace::Workspace;
 
-use crate::answer::{Baseline, Local, Session};
+use crate::answer::{Baseline, Caller, Local};
 use crate::paths::Files;
 
 pub mod lifecycle;
@@ -82,7 +82,7 @@ impl Drop for InUse {
 /// One connected client.
 struct ClientSession {
     /// Its id and once-per-session notices (the trust notice).
-    session: Arc<Session>,
+    session: Arc<Caller>,
     roots: Mutex<HashSet<WsKey>>,
 }
 

@@ -34,12 +34,10 @@ use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
 
 use super::{ClientSession, State, WsKey};
-use crate::answer::{self, Answerer, Local, Session};
+use crate::answer::{self, Answerer, Caller, Local};
 use crate::paths::{PROTOCOL, VERSION};
-use crate::proto::{
-    self, Call, CallResult, ClientFrame, DaemonFrame, DaemonStatus, Reply, ServerStatus,
-    WorkspaceStatus,
-};
+use crate::proto::{self, Call, CallResult, ClientFrame, DaemonFrame, Reply};
+use scry_model::{DaemonServer, DaemonStatus, DaemonWorkspace};
 
 /// How long a client has to say hello.
 const HELLO_WITHIN: Duration = Duration::from_secs(10);
@@ -49,7 +47,7 @@ impl State {
         let workspaces = self
             .entries()
             .into_iter()
-            .map(|(root, e)| WorkspaceStatus {
+            .map(|(root, e)| DaemonWorkspace {
                 root,
                 clients: e.clients.load(Ordering::SeqCst),
                 memory_events: e
@@ -58,7 +56,7 @@ impl State {
                     .workspace()
                     .memory_events()
                     .iter()
-                    .map(|m| scry_render::memory_action(&m.what))
+                    .map(|e| e.note())
                     .collect(),
                 servers: e
                     .local
@@ -66,10 +64,10 @@ impl State {
                     .workspace()
                     .usage_measured()
                     .into_iter()
-                    .map(|u| ServerStatus {
-                        rss_kib: u.memory.map(|m| m.rss_kib),
+                    .map(|u| DaemonServer {
+                        memory_kib: u.memory.map(|m| m.rss_kib),
                         processes: u.memory.map(|m| m.processes),
-                        cap_kib: u.cap_kib,
+                        memory_cap_kib: u.cap_kib,
                         id: u.id,
                         root: u.root,
                         pid: u.pid,
@@ -156,7 +154,7 @@ impl State {
         );
         self.clients.fetch_add(1, Ordering::SeqCst);
         let session = Arc::new(ClientSession {
-            session: Session::new(session_id),
+            session: Caller::new(session_id),
             roots: Mutex::new(HashSet::new()),
         });
         let mut calls: HashMap<u64, tokio::task::AbortHandle> = HashMap::new();

@@ -70,8 +70,9 @@ fn prepared_name(v: &Value, index: &LineIndex, session: &Session) -> Option<Stri
 /// saying which rule it breaks.
 fn check_new_name(path: &Path, new_name: &str) -> Result<(), OpError> {
     scry_syntax::names::check_for(path, new_name).map_err(|e| {
-        OpError::InvalidArgument(msgf!(
-            "new_name: {e}; nothing was changed. Give one identifier of the file's language"
+        OpError::InvalidArgument(msg!(
+            arg(scry_model::action::Arg::NewName),
+            format!(": {e}; nothing was changed. Give one identifier of the file's language")
         ))
     })
 }

@@ -9,8 +9,11 @@
 //! background meanwhile), still indexing, just started, or crashed — or
 //! its answer failed or came back empty while it indexed.
 //!
-//! Invariants: every such answer has `precision: "index"` and the header
-//! `SCIP index (<indexer> <version>, built <age> ago at <commit or time>)`;
+//! Invariants: every such answer has `precision: "index"` and says what
+//! built the index and when ([`IndexAbout`] in `Answer::from_index`; the
+//! header scry-render words from it is `SCIP index (<indexer> <version>,
+//! built <age> ago at <commit or time>)`); what `status` and `doctor` say
+//! of an index is data too ([`status_of`], [`doctor_indexes`]);
 //! a file changed since the index (size/mtime, then content hash) is never
 //! answered from its old positions: a question about such a file is left to
 //! the other sources, and locations in such files are left out with a count;
@@ -24,7 +27,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use scry_index::cache::{self, Fresh, Source};
-use scry_index::{Doc, Index, Occ, Sym};
+use scry_index::store::read::Index;
+use scry_index::store::{Doc, Occ, Sym};
 use scry_lsp::LineIndex;
 
 use super::order::{Label, Unlabelled};
@@ -32,6 +36,7 @@ use super::syntactic::{MAX_REFERENCES, SourceLines};
 use super::*;
 use scry_model::limits::MAX_WORKSPACE_SYMBOLS;
 use scry_model::name::SymbolName;
+use scry_model::{DoctorIndex, IndexAbout, IndexOrigin, IndexStatus};
 
 /// What `precision` says.
 /// How long after its start a server that never reported indexing counts
@@ -86,51 +91,65 @@ pub(crate) struct Loaded {
     pub(crate) source: Source,
 }
 
-/// The status line of a workspace's index (`status`, `doctor`): source,
-/// age, files covered, changed since.
-pub fn status_line(ix: &Index, source: &Source, root: &Path, changed: (u32, u32)) -> String {
+/// What `status` and `doctor` report of a workspace's index: what built
+/// it and when, files covered, `changed` (files changed since, of the
+/// indexed ones) and the documents refused.
+pub fn status_of(ix: &Index, source: &Source, changed: (u32, u32)) -> IndexStatus {
     let m = ix.meta();
-    let refused = match (&m.refused, &m.refused_first) {
-        (0, _) => String::new(),
-        (n, Some(first)) => {
-            format!("; {n} document(s) refused, their paths leave the workspace (first: {first})")
-        }
-        (n, None) => format!("; {n} document(s) refused, their paths leave the workspace"),
-    };
-    format!(
-        "{}; {} files covered, {} changed since{refused}; from {}",
-        provenance(ix),
-        m.documents,
-        changed.0,
-        origin(ix, source, root)
-    )
-}
-
-/// Where an index came from: `scry index`, `the daemon's background
-/// refresh` or `CI index build/index.scip`.
-fn origin(ix: &Index, source: &Source, root: &Path) -> String {
-    match (source, ix.meta().built_by.as_deref()) {
-        (Source::Built(_), Some("daemon")) => "the daemon's background refresh".into(),
-        _ => source.describe(root),
+    IndexStatus {
+        about: about(ix, source),
+        documents: m.documents,
+        changed: changed.0,
+        refused: m.refused,
+        refused_first: m.refused_first.clone(),
+        stale_unrefreshed: false,
     }
 }
 
-/// What `doctor` says about each SCIP index of the workspace at `root`
+/// Who made the index: `scry index`, the daemon's background refresh, or
+/// a configured (CI-built) one.
+fn origin(ix: &Index, source: &Source) -> IndexOrigin {
+    match (source, ix.meta().built_by.as_deref()) {
+        (Source::Built(_), Some("daemon")) => IndexOrigin::RebuiltByDaemon,
+        (Source::Built(_), _) => IndexOrigin::Built,
+        (Source::Configured(p), _) => IndexOrigin::Configured { path: p.clone() },
+    }
+}
+
+/// What built the index and when (its age now): the label of an answer
+/// from it (`scry_render::index_label`) and the start of its status line.
+pub fn about(ix: &Index, source: &Source) -> IndexAbout {
+    let m = ix.meta();
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    IndexAbout {
+        tool: m.tool.clone(),
+        tool_version: m.tool_version.clone(),
+        commit: m.commit.clone(),
+        built_at_secs: m.built_at,
+        age_secs: now.saturating_sub(m.built_at),
+        origin: origin(ix, source),
+    }
+}
+
+/// What `doctor` reports of each SCIP index of the workspace at `root`
 /// (canonical) with the per-user `cache`: the one `scry index` built (or
 /// the daemon refreshed) and a configured CI-built one — which answers
 /// ([`cache::pick`]: the newer), a configured one missing or refused. Reads
 /// only converted forms that are current; converts and runs nothing.
-pub fn index_lines(
+pub fn doctor_indexes(
     cache: Option<&Path>,
     config: &scry_workspace::config::Config,
     root: &Path,
-) -> Vec<String> {
+) -> Vec<DoctorIndex> {
     let Some(cache) = cache else {
         return Vec::new();
     };
     let mut out = Vec::new();
     let configured = config.index_path(root).unwrap_or_else(|why| {
-        out.push(why);
+        out.push(DoctorIndex::PathRefused { why });
         None
     });
     let picked = cache::pick(cache, root, configured.as_deref()).map(Path::to_path_buf);
@@ -141,108 +160,37 @@ pub fn index_lines(
         .chain([built]);
     for source in sources {
         let Some(stat) = scry_index::store::stamp::stat(source.scip()) else {
-            if matches!(source, Source::Configured(_)) {
-                out.push(format!(
-                    "{}: {}",
-                    source.describe(root),
-                    scry_index::cache::unreadable(source.scip())
-                ));
+            if let Source::Configured(path) = &source {
+                out.push(DoctorIndex::Unreadable {
+                    path: path.clone(),
+                    why: scry_index::cache::unreadable(path),
+                });
             }
             continue;
         };
-        let read = match &source {
+        let answers = match &source {
             Source::Configured(p) => picked.as_ref() == Some(p),
             Source::Built(_) => picked.is_none(),
-        };
-        let read = if read {
-            "answers cold questions"
-        } else {
-            "not read: the other index is newer"
         };
         let db = cache::db_for(cache, root, &source);
         match cache::open_current(&db, source.scip(), stat, root) {
             Some(ix) => {
                 let changed = Fresh::default().changed(root, &ix);
-                out.push(format!(
-                    "{}; {read}",
-                    status_line(&ix, &source, root, changed)
-                ));
+                out.push(DoctorIndex::Current {
+                    status: status_of(&ix, &source, changed),
+                    answers,
+                });
             }
-            None => out.push(format!(
-                "{}: not converted yet (the next question converts it); {read}",
-                source.describe(root)
-            )),
+            None => out.push(DoctorIndex::NotConverted {
+                origin: match &source {
+                    Source::Built(_) => IndexOrigin::Built,
+                    Source::Configured(p) => IndexOrigin::Configured { path: p.clone() },
+                },
+                answers,
+            }),
         }
     }
     out
-}
-
-/// `SCIP index (rust-analyzer 1.95.0, built 3 min ago at 1a2b3c4d5e6f)`;
-/// a CI-built one says so: `SCIP index (…, CI index build/index.scip)`.
-pub fn label(ix: &Index, source: &Source, root: &Path) -> String {
-    match source {
-        Source::Built(_) if ix.meta().built_by.as_deref() == Some("daemon") => {
-            format!("SCIP index ({}, rebuilt by the daemon)", provenance(ix))
-        }
-        Source::Built(_) => format!("SCIP index ({})", provenance(ix)),
-        Source::Configured(_) => {
-            format!("SCIP index ({}, {})", provenance(ix), source.describe(root))
-        }
-    }
-}
-
-/// `rust-analyzer 1.95.0, built 3 min ago at 1a2b3c4d5e6f`.
-fn provenance(ix: &Index) -> String {
-    let m = ix.meta();
-    let now = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
-    let at = match &m.commit {
-        Some(c) => c.chars().take(12).collect(),
-        None => utc(m.built_at),
-    };
-    let tool = [m.tool.as_str(), m.tool_version.as_str()]
-        .iter()
-        .filter(|s| !s.is_empty())
-        .copied()
-        .collect::<Vec<_>>()
-        .join(" ");
-    format!(
-        "{}, built {} ago at {at}",
-        if tool.is_empty() {
-            "unknown indexer"
-        } else {
-            &tool
-        },
-        age(now.saturating_sub(m.built_at))
-    )
-}
-
-pub(crate) fn age(s: u64) -> String {
-    match s {
-        0..=119 => format!("{s} s"),
-        120..=7199 => format!("{} min", s / 60),
-        7200..=172_799 => format!("{} h", s / 3600),
-        _ => format!("{} days", s / 86_400),
-    }
-}
-
-/// Seconds since the epoch as `2026-12-02 00:40 UTC`.
-fn utc(secs: u64) -> String {
-    let days = (secs / 86_400) as i64;
-    let (h, mi) = ((secs % 86_400) / 3600, (secs % 3600) / 60);
-    // Civil from days (Howard Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!("{y:04}-{m:02}-{d:02} {h:02}:{mi:02} UTC")
 }
 
 impl Engine {
@@ -333,23 +281,16 @@ impl Engine {
         }
     }
 
-    /// The `status` line about the index, when there is one, or the
+    /// What `status` says of the index, when there is one, or the
     /// problem with it (`Err`).
-    pub(crate) async fn index_status(&self) -> Result<Option<String>, Option<Reason>> {
+    pub(crate) async fn index_status(&self) -> Result<Option<IndexStatus>, Option<Reason>> {
         match self.index().await {
             Ok(Some(l)) => {
                 let root = self.ws.root().to_path_buf();
-                let ix = l.ix.clone();
-                let fresh = &self.index.fresh;
-                let changed = fresh.changed(&root, &ix);
-                let line = status_line(&l.ix, &l.source, &root, changed);
-                Ok(Some(if changed.0 > 0 && !self.refreshes_by_itself() {
-                    format!(
-                        "{line}; stale, and nothing rebuilds it by itself here (no daemon, or `index.refresh` off): run `scry index`"
-                    )
-                } else {
-                    line
-                }))
+                let changed = self.index.fresh.changed(&root, &l.ix);
+                let mut status = status_of(&l.ix, &l.source, changed);
+                status.stale_unrefreshed = changed.0 > 0 && !self.refreshes_by_itself();
+                Ok(Some(status))
             }
             Ok(None) => Ok(None),
             Err(note) => Err(note),
@@ -644,7 +585,7 @@ impl Engine {
             return Ok(None);
         }
         answer.body = body;
-        answer.server = Some(label(ix, &l.source, &root));
+        answer.from_index = Some(Box::new(about(ix, &l.source)));
         answer.precision = Some(Precision::Index);
         if left_out.locations > 0 {
             answer.notes.push(Reason::IndexLeftOut {
@@ -1039,16 +980,6 @@ struct LeftOut {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn ages_and_times_are_worded() {
-        assert_eq!(age(5), "5 s");
-        assert_eq!(age(600), "10 min");
-        assert_eq!(age(3 * 3600), "3 h");
-        assert_eq!(age(5 * 86_400), "5 days");
-        assert_eq!(utc(0), "1970-01-01 00:00 UTC");
-        assert_eq!(utc(1_796_172_000), "2026-12-02 00:40 UTC");
-    }
 
     #[test]
     fn a_stub_beside_its_source_is_left_out_only_when_asked_in_a_source() {

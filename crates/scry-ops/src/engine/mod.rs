@@ -156,9 +156,9 @@ impl Engine {
             match tokio::time::timeout_at(hard, answer).await {
                 Ok(r) => r,
                 Err(_) => Err(OpError::Timeout(scry_model::msg!(
+                    action(action),
                     format!(
-                        "{} did not finish within its {} ms budget (no source could answer in time); try again or raise ",
-                        action.name(),
+                        " did not finish within its {} ms budget (no source could answer in time); try again or raise ",
                         budget.as_millis()
                     ),
                     arg(scry_model::action::Arg::Timeout)

@@ -158,9 +158,11 @@ pub(crate) async fn capabilities(cx: &Ctx, path: Option<&Path>) -> Result<Answer
         None => {
             let running = cx.ws.running();
             let Some(s) = running.into_iter().next() else {
-                return Err(OpError::InvalidArgument(
-                        "no server is running in this process; pass a path to start the server for that file".into(),
-                    ));
+                return Err(OpError::InvalidArgument(scry_model::msg!(
+                    "no server is running in this process; pass a ",
+                    arg(scry_model::action::Arg::Path),
+                    " to start the server for that file"
+                )));
             };
             s
         }
@@ -235,8 +237,8 @@ pub(crate) async fn raw_request(
     Ok(answer)
 }
 
-/// Status: configured servers, installed or not, running or not. Starts
-/// nothing.
+/// Status: configured servers, installed or not, running or not, as data
+/// (scry-render words it). Starts nothing.
 pub(crate) async fn status(ws: &Arc<Workspace>, question: Question) -> Answer {
     let config = ws.config();
     let running = ws.running();
@@ -252,14 +254,13 @@ pub(crate) async fn status(ws: &Arc<Workspace>, question: Question) -> Answer {
         let mut run = Vec::new();
         for s in running.iter().filter(|s| s.name() == spec.id) {
             let state = if !s.is_alive() {
-                format!(
-                    "exited: {}",
-                    s.exit_reason().await.unwrap_or_else(|| "unknown".into())
-                )
-            } else if let Some(ix) = s.state().indexing() {
-                format!("indexing: {ix}")
+                RunState::Exited {
+                    reason: s.exit_reason().await,
+                }
+            } else if let Some(progress) = s.state().indexing() {
+                RunState::Indexing { progress }
             } else {
-                "ready".to_string()
+                RunState::Ready
             };
             let used = s.pid().and_then(|p| memory.get(&p));
             run.push(RunningServer {
@@ -278,7 +279,7 @@ pub(crate) async fn status(ws: &Arc<Workspace>, question: Question) -> Answer {
                 run.push(RunningServer {
                     root: root.clone(),
                     pid: None,
-                    state: "starting".into(),
+                    state: RunState::Starting,
                     encoding: None,
                     open_documents: 0,
                     memory_kib: None,
@@ -287,12 +288,12 @@ pub(crate) async fn status(ws: &Arc<Workspace>, question: Question) -> Answer {
                 });
             }
         }
-        let note = match (&spec.alternative_to, spec.kind) {
-            (Some(primary), _) => Some(format!(
-                "alternative to {primary}: used only when {primary} is not installed"
-            )),
-            (None, ProviderKind::Cli) => Some("command-line linter (diagnostics only)".into()),
-            _ if spec.is_linter => Some("linter (diagnostics only)".into()),
+        let role = match (&spec.alternative_to, spec.kind) {
+            (Some(primary), _) => Some(ProviderRole::AlternativeTo {
+                primary: primary.clone(),
+            }),
+            (None, ProviderKind::Cli) => Some(ProviderRole::CliLinter),
+            _ if spec.is_linter => Some(ProviderRole::Linter),
             _ => None,
         };
         servers.push(ProviderStatus {
@@ -306,7 +307,7 @@ pub(crate) async fn status(ws: &Arc<Workspace>, question: Question) -> Answer {
             installed,
             file_types: spec.file_types.clone(),
             disabled: spec.disabled,
-            note,
+            role,
             running: run,
         });
     }
@@ -329,17 +330,7 @@ pub(crate) async fn status(ws: &Arc<Workspace>, question: Question) -> Answer {
             index_problem: None,
             index_refresh: None,
             indexers: Vec::new(),
-            memory_events: ws
-                .memory_events()
-                .into_iter()
-                .map(|e| MemoryNote {
-                    at_secs: e
-                        .at
-                        .duration_since(std::time::UNIX_EPOCH)
-                        .map_or(0, |d| d.as_secs()),
-                    what: e.what,
-                })
-                .collect(),
+            memory_events: ws.memory_events().iter().map(|e| e.note()).collect(),
             memory_budget_kib: Some(config.limits.memory_budget_mib.saturating_mul(1024)),
         }),
     );

@@ -22,16 +22,25 @@
 //!   workspace's last call;
 //! - bounded ([`scry_workspace::indexing::DEFAULT_TIMEOUT`]) and stopped with the
 //!   engine ([`Engine::shutdown`]); a failure is logged and shown in
-//!   `status` ([`Engine::refresh_status`]), never an error of a call, and
-//!   not retried until a call comes after it.
+//!   `status` ([`Engine::refresh_status`], data that scry-render words),
+//!   never an error of a call, and not retried until a call comes after
+//!   it.
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use scry_model::{IndexerStatus, RefreshStatus};
 use scry_workspace::indexing::{self, BuildOptions};
 
 use super::Engine;
+
+/// What a refresh gave: the index rebuilt (its files), or the failure's
+/// text (the indexer's or the build's, paths as they wrote them).
+enum Outcome {
+    Rebuilt { millis: u64, files: u64 },
+    Failed { millis: u64, error: String },
+}
 
 /// The refresh's state, one per engine.
 #[derive(Default)]
@@ -50,7 +59,7 @@ struct State {
     /// When staleness was last checked or a refresh last ran.
     looked: Option<Instant>,
     /// The last refresh: when it ended, and what it gave.
-    last: Option<(Instant, Result<String, String>)>,
+    last: Option<(Instant, Outcome)>,
 }
 
 impl Refresh {
@@ -96,7 +105,7 @@ impl Engine {
                 return false;
             }
             // After a failure, not again until a call came after it.
-            if let Some((ended, Err(_))) = &st.last
+            if let Some((ended, Outcome::Failed { .. })) = &st.last
                 && ended.elapsed() <= since_call
             {
                 return false;
@@ -182,16 +191,16 @@ impl Engine {
         })
         .await
         .unwrap_or_else(|e| Err(format!("the refresh task failed: {e}")));
-        let secs = started.elapsed().as_secs_f64();
+        let millis = started.elapsed().as_millis() as u64;
+        let secs = millis as f64 / 1000.0;
         let outcome = match result {
             Ok(files) => {
                 tracing::info!("SCIP index refreshed in {secs:.1} s ({files} files)");
-                Ok(format!("rebuilt in {secs:.1} s ({files} files)"))
+                Outcome::Rebuilt { millis, files }
             }
-            Err(e) => {
-                let e = scry_base::paths::relativise_text(&e, self.ws.root()).into_owned();
-                tracing::warn!("SCIP index refresh failed after {secs:.1} s: {e}");
-                Err(format!("failed after {secs:.1} s: {e}"))
+            Err(error) => {
+                tracing::warn!("SCIP index refresh failed after {secs:.1} s: {error}");
+                Outcome::Failed { millis, error }
             }
         };
         let mut st = self.refresh.state.lock().unwrap_or_else(|e| e.into_inner());
@@ -202,25 +211,33 @@ impl Engine {
 
     /// The indexers of the workspace's languages, installed (where) or
     /// missing (how to install), for `status`.
-    pub(crate) fn indexers_status(&self) -> Vec<String> {
+    pub(crate) fn indexers_status(&self) -> Vec<IndexerStatus> {
         indexing::plan(&self.ws, self.ws.root())
             .iter()
-            .map(|p| p.describe(self.ws.root()))
+            .map(indexing::Planned::status)
             .collect()
     }
 
-    /// The `status` line about the background refresh: running, or its
-    /// last outcome; `None` before the first.
-    pub(crate) fn refresh_status(&self) -> Option<String> {
+    /// What `status` says of the background refresh: running, or its last
+    /// outcome; `None` before the first.
+    pub(crate) fn refresh_status(&self) -> Option<RefreshStatus> {
         if self.refreshing() {
-            return Some("running (lowest priority)".into());
+            return Some(RefreshStatus::Running);
         }
         let st = self.refresh.state.lock().unwrap_or_else(|e| e.into_inner());
         let (ended, outcome) = st.last.as_ref()?;
-        let ago = super::indexed::age(ended.elapsed().as_secs());
+        let ago_secs = ended.elapsed().as_secs();
         Some(match outcome {
-            Ok(what) => format!("last run {ago} ago: {what}"),
-            Err(why) => format!("last run {ago} ago {why}"),
+            Outcome::Rebuilt { millis, files } => RefreshStatus::Rebuilt {
+                ago_secs,
+                millis: *millis,
+                files: *files,
+            },
+            Outcome::Failed { millis, error } => RefreshStatus::Failed {
+                ago_secs,
+                millis: *millis,
+                error: error.clone(),
+            },
         })
     }
 }

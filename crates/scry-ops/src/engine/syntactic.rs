@@ -457,29 +457,23 @@ impl Engine {
         Ok(answer)
     }
 
-    /// The `status` line about the syntactic index.
-    pub(crate) fn syntactic_status(&self) -> String {
-        let cache = match self.syntax.cache_bytes() {
-            0 => "no disk cache yet".to_string(),
-            b => format!("disk cache {}", human_bytes(b)),
-        };
+    /// What `status` says of the syntactic index (worded by scry-render).
+    pub(crate) fn syntactic_status(&self) -> SyntacticStatus {
+        let cache_bytes = self.syntax.cache_bytes();
         match self.syntax.last() {
-            Some(s) => format!(
-                "{} files indexed ({} lines{}), {cache}",
-                s.files.len(),
-                s.lines(),
-                if s.skipped.is_empty() {
-                    String::new()
-                } else {
-                    format!(", {} skipped", s.skipped.len())
-                }
-            ),
+            Some(s) => SyntacticStatus::Built {
+                files: s.files.len(),
+                lines: s.lines(),
+                skipped: s.skipped.len(),
+                cache_bytes,
+            },
             None => match self.syntax.disk_summary() {
-                Some((files, lines)) => format!(
-                    "{files} files ({lines} lines) cached on disk ({}), loaded on first need",
-                    human_bytes(self.syntax.cache_bytes())
-                ),
-                None => format!("not built in this process (built on first need), {cache}"),
+                Some((files, lines)) => SyntacticStatus::OnDisk {
+                    files,
+                    lines,
+                    cache_bytes,
+                },
+                None => SyntacticStatus::NotBuilt { cache_bytes },
             },
         }
     }
@@ -512,14 +506,6 @@ fn local_use(
     };
     let (l, c) = sq::local_binding(file, &name.name, line, col)?;
     Some((rel.to_path_buf(), l, c))
-}
-
-fn human_bytes(b: u64) -> String {
-    if b < 1024 * 1024 {
-        format!("{} KiB", b.div_ceil(1024))
-    } else {
-        format!("{:.1} MiB", b as f64 / (1024.0 * 1024.0))
-    }
 }
 
 /// Hover text: the signature in a code block, then the doc comment.

@@ -20,13 +20,13 @@ use scry_lsp::{CharPos, LineIndex, Session};
 
 use crate::call::{AskError, Ctx, Retry, method_of, session_error, supports};
 use crate::convert::{self, Files};
-use crate::resolve::{self, Declared, OccurrenceKind};
+use crate::resolve::{self, Declared, MatchKind};
 use scry_model::action::Arg;
 use scry_model::error::OpError;
+use scry_model::msg;
 use scry_model::name::SymbolName;
 use scry_model::query::Spot;
 use scry_model::*;
-use scry_model::{msg, msgf};
 
 /// How many occurrences of a name are kept as candidates (the scan counts
 /// them all, but keeps only the best this many).
@@ -132,7 +132,8 @@ pub(crate) async fn target_in_file(
             return Ok(Target::at(path, session, index, pos, Via::FirstIdentifier));
         }
         return Err(OpError::InvalidArgument(msg!(
-            format!("{} needs a ", action.name()),
+            action(action),
+            " needs a ",
             arg(Arg::Symbol),
             " (or ",
             arg(Arg::Line),
@@ -189,7 +190,7 @@ pub(crate) async fn target_in_file(
         )));
     }
     let n = occ.total;
-    let form_of = |o: &resolve::Occurrence| {
+    let form_of = |o: &resolve::NameMatch| {
         let line = index.line(o.pos.line).unwrap_or_default();
         let byte = line
             .char_indices()
@@ -197,13 +198,13 @@ pub(crate) async fn target_in_file(
             .map_or(line.len(), |(b, _)| b);
         resolve::written_form(line, byte, &want.name)
     };
-    let occ_candidate = |o: &resolve::Occurrence, via: Via| Candidate {
+    let occ_candidate = |o: &resolve::NameMatch, via: Via| Candidate {
         pos: o.pos,
         via,
         form: Some(form_of(o)),
         compare: false,
     };
-    let prose = |o: &resolve::Occurrence| o.kind == OccurrenceKind::Prose;
+    let prose = |o: &resolve::NameMatch| o.kind == MatchKind::Prose;
     let mut candidates: Vec<Candidate> = Vec::new();
     let mut others = Vec::new();
     let decl_candidate = |d: &Declared| Candidate {
@@ -249,7 +250,7 @@ pub(crate) async fn target_in_file(
         Some(h) => {
             // With a line: the occurrences on it first (code before
             // comments and strings), else the nearest one, said so.
-            let on_line: Vec<&resolve::Occurrence> =
+            let on_line: Vec<&resolve::NameMatch> =
                 occ.list.iter().filter(|o| o.pos.line == h).collect();
             if on_line.is_empty() {
                 for (i, o) in occ.list.iter().enumerate() {
@@ -265,13 +266,10 @@ pub(crate) async fn target_in_file(
             } else {
                 // A qualified question picks the occurrences written
                 // with its qualifier, when the line has some.
-                let exact: Vec<&resolve::Occurrence> =
+                let exact: Vec<&resolve::NameMatch> =
                     on_line.iter().copied().filter(|o| o.exact).collect();
                 let chosen = if exact.is_empty() { on_line } else { exact };
-                let code = chosen
-                    .iter()
-                    .filter(|o| o.kind == OccurrenceKind::Code)
-                    .count();
+                let code = chosen.iter().filter(|o| o.kind == MatchKind::Code).count();
                 for (i, o) in chosen.iter().enumerate() {
                     let via = Via::OnLine {
                         n: i + 1,
@@ -280,7 +278,7 @@ pub(crate) async fn target_in_file(
                         prose: prose(o),
                     };
                     let mut c = occ_candidate(o, via);
-                    c.compare = code > 1 && i < MAX_SAME_LINE && o.kind == OccurrenceKind::Code;
+                    c.compare = code > 1 && i < MAX_SAME_LINE && o.kind == MatchKind::Code;
                     candidates.push(c);
                 }
             }
@@ -318,7 +316,9 @@ pub(crate) async fn target_in_file(
         return Err(OpError::SymbolNotFound(msg!(
             format!("`{symbol}` does not occur in "),
             path(&path),
-            "; check the spelling, or omit path to search the workspace"
+            "; check the spelling, or omit ",
+            arg(Arg::Path),
+            " to search the workspace"
         )));
     }
     Ok(Target {
@@ -368,13 +368,14 @@ pub(crate) async fn target_from_workspace(
     let want = SymbolName::parse(symbol);
     let sessions = cx.workspace_sessions(method, notes).await?;
     let Some(found) = lookup_workspace_symbol(cx, &want, &sessions).await? else {
-        return Err(OpError::SymbolNotFound(msgf!(
-            "no workspace symbol named `{symbol}` ({}); pass a path to search one file",
-            sessions
-                .iter()
-                .map(|s| s.name().to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
+        let servers: Vec<&str> = sessions.iter().map(|s| s.name()).collect();
+        return Err(OpError::SymbolNotFound(msg!(
+            format!(
+                "no workspace symbol named `{symbol}` ({}); pass a ",
+                servers.join(", ")
+            ),
+            arg(Arg::Path),
+            " to search one file"
         )));
     };
     let path = found.loc.path.clone();

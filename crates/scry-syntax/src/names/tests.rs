@@ -260,7 +260,7 @@ fn format_characters_are_refused_everywhere() {
                 format!("r#{c}x"),
             ] {
                 let e = check_for(Path::new(file), &name).expect_err(&name);
-                assert_eq!(e.problem, Problem::Format(c), "{file} {name:?}");
+                assert_eq!(e.problem, BrokenRule::Format(c), "{file} {name:?}");
                 let msg = e.to_string();
                 let want = format!(
                     "contains U+{:04X} {cname}, a Unicode format character",
@@ -273,7 +273,7 @@ fn format_characters_are_refused_everywhere() {
     }
     // A format character without a name in the table still is one.
     let e = check_for(Path::new("a.py"), "a\u{E0041}").unwrap_err();
-    assert_eq!(e.problem, Problem::Format('\u{E0041}'));
+    assert_eq!(e.problem, BrokenRule::Format('\u{E0041}'));
     assert!(
         e.to_string()
             .contains("U+E0041, a Unicode format character")

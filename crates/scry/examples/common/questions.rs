@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use scry_model::name::SymbolName;
 use scry_model::{Action, Answer, Body, Query};
-use scry_ops::resolve::{self, OccurrenceKind};
+use scry_ops::resolve::{self, MatchKind};
 
 /// (path, 1-based line, 1-based column) of each location.
 pub type Set = BTreeSet<(PathBuf, u32, u32)>;
@@ -87,7 +87,7 @@ pub fn code_tokens(line: &str, quote_single: bool) -> Vec<(u32, String)> {
         let occ =
             resolve::occurrences(&idx, &SymbolName::parse(t), Some(0), quote_single, 64, None);
         for o in occ.list {
-            if o.kind == OccurrenceKind::Code {
+            if o.kind == MatchKind::Code {
                 toks.push((o.pos.col, t.to_string()));
             }
         }
