@@ -125,6 +125,14 @@ pub fn is_under(path: &Path, root: &Path) -> bool {
     below(path, root).is_some()
 }
 
+/// Whether `a` and `b` name one place, lexically, by the OS's rules
+/// ([`Syntax`]: on Windows `C:\Repo` and `c:\repo\` are one; on Unix the
+/// components compare exactly). For identity (a trust record's root, a
+/// workspace's), of paths in one spelling: both canonical, or both as given.
+pub fn same(a: &Path, b: &Path) -> bool {
+    is_under(a, b) && is_under(b, a)
+}
+
 /// Whether `path` lies inside the workspace at `root`, as written or with
 /// symlinks resolved: what is there is project-local (needs `scry trust`
 /// to run), however it was reached — a project bin dir, an absolute

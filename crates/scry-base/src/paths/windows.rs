@@ -19,6 +19,12 @@
 //! - [`device_name`]: the names the OS turns into devices in every
 //!   directory, whatever the extension: `CON`, `PRN`, `AUX`, `NUL`,
 //!   `COM0`–`COM9`, `LPT0`–`LPT9` (and `¹²³`), `CONIN$`, `CONOUT$`.
+//! - [`RUNNABLE_EXTENSIONS`] / [`runnable`]: what makes a file a program
+//!   scry can start (Windows has no executable bit): `.exe` and `.com`
+//!   started directly, `.bat` and `.cmd` through `cmd.exe` with the
+//!   arguments quoted as Rust's std quotes them for a batch file. Other
+//!   `PATHEXT` entries (`.js`, `.vbs`, `.msc`) need a host program that
+//!   `CreateProcess` does not start, so they are no executables here.
 
 /// The longest path Windows takes without the verbatim prefix
 /// (`MAX_PATH`, 260, less the terminating NUL).
@@ -26,6 +32,20 @@ const MAX_PATH: usize = 259;
 
 fn is_sep(c: char) -> bool {
     c == '\\' || c == '/'
+}
+
+/// The extensions of the files scry can start, lower case, without the dot.
+pub const RUNNABLE_EXTENSIONS: [&str; 4] = ["exe", "com", "bat", "cmd"];
+
+/// Whether the file name `name` has one of [`RUNNABLE_EXTENSIONS`] (in
+/// any case).
+pub fn runnable(name: &str) -> bool {
+    name.rsplit_once('.').is_some_and(|(stem, ext)| {
+        !stem.is_empty()
+            && RUNNABLE_EXTENSIONS
+                .iter()
+                .any(|r| r.eq_ignore_ascii_case(ext))
+    })
 }
 
 /// Whether `name` (a file name, no separator) is one Windows makes a device.
@@ -169,6 +189,16 @@ pub fn is_under(path: &str, root: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_runnable_file_has_a_program_extension_in_any_case() {
+        for n in ["rg.exe", "RG.EXE", "npm.cmd", "x.Bat", "old.com", "a.b.exe"] {
+            assert!(runnable(n), "{n}");
+        }
+        for n in ["rg", "tool.js", "x.vbs", "exe", ".exe", "a.exe.txt", "a.exe "] {
+            assert!(!runnable(n), "{n}");
+        }
+    }
 
     #[test]
     fn device_names_whatever_the_case_and_extension() {
