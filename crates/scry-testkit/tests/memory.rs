@@ -42,7 +42,7 @@ impl Fixture {
     /// child's (if any) to `<id>.child.pid` in the base directory.
     fn new(servers: &[ServerDef<'_>], limits: Value) -> Fixture {
         let dir = tempfile::tempdir().expect("tempdir");
-        let base = dir.path().canonicalize().expect("canonical tempdir");
+        let base = scry_base::paths::canonical(dir.path()).expect("canonical tempdir");
         let root = base.join("ws");
         std::fs::create_dir(&root).expect("workspace dir");
         let mut entries = serde_json::Map::new();
@@ -301,10 +301,10 @@ async fn the_whole_process_tree_is_counted_and_restarted_together() {
         .await;
         let child = fx.pid_file("fakels.child.pid").expect("child pid");
         wait_until("the child holds its memory", || {
-            scry_workspace::procmem::rss_kib(child).is_some_and(|k| k > 60 * MIB)
+            scry_lsp::process::memory::rss_kib(child).is_some_and(|k| k > 60 * MIB)
         })
         .await;
-        let own = scry_workspace::procmem::rss_kib(leader).expect("leader rss");
+        let own = scry_lsp::process::memory::rss_kib(leader).expect("leader rss");
         assert!(
             own < 40 * MIB,
             "the leader alone is under the cap: {own} KiB"
@@ -374,7 +374,7 @@ async fn a_server_in_use_is_never_restarted_under_its_call() {
         // Wait for the call to be in flight with the child holding memory.
         wait_until("the child holds its memory", || {
             fx.pid_file("fakels.child.pid")
-                .and_then(scry_workspace::procmem::rss_kib)
+                .and_then(scry_lsp::process::memory::rss_kib)
                 .is_some_and(|k| k > 60 * MIB)
         })
         .await;

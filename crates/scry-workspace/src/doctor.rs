@@ -435,21 +435,11 @@ fn trusted_commands() -> HashSet<(String, String)> {
     out
 }
 
+/// Whether `program` is an executable in one of `dirs` (found as a
+/// server's command is: [`crate::command`]'s rule).
 fn on_path(program: &str, dirs: &[PathBuf]) -> bool {
-    dirs.iter().any(|d| {
-        let p = d.join(program);
-        std::fs::metadata(&p).is_ok_and(|m| {
-            #[cfg(unix)]
-            {
-                use std::os::unix::fs::PermissionsExt;
-                m.is_file() && m.permissions().mode() & 0o111 != 0
-            }
-            #[cfg(not(unix))]
-            {
-                m.is_file()
-            }
-        })
-    })
+    dirs.iter()
+        .any(|d| crate::command::executable_in(&d.join(program)).is_some())
 }
 
 /// The workspace's files (gitignore respected, the

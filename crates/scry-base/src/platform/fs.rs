@@ -274,3 +274,53 @@ mod imp {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_program_is_a_file_the_os_can_start() {
+        let t = tempfile::tempdir().unwrap();
+        let dir = t.path();
+        std::fs::create_dir(dir.join("d.exe")).unwrap();
+        assert!(!is_executable(&dir.join("d.exe")), "a directory is none");
+        assert!(!is_executable(&dir.join("missing.exe")));
+        let write = |name: &str| {
+            let p = dir.join(name);
+            std::fs::write(&p, "x").unwrap();
+            p
+        };
+        let (tool, plain) = (write("tool.exe"), write("tool"));
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            // The execute bits decide, whatever the name.
+            assert!(!is_executable(&tool));
+            std::fs::set_permissions(&plain, std::fs::Permissions::from_mode(0o755)).unwrap();
+            assert!(is_executable(&plain));
+        }
+        #[cfg(windows)]
+        {
+            // The extension decides.
+            assert!(is_executable(&tool));
+            assert!(!is_executable(&plain));
+            assert!(is_executable(&write("npm.CMD")));
+            assert!(!is_executable(&write("tool.js")));
+        }
+    }
+
+    #[test]
+    fn a_private_file_is_its_users_alone() {
+        let t = tempfile::tempdir().unwrap();
+        let p = t.path().join("secret");
+        let f = private(std::fs::OpenOptions::new().write(true).create_new(true)).open(&p);
+        assert!(f.is_ok());
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(&p).unwrap().permissions().mode();
+            assert_eq!(mode & 0o777, 0o600);
+        }
+    }
+}

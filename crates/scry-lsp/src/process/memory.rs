@@ -1,19 +1,33 @@
-//! Resident memory of a process tree, read from `/proc` (Linux).
+//! Resident memory of a contained child's whole process tree
+//! ([`super::Tree`]), one signature on every OS: a [`Snapshot`] taken once
+//! per check serves any number of trees ([`Snapshot::tree_memory`]), and
+//! [`rss_kib`] reads one process. Both sides side by side:
 //!
-//! A language server is often several processes: tsserver runs under
-//! typescript-language-server, rust-analyzer starts its proc-macro server
-//! and cargo. scry-lsp starts each server as the leader of its own process
-//! group, so a server's tree is every process that descends from its pid
-//! (by parent pid) or sits in its process group (descendants whose parent
-//! exited are re-parented away but keep the group). Its memory is the sum
-//! of their `VmRSS`.
+//! - Linux: from `/proc`. A language server is often several processes:
+//!   tsserver runs under typescript-language-server, rust-analyzer starts
+//!   its proc-macro server and cargo. scry-lsp starts each server as the
+//!   leader of its own process group, so a server's tree is every process
+//!   that descends from its pid (by parent pid) or sits in its process
+//!   group (descendants whose parent exited are re-parented away but keep
+//!   the group). Its memory is the sum of their `VmRSS`. The snapshot
+//!   ([`ProcTable::read`]) reads every `/proc/PID/stat` once.
+//! - Windows: from the tree's measuring job (see [`super`]): the pids the
+//!   job holds (`JobObjectBasicProcessIdList`, nested jobs included) and
+//!   the sum of their working sets (`K32GetProcessMemoryInfo`,
+//!   `WorkingSetSize`), the counterpart of `VmRSS`; the snapshot holds
+//!   nothing. The job's own accounting was not taken: its figures
+//!   (`PeakProcessMemoryUsed`, `PeakJobMemoryUsed`) are peaks, which never
+//!   come down when a server frees memory, and commit charge, which counts
+//!   what is paged out; the caps and the budget are resident memory, as on
+//!   Linux, and a restart decided on a peak would repeat forever.
+//! - Other Unixes (macOS, the BSDs): no `/proc`, no snapshot, memory
+//!   unknown.
 //!
-//! Invariants: one snapshot ([`ProcTable::read`]) reads every
-//! `/proc/PID/stat` once, and serves any number of trees; processes that
-//! vanish while it is read are skipped, never an error; where `/proc` is
-//! absent (not Linux) the snapshot is `None` and callers treat memory as
-//! unknown — nothing is ever decided on a guess. The parsers are pure
-//! functions (unit-tested on text).
+//! Invariants: processes that vanish while they are read are skipped,
+//! never an error; where the OS gives no figure the snapshot is `None` and
+//! callers treat memory as unknown — nothing is ever decided on a guess.
+//! The `/proc` parsers are pure functions, compiled and unit-tested on
+//! every OS.
 
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
@@ -63,9 +77,28 @@ pub fn parse_vm_rss(text: &str) -> Option<u64> {
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
 }
 
-/// `VmRSS` of one process in KiB, `None` when it is gone or unreadable.
+/// The resident memory of one process in KiB (`VmRSS` on Linux, the
+/// working set on Windows), `None` when it is gone or unreadable.
 pub fn rss_kib(pid: u32) -> Option<u64> {
-    parse_vm_rss(&std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?)
+    imp::rss_kib(pid)
+}
+
+/// What one check reads once for every tree (the `/proc` table on Linux,
+/// nothing on Windows).
+#[derive(Debug)]
+pub struct Snapshot(imp::Snapshot);
+
+impl Snapshot {
+    /// Take one now; `None` where this OS gives no figures (memory
+    /// unknown).
+    pub fn take() -> Option<Snapshot> {
+        imp::Snapshot::take().map(Snapshot)
+    }
+
+    /// The memory of `tree` now; `None` when its leader is not running.
+    pub fn tree_memory(&self, tree: &super::Tree) -> Option<TreeMemory> {
+        self.0.tree_memory(tree)
+    }
 }
 
 /// The pids of `root`'s tree in `entries`: `root`, its descendants by
@@ -93,7 +126,7 @@ pub fn tree_pids(root: u32, entries: &[ProcEntry]) -> Vec<u32> {
 }
 
 impl ProcTable {
-    /// A snapshot of `/proc`; `None` where there is no `/proc` (not Linux).
+    /// A table of `/proc`; `None` where there is no `/proc` (not Linux).
     pub fn read() -> Option<ProcTable> {
         ProcTable::read_from(Path::new("/proc"))
     }
@@ -127,7 +160,8 @@ impl ProcTable {
     }
 
     /// The memory of `root`'s tree (see [`tree_pids`]), its processes'
-    /// `VmRSS` read now; `None` when `root` itself is not running.
+    /// resident memory read now ([`rss_kib`]); `None` when `root` itself
+    /// is not running.
     pub fn tree_memory(&self, root: u32) -> Option<TreeMemory> {
         let root_rss = rss_kib(root)?;
         let mut m = TreeMemory {
@@ -144,6 +178,136 @@ impl ProcTable {
             }
         }
         Some(m)
+    }
+}
+
+#[cfg(unix)]
+mod imp {
+    use super::{ProcTable, TreeMemory, parse_vm_rss};
+
+    pub fn rss_kib(pid: u32) -> Option<u64> {
+        parse_vm_rss(&std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?)
+    }
+
+    #[derive(Debug)]
+    pub struct Snapshot(ProcTable);
+
+    impl Snapshot {
+        pub fn take() -> Option<Snapshot> {
+            ProcTable::read().map(Snapshot)
+        }
+
+        pub fn tree_memory(&self, tree: &crate::process::Tree) -> Option<TreeMemory> {
+            self.0.tree_memory(tree.pid())
+        }
+    }
+}
+
+#[cfg(windows)]
+mod imp {
+    use std::os::windows::io::{AsRawHandle, FromRawHandle, OwnedHandle};
+
+    use windows_sys::Win32::Foundation::{ERROR_MORE_DATA, GetLastError};
+    use windows_sys::Win32::System::JobObjects::{
+        JOBOBJECT_BASIC_PROCESS_ID_LIST, JobObjectBasicProcessIdList, QueryInformationJobObject,
+    };
+    use windows_sys::Win32::System::ProcessStatus::{
+        K32GetProcessMemoryInfo, PROCESS_MEMORY_COUNTERS,
+    };
+    use windows_sys::Win32::System::Threading::{
+        GetExitCodeProcess, OpenProcess, PROCESS_QUERY_LIMITED_INFORMATION, PROCESS_VM_READ,
+    };
+
+    use super::TreeMemory;
+
+    /// `GetExitCodeProcess`'s answer for a process still running.
+    const STILL_ACTIVE: u32 = 259;
+
+    pub fn rss_kib(pid: u32) -> Option<u64> {
+        // SAFETY: a plain open; the handle returned is ours.
+        let h = unsafe {
+            OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION | PROCESS_VM_READ, 0, pid)
+        };
+        if h.is_null() {
+            return None;
+        }
+        // SAFETY: a valid handle that nothing else owns.
+        let process = unsafe { OwnedHandle::from_raw_handle(h) };
+        let mut code = 0u32;
+        let mut counters = PROCESS_MEMORY_COUNTERS {
+            cb: std::mem::size_of::<PROCESS_MEMORY_COUNTERS>() as u32,
+            ..Default::default()
+        };
+        // SAFETY: the handle is open; both out-parameters are ours and
+        // sized as the calls expect.
+        let ok = unsafe {
+            GetExitCodeProcess(process.as_raw_handle(), &mut code) != 0
+                && code == STILL_ACTIVE
+                && K32GetProcessMemoryInfo(process.as_raw_handle(), &mut counters, counters.cb)
+                    != 0
+        };
+        ok.then(|| counters.WorkingSetSize as u64 / 1024)
+    }
+
+    /// The pids in `job` (its nested jobs' included), `None` when it
+    /// cannot be asked.
+    fn job_pids(job: &OwnedHandle) -> Option<Vec<u32>> {
+        // The list's header is two u32 (one usize), then one usize a pid.
+        let mut room = 64usize;
+        loop {
+            let mut buf = vec![0usize; 1 + room];
+            let bytes = (buf.len() * std::mem::size_of::<usize>()) as u32;
+            // SAFETY: `buf` is `bytes` long and aligned for the struct,
+            // whose header it starts with; the job handle is open.
+            let ok = unsafe {
+                QueryInformationJobObject(
+                    job.as_raw_handle(),
+                    JobObjectBasicProcessIdList,
+                    buf.as_mut_ptr().cast(),
+                    bytes,
+                    std::ptr::null_mut(),
+                )
+            } != 0;
+            // SAFETY: the buffer starts with the struct's header.
+            let list = unsafe { &*buf.as_ptr().cast::<JOBOBJECT_BASIC_PROCESS_ID_LIST>() };
+            if !ok {
+                // SAFETY: reads this thread's last error.
+                if unsafe { GetLastError() } != ERROR_MORE_DATA || room >= 1 << 16 {
+                    return None;
+                }
+                room = (list.NumberOfAssignedProcesses as usize).max(room * 2);
+                continue;
+            }
+            let n = (list.NumberOfProcessIdsInList as usize).min(room);
+            return Some(buf[1..1 + n].iter().map(|&p| p as u32).collect());
+        }
+    }
+
+    #[derive(Debug)]
+    pub struct Snapshot;
+
+    impl Snapshot {
+        pub fn take() -> Option<Snapshot> {
+            Some(Snapshot)
+        }
+
+        pub fn tree_memory(&self, tree: &crate::process::Tree) -> Option<TreeMemory> {
+            let root = rss_kib(tree.pid())?;
+            let mut m = TreeMemory {
+                rss_kib: root,
+                processes: 1,
+            };
+            for pid in job_pids(&tree.job)? {
+                if pid == tree.pid() {
+                    continue;
+                }
+                if let Some(k) = rss_kib(pid) {
+                    m.rss_kib += k;
+                    m.processes += 1;
+                }
+            }
+            Some(m)
+        }
     }
 }
 

@@ -1,0 +1,19 @@
+//! Everything in scry-workspace that differs between Unix and Windows, one
+//! module per concern, each with its Unix and its Windows side side by side
+//! (`#[cfg(unix)] mod imp` / `#[cfg(windows)] mod imp` inside the concern's
+//! file), behind one portable signature:
+//!
+//! - [`indexer`]: how a SCIP indexer runs — its whole process tree ended
+//!   together (a process group and a sentinel on Linux, a kill-on-close Job
+//!   Object on Windows), in the background at the lowest priority (nice 19
+//!   and the idle I/O class; `IDLE_PRIORITY_CLASS`).
+//!
+//! What differs below this crate stays there: files, locks and path rules
+//! in `scry_base::platform`, servers' containment and memory in
+//! `scry_lsp::process`.
+//!
+//! Invariant: no other module of scry-workspace names `std::os::unix`,
+//! `std::os::windows`, `libc` or `windows-sys`, nor carries a
+//! `cfg(unix)`/`cfg(windows)` (tests that make Unix-only files aside).
+
+pub mod indexer;
