@@ -94,7 +94,11 @@ struct Base {
     unix_home: &'static [&'static str],
     /// Windows: the known folder's variable, where it is below the home
     /// directory when unset, and the place below `<folder>\scry`.
-    windows: (&'static str, &'static [&'static str], &'static [&'static str]),
+    windows: (
+        &'static str,
+        &'static [&'static str],
+        &'static [&'static str],
+    ),
 }
 
 const CONFIG: Base = Base {
@@ -332,11 +336,7 @@ mod tests {
     #[test]
     fn state_order() {
         let (s, x, h) = (a("s"), a("x"), a("h"));
-        let e = env(&[
-            ("SCRY_STATE_DIR", &s),
-            ("XDG_STATE_HOME", &x),
-            ("HOME", &h),
-        ]);
+        let e = env(&[("SCRY_STATE_DIR", &s), ("XDG_STATE_HOME", &x), ("HOME", &h)]);
         assert_eq!(state_in(&e, U), Some(p(&s, &[])));
         let e = env(&[("XDG_STATE_HOME", &x), ("HOME", &h)]);
         assert_eq!(state_in(&e, U), Some(p(&x, &["scry"])));
@@ -346,10 +346,7 @@ mod tests {
             ("XDG_STATE_HOME", "rel"),
             ("HOME", &h),
         ]);
-        assert_eq!(
-            state_in(&e, U),
-            Some(p(&h, &[".local", "state", "scry"]))
-        );
+        assert_eq!(state_in(&e, U), Some(p(&h, &[".local", "state", "scry"])));
         assert_eq!(state_in(&env(&[]), U), None);
     }
 
@@ -403,10 +400,7 @@ mod tests {
     fn config_and_cache() {
         let (x, h, c) = (a("x"), a("h"), a("c"));
         let e = env(&[("SCRY_CONFIG", "c.json"), ("HOME", &h)]);
-        assert_eq!(
-            user_config_in(&e, U),
-            Some((PathBuf::from("c.json"), true))
-        );
+        assert_eq!(user_config_in(&e, U), Some((PathBuf::from("c.json"), true)));
         let e = env(&[("XDG_CONFIG_HOME", &x), ("HOME", &h)]);
         assert_eq!(
             user_config_in(&e, U),
@@ -462,10 +456,7 @@ mod tests {
             ("APPDATA", r"C:\R"),
         ]);
         assert_eq!(state_in(&e, W), Some(PathBuf::from("/s")));
-        assert_eq!(
-            user_config_in(&e, W),
-            Some((PathBuf::from("c.json"), true))
-        );
+        assert_eq!(user_config_in(&e, W), Some((PathBuf::from("c.json"), true)));
         assert_eq!(cache_in(&e, W), Some(PathBuf::from("/c")));
         // An absolute XDG base wins over the known folders.
         let e = env(&[
@@ -491,7 +482,10 @@ mod tests {
         assert_eq!(
             user_config_in(&e, W),
             Some((
-                p(r"C:\Users\u", &["AppData", "Roaming", "scry", "config.json"]),
+                p(
+                    r"C:\Users\u",
+                    &["AppData", "Roaming", "scry", "config.json"]
+                ),
                 false
             ))
         );
@@ -504,10 +498,7 @@ mod tests {
     #[test]
     fn a_leading_tilde_is_the_home_directory() {
         let e = env(&[("HOME", "/h"), ("USERPROFILE", r"C:\Users\u")]);
-        assert_eq!(
-            expand_home_in("~/bin/x", &e, U),
-            Some(p("/h", &["bin/x"]))
-        );
+        assert_eq!(expand_home_in("~/bin/x", &e, U), Some(p("/h", &["bin/x"])));
         assert_eq!(expand_home_in("a/~/b", &e, U), Some(PathBuf::from("a/~/b")));
         // `~\` only where `\` separates.
         assert_eq!(expand_home_in(r"~\x", &e, U), Some(PathBuf::from(r"~\x")));

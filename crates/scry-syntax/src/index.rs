@@ -581,7 +581,7 @@ mod tests {
     #[test]
     fn a_scoped_refresh_parses_only_the_files_holding_the_name() {
         let ws = tempfile::tempdir().unwrap();
-        let root = ws.path().canonicalize().unwrap();
+        let root = scry_base::paths::canonical(ws.path()).unwrap();
         write(&root, "src/a.rs", b"pub fn alpha() {}\n");
         write(&root, "src/b.rs", b"fn beta() { alpha(); }\n");
         write(&root, "src/c.rs", b"fn gamma() {}\n");
@@ -611,7 +611,7 @@ mod tests {
     fn builds_caches_and_sees_changes() {
         let ws = tempfile::tempdir().unwrap();
         let cache = tempfile::tempdir().unwrap();
-        let root = ws.path().canonicalize().unwrap();
+        let root = scry_base::paths::canonical(ws.path()).unwrap();
         write(&root, "src/a.rs", b"pub fn alpha() {}\n");
         write(&root, "src/b.py", b"def beta():\n    return alpha()\n");
         write(&root, "target/gen.rs", b"fn generated() {}\n");
@@ -667,7 +667,7 @@ mod tests {
         use std::os::unix::ffi::OsStrExt;
         let ws = tempfile::tempdir().unwrap();
         let cache = tempfile::tempdir().unwrap();
-        let root = ws.path().canonicalize().unwrap();
+        let root = scry_base::paths::canonical(ws.path()).unwrap();
         write(
             &root,
             "a.rb",
@@ -700,7 +700,7 @@ end
     #[test]
     fn binary_and_huge_files_are_skipped_and_said() {
         let ws = tempfile::tempdir().unwrap();
-        let root = ws.path().canonicalize().unwrap();
+        let root = scry_base::paths::canonical(ws.path()).unwrap();
         write(&root, "bin.c", b"int x;\0\0\x01\x02");
         write(&root, "latin1.py", b"s = '\xe9'\n");
         let mut huge = Vec::new();

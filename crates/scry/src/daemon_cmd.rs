@@ -77,20 +77,19 @@ pub fn main() -> ExitCode {
     // `--root` names a workspace as the daemon keys it: canonical.
     let only = match status_args.as_ref().and_then(|a| a.root.as_ref()) {
         None => None,
-        Some(r) => match std::env::current_dir()
-            .unwrap_or_default()
-            .join(r)
-            .canonicalize()
-        {
-            Ok(r) if r.is_dir() => Some(r),
-            _ => {
-                eprintln!(
-                    "scry daemon: workspace root {} is not a directory (see scry daemon --help)",
-                    r.display()
-                );
-                return ExitCode::from(2);
+        Some(r) => {
+            match scry_base::paths::canonical(&std::env::current_dir().unwrap_or_default().join(r))
+            {
+                Ok(r) if r.is_dir() => Some(r),
+                _ => {
+                    eprintln!(
+                        "scry daemon: workspace root {} is not a directory (see scry daemon --help)",
+                        r.display()
+                    );
+                    return ExitCode::from(2);
+                }
             }
-        },
+        }
     };
     crate::init_tracing();
     let runtime = match crate::runtime(if cli.foreground { 4 } else { 1 }) {

@@ -89,7 +89,7 @@ pub fn main() -> ExitCode {
     }
     let mut ok = true;
     for p in paths {
-        let root = match std::fs::canonicalize(&p) {
+        let root = match scry_base::paths::canonical(&p) {
             Ok(r) if r.is_dir() => r,
             _ => {
                 eprintln!(

@@ -195,7 +195,15 @@ mod tests {
         for n in ["rg.exe", "RG.EXE", "npm.cmd", "x.Bat", "old.com", "a.b.exe"] {
             assert!(runnable(n), "{n}");
         }
-        for n in ["rg", "tool.js", "x.vbs", "exe", ".exe", "a.exe.txt", "a.exe "] {
+        for n in [
+            "rg",
+            "tool.js",
+            "x.vbs",
+            "exe",
+            ".exe",
+            "a.exe.txt",
+            "a.exe ",
+        ] {
             assert!(!runnable(n), "{n}");
         }
     }

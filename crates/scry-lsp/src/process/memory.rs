@@ -225,9 +225,7 @@ mod imp {
 
     pub fn rss_kib(pid: u32) -> Option<u64> {
         // SAFETY: a plain open; the handle returned is ours.
-        let h = unsafe {
-            OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION | PROCESS_VM_READ, 0, pid)
-        };
+        let h = unsafe { OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION | PROCESS_VM_READ, 0, pid) };
         if h.is_null() {
             return None;
         }
@@ -243,8 +241,7 @@ mod imp {
         let ok = unsafe {
             GetExitCodeProcess(process.as_raw_handle(), &mut code) != 0
                 && code == STILL_ACTIVE
-                && K32GetProcessMemoryInfo(process.as_raw_handle(), &mut counters, counters.cb)
-                    != 0
+                && K32GetProcessMemoryInfo(process.as_raw_handle(), &mut counters, counters.cb) != 0
         };
         ok.then(|| counters.WorkingSetSize as u64 / 1024)
     }

@@ -456,7 +456,7 @@ fn untrusted_project_layers_cannot_choose_what_runs() {
 #[test]
 fn the_configured_index_stays_inside_the_workspace() {
     let tmp = tempfile::tempdir().unwrap();
-    let root = tmp.path().canonicalize().unwrap();
+    let root = scry_base::paths::canonical(tmp.path()).unwrap();
     let ws = root.join("ws");
     fs::create_dir_all(ws.join("build")).unwrap();
     fs::write(root.join("outside.scip"), b"x").unwrap();

@@ -372,9 +372,12 @@ mod tests {
         };
         let out = std::path::PathBuf::from(out);
         let one = std::ffi::OsStr::new("1");
-        let mut sleeper = this_test(&format!("{TESTS}sleeper_child"), &[("SCRY_TEST_SLEEPER", one)])
-            .spawn()
-            .unwrap();
+        let mut sleeper = this_test(
+            &format!("{TESTS}sleeper_child"),
+            &[("SCRY_TEST_SLEEPER", one)],
+        )
+        .spawn()
+        .unwrap();
         let tmp = out.with_extension("tmp");
         std::fs::write(&tmp, sleeper.id().to_string()).unwrap();
         std::fs::rename(&tmp, &out).unwrap();
@@ -504,7 +507,7 @@ mod tests {
     #[cfg(windows)]
     mod windows {
         use super::super::start;
-        use std::os::windows::io::{FromRawHandle, OwnedHandle, AsRawHandle};
+        use std::os::windows::io::{AsRawHandle, FromRawHandle, OwnedHandle};
         use std::process::Command;
         use windows_sys::Win32::System::Threading::{
             GetPriorityClass, IDLE_PRIORITY_CLASS, NORMAL_PRIORITY_CLASS, OpenProcess,
@@ -524,7 +527,8 @@ mod tests {
         #[test]
         fn in_the_background_an_indexer_runs_at_the_idle_priority_class() {
             let t = tempfile::tempdir().unwrap();
-            for (background, class) in [(true, IDLE_PRIORITY_CLASS), (false, NORMAL_PRIORITY_CLASS)] {
+            for (background, class) in [(true, IDLE_PRIORITY_CLASS), (false, NORMAL_PRIORITY_CLASS)]
+            {
                 let pidfile = t.path().join(format!("pid{background}"));
                 let cmd: Command = super::this_test(
                     &format!("{}indexer_child", super::TESTS),
