@@ -664,7 +664,6 @@ mod tests {
     /// holds the other files (it was not written at all before).
     #[test]
     fn a_name_that_is_not_utf8_is_indexed_and_the_cache_keeps_the_rest() {
-        use std::os::unix::ffi::OsStrExt;
         let ws = tempfile::tempdir().unwrap();
         let cache = tempfile::tempdir().unwrap();
         let root = scry_base::paths::canonical(ws.path()).unwrap();
@@ -675,7 +674,15 @@ mod tests {
 end
 ",
         );
-        let odd = std::ffi::OsStr::from_bytes(b"\xff_x.rb");
+        // A byte that is no UTF-8 on Unix; an unpaired surrogate (its
+        // WTF-8) on Windows.
+        let bytes: &[u8] = if cfg!(windows) {
+            b"\xed\xa0\x80_x.rb"
+        } else {
+            b"\xff_x.rb"
+        };
+        let odd = scry_base::platform::os_str::from_bytes(bytes.to_vec()).unwrap();
+        let odd = odd.as_os_str();
         std::fs::write(
             root.join(odd),
             b"def odd_one
