@@ -592,7 +592,11 @@ mod tests {
             name: Some("alpha".into()),
         };
         let s = ix.refresh_scoped(&scope);
-        let names: Vec<_> = s.files.keys().map(|p| p.display().to_string()).collect();
+        let names: Vec<_> = s
+            .files
+            .keys()
+            .map(|p| scry_base::paths::display(p, Path::new("")))
+            .collect();
         assert_eq!(names, vec!["src/a.rs", "src/b.rs", "src/d.rs"]);
         assert_eq!(s.parsed, 3);
         assert!(
@@ -622,7 +626,11 @@ mod tests {
 
         let ix = SyntaxIndex::new(&root, Some(cache.path()));
         let s1 = ix.refresh();
-        let names: Vec<_> = s1.files.keys().map(|p| p.display().to_string()).collect();
+        let names: Vec<_> = s1
+            .files
+            .keys()
+            .map(|p| scry_base::paths::display(p, Path::new("")))
+            .collect();
         assert_eq!(names, vec!["src/a.rs", "src/b.py"]);
         assert_eq!(s1.parsed, 2);
         assert!(ix.cache_bytes() > 0);
@@ -653,6 +661,9 @@ mod tests {
             .unwrap();
         let s5 = ix2.refresh();
         assert_eq!(s5.parsed, 0);
+        // Closed first: Windows keeps a file removed while it is open in
+        // its directory until the last handle closes.
+        drop(t);
 
         // Deleted: gone.
         std::fs::remove_file(root.join("src/b.py")).unwrap();
@@ -663,6 +674,10 @@ mod tests {
     /// A file name that is not UTF-8 is indexed, and the disk cache still
     /// holds the other files (it was not written at all before).
     #[test]
+    #[cfg_attr(
+        windows,
+        ignore = "wine, where the Windows tests run here, cannot give a name with an unpaired surrogate to the Unix file system below it (NTFS takes one: run it with --ignored on Windows)"
+    )]
     fn a_name_that_is_not_utf8_is_indexed_and_the_cache_keeps_the_rest() {
         let ws = tempfile::tempdir().unwrap();
         let cache = tempfile::tempdir().unwrap();
