@@ -453,13 +453,22 @@ mod tests {
             {
                 break p;
             }
-            assert!(std::time::Instant::now() < until, "the holder never started");
+            assert!(
+                std::time::Instant::now() < until,
+                "the holder never started"
+            );
             tokio::time::sleep(std::time::Duration::from_millis(50)).await;
         };
         let own = rss_kib(tree.pid()).expect("the server's own memory");
         let held = rss_kib(holder).expect("the holder's memory");
-        assert!(held > 60 * 1024, "the holder's 64 MiB are resident: {held} KiB");
-        let m = Snapshot::take().unwrap().tree_memory(&tree).expect("the tree's memory");
+        assert!(
+            held > 60 * 1024,
+            "the holder's 64 MiB are resident: {held} KiB"
+        );
+        let m = Snapshot::take()
+            .unwrap()
+            .tree_memory(&tree)
+            .expect("the tree's memory");
         assert!(m.processes >= 2, "the holder is counted: {m:?}");
         assert!(
             m.rss_kib >= own + held * 9 / 10,
@@ -469,9 +478,16 @@ mod tests {
         let _ = child.wait().await;
         let until = std::time::Instant::now() + std::time::Duration::from_secs(30);
         while rss_kib(holder).is_some() {
-            assert!(std::time::Instant::now() < until, "the holder outlived the kill");
+            assert!(
+                std::time::Instant::now() < until,
+                "the holder outlived the kill"
+            );
             tokio::time::sleep(std::time::Duration::from_millis(50)).await;
         }
-        assert_eq!(Snapshot::take().unwrap().tree_memory(&tree), None, "gone: no tree");
+        assert_eq!(
+            Snapshot::take().unwrap().tree_memory(&tree),
+            None,
+            "gone: no tree"
+        );
     }
 }

@@ -6,7 +6,9 @@
 //! - [`indexer`]: how a SCIP indexer runs — its whole process tree ended
 //!   together (a process group and a sentinel on Linux, a kill-on-close Job
 //!   Object on Windows), in the background at the lowest priority (nice 19
-//!   and the idle I/O class; `IDLE_PRIORITY_CLASS`).
+//!   and the idle I/O class; `IDLE_PRIORITY_CLASS`);
+//! - [`env`]: how variable names compare (exactly; ignoring case on
+//!   Windows, whose search path is `Path`).
 //!
 //! What differs below this crate stays there: files, locks and path rules
 //! in `scry_base::platform`, servers' containment and memory in
@@ -16,4 +18,5 @@
 //! `std::os::windows`, `libc` or `windows-sys`, nor carries a
 //! `cfg(unix)`/`cfg(windows)` (tests that make Unix-only files aside).
 
+pub mod env;
 pub mod indexer;
