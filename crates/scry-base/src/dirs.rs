@@ -275,14 +275,11 @@ fn cache_in(env: EnvFn<'_>, os: Convention) -> Option<PathBuf> {
 /// A scratch directory for this process, `<temp>/<prefix>-<pid>`, emptied;
 /// the scratch directories of `prefix` whose process is gone are removed
 /// first (a harness holding its fixture in a `static` never gets to remove
-/// its own). Linux tells a live process by `/proc/<pid>`; elsewhere
-/// nothing is swept.
+/// its own); a live process is told by [`crate::platform::process::running`].
 pub fn scratch(prefix: &str) -> PathBuf {
     let tmp = std::env::temp_dir();
     let me = std::process::id();
-    if std::path::Path::new("/proc/self").exists()
-        && let Ok(rd) = std::fs::read_dir(&tmp)
-    {
+    if let Ok(rd) = std::fs::read_dir(&tmp) {
         for e in rd.flatten() {
             let name = e.file_name();
             let Some(pid) = name
@@ -292,7 +289,7 @@ pub fn scratch(prefix: &str) -> PathBuf {
             else {
                 continue;
             };
-            if pid != me && !std::path::Path::new(&format!("/proc/{pid}")).exists() {
+            if pid != me && !crate::platform::process::running(pid) {
                 let _ = std::fs::remove_dir_all(e.path());
             }
         }
@@ -381,11 +378,8 @@ mod tests {
 
     #[test]
     fn scratch_directories_of_gone_processes_are_swept() {
-        if !Path::new("/proc/self").exists() {
-            return;
-        }
         let prefix = format!("scry-dirs-test-{}", std::process::id());
-        // A pid that is not running: past the kernel's limit.
+        // A pid that is not running: past any OS's limit.
         let stale = std::env::temp_dir().join(format!("{prefix}-4294967294"));
         std::fs::create_dir_all(stale.join("x")).unwrap();
         let mine = scratch(&prefix);

@@ -275,10 +275,9 @@ async fn stop(files: Files, wait: Duration) -> ExitCode {
     };
     drop(conn);
     // Wait for it (and so its servers) to be gone.
-    let proc = std::path::PathBuf::from(format!("/proc/{pid}"));
     let deadline = Instant::now() + wait;
     loop {
-        if !proc.exists() || is_zombie(pid) {
+        if !scry_base::platform::process::running(pid) {
             println!("scry daemon (pid {pid}) stopped");
             return ExitCode::SUCCESS;
         }
@@ -292,11 +291,4 @@ async fn stop(files: Files, wait: Duration) -> ExitCode {
         wait.as_millis()
     );
     ExitCode::from(1)
-}
-
-fn is_zombie(pid: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .ok()
-        .and_then(|s| s.rsplit_once(") ").map(|(_, r)| r.starts_with('Z')))
-        .unwrap_or(false)
 }
