@@ -17,14 +17,18 @@
 //!   exits — ends them all. In the background its
 //!   priority class is `IDLE_PRIORITY_CLASS`, set while it is still
 //!   suspended; the processes it starts inherit it (Windows passes the idle
-//!   and below-normal classes on). Windows has no per-process I/O class a
-//!   parent can set; the idle CPU class lowers its I/O priority with it.
+//!   and below-normal classes on). Its disk priority stays normal: Windows
+//!   lets a process lower only its own I/O priority (background mode), so
+//!   that is a gap [`GAPS`] says (`scry doctor`).
 //!
 //! Invariant: an indexer started here never outlives the run that started
 //! it, nor the process that did.
 
 use std::io;
 use std::process::{ChildStderr, Command, ExitStatus};
+
+/// What this OS cannot give an indexer that others do (`scry doctor`).
+pub const GAPS: &[&str] = imp::GAPS;
 
 /// A running indexer (see the module header).
 pub struct Indexer {
@@ -66,6 +70,8 @@ impl Indexer {
 mod imp {
     use std::io;
     use std::process::{Child, ChildStderr, Command, ExitStatus};
+
+    pub const GAPS: &[&str] = &[];
 
     pub struct Running {
         child: Child,
@@ -221,6 +227,10 @@ mod imp {
         SetInformationJobObject, TerminateJobObject,
     };
     use windows_sys::Win32::System::Threading::{IDLE_PRIORITY_CLASS, SetPriorityClass};
+
+    pub const GAPS: &[&str] = &[
+        "background indexing (the daemon's index refresh) runs at the idle CPU priority but at the normal disk priority: Windows lets a process lower only its own I/O priority, not its child's",
+    ];
 
     pub struct Running {
         child: Box<dyn ChildWrapper>,
