@@ -243,7 +243,7 @@ mod imp {
                 && code == STILL_ACTIVE
                 && K32GetProcessMemoryInfo(process.as_raw_handle(), &mut counters, counters.cb) != 0
         };
-        ok.then(|| counters.WorkingSetSize as u64 / 1024)
+        ok.then_some(counters.WorkingSetSize as u64 / 1024)
     }
 
     /// The pids in `job` (its nested jobs' included), `None` when it
