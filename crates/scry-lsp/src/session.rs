@@ -151,6 +151,8 @@ struct Inner {
     conn: Connection,
     child: ChildGuard,
     pid: Option<u32>,
+    /// Its whole process tree, for its memory ([`crate::process::memory`]).
+    tree: Option<crate::process::Tree>,
     state: Arc<ServerState>,
     capabilities: Value,
     server_info: Option<Value>,
@@ -278,6 +280,7 @@ impl Session {
             source,
         })?;
         let pid = child.id();
+        let tree = crate::process::tree_of(child.as_ref());
         let stdin = child.stdin().take();
         let stdout = child.stdout().take();
         let stderr = child.stderr().take();
@@ -359,6 +362,7 @@ impl Session {
                 conn,
                 child: guard,
                 pid,
+                tree,
                 state,
                 capabilities,
                 server_info: result.get("serverInfo").cloned(),
@@ -380,6 +384,13 @@ impl Session {
 
     pub fn pid(&self) -> Option<u32> {
         self.inner.pid
+    }
+
+    /// Its whole process tree, for measuring its memory
+    /// ([`crate::process::memory::Snapshot::tree_memory`]); `None` when it
+    /// cannot be measured on this OS.
+    pub fn tree(&self) -> Option<&crate::process::Tree> {
+        self.inner.tree.as_ref()
     }
 
     pub fn encoding(&self) -> Encoding {

@@ -301,6 +301,20 @@ pub struct DoctorReport {
     pub install_methods: Vec<String>,
     /// Whether the file count stopped at its cap.
     pub files_capped: bool,
+    /// What scry does on other systems and cannot do on this one (none on
+    /// Linux).
+    pub platform_gaps: Vec<PlatformGap>,
+}
+
+/// Something scry does on other systems that this one cannot give it
+/// (`scry doctor`, worded by scry-render).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum PlatformGap {
+    /// Background indexing runs at the idle CPU priority but the normal
+    /// disk priority: Windows lets a process lower only its own I/O
+    /// priority, not its child's.
+    IndexerDiskPriority,
 }
 
 /// One language group (or linter, or indexer) in the set-up check.

@@ -17,8 +17,8 @@ use scry_base::units::describe_kib;
 use scry_model::{
     DaemonStatus, Doctor, DoctorIndex, DoctorReport, GrammarLeftOut, IndexAbout, IndexOrigin,
     IndexStatus, IndexerStatus, LanguageRow, LeftOutWhy, MemoryNote, NoVersion, NotChecked,
-    PathLeftOut, ProviderRole, ProviderRow, ProviderStatus, Reason, RefreshStatus, RunState,
-    RunningServer, StatusReport, SyntacticStatus, Version,
+    PathLeftOut, PlatformGap, ProviderRole, ProviderRow, ProviderStatus, Reason, RefreshStatus,
+    RunState, RunningServer, StatusReport, SyntacticStatus, Version,
 };
 use serde_json::{Value, json};
 
@@ -576,7 +576,9 @@ pub fn doctor_text(d: &Doctor) -> String {
             let _ = writeln!(out, "  {w}");
         }
     }
-    out.trim_end().to_string() + &left_out_lines(&d.grammars_left_out)
+    out.trim_end().to_string()
+        + &left_out_lines(&d.grammars_left_out)
+        + &gap_lines(&r.platform_gaps)
 }
 
 /// `scry doctor --json`: the report's fields (camelCase) with each version
@@ -605,6 +607,7 @@ pub fn doctor_json(d: &Doctor) -> Value {
     v["grammarsNotBuiltIn"] = (d.grammars_left_out.iter())
         .map(|g| json!({"language": g.id, "grammar": g.grammar, "fileTypes": g.file_types}))
         .collect();
+    v["platformGaps"] = r.platform_gaps.iter().map(|g| platform_gap(*g)).collect();
     if let Some(daemon) = &d.daemon {
         v["daemon"] = daemon_status_json(daemon);
     }
@@ -779,6 +782,29 @@ fn left_out_lines(left_out: &[GrammarLeftOut]) -> String {
     }
     let _ = write!(out, "\n  (`cargo install scry-lsp` builds every grammar)");
     out
+}
+
+/// What this system cannot do that scry does elsewhere (none: nothing),
+/// a line each under one heading.
+fn gap_lines(gaps: &[PlatformGap]) -> String {
+    let mut out = String::new();
+    if gaps.is_empty() {
+        return out;
+    }
+    let _ = write!(out, "\n\nNot done on this system (scry does it elsewhere):");
+    for g in gaps {
+        let _ = write!(out, "\n  {}", platform_gap(*g));
+    }
+    out
+}
+
+/// One [`PlatformGap`]: what is not done and why.
+fn platform_gap(g: PlatformGap) -> &'static str {
+    match g {
+        PlatformGap::IndexerDiskPriority => {
+            "background indexing (the daemon's index refresh) runs at the idle CPU priority but at the normal disk priority: Windows lets a process lower only its own I/O priority, not its child's"
+        }
+    }
 }
 
 /// The daemon and the servers it runs for `root`, with their memory.
@@ -978,6 +1004,20 @@ mod tests {
         assert!(text.contains("not built into this binary"), "{text}");
         assert!(text.contains("C# (.cs): no syntactic answer"), "{text}");
         assert!(text.contains("cargo install scry-lsp"), "{text}");
+    }
+
+    /// Each gap of this system is a line under its heading; none, nothing.
+    #[test]
+    fn platform_gaps_are_said_plainly() {
+        assert_eq!(gap_lines(&[]), "");
+        let text = gap_lines(&[PlatformGap::IndexerDiskPriority]);
+        assert!(
+            text.starts_with(
+                "\n\nNot done on this system (scry does it elsewhere):\n  background indexing"
+            ),
+            "{text}"
+        );
+        assert!(text.ends_with("not its child's"), "{text}");
     }
 
     /// `daemon status --root DIR` for a workspace the daemon does not

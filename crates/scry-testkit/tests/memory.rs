@@ -8,8 +8,9 @@
 //!
 //! Caps are tens of MiB and allocations well above them (a fake server
 //! alone is a few MiB), so the figures hold with a wide margin on a loaded
-//! machine; waits are generous. Linux only (the pool reads `/proc`).
-#![cfg(target_os = "linux")]
+//! machine; waits are generous. Linux and Windows: where
+//! `scry_lsp::process::memory` has figures (`/proc`; the server's job).
+#![cfg(any(target_os = "linux", windows))]
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -42,7 +43,7 @@ impl Fixture {
     /// child's (if any) to `<id>.child.pid` in the base directory.
     fn new(servers: &[ServerDef<'_>], limits: Value) -> Fixture {
         let dir = tempfile::tempdir().expect("tempdir");
-        let base = dir.path().canonicalize().expect("canonical tempdir");
+        let base = scry_base::paths::canonical(dir.path()).expect("canonical tempdir");
         let root = base.join("ws");
         std::fs::create_dir(&root).expect("workspace dir");
         let mut entries = serde_json::Map::new();
@@ -147,8 +148,9 @@ impl Fixture {
     }
 }
 
+/// Whether `pid` has ended (a zombie, holding no memory, has).
 fn gone(pid: u32) -> bool {
-    !Path::new(&format!("/proc/{pid}")).exists()
+    scry_lsp::process::memory::rss_kib(pid).is_none()
 }
 
 async fn wait_gone(pid: u32) {
@@ -301,10 +303,10 @@ async fn the_whole_process_tree_is_counted_and_restarted_together() {
         .await;
         let child = fx.pid_file("fakels.child.pid").expect("child pid");
         wait_until("the child holds its memory", || {
-            scry_workspace::procmem::rss_kib(child).is_some_and(|k| k > 60 * MIB)
+            scry_lsp::process::memory::rss_kib(child).is_some_and(|k| k > 60 * MIB)
         })
         .await;
-        let own = scry_workspace::procmem::rss_kib(leader).expect("leader rss");
+        let own = scry_lsp::process::memory::rss_kib(leader).expect("leader rss");
         assert!(
             own < 40 * MIB,
             "the leader alone is under the cap: {own} KiB"
@@ -374,7 +376,7 @@ async fn a_server_in_use_is_never_restarted_under_its_call() {
         // Wait for the call to be in flight with the child holding memory.
         wait_until("the child holds its memory", || {
             fx.pid_file("fakels.child.pid")
-                .and_then(scry_workspace::procmem::rss_kib)
+                .and_then(scry_lsp::process::memory::rss_kib)
                 .is_some_and(|k| k > 60 * MIB)
         })
         .await;

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use scry_base::paths::{normalise, project_local};
 
 /// Find an executable: if `command` contains a '/', resolve it relative to
-/// the workspace root (`~/` is the home directory) and check it is an
+/// the workspace root (`~/` is the home directory, [`scry_base::dirs::home`]) and check it is an
 /// executable file; else look in project-local bin dirs first
 /// (`<root>/node_modules/.bin`, `<root>/.venv/bin`, `<root>/venv/bin`) then
 /// each absolute `PATH` entry. Returns the absolute path or `None`. No shell.
@@ -85,13 +85,11 @@ fn resolve_command_search(
     let absolute = |p: PathBuf| std::path::absolute(&p).ok().map(|p| normalise(&p));
     let has_separator = command.contains('/') || (cfg!(windows) && command.contains('\\'));
     if has_separator {
-        let p = match command.strip_prefix("~/") {
-            Some(rest) => match crate::env::var_os("HOME") {
-                Some(h) => PathBuf::from(h).join(rest),
-                None => return (None, None),
-            },
-            None => workspace_root.join(command),
+        // `~/` is the home directory (scry_base::dirs::home).
+        let Some(p) = scry_base::dirs::expand_home(command) else {
+            return (None, None);
         };
+        let p = workspace_root.join(p);
         return (executable_in(&p).and_then(absolute), None);
     }
     let local = [
@@ -136,7 +134,7 @@ fn resolve_command_search(
 
 /// `path` itself (or, on Windows, with an executable extension) when it is
 /// an executable file.
-fn executable_in(path: &Path) -> Option<PathBuf> {
+pub(crate) fn executable_in(path: &Path) -> Option<PathBuf> {
     if is_executable(path) {
         return Some(path.to_path_buf());
     }
@@ -151,27 +149,18 @@ fn executable_in(path: &Path) -> Option<PathBuf> {
     None
 }
 
+/// An executable file, by the OS's rule (`scry_base::platform::fs`).
 fn is_executable(path: &Path) -> bool {
-    let Ok(meta) = std::fs::metadata(path) else {
-        return false;
-    };
-    if !meta.is_file() {
-        return false;
-    }
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        meta.permissions().mode() & 0o111 != 0
-    }
-    #[cfg(not(unix))]
-    {
-        true
-    }
+    scry_base::platform::fs::is_executable(path)
 }
 
 #[cfg(test)]
 mod tests {
+    // The tests make executables with mode bits: Unix only (Windows' rule,
+    // a program extension, is tested in scry_base::platform::fs).
+    #[cfg(unix)]
     use super::*;
+    #[cfg(unix)]
     use std::fs;
 
     #[cfg(unix)]
@@ -257,7 +246,7 @@ mod tests {
     fn untrusted_lookup_finds_nothing_inside_the_workspace_through_path() {
         use std::os::unix::fs::PermissionsExt;
         let tmp = tempfile::tempdir().unwrap();
-        let base = tmp.path().canonicalize().unwrap();
+        let base = scry_base::paths::canonical(tmp.path()).unwrap();
         let root = base.join("ws");
         let sys = base.join("sys");
         let links = base.join("links");

@@ -15,7 +15,9 @@
 //! with stdin closed and a short timeout, in the environment every child
 //! gets ([`crate::env::for_child`]: no relative `PATH` entry, none inside
 //! an untrusted workspace), what was left out of its `PATH` reported
-//! ([`DoctorReport::path_left_out`]).
+//! ([`DoctorReport::path_left_out`]), and what this OS build cannot do
+//! that others do ([`DoctorReport::platform_gaps`], from
+//! `crate::platform::gaps`).
 
 use std::collections::{BTreeMap, HashSet};
 use std::ffi::OsStr;
@@ -256,6 +258,7 @@ pub fn diagnose_with(config: &Config, root: &Path, path_var: Option<&OsStr>) -> 
         problems,
         install_methods: methods,
         files_capped,
+        platform_gaps: crate::platform::gaps(),
     }
 }
 
@@ -343,21 +346,11 @@ fn trusted_commands() -> HashSet<(String, String)> {
     out
 }
 
+/// Whether `program` is an executable in one of `dirs` (found as a
+/// server's command is: [`crate::command`]'s rule).
 fn on_path(program: &str, dirs: &[PathBuf]) -> bool {
-    dirs.iter().any(|d| {
-        let p = d.join(program);
-        std::fs::metadata(&p).is_ok_and(|m| {
-            #[cfg(unix)]
-            {
-                use std::os::unix::fs::PermissionsExt;
-                m.is_file() && m.permissions().mode() & 0o111 != 0
-            }
-            #[cfg(not(unix))]
-            {
-                m.is_file()
-            }
-        })
-    })
+    dirs.iter()
+        .any(|d| crate::command::executable_in(&d.join(program)).is_some())
 }
 
 /// The workspace's files (gitignore respected, the

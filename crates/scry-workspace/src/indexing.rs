@@ -13,14 +13,14 @@
 //!   server's is (`Workspace::installed`: `PATH`, a project-local one only
 //!   in a trusted workspace), and a project file cannot change it (`indexer`
 //!   is no configuration key);
-//! - bounded: each indexer is stopped (its process group, in the
-//!   background) past [`BuildOptions::timeout`] or when `cancel` is set;
-//!   it dies with the thread that started it (Linux parent-death signal);
-//! - it runs in a process group of its own, killed whole when the run
-//!   ends or the process that started it dies, SIGKILL included
-//!   ([`GroupReaper`]: build scripts and cargo never outlive a killed
-//!   daemon); [`BuildOptions::background`] runs it at the lowest CPU and
-//!   I/O priority (nice 19, idle I/O class);
+//! - bounded: each indexer is stopped (its whole process tree) past
+//!   [`BuildOptions::timeout`] or when `cancel` is set;
+//! - its tree (build scripts, cargo) ends whole when the run ends or the
+//!   process that started it dies, SIGKILL included, and
+//!   [`BuildOptions::background`] runs it at the lowest CPU and I/O
+//!   priority: how, per OS, is [`crate::platform::indexer`] (a process
+//!   group and a sentinel, nice 19 and the idle I/O class on Linux; a
+//!   kill-on-close Job Object and `IDLE_PRIORITY_CLASS` on Windows);
 //! - the cache's `index.scip` is replaced whole (a rename) only when every
 //!   indexer that ran succeeded; several indexers' outputs are
 //!   concatenated (SCIP's repeated fields make that one valid index).
@@ -35,6 +35,7 @@ use scry_index::store::read::Index;
 
 use crate::Workspace;
 use crate::catalog::Indexer;
+use crate::platform::indexer;
 
 /// How long an indexer may run unless told otherwise.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(1800);
@@ -191,17 +192,13 @@ fn run_indexers(
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped());
-        lower(&mut cmd, background);
         let started = Instant::now();
-        let mut child = cmd
-            .spawn()
+        // Its whole tree (build scripts, cargo, …) ends with the run or
+        // with this process (crate::platform::indexer).
+        let mut child = indexer::start(cmd, background)
             .map_err(|e| format!("cannot run {}: {e}", program.display()))?;
-        // Its group (build scripts, cargo, …) dies with this process, even
-        // killed by SIGKILL, or when this indexer run ends.
-        #[cfg(target_os = "linux")]
-        let _reaper = GroupReaper::start(child.id() as libc::pid_t);
         // The indexer's own messages, last lines kept for an error.
-        let stderr = child.stderr.take();
+        let stderr = child.take_stderr();
         let tail = std::thread::spawn(move || {
             use std::io::BufRead;
             let mut last: Vec<String> = Vec::new();
@@ -216,18 +213,6 @@ fn run_indexers(
             last
         });
         let mut shown = Instant::now();
-        let stop = |child: &mut std::process::Child| {
-            #[cfg(unix)]
-            {
-                // Its whole process group (build scripts, cargo, …).
-                // SAFETY: a plain syscall on the group the child leads.
-                unsafe {
-                    libc::kill(-(child.id() as libc::pid_t), libc::SIGKILL);
-                }
-            }
-            let _ = child.kill();
-            let _ = child.wait();
-        };
         let status = loop {
             match child.try_wait() {
                 Ok(Some(s)) => break s,
@@ -235,12 +220,12 @@ fn run_indexers(
                 Err(e) => return Err(e.to_string()),
             }
             if cancel.is_some_and(|c| c.load(Ordering::SeqCst)) {
-                stop(&mut child);
+                child.stop();
                 let _ = std::fs::remove_file(&out);
                 return Err(format!("{} was stopped (scry is stopping)", ix.command));
             }
             if started.elapsed() > timeout {
-                stop(&mut child);
+                child.stop();
                 let _ = std::fs::remove_file(&out);
                 return Err(format!(
                     "{} ran over {} s and was stopped",
@@ -289,104 +274,6 @@ fn run_indexers(
     Ok(parts)
 }
 
-/// Kills a process group when dropped or when this process dies, however
-/// it dies (SIGKILL included): a forked sentinel blocks on a pipe whose
-/// only write end this process holds; at end of file it kills the group
-/// and exits. The parent-death signal reaches only the indexer itself; its
-/// children (cargo, build scripts) are reached through their group.
-#[cfg(target_os = "linux")]
-pub struct GroupReaper {
-    sentinel: libc::pid_t,
-    write: libc::c_int,
-}
-
-#[cfg(target_os = "linux")]
-impl GroupReaper {
-    /// A sentinel for process group `pgid`; `None` when it cannot start
-    /// (the group is then still killed when the run is stopped).
-    pub fn start(pgid: libc::pid_t) -> Option<GroupReaper> {
-        if pgid <= 1 {
-            return None;
-        }
-        let mut fds = [0 as libc::c_int; 2];
-        // SAFETY: plain syscalls; after fork the child calls only
-        // async-signal-safe functions (dup2, close_range, read, kill,
-        // _exit) and touches no memory the parent's threads may hold.
-        unsafe {
-            if libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) != 0 {
-                return None;
-            }
-            match libc::fork() {
-                -1 => {
-                    libc::close(fds[0]);
-                    libc::close(fds[1]);
-                    None
-                }
-                0 => {
-                    // Keep only the read end (as stdin): no other file of
-                    // this process stays open in the sentinel.
-                    libc::dup2(fds[0], 0);
-                    libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, 0u32);
-                    let mut b = [0u8; 1];
-                    loop {
-                        let n = libc::read(0, b.as_mut_ptr().cast(), 1);
-                        if n == 0 || (n < 0 && *libc::__errno_location() != libc::EINTR) {
-                            break;
-                        }
-                    }
-                    libc::kill(-pgid, libc::SIGKILL);
-                    libc::_exit(0);
-                }
-                pid => {
-                    libc::close(fds[0]);
-                    Some(GroupReaper {
-                        sentinel: pid,
-                        write: fds[1],
-                    })
-                }
-            }
-        }
-    }
-}
-
-#[cfg(target_os = "linux")]
-impl Drop for GroupReaper {
-    fn drop(&mut self) {
-        // SAFETY: our own descriptor and child.
-        unsafe {
-            libc::close(self.write);
-            libc::waitpid(self.sentinel, std::ptr::null_mut(), 0);
-        }
-    }
-}
-
-/// Before exec: die with the starting thread, in a process group of its
-/// own (so that its children can be killed with it: [`GroupReaper`]); in
-/// the background, the lowest CPU and I/O priority.
-#[cfg(unix)]
-fn lower(cmd: &mut Command, background: bool) {
-    use std::os::unix::process::CommandExt;
-    // SAFETY: only async-signal-safe calls (prctl, setpriority, setpgid,
-    // syscall), nothing allocated.
-    unsafe {
-        cmd.pre_exec(move || {
-            #[cfg(target_os = "linux")]
-            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong);
-            libc::setpgid(0, 0);
-            if background {
-                libc::setpriority(libc::PRIO_PROCESS, 0, 19);
-                // ioprio_set(IOPRIO_WHO_PROCESS, self, IOPRIO_CLASS_IDLE).
-                #[cfg(target_os = "linux")]
-                libc::syscall(libc::SYS_ioprio_set, 1, 0, 3 << 13);
-            }
-            Ok(())
-        });
-    }
-}
-
-#[cfg(not(unix))]
-fn lower(_cmd: &mut Command, _background: bool) {}
-
 /// `git rev-parse HEAD` when the tree has no local changes (argv, stdin
 /// closed, `env` the workspace's child environment: its `PATH` finds
 /// `git`); `None` otherwise.
@@ -408,111 +295,4 @@ fn clean_commit(root: &Path, env: &crate::env::ChildEnv) -> Option<String> {
         return None;
     }
     git(&["rev-parse", "HEAD"]).filter(|c| !c.is_empty())
-}
-
-#[cfg(all(test, target_os = "linux"))]
-mod tests {
-    use super::*;
-
-    /// (nice, process group, own pid) of a child started as [`build`]
-    /// starts an indexer, read from its `/proc/self/stat`.
-    fn started(background: bool) -> (i64, u32, u32) {
-        let mut cmd = Command::new("cat");
-        cmd.arg("/proc/self/stat").stdout(Stdio::piped());
-        lower(&mut cmd, background);
-        let out = cmd.output().unwrap();
-        parse(&String::from_utf8(out.stdout).unwrap())
-    }
-
-    fn parse(stat: &str) -> (i64, u32, u32) {
-        let (pid, rest) = stat.split_once(" (").unwrap();
-        let f: Vec<&str> = rest.rsplit_once(") ").unwrap().1.split(' ').collect();
-        // After the name: state ppid pgrp session tty tpgid flags minflt
-        // cminflt majflt cmajflt utime stime cutime cstime priority nice.
-        (
-            f[16].parse().unwrap(),
-            f[2].parse().unwrap(),
-            pid.parse().unwrap(),
-        )
-    }
-
-    #[test]
-    fn in_the_background_an_indexer_runs_at_the_lowest_priority_in_its_own_group() {
-        let (nice, pgrp, pid) = started(true);
-        assert_eq!(nice, 19);
-        assert_eq!(pgrp, pid);
-        // In the foreground: the caller's priority, a group of its own.
-        let (own_nice, _, _) = parse(&std::fs::read_to_string("/proc/self/stat").unwrap());
-        let (nice, pgrp, pid) = started(false);
-        assert_eq!(pgrp, pid);
-        assert_eq!(nice, own_nice);
-    }
-
-    fn alive(pid: i32) -> bool {
-        // A zombie counts as gone.
-        std::fs::read_to_string(format!("/proc/{pid}/stat"))
-            .is_ok_and(|s| !s.rsplit_once(") ").is_some_and(|(_, r)| r.starts_with('Z')))
-    }
-
-    /// The child half of the test below: starts an "indexer" as `build`
-    /// does (a shell whose own child sleeps), writes the sleeper's pid,
-    /// then waits to be killed.
-    #[test]
-    #[ignore = "run by a_killed_starter_leaves_no_indexer_children"]
-    fn starter_child() {
-        let Ok(out) = std::env::var("SCRY_TEST_PIDFILE") else {
-            return;
-        };
-        let mut cmd = Command::new("sh");
-        cmd.args([
-            "-c",
-            &format!("sleep 300 & echo $! > {out}.tmp; mv {out}.tmp {out}; wait"),
-        ]);
-        lower(&mut cmd, true);
-        let mut child = cmd.spawn().unwrap();
-        let _reaper = GroupReaper::start(child.id() as libc::pid_t);
-        std::thread::sleep(Duration::from_secs(300));
-        let _ = child.kill();
-        let _ = child.wait();
-    }
-
-    #[test]
-    fn a_killed_starter_leaves_no_indexer_children() {
-        let t = tempfile::tempdir().unwrap();
-        let pidfile = t.path().join("pid");
-        let mut starter = Command::new(std::env::current_exe().unwrap())
-            .args([
-                "--ignored",
-                "--exact",
-                "indexing::tests::starter_child",
-                "--nocapture",
-            ])
-            .env("SCRY_TEST_PIDFILE", &pidfile)
-            .stdout(Stdio::null())
-            .spawn()
-            .unwrap();
-        let until = Instant::now() + Duration::from_secs(60);
-        let sleeper: i32 = loop {
-            if let Some(p) = std::fs::read_to_string(&pidfile)
-                .ok()
-                .and_then(|s| s.trim().parse().ok())
-            {
-                break p;
-            }
-            assert!(Instant::now() < until, "the indexer never started");
-            std::thread::sleep(Duration::from_millis(50));
-        };
-        assert!(alive(sleeper));
-        // SIGKILL: no destructor runs in the starter.
-        starter.kill().unwrap();
-        starter.wait().unwrap();
-        let until = Instant::now() + Duration::from_secs(30);
-        while alive(sleeper) {
-            assert!(
-                Instant::now() < until,
-                "the indexer's child {sleeper} outlived its killed starter"
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
 }

@@ -7,9 +7,11 @@
 //! scry-index's cache ([`indexing`]), workspace trust ([`trust`]: what
 //! project configuration may run), the home of the environment that
 //! shapes a call ([`env`]: captured by clients, read through one
-//! function), and of the servers' memory ([`procmem`]: a process tree's
-//! resident memory from `/proc`; [`memory`]: the policy — restart over a
-//! cap, stop the least recently used over the budget).
+//! function), and of the servers' memory policy ([`memory`]: restart over
+//! a cap, stop the least recently used over the budget; each server's
+//! process tree measured by `scry_lsp::process::memory`, `/proc` on Linux,
+//! its job on Windows). What differs between Unix and Windows here (how an
+//! indexer runs) is in `platform`, one module per concern.
 //!
 //! Paths, the walker, per-user directories, the file reader and log files
 //! are scry-base's, named there by every caller (`scry_base::paths`, …):
@@ -26,8 +28,8 @@ pub mod indexing;
 mod jsonc;
 mod keys;
 pub mod memory;
+mod platform;
 pub mod pool;
-pub mod procmem;
 pub mod roots;
 pub mod routing;
 pub mod seed_config;
@@ -35,3 +37,6 @@ pub mod trust;
 pub mod watch;
 
 pub use pool::{Route, ServerMemory, ServerUse, Workspace, WorkspaceError};
+/// What one memory check reads once for every server (hosts that check
+/// several workspaces take one: [`Workspace::memory_samples`]).
+pub use scry_lsp::process::memory::{Snapshot as MemorySnapshot, TreeMemory};

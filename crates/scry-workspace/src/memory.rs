@@ -3,7 +3,7 @@
 //! using it, how long since a question used it) and the pool's budget,
 //! which servers to restart and which to stop. A pure function,
 //! [`decide`]; the pool ([`crate::pool`]) takes the samples
-//! ([`crate::procmem`]) and carries the decisions out, and says what it did
+//! (`scry_lsp::process::memory`) and carries the decisions out, and says what it did
 //! ([`MemoryEvent`]).
 //!
 //! Rules:
@@ -13,7 +13,8 @@
 //! - When the servers together are over the budget (what the restarts free
 //!   counted as freed), idle servers are stopped, least recently used
 //!   first, until the rest fit. Busy servers are never stopped.
-//! - Unknown memory (no `/proc`) decides nothing.
+//! - Unknown memory (no figure from the OS: macOS, a Windows server
+//!   outside a measuring job) decides nothing.
 
 use std::path::PathBuf;
 use std::time::{Duration, SystemTime};

@@ -46,7 +46,7 @@
 //! is executed.
 
 use std::fmt::Write as _;
-use std::io;
+use std::io::{self, Write as _};
 use std::path::{Path, PathBuf};
 
 use scry_model::{Trust, TrustNotice};
@@ -100,6 +100,7 @@ impl Default for TrustState {
 }
 
 use scry_base::dirs::EnvFn;
+use scry_base::paths;
 
 /// Strip what chooses what runs from one server entry of an untrusted
 /// layer (keys already canonical: [`RUN_KEYS`]). `is_new`: the
@@ -201,11 +202,19 @@ fn write_store(store: &Path, records: Vec<Record>) -> io::Result<()> {
     let text =
         serde_json::to_string_pretty(&Store { trusted: records }).map_err(io::Error::other)?;
     let tmp = store.with_extension(format!("json.tmp{}", std::process::id()));
-    std::fs::write(&tmp, text + "\n")?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        let _ = std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o600));
+    // The user's alone from its creation (a stale one of this pid first
+    // removed, so that it is created anew).
+    let _ = std::fs::remove_file(&tmp);
+    let mut file =
+        scry_base::platform::fs::private(std::fs::OpenOptions::new().write(true).create_new(true))
+            .open(&tmp)?;
+    let written = file
+        .write_all((text + "\n").as_bytes())
+        .and_then(|()| file.sync_all());
+    drop(file);
+    if let Err(e) = written {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(e);
     }
     std::fs::rename(&tmp, store).inspect_err(|_| {
         let _ = std::fs::remove_file(&tmp);
@@ -227,7 +236,7 @@ pub fn record(store: &Path, root: &Path, layers: &[(PathBuf, String)]) -> io::Re
             .map_or(0, |d| d.as_secs()),
     };
     let mut records = records_in(store);
-    records.retain(|r| r.root != root);
+    records.retain(|r| !paths::same(&r.root, root));
     records.push(rec.clone());
     write_store(store, records)?;
     Ok(rec)
@@ -237,7 +246,7 @@ pub fn record(store: &Path, root: &Path, layers: &[(PathBuf, String)]) -> io::Re
 pub fn revoke(store: &Path, root: &Path) -> io::Result<bool> {
     let mut records = records_in(store);
     let before = records.len();
-    records.retain(|r| r.root != root);
+    records.retain(|r| !paths::same(&r.root, root));
     if records.len() == before {
         return Ok(false);
     }
@@ -272,12 +281,8 @@ pub fn decide(
         }
     }
     for entry in trusted_roots {
-        let p = match entry.strip_prefix("~/") {
-            Some(rest) => match env("HOME") {
-                Some(h) => PathBuf::from(h).join(rest),
-                None => continue,
-            },
-            None => PathBuf::from(entry),
+        let Some(p) = scry_base::dirs::expand_home_with(entry, env) else {
+            continue;
         };
         if !p.is_absolute() {
             warnings.push(format!(
@@ -285,8 +290,8 @@ pub fn decide(
             ));
             continue;
         }
-        let p = p.canonicalize().unwrap_or(p);
-        if root.starts_with(&p) {
+        let p = paths::canonical(&p).unwrap_or(p);
+        if paths::is_under(root, &p) {
             return Trust::UserRoot(p);
         }
     }
@@ -294,7 +299,10 @@ pub fn decide(
     let Some(store) = store else {
         return Trust::Untrusted { revoked: false };
     };
-    match records_in(&store).into_iter().find(|r| r.root == root) {
+    match records_in(&store)
+        .into_iter()
+        .find(|r| paths::same(&r.root, root))
+    {
         Some(r) if r.config_hash == config_hash(root, layers) => Trust::Recorded,
         Some(_) => Trust::Untrusted { revoked: true },
         None => Trust::Untrusted { revoked: false },
@@ -357,7 +365,7 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let root = tmp.path().join("ws");
         std::fs::create_dir_all(&root).unwrap();
-        let root = root.canonicalize().unwrap();
+        let root = scry_base::paths::canonical(&root).unwrap();
         let state = tmp.path().join("state");
         let layers = vec![(root.join(".scry.json"), "{\"x\":1}".to_string())];
         let mut vars: HashMap<&'static str, OsString> = HashMap::from([(
@@ -396,7 +404,7 @@ mod tests {
         assert!(!revoke(&store, &root).unwrap());
         assert_eq!(d(&vars, &[], &mut w), Trust::Untrusted { revoked: false });
         // trustedRoots: the root or a parent; relative entries warned about
-        let parent = tmp.path().canonicalize().unwrap();
+        let parent = scry_base::paths::canonical(tmp.path()).unwrap();
         let roots = vec!["rel/dir".to_string(), parent.display().to_string()];
         assert_eq!(d(&vars, &roots, &mut w), Trust::UserRoot(parent));
         assert!(w.iter().any(|m| m.contains("rel/dir")), "{w:?}");

@@ -39,7 +39,7 @@ pub fn main(args: impl Iterator<Item = std::ffi::OsString>) -> ExitCode {
     };
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
     let root = cli.root.map(|r| cwd.join(r)).unwrap_or(cwd);
-    let root = match std::fs::canonicalize(&root) {
+    let root = match scry_base::paths::canonical(&root) {
         Ok(r) if r.is_dir() => r,
         _ => {
             eprintln!(

@@ -16,7 +16,11 @@
 //!   serial port, a pipe).
 //!
 //!
-//! Plus what a file's identity is beyond its size and modification time
+//! Plus whether a file is a program ([`is_executable`]: the execute bits
+//! on Unix, a program extension on Windows), the creation of a file only
+//! its user may read ([`private`]: mode
+//! 0600 on Unix, the directory's ACL on Windows), and what a file's
+//! identity is beyond its size and modification time
 //! ([`change_stamp`]: the status-change time and inode on Unix, the change
 //! time and file index on Windows, read through a handle opened for its
 //! attributes only) and positional reads ([`read_exact_at`]: `pread` on
@@ -66,6 +70,21 @@ pub struct ChangeStamp {
 /// followed) is `meta`.
 pub fn change_stamp(path: &Path, meta: &Metadata) -> ChangeStamp {
     imp::change_stamp(path, meta)
+}
+
+/// Whether `path` is a program this OS can start: a regular file (links
+/// followed) with an execute bit on Unix; on Windows, which has none, one
+/// whose name has a program extension
+/// ([`crate::paths::windows::runnable`]: `.exe`, `.com`, `.bat`, `.cmd`).
+pub fn is_executable(path: &Path) -> bool {
+    std::fs::metadata(path).is_ok_and(|m| m.is_file() && imp::executable(path, &m))
+}
+
+/// Make `opts` create a file only this user can read: mode 0600 on Unix;
+/// on Windows nothing to add, the file inheriting the ACL of its directory
+/// (scry's places lie in the user's own profile, [`crate::dirs`]).
+pub fn private(opts: &mut std::fs::OpenOptions) -> &mut std::fs::OpenOptions {
+    imp::private(opts)
 }
 
 /// Fill `buf` from `file` at `offset`, or fail (`UnexpectedEof` when the
@@ -119,6 +138,15 @@ mod imp {
                 .saturating_add(meta.ctime_nsec().max(0) as u64),
             file_id: meta.ino(),
         }
+    }
+
+    pub fn private(opts: &mut std::fs::OpenOptions) -> &mut std::fs::OpenOptions {
+        opts.mode(0o600)
+    }
+
+    pub fn executable(_path: &Path, meta: &Metadata) -> bool {
+        use std::os::unix::fs::PermissionsExt;
+        meta.permissions().mode() & 0o111 != 0
     }
 
     pub fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<()> {
@@ -215,6 +243,16 @@ mod imp {
         }
     }
 
+    pub fn private(opts: &mut std::fs::OpenOptions) -> &mut std::fs::OpenOptions {
+        opts
+    }
+
+    pub fn executable(path: &Path, _meta: &Metadata) -> bool {
+        path.file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(crate::paths::windows::runnable)
+    }
+
     pub fn read_exact_at(file: &File, mut buf: &mut [u8], mut offset: u64) -> io::Result<()> {
         use std::os::windows::fs::FileExt;
         while !buf.is_empty() {
@@ -234,5 +272,55 @@ mod imp {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_program_is_a_file_the_os_can_start() {
+        let t = tempfile::tempdir().unwrap();
+        let dir = t.path();
+        std::fs::create_dir(dir.join("d.exe")).unwrap();
+        assert!(!is_executable(&dir.join("d.exe")), "a directory is none");
+        assert!(!is_executable(&dir.join("missing.exe")));
+        let write = |name: &str| {
+            let p = dir.join(name);
+            std::fs::write(&p, "x").unwrap();
+            p
+        };
+        let (tool, plain) = (write("tool.exe"), write("tool"));
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            // The execute bits decide, whatever the name.
+            assert!(!is_executable(&tool));
+            std::fs::set_permissions(&plain, std::fs::Permissions::from_mode(0o755)).unwrap();
+            assert!(is_executable(&plain));
+        }
+        #[cfg(windows)]
+        {
+            // The extension decides.
+            assert!(is_executable(&tool));
+            assert!(!is_executable(&plain));
+            assert!(is_executable(&write("npm.CMD")));
+            assert!(!is_executable(&write("tool.js")));
+        }
+    }
+
+    #[test]
+    fn a_private_file_is_its_users_alone() {
+        let t = tempfile::tempdir().unwrap();
+        let p = t.path().join("secret");
+        let f = private(std::fs::OpenOptions::new().write(true).create_new(true)).open(&p);
+        assert!(f.is_ok());
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(&p).unwrap().permissions().mode();
+            assert_eq!(mode & 0o777, 0o600);
+        }
     }
 }

@@ -33,11 +33,17 @@ pub fn unlock(file: &File) {
     imp::unlock(file)
 }
 
-/// Open (creating, the user's alone on Unix: mode 0600) `path` and lock
+/// Open (creating, the user's alone: [`crate::platform::fs::private`]) `path` and lock
 /// it: `Ok(None)` when another process holds the lock. The lock is held
 /// while the returned file is open.
 pub fn exclusive(path: &Path) -> io::Result<Option<File>> {
-    let file = imp::open_private(path)?;
+    let file = crate::platform::fs::private(
+        std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true),
+    )
+    .open(path)?;
     Ok(try_lock(&file)?.then_some(file))
 }
 
@@ -45,18 +51,7 @@ pub fn exclusive(path: &Path) -> io::Result<Option<File>> {
 mod imp {
     use std::fs::File;
     use std::io;
-    use std::os::unix::fs::OpenOptionsExt;
     use std::os::unix::io::AsRawFd;
-    use std::path::Path;
-
-    pub fn open_private(path: &Path) -> io::Result<File> {
-        std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .mode(0o600)
-            .open(path)
-    }
 
     pub fn try_lock(file: &File) -> io::Result<bool> {
         loop {
@@ -87,7 +82,6 @@ mod imp {
     use std::fs::File;
     use std::io;
     use std::os::windows::io::AsRawHandle;
-    use std::path::Path;
 
     use windows_sys::Win32::Foundation::{ERROR_IO_PENDING, ERROR_LOCK_VIOLATION, HANDLE};
     use windows_sys::Win32::Storage::FileSystem::{
@@ -97,15 +91,6 @@ mod imp {
 
     /// The locked byte's offset (high half): 2^62, past any real content.
     const OFFSET_HIGH: u32 = 0x4000_0000;
-
-    pub fn open_private(path: &Path) -> io::Result<File> {
-        // The directory's ACL is what keeps it private on Windows.
-        std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(path)
-    }
 
     fn at() -> OVERLAPPED {
         // SAFETY: all-zero is a valid OVERLAPPED (offset 0, no event).

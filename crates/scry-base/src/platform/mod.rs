@@ -10,7 +10,12 @@
 //!   daemon's lock file, scry-edit's writer lock);
 //! - [`os_str`]: the bytes of an OS string and back (raw bytes on Unix,
 //!   WTF-8 on Windows);
-//! - [`PATH_SYNTAX`]: which path rules of [`crate::paths`] the OS follows.
+//! - [`process`]: whether a process is running, by its pid (`/proc`,
+//!   `kill(pid, 0)`; its exit code on Windows);
+//! - [`PATH_SYNTAX`]: which path rules of [`crate::paths`] the OS follows;
+//! - [`DIRS`]: where per-user places lie by the OS's convention
+//!   ([`crate::dirs`]: below the home directory, or below `%APPDATA%` and
+//!   `%LOCALAPPDATA%`).
 //!
 //! Invariants: no other module of scry-base names `std::os::unix`,
 //! `std::os::windows`, `libc` or `windows-sys` (tests aside); the rules
@@ -20,7 +25,9 @@
 pub mod fs;
 pub mod lock;
 pub mod os_str;
+pub mod process;
 
+use crate::dirs::Convention;
 use crate::paths::Syntax;
 
 /// The path syntax of the OS scry runs on: separators, prefixes, case.
@@ -29,3 +36,10 @@ pub const PATH_SYNTAX: Syntax = Syntax::Unix;
 /// The path syntax of the OS scry runs on: separators, prefixes, case.
 #[cfg(windows)]
 pub const PATH_SYNTAX: Syntax = Syntax::Windows;
+
+/// Where per-user places lie when no variable says ([`crate::dirs`]).
+#[cfg(unix)]
+pub const DIRS: Convention = Convention::Unix;
+/// Where per-user places lie when no variable says ([`crate::dirs`]).
+#[cfg(windows)]
+pub const DIRS: Convention = Convention::Windows;

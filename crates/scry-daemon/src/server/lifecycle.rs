@@ -35,7 +35,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use scry_ops::Engine;
-use scry_workspace::procmem::ProcTable;
+use scry_workspace::MemorySnapshot;
 use scry_workspace::{ServerMemory, memory};
 
 use super::socket::{self, Bound, StartError};
@@ -310,7 +310,7 @@ impl State {
             }
             *last = Instant::now();
         }
-        let Some(table) = ProcTable::read() else {
+        let Some(table) = MemorySnapshot::take() else {
             return;
         };
         let all: Vec<(Arc<WsEntry>, ServerMemory)> = entries

@@ -17,14 +17,16 @@ use crate::trust::{self, TrustPolicy, TrustState};
 /// What the configuration of a workspace was read from, as the file system
 /// says now: for the user file, every project file scry and other agents'
 /// seed files may be, and the `scry trust` store, whether it exists and
-/// (device, inode, size, mtime, ctime). Taken in a few `stat`s, so a
+/// its change stamp (`scry_base::platform::fs::change_stamp`: the
+/// status-change time and file number), size and modification time. Taken
+/// in a few `stat`s, so a
 /// long-lived host compares it before every call ([`Stamp::now`]) and
 /// rereads the configuration (trust included) only when it moved.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Stamp(Vec<(PathBuf, Option<FileStamp>)>);
 
-/// (device, inode, size, mtime ns, ctime ns) of one file.
-type FileStamp = (u64, u64, u64, i128, i128);
+/// (change stamp, size, mtime ns) of one file.
+type FileStamp = (scry_base::platform::fs::ChangeStamp, u64, u128);
 
 impl Stamp {
     /// The stamp of the configuration of `workspace_root` in the
@@ -44,7 +46,7 @@ impl Stamp {
             files
                 .into_iter()
                 .map(|p| {
-                    let meta = std::fs::metadata(&p).ok().map(|m| file_stamp(&m));
+                    let meta = std::fs::metadata(&p).ok().map(|m| file_stamp(&p, &m));
                     (p, meta)
                 })
                 .collect(),
@@ -52,27 +54,14 @@ impl Stamp {
     }
 }
 
-#[cfg(unix)]
-fn file_stamp(m: &std::fs::Metadata) -> FileStamp {
-    use std::os::unix::fs::MetadataExt;
-    let ns = |s: i64, n: i64| i128::from(s) * 1_000_000_000 + i128::from(n);
-    (
-        m.dev(),
-        m.ino(),
-        m.size(),
-        ns(m.mtime(), m.mtime_nsec()),
-        ns(m.ctime(), m.ctime_nsec()),
-    )
-}
-
-#[cfg(not(unix))]
-fn file_stamp(m: &std::fs::Metadata) -> FileStamp {
+/// The stamp of the file at `p` whose metadata is `m`.
+fn file_stamp(p: &Path, m: &std::fs::Metadata) -> FileStamp {
     let mtime = m
         .modified()
         .ok()
         .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-        .map_or(0, |d| d.as_nanos() as i128);
-    (0, 0, m.len(), mtime, 0)
+        .map_or(0, |d| d.as_nanos());
+    (scry_base::platform::fs::change_stamp(p, m), m.len(), mtime)
 }
 
 /// The project configuration layers of `workspace_root` as they are now:

@@ -16,7 +16,7 @@ use scry_model::MemoryAction;
 
 use super::{Key, ServerMemory, ServerUse, Slot, Workspace};
 use crate::memory::{self, Decision, MemoryEvent, Sample};
-use crate::procmem::{ProcTable, TreeMemory};
+use scry_lsp::process::memory::{Snapshot, TreeMemory};
 
 /// How many memory events `status` keeps per workspace.
 const MEMORY_EVENTS_KEPT: usize = 10;
@@ -37,8 +37,8 @@ impl Workspace {
         let tree = match slot.remembered(pid, Some(every)) {
             Some(t) => t,
             None => {
-                let table = ProcTable::read()?;
-                let tree = table.tree_memory(pid)?;
+                let table = Snapshot::take()?;
+                let tree = table.tree_memory(s.tree()?)?;
                 slot.remember(pid, tree);
                 self.check_others(&table, s, pid, tree, cap_kib);
                 tree
@@ -53,7 +53,7 @@ impl Workspace {
     /// stopped for it).
     fn check_others(
         &self,
-        table: &ProcTable,
+        table: &Snapshot,
         s: &Session,
         pid: u32,
         tree: TreeMemory,
@@ -73,7 +73,7 @@ impl Workspace {
     /// One sample per running server of this workspace, from `table`
     /// (servers being started are left out). Each is remembered for
     /// [`Workspace::usage`].
-    pub fn memory_samples(&self, table: &ProcTable) -> Vec<ServerMemory> {
+    pub fn memory_samples(&self, table: &Snapshot) -> Vec<ServerMemory> {
         let config = self.config();
         let mut out = Vec::new();
         for slot in self.slots_now() {
@@ -84,7 +84,7 @@ impl Workspace {
                 continue;
             };
             let Some(pid) = s.pid() else { continue };
-            let Some(tree) = table.tree_memory(pid) else {
+            let Some(tree) = s.tree().and_then(|t| table.tree_memory(t)) else {
                 continue;
             };
             slot.remember(pid, tree);
@@ -142,7 +142,7 @@ impl Workspace {
     /// for a host with one workspace (the daemon decides across all of
     /// its workspaces itself).
     pub fn check_memory(&self) -> Vec<MemoryEvent> {
-        let Some(table) = ProcTable::read() else {
+        let Some(table) = Snapshot::take() else {
             return Vec::new();
         };
         let samples = self.memory_samples(&table);
@@ -301,16 +301,13 @@ impl Workspace {
 
     /// [`Workspace::usage`] with every server's memory sampled now.
     pub fn usage_measured(&self) -> Vec<ServerUse> {
-        if let Some(table) = ProcTable::read() {
+        if let Some(table) = Snapshot::take() {
             for slot in self.slots_now() {
-                let pid = slot
-                    .session
-                    .try_lock()
-                    .ok()
-                    .and_then(|g| g.as_ref().and_then(|s| s.pid()));
-                if let Some(pid) = pid
-                    && let Some(tree) = table.tree_memory(pid)
-                {
+                let measured = slot.session.try_lock().ok().and_then(|g| {
+                    let s = g.as_ref()?;
+                    Some((s.pid()?, table.tree_memory(s.tree()?)?))
+                });
+                if let Some((pid, tree)) = measured {
                     slot.remember(pid, tree);
                 }
             }

@@ -22,7 +22,7 @@
 //! on the next call) and stops only the servers whose effective
 //! configuration changed (all of them when trust changed).
 //!
-//! Memory ([`crate::memory`], [`crate::procmem`]): each server's process
+//! Memory ([`crate::memory`], `scry_lsp::process::memory`): each server's process
 //! tree is sampled — by the host's periodic check ([`Workspace::
 //! memory_samples`] + [`crate::memory::decide`] + [`Workspace::
 //! apply_memory`]; [`Workspace::check_memory`] does all three for this
@@ -58,9 +58,9 @@ use scry_model::{MemoryAction, TrustNotice};
 use crate::catalog::ServerSpec;
 use crate::config::{Config, ConfigError};
 use crate::memory::{MemoryEvent, Sample};
-use crate::procmem::TreeMemory;
 use crate::trust::TrustPolicy;
 use crate::watch::FileWatcher;
+use scry_lsp::process::memory::TreeMemory;
 
 mod limits;
 mod refresh;
@@ -263,7 +263,7 @@ impl Workspace {
     }
 
     pub fn open_with_policy(root: &Path, policy: TrustPolicy) -> Result<Workspace, ConfigError> {
-        let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+        let root = scry_base::paths::canonical(root).unwrap_or_else(|_| root.to_path_buf());
         // Taken before reading: a change made meanwhile is read next time.
         let stamp = crate::config::Stamp::now(&root);
         let config = Config::load_with_policy(&root, policy)?;
@@ -364,7 +364,7 @@ mod tests {
     #[tokio::test]
     async fn a_trust_grant_or_revoke_is_seen_by_the_next_refresh() {
         let tmp = tempfile::tempdir().unwrap();
-        let base = tmp.path().canonicalize().unwrap();
+        let base = scry_base::paths::canonical(tmp.path()).unwrap();
         let root = base.join("ws");
         std::fs::create_dir_all(&root).unwrap();
         std::fs::write(root.join(".scry.json"), r#"{"index": {"path": "x.scip"}}"#).unwrap();
