@@ -94,7 +94,11 @@ struct Base {
     unix_home: &'static [&'static str],
     /// Windows: the known folder's variable, where it is below the home
     /// directory when unset, and the place below `<folder>\scry`.
-    windows: (&'static str, &'static [&'static str], &'static [&'static str]),
+    windows: (
+        &'static str,
+        &'static [&'static str],
+        &'static [&'static str],
+    ),
 }
 
 const CONFIG: Base = Base {
@@ -271,14 +275,11 @@ fn cache_in(env: EnvFn<'_>, os: Convention) -> Option<PathBuf> {
 /// A scratch directory for this process, `<temp>/<prefix>-<pid>`, emptied;
 /// the scratch directories of `prefix` whose process is gone are removed
 /// first (a harness holding its fixture in a `static` never gets to remove
-/// its own). Linux tells a live process by `/proc/<pid>`; elsewhere
-/// nothing is swept.
+/// its own); a live process is told by [`crate::platform::process::running`].
 pub fn scratch(prefix: &str) -> PathBuf {
     let tmp = std::env::temp_dir();
     let me = std::process::id();
-    if std::path::Path::new("/proc/self").exists()
-        && let Ok(rd) = std::fs::read_dir(&tmp)
-    {
+    if let Ok(rd) = std::fs::read_dir(&tmp) {
         for e in rd.flatten() {
             let name = e.file_name();
             let Some(pid) = name
@@ -288,7 +289,7 @@ pub fn scratch(prefix: &str) -> PathBuf {
             else {
                 continue;
             };
-            if pid != me && !std::path::Path::new(&format!("/proc/{pid}")).exists() {
+            if pid != me && !crate::platform::process::running(pid) {
                 let _ = std::fs::remove_dir_all(e.path());
             }
         }
@@ -332,11 +333,7 @@ mod tests {
     #[test]
     fn state_order() {
         let (s, x, h) = (a("s"), a("x"), a("h"));
-        let e = env(&[
-            ("SCRY_STATE_DIR", &s),
-            ("XDG_STATE_HOME", &x),
-            ("HOME", &h),
-        ]);
+        let e = env(&[("SCRY_STATE_DIR", &s), ("XDG_STATE_HOME", &x), ("HOME", &h)]);
         assert_eq!(state_in(&e, U), Some(p(&s, &[])));
         let e = env(&[("XDG_STATE_HOME", &x), ("HOME", &h)]);
         assert_eq!(state_in(&e, U), Some(p(&x, &["scry"])));
@@ -346,10 +343,7 @@ mod tests {
             ("XDG_STATE_HOME", "rel"),
             ("HOME", &h),
         ]);
-        assert_eq!(
-            state_in(&e, U),
-            Some(p(&h, &[".local", "state", "scry"]))
-        );
+        assert_eq!(state_in(&e, U), Some(p(&h, &[".local", "state", "scry"])));
         assert_eq!(state_in(&env(&[]), U), None);
     }
 
@@ -384,11 +378,8 @@ mod tests {
 
     #[test]
     fn scratch_directories_of_gone_processes_are_swept() {
-        if !Path::new("/proc/self").exists() {
-            return;
-        }
         let prefix = format!("scry-dirs-test-{}", std::process::id());
-        // A pid that is not running: past the kernel's limit.
+        // A pid that is not running: past any OS's limit.
         let stale = std::env::temp_dir().join(format!("{prefix}-4294967294"));
         std::fs::create_dir_all(stale.join("x")).unwrap();
         let mine = scratch(&prefix);
@@ -403,10 +394,7 @@ mod tests {
     fn config_and_cache() {
         let (x, h, c) = (a("x"), a("h"), a("c"));
         let e = env(&[("SCRY_CONFIG", "c.json"), ("HOME", &h)]);
-        assert_eq!(
-            user_config_in(&e, U),
-            Some((PathBuf::from("c.json"), true))
-        );
+        assert_eq!(user_config_in(&e, U), Some((PathBuf::from("c.json"), true)));
         let e = env(&[("XDG_CONFIG_HOME", &x), ("HOME", &h)]);
         assert_eq!(
             user_config_in(&e, U),
@@ -462,10 +450,7 @@ mod tests {
             ("APPDATA", r"C:\R"),
         ]);
         assert_eq!(state_in(&e, W), Some(PathBuf::from("/s")));
-        assert_eq!(
-            user_config_in(&e, W),
-            Some((PathBuf::from("c.json"), true))
-        );
+        assert_eq!(user_config_in(&e, W), Some((PathBuf::from("c.json"), true)));
         assert_eq!(cache_in(&e, W), Some(PathBuf::from("/c")));
         // An absolute XDG base wins over the known folders.
         let e = env(&[
@@ -491,7 +476,10 @@ mod tests {
         assert_eq!(
             user_config_in(&e, W),
             Some((
-                p(r"C:\Users\u", &["AppData", "Roaming", "scry", "config.json"]),
+                p(
+                    r"C:\Users\u",
+                    &["AppData", "Roaming", "scry", "config.json"]
+                ),
                 false
             ))
         );
@@ -504,10 +492,7 @@ mod tests {
     #[test]
     fn a_leading_tilde_is_the_home_directory() {
         let e = env(&[("HOME", "/h"), ("USERPROFILE", r"C:\Users\u")]);
-        assert_eq!(
-            expand_home_in("~/bin/x", &e, U),
-            Some(p("/h", &["bin/x"]))
-        );
+        assert_eq!(expand_home_in("~/bin/x", &e, U), Some(p("/h", &["bin/x"])));
         assert_eq!(expand_home_in("a/~/b", &e, U), Some(PathBuf::from("a/~/b")));
         // `~\` only where `\` separates.
         assert_eq!(expand_home_in(r"~\x", &e, U), Some(PathBuf::from(r"~\x")));

@@ -224,12 +224,21 @@ pub fn unescaped(base: &Path, given: &Path) -> PathBuf {
 
 /// Text scry did not write (a server's or a tool's message) with the paths
 /// under `root` shown relative: every `root` + separator removed. Nothing
-/// is removed for an empty root or the file system root. Only foreign text
+/// is removed for an empty root or the file system root; on Windows the
+/// root matches with either separator and in any case
+/// ([`windows::relativise_text`]). Only foreign text
 /// comes here (the foreign parts of an error message): scry's own messages
 /// never do, they carry paths as paths and show them with [`display`].
 pub fn relativise_text<'a>(text: &'a str, root: &Path) -> Cow<'a, str> {
     if root.as_os_str().is_empty() || root.parent().is_none() {
         return Cow::Borrowed(text);
+    }
+    if platform::PATH_SYNTAX == Syntax::Windows {
+        // Either separator, any case (servers write `c:/repo/…`).
+        return match root.to_str() {
+            Some(r) => windows::relativise_text(text, r),
+            None => Cow::Borrowed(text),
+        };
     }
     let prefix = format!("{}{}", root.display(), std::path::MAIN_SEPARATOR);
     if text.contains(&prefix) {
@@ -311,8 +320,11 @@ pub fn confine(root: &Path, path: &Path) -> Result<PathBuf, Unconfined> {
 mod tests {
     use super::*;
 
+    /// `s` normalised, with `/` separators (`\` on Windows is one too).
     fn n(s: &str) -> String {
-        normalise(Path::new(s)).display().to_string()
+        normalise(Path::new(s))
+            .to_string_lossy()
+            .replace(std::path::MAIN_SEPARATOR, "/")
     }
 
     #[test]
@@ -441,7 +453,7 @@ mod tests {
     #[test]
     fn confine_resolves_symlinks_and_missing_files() {
         let dir = tempfile::tempdir().unwrap();
-        let base = dir.path().canonicalize().unwrap();
+        let base = canonical(dir.path()).unwrap();
         let root = base.join("ws");
         let outside = base.join("out");
         std::fs::create_dir_all(root.join("src")).unwrap();

@@ -206,6 +206,7 @@ mod tests {
     }
 
     /// `f` on another thread; `None` when it did not end within 20 s.
+    #[cfg(unix)]
     fn bounded<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Option<T> {
         let (tx, rx) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
@@ -214,6 +215,7 @@ mod tests {
         rx.recv_timeout(std::time::Duration::from_secs(20)).ok()
     }
 
+    #[cfg(unix)]
     fn mkfifo(p: &Path) {
         let ok = std::process::Command::new("mkfifo")
             .arg(p)
@@ -223,6 +225,9 @@ mod tests {
         assert!(ok, "mkfifo {}", p.display());
     }
 
+    // Unix only: Windows has no FIFO in its file system (its named pipes
+    // live in the device namespace, refused by name: platform::fs).
+    #[cfg(unix)]
     #[test]
     fn a_fifo_ignore_file_never_blocks_the_walk() {
         let dir = tempfile::tempdir().unwrap();

@@ -465,7 +465,7 @@ mod tests {
 
     fn local(limits: (usize, usize)) -> (tempfile::TempDir, PathBuf, Local) {
         let t = tempfile::tempdir().unwrap();
-        let root = t.path().canonicalize().unwrap();
+        let root = scry_base::paths::canonical(t.path()).unwrap();
         let mut config = scry_workspace::config::Config::default();
         config.limits.max_locations = limits.0;
         config.limits.max_chars = limits.1;

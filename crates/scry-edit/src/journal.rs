@@ -506,13 +506,14 @@ impl Journal {
         {
             return false;
         }
-        let Ok(root) = self.root.canonicalize() else {
+        let Ok(root) = scry_base::paths::canonical(&self.root) else {
             return false;
         };
         let mut up = p.parent();
         while let Some(d) = up {
             if d.symlink_metadata().is_ok() {
-                return d.canonicalize().is_ok_and(|c| c.starts_with(&root));
+                return scry_base::paths::canonical(d)
+                    .is_ok_and(|c| scry_base::paths::is_under(&c, &root));
             }
             up = d.parent();
         }

@@ -31,7 +31,7 @@ fn main() {
         }
         Some("convert") if args.len() == 2 => {
             let dir = PathBuf::from(&args[1]);
-            let root = dir.join("ws").canonicalize().expect("DIR/ws");
+            let root = scry_base::paths::canonical(&dir.join("ws")).expect("DIR/ws");
             let t = std::time::Instant::now();
             let built = convert::convert(
                 &dir.join("index.scip"),

@@ -36,7 +36,8 @@ pub fn dir_for(cache: &Path, root: &Path) -> PathBuf {
     cache.join("index").join(format!("{key:016x}"))
 }
 
-/// The default cache directory (`$SCRY_CACHE_DIR`, XDG, `~/.cache/scry`).
+/// The default cache directory ([`scry_base::dirs::cache`]: `$SCRY_CACHE_DIR`,
+/// XDG, `~/.cache/scry`; `%LOCALAPPDATA%\scry\cache` on Windows).
 pub fn default_cache() -> Option<PathBuf> {
     scry_base::dirs::cache()
 }

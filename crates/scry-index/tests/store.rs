@@ -108,7 +108,7 @@ fn convert_capped(dir: &Path, bytes: &[u8], max_memory: u64) -> Result<Index, In
     let scip = dir.join("index.scip");
     std::fs::write(&scip, bytes).unwrap();
     let db = dir.join("out").join("index.db");
-    let root = dir.canonicalize().unwrap();
+    let root = scry_base::paths::canonical(dir).unwrap();
     scry_index::store::convert::convert(
         &scip,
         &db,
@@ -356,7 +356,7 @@ fn a_changed_file_is_stale_and_counted() {
 #[test]
 fn a_file_written_while_the_indexer_ran_is_stale_until_the_next_build() {
     let t = tempfile::tempdir().unwrap();
-    let root = t.path().canonicalize().unwrap();
+    let root = scry_base::paths::canonical(t.path()).unwrap();
     let bytes = tree(&root);
     let before = Before::walk(&root);
     assert_eq!(before.len(), 2);
@@ -653,7 +653,7 @@ fn documents_outside_the_workspace_are_refused_and_counted() {
 
     // A directory swapped for a symlink out after converting: no longer
     // fresh, even with the same bytes there.
-    let root = ws.canonicalize().unwrap();
+    let root = scry_base::paths::canonical(&ws).unwrap();
     let ix = convert(&ws, &tree(&ws)).unwrap();
     std::fs::create_dir(ws.join("sub")).unwrap();
     let moved = elsewhere.join("sub");
@@ -669,7 +669,7 @@ fn documents_outside_the_workspace_are_refused_and_counted() {
 #[test]
 fn touch_r_after_a_same_size_edit_does_not_make_a_file_fresh() {
     let t = tempfile::tempdir().unwrap();
-    let root = t.path().canonicalize().unwrap();
+    let root = scry_base::paths::canonical(t.path()).unwrap();
     std::fs::write(root.join("a.rs"), "fn aa() {}\nfn bb() {}\n").unwrap();
     let doc = Document {
         relative_path: "a.rs".into(),
@@ -706,7 +706,7 @@ fn a_refused_import_leaves_the_working_index() {
     let t = tempfile::tempdir().unwrap();
     let root = t.path().join("root");
     std::fs::create_dir(&root).unwrap();
-    let root = root.canonicalize().unwrap();
+    let root = scry_base::paths::canonical(&root).unwrap();
     let cache_dir = t.path().join("cache");
     let good = t.path().join("good.scip");
     std::fs::write(&good, tree(&root)).unwrap();
@@ -738,7 +738,7 @@ fn a_refused_import_leaves_the_working_index() {
 #[test]
 fn an_import_from_a_fifo_is_refused_at_once() {
     let t = tempfile::tempdir().unwrap();
-    let root = t.path().canonicalize().unwrap();
+    let root = scry_base::paths::canonical(t.path()).unwrap();
     let fifo = root.join("pipe.scip");
     let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
     // SAFETY: a plain syscall on a NUL-terminated path.

@@ -351,7 +351,7 @@ mod tests {
     #[tokio::test]
     async fn diagnostics_targets_are_refused_as_the_engine_refuses_them() {
         let dir = tempfile::tempdir().unwrap();
-        let base = dir.path().canonicalize().unwrap();
+        let base = scry_base::paths::canonical(dir.path()).unwrap();
         let root = base.join("ws");
         let out = base.join("out");
         std::fs::create_dir_all(root.join("src")).unwrap();

@@ -35,7 +35,7 @@ async fn main() {
         .nth(2)
         .and_then(|s| s.parse().ok())
         .unwrap_or(60);
-    let root = dir.canonicalize().unwrap();
+    let root = scry_base::paths::canonical(&dir).unwrap();
     let snap = SyntaxIndex::new(&root, None).refresh();
     let ws = Arc::new(Workspace::open(&root).unwrap());
     let engine = Engine::with_syntax_cache(ws, None);

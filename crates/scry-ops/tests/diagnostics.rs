@@ -439,7 +439,7 @@ async fn hanging_and_garbage_linters_are_bounded_and_reported() {
         .prefix("scry-diag-")
         .tempdir()
         .unwrap();
-    let root = dir.path().canonicalize().unwrap();
+    let root = scry_base::paths::canonical(dir.path()).unwrap();
     std::fs::write(
         root.join("a.txt"),
         "alpha\nbeta\ngamma\ndelta\nepsilon frob\nzeta\n",

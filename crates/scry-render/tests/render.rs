@@ -125,6 +125,10 @@ fn references() -> Answer {
 }
 
 #[test]
+#[cfg_attr(
+    windows,
+    ignore = "its fixture's file outside the workspace is spelled the Unix way (/home/u/…), which is no absolute path on Windows, so it sorts among the workspace's files"
+)]
 fn references_grouped_sorted_deduped() {
     let (text, json) = both(&references(), &RenderOptions::default());
     insta::assert_snapshot!("references_text", text);
@@ -197,6 +201,10 @@ fn capped_references_list_the_asked_file_first_and_say_the_true_total() {
 }
 
 #[test]
+#[cfg_attr(
+    windows,
+    ignore = "its fixture's file outside the workspace is spelled the Unix way (/home/u/…), which is no absolute path on Windows, so it sorts among the workspace's files"
+)]
 fn references_char_cap() {
     let opts = RenderOptions {
         max_locations: 100,

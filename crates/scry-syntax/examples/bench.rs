@@ -23,7 +23,7 @@ fn rss_kib() -> u64 {
 
 fn main() {
     let dir: PathBuf = std::env::args().nth(1).expect("DIR").into();
-    let root = dir.canonicalize().expect("dir exists");
+    let root = scry_base::paths::canonical(&dir).expect("dir exists");
     let cache = std::env::temp_dir().join(format!("scry-bench-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&cache);
 

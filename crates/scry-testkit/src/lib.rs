@@ -23,17 +23,13 @@ pub mod mcp_stdio;
 /// The repository's root (canonical): the directory holding `crates/`,
 /// `fixtures/` and `fuzz/`, found from this package's place in it.
 pub fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
+    scry_base::paths::canonical(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../.."))
         .expect("crates/scry-testkit sits two levels below the repository root")
 }
 
 /// The repository's `fixtures/` directory (canonical).
 pub fn fixtures_dir() -> PathBuf {
-    repo_root()
-        .join("fixtures")
-        .canonicalize()
+    scry_base::paths::canonical(&repo_root().join("fixtures"))
         .expect("fixtures/ exists next to crates/")
 }
 
@@ -174,14 +170,14 @@ pub fn copy_fixture(lang: &str) -> tempfile::TempDir {
 /// with: on some systems the temporary directory is behind a link).
 pub fn canonical_tempdir() -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().expect("tempdir");
-    let path = dir.path().canonicalize().expect("canonical tempdir");
+    let path = scry_base::paths::canonical(dir.path()).expect("canonical tempdir");
     (dir, path)
 }
 
 /// `compile_commands.json` for the C fixture's three sources, with `dir`'s
 /// canonical path as their directory.
 pub fn write_compile_commands(dir: &Path) {
-    let dir = dir.canonicalize().expect("canonical fixture copy");
+    let dir = scry_base::paths::canonical(dir).expect("canonical fixture copy");
     let entries: Vec<Value> = ["inventory.c", "report.c", "main.c"]
         .iter()
         .map(|f| {
@@ -289,7 +285,7 @@ mod tests {
         let tmp = copy_fixture("c");
         let text = std::fs::read_to_string(tmp.path().join("compile_commands.json")).unwrap();
         let v: Value = serde_json::from_str(&text).unwrap();
-        let dir = tmp.path().canonicalize().unwrap();
+        let dir = scry_base::paths::canonical(tmp.path()).unwrap();
         assert_eq!(v.as_array().unwrap().len(), 3);
         assert_eq!(v[0]["directory"], dir.to_string_lossy().as_ref());
         assert!(tmp.path().join("inventory.c").is_file());

@@ -25,7 +25,7 @@ struct Fx {
 
 fn fixture() -> Fx {
     let dir = tempfile::tempdir().unwrap();
-    let base = dir.path().canonicalize().unwrap();
+    let base = scry_base::paths::canonical(dir.path()).unwrap();
     let root = base.join("ws");
     std::fs::create_dir(&root).unwrap();
     std::fs::write(root.join("a.fake"), SOURCE).unwrap();

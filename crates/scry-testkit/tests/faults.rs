@@ -36,7 +36,7 @@ impl Fixture {
     /// written into the workspace root.
     fn new(mode: &str, env: &[(&str, &str)], files: &[(&str, &str)]) -> Fixture {
         let dir = tempfile::tempdir().expect("tempdir");
-        let base = dir.path().canonicalize().expect("canonical tempdir");
+        let base = scry_base::paths::canonical(dir.path()).expect("canonical tempdir");
         let root = base.join("ws");
         std::fs::create_dir(&root).expect("workspace dir");
         let log = base.join("fake.log");

@@ -8,8 +8,9 @@
 //!
 //! Caps are tens of MiB and allocations well above them (a fake server
 //! alone is a few MiB), so the figures hold with a wide margin on a loaded
-//! machine; waits are generous. Linux only (the pool reads `/proc`).
-#![cfg(target_os = "linux")]
+//! machine; waits are generous. Linux and Windows: where
+//! `scry_lsp::process::memory` has figures (`/proc`; the server's job).
+#![cfg(any(target_os = "linux", windows))]
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -147,8 +148,9 @@ impl Fixture {
     }
 }
 
+/// Whether `pid` has ended (a zombie, holding no memory, has).
 fn gone(pid: u32) -> bool {
-    !Path::new(&format!("/proc/{pid}")).exists()
+    scry_lsp::process::memory::rss_kib(pid).is_none()
 }
 
 async fn wait_gone(pid: u32) {

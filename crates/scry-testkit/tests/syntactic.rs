@@ -31,7 +31,7 @@ struct Ws {
 /// `files`.
 fn workspace(servers: serde_json::Value, fixture: Option<&str>, files: &[(&str, &str)]) -> Ws {
     let dir = tempfile::tempdir().unwrap();
-    let base = dir.path().canonicalize().unwrap();
+    let base = scry_base::paths::canonical(dir.path()).unwrap();
     let root = base.join("ws");
     std::fs::create_dir(&root).unwrap();
     if let Some(f) = fixture {

@@ -14,7 +14,8 @@
 //! with stdin closed and a short timeout, in the environment every child
 //! gets ([`crate::env::for_child`]: no relative `PATH` entry, none inside
 //! an untrusted workspace), what was left out of its `PATH` reported
-//! ([`Report::path_left_out`]).
+//! ([`Report::path_left_out`]), and what this OS build cannot do that
+//! others do ([`Report::platform_gaps`], from `crate::platform::gaps`).
 
 use std::collections::{BTreeMap, HashSet};
 use std::ffi::OsStr;
@@ -73,6 +74,9 @@ pub struct Report {
     pub install_methods: Vec<String>,
     /// Whether the file count stopped at [`MAX_FILES`].
     pub files_capped: bool,
+    /// What scry does on other systems and cannot do on this one, each a
+    /// sentence saying what and why (none on Linux).
+    pub platform_gaps: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -348,6 +352,10 @@ pub fn diagnose_with(config: &Config, root: &Path, path_var: Option<&OsStr>) -> 
         problems,
         install_methods: methods,
         files_capped,
+        platform_gaps: crate::platform::gaps()
+            .into_iter()
+            .map(str::to_string)
+            .collect(),
     }
 }
 

@@ -15,6 +15,9 @@
 //!   in the daemon, would start servers keyed apart from the call's).
 //! - Values that are not UTF-8 are not captured (they are never sent
 //!   altered).
+//! - Names compare as the OS compares them ([`crate::platform::env`]):
+//!   on Windows every name is kept, compared and passed on in upper case,
+//!   so the system's `Path` is the `PATH` that is captured and cleaned.
 //! - [`CallEnv::config_hash`] covers what configuration discovery reads;
 //!   [`CallEnv::server_hash`] what a server is started with, except the
 //!   search path (its effect is the resolved binary, keyed separately);
@@ -69,8 +72,11 @@ pub enum Group {
     Server,
 }
 
-/// The group of `name`, or `None` when it is not captured.
+/// The group of `name`, or `None` when it is not captured (names compare
+/// as the OS compares them: [`crate::platform::env`]).
 pub fn group_of(name: &str) -> Option<Group> {
+    let name = crate::platform::env::name(name);
+    let name = name.as_ref();
     let l = lists();
     if l.not_captured.iter().any(|n| n == name) {
         return None;
@@ -111,13 +117,16 @@ impl CallEnv {
         CallEnv {
             vars: vars
                 .into_iter()
+                .map(|(k, v)| (crate::platform::env::name(&k).into_owned(), v))
                 .filter(|(k, _)| group_of(k).is_some())
                 .collect(),
         }
     }
 
     pub fn get(&self, name: &str) -> Option<&str> {
-        self.vars.get(name).map(String::as_str)
+        self.vars
+            .get(crate::platform::env::name(name).as_ref())
+            .map(String::as_str)
     }
 
     /// Every captured variable.
@@ -273,7 +282,7 @@ impl ChildEnv {
     pub fn get(&self, name: &str) -> Option<&OsStr> {
         self.vars
             .iter()
-            .find(|(k, _)| k == name)
+            .find(|(k, _)| crate::platform::env::same(k, OsStr::new(name)))
             .map(|(_, v)| v.as_os_str())
     }
 
@@ -309,7 +318,10 @@ pub fn for_child_with_path(
     path_var: Option<Option<&OsStr>>,
 ) -> ChildEnv {
     let call = current();
+    // Each name in the one spelling (Windows' `Path` is `PATH`).
+    let fold = crate::platform::env::name_os;
     let mut vars: BTreeMap<OsString, OsString> = std::env::vars_os()
+        .map(|(k, v)| (fold(k), v))
         .filter(|(k, _)| {
             // Inside a call, a captured variable is the call's or unset.
             call.is_none() || k.to_str().is_none_or(|k| group_of(k).is_none())
@@ -324,7 +336,7 @@ pub fn for_child_with_path(
             None => vars.remove(OsStr::new("PATH")),
         };
     }
-    vars.extend(configured.iter().map(|(k, v)| (k.into(), v.into())));
+    vars.extend(configured.iter().map(|(k, v)| (fold(k.into()), v.into())));
     let mut left_out = Vec::new();
     if let Some(path) = vars.get_mut(OsStr::new("PATH")) {
         let (kept, out) = search_path_for_child(path, root, trusted);
@@ -384,6 +396,15 @@ mod tests {
 
     fn env(pairs: &[(&str, &str)]) -> CallEnv {
         CallEnv::from_vars(pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())))
+    }
+
+    #[test]
+    fn a_windows_path_is_the_captured_path() {
+        // Windows' own spelling of its search path, `Path`, is `PATH` there;
+        // on Unix it is another variable, not captured.
+        let e = env(&[("Path", "/x")]);
+        assert_eq!(e.get("PATH"), cfg!(windows).then_some("/x"));
+        assert_eq!(group_of("Path"), cfg!(windows).then_some(Group::Search));
     }
 
     #[test]

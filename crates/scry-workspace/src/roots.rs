@@ -9,7 +9,7 @@
 use std::path::{Component, Path, PathBuf};
 
 use crate::catalog::ServerSpec;
-use scry_base::paths::normalise;
+use scry_base::paths::{is_under, normalise, same};
 
 /// Match a file name against a pattern with at most one `*`.
 fn wildcard_match(pattern: &str, name: &str) -> bool {
@@ -40,12 +40,13 @@ fn has_marker(dir: &Path, markers: &[String]) -> bool {
 /// The root for a server and file: walk up from the file's directory to (and
 /// including) the workspace root; the nearest directory containing any of
 /// `spec.root_markers` wins; none found → `workspace_root`. Never returns a
-/// directory outside `workspace_root` (paths are compared lexically; a
-/// relative `file` is taken relative to `workspace_root`).
+/// directory outside `workspace_root` (paths are compared lexically, by the
+/// OS's rules: `scry_base::paths::is_under`; a relative `file` is taken
+/// relative to `workspace_root`).
 pub fn find_root(spec: &ServerSpec, file: &Path, workspace_root: &Path) -> PathBuf {
     let root = normalise(workspace_root);
     let file = normalise(&root.join(file));
-    if !file.starts_with(&root) || spec.root_markers.is_empty() {
+    if !is_under(&file, &root) || spec.root_markers.is_empty() {
         return root;
     }
     let mut dir: &Path = if file.is_dir() {
@@ -56,11 +57,11 @@ pub fn find_root(spec: &ServerSpec, file: &Path, workspace_root: &Path) -> PathB
             None => return root,
         }
     };
-    while dir.starts_with(&root) {
+    while is_under(dir, &root) {
         if has_marker(dir, &spec.root_markers) {
             return dir.to_path_buf();
         }
-        if dir == root {
+        if same(dir, &root) {
             break;
         }
         match dir.parent() {

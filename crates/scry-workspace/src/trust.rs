@@ -205,10 +205,9 @@ fn write_store(store: &Path, records: Vec<Record>) -> io::Result<()> {
     // The user's alone from its creation (a stale one of this pid first
     // removed, so that it is created anew).
     let _ = std::fs::remove_file(&tmp);
-    let mut file = scry_base::platform::fs::private(
-        std::fs::OpenOptions::new().write(true).create_new(true),
-    )
-    .open(&tmp)?;
+    let mut file =
+        scry_base::platform::fs::private(std::fs::OpenOptions::new().write(true).create_new(true))
+            .open(&tmp)?;
     let written = file
         .write_all((text + "\n").as_bytes())
         .and_then(|()| file.sync_all());

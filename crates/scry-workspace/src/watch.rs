@@ -532,7 +532,7 @@ mod tests {
     #[tokio::test]
     async fn drain_sees_a_write_made_just_before() {
         let dir = tempfile::tempdir().unwrap();
-        let root = dir.path().canonicalize().unwrap();
+        let root = scry_base::paths::canonical(dir.path()).unwrap();
         std::fs::create_dir_all(root.join("src")).unwrap();
         std::fs::create_dir_all(root.join("target")).unwrap();
         let w = FileWatcher::start(&root).expect("watcher");

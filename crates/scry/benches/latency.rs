@@ -162,7 +162,7 @@ fn pos(v: &Value) -> Pos {
 /// directory, so clangd's background index runs).
 fn copy_fixture(lang: &str) -> (tempfile::TempDir, PathBuf) {
     let tmp = scry_testkit::copy_fixture(lang);
-    let dir = tmp.path().canonicalize().expect("canonical tempdir");
+    let dir = scry_base::paths::canonical(tmp.path()).expect("canonical tempdir");
     (tmp, dir)
 }
 

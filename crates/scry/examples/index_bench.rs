@@ -38,7 +38,7 @@
 #[path = "common/questions.rs"]
 mod questions;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -94,7 +94,7 @@ async fn main() {
         std::process::exit(2);
     }
     let lang = args[1].as_str();
-    let root = PathBuf::from(&args[2]).canonicalize().expect("root exists");
+    let root = scry_base::paths::canonical(Path::new(&args[2])).expect("root exists");
     let want: usize = args[3].parse().expect("N");
     let seed: u64 = args.get(4).map_or(0x5c27, |s| s.parse().expect("seed"));
     let mut out = args

@@ -77,20 +77,19 @@ pub fn main() -> ExitCode {
     // `--root` names a workspace as the daemon keys it: canonical.
     let only = match status_args.as_ref().and_then(|a| a.root.as_ref()) {
         None => None,
-        Some(r) => match std::env::current_dir()
-            .unwrap_or_default()
-            .join(r)
-            .canonicalize()
-        {
-            Ok(r) if r.is_dir() => Some(r),
-            _ => {
-                eprintln!(
-                    "scry daemon: workspace root {} is not a directory (see scry daemon --help)",
-                    r.display()
-                );
-                return ExitCode::from(2);
+        Some(r) => {
+            match scry_base::paths::canonical(&std::env::current_dir().unwrap_or_default().join(r))
+            {
+                Ok(r) if r.is_dir() => Some(r),
+                _ => {
+                    eprintln!(
+                        "scry daemon: workspace root {} is not a directory (see scry daemon --help)",
+                        r.display()
+                    );
+                    return ExitCode::from(2);
+                }
             }
-        },
+        }
     };
     crate::init_tracing();
     let runtime = match crate::runtime(if cli.foreground { 4 } else { 1 }) {
@@ -276,10 +275,9 @@ async fn stop(files: Files, wait: Duration) -> ExitCode {
     };
     drop(conn);
     // Wait for it (and so its servers) to be gone.
-    let proc = std::path::PathBuf::from(format!("/proc/{pid}"));
     let deadline = Instant::now() + wait;
     loop {
-        if !proc.exists() || is_zombie(pid) {
+        if !scry_base::platform::process::running(pid) {
             println!("scry daemon (pid {pid}) stopped");
             return ExitCode::SUCCESS;
         }
@@ -293,11 +291,4 @@ async fn stop(files: Files, wait: Duration) -> ExitCode {
         wait.as_millis()
     );
     ExitCode::from(1)
-}
-
-fn is_zombie(pid: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .ok()
-        .and_then(|s| s.rsplit_once(") ").map(|(_, r)| r.starts_with('Z')))
-        .unwrap_or(false)
 }

@@ -3,8 +3,9 @@
 //! memory cap, the SCIP indexers, each SCIP index of the workspace
 //! (`scry_ops::engine::indexed::index_lines`: source, age, files covered,
 //! changed since) and, when a daemon is running, the servers it runs for
-//! this workspace with their memory, and the grammars this binary leaves
-//! out (`scry_syntax::lang::LEFT_OUT`). Starts no language server, no daemon
+//! this workspace with their memory, the grammars this binary leaves out
+//! (`scry_syntax::lang::LEFT_OUT`) and what this system cannot do that
+//! scry does elsewhere (`Report::platform_gaps`; `platformGaps` in JSON). Starts no language server, no daemon
 //! and no indexer, converts no index; runs only `--version` of
 //! catalogue/user-configured commands on `PATH`.
 
@@ -43,7 +44,7 @@ pub fn main(args: impl Iterator<Item = std::ffi::OsString>) -> ExitCode {
     };
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
     let root = cli.root.map(|r| cwd.join(r)).unwrap_or(cwd);
-    let root = match std::fs::canonicalize(&root) {
+    let root = match paths::canonical(&root) {
         Ok(r) if r.is_dir() => r,
         _ => {
             eprintln!(
@@ -82,7 +83,7 @@ pub fn main(args: impl Iterator<Item = std::ffi::OsString>) -> ExitCode {
         if let Some(d) = &daemon {
             t = t.replacen(DAEMON_LINE, &daemon_lines(d, &root), 1);
         }
-        t + &left_out_lines(&left_out)
+        t + &left_out_lines(&left_out) + &gap_lines(&report.platform_gaps)
     };
     use std::io::Write;
     let mut out = std::io::stdout().lock();
@@ -118,6 +119,19 @@ fn left_out_lines(left_out: &[&scry_syntax::lang::LanguageSpec]) -> String {
         );
     }
     let _ = write!(out, "\n  (`cargo install scry-lsp` builds every grammar)");
+    out
+}
+
+/// What this OS cannot do that scry does elsewhere (none: nothing).
+fn gap_lines(gaps: &[String]) -> String {
+    let mut out = String::new();
+    if gaps.is_empty() {
+        return out;
+    }
+    let _ = write!(out, "\n\nNot done on this system (scry does it elsewhere):");
+    for g in gaps {
+        let _ = write!(out, "\n  {g}");
+    }
     out
 }
 
@@ -376,6 +390,17 @@ mod tests {
         assert_eq!(v[0]["grammar"], "c_sharp");
         assert_eq!(v[0]["fileTypes"][0], "cs");
         assert_eq!(left_out_json(&[]), serde_json::json!([]));
+    }
+
+    /// Each gap of this system is a line under its heading; none, nothing.
+    #[test]
+    fn platform_gaps_are_said_plainly() {
+        assert_eq!(gap_lines(&[]), "");
+        let text = gap_lines(&["x runs slower: why".into()]);
+        assert_eq!(
+            text,
+            "\n\nNot done on this system (scry does it elsewhere):\n  x runs slower: why"
+        );
     }
 
     /// This build's list is the features' (none in a default build).

@@ -27,7 +27,8 @@ use scry_workspace::indexing::{self, BuildOptions, Progress};
     version,
     about = "Build a precise SCIP index of a workspace (rust-analyzer scip, scip-typescript, scip-python) \
              so answers are precise from the first call, before the language server is ready.",
-    after_help = "The index lives in the per-user cache (SCRY_CACHE_DIR, else ~/.cache/scry/index). \
+    after_help = "The index lives in the per-user cache (SCRY_CACHE_DIR, else ~/.cache/scry; \
+                  %LOCALAPPDATA%\\scry\\cache on Windows), below index/. \
                   A file changed since the index is never answered from it. \
                   --from takes an index.scip built elsewhere (CI) as is; or name it in the \
                   configuration, \"index\": {\"path\": \"build/index.scip\"}, and every call reads it. \
@@ -89,7 +90,7 @@ pub fn main() -> ExitCode {
     }
     let mut ok = true;
     for p in paths {
-        let root = match std::fs::canonicalize(&p) {
+        let root = match scry_base::paths::canonical(&p) {
             Ok(r) if r.is_dir() => r,
             _ => {
                 eprintln!(

@@ -419,7 +419,7 @@ fn build_query(cli: &Cli, action: Action, cwd: &Path, root: &Path) -> Result<Que
                 .iter()
                 .map(|t| {
                     let base = match TargetKind::of(t) {
-                        TargetKind::Glob if !cwd.starts_with(root) => root,
+                        TargetKind::Glob if !scry_base::paths::is_under(cwd, root) => root,
                         TargetKind::Path if !cwd.join(t).exists() => root,
                         _ => cwd,
                     };

@@ -62,7 +62,7 @@ pub fn main() -> ExitCode {
     }
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
     let dir = cli.dir.map(|d| cwd.join(d)).unwrap_or(cwd);
-    let root = dir.canonicalize().unwrap_or_else(|_| dir.clone());
+    let root = scry_base::paths::canonical(&dir).unwrap_or_else(|_| dir.clone());
     if cli.revoke {
         return match trust::revoke(&store, &root) {
             Ok(true) => {

@@ -265,7 +265,7 @@ fn status_lists_servers_and_starts_nothing() {
         }
     }
     assert!(pyright.ends_with("not running"), "{pyright}");
-    let canon = env.root().canonicalize().unwrap();
+    let canon = scry_base::paths::canonical(env.root()).unwrap();
     assert!(
         r.stdout
             .starts_with(&format!("Workspace: {}\n", canon.display())),

@@ -29,7 +29,7 @@ struct Env {
 impl Env {
     fn new(fixture: Option<&str>) -> Env {
         let tmp = tempfile::tempdir().unwrap();
-        let base = tmp.path().canonicalize().unwrap();
+        let base = scry_base::paths::canonical(tmp.path()).unwrap();
         let ws = base.join("ws");
         match fixture {
             Some(f) => common::copy_tree(&common::fixtures_dir().join(f), &ws),

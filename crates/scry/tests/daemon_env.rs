@@ -39,7 +39,7 @@ fn real_pyright() -> Option<PathBuf> {
         );
         eprintln!("skipping: pyright-langserver is not installed");
     }
-    found.map(|p| p.canonicalize().unwrap())
+    found.map(|p| scry_base::paths::canonical(&p).unwrap())
 }
 
 struct T {
@@ -51,7 +51,7 @@ struct T {
 impl T {
     fn new() -> T {
         let tmp = tempfile::tempdir().unwrap();
-        let base = tmp.path().canonicalize().unwrap();
+        let base = scry_base::paths::canonical(tmp.path()).unwrap();
         let ws = base.join("ws");
         common::copy_tree(&common::fixtures_dir().join("python"), &ws);
         std::fs::write(base.join("config.json"), "{}").unwrap();

@@ -90,7 +90,7 @@ fn index_takes_root_and_timeout_ms() {
     let all = text(&out);
     assert_eq!(out.status.code(), Some(1), "{all}");
     assert!(all.contains("was stopped"), "{all}");
-    let canonical = ws.path().canonicalize().unwrap();
+    let canonical = scry_base::paths::canonical(ws.path()).unwrap();
     assert!(all.contains(&canonical.display().to_string()), "{all}");
     // Generous: the indexer would have run 120 s.
     assert!(took < Duration::from_secs(60), "{took:?}: {all}");
@@ -129,7 +129,10 @@ fn trust_takes_root() {
     let elsewhere = tempfile::tempdir().unwrap();
     let ws = tempfile::tempdir().unwrap();
     let root = ws.path().to_str().unwrap();
-    let canonical = ws.path().canonicalize().unwrap().display().to_string();
+    let canonical = scry_base::paths::canonical(ws.path())
+        .unwrap()
+        .display()
+        .to_string();
     std::fs::write(base.path().join("config.json"), "{}").unwrap();
     let scry = |args: &[&str]| {
         scry_in(base.path(), elsewhere.path(), args)
@@ -185,7 +188,7 @@ fn daemon_status_takes_root_and_stop_takes_timeout_ms() {
     // `status` (the action) through the daemon registers workspace a.
     let out = scry(&["status", "--root", ra, "--timeout-ms", "20000"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-    let canonical = |p: &Path| p.canonicalize().unwrap();
+    let canonical = |p: &Path| scry_base::paths::canonical(p).unwrap();
     let roots = |args: &[&str]| -> Vec<std::path::PathBuf> {
         let out = scry(args);
         assert_eq!(out.status.code(), Some(0), "{args:?}: {}", text(&out));

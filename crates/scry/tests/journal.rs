@@ -38,7 +38,7 @@ struct Env {
 impl Env {
     fn new() -> Env {
         let tmp = tempfile::tempdir().unwrap();
-        let base = tmp.path().canonicalize().unwrap();
+        let base = scry_base::paths::canonical(tmp.path()).unwrap();
         let ws = base.join("ws");
         common::copy_tree(&common::fixtures_dir().join("python"), &ws);
         std::fs::write(base.join("config.json"), "{}").unwrap();

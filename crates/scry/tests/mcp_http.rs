@@ -36,7 +36,7 @@ fn post(addr: &str, headers: &str) -> u16 {
 #[test]
 fn serves_http_with_a_token_and_stops_on_sigterm() {
     let dir = tempfile::tempdir().unwrap();
-    let root = dir.path().canonicalize().unwrap().join("ws");
+    let root = scry_base::paths::canonical(dir.path()).unwrap().join("ws");
     std::fs::create_dir_all(&root).unwrap();
     std::fs::write(root.join("a.py"), "x = 1\n").unwrap();
     let state = dir.path().join("state");

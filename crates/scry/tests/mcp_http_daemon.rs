@@ -33,7 +33,7 @@ impl Env {
     fn fake(env: Value) -> Option<Env> {
         let fake = fake_server()?;
         let tmp = tempfile::tempdir().unwrap();
-        let base = tmp.path().canonicalize().unwrap();
+        let base = scry_base::paths::canonical(tmp.path()).unwrap();
         let ws = base.join("ws");
         std::fs::create_dir_all(&ws).unwrap();
         std::fs::write(ws.join("a.fake"), "alpha beta alpha\ngamma alpha\n").unwrap();

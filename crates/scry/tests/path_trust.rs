@@ -49,7 +49,7 @@ impl T {
     /// A workspace `base/ws` (with `files`), scry's places under `base`.
     fn new(daemon: bool, files: &[(&str, &str)]) -> T {
         let tmp = tempfile::tempdir().unwrap();
-        let base = tmp.path().canonicalize().unwrap();
+        let base = scry_base::paths::canonical(tmp.path()).unwrap();
         let ws = base.join("ws");
         std::fs::create_dir_all(&ws).unwrap();
         for (rel, text) in files {

@@ -36,7 +36,7 @@ impl Repo {
     /// `pyright-langserver` and `ruff` scripts.
     fn hostile() -> Repo {
         let dir = tempfile::tempdir().unwrap();
-        let base = dir.path().canonicalize().unwrap();
+        let base = scry_base::paths::canonical(dir.path()).unwrap();
         let root = base.join("repo");
         let home = base.join("home");
         std::fs::create_dir_all(&root).unwrap();

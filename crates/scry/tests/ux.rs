@@ -172,7 +172,7 @@ fn doctor_with_servers_missing() {
         .unwrap();
     assert!(out.status.success(), "{out:?}");
     assert!(!ran.exists(), "a project-local binary was run");
-    let root = std::fs::canonicalize(ws.path()).unwrap();
+    let root = scry_base::paths::canonical(ws.path()).unwrap();
     let text = String::from_utf8(out.stdout)
         .unwrap()
         .replace(&root.display().to_string(), "$WS")

@@ -19,6 +19,8 @@
 //! - [`device_name`]: the names the OS turns into devices in every
 //!   directory, whatever the extension: `CON`, `PRN`, `AUX`, `NUL`,
 //!   `COM0`–`COM9`, `LPT0`–`LPT9` (and `¹²³`), `CONIN$`, `CONOUT$`.
+//! - [`relativise_text`]: a root removed from foreign text however a
+//!   server spells it (either separator, any case).
 //! - [`RUNNABLE_EXTENSIONS`] / [`runnable`]: what makes a file a program
 //!   scry can start (Windows has no executable bit): `.exe` and `.com`
 //!   started directly, `.bat` and `.cmd` through `cmd.exe` with the
@@ -234,16 +236,86 @@ pub fn program_names(name: &str, exts: &[String]) -> Vec<String> {
     exts.iter().map(|e| format!("{name}{e}")).collect()
 }
 
+/// `text` (a server's or a tool's words) with every `root` followed by a
+/// separator removed, `root` matched as Windows names it: `\` and `/`
+/// alike, letters in any case (`c:/Repo/src` for `C:\repo`), and only where
+/// it starts a path (not inside a longer name). Nothing for an empty root.
+pub fn relativise_text<'a>(text: &'a str, root: &str) -> std::borrow::Cow<'a, str> {
+    use std::borrow::Cow;
+    let root: Vec<char> = root.trim_end_matches(is_sep).chars().collect();
+    if root.is_empty() {
+        return Cow::Borrowed(text);
+    }
+    let same = |a: char, b: char| {
+        a == b || (is_sep(a) && is_sep(b)) || a.to_lowercase().eq(b.to_lowercase())
+    };
+    let in_name = |c: char| c.is_alphanumeric() || is_sep(c) || matches!(c, '.' | '_' | '-' | ':');
+    let chars: Vec<(usize, char)> = text.char_indices().collect();
+    let n = root.len();
+    let (mut out, mut last, mut i) = (String::new(), 0, 0);
+    while i + n < chars.len() {
+        let starts = i == 0 || !in_name(chars[i - 1].1);
+        if starts
+            && is_sep(chars[i + n].1)
+            && root
+                .iter()
+                .zip(&chars[i..i + n])
+                .all(|(r, (_, t))| same(*r, *t))
+        {
+            out.push_str(&text[last..chars[i].0]);
+            last = chars.get(i + n + 1).map_or(text.len(), |c| c.0);
+            i += n + 1;
+        } else {
+            i += 1;
+        }
+    }
+    if last == 0 {
+        return Cow::Borrowed(text);
+    }
+    out.push_str(&text[last..]);
+    Cow::Owned(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn foreign_text_loses_the_root_however_windows_spells_it() {
+        let root = r"C:\ws\proj";
+        assert_eq!(
+            relativise_text(
+                r"cannot read c:/ws/proj/src/a.py and C:\WS\PROJ\b.py (see C:\ws\project\b.py)",
+                root
+            ),
+            r"cannot read src/a.py and b.py (see C:\ws\project\b.py)"
+        );
+        // A trailing separator on the root changes nothing; a root inside
+        // a longer path is left; the root alone (no separator after) too.
+        assert_eq!(relativise_text(r"at C:\ws\proj\x", r"C:\ws\proj\"), "at x");
+        assert_eq!(
+            relativise_text(r"D:\C:\ws\proj\x", root),
+            r"D:\C:\ws\proj\x"
+        );
+        assert_eq!(relativise_text(r"in C:\ws\proj.", root), r"in C:\ws\proj.");
+        assert_eq!(relativise_text(r"/ws/proj/a.rs", "/ws/proj"), "a.rs");
+        assert_eq!(relativise_text("x", ""), "x");
+    }
 
     #[test]
     fn a_runnable_file_has_a_program_extension_in_any_case() {
         for n in ["rg.exe", "RG.EXE", "npm.cmd", "x.Bat", "old.com", "a.b.exe"] {
             assert!(runnable(n), "{n}");
         }
-        for n in ["rg", "tool.js", "x.vbs", "exe", ".exe", "a.exe.txt", "a.exe "] {
+        for n in [
+            "rg",
+            "tool.js",
+            "x.vbs",
+            "exe",
+            ".exe",
+            "a.exe.txt",
+            "a.exe ",
+        ] {
             assert!(!runnable(n), "{n}");
         }
     }

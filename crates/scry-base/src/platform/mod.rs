@@ -10,6 +10,8 @@
 //!   daemon's lock file, scry-edit's writer lock);
 //! - [`os_str`]: the bytes of an OS string and back (raw bytes on Unix,
 //!   WTF-8 on Windows);
+//! - [`process`]: whether a process is running, by its pid (`/proc`,
+//!   `kill(pid, 0)`; its exit code on Windows);
 //! - [`PATH_SYNTAX`]: which path rules of [`crate::paths`] the OS follows;
 //! - [`DIRS`]: where per-user places lie by the OS's convention
 //!   ([`crate::dirs`]: below the home directory, or below `%APPDATA%` and
@@ -23,6 +25,7 @@
 pub mod fs;
 pub mod lock;
 pub mod os_str;
+pub mod process;
 
 use crate::dirs::Convention;
 use crate::paths::Syntax;

@@ -262,7 +262,7 @@ impl State {
         call: Call,
         tx: &mpsc::UnboundedSender<Vec<u8>>,
     ) -> Reply {
-        let root = call.root.canonicalize().unwrap_or(call.root.clone());
+        let root = scry_base::paths::canonical(&call.root).unwrap_or(call.root.clone());
         let key: WsKey = (
             root.clone(),
             scry_workspace::env::current().map_or(0, |c| c.env.config_hash()),

@@ -225,9 +225,7 @@ mod imp {
 
     pub fn rss_kib(pid: u32) -> Option<u64> {
         // SAFETY: a plain open; the handle returned is ours.
-        let h = unsafe {
-            OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION | PROCESS_VM_READ, 0, pid)
-        };
+        let h = unsafe { OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION | PROCESS_VM_READ, 0, pid) };
         if h.is_null() {
             return None;
         }
@@ -243,10 +241,9 @@ mod imp {
         let ok = unsafe {
             GetExitCodeProcess(process.as_raw_handle(), &mut code) != 0
                 && code == STILL_ACTIVE
-                && K32GetProcessMemoryInfo(process.as_raw_handle(), &mut counters, counters.cb)
-                    != 0
+                && K32GetProcessMemoryInfo(process.as_raw_handle(), &mut counters, counters.cb) != 0
         };
-        ok.then(|| counters.WorkingSetSize as u64 / 1024)
+        ok.then_some(counters.WorkingSetSize as u64 / 1024)
     }
 
     /// The pids in `job` (its nested jobs' included), `None` when it
@@ -387,5 +384,110 @@ mod tests {
         let _ = child.wait();
         // A process that is gone has no tree.
         assert_eq!(ProcTable::read().unwrap().tree_memory(child.id()), None);
+    }
+
+    /// This test binary running the ignored test `name` alone, with `env`.
+    fn this_test(c: &mut tokio::process::Command, name: &str, env: &[(&str, &std::ffi::OsStr)]) {
+        c.args(["--ignored", "--exact", name, "--nocapture"])
+            .envs(env.iter().map(|(k, v)| (*k, *v)))
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null());
+    }
+
+    const TESTS: &str = "process::memory::tests::";
+
+    /// The grandchild: holds 64 MiB (written, so resident), writes its
+    /// pid, sleeps until killed.
+    #[test]
+    #[ignore = "run by a_contained_childs_whole_tree_is_measured"]
+    fn holder_child() {
+        let Some(out) = std::env::var_os("SCRY_TEST_HOLDER_PIDFILE") else {
+            return;
+        };
+        let held = vec![7u8; 64 << 20];
+        let out = std::path::PathBuf::from(out);
+        let tmp = out.with_extension("tmp");
+        std::fs::write(&tmp, std::process::id().to_string()).unwrap();
+        std::fs::rename(&tmp, &out).unwrap();
+        std::thread::sleep(std::time::Duration::from_secs(300));
+        assert_eq!(held[held.len() - 1], 7);
+    }
+
+    /// The server: small itself, starts the holder (an ordinary child) and
+    /// waits for it.
+    #[test]
+    #[ignore = "run by a_contained_childs_whole_tree_is_measured"]
+    fn server_child() {
+        let Some(out) = std::env::var_os("SCRY_TEST_SERVER_PIDFILE") else {
+            return;
+        };
+        let mut c = std::process::Command::new(std::env::current_exe().unwrap());
+        c.args(["--ignored", "--exact", &format!("{TESTS}holder_child")])
+            .env("SCRY_TEST_HOLDER_PIDFILE", out)
+            .stdout(std::process::Stdio::null());
+        let _ = c.spawn().unwrap().wait();
+    }
+
+    #[tokio::test]
+    async fn a_contained_childs_whole_tree_is_measured() {
+        if Snapshot::take().is_none() {
+            eprintln!("skipped: this OS gives no memory figures (memory is unknown here)");
+            return;
+        }
+        let t = tempfile::tempdir().unwrap();
+        let pidfile = t.path().join("holder.pid");
+        let mut cmd = crate::process::contained(std::env::current_exe().unwrap(), |c| {
+            this_test(
+                c,
+                &format!("{TESTS}server_child"),
+                &[("SCRY_TEST_SERVER_PIDFILE", pidfile.as_os_str())],
+            );
+        });
+        let mut child = cmd.spawn().unwrap();
+        let tree = crate::process::tree_of(child.as_ref()).expect("a measurable tree");
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        let holder: u32 = loop {
+            if let Some(p) = std::fs::read_to_string(&pidfile)
+                .ok()
+                .and_then(|s| s.trim().parse().ok())
+            {
+                break p;
+            }
+            assert!(
+                std::time::Instant::now() < until,
+                "the holder never started"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        };
+        let own = rss_kib(tree.pid()).expect("the server's own memory");
+        let held = rss_kib(holder).expect("the holder's memory");
+        assert!(
+            held > 60 * 1024,
+            "the holder's 64 MiB are resident: {held} KiB"
+        );
+        let m = Snapshot::take()
+            .unwrap()
+            .tree_memory(&tree)
+            .expect("the tree's memory");
+        assert!(m.processes >= 2, "the holder is counted: {m:?}");
+        assert!(
+            m.rss_kib >= own + held * 9 / 10,
+            "the tree is summed: {m:?}, server {own} KiB, holder {held} KiB"
+        );
+        let _ = child.start_kill();
+        let _ = child.wait().await;
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        while rss_kib(holder).is_some() {
+            assert!(
+                std::time::Instant::now() < until,
+                "the holder outlived the kill"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+        assert_eq!(
+            Snapshot::take().unwrap().tree_memory(&tree),
+            None,
+            "gone: no tree"
+        );
     }
 }

@@ -116,9 +116,7 @@ mod imp {
     use std::os::windows::io::{AsRawHandle, BorrowedHandle, FromRawHandle, OwnedHandle};
     use std::sync::Arc;
 
-    use process_wrap::tokio::{
-        ChildWrapper, CommandWrap, CommandWrapper, JobObject, KillOnDrop,
-    };
+    use process_wrap::tokio::{ChildWrapper, CommandWrap, CommandWrapper, JobObject, KillOnDrop};
     use windows_sys::Win32::System::JobObjects::{AssignProcessToJobObject, CreateJobObjectW};
 
     /// The measuring job of a child (see the module header).
@@ -179,7 +177,9 @@ mod imp {
                 }
             }) {
                 Ok(job) => self.job = Some(Arc::new(job)),
-                Err(e) => tracing::warn!(error = %e, "no measuring job: the server's memory is unknown"),
+                Err(e) => {
+                    tracing::warn!(error = %e, "no measuring job: the server's memory is unknown")
+                }
             }
             Ok(())
         }

@@ -210,8 +210,8 @@ fn edit_files(ws: &Workspace, files: &[PathBuf]) -> (Vec<PathBuf>, Vec<PathBuf>)
         } else {
             root.join(f)
         };
-        match abs.canonicalize() {
-            Ok(c) if c.is_file() && c.starts_with(root) => existing.push(c),
+        match scry_base::paths::canonical(&abs) {
+            Ok(c) if c.is_file() && scry_base::paths::is_under(&c, root) => existing.push(c),
             Ok(_) => {}
             Err(_) => absent.push(abs),
         }

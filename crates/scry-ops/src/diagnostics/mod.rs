@@ -756,7 +756,7 @@ async fn cli_job(
 /// Canonical when it exists (linters print paths as they like), else
 /// lexically cleaned.
 fn normalise_path(p: &Path) -> PathBuf {
-    p.canonicalize().unwrap_or_else(|_| paths::normalise(p))
+    paths::canonical(p).unwrap_or_else(|_| paths::normalise(p))
 }
 
 /// `changes: true`: the new diagnostics of the checked (not pending)

@@ -379,10 +379,9 @@ impl Engine {
             } else {
                 root.join(p)
             };
-            let canon = abs
-                .canonicalize()
-                .map_err(|_| OpError::FileNotFound(p.clone()))?;
-            if !canon.starts_with(&root) {
+            let canon =
+                scry_base::paths::canonical(&abs).map_err(|_| OpError::FileNotFound(p.clone()))?;
+            if !scry_base::paths::is_under(&canon, &root) {
                 return Err(OpError::OutsideWorkspace {
                     path: p.clone(),
                     root: root.clone(),

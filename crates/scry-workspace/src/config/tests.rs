@@ -334,15 +334,23 @@ fn load_reads_user_then_project_files() {
         Err(ConfigError::Read { path, .. }) => assert_eq!(path, missing),
         other => panic!("{other:?}"),
     }
-    // HOME fallback when XDG is unset or relative
+    // The OS's convention below HOME when XDG is unset or relative
+    // (`scry_base::dirs`, which tests both conventions).
     let vars3: HashMap<&str, OsString> = HashMap::from([
         ("XDG_CONFIG_HOME", OsString::from("rel")),
         ("HOME", OsString::from("/h")),
     ]);
     let env3 = |k: &str| vars3.get(k).cloned();
+    let below: &[&str] = match scry_base::platform::DIRS {
+        scry_base::dirs::Convention::Unix => &[".config", "scry", "config.json"],
+        scry_base::dirs::Convention::Windows => &["AppData", "Roaming", "scry", "config.json"],
+    };
     assert_eq!(
         scry_base::dirs::user_config_with(&env3),
-        Some((PathBuf::from("/h/.config/scry/config.json"), false))
+        Some((
+            below.iter().fold(PathBuf::from("/h"), |p, c| p.join(c)),
+            false
+        ))
     );
     assert_eq!(scry_base::dirs::user_config_with(&|_| None), None);
 }
@@ -441,7 +449,7 @@ fn untrusted_project_layers_cannot_choose_what_runs() {
     // the user's trustedRoots trusts the workspace
     fs::write(
         xdg.join("scry/config.json"),
-        format!(r#"{{"trustedRoots": ["{}"]}}"#, tmp.path().display()),
+        serde_json::json!({ "trustedRoots": [tmp.path()] }).to_string(),
     )
     .unwrap();
     let u = load_with(&ws, &env, TrustPolicy::FromEnvironment).unwrap();
@@ -456,7 +464,7 @@ fn untrusted_project_layers_cannot_choose_what_runs() {
 #[test]
 fn the_configured_index_stays_inside_the_workspace() {
     let tmp = tempfile::tempdir().unwrap();
-    let root = tmp.path().canonicalize().unwrap();
+    let root = scry_base::paths::canonical(tmp.path()).unwrap();
     let ws = root.join("ws");
     fs::create_dir_all(ws.join("build")).unwrap();
     fs::write(root.join("outside.scip"), b"x").unwrap();
@@ -474,7 +482,18 @@ fn the_configured_index_stays_inside_the_workspace() {
         with("build/index.scip").index_path(&ws),
         Ok(Some(ws.join("build/index.scip")))
     );
-    for bad in ["../outside.scip", "/etc/passwd", "build/link.scip"] {
+    let absolute = if cfg!(windows) {
+        "C:/Windows/win.ini"
+    } else {
+        "/etc/passwd"
+    };
+    // The link is made on Unix only (above).
+    let link: &[&str] = if cfg!(unix) {
+        &["build/link.scip"]
+    } else {
+        &[]
+    };
+    for &bad in ["../outside.scip", absolute].iter().chain(link) {
         let e = with(bad).index_path(&ws).unwrap_err();
         assert!(e.contains("outside the workspace"), "{bad}: {e}");
         assert!(e.contains(".scry.json"), "{e}");

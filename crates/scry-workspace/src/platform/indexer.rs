@@ -17,14 +17,18 @@
 //!   exits — ends them all. In the background its
 //!   priority class is `IDLE_PRIORITY_CLASS`, set while it is still
 //!   suspended; the processes it starts inherit it (Windows passes the idle
-//!   and below-normal classes on). Windows has no per-process I/O class a
-//!   parent can set; the idle CPU class lowers its I/O priority with it.
+//!   and below-normal classes on). Its disk priority stays normal: Windows
+//!   lets a process lower only its own I/O priority (background mode), so
+//!   that is a gap [`GAPS`] says (`scry doctor`).
 //!
 //! Invariant: an indexer started here never outlives the run that started
 //! it, nor the process that did.
 
 use std::io;
 use std::process::{ChildStderr, Command, ExitStatus};
+
+/// What this OS cannot give an indexer that others do (`scry doctor`).
+pub const GAPS: &[&str] = imp::GAPS;
 
 /// A running indexer (see the module header).
 pub struct Indexer {
@@ -40,6 +44,12 @@ pub fn start(cmd: Command, background: bool) -> io::Result<Indexer> {
 }
 
 impl Indexer {
+    /// Its pid.
+    #[cfg_attr(not(all(test, windows)), allow(dead_code))] // the Windows test reads it
+    pub fn id(&self) -> u32 {
+        self.running.id()
+    }
+
     /// Its stderr (when piped), once.
     pub fn take_stderr(&mut self) -> Option<ChildStderr> {
         self.running.take_stderr()
@@ -61,6 +71,8 @@ mod imp {
     use std::io;
     use std::process::{Child, ChildStderr, Command, ExitStatus};
 
+    pub const GAPS: &[&str] = &[];
+
     pub struct Running {
         child: Child,
         // Dropped with the run: kills what is left of the group.
@@ -81,6 +93,11 @@ mod imp {
     }
 
     impl Running {
+        #[cfg_attr(not(all(test, windows)), allow(dead_code))] // the Windows test reads it
+        pub fn id(&self) -> u32 {
+            self.child.id()
+        }
+
         pub fn take_stderr(&mut self) -> Option<ChildStderr> {
             self.child.stderr.take()
         }
@@ -211,6 +228,10 @@ mod imp {
     };
     use windows_sys::Win32::System::Threading::{IDLE_PRIORITY_CLASS, SetPriorityClass};
 
+    pub const GAPS: &[&str] = &[
+        "background indexing (the daemon's index refresh) runs at the idle CPU priority but at the normal disk priority: Windows lets a process lower only its own I/O priority, not its child's",
+    ];
+
     pub struct Running {
         child: Box<dyn ChildWrapper>,
         /// scry's kill-on-close job around process-wrap's: terminated by
@@ -241,6 +262,11 @@ mod imp {
     }
 
     impl Running {
+        #[cfg_attr(not(all(test, windows)), allow(dead_code))] // the Windows test reads it
+        pub fn id(&self) -> u32 {
+            self.child.id()
+        }
+
         pub fn take_stderr(&mut self) -> Option<ChildStderr> {
             self.child.stderr().take()
         }
@@ -372,9 +398,12 @@ mod tests {
         };
         let out = std::path::PathBuf::from(out);
         let one = std::ffi::OsStr::new("1");
-        let mut sleeper = this_test(&format!("{TESTS}sleeper_child"), &[("SCRY_TEST_SLEEPER", one)])
-            .spawn()
-            .unwrap();
+        let mut sleeper = this_test(
+            &format!("{TESTS}sleeper_child"),
+            &[("SCRY_TEST_SLEEPER", one)],
+        )
+        .spawn()
+        .unwrap();
         let tmp = out.with_extension("tmp");
         std::fs::write(&tmp, sleeper.id().to_string()).unwrap();
         std::fs::rename(&tmp, &out).unwrap();
@@ -504,7 +533,7 @@ mod tests {
     #[cfg(windows)]
     mod windows {
         use super::super::start;
-        use std::os::windows::io::{FromRawHandle, OwnedHandle, AsRawHandle};
+        use std::os::windows::io::{AsRawHandle, FromRawHandle, OwnedHandle};
         use std::process::Command;
         use windows_sys::Win32::System::Threading::{
             GetPriorityClass, IDLE_PRIORITY_CLASS, NORMAL_PRIORITY_CLASS, OpenProcess,
@@ -524,16 +553,24 @@ mod tests {
         #[test]
         fn in_the_background_an_indexer_runs_at_the_idle_priority_class() {
             let t = tempfile::tempdir().unwrap();
-            for (background, class) in [(true, IDLE_PRIORITY_CLASS), (false, NORMAL_PRIORITY_CLASS)] {
+            for (background, class) in [(true, IDLE_PRIORITY_CLASS), (false, NORMAL_PRIORITY_CLASS)]
+            {
                 let pidfile = t.path().join(format!("pid{background}"));
                 let cmd: Command = super::this_test(
                     &format!("{}indexer_child", super::TESTS),
                     &[("SCRY_TEST_INDEXER_PIDFILE", pidfile.as_os_str())],
                 );
                 let mut indexer = start(cmd, background).unwrap();
-                // Its child inherits the class.
-                let sleeper = super::wait_pid(&pidfile);
-                assert_eq!(priority_class(sleeper), class, "background: {background}");
+                super::wait_pid(&pidfile);
+                // The indexer's own class. Its children inherit the idle
+                // class by CreateProcess's rule, which wine 8 does not
+                // follow (they run at the normal class there), so that
+                // part is Windows' and not checked here.
+                assert_eq!(
+                    priority_class(indexer.id()),
+                    class,
+                    "background: {background}"
+                );
                 indexer.stop();
             }
         }

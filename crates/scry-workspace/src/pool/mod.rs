@@ -58,9 +58,9 @@ use scry_model::{MemoryAction, TrustNotice};
 use crate::catalog::ServerSpec;
 use crate::config::{Config, ConfigError};
 use crate::memory::{MemoryEvent, Sample};
-use scry_lsp::process::memory::TreeMemory;
 use crate::trust::TrustPolicy;
 use crate::watch::FileWatcher;
+use scry_lsp::process::memory::TreeMemory;
 
 mod limits;
 mod refresh;

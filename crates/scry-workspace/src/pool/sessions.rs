@@ -23,10 +23,7 @@ impl Workspace {
         let key = (
             route.spec.id.clone(),
             route.root.clone(),
-            route
-                .program
-                .canonicalize()
-                .unwrap_or_else(|_| route.program.clone()),
+            scry_base::paths::canonical(&route.program).unwrap_or_else(|_| route.program.clone()),
             call.as_ref().map_or(0, |c| match &route.spec.reads_env {
                 // Only what this server reads (its catalogue entry says).
                 Some(names) => c.env.reads_hash(names),

@@ -63,7 +63,7 @@ impl Route {
     /// under Callgrind, started here first).
     pub async fn start(ws: &Path, tag: &str) -> Route {
         let tmp = tempfile::tempdir().expect("private dirs");
-        let base = tmp.path().canonicalize().unwrap();
+        let base = scry_base::paths::canonical(tmp.path()).unwrap();
         std::fs::write(base.join("config.json"), "{}").unwrap();
         let bin = scry_bin();
         let valgrind = callgrind::dir().map(|dir| {

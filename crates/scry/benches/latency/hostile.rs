@@ -108,7 +108,7 @@ fn run_all(bin: &Path) -> Vec<(f64, bool, Option<f64>)> {
     let mut out = Vec::new();
     for case in CASES {
         let tmp = tempfile::tempdir().unwrap();
-        let base = tmp.path().canonicalize().unwrap();
+        let base = scry_base::paths::canonical(tmp.path()).unwrap();
         let ws = base.join("ws");
         workspace(&ws);
         std::fs::write(base.join("config.json"), "{}").unwrap();
