@@ -367,7 +367,11 @@ mod tests {
         let outside_abs = out.join("b.zz").to_string_lossy().into_owned();
         // An absolute glob as this OS spells one (on Windows `/etc` has no
         // drive: the engine's `root.join` would give it the root's).
-        let abs_glob = if cfg!(windows) { "C:/etc/*.conf" } else { "/etc/*.conf" };
+        let abs_glob = if cfg!(windows) {
+            "C:/etc/*.conf"
+        } else {
+            "/etc/*.conf"
+        };
         let refused = [
             ("nope.zz", "FILE_NOT_FOUND"),
             ("src/nope.zz", "FILE_NOT_FOUND"),

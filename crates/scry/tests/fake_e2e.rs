@@ -168,7 +168,11 @@ fn write_shim(dir: &Path, name: &str, target: &Path) {
     #[cfg(unix)]
     {
         let p = dir.join(name);
-        std::fs::write(&p, format!("#!/bin/sh\nexec '{}' \"$@\"\n", target.display())).unwrap();
+        std::fs::write(
+            &p,
+            format!("#!/bin/sh\nexec '{}' \"$@\"\n", target.display()),
+        )
+        .unwrap();
         common::process::make_executable(&p);
     }
 }
@@ -255,12 +259,16 @@ fn an_mcp_stdio_round_trip_through_the_daemon_and_without_it() {
             .filter_map(|t| t["name"].as_str())
             .collect();
         assert_eq!(names, ["lsp", "lsp_edit"], "{tools}");
-        c.send(json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
+        c.send(
+            json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
             "name": "lsp", "arguments": {"action": "definition", "path": "a.fake",
-            "symbol": "alpha", "line": 2}}}));
+            "symbol": "alpha", "line": 2}}}),
+        );
         let r = c.response(3);
         assert_eq!(r["result"]["isError"], json!(false), "{r}");
-        let text = r["result"]["content"][0]["text"].as_str().unwrap_or_default();
+        let text = r["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap_or_default();
         assert!(
             text.contains("definition of `alpha`") && text.contains("a.fake\n  1:1  alpha"),
             "no_daemon={no_daemon}: {text}"
@@ -268,7 +276,10 @@ fn an_mcp_stdio_round_trip_through_the_daemon_and_without_it() {
         let read = c.finish();
         assert!(read.not_protocol.is_empty(), "{:?}", read.not_protocol);
         let status = wait_exit(&mut child, Duration::from_secs(30));
-        assert!(status.success(), "scry mcp exits when stdin closes: {status}");
+        assert!(
+            status.success(),
+            "scry mcp exits when stdin closes: {status}"
+        );
     }
 }
 
@@ -354,8 +365,16 @@ fn a_daemon_killed_mid_rename_is_rolled_back_by_the_next_daemon() {
     assert!(all(&o).contains("DAEMON_RESTARTED"), "{}", all(&o));
     let s = env.run(&["status"]);
     assert!(s.status.success(), "{}", all(&s));
-    assert!(all(&s).contains("rolled back"), "{}\n{}", all(&s), env.log());
-    assert_eq!(std::fs::read_to_string(env.ws.join("a.fake")).unwrap(), TEXT);
+    assert!(
+        all(&s).contains("rolled back"),
+        "{}\n{}",
+        all(&s),
+        env.log()
+    );
+    assert_eq!(
+        std::fs::read_to_string(env.ws.join("a.fake")).unwrap(),
+        TEXT
+    );
     // And the new daemon answers.
     assert_refs(&env.run(&["refs", "a.fake", "alpha"]), "after the restart");
 }
@@ -499,7 +518,11 @@ fn file_names_that_look_like_options_stay_file_names() {
     // Bare, scry's own CLI refuses it as a usage error, never its help.
     let bare = env.run(&["refs", "-h.fake", "alpha"]);
     assert_eq!(bare.status.code(), Some(2), "{}", all(&bare));
-    assert!(stdout(&bare).is_empty(), "the help was printed: {}", all(&bare));
+    assert!(
+        stdout(&bare).is_empty(),
+        "the help was printed: {}",
+        all(&bare)
+    );
     assert!(all(&bare).contains("./-h.fake"), "{}", all(&bare));
     // After `--`, or as `./`, it is the file.
     let after = env.run(&["refs", "--", "-h.fake", "alpha"]);
@@ -512,5 +535,10 @@ fn file_names_that_look_like_options_stay_file_names() {
     env.config(json!({}), linters);
     let d = env.run(&["diag", "./-h.fake", "--timeout-ms", "60000"]);
     assert!(d.status.success(), "{}\n{}", all(&d), env.log());
-    assert_eq!(read_json(&lint_args), json!(["--", "./-h.fake"]), "{}", all(&d));
+    assert_eq!(
+        read_json(&lint_args),
+        json!(["--", "./-h.fake"]),
+        "{}",
+        all(&d)
+    );
 }

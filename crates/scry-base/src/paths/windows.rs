@@ -325,7 +325,11 @@ mod tests {
         let e = |v: Option<&str>| program_extensions(v);
         assert_eq!(e(None), [".com", ".exe", ".bat", ".cmd"]);
         assert_eq!(e(Some("")), e(None), "empty: the default");
-        assert_eq!(e(Some(".PY;.VBS")), e(None), "nothing startable: the default");
+        assert_eq!(
+            e(Some(".PY;.VBS")),
+            e(None),
+            "nothing startable: the default"
+        );
         assert_eq!(
             e(Some(".CMD;.exe;.JS;.Bat;.cmd; .COM ;;.PS1;.WSF;.MSC;exe;.")),
             [".cmd", ".exe", ".bat", ".com"],
@@ -338,7 +342,12 @@ mod tests {
         let exts = program_extensions(None);
         assert_eq!(
             program_names("tsserver", &exts),
-            ["tsserver.com", "tsserver.exe", "tsserver.bat", "tsserver.cmd"]
+            [
+                "tsserver.com",
+                "tsserver.exe",
+                "tsserver.bat",
+                "tsserver.cmd"
+            ]
         );
         assert_eq!(program_names("ruff.EXE", &exts), ["ruff.EXE"]);
         assert_eq!(program_names("x.Cmd", &exts), ["x.Cmd"]);
@@ -350,7 +359,10 @@ mod tests {
         assert_eq!(program_names("clangd-18", &exts)[0], "clangd-18.com");
         assert_eq!(program_names("", &exts), Vec::<String>::new());
         let cmd_first = program_extensions(Some(".CMD;.EXE"));
-        assert_eq!(program_names("gopls", &cmd_first), ["gopls.cmd", "gopls.exe"]);
+        assert_eq!(
+            program_names("gopls", &cmd_first),
+            ["gopls.cmd", "gopls.exe"]
+        );
     }
 
     #[test]

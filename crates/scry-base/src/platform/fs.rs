@@ -90,7 +90,10 @@ pub fn is_executable(path: &Path) -> bool {
 /// of the caller's environment: the call's, not necessarily this
 /// process's), so an extensionless file (npm's `sh` twin of a `.cmd`
 /// shim) is never tried. Always `path` or `path` with an extension added.
-pub fn program_candidates(path: &Path, pathext: Option<&std::ffi::OsStr>) -> Vec<std::path::PathBuf> {
+pub fn program_candidates(
+    path: &Path,
+    pathext: Option<&std::ffi::OsStr>,
+) -> Vec<std::path::PathBuf> {
     imp::program_candidates(path, pathext)
 }
 
