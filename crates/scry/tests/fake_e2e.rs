@@ -17,8 +17,9 @@
 //!   on Unix), answering through the daemon, with arguments `cmd.exe`
 //!   would reinterpret (`&`, `|`, `%VAR%`, `"`, `^`, `<`, `!`) passed
 //!   literally (`%VAR%` not under wine 8, whose `cmd.exe` expands it
-//!   through std's guard), and one it cannot quote (a line break) refused
-//!   on Windows as `NO_SERVER`, nothing started;
+//!   through std's guard); an argument that cannot be passed safely (a
+//!   NUL byte; on Windows a line break to a `.cmd`) refused as
+//!   `NO_SERVER` saying what to change, nothing started;
 //! - file names that look like options stay file names: to scry's own CLI
 //!   (a usage error, or the file after `--` / as `./`), and to a linter
 //!   started through the shim (`./-h.fake` after `--`).
@@ -465,31 +466,45 @@ fn a_variable_reaches_a_shim_literally() {
     assert_eq!(env.server_args(), json!(args));
 }
 
-/// An argument `cmd.exe` cannot be handed safely (a line break ends its
-/// command line): std refuses to start a batch file with it, which scry
-/// reports as NO_SERVER naming the server, and nothing runs. On Unix the
-/// `sh` shim is an ordinary program and gets it as is.
+/// An argument that cannot be passed safely is refused, never mangled:
+/// a NUL byte on every OS; on Windows also a line break to a `.cmd` (it
+/// would end `cmd.exe`'s command line: std refuses to start a batch file
+/// with one). scry reports NO_SERVER naming the server, the program and
+/// what to change, and nothing runs. On Unix the `sh` shim is an ordinary
+/// program and gets the line break as is.
 #[test]
-fn an_argument_a_batch_file_cannot_take_is_refused_on_windows() {
-    let Some(env) = Env::new() else {
+fn an_argument_that_cannot_be_passed_safely_is_refused() {
+    let refused = |arg: &str| {
+        let env = Env::new()?;
+        env.write_shim();
+        env.config(
+            json!({"fake": env.fake_entry(Path::new("fakeshim"), &[arg])}),
+            json!({}),
+        );
+        let o = env.run(&["refs", "a.fake", "alpha", "--timeout-ms", "20000"]);
+        let said = all(&o);
+        Some((env, o, said))
+    };
+    let Some((env, o, said)) = refused("nul\u{0}byte") else {
         return;
     };
-    env.write_shim();
-    env.config(
-        json!({"fake": env.fake_entry(Path::new("fakeshim"), &["line\nbreak"])}),
-        json!({}),
-    );
-    let o = env.run(&["refs", "a.fake", "alpha", "--timeout-ms", "20000"]);
-    if cfg!(windows) {
-        let said = all(&o);
+    let check = |env: &Env, o: &Output, said: &str| {
         assert!(!o.status.success(), "{said}");
         assert!(said.contains("NO_SERVER"), "{said}");
         assert!(said.contains("could not start fake"), "{said}");
-        assert!(said.contains("fakeshim.cmd"), "{said}");
+        assert!(said.contains("fakeshim"), "{said}");
+        assert!(said.contains("change the configured args"), "{said}");
         assert!(
             !env.base.join("args.json").exists(),
             "nothing was started: {said}"
         );
+    };
+    check(&env, &o, &said);
+    let Some((env, o, said)) = refused("line\nbreak") else {
+        return;
+    };
+    if cfg!(windows) {
+        check(&env, &o, &said);
     } else {
         assert_refs(&o, "a sh shim");
         assert_eq!(env.server_args(), json!(["line\nbreak"]));

@@ -128,9 +128,13 @@ pub async fn run(
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
     });
-    let mut child = cmd
-        .spawn()
-        .map_err(|e| CliError::Spawn(format!("could not start {}: {e}", program.display())))?;
+    let mut child = cmd.spawn().map_err(|e| {
+        CliError::Spawn(format!(
+            "could not start {}: {e}{}",
+            program.display(),
+            scry_lsp::process::refused_argument_hint(&e)
+        ))
+    })?;
     let stdout = child.stdout().take();
     let stderr = child.stderr().take();
     let work = async {
