@@ -365,6 +365,13 @@ mod tests {
         }
         let engine = Engine::new(Arc::new(Workspace::open(&root).unwrap()));
         let outside_abs = out.join("b.zz").to_string_lossy().into_owned();
+        // An absolute glob as this OS spells one (on Windows `/etc` has no
+        // drive: the engine's `root.join` would give it the root's).
+        let abs_glob = if cfg!(windows) {
+            "C:/etc/*.conf"
+        } else {
+            "/etc/*.conf"
+        };
         let refused = [
             ("nope.zz", "FILE_NOT_FOUND"),
             ("src/nope.zz", "FILE_NOT_FOUND"),
@@ -372,7 +379,7 @@ mod tests {
             ("../out/b.zz", "OUTSIDE_WORKSPACE"),
             ("../missing.zz", "OUTSIDE_WORKSPACE"),
             (outside_abs.as_str(), "OUTSIDE_WORKSPACE"),
-            ("/etc/*.conf", "OUTSIDE_WORKSPACE"),
+            (abs_glob, "OUTSIDE_WORKSPACE"),
             ("../*.zz", "OUTSIDE_WORKSPACE"),
             ("src/../../out/*.zz", "OUTSIDE_WORKSPACE"),
             #[cfg(unix)]

@@ -621,7 +621,8 @@ pub(crate) fn session_error(e: SessionError, method: &str) -> OpError {
             format!("could not start {name} ("),
             path(program),
             "): ",
-            foreign(source)
+            foreign(&source),
+            scry_lsp::process::refused_argument_hint(&source)
         )),
         SessionError::Malformed {
             name,

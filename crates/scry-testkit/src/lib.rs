@@ -195,6 +195,17 @@ pub fn write_compile_commands(dir: &Path) {
     .expect("write compile_commands.json");
 }
 
+/// A binary cargo built for this run (`env!("CARGO_BIN_EXE_<name>")`) as
+/// the OS spells its place. Cargo's path is the host's: cross-built for
+/// Windows and run under wine it is `/work/…`, a path without a drive,
+/// which scry would take relative to a workspace on another drive;
+/// resolved from the current directory (cargo runs a test in its
+/// package's directory) it is `Z:\work\…`.
+pub fn built_binary(path: &str) -> PathBuf {
+    scry_base::paths::canonical(Path::new(path))
+        .unwrap_or_else(|e| panic!("the built binary {path}: {e}"))
+}
+
 /// The fake server binary, `target/<profile>/scry-fake-lsp`, next to the
 /// running test's `deps/` directory. Missing: `None` after
 /// [`skip_or_fail`] (`cargo test --workspace` builds it; so does

@@ -51,6 +51,9 @@
 //!   positions. Unset: omitted from the capabilities, positions are UTF-16. An
 //!   unknown value is announced verbatim, positions are then UTF-16.
 //! * `FAKE_LSP_PID_FILE`: the process id is written there at start.
+//! * `FAKE_LSP_ARGS_FILE`: the arguments this process was started with
+//!   (not the program) are written there at start as a JSON array of
+//!   strings: what a `.cmd` shim, or a linter's `{files}`, passed on.
 //! * `FAKE_LSP_HUGE_BYTES`, `FAKE_LSP_DELAY_MS`, `FAKE_LSP_INDEX_MS`: see above.
 //! * `FAKE_LSP_CODE_ACTIONS=1`: advertise `codeActionProvider` and
 //!   `executeCommandProvider` (command `fake.upper`).
@@ -62,6 +65,12 @@
 //!   the first line of that document (as the server has it, version
 //!   included), waits for the reply, and answers the command with that reply.
 //!
+//! * `FAKE_LSP_RENAME=1`: advertise `renameProvider` (no prepare step).
+//!   `textDocument/rename` answers a WorkspaceEdit (`changes`) replacing
+//!   every whole-word occurrence of the identifier under the position, in
+//!   every open document, with `newName` (`null` when there is no
+//!   identifier there).
+//!
 //! * `FAKE_LSP_WATCH=1`: after `initialized`, send the client
 //!   `client/registerCapability` (id `fake-lsp-watch`) registering
 //!   `workspace/didChangeWatchedFiles` for `**/*.fake`; the reply is
@@ -71,9 +80,10 @@
 //!   MiB and writes every byte of it (so the resident memory grows), kept
 //!   for the process's life; then the request is handled as the mode says.
 //! * `FAKE_LSP_CHILD_MIB=N`: at start, spawn a child process (this same
-//!   program, stdin and stdout closed, in the server's process group) that
-//!   allocates and writes N MiB, holds it, and exits when its parent is
-//!   gone (checked every 100 ms; at most 10 minutes). Its pid is written
+//!   program, stdout closed, stdin a pipe from this process, in the
+//!   server's process group or job) that allocates and writes N MiB, holds
+//!   it, and exits when its parent is gone (the pipe's end of file; at most
+//!   10 minutes). Its pid is written
 //!   to `FAKE_LSP_CHILD_PID_FILE` when that is set. (The child is this
 //!   program with `FAKE_LSP_HOLD_MIB=N`.)
 //!
@@ -788,6 +798,28 @@ impl Server {
                 response(id, result)
             }
             "textDocument/documentSymbol" | "workspace/symbol" => response(id, json!([])),
+            "textDocument/rename" if rename_enabled() => {
+                let new_name = params["newName"].as_str().unwrap_or_default();
+                let result = self.word_and_doc(params).map(|(_, _, word)| {
+                    let mut changes = serde_json::Map::new();
+                    for (uri, text) in &self.docs {
+                        let edits: Vec<Value> = occurrences(text, &word)
+                            .into_iter()
+                            .map(|occ| {
+                                let mut edit = self.location(uri, text, occ);
+                                edit["newText"] = json!(new_name);
+                                edit.as_object_mut().map(|o| o.remove("uri"));
+                                edit
+                            })
+                            .collect();
+                        if !edits.is_empty() {
+                            changes.insert(uri.clone(), Value::Array(edits));
+                        }
+                    }
+                    json!({"changes": changes})
+                });
+                response(id, result.unwrap_or(Value::Null))
+            }
             "textDocument/codeAction" if code_actions_enabled() => {
                 let uri = params["textDocument"]["uri"].clone();
                 response(
@@ -817,6 +849,9 @@ impl Server {
         });
         if let Some(enc) = &self.cfg.encoding_name {
             caps["positionEncoding"] = Value::String(enc.clone());
+        }
+        if rename_enabled() {
+            caps["renameProvider"] = json!(true);
         }
         if code_actions_enabled() {
             caps["codeActionProvider"] = json!(true);
@@ -878,19 +913,28 @@ impl Server {
     }
 }
 
+fn rename_enabled() -> bool {
+    std::env::var("FAKE_LSP_RENAME").is_ok_and(|v| v == "1")
+}
+
 fn code_actions_enabled() -> bool {
     std::env::var("FAKE_LSP_CODE_ACTIONS").is_ok_and(|v| v == "1")
 }
 
 /// `FAKE_LSP_HOLD_MIB`: the child of `FAKE_LSP_CHILD_MIB`: hold the memory
-/// until the parent is gone.
+/// until the parent is gone: its stdin is a pipe whose only writer is the
+/// parent, so end of file (or an error) means the parent exited, on every
+/// OS alike.
 fn hold(mib: usize) -> ! {
-    let parent = std::os::unix::process::parent_id();
     let held = touched(mib);
-    let until = Instant::now() + Duration::from_secs(600);
-    while std::os::unix::process::parent_id() == parent && Instant::now() < until {
-        thread::sleep(Duration::from_millis(100));
-    }
+    let (tx, rx) = mpsc::channel::<()>();
+    thread::spawn(move || {
+        let mut sink = [0u8; 64];
+        let mut stdin = io::stdin();
+        while matches!(io::Read::read(&mut stdin, &mut sink), Ok(n) if n > 0) {}
+        let _ = tx.send(());
+    });
+    let _ = rx.recv_timeout(Duration::from_secs(600));
     drop(held);
     process::exit(0);
 }
@@ -909,7 +953,7 @@ fn spawn_holder(mib: usize) {
         .env_remove("FAKE_LSP_CHILD_MIB")
         .env_remove("FAKE_LSP_PID_FILE")
         .env_remove("FAKE_LSP_LOG")
-        .stdin(process::Stdio::null())
+        .stdin(process::Stdio::piped())
         .stdout(process::Stdio::null())
         .spawn();
     match child {
@@ -917,7 +961,8 @@ fn spawn_holder(mib: usize) {
             if let Some(path) = std::env::var_os("FAKE_LSP_CHILD_PID_FILE") {
                 let _ = std::fs::write(path, c.id().to_string());
             }
-            // Never waited for: it exits after this process.
+            // Never waited for, and its stdin never closed: it exits when
+            // this process does (the pipe's end of file).
             std::mem::forget(c);
         }
         Err(e) => eprintln!("fake-lsp: cannot start the holding child: {e}"),
@@ -932,6 +977,15 @@ fn main() {
     let child_mib: usize = env_parse("FAKE_LSP_CHILD_MIB", 0);
     if child_mib > 0 {
         spawn_holder(child_mib);
+    }
+    if let Some(path) = std::env::var_os("FAKE_LSP_ARGS_FILE") {
+        let args: Vec<String> = std::env::args_os()
+            .skip(1)
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        if let Err(e) = std::fs::write(&path, Value::from(args).to_string()) {
+            eprintln!("fake-lsp: cannot write args file {path:?}: {e}");
+        }
     }
     let cfg = Config::from_env();
     if let Some(path) = std::env::var_os("FAKE_LSP_PID_FILE")

@@ -33,7 +33,7 @@ fn fixture() -> Fx {
     let layer = json!({
         "autoDetect": false,
         "servers": { "fakels": {
-            "command": env!("CARGO_BIN_EXE_scry-fake-lsp"),
+            "command": scry_testkit::built_binary(env!("CARGO_BIN_EXE_scry-fake-lsp")),
             "fileTypes": ["fake"],
             "env": { "FAKE_LSP_CODE_ACTIONS": "1", "FAKE_LSP_LOG": log.to_string_lossy() },
         }}

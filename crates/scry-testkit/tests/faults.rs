@@ -58,7 +58,7 @@ impl Fixture {
             "autoDetect": false,
             "servers": {
                 SERVER: {
-                    "command": env!("CARGO_BIN_EXE_scry-fake-lsp"),
+                    "command": scry_testkit::built_binary(env!("CARGO_BIN_EXE_scry-fake-lsp")),
                     "fileTypes": ["fake"],
                     "env": vars,
                 }
@@ -171,10 +171,14 @@ fn notifications<'a>(log: &'a [Value], method: &str) -> Vec<&'a Value> {
         .collect()
 }
 
-/// True when the process is gone: no `/proc` entry, i.e. it exited and was
-/// reaped (a zombie still counts as left behind).
+/// True when the process is gone: on Linux no `/proc` entry, i.e. it
+/// exited and was reaped (a zombie still counts as left behind); elsewhere
+/// when it no longer runs (`scry_base::platform::process::running`).
 fn process_gone(pid: u32) -> bool {
-    !Path::new(&format!("/proc/{pid}")).exists()
+    if cfg!(target_os = "linux") {
+        return !Path::new(&format!("/proc/{pid}")).exists();
+    }
+    !scry_base::platform::process::running(pid)
 }
 
 fn process_alive(pid: u32) -> bool {

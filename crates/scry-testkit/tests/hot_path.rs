@@ -39,7 +39,7 @@ fn fixture(watch: bool) -> Fx {
     let layer = json!({
         "autoDetect": false,
         "servers": { "fakels": {
-            "command": env!("CARGO_BIN_EXE_scry-fake-lsp"),
+            "command": scry_testkit::built_binary(env!("CARGO_BIN_EXE_scry-fake-lsp")),
             "fileTypes": ["fake"],
             "env": env,
         }}

@@ -67,7 +67,7 @@ impl Fixture {
             entries.insert(
                 (*id).into(),
                 json!({
-                    "command": env!("CARGO_BIN_EXE_scry-fake-lsp"),
+                    "command": scry_testkit::built_binary(env!("CARGO_BIN_EXE_scry-fake-lsp")),
                     "fileTypes": [ext],
                     "env": vars,
                     "memoryMiB": cap,

@@ -20,10 +20,13 @@ use tempfile::TempDir;
 const SERVER: &str = "fakels";
 const RUST_SOURCE: &str = "/// The target.\nfn target() {}\n// target in a comment\nfn caller() { target(); let s = \"target\"; }\n";
 
+/// Fields drop in order: the engine (its servers, the syntactic cache
+/// it holds open) before the directory, which Windows cannot remove while
+/// a file in it is open (std's removal then never ends under wine).
 struct Ws {
-    _dir: TempDir,
-    root: PathBuf,
     engine: Engine,
+    root: PathBuf,
+    _dir: TempDir,
 }
 
 /// A workspace with `servers` as the only configuration (no auto-detect),
@@ -45,9 +48,9 @@ fn workspace(servers: serde_json::Value, fixture: Option<&str>, files: &[(&str, 
     let ws = Arc::new(Workspace::with_config(root.clone(), config));
     let engine = Engine::with_syntax_cache(ws, Some(&base.join("cache")));
     Ws {
-        _dir: dir,
-        root,
         engine,
+        root,
+        _dir: dir,
     }
 }
 
@@ -58,7 +61,7 @@ fn fake(mode: &str, file_types: &[&str], env: &[(&str, &str)]) -> serde_json::Va
         vars.insert((*k).into(), (*v).into());
     }
     json!({ SERVER: {
-        "command": env!("CARGO_BIN_EXE_scry-fake-lsp"),
+        "command": scry_testkit::built_binary(env!("CARGO_BIN_EXE_scry-fake-lsp")),
         "fileTypes": file_types,
         "env": vars,
     }})
@@ -81,7 +84,14 @@ fn places(ws: &Ws, a: &Answer) -> Vec<(String, u32, u32)> {
         .iter()
         .map(|l: &Loc| {
             (
-                l.path.strip_prefix(&ws.root).unwrap().display().to_string(),
+                // `/`-separated on every OS, as the expectations are.
+                l.path
+                    .strip_prefix(&ws.root)
+                    .unwrap()
+                    .components()
+                    .map(|c| c.as_os_str().to_string_lossy())
+                    .collect::<Vec<_>>()
+                    .join("/"),
                 l.line,
                 l.col,
             )

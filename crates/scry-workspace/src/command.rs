@@ -1,9 +1,12 @@
 //! Command lookup: finding a server's or linter's executable, the way a
 //! shell would but without one.
 //!
-//! Invariants: the result is an absolute path to an executable regular
-//! file; a command with a separator is resolved against the workspace root
-//! and never searched; project-local bin directories are searched first
+//! Invariants: the result is an absolute path to a program (an
+//! executable regular file on Unix; on Windows a file under a name the
+//! call's `PATHEXT` gives, [`scry_base::platform::fs::program_candidates`],
+//! so npm's `tsserver.cmd` is found as `tsserver` and never its
+//! extensionless `sh` twin); a command with a separator is resolved
+//! against the workspace root and never searched; project-local bin directories are searched first
 //! only for a trusted workspace; relative `PATH` entries are ignored; for an
 //! untrusted workspace nothing inside it is found through `PATH` either (an
 //! absolute entry inside it, or a symlink resolving into it: project-local,
@@ -14,12 +17,15 @@ use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
 use scry_base::paths::{normalise, project_local};
+use scry_base::platform::fs;
 
 /// Find an executable: if `command` contains a '/', resolve it relative to
 /// the workspace root (`~/` is the home directory, [`scry_base::dirs::home`]) and check it is an
 /// executable file; else look in project-local bin dirs first
 /// (`<root>/node_modules/.bin`, `<root>/.venv/bin`, `<root>/venv/bin`) then
-/// each absolute `PATH` entry. Returns the absolute path or `None`. No shell.
+/// each absolute `PATH` entry. In each place the names of
+/// [`fs::program_candidates`] are tried (`PATHEXT` on Windows). Returns the
+/// absolute path or `None`. No shell.
 pub fn resolve_command(command: &str, workspace_root: &Path) -> Option<PathBuf> {
     resolve_command_in(
         command,
@@ -83,8 +89,8 @@ fn resolve_command_search(
         return (None, None);
     }
     let absolute = |p: PathBuf| std::path::absolute(&p).ok().map(|p| normalise(&p));
-    let has_separator = command.contains('/') || (cfg!(windows) && command.contains('\\'));
-    if has_separator {
+    // '/' everywhere, '\\' too on Windows.
+    if command.chars().any(std::path::is_separator) {
         // `~/` is the home directory (scry_base::dirs::home).
         let Some(p) = scry_base::dirs::expand_home(command) else {
             return (None, None);
@@ -132,26 +138,15 @@ fn resolve_command_search(
     (found, skipped)
 }
 
-/// `path` itself (or, on Windows, with an executable extension) when it is
-/// an executable file.
+/// The first of the names the program `path` may have that is an
+/// executable file ([`scry_base::platform::fs::program_candidates`]:
+/// `path` itself on Unix; on Windows `path` with the extensions of the
+/// call's `PATHEXT`).
 pub(crate) fn executable_in(path: &Path) -> Option<PathBuf> {
-    if is_executable(path) {
-        return Some(path.to_path_buf());
-    }
-    if cfg!(windows) && path.extension().is_none() {
-        for ext in ["exe", "cmd", "bat", "com"] {
-            let p = path.with_extension(ext);
-            if is_executable(&p) {
-                return Some(p);
-            }
-        }
-    }
-    None
-}
-
-/// An executable file, by the OS's rule (`scry_base::platform::fs`).
-fn is_executable(path: &Path) -> bool {
-    scry_base::platform::fs::is_executable(path)
+    let pathext = crate::env::var_os("PATHEXT");
+    fs::program_candidates(path, pathext.as_deref())
+        .into_iter()
+        .find(|p| fs::is_executable(p))
 }
 
 #[cfg(test)]

@@ -27,6 +27,11 @@
 //!   arguments quoted as Rust's std quotes them for a batch file. Other
 //!   `PATHEXT` entries (`.js`, `.vbs`, `.msc`) need a host program that
 //!   `CreateProcess` does not start, so they are no executables here.
+//! - [`program_extensions`] and [`program_names`]: the names under which a
+//!   command is found, by `PATHEXT` (`.COM;.EXE;.BAT;.CMD` when unset), in
+//!   its order, ignoring case, keeping only [`RUNNABLE_EXTENSIONS`]: npm's
+//!   `tsserver.cmd` is found as `tsserver`, and its extensionless sibling
+//!   (a `sh` script) never is.
 
 /// The longest path Windows takes without the verbatim prefix
 /// (`MAX_PATH`, 260, less the terminating NUL).
@@ -188,6 +193,49 @@ pub fn is_under(path: &str, root: &str) -> bool {
     strip_root(path, root).is_some()
 }
 
+/// `PATHEXT` when it is unset or names nothing: Windows' own default order.
+const DEFAULT_PATHEXT: &str = ".COM;.EXE;.BAT;.CMD";
+
+/// The program extensions of a `PATHEXT` value (`;`-separated, any case;
+/// `None`, or nothing runnable in it, is [`DEFAULT_PATHEXT`]): lower
+/// case, with the dot, in `PATHEXT`'s order, each once, only
+/// [`RUNNABLE_EXTENSIONS`] (`.VBS`, `.PY`, `.PS1` need a host program: a
+/// file association, which is a shell's business).
+pub fn program_extensions(pathext: Option<&str>) -> Vec<String> {
+    let parse = |v: &str| {
+        let mut out: Vec<String> = Vec::new();
+        for e in v.split(';').map(str::trim) {
+            let Some(bare) = e.strip_prefix('.') else {
+                continue;
+            };
+            let e = format!(".{}", bare.to_ascii_lowercase());
+            if RUNNABLE_EXTENSIONS.contains(&&e[1..]) && !out.contains(&e) {
+                out.push(e);
+            }
+        }
+        out
+    };
+    match pathext.map(parse) {
+        Some(exts) if !exts.is_empty() => exts,
+        _ => parse(DEFAULT_PATHEXT),
+    }
+}
+
+/// The file names under which the command `name` (a file name, no
+/// separator) is a program, in the order they are tried in one directory:
+/// `name` itself when it is [`runnable`] (`ruff.exe`, `npm.CMD`), else
+/// `name` with each of `exts` ([`program_extensions`]) appended. Empty for
+/// an empty name.
+pub fn program_names(name: &str, exts: &[String]) -> Vec<String> {
+    if name.is_empty() {
+        return Vec::new();
+    }
+    if runnable(name) {
+        return vec![name.to_string()];
+    }
+    exts.iter().map(|e| format!("{name}{e}")).collect()
+}
+
 /// `text` (a server's or a tool's words) with every `root` followed by a
 /// separator removed, `root` matched as Windows names it: `\` and `/`
 /// alike, letters in any case (`c:/Repo/src` for `C:\repo`), and only where
@@ -270,6 +318,51 @@ mod tests {
         ] {
             assert!(!runnable(n), "{n}");
         }
+    }
+
+    #[test]
+    fn program_extensions_follow_pathext_keeping_what_starts_without_a_shell() {
+        let e = |v: Option<&str>| program_extensions(v);
+        assert_eq!(e(None), [".com", ".exe", ".bat", ".cmd"]);
+        assert_eq!(e(Some("")), e(None), "empty: the default");
+        assert_eq!(
+            e(Some(".PY;.VBS")),
+            e(None),
+            "nothing startable: the default"
+        );
+        assert_eq!(
+            e(Some(".CMD;.exe;.JS;.Bat;.cmd; .COM ;;.PS1;.WSF;.MSC;exe;.")),
+            [".cmd", ".exe", ".bat", ".com"],
+            "order kept, case folded, duplicates, associations and dotless entries dropped"
+        );
+    }
+
+    #[test]
+    fn program_names_append_pathext_unless_the_name_has_one() {
+        let exts = program_extensions(None);
+        assert_eq!(
+            program_names("tsserver", &exts),
+            [
+                "tsserver.com",
+                "tsserver.exe",
+                "tsserver.bat",
+                "tsserver.cmd"
+            ]
+        );
+        assert_eq!(program_names("ruff.EXE", &exts), ["ruff.EXE"]);
+        assert_eq!(program_names("x.Cmd", &exts), ["x.Cmd"]);
+        assert_eq!(
+            program_names("pyright-langserver.js", &exts)[1],
+            "pyright-langserver.js.exe",
+            "an extension that is no program's is part of the name"
+        );
+        assert_eq!(program_names("clangd-18", &exts)[0], "clangd-18.com");
+        assert_eq!(program_names("", &exts), Vec::<String>::new());
+        let cmd_first = program_extensions(Some(".CMD;.EXE"));
+        assert_eq!(
+            program_names("gopls", &cmd_first),
+            ["gopls.cmd", "gopls.exe"]
+        );
     }
 
     #[test]

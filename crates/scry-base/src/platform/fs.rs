@@ -17,7 +17,10 @@
 //!
 //!
 //! Plus whether a file is a program ([`is_executable`]: the execute bits
-//! on Unix, a program extension on Windows), the creation of a file only
+//! on Unix, a program extension on Windows) and the names a command is
+//! looked for under in one directory ([`program_candidates`]: the name
+//! itself on Unix; on Windows the name with each `PATHEXT` extension,
+//! npm's `tsserver.cmd` for `tsserver`), the creation of a file only
 //! its user may read ([`private`]: mode
 //! 0600 on Unix, the directory's ACL on Windows), and what a file's
 //! identity is beyond its size and modification time
@@ -78,6 +81,20 @@ pub fn change_stamp(path: &Path, meta: &Metadata) -> ChangeStamp {
 /// ([`crate::paths::windows::runnable`]: `.exe`, `.com`, `.bat`, `.cmd`).
 pub fn is_executable(path: &Path) -> bool {
     std::fs::metadata(path).is_ok_and(|m| m.is_file() && imp::executable(path, &m))
+}
+
+/// The paths under which the program `path` (a directory joined with a
+/// command name, or a path a configuration names) is looked for, in the
+/// order they are tried: `path` itself on Unix; on Windows the names of
+/// [`crate::paths::windows::program_names`] by `pathext` (the `PATHEXT`
+/// of the caller's environment: the call's, not necessarily this
+/// process's), so an extensionless file (npm's `sh` twin of a `.cmd`
+/// shim) is never tried. Always `path` or `path` with an extension added.
+pub fn program_candidates(
+    path: &Path,
+    pathext: Option<&std::ffi::OsStr>,
+) -> Vec<std::path::PathBuf> {
+    imp::program_candidates(path, pathext)
 }
 
 /// Make `opts` create a file only this user can read: mode 0600 on Unix;
@@ -142,6 +159,13 @@ mod imp {
 
     pub fn private(opts: &mut std::fs::OpenOptions) -> &mut std::fs::OpenOptions {
         opts.mode(0o600)
+    }
+
+    pub fn program_candidates(
+        path: &Path,
+        _pathext: Option<&std::ffi::OsStr>,
+    ) -> Vec<std::path::PathBuf> {
+        vec![path.to_path_buf()]
     }
 
     pub fn executable(_path: &Path, meta: &Metadata) -> bool {
@@ -247,6 +271,21 @@ mod imp {
         opts
     }
 
+    pub fn program_candidates(
+        path: &Path,
+        pathext: Option<&std::ffi::OsStr>,
+    ) -> Vec<std::path::PathBuf> {
+        use crate::paths::windows::{program_extensions, program_names};
+        let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
+            return Vec::new();
+        };
+        let exts = program_extensions(pathext.and_then(|v| v.to_str()));
+        program_names(name, &exts)
+            .into_iter()
+            .map(|n| path.with_file_name(n))
+            .collect()
+    }
+
     pub fn executable(path: &Path, _meta: &Metadata) -> bool {
         path.file_name()
             .and_then(|n| n.to_str())
@@ -307,6 +346,23 @@ mod tests {
             assert!(!is_executable(&plain));
             assert!(is_executable(&write("npm.CMD")));
             assert!(!is_executable(&write("tool.js")));
+        }
+    }
+
+    #[test]
+    fn a_command_is_looked_for_under_its_program_names() {
+        let t = tempfile::tempdir().unwrap();
+        let dir = t.path();
+        let pathext = Some(std::ffi::OsStr::new(".CMD;.EXE"));
+        let c = program_candidates(&dir.join("tool"), pathext);
+        if cfg!(windows) {
+            assert_eq!(c, [dir.join("tool.cmd"), dir.join("tool.exe")]);
+            assert_eq!(
+                program_candidates(&dir.join("tool.Exe"), pathext),
+                [dir.join("tool.Exe")]
+            );
+        } else {
+            assert_eq!(c, [dir.join("tool")], "PATHEXT means nothing here");
         }
     }
 

@@ -44,6 +44,20 @@ pub fn contained(
     cmd
 }
 
+/// What to change when the OS refused to start a child for one of its
+/// arguments (`InvalidInput`: a NUL byte anywhere; for a `.cmd`/`.bat`
+/// program, which std runs through `cmd.exe` quoting each argument, also a
+/// line break, which `cmd.exe` would act on and std refuses to pass): the
+/// words to add after the OS's error. Nothing is ever retried through a
+/// shell.
+pub fn refused_argument_hint(e: &std::io::Error) -> &'static str {
+    if e.kind() == std::io::ErrorKind::InvalidInput {
+        "; an argument cannot be passed to it safely (a NUL byte, or for a .cmd/.bat program a line break cmd.exe would act on): change the configured args"
+    } else {
+        ""
+    }
+}
+
 /// Make the child of `c` die with the thread that starts it, where the OS
 /// can be asked to (Linux); on Windows the kill-on-close job of
 /// [`contained`] already ends it with scry; elsewhere the group kill

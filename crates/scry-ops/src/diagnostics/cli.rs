@@ -128,9 +128,13 @@ pub async fn run(
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
     });
-    let mut child = cmd
-        .spawn()
-        .map_err(|e| CliError::Spawn(format!("could not start {}: {e}", program.display())))?;
+    let mut child = cmd.spawn().map_err(|e| {
+        CliError::Spawn(format!(
+            "could not start {}: {e}{}",
+            program.display(),
+            scry_lsp::process::refused_argument_hint(&e)
+        ))
+    })?;
     let stdout = child.stdout().take();
     let stderr = child.stderr().take();
     let work = async {
@@ -213,43 +217,90 @@ mod tests {
             s(&["run", "."])
         );
         assert_eq!(expand_args(&s(&["run"]), &files, true), s(&["run"]));
-        assert_eq!(
-            relative_arg(Path::new("/w/a/b.py"), Path::new("/w")),
-            "./a/b.py"
-        );
+        // Absolute paths as this OS writes them (`C:/w` on Windows).
+        let abs = |p: &str| PathBuf::from(format!("{}{p}", if cfg!(windows) { "C:" } else { "" }));
+        let w = abs("/w");
+        assert_eq!(relative_arg(&abs("/w/a/b.py"), &w), "./a/b.py");
         // a file name is never an option
         assert_eq!(
-            relative_arg(Path::new("/w/--output-file=x.py"), Path::new("/w")),
+            relative_arg(&abs("/w/--output-file=x.py"), &w),
             "./--output-file=x.py"
         );
-        assert_eq!(relative_arg(Path::new("-h.py"), Path::new("/w")), "./-h.py");
-        assert_eq!(relative_arg(Path::new("/w"), Path::new("/w")), ".");
+        assert_eq!(relative_arg(Path::new("-h.py"), &w), "./-h.py");
+        assert_eq!(relative_arg(&w, &w), ".");
         assert_eq!(
-            relative_arg(Path::new("/x/b.py"), Path::new("/w")),
-            "/x/b.py"
+            relative_arg(&abs("/x/b.py"), &w),
+            abs("/x/b.py").to_string_lossy()
         );
+    }
+
+    /// What [`child`] does when this test binary is started as a linter.
+    const CHILD: &str = "SCRY_CLI_TEST_CHILD";
+
+    /// The linter of [`output_is_capped_and_hangs_are_killed`]: this test
+    /// binary, running only [`child`] as `what` says.
+    fn linter(what: &str) -> (PathBuf, Vec<String>, scry_workspace::env::ChildEnv) {
+        let root = std::env::temp_dir();
+        let mut configured = std::collections::BTreeMap::new();
+        configured.insert(CHILD.to_string(), what.to_string());
+        let env = scry_workspace::env::for_child(&root, true, &configured);
+        let args = s(&[
+            "--exact",
+            "diagnostics::cli::tests::child",
+            "--ignored",
+            "--nocapture",
+            "--test-threads=1",
+        ]);
+        (std::env::current_exe().unwrap(), args, env)
+    }
+
+    /// The child half of [`output_is_capped_and_hangs_are_killed`]
+    /// (`SCRY_CLI_TEST_CHILD`): `big` writes 9 MiB to stdout, `done` to
+    /// stderr and exits 3; `hang` starts a `sleep` child like itself and
+    /// sleeps a minute. Ignored, so it runs only when asked by name.
+    #[test]
+    #[ignore = "the linter of output_is_capped_and_hangs_are_killed; run by it"]
+    fn child() {
+        use std::io::Write;
+        match std::env::var(CHILD).as_deref() {
+            Ok("big") => {
+                let chunk = vec![b'x'; 1 << 20];
+                let mut out = std::io::stdout().lock();
+                for _ in 0..9 {
+                    out.write_all(&chunk).unwrap();
+                }
+                out.flush().unwrap();
+                std::io::stderr().write_all(b"done\n").unwrap();
+                std::process::exit(3);
+            }
+            Ok("hang") => {
+                let (exe, args, _) = linter("sleep");
+                let _grandchild = std::process::Command::new(exe)
+                    .args(args)
+                    .env(CHILD, "sleep")
+                    .spawn();
+                std::thread::sleep(Duration::from_secs(60));
+            }
+            Ok("sleep") => std::thread::sleep(Duration::from_secs(60)),
+            _ => {}
+        }
     }
 
     #[tokio::test]
     async fn output_is_capped_and_hangs_are_killed() {
-        let sh = Path::new("/bin/sh");
         let root = std::env::temp_dir();
         let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
-        let env = scry_workspace::env::for_child(&root, true, &Default::default());
         // 9 MiB of output: cut at the cap, the child still finishes.
-        let big = s(&[
-            "-c",
-            "head -c 9437184 /dev/zero | tr '\\0' x; echo done >&2; exit 3",
-        ]);
-        let out = run(sh, &big, &env, &root, deadline).await.unwrap();
+        let (exe, args, env) = linter("big");
+        let out = run(&exe, &args, &env, &root, deadline).await.unwrap();
         assert!(out.truncated);
         assert_eq!(out.stdout.len(), MAX_OUTPUT);
         assert_eq!(out.exit_code, Some(3));
         assert_eq!(out.stderr_tail, "done");
         // A hang: killed at the deadline, with its children.
         let t = tokio::time::Instant::now();
-        let hang = s(&["-c", "sleep 60 & sleep 60"]);
-        let e = run(sh, &hang, &env, &root, t + Duration::from_millis(300))
+        let (exe, args, env) = linter("hang");
+        let e = run(&exe, &args, &env, &root, t + Duration::from_millis(300))
             .await
             .unwrap_err();
         assert!(matches!(e, CliError::Timeout(_)));

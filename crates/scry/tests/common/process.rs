@@ -89,7 +89,8 @@ pub fn wait_until(what: &str, within: Duration, mut f: impl FnMut() -> bool) {
 /// `None` (the test skips) when it is not built and servers are not
 /// required.
 pub fn fake_server() -> Option<PathBuf> {
-    let p = Path::new(env!("CARGO_BIN_EXE_scry")).with_file_name("scry-fake-lsp");
+    let p = Path::new(env!("CARGO_BIN_EXE_scry"))
+        .with_file_name(format!("scry-fake-lsp{}", std::env::consts::EXE_SUFFIX));
     if p.exists() {
         return Some(p);
     }
