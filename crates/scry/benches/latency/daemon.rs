@@ -3,6 +3,9 @@
 //! through the daemon it starts (or finds) in private directories, which
 //! runs the engine and the server. The binary is `SCRY_BENCH_SCRY` when
 //! set (an older build, for before/after figures), else this build's.
+//! Under Callgrind both processes run under it (see `callgrind.rs`); else
+//! [`Route::processes`] reads what the two processes spent on a block of
+//! calls from `/proc` (CPU, time waiting for a core, context switches).
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -39,6 +42,9 @@ pub struct Route {
     mcp: tokio::process::Child,
     /// The daemon run under Callgrind (instruction counts), if it is.
     valgrind: Option<std::process::Child>,
+    /// The process ids of `scry mcp` and of its daemon.
+    pub mcp_pid: u32,
+    pub daemon_pid: u32,
     bin: PathBuf,
     base: PathBuf,
     ws: PathBuf,
@@ -68,7 +74,7 @@ impl Route {
         let bin = scry_bin();
         let valgrind = callgrind::dir().map(|dir| {
             let mut c = std::process::Command::new("valgrind");
-            c.args(callgrind::daemon_prefix(&dir, tag))
+            c.args(callgrind::prefix(&dir, "daemon", tag))
                 .arg(&bin)
                 .args(["daemon", "--foreground"])
                 .current_dir(ws)
@@ -91,7 +97,17 @@ impl Route {
             }
             child
         });
-        let mut mcp = tokio::process::Command::new(&bin)
+        // Under Callgrind, `scry mcp` too (Valgrind runs it in its own
+        // process: the child's pid is the counted process).
+        let mut mcp = match callgrind::dir() {
+            Some(dir) => {
+                let mut c = tokio::process::Command::new("valgrind");
+                c.args(callgrind::prefix(&dir, "mcp", tag)).arg(&bin);
+                c
+            }
+            None => tokio::process::Command::new(&bin),
+        };
+        let mut mcp = mcp
             .arg("mcp")
             .current_dir(ws)
             .envs(private_env(&base))
@@ -102,15 +118,22 @@ impl Route {
             .kill_on_drop(true)
             .spawn()
             .expect("scry mcp");
+        let mcp_pid = mcp.id().expect("scry mcp runs");
         let pipe = LineClient::new(
             Box::new(mcp.stdout.take().unwrap()),
             Box::new(mcp.stdin.take().unwrap()),
         );
         let client = McpClient::over(pipe).await;
+        let daemon_pid = match &valgrind {
+            Some(v) => v.id(),
+            None => 0,
+        };
         Route {
             client,
             mcp,
             valgrind,
+            mcp_pid,
+            daemon_pid,
             bin,
             base,
             ws: ws.to_path_buf(),
@@ -128,12 +151,35 @@ impl Route {
         r["result"].clone()
     }
 
-    /// `scry daemon status` (under Callgrind: a dump of the daemon's
-    /// counters, the delimiter of a measured block).
-    pub fn daemon_status(&self) {
-        let _ = command(&self.bin, &self.base, &self.ws)
-            .args(["daemon", "status"])
-            .status();
+    /// The daemon's pid, from `scry daemon status --json` once a call
+    /// started it (0 when none answers).
+    pub fn find_daemon(&mut self) -> u32 {
+        if self.daemon_pid == 0 {
+            let out = command(&self.bin, &self.base, &self.ws)
+                .args(["daemon", "status", "--json"])
+                .stdout(Stdio::piped())
+                .output();
+            self.daemon_pid = out
+                .ok()
+                .and_then(|o| serde_json::from_slice::<Value>(&o.stdout).ok())
+                .and_then(|v| v["pid"].as_u64())
+                .unwrap_or(0) as u32;
+        }
+        self.daemon_pid
+    }
+
+    /// What `scry mcp` and the daemon spent so far (see [`Spent`]).
+    pub fn processes(&self) -> (Spent, Spent) {
+        (Spent::of(self.mcp_pid), Spent::of(self.daemon_pid))
+    }
+
+    /// Under Callgrind: dump both processes' counters, described
+    /// `TAG|OP|PHASE`.
+    pub fn dump(&self, op: &str, phase: &str) {
+        let Some(_) = callgrind::dir() else { return };
+        let what = format!("{}|{op}|{phase}", self.tag);
+        callgrind::dump_process(self.mcp_pid, &what);
+        callgrind::dump_process(self.daemon_pid, &what);
     }
 
     /// Stop `scry mcp` and the daemon (a Callgrind daemon is waited for,
@@ -150,5 +196,64 @@ impl Route {
             }
             let _ = v.kill();
         }
+    }
+}
+
+/// What a process spent so far, summed over its threads (those alive now:
+/// scry's runtimes keep theirs), from `/proc/PID/task/*/schedstat` and
+/// `status`. Zero where `/proc` cannot be read (not Linux).
+#[derive(Clone, Copy, Default, Debug)]
+pub struct Spent {
+    /// On a CPU.
+    pub cpu: Duration,
+    /// Runnable but waiting for a core (what a loaded machine adds at
+    /// every wake-up).
+    pub waiting: Duration,
+    /// Context switches, voluntary (a thread went to sleep: each task or
+    /// thread hop wakes one) and not.
+    pub switches: u64,
+}
+
+impl Spent {
+    pub fn of(pid: u32) -> Spent {
+        let mut s = Spent::default();
+        if pid == 0 {
+            return s;
+        }
+        let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+            return s;
+        };
+        for t in tasks.flatten() {
+            if let Ok(text) = std::fs::read_to_string(t.path().join("schedstat")) {
+                let mut f = text
+                    .split_whitespace()
+                    .map(|n| n.parse::<u64>().unwrap_or(0));
+                s.cpu += Duration::from_nanos(f.next().unwrap_or(0));
+                s.waiting += Duration::from_nanos(f.next().unwrap_or(0));
+            }
+            if let Ok(text) = std::fs::read_to_string(t.path().join("status")) {
+                s.switches += text
+                    .lines()
+                    .filter(|l| l.contains("ctxt_switches:"))
+                    .filter_map(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+                    .sum::<u64>();
+            }
+        }
+        s
+    }
+
+    /// What was spent since `before`.
+    pub fn since(self, before: Spent) -> Spent {
+        Spent {
+            cpu: self.cpu.saturating_sub(before.cpu),
+            waiting: self.waiting.saturating_sub(before.waiting),
+            switches: self.switches.saturating_sub(before.switches),
+        }
+    }
+
+    pub fn add(&mut self, other: Spent) {
+        self.cpu += other.cpu;
+        self.waiting += other.waiting;
+        self.switches += other.switches;
     }
 }
