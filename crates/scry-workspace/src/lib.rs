@@ -26,6 +26,7 @@ pub mod indexing;
 mod jsonc;
 mod keys;
 pub mod memory;
+mod platform;
 pub mod pool;
 pub mod procmem;
 pub mod roots;
