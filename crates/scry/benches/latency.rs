@@ -768,7 +768,7 @@ async fn bench_case(case: &Case, iters: usize, expected: &Value) -> Option<CaseR
             scry_call(engine, &ops[0].query, opts).await.0
         }),
     );
-    let (daemon_n, first, first_spent) = {
+    let (daemon_n, mut first, first_spent) = {
         // (`warm_up`'s loop: the daemon route is asked mutably.)
         let deadline = Instant::now() + *warm_within;
         let mut counts = Vec::new();
@@ -801,12 +801,50 @@ async fn bench_case(case: &Case, iters: usize, expected: &Value) -> Option<CaseR
         }
         (n, first, first_spent)
     };
+    // The raw server's own first session, for comparison: a fresh server on
+    // a fourth copy, warmed the same way, its next references at the
+    // position timed right after its first full answer (what a fresh
+    // server is still doing then shows on both sides).
+    if counting.is_none() {
+        let (_first_tmp, first_dir) = case.copy()?;
+        let fresh = Raw::start(def, &first_dir, &open).await;
+        let params = position_params(&first_dir, def_pos, true);
+        warm_up(*warm_within, *full_refs, || {
+            fresh.ask("textDocument/references", &params)
+        })
+        .await;
+        let mut times = Vec::new();
+        for _ in 0..FIRST_SESSION {
+            let t = Instant::now();
+            fresh.ask("textDocument/references", &params).await;
+            times.push(t.elapsed());
+        }
+        first.push(("raw: references", stats(&times)));
+        fresh.stop().await;
+    }
     println!(
         "{}: warm after {:.1} s (references: raw {raw_n}, engine {scry_n}, daemon {daemon_n}; full answer is {})",
         case.name,
         t0.elapsed().as_secs_f64(),
         full_refs.map_or("not known: the same count three times".into(), |n| n
             .to_string()),
+    );
+
+    // The servers finish what they do after their first answers (a
+    // rust-analyzer primes its caches for minutes) before anything else is
+    // measured: each route's server then answers as a warm one does.
+    let quiet_after = Instant::now();
+    let daemon_pid = routes.daemon.find_daemon();
+    let quiet = daemon::quiet(&[std::process::id(), daemon_pid], *warm_within).await;
+    println!(
+        "{}: servers quiet after {:.1} s more{}",
+        case.name,
+        quiet_after.elapsed().as_secs_f64(),
+        if quiet {
+            ""
+        } else {
+            " (not quiet: the wait ran out)"
+        }
     );
 
     // Untimed passes per op, also to report what each route answered.
@@ -1372,11 +1410,19 @@ fn main() {
     }
     println!();
     println!(
-        "first session on a fresh daemon ({FIRST_SESSION} calls each, right after its first full answer), median ms (min / max):"
+        "first session on a fresh daemon ({FIRST_SESSION} calls each, right after its first full answer; \
+         `raw: references`: a fresh raw server's, the same way), median ms (min / max):"
     );
     for (case, r) in &all {
         for (op, s) in &r.first {
-            let steady = r.rows.iter().find(|row| row.op == *op);
+            // The raw server's first session compares with its warm
+            // references at the position.
+            let like = if *op == "raw: references" {
+                "references, line+col"
+            } else {
+                op
+            };
+            let steady = r.rows.iter().find(|row| row.op == like);
             println!(
                 "  {case:<19} {op:<21} {:>8.3} ({:.3} / {:.3}); warm later: daemon {:.3}, raw {:.3}",
                 s.median,

@@ -257,3 +257,71 @@ impl Spent {
         self.switches += other.switches;
     }
 }
+
+/// Wait (at most `within`) until the processes below `roots` (the bench's
+/// servers and `scry mcp`, the daemon's servers) use less than 5% of a
+/// core over a second, the roots themselves not counted; whether they did.
+pub async fn quiet(roots: &[u32], within: Duration) -> bool {
+    let deadline = Instant::now() + within;
+    let mut before = cpu_below(roots);
+    while Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        let now = cpu_below(roots);
+        if now.saturating_sub(before) < Duration::from_millis(50) {
+            return true;
+        }
+        before = now;
+    }
+    false
+}
+
+/// The CPU time used so far by the processes below `roots` (living ones),
+/// from `/proc/*/stat`.
+fn cpu_below(roots: &[u32]) -> Duration {
+    let tick = 100u64; // USER_HZ on Linux
+    let mut parent = std::collections::HashMap::new();
+    let mut cpu = std::collections::HashMap::new();
+    for e in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else {
+            continue;
+        };
+        // After the command's closing parenthesis: state, ppid, … utime
+        // (14th field), stime (15th).
+        let Some(rest) = stat.rsplit_once(')').map(|r| r.1) else {
+            continue;
+        };
+        let f: Vec<&str> = rest.split_whitespace().collect();
+        let (Some(ppid), Some(u), Some(s)) = (
+            f.get(1).and_then(|v| v.parse::<u32>().ok()),
+            f.get(11).and_then(|v| v.parse::<u64>().ok()),
+            f.get(12).and_then(|v| v.parse::<u64>().ok()),
+        ) else {
+            continue;
+        };
+        parent.insert(pid, ppid);
+        cpu.insert(pid, u + s);
+    }
+    let below = |mut p: u32| {
+        let mut hops = 0;
+        while let Some(&pp) = parent.get(&p) {
+            if roots.contains(&pp) {
+                return true;
+            }
+            p = pp;
+            hops += 1;
+            if pp <= 1 || hops > 64 {
+                break;
+            }
+        }
+        false
+    };
+    let ticks: u64 = cpu
+        .iter()
+        .filter(|(pid, _)| !roots.contains(pid) && below(**pid))
+        .map(|(_, t)| t)
+        .sum();
+    Duration::from_millis(ticks * 1000 / tick)
+}
