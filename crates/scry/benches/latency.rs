@@ -33,9 +33,14 @@
 //! route's first full answer, its next 30 questions by name and by
 //! position are timed as the **first session** on a fresh daemon (what
 //! runs beside the first calls shows there, not the other routes' servers
-//! warming up). Then every route runs untimed warm-up iterations, and the timed
-//! requests are interleaved in rounds (the routes' order rotating) so that
-//! noise from the rest of the machine hits every route alike.
+//! warming up), and a fresh raw server's first 30 references the same way
+//! (what the server itself still does then). Then the bench waits until
+//! the servers are quiet ([`daemon::quiet`]), every route runs untimed
+//! warm-up iterations, and the timed requests are interleaved in rounds
+//! (the routes' order rotating) so that noise from the rest of the machine
+//! hits every route alike. The daemon route's two processes are also
+//! measured per call from `/proc` ([`daemon::Spent`]: CPU, waiting for a
+//! core, context switches).
 //!
 //! Per case it also prints where scry's added time goes, each part alone
 //! (medians of 200): the watched-files drain, a raw `documentSymbol`, the
@@ -45,7 +50,8 @@
 //!
 //! **Instruction counts** (`SCRY_BENCH_CALLGRIND=DIR`): the bench runs
 //! itself under Callgrind and, instead of timing, counts the instructions
-//! of 20 calls per route and question (the daemon run under Callgrind too),
+//! of 20 calls per route and question (`scry mcp` and its daemon run under
+//! Callgrind too, dumped from outside, an idle block taken off),
 //! printed per call: scry's own work, free of the machine's noise (see
 //! `latency/callgrind.rs`).
 //!
@@ -56,7 +62,7 @@
 //!   `SCRY_BENCH_BEFORE` (an older `scry` binary) — see `latency/hostile.rs`.
 //!
 //! Run: `cargo bench -p scry-lsp --bench latency`
-//! Environment: `SCRY_BENCH_ITERS` (default 50), `SCRY_BENCH_SERVERS`
+//! Environment: `SCRY_BENCH_ITERS` (default 30), `SCRY_BENCH_SERVERS`
 //! (comma list of cases, default `clangd,pyright,pyright-large`; add
 //! `pyright-click`, `rust-analyzer-clap`, `hostile`), `SCRY_BENCH_SCRY`
 //! (the `scry` the daemon route runs, default this build's),
@@ -1319,7 +1325,8 @@ fn main() {
     let iters: usize = std::env::var("SCRY_BENCH_ITERS")
         .ok()
         .and_then(|s| s.parse().ok())
-        .unwrap_or(50)
+        // The peers' shape: 30 questions.
+        .unwrap_or(30)
         .max(1);
     let wanted: Vec<String> = std::env::var("SCRY_BENCH_SERVERS")
         .unwrap_or_else(|_| DEFAULT_CASES.into())
