@@ -53,6 +53,18 @@ pub struct Route {
     pub tag: String,
 }
 
+/// The pid of the daemon running in `base`'s directories (0: none).
+fn daemon_pid(bin: &Path, base: &Path, ws: &Path) -> u32 {
+    command(bin, base, ws)
+        .args(["daemon", "status", "--json"])
+        .stdout(Stdio::piped())
+        .output()
+        .ok()
+        .and_then(|o| serde_json::from_slice::<Value>(&o.stdout).ok())
+        .and_then(|v| v["pid"].as_u64())
+        .unwrap_or(0) as u32
+}
+
 fn command(bin: &Path, base: &Path, ws: &Path) -> std::process::Command {
     let mut c = std::process::Command::new(bin);
     c.current_dir(ws)
@@ -84,15 +96,11 @@ impl Route {
                 .stdout(Stdio::null())
                 .stderr(Stdio::null());
             let child = c.spawn().expect("valgrind scry daemon");
+            // Until it answers (`daemon status` succeeds with no daemon
+            // too: its pid says one runs), so that `scry mcp` finds it and
+            // starts no other.
             let t = Instant::now();
-            while t.elapsed() < Duration::from_secs(120) {
-                let ok = command(&bin, &base, ws)
-                    .args(["daemon", "status"])
-                    .status()
-                    .is_ok_and(|s| s.success());
-                if ok {
-                    break;
-                }
+            while t.elapsed() < Duration::from_secs(120) && daemon_pid(&bin, &base, ws) == 0 {
                 std::thread::sleep(Duration::from_millis(500));
             }
             child
@@ -128,7 +136,7 @@ impl Route {
             Some(v) => v.id(),
             None => 0,
         };
-        Route {
+        let mut route = Route {
             client,
             mcp,
             valgrind,
@@ -139,7 +147,18 @@ impl Route {
             ws: ws.to_path_buf(),
             _tmp: tmp,
             tag: tag.to_string(),
+        };
+        if route.valgrind.is_some() {
+            // The daemon that answers is the one counted: say so when it
+            // is another (Valgrind's came up too late and lost the lock).
+            route.daemon_pid = 0;
+            if route.find_daemon() != daemon_pid {
+                eprintln!(
+                    "{tag}: the daemon answering is not the one under Callgrind; its counts are missing"
+                );
+            }
         }
+        route
     }
 
     /// One `lsp` tools/call; the reply's `result`.
@@ -155,15 +174,7 @@ impl Route {
     /// started it (0 when none answers).
     pub fn find_daemon(&mut self) -> u32 {
         if self.daemon_pid == 0 {
-            let out = command(&self.bin, &self.base, &self.ws)
-                .args(["daemon", "status", "--json"])
-                .stdout(Stdio::piped())
-                .output();
-            self.daemon_pid = out
-                .ok()
-                .and_then(|o| serde_json::from_slice::<Value>(&o.stdout).ok())
-                .and_then(|v| v["pid"].as_u64())
-                .unwrap_or(0) as u32;
+            self.daemon_pid = daemon_pid(&self.bin, &self.base, &self.ws);
         }
         self.daemon_pid
     }
