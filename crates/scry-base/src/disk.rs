@@ -189,6 +189,72 @@ pub fn read_text(path: &Path, limit: u64) -> Result<Option<String>, ReadError> {
     Ok(String::from_utf8(read(path, limit)?).ok())
 }
 
+/// What a file's metadata says of its content, compared before reading or
+/// hashing it again: its size and modification time, and the
+/// status-change time and file number, which `touch -r` (`utimes`) cannot
+/// set back — a file rewritten and touched back to its old time differs in
+/// these.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct Stamp {
+    pub size: u64,
+    pub mtime_ns: u64,
+    pub ctime_ns: u64,
+    pub ino: u64,
+}
+
+/// How much older than a read a file's modification must be for its text
+/// to stand for every later read under the same [`Stamp`] (see
+/// [`Stamp::settled`]): file times move in clock ticks (a few ms on Linux,
+/// 2 s on FAT), so a write just before or after a read may leave the same
+/// times behind.
+pub const SETTLED_AFTER: std::time::Duration = std::time::Duration::from_secs(3);
+
+impl Stamp {
+    /// The stamp of the file at `path` whose metadata (links followed) is
+    /// `m`: the change time and file number come from
+    /// [`platform::fs::change_stamp`] (status-change time and inode on
+    /// Unix; change time and file index on Windows).
+    pub fn of(path: &Path, m: &Metadata) -> Stamp {
+        let change = platform::fs::change_stamp(path, m);
+        Stamp {
+            size: m.len(),
+            mtime_ns: mtime_ns(m).unwrap_or(0),
+            ctime_ns: change.ctime_ns,
+            ino: change.file_id,
+        }
+    }
+
+    /// Whether a text read under this stamp, the read begun at `read_at`,
+    /// is the file's text whenever its stamp is this one again: its
+    /// modification is older than the read by [`SETTLED_AFTER`] (a write
+    /// that came later moves the times; one within a clock tick of the read
+    /// could have left them as they were, so such a text is read again
+    /// until it has settled).
+    pub fn settled(&self, read_at: std::time::SystemTime) -> bool {
+        let Ok(read) = read_at.duration_since(std::time::UNIX_EPOCH) else {
+            return false;
+        };
+        self.mtime_ns != 0 && u128::from(self.mtime_ns) + SETTLED_AFTER.as_nanos() < read.as_nanos()
+    }
+}
+
+/// A regular file's [`Stamp`] (symlinks followed).
+pub fn stamp(path: &Path) -> Option<Stamp> {
+    let m = std::fs::metadata(path).ok()?;
+    m.is_file().then(|| Stamp::of(path, &m))
+}
+
+/// A file's modification time in nanoseconds since the epoch.
+pub fn mtime_ns(m: &Metadata) -> Option<u64> {
+    Some(
+        m.modified()
+            .ok()?
+            .duration_since(std::time::UNIX_EPOCH)
+            .ok()?
+            .as_nanos() as u64,
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

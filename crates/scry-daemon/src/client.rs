@@ -1,6 +1,6 @@
 //! The client side: connect to the user's daemon of this scry version
 //! (starting it, detached, when there is none), say hello, send calls —
-//! each with the environment that shapes it, captured when it is sent
+//! each with the environment that shapes it, the process's, captured once
 //! ([`call_env`]) — and read progress and answers. A daemon of another scry
 //! version is never used: its socket has another name, and a hello
 //! mismatch is refused in clear words.
@@ -25,6 +25,7 @@ use scry_model::OpError;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
 
+use crate::out::Out;
 use crate::paths::{self, Files, PROTOCOL, VERSION};
 use crate::platform;
 use crate::proto::{self, Call, CallResult, ClientFrame, DaemonFrame, Frames, Reply};
@@ -165,10 +166,14 @@ impl Connection {
     }
 }
 
-/// The environment sent with a call: this process's, captured now (the
-/// variables `scry_workspace::env` lists).
+/// The environment sent with a call: this process's (the variables
+/// `scry_workspace::env` lists), captured on the first call (scry never
+/// changes its own environment, so every call of a session has the same).
 pub fn call_env() -> scry_workspace::env::CallEnv {
-    scry_workspace::env::CallEnv::capture()
+    static CAPTURED: std::sync::OnceLock<scry_workspace::env::CallEnv> = std::sync::OnceLock::new();
+    CAPTURED
+        .get_or_init(scry_workspace::env::CallEnv::capture)
+        .clone()
 }
 
 /// The start bound from `SCRY_DAEMON_START_MS`, else [`START_WITHIN`].
@@ -268,11 +273,14 @@ pub fn session_id(kind: &str) -> String {
     format!("{kind}-{}-{h:016x}", std::process::id())
 }
 
-/// One connection shared by many calls at once (an MCP session): frames
-/// are routed to their call by id; a call whose future is dropped sends
-/// `Cancel` (so the daemon cancels it upstream).
+/// One connection shared by many calls at once (an MCP session): each
+/// call writes its frame itself ([`Out`]: whole, no writer task in
+/// between); the frames read are routed to their call by id; a call whose
+/// future is dropped sends `Cancel` (so the daemon cancels it upstream).
 struct Mux {
-    tx: mpsc::UnboundedSender<Vec<u8>>,
+    out: Out,
+    /// Dropped with the mux: the reader stops, closing the connection.
+    _gone: tokio::sync::oneshot::Sender<()>,
     pending: Mutex<HashMap<u64, mpsc::UnboundedSender<DaemonFrame>>>,
     next: AtomicU64,
     closed: AtomicBool,
@@ -283,39 +291,33 @@ impl Mux {
     fn open(conn: Connection) -> Arc<Mux> {
         let Connection {
             mut lines,
-            mut writer,
+            writer,
             pid,
             ..
         } = conn;
-        let (tx, mut rx) = mpsc::unbounded_channel::<Vec<u8>>();
-        let (gone, mut writer_gone) = tokio::sync::oneshot::channel::<()>();
+        let (gone, mut mux_gone) = tokio::sync::oneshot::channel::<()>();
+        let out = Out::new(writer, false);
         let mux = Arc::new(Mux {
-            tx,
+            out: out.clone(),
+            _gone: gone,
             pending: Mutex::new(HashMap::new()),
             next: AtomicU64::new(1),
             closed: AtomicBool::new(false),
             pid,
         });
-        tokio::spawn(async move {
-            while let Some(buf) = rx.recv().await {
-                if writer.write_all(&buf).await.is_err() {
-                    break;
-                }
-            }
-            let _ = writer.shutdown().await;
-            drop(writer);
-            let _ = gone.send(());
-        });
-        // The reader holds the mux weakly: when the last user drops it, the
-        // writer task ends (shutting its side down), and this task ends too,
-        // closing the connection whatever the transport (no connection
-        // outlives its session); the daemon sees its end.
+        // The reader holds the mux weakly: when the last user drops it,
+        // this task ends, shutting the writing side down and closing the
+        // connection whatever the transport (no connection outlives its
+        // session); the daemon sees its end.
         let reader = Arc::downgrade(&mux);
         tokio::spawn(async move {
             loop {
                 let line = tokio::select! {
                     line = lines.next_line() => line,
-                    _ = &mut writer_gone => break,
+                    _ = &mut mux_gone => {
+                        out.close().await;
+                        break;
+                    }
                 };
                 let Ok(Some(line)) = line else {
                     break;
@@ -386,7 +388,11 @@ impl Mux {
                 return Ok(Reply::new(id, call.root.clone(), CallResult::Error(error)));
             }
         };
-        if self.tx.send(line).is_err() {
+        if !self.out.send(line) {
+            self.pending
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .remove(&id);
             return Err(Lost("the connection to the daemon is closed".into()));
         }
         let mut guard = CancelOnDrop {
@@ -427,9 +433,8 @@ impl Drop for CancelOnDrop<'_> {
             .unwrap_or_else(|e| e.into_inner())
             .remove(&self.id);
         if !self.done {
-            let _ = self
-                .mux
-                .tx
+            self.mux
+                .out
                 .send(proto::encode(&ClientFrame::Cancel { id: self.id }));
         }
     }

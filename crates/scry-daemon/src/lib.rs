@@ -25,6 +25,7 @@ pub mod client;
 #[cfg(any(test, feature = "fuzzing"))]
 #[doc(hidden)]
 pub mod fuzzing;
+pub mod out;
 pub mod paths;
 pub mod platform;
 pub mod proto;

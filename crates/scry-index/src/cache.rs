@@ -27,8 +27,9 @@ use std::sync::Mutex;
 
 use crate::store::convert::{self, ConvertOptions, MAX_SOURCE_BYTES};
 use crate::store::read::Index;
-use crate::store::stamp::{Before, Stamp, content_hash, stamp, stat};
+use crate::store::stamp::{Before, content_hash, stat};
 use crate::store::{Doc, IndexError};
+use scry_base::disk::{Stamp, stamp};
 
 /// The directory of `root`'s index under `cache` (`root` canonical).
 pub fn dir_for(cache: &Path, root: &Path) -> PathBuf {

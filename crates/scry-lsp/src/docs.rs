@@ -27,6 +27,7 @@ use std::time::{Instant, SystemTime};
 use scry_text::LineIndex;
 use serde_json::Value;
 
+use scry_base::disk::Stamp;
 use scry_base::uri::path_to_uri;
 
 /// A notification the session must send, in order.
@@ -54,6 +55,9 @@ pub struct DiskFile {
     pub text: String,
     pub mtime: Option<SystemTime>,
     pub len: u64,
+    /// The file's stamp as it was read, and when the read began.
+    pub stamp: Stamp,
+    pub read_at: SystemTime,
 }
 
 #[derive(Debug)]
@@ -62,6 +66,10 @@ struct OpenDoc {
     version: i32,
     mtime: Option<SystemTime>,
     len: u64,
+    /// The stamp of the last read that found the disk equal to `index`,
+    /// and when that read began ([`DocStore::unchanged`]).
+    stamp: Stamp,
+    read_at: SystemTime,
     last_used: u64,
     index: Arc<LineIndex>,
     /// When `version` was sent to the server.
@@ -161,6 +169,21 @@ impl DocStore {
             .collect()
     }
 
+    /// The text the server has for `path` when the file's stamp is still
+    /// `now`, the one of the last read that found them equal, and that read
+    /// was settled ([`Stamp::settled`]): the disk holds that text, nothing
+    /// needs reading. Counts as a use.
+    pub fn unchanged(&mut self, path: &Path, now: &Stamp) -> Option<Arc<LineIndex>> {
+        self.clock += 1;
+        let clock = self.clock;
+        let d = self.docs.get_mut(path)?;
+        if d.stamp != *now || !d.stamp.settled(d.read_at) {
+            return None;
+        }
+        d.last_used = clock;
+        Some(d.index.clone())
+    }
+
     /// Bring `path` in line with `disk`. Returns the notifications to send
     /// and the text the server now has.
     pub fn sync(
@@ -176,6 +199,8 @@ impl DocStore {
             doc.last_used = now;
             doc.mtime = disk.mtime;
             doc.len = disk.len;
+            doc.stamp = disk.stamp;
+            doc.read_at = disk.read_at;
             if doc.index.text() != disk.text {
                 doc.version += 1;
                 doc.index = Arc::new(LineIndex::new(disk.text.clone()));
@@ -217,6 +242,8 @@ impl DocStore {
                 version: 1,
                 mtime: disk.mtime,
                 len: disk.len,
+                stamp: disk.stamp,
+                read_at: disk.read_at,
                 last_used: now,
                 index: index.clone(),
                 since: Instant::now(),
@@ -323,7 +350,43 @@ mod tests {
             text: t.to_string(),
             mtime: None,
             len: t.len() as u64,
+            stamp: Stamp::default(),
+            read_at: SystemTime::now(),
         }
+    }
+
+    #[test]
+    fn unchanged_only_under_the_same_settled_stamp() {
+        let mut s = DocStore::new(10);
+        let p = Path::new("/w/a.rs");
+        let now = SystemTime::now();
+        let secs =
+            |t: SystemTime| t.duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64;
+        let old = Stamp {
+            size: 9,
+            mtime_ns: secs(now - Duration::from_secs(60)),
+            ctime_ns: 1,
+            ino: 7,
+        };
+        let fresh = Stamp {
+            mtime_ns: secs(now),
+            ..old
+        };
+        assert!(s.unchanged(p, &old).is_none(), "not open");
+        let mut d = disk("fn a() {}");
+        d.stamp = fresh;
+        s.sync(p, d, "rust");
+        assert!(
+            s.unchanged(p, &fresh).is_none(),
+            "read within the settle time"
+        );
+        let mut d = disk("fn a() {}");
+        d.stamp = old;
+        let (_, index) = s.sync(p, d, "rust");
+        let same = s.unchanged(p, &old).expect("settled and the same stamp");
+        assert!(Arc::ptr_eq(&same, &index));
+        let moved = Stamp { ctime_ns: 2, ..old };
+        assert!(s.unchanged(p, &moved).is_none(), "another stamp");
     }
 
     #[test]

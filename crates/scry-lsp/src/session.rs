@@ -158,6 +158,9 @@ struct Inner {
     server_info: Option<Value>,
     encoding: Encoding,
     docs: tokio::sync::Mutex<DocStore>,
+    /// Texts of files the server does not have open (source lines of
+    /// answers), kept while unchanged.
+    texts: crate::disk_async::Texts,
     token_seq: AtomicU64,
     started: Instant,
     /// Moved by every notification but `didOpen` (see the module header).
@@ -244,6 +247,7 @@ pub fn client_capabilities() -> Value {
 /// What the disk holds for `path`, through the one safe reader
 /// ([`crate::disk_async`]: regular files only, bounded, off the runtime's workers).
 async fn read_disk(path: &Path, limit: u64) -> Result<DiskFile, SessionError> {
+    let read_at = std::time::SystemTime::now();
     let (bytes, meta) = crate::disk_async::read_within(path, limit, None).await?;
     if bytes[..bytes.len().min(8192)].contains(&0) {
         return Err(SessionError::NotText(path.to_path_buf()));
@@ -254,6 +258,8 @@ async fn read_disk(path: &Path, limit: u64) -> Result<DiskFile, SessionError> {
         text,
         mtime: meta.modified().ok(),
         len,
+        stamp: scry_base::disk::Stamp::of(path, &meta),
+        read_at,
     })
 }
 
@@ -358,6 +364,7 @@ impl Session {
         Ok(Session {
             inner: Arc::new(Inner {
                 docs: tokio::sync::Mutex::new(DocStore::new(config.max_open_documents)),
+                texts: Default::default(),
                 config,
                 conn,
                 child: guard,
@@ -632,12 +639,22 @@ impl Session {
     }
 
     /// Make the server's copy of `path` equal the disk (open it on first
-    /// use). Returns the text the server now has.
+    /// use). Returns the text the server now has. A document whose file
+    /// still has the stamp of the last read that found them equal, that
+    /// read settled, is not read again (a `stat`: no read, no task hop).
     pub async fn sync_file(
         &self,
         path: &Path,
         language_id: &str,
     ) -> Result<Arc<LineIndex>, SessionError> {
+        if let Ok(meta) = std::fs::metadata(path)
+            && meta.is_file()
+        {
+            let now = scry_base::disk::Stamp::of(path, &meta);
+            if let Some(index) = self.inner.docs.lock().await.unchanged(path, &now) {
+                return Ok(index);
+            }
+        }
         let disk = read_disk(path, self.inner.config.max_file_bytes).await;
         let mut docs = self.inner.docs.lock().await;
         let disk = match disk {
@@ -686,6 +703,19 @@ impl Session {
     /// The text the server has for an open document.
     pub async fn document(&self, path: &Path) -> Option<Arc<LineIndex>> {
         self.inner.docs.lock().await.index(path)
+    }
+
+    /// The text of `path` as the server has it when open, else as the disk
+    /// holds it (kept while unchanged: [`crate::disk_async::Texts`]);
+    /// `None`: not a readable text file.
+    pub async fn text(&self, path: &Path) -> Option<Arc<LineIndex>> {
+        if let Some(index) = self.document(path).await {
+            return Some(index);
+        }
+        self.inner
+            .texts
+            .get(path, self.inner.config.max_file_bytes)
+            .await
     }
 
     /// The version the server has of `path` (open documents only) and when

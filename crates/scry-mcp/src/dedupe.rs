@@ -13,10 +13,12 @@
 //! `server.rs`), which knows what the call was.
 //!
 //! Reading is [`crate::wire::LineReader`] (bounded lines; malformed and
-//! oversized ones answered with JSON-RPC errors, which go out here); writing
-//! is one task that owns the writer, fed through a channel, so that one
-//! answer can go out several times (rmcp's `Transport::send` borrows the
-//! transport for each send).
+//! oversized ones answered with JSON-RPC errors, which go out here);
+//! writing is `scry_daemon::out::Out`: each message written whole by the
+//! task that sends it (rmcp's loop), at once, and flushed, with no writer
+//! task in between unless the output is full or writes later (tokio's
+//! stdout on a terminal or file), so that one answer can go out several
+//! times and a sender is never cancelled halfway.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -25,8 +27,8 @@ use rmcp::RoleServer;
 use rmcp::model::{ClientNotification, ClientRequest, JsonRpcMessage, RequestId};
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
-use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
-use tokio::sync::mpsc;
+use scry_daemon::out::Out;
+use tokio::io::{AsyncRead, AsyncWrite};
 
 use crate::wire::{Incoming, LineReader, MAX_MESSAGE_BYTES};
 
@@ -36,17 +38,15 @@ struct InFlight {
     ids: HashMap<RequestId, usize>,
 }
 
-/// Bytes for the writer task. Unbounded: what goes out is bounded by the
-/// calls in flight and the caps on answers.
-type Out = mpsc::UnboundedSender<Vec<u8>>;
-
 /// Newline-delimited JSON-RPC over a reader and a writer, collapsing
 /// duplicate in-flight `tools/call` ids (see the module documentation).
 pub struct Dedupe<R: AsyncRead, W> {
     read: LineReader<R>,
+    /// What goes out (bounded by the calls in flight and the caps on
+    /// answers); `None` once closed.
     out: Option<Out>,
-    writer: Option<tokio::task::JoinHandle<W>>,
     state: Arc<Mutex<InFlight>>,
+    _writer: std::marker::PhantomData<fn(W)>,
 }
 
 impl<R, W> Dedupe<R, W>
@@ -59,25 +59,12 @@ where
     }
 
     /// [`Dedupe::new`] with another limit on one message's size in bytes.
-    pub fn with_max_message(reader: R, mut writer: W, max: usize) -> Dedupe<R, W> {
-        let (tx, mut rx) = mpsc::unbounded_channel::<Vec<u8>>();
-        let task = tokio::spawn(async move {
-            while let Some(bytes) = rx.recv().await {
-                let ok = writer.write_all(&bytes).await.is_ok();
-                // Flush when nothing else is queued.
-                if !ok || (rx.is_empty() && writer.flush().await.is_err()) {
-                    tracing::debug!("MCP client output closed");
-                    break;
-                }
-            }
-            let _ = writer.flush().await;
-            writer
-        });
+    pub fn with_max_message(reader: R, writer: W, max: usize) -> Dedupe<R, W> {
         Dedupe {
             read: LineReader::new(reader, max),
-            out: Some(tx),
-            writer: Some(task),
+            out: Some(Out::new(Box::new(writer), true)),
             state: Arc::default(),
+            _writer: std::marker::PhantomData,
         }
     }
 }
@@ -116,9 +103,15 @@ where
             (Some(_), Err(e)) => Err(std::io::Error::other(e)),
             (Some(out), Ok(mut line)) => {
                 line.push(b'\n');
-                (0..=extra)
-                    .try_for_each(|_| out.send(line.clone()))
-                    .map_err(|_| closed())
+                for _ in 0..extra {
+                    out.send(line.clone());
+                }
+                if out.send(line) {
+                    Ok(())
+                } else {
+                    tracing::debug!("MCP client output closed");
+                    Err(closed())
+                }
             }
         };
         std::future::ready(result)
@@ -133,7 +126,7 @@ where
                     if let Some(out) = &self.out {
                         let mut line = v.to_string().into_bytes();
                         line.push(b'\n');
-                        let _ = out.send(line);
+                        out.send(line);
                     }
                     continue;
                 }
@@ -168,12 +161,9 @@ where
     }
 
     async fn close(&mut self) -> Result<(), Self::Error> {
-        // Let the writer drain what is queued, then shut the output down.
-        self.out = None;
-        if let Some(task) = self.writer.take()
-            && let Ok(mut w) = task.await
-        {
-            let _ = w.shutdown().await;
+        // What is owed goes out, then the output is shut down.
+        if let Some(out) = self.out.take() {
+            out.close().await;
         }
         Ok(())
     }

@@ -105,7 +105,7 @@ pub async fn serve_stdio_with(
     choice: Choice,
 ) -> Result<(), ServeError> {
     let server = session(root, opts, choice)?;
-    let (stdin, stdout) = rmcp::transport::stdio();
+    let (stdin, stdout) = platform::stdio::stdio();
     serve(server, stdin, stdout).await
 }
 

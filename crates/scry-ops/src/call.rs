@@ -75,6 +75,8 @@ pub(crate) struct Ctx {
     pub(crate) question: Question,
     /// The question's own path, resolved once for the whole call.
     pub(crate) asked: AskedPath,
+    /// The engine's kept occurrence scans.
+    pub(crate) scans: Arc<crate::resolve::Scans>,
 }
 
 /// The question's own path, resolved (confined and checked, as
@@ -181,6 +183,7 @@ impl Ctx {
         budget: Duration,
         question: Question,
         asked: AskedPath,
+        scans: Arc<crate::resolve::Scans>,
     ) -> Ctx {
         Ctx {
             ws,
@@ -189,6 +192,7 @@ impl Ctx {
             budget,
             question,
             asked,
+            scans,
         }
     }
 
@@ -347,11 +351,13 @@ impl Ctx {
         session: &Session,
         path: &Path,
         index: &Arc<LineIndex>,
-    ) -> Result<Arc<Vec<crate::resolve::Declared>>, AskError> {
+    ) -> Result<Arc<crate::resolve::Declarations>, AskError> {
         let derive = |v: Value| {
-            convert::document_symbols(session, v, index)
-                .map(|(_, flat)| flat)
-                .unwrap_or_default()
+            crate::resolve::Declarations::new(
+                convert::document_symbols(session, v, index)
+                    .map(|(_, flat)| flat)
+                    .unwrap_or_default(),
+            )
         };
         let asked = session.document_symbols_as(path, index, derive);
         match tokio::time::timeout_at(self.deadline, asked).await {

@@ -19,8 +19,8 @@ use crate::resolve::{Declared, find_name_from};
 use scry_model::error::OpError;
 use scry_model::{CallEdge, CallItem, Loc, SymbolItem, SymbolNode};
 
-/// Texts of files, as the server has them when open, else from disk; read
-/// at most once per answer.
+/// Texts of files, as the server has them when open, else from disk (the
+/// session keeps those while unchanged); read at most once per answer.
 pub struct Files {
     session: Option<Session>,
     cache: HashMap<PathBuf, Option<Arc<LineIndex>>>,
@@ -42,23 +42,21 @@ impl Files {
         if let Some(v) = self.cache.get(path) {
             return v.clone();
         }
-        let mut found = None;
-        if let Some(s) = &self.session {
-            found = s.document(path).await;
-        }
-        if found.is_none() {
-            // Through the one safe reader (regular files under the size
-            // limit only), off the runtime's workers.
-            let limit = self.session.as_ref().map_or(
+        // Through the one safe reader (regular files under the size limit
+        // only), off the runtime's workers: the session's text (open, or
+        // kept while unchanged), else read.
+        let found = match &self.session {
+            Some(s) => s.text(path).await,
+            None => scry_lsp::disk_async::read_within(
+                path,
                 scry_base::disk::DEFAULT_MAX_FILE_BYTES,
-                Session::max_file_bytes,
-            );
-            found = scry_lsp::disk_async::read_within(path, limit, None)
-                .await
-                .ok()
-                .and_then(|(b, _)| String::from_utf8(b).ok())
-                .map(|t| Arc::new(LineIndex::new(t)));
-        }
+                None,
+            )
+            .await
+            .ok()
+            .and_then(|(b, _)| String::from_utf8(b).ok())
+            .map(|t| Arc::new(LineIndex::new(t))),
+        };
         self.cache.insert(path.to_path_buf(), found.clone());
         found
     }

@@ -1,5 +1,14 @@
 //! Finding the position a caller means when it names a symbol: pure text and
 //! symbol-tree logic, no server I/O (the engine feeds it document symbols).
+//!
+//! What is found from a document's text is kept with it, so a question
+//! asked again on an unchanged file finds its name in what is already
+//! known: [`Declarations`] (a document's declarations, indexed by name,
+//! built once per text with the converted symbols) and [`Scans`]
+//! (occurrence scans, kept by the text scanned and the question).
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex};
 
 use scry_lsp::{CharPos, LineIndex};
 use scry_model::name::SymbolName;
@@ -63,8 +72,15 @@ impl Declared {
 /// of a decorated one), and when qualified, the last qualifier among the
 /// tokens of the containers or of the decorated name.
 pub fn match_declarations<'a>(decls: &'a [Declared], want: &SymbolName) -> Vec<&'a Declared> {
-    let mut out: Vec<&Declared> = decls
-        .iter()
+    matching(decls.iter(), want)
+}
+
+/// [`match_declarations`] over `candidates` (in document order).
+fn matching<'a>(
+    candidates: impl Iterator<Item = &'a Declared>,
+    want: &SymbolName,
+) -> Vec<&'a Declared> {
+    let mut out: Vec<&Declared> = candidates
         .filter(|d| d.name == want.name || base_name(&d.name) == want.name)
         .filter(|d| match want.qualifiers.last() {
             None => true,
@@ -79,6 +95,45 @@ pub fn match_declarations<'a>(decls: &'a [Declared], want: &SymbolName) -> Vec<&
         .collect();
     out.sort_by_key(|d| d.pos);
     out
+}
+
+/// A document's declarations, flattened, with an index by name (each
+/// one's name and bare name): built once per document text, so matching a
+/// name looks at the declarations of that name only.
+#[derive(Debug, Default)]
+pub struct Declarations {
+    list: Vec<Declared>,
+    by_name: HashMap<String, Vec<usize>>,
+}
+
+impl Declarations {
+    pub fn new(list: Vec<Declared>) -> Declarations {
+        let mut by_name: HashMap<String, Vec<usize>> = HashMap::new();
+        for (i, d) in list.iter().enumerate() {
+            by_name.entry(d.name.clone()).or_default().push(i);
+            let base = base_name(&d.name);
+            if base != d.name {
+                by_name.entry(base.to_string()).or_default().push(i);
+            }
+        }
+        Declarations { list, by_name }
+    }
+
+    pub fn list(&self) -> &[Declared] {
+        &self.list
+    }
+
+    /// [`match_declarations`], from the index: the same declarations in
+    /// the same order.
+    pub fn matching(&self, want: &SymbolName) -> Vec<&Declared> {
+        let Some(found) = self.by_name.get(&want.name) else {
+            return Vec::new();
+        };
+        let mut at = found.clone();
+        at.sort_unstable();
+        at.dedup();
+        matching(at.into_iter().map(|i| &self.list[i]), want)
+    }
 }
 
 /// Where a textual match of the name sits.
@@ -205,6 +260,82 @@ pub struct NameMatches {
     pub total: usize,
     /// The scan stopped at the deadline: `list` covers the lines before it.
     pub timed_out: bool,
+}
+
+/// How many occurrence scans [`Scans`] keeps.
+const SCANS_KEPT: usize = 32;
+
+/// One kept scan: the text it scanned (held, so it is never another's),
+/// the question, and what it found.
+struct Scan {
+    text: Arc<LineIndex>,
+    want: SymbolName,
+    line_hint: Option<u32>,
+    quote_single: bool,
+    cap: usize,
+    found: Arc<NameMatches>,
+}
+
+/// Occurrence scans kept by the text they scanned (a session keeps one
+/// `LineIndex` per document version: the same while the file is unchanged)
+/// and the question (name, line, quoting, cap): a question asked again on
+/// an unchanged file scans nothing. The [`SCANS_KEPT`] most recent; a scan
+/// cut by its deadline is never kept.
+#[derive(Default)]
+pub struct Scans {
+    kept: Mutex<VecDeque<Scan>>,
+}
+
+impl Scans {
+    /// [`occurrences`], kept.
+    pub fn occurrences(
+        &self,
+        index: &Arc<LineIndex>,
+        want: &SymbolName,
+        line_hint: Option<u32>,
+        quote_single: bool,
+        cap: usize,
+        deadline: Option<std::time::Instant>,
+    ) -> Arc<NameMatches> {
+        let same = |s: &Scan| {
+            Arc::ptr_eq(&s.text, index)
+                && s.want == *want
+                && s.line_hint == line_hint
+                && s.quote_single == quote_single
+                && s.cap == cap
+        };
+        {
+            let mut kept = self.kept.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(i) = kept.iter().position(same)
+                && let Some(s) = kept.remove(i)
+            {
+                let found = s.found.clone();
+                kept.push_front(s);
+                return found;
+            }
+        }
+        let found = Arc::new(occurrences(
+            index,
+            want,
+            line_hint,
+            quote_single,
+            cap,
+            deadline,
+        ));
+        if !found.timed_out {
+            let mut kept = self.kept.lock().unwrap_or_else(|e| e.into_inner());
+            kept.push_front(Scan {
+                text: index.clone(),
+                want: want.clone(),
+                line_hint,
+                quote_single,
+                cap,
+                found: found.clone(),
+            });
+            kept.truncate(SCANS_KEPT);
+        }
+        found
+    }
 }
 
 /// Whole-word occurrences of `name` in the text, in the order they should be
@@ -375,6 +506,41 @@ mod tests {
             1
         );
         assert!(match_declarations(&decls, &SymbolName::parse("Nope::restock")).is_empty());
+        // The index finds the same, in the same order.
+        let indexed = Declarations::new(decls.clone());
+        for name in [
+            "Warehouse::restock",
+            "restock",
+            "Inventory.Grow",
+            "Grow",
+            "Nope::restock",
+            "(*Inventory).Grow",
+        ] {
+            let want = SymbolName::parse(name);
+            assert_eq!(
+                indexed.matching(&want),
+                match_declarations(&decls, &want),
+                "{name}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_scan_is_kept_for_the_same_text_and_question_only() {
+        let text = Arc::new(LineIndex::new("let total = 1;\nprint(total)\n"));
+        let scans = Scans::default();
+        let want = SymbolName::parse("total");
+        let a = scans.occurrences(&text, &want, None, true, 8, None);
+        let b = scans.occurrences(&text, &want, None, true, 8, None);
+        assert!(Arc::ptr_eq(&a, &b), "kept");
+        assert_eq!(a.total, 2);
+        let c = scans.occurrences(&text, &want, Some(1), true, 8, None);
+        assert!(!Arc::ptr_eq(&a, &c), "another line hint");
+        // The same words in another text (another version) are scanned.
+        let other = Arc::new(LineIndex::new("let total = 1;\nprint(total)\n"));
+        let d = scans.occurrences(&other, &want, None, true, 8, None);
+        assert!(!Arc::ptr_eq(&a, &d));
+        assert_eq!(d.total, 2);
     }
 
     #[test]

@@ -54,11 +54,40 @@ struct Lists {
     servers: Vec<String>,
 }
 
-fn lists() -> &'static Lists {
-    static LISTS: OnceLock<Lists> = OnceLock::new();
-    LISTS.get_or_init(|| {
-        serde_json::from_str(include_str!("env.json"))
-            .expect("env.json is valid (checked by a unit test)")
+/// The lists as a table: each listed name's group (`None`: listed as not
+/// captured), and the prefixes of the config group. Looked up for every
+/// variable of every call (capture, hashes), so one hash lookup each.
+struct Groups {
+    named: std::collections::HashMap<String, Option<Group>>,
+    config_prefixes: Vec<String>,
+}
+
+fn groups() -> &'static Groups {
+    static GROUPS: OnceLock<Groups> = OnceLock::new();
+    GROUPS.get_or_init(|| {
+        let l: Lists = serde_json::from_str(include_str!("env.json"))
+            .expect("env.json is valid (checked by a unit test)");
+        let mut named = std::collections::HashMap::new();
+        // Lowest precedence first: a name in two lists keeps the group
+        // `group_of` gave it when it read the lists in order.
+        for (names, g) in [
+            (&l.servers, Some(Group::Server)),
+            (&l.search, Some(Group::Search)),
+            (&l.config, Some(Group::Config)),
+            (&l.not_captured, None),
+        ] {
+            for n in names {
+                named.insert(crate::platform::env::name(n).into_owned(), g);
+            }
+        }
+        Groups {
+            named,
+            config_prefixes: l
+                .config_prefixes
+                .iter()
+                .map(|p| crate::platform::env::name(p).into_owned())
+                .collect(),
+        }
     })
 }
 
@@ -78,22 +107,21 @@ pub enum Group {
 pub fn group_of(name: &str) -> Option<Group> {
     let name = crate::platform::env::name(name);
     let name = name.as_ref();
-    let l = lists();
-    if l.not_captured.iter().any(|n| n == name) {
-        return None;
-    }
-    if l.config.iter().any(|n| n == name)
-        || l.config_prefixes
+    let g = groups();
+    match g.named.get(name) {
+        // Not captured wins; then config (a listed name or a prefix),
+        // search, servers.
+        Some(None) => None,
+        Some(Some(Group::Config)) => Some(Group::Config),
+        _ if g
+            .config_prefixes
             .iter()
-            .any(|p| name.starts_with(p.as_str()))
-    {
-        Some(Group::Config)
-    } else if l.search.iter().any(|n| n == name) {
-        Some(Group::Search)
-    } else if l.servers.iter().any(|n| n == name) {
-        Some(Group::Server)
-    } else {
-        None
+            .any(|p| name.starts_with(p.as_str())) =>
+        {
+            Some(Group::Config)
+        }
+        Some(group) => *group,
+        None => None,
     }
 }
 

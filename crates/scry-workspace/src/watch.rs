@@ -11,25 +11,23 @@
 //! them reported as created.
 //!
 //! Determinism: events are queued by the kernel when the write happens, but
-//! delivered by notify's thread. [`FileWatcher::drain`] therefore first
-//! creates a marker file in a private directory watched by the same watcher
-//! and waits (at most [`BARRIER_WAIT`]) until that marker's event arrives:
-//! with inotify, one queue, in order, so every change written before the
-//! drain began has been delivered by then. Where the backend does not
-//! order events (or the marker cannot be written) the wait is bounded and
-//! the drain takes what has arrived. The wait is skipped when no running
-//! server registered file watchers (`barrier: false`): then nothing drained
-//! reaches a server, so waiting for it would only add latency.
+//! handed over by a watcher's thread. [`FileWatcher::drain`] therefore
+//! first settles the watcher (`crate::platform::watch`: on Linux it reads
+//! the kernel's queue itself, waiting for no thread; elsewhere a marker
+//! file's event is waited for, at most [`BARRIER_WAIT`]), so every change
+//! written before the drain began has been delivered by then. The settle
+//! is skipped when no running server registered file watchers (`barrier:
+//! false`): then nothing drained reaches a server, so waiting for it would
+//! only add latency. On Linux a file read (by scry or a server) wakes
+//! nothing: only changes of content and names are watched.
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use globset::{GlobBuilder, GlobMatcher};
-use notify::event::{ModifyKind, RenameMode};
-use notify::{Event, EventKind, RecursiveMode, Watcher};
 use scry_base::uri::{path_to_uri, uri_to_path};
 use scry_lsp::Session;
 use serde_json::{Value, json};
@@ -39,7 +37,8 @@ use scry_base::walk::{Walker, in_skipped_dir};
 /// At most this many directories are watched per workspace.
 pub const MAX_DIRS: usize = 10_000;
 
-/// How long a drain waits for its marker to come back.
+/// How long a drain waits for its marker to come back (where the watcher
+/// settles by a marker file: `crate::platform::watch`).
 pub const BARRIER_WAIT: Duration = Duration::from_millis(100);
 
 /// LSP `FileChangeType`.
@@ -80,41 +79,13 @@ impl Pending {
     }
 }
 
-struct Shared {
-    pending: Mutex<Pending>,
-    marker_dir: PathBuf,
-    /// Highest marker number seen by the event thread.
-    seen: AtomicU64,
-    seen_tx: tokio::sync::watch::Sender<u64>,
-    failed: AtomicBool,
-}
-
 /// The watcher of one workspace root.
 pub struct FileWatcher {
     root: PathBuf,
-    shared: Arc<Shared>,
-    watcher: Mutex<notify::RecommendedWatcher>,
+    pending: Arc<Mutex<Pending>>,
+    backend: crate::platform::watch::Backend,
     dirs: Mutex<HashSet<PathBuf>>,
-    next_marker: AtomicU64,
     warned_full: AtomicBool,
-    marker_ok: bool,
-}
-
-fn event_kinds(kind: &EventKind, n_paths: usize) -> Vec<u8> {
-    match kind {
-        EventKind::Create(_) => vec![CREATED; n_paths],
-        EventKind::Remove(_) => vec![DELETED; n_paths],
-        EventKind::Modify(ModifyKind::Name(RenameMode::From)) => vec![DELETED; n_paths],
-        EventKind::Modify(ModifyKind::Name(RenameMode::To)) => vec![CREATED; n_paths],
-        EventKind::Modify(ModifyKind::Name(RenameMode::Both)) => {
-            let mut v = vec![DELETED];
-            v.resize(n_paths, CREATED);
-            v
-        }
-        EventKind::Modify(ModifyKind::Name(_)) => vec![CHANGED; n_paths],
-        EventKind::Modify(ModifyKind::Metadata(_)) | EventKind::Access(_) => vec![],
-        EventKind::Modify(_) | EventKind::Any | EventKind::Other => vec![CHANGED; n_paths],
-    }
 }
 
 impl FileWatcher {
@@ -122,31 +93,18 @@ impl FileWatcher {
     /// created at all (logged); a partial failure (the kernel's limit on
     /// watches) is logged once and the rest keeps working.
     pub fn start(root: &Path) -> Option<FileWatcher> {
-        static COUNTER: AtomicU64 = AtomicU64::new(0);
-        let marker_dir = std::env::temp_dir().join(format!(
-            "scry-watch-{}-{}",
-            std::process::id(),
-            COUNTER.fetch_add(1, Ordering::Relaxed)
-        ));
-        let shared = Arc::new(Shared {
-            pending: Mutex::new(Pending::default()),
-            marker_dir: marker_dir.clone(),
-            seen: AtomicU64::new(0),
-            seen_tx: tokio::sync::watch::Sender::new(0),
-            failed: AtomicBool::new(false),
-        });
-        let root_c = root.to_path_buf();
-        let sh = shared.clone();
-        let watcher = notify::recommended_watcher(move |res: notify::Result<Event>| match res {
-            Ok(ev) => on_event(&sh, &root_c, ev),
-            Err(e) => {
-                if !sh.failed.swap(true, Ordering::Relaxed) {
-                    tracing::warn!("file watching: {e}; changes made outside scry may be missed");
+        let pending: Arc<Mutex<Pending>> = Arc::default();
+        let (p, root_c) = (pending.clone(), root.to_path_buf());
+        let sink: crate::platform::watch::Sink = Arc::new(move |batch: Vec<(PathBuf, u8)>| {
+            let mut p = p.lock().unwrap_or_else(|e| e.into_inner());
+            for (path, kind) in batch {
+                if path.starts_with(&root_c) && path != root_c && !in_skipped_dir(&root_c, &path) {
+                    p.push(path, kind);
                 }
             }
         });
-        let watcher = match watcher {
-            Ok(w) => w,
+        let backend = match crate::platform::watch::Backend::start(sink) {
+            Ok(b) => b,
             Err(e) => {
                 tracing::warn!(
                     "cannot watch {}: {e}; changes made outside scry to files no server has open will not be reported",
@@ -155,22 +113,13 @@ impl FileWatcher {
                 return None;
             }
         };
-        let mut fw = FileWatcher {
+        let fw = FileWatcher {
             root: root.to_path_buf(),
-            shared,
-            watcher: Mutex::new(watcher),
+            pending,
+            backend,
             dirs: Mutex::new(HashSet::new()),
-            next_marker: AtomicU64::new(0),
             warned_full: AtomicBool::new(false),
-            marker_ok: false,
         };
-        fw.marker_ok = std::fs::create_dir_all(&marker_dir).is_ok()
-            && fw
-                .watcher
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .watch(&marker_dir, RecursiveMode::NonRecursive)
-                .is_ok();
         fw.watch_tree(root, false);
         Some(fw)
     }
@@ -195,11 +144,7 @@ impl FileWatcher {
             }
         }
         if report && !found.is_empty() {
-            let mut p = self
-                .shared
-                .pending
-                .lock()
-                .unwrap_or_else(|e| e.into_inner());
+            let mut p = self.pending.lock().unwrap_or_else(|e| e.into_inner());
             for f in found {
                 p.push(f, CREATED);
             }
@@ -222,12 +167,7 @@ impl FileWatcher {
             }
             return false;
         }
-        let r = self
-            .watcher
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .watch(dir, RecursiveMode::NonRecursive);
-        match r {
+        match self.backend.watch(dir) {
             Ok(()) => {
                 dirs.insert(dir.to_path_buf());
                 true
@@ -251,17 +191,10 @@ impl FileWatcher {
     /// documentation for how "since" is made deterministic); without, what
     /// has arrived so far.
     pub async fn drain(&self, barrier: bool) -> Vec<(PathBuf, u8)> {
-        if barrier && self.marker_ok {
-            let n = self.next_marker.fetch_add(1, Ordering::Relaxed) + 1;
-            let marker = self.shared.marker_dir.join(n.to_string());
-            if std::fs::write(&marker, b"").is_ok() {
-                let mut rx = self.shared.seen_tx.subscribe();
-                let _ = tokio::time::timeout(BARRIER_WAIT, rx.wait_for(|s| *s >= n)).await;
-                let _ = std::fs::remove_file(&marker);
-            }
+        if barrier {
+            self.backend.settle().await;
         }
         let changes = self
-            .shared
             .pending
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -283,7 +216,6 @@ impl FileWatcher {
             return changes;
         }
         let more = self
-            .shared
             .pending
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -313,41 +245,6 @@ impl FileWatcher {
         let (gi, _) = ignore::gitignore::Gitignore::new(self.root.join(".gitignore"));
         gi.matched_path_or_any_parents(dir.strip_prefix(&self.root).unwrap_or(dir), true)
             .is_ignore()
-    }
-}
-
-impl Drop for FileWatcher {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.shared.marker_dir);
-    }
-}
-
-fn on_event(sh: &Shared, root: &Path, ev: Event) {
-    if ev.paths.iter().any(|p| p.starts_with(&sh.marker_dir)) {
-        if let EventKind::Create(_) = ev.kind {
-            for p in &ev.paths {
-                if let Some(n) = p
-                    .file_name()
-                    .and_then(|n| n.to_str())
-                    .and_then(|n| n.parse::<u64>().ok())
-                {
-                    sh.seen.fetch_max(n, Ordering::Relaxed);
-                }
-            }
-            let seen = sh.seen.load(Ordering::Relaxed);
-            sh.seen_tx.send_replace(seen);
-        }
-        return;
-    }
-    let kinds = event_kinds(&ev.kind, ev.paths.len());
-    if kinds.is_empty() {
-        return;
-    }
-    let mut p = sh.pending.lock().unwrap_or_else(|e| e.into_inner());
-    for (path, kind) in ev.paths.into_iter().zip(kinds) {
-        if path.starts_with(root) && path != root && !in_skipped_dir(root, &path) {
-            p.push(path, kind);
-        }
     }
 }
 
@@ -551,5 +448,20 @@ mod tests {
         let got = w.drain(true).await;
         assert!(got.contains(&(root.join("pkg/c.py"), CREATED)), "{got:?}");
         assert!(got.contains(&(root.join("src/a.py"), DELETED)), "{got:?}");
+        // A rewrite, a rename and a read: the read is no change.
+        std::fs::write(root.join("pkg/c.py"), "z = 3\n").unwrap();
+        std::fs::rename(root.join("pkg/b.py"), root.join("pkg/d.py")).unwrap();
+        std::fs::read(root.join("pkg/c.py")).unwrap();
+        let got = w.drain(true).await;
+        assert!(got.contains(&(root.join("pkg/c.py"), CHANGED)), "{got:?}");
+        assert!(got.contains(&(root.join("pkg/b.py"), DELETED)), "{got:?}");
+        assert!(got.contains(&(root.join("pkg/d.py"), CREATED)), "{got:?}");
+        if cfg!(target_os = "linux") {
+            // inotify, read by scry: exactly these, in order, and a read
+            // is never an event.
+            assert_eq!(got.len(), 3, "{got:?}");
+            std::fs::read(root.join("pkg/d.py")).unwrap();
+            assert_eq!(w.drain(true).await, vec![], "reads change nothing");
+        }
     }
 }

@@ -33,9 +33,14 @@
 //! route's first full answer, its next 30 questions by name and by
 //! position are timed as the **first session** on a fresh daemon (what
 //! runs beside the first calls shows there, not the other routes' servers
-//! warming up). Then every route runs untimed warm-up iterations, and the timed
-//! requests are interleaved in rounds (the routes' order rotating) so that
-//! noise from the rest of the machine hits every route alike.
+//! warming up), and a fresh raw server's first 30 references the same way
+//! (what the server itself still does then). Then the bench waits until
+//! the servers are quiet ([`daemon::quiet`]), every route runs untimed
+//! warm-up iterations, and the timed requests are interleaved in rounds
+//! (the routes' order rotating) so that noise from the rest of the machine
+//! hits every route alike. The daemon route's two processes are also
+//! measured per call from `/proc` ([`daemon::Spent`]: CPU, waiting for a
+//! core, context switches).
 //!
 //! Per case it also prints where scry's added time goes, each part alone
 //! (medians of 200): the watched-files drain, a raw `documentSymbol`, the
@@ -45,7 +50,8 @@
 //!
 //! **Instruction counts** (`SCRY_BENCH_CALLGRIND=DIR`): the bench runs
 //! itself under Callgrind and, instead of timing, counts the instructions
-//! of 20 calls per route and question (the daemon run under Callgrind too),
+//! of 20 calls per route and question (`scry mcp` and its daemon run under
+//! Callgrind too, dumped from outside, an idle block taken off),
 //! printed per call: scry's own work, free of the machine's noise (see
 //! `latency/callgrind.rs`).
 //!
@@ -56,7 +62,7 @@
 //!   `SCRY_BENCH_BEFORE` (an older `scry` binary) — see `latency/hostile.rs`.
 //!
 //! Run: `cargo bench -p scry-lsp --bench latency`
-//! Environment: `SCRY_BENCH_ITERS` (default 50), `SCRY_BENCH_SERVERS`
+//! Environment: `SCRY_BENCH_ITERS` (default 30), `SCRY_BENCH_SERVERS`
 //! (comma list of cases, default `clangd,pyright,pyright-large`; add
 //! `pyright-click`, `rust-analyzer-clap`, `hostile`), `SCRY_BENCH_SCRY`
 //! (the `scry` the daemon route runs, default this build's),
@@ -655,6 +661,9 @@ struct Row {
     /// Per route (in [`ROUTES`] order): its timings.
     times: Vec<Stats>,
     results: String,
+    /// The daemon route's processes, per call: `scry mcp`'s and the
+    /// daemon's (see [`daemon::Spent`]).
+    spent: (daemon::Spent, daemon::Spent),
 }
 
 /// What one case measured.
@@ -663,6 +672,9 @@ struct CaseResult {
     /// The daemon route's first session: (op, median ms) by name and by
     /// position.
     first: Vec<(&'static str, Stats)>,
+    /// What the daemon route's two processes spent per call in the first
+    /// session (both questions): `scry mcp`'s, the daemon's.
+    first_spent: (daemon::Spent, daemon::Spent),
     /// Instructions per call (Callgrind): (op, route, instructions).
     counts: Vec<(&'static str, Route, f64)>,
 }
@@ -762,7 +774,7 @@ async fn bench_case(case: &Case, iters: usize, expected: &Value) -> Option<CaseR
             scry_call(engine, &ops[0].query, opts).await.0
         }),
     );
-    let (daemon_n, first) = {
+    let (daemon_n, mut first, first_spent) = {
         // (`warm_up`'s loop: the daemon route is asked mutably.)
         let deadline = Instant::now() + *warm_within;
         let mut counts = Vec::new();
@@ -775,9 +787,12 @@ async fn bench_case(case: &Case, iters: usize, expected: &Value) -> Option<CaseR
         }
         let n = counts.last().copied().unwrap_or(0);
         let mut first = Vec::new();
+        let mut first_spent = Default::default();
         if counting.is_none() {
             let mut by_name = Vec::new();
             let mut by_pos = Vec::new();
+            daemon.find_daemon();
+            let before = daemon.processes();
             for _ in 0..FIRST_SESSION {
                 let t = Instant::now();
                 daemon.ask(&ops[0].args).await;
@@ -788,15 +803,54 @@ async fn bench_case(case: &Case, iters: usize, expected: &Value) -> Option<CaseR
             }
             first.push((ops[0].name, stats(&by_name)));
             first.push((ops[1].name, stats(&by_pos)));
+            first_spent = per_call(before, daemon.processes(), 2 * FIRST_SESSION);
         }
-        (n, first)
+        (n, first, first_spent)
     };
+    // The raw server's own first session, for comparison: a fresh server on
+    // a fourth copy, warmed the same way, its next references at the
+    // position timed right after its first full answer (what a fresh
+    // server is still doing then shows on both sides).
+    if counting.is_none() {
+        let (_first_tmp, first_dir) = case.copy()?;
+        let fresh = Raw::start(def, &first_dir, &open).await;
+        let params = position_params(&first_dir, def_pos, true);
+        warm_up(*warm_within, *full_refs, || {
+            fresh.ask("textDocument/references", &params)
+        })
+        .await;
+        let mut times = Vec::new();
+        for _ in 0..FIRST_SESSION {
+            let t = Instant::now();
+            fresh.ask("textDocument/references", &params).await;
+            times.push(t.elapsed());
+        }
+        first.push(("raw: references", stats(&times)));
+        fresh.stop().await;
+    }
     println!(
         "{}: warm after {:.1} s (references: raw {raw_n}, engine {scry_n}, daemon {daemon_n}; full answer is {})",
         case.name,
         t0.elapsed().as_secs_f64(),
         full_refs.map_or("not known: the same count three times".into(), |n| n
             .to_string()),
+    );
+
+    // The servers finish what they do after their first answers (a
+    // rust-analyzer primes its caches for minutes) before anything else is
+    // measured: each route's server then answers as a warm one does.
+    let quiet_after = Instant::now();
+    let daemon_pid = routes.daemon.find_daemon();
+    let quiet = daemon::quiet(&[std::process::id(), daemon_pid], *warm_within).await;
+    println!(
+        "{}: servers quiet after {:.1} s more{}",
+        case.name,
+        quiet_after.elapsed().as_secs_f64(),
+        if quiet {
+            ""
+        } else {
+            " (not quiet: the wait ran out)"
+        }
     );
 
     // Untimed passes per op, also to report what each route answered.
@@ -834,6 +888,7 @@ async fn bench_case(case: &Case, iters: usize, expected: &Value) -> Option<CaseR
         return Some(CaseResult {
             rows: Vec::new(),
             first,
+            first_spent,
             counts,
         });
     }
@@ -842,10 +897,15 @@ async fn bench_case(case: &Case, iters: usize, expected: &Value) -> Option<CaseR
     // routes' order rotating every round).
     let per_round = iters.div_ceil(ROUNDS);
     let mut times: Vec<Vec<Vec<Duration>>> = vec![vec![Vec::new(); ROUTES.len()]; ops.len()];
+    // The daemon route's processes: (scry mcp, daemon, calls) per op.
+    let mut spent = vec![(daemon::Spent::default(), daemon::Spent::default(), 0); ops.len()];
+    routes.daemon.find_daemon();
     for round in 0..ROUNDS {
         for (i, o) in ops.iter().enumerate() {
             for k in 0..ROUTES.len() {
                 let r = (k + round) % ROUTES.len();
+                let before = routes.daemon.processes();
+                let mut calls = 0;
                 for _ in 0..per_round {
                     if times[i][r].len() >= iters {
                         break;
@@ -853,6 +913,13 @@ async fn bench_case(case: &Case, iters: usize, expected: &Value) -> Option<CaseR
                     let t = Instant::now();
                     std::hint::black_box(routes.ask(ROUTES[r], o).await);
                     times[i][r].push(t.elapsed());
+                    calls += 1;
+                }
+                if ROUTES[r] == Route::Daemon {
+                    let (m, d) = routes.daemon.processes();
+                    spent[i].0.add(m.since(before.0));
+                    spent[i].1.add(d.since(before.1));
+                    spent[i].2 += calls;
                 }
             }
         }
@@ -870,11 +937,35 @@ async fn bench_case(case: &Case, iters: usize, expected: &Value) -> Option<CaseR
                 op: o.name,
                 times: times[i].iter().map(|t| stats(t)).collect(),
                 results,
+                spent: per_call(
+                    Default::default(),
+                    (spent[i].0, spent[i].1),
+                    spent[i].2.max(1),
+                ),
             })
             .collect(),
         first,
+        first_spent,
         counts: Vec::new(),
     })
+}
+
+/// What the daemon route's processes spent per call between two samples
+/// (`scry mcp`, the daemon) over `calls` calls.
+fn per_call(
+    before: (daemon::Spent, daemon::Spent),
+    after: (daemon::Spent, daemon::Spent),
+    calls: usize,
+) -> (daemon::Spent, daemon::Spent) {
+    let each = |a: daemon::Spent, b: daemon::Spent| {
+        let d = a.since(b);
+        daemon::Spent {
+            cpu: d.cpu / calls as u32,
+            waiting: d.waiting / calls as u32,
+            switches: d.switches / calls as u64,
+        }
+    };
+    (each(after.0, before.0), each(after.1, before.1))
 }
 
 async fn stop(routes: Routes) {
@@ -907,16 +998,22 @@ async fn count_instructions(
                 r.name()
             ));
         }
-        routes.daemon.daemon_status();
+        // The daemon route's two processes, dumped from outside: before,
+        // after the calls, and after as long again without any (what runs
+        // beside the calls, taken off in the report).
+        routes.daemon.dump(o.name, "before");
+        let t = Instant::now();
         for _ in 0..COUNTED_CALLS {
             std::hint::black_box(routes.ask(Route::Daemon, o).await);
         }
-        routes.daemon.daemon_status();
-        routes.daemon.daemon_status();
+        let took = t.elapsed();
+        routes.daemon.dump(o.name, "calls");
+        tokio::time::sleep(took).await;
+        routes.daemon.dump(o.name, "idle");
         blocks.push(o.name);
     }
-    // The daemon's dumps are read once it exited (see `report_counts`);
-    // the in-process ones are written now.
+    // The in-process blocks' dumps; the daemon route's are read by
+    // `report_counts`.
     let mut out = Vec::new();
     for (desc, per_call) in callgrind::bench_per_call(dir) {
         let mut f = desc.split('|');
@@ -934,9 +1031,9 @@ async fn count_instructions(
         };
         out.push((o.name, *r, per_call));
     }
-    for (j, name) in blocks.into_iter().enumerate() {
-        // Placeholder for the daemon's count, filled in once it exited.
-        out.push((name, Route::Daemon, j as f64));
+    for name in blocks {
+        // The daemon route's row, its counts read from the dumps.
+        out.push((name, Route::Daemon, 0.0));
     }
     out
 }
@@ -1228,7 +1325,8 @@ fn main() {
     let iters: usize = std::env::var("SCRY_BENCH_ITERS")
         .ok()
         .and_then(|s| s.parse().ok())
-        .unwrap_or(50)
+        // The peers' shape: 30 questions.
+        .unwrap_or(30)
         .max(1);
     let wanted: Vec<String> = std::env::var("SCRY_BENCH_SERVERS")
         .unwrap_or_else(|_| DEFAULT_CASES.into())
@@ -1319,11 +1417,19 @@ fn main() {
     }
     println!();
     println!(
-        "first session on a fresh daemon ({FIRST_SESSION} calls each, right after its first full answer), median ms (min / max):"
+        "first session on a fresh daemon ({FIRST_SESSION} calls each, right after its first full answer; \
+         `raw: references`: a fresh raw server's, the same way), median ms (min / max):"
     );
     for (case, r) in &all {
         for (op, s) in &r.first {
-            let steady = r.rows.iter().find(|row| row.op == *op);
+            // The raw server's first session compares with its warm
+            // references at the position.
+            let like = if *op == "raw: references" {
+                "references, line+col"
+            } else {
+                op
+            };
+            let steady = r.rows.iter().find(|row| row.op == like);
             println!(
                 "  {case:<19} {op:<21} {:>8.3} ({:.3} / {:.3}); warm later: daemon {:.3}, raw {:.3}",
                 s.median,
@@ -1333,6 +1439,32 @@ fn main() {
                 steady.map_or(f64::NAN, |row| row.times[0].median),
             );
         }
+    }
+    println!();
+    println!(
+        "the daemon route's processes per call (/proc: on a CPU; runnable, waiting for a core; \
+         context switches), `scry mcp` | daemon:"
+    );
+    let spent = |(m, d): &(daemon::Spent, daemon::Spent)| {
+        let one = |s: &daemon::Spent| {
+            format!(
+                "cpu {:.3} ms, waiting {:.3} ms, {:>2} switches",
+                s.cpu.as_secs_f64() * 1e3,
+                s.waiting.as_secs_f64() * 1e3,
+                s.switches
+            )
+        };
+        format!("{} | {}", one(m), one(d))
+    };
+    for (case, r) in &all {
+        for row in &r.rows {
+            println!("  {case:<19} {:<21} {}", row.op, spent(&row.spent));
+        }
+        println!(
+            "  {case:<19} {:<21} {}",
+            "first session",
+            spent(&r.first_spent)
+        );
     }
     println!();
     println!("results per call (location counts):");
@@ -1359,11 +1491,11 @@ fn main() {
     );
 }
 
-/// The instruction counts' table (Callgrind), once every daemon exited.
+/// The instruction counts' table (Callgrind).
 fn report_counts(dir: &Path, all: &[(&'static str, CaseResult)]) {
     println!(
-        "{:<19} {:<21} {:>10} {:>10} {:>10} {:>10}   (instructions per call, thousands)",
-        "case", "operation", "raw", "engine", "mcp", "daemon"
+        "{:<19} {:<21} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}   (instructions per call, thousands)",
+        "case", "operation", "raw", "engine", "mcp", "scry mcp", "daemon", "idle mcp", "idle dmn"
     );
     for (case, r) in all {
         let mut ops: Vec<&'static str> = Vec::new();
@@ -1379,24 +1511,40 @@ fn report_counts(dir: &Path, all: &[(&'static str, CaseResult)]) {
                     .find(|(o, rt, _)| *o == op && *rt == route)
                     .map(|c| c.2)
             };
-            let daemon = get(Route::Daemon)
-                .and_then(|j| callgrind::daemon_per_call(dir, case, j as usize, COUNTED_CALLS));
+            // The daemon route's processes: the block's dump less the
+            // idle one (as long, no call), per call.
+            let process = |kind: &str| {
+                let prefix = format!("{kind}-{case}");
+                let at = |phase: &str| {
+                    callgrind::process_dump(dir, &prefix, &format!("{case}|{op}|{phase}"))
+                };
+                let (calls, idle) = (at("calls")?, at("idle")?);
+                let n = COUNTED_CALLS as f64;
+                Some((calls.saturating_sub(idle) as f64 / n, idle as f64 / n))
+            };
+            let (mcp, daemon) = (process("mcp"), process("daemon"));
             let k = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{:.0}", v / 1e3));
             println!(
-                "{:<19} {:<21} {:>10} {:>10} {:>10} {:>10}",
+                "{:<19} {:<21} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
                 case,
                 op,
                 k(get(Route::Raw)),
                 k(get(Route::Engine)),
                 k(get(Route::Mcp)),
-                k(daemon)
+                k(mcp.map(|m| m.0)),
+                k(daemon.map(|d| d.0)),
+                k(mcp.map(|m| m.1)),
+                k(daemon.map(|d| d.1)),
             );
         }
     }
     println!(
         "\nraw: the bench's own client (JSON encode/decode); engine: + Engine::run and render_text; \
-         mcp: + the MCP front end in process; daemon: the daemon process alone (socket, Local, engine), \
-         the `scry mcp` front end not counted. Callgrind output (callgrind_annotate): {}",
+         mcp: + the MCP front end in process; scry mcp, daemon: the daemon route's two processes \
+         (`scry mcp` over stdio, its daemon), each a block of {COUNTED_CALLS} calls less as long \
+         without a call, per call; idle: that idle block per call (timers, the daemon's reaping \
+         tick: what runs beside the calls, and longer under Valgrind). Callgrind output \
+         (callgrind_annotate): {}",
         dir.display()
     );
 }

@@ -92,7 +92,10 @@ pub fn main() -> ExitCode {
         }
     };
     crate::init_tracing();
-    let runtime = match crate::runtime(if cli.foreground { 4 } else { 1 }) {
+    // The daemon: a worker per core, at most 4 (more workers than cores
+    // only wake each other to steal a call's next step).
+    let workers = std::thread::available_parallelism().map_or(4, |n| n.get().min(4));
+    let runtime = match crate::runtime(if cli.foreground { workers } else { 1 }) {
         Ok(r) => r,
         Err(code) => return code,
     };

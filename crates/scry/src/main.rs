@@ -472,6 +472,18 @@ pub(crate) fn runtime(workers: usize) -> Result<tokio::runtime::Runtime, ExitCod
         })
 }
 
+/// A runtime on the calling thread alone (`scry mcp` relaying to the
+/// daemon).
+fn relay_runtime() -> Result<tokio::runtime::Runtime, ExitCode> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| {
+            eprintln!("scry: cannot start the async runtime: {e}");
+            ExitCode::from(1)
+        })
+}
+
 /// Logs go to stderr (never stdout: the MCP front end owns it), filtered by
 /// `SCRY_LOG` (default: warnings).
 pub(crate) fn init_tracing() {
@@ -556,10 +568,6 @@ fn mcp_main() -> ExitCode {
             root.display()
         ));
     }
-    let runtime = match runtime(2) {
-        Ok(r) => r,
-        Err(code) => return code,
-    };
     let opts = scry_mcp::Options {
         read_only: cli.read_only,
         ..Default::default()
@@ -582,7 +590,26 @@ fn mcp_main() -> ExitCode {
     // Through the daemon (stdio and HTTP alike) unless opted out; in this
     // process, saying why in `status`, when it cannot be used.
     let opted_out = cli.no_daemon || scry_daemon::paths::opted_out();
+    // On stdio through the daemon, `scry mcp` relays: a line in, a frame
+    // out and back. One thread runs it all (a second worker would only be
+    // woken to take a step of the same call). The engine in this process,
+    // or the HTTP endpoint's sessions, get two workers.
+    let relay = http.is_none() && !opted_out;
+    let runtime = match if relay { relay_runtime() } else { runtime(2) } {
+        Ok(r) => r,
+        Err(code) => return code,
+    };
     let route = runtime.block_on(Choice::make("mcp", opted_out));
+    let runtime = match route {
+        Choice::InProcess(_) if relay => {
+            runtime.shutdown_timeout(Duration::ZERO);
+            match crate::runtime(2) {
+                Ok(r) => r,
+                Err(code) => return code,
+            }
+        }
+        _ => runtime,
+    };
     let result = match http {
         Some(http) => runtime.block_on(scry_mcp::http::serve_http_with(
             &root,

@@ -4,8 +4,9 @@
 //! Invariants:
 //! - Every half second, servers idle longer than `limits.serverIdleMs`
 //!   are stopped and the least recently used beyond `limits.maxServers`
-//!   (all workspaces together) too; every `limits.memoryCheckMs` (2 s)
-//!   every server's process tree is sampled and the memory policy
+//!   (all workspaces together) too; every `limits.memoryCheckMs` (2 s;
+//!   while a call is in flight, at the first tick without one, within
+//!   twice that) every server's process tree is sampled and the memory policy
 //!   (`scry_workspace::memory`) applied across all workspaces: a server
 //!   over its cap is restarted while no call holds it, and over
 //!   `limits.memoryBudgetMiB` (all servers together) the least recently
@@ -292,7 +293,10 @@ impl State {
     /// `/proc` snapshot, then [`memory::decide`] over all of them with the
     /// smallest `limits.memoryBudgetMiB` (the budget is the daemon's, all
     /// workspaces together), and each workspace acts on its own servers
-    /// (each only while no call holds it) and tells its next answer.
+    /// (each only while no call holds it) and tells its next answer. While
+    /// a call is in flight the check waits for a tick with none (the
+    /// snapshot reads every process's `/proc` entry, on the cores the call
+    /// needs), but never longer than one more interval.
     fn check_memory(&self, entries: &[(PathBuf, Arc<WsEntry>)]) {
         let (mut every, mut budget) = (u64::MAX, u64::MAX);
         for (_, e) in entries {
@@ -300,12 +304,17 @@ impl State {
             every = every.min(limits.memory_check_ms);
             budget = budget.min(limits.memory_budget_mib);
         }
+        let every = Duration::from_millis(every);
+        let calls = entries
+            .iter()
+            .any(|(_, e)| e.calls.load(Ordering::SeqCst) > 0);
         {
             let mut last = self
                 .memory_checked
                 .lock()
                 .unwrap_or_else(|e| e.into_inner());
-            if entries.is_empty() || last.elapsed() < Duration::from_millis(every) {
+            let since = last.elapsed();
+            if entries.is_empty() || since < every || (calls && since < every.saturating_mul(2)) {
                 return;
             }
             *last = Instant::now();

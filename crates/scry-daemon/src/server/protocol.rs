@@ -1,7 +1,8 @@
 //! One connection to the daemon, from hello to close: the hello checked
 //! (protocol and scry version), then newline-delimited [`crate::proto`]
 //! frames read and dispatched (a call, its cancellation, status, stop),
-//! each answer written back through one writer task.
+//! each answer written back by the call's own task ([`crate::out::Out`]:
+//! whole frames, no writer task in between).
 //!
 //! Invariants:
 //! - A client that does not say hello first (within 10 s), or says it with
@@ -10,10 +11,13 @@
 //!   hello ends the connection.
 //! - A call lives in a task of its connection: a `Cancel` frame or a closed
 //!   connection drops it, which drops the engine's future, which sends
-//!   `$/cancelRequest` upstream; the daemon carries on. A panic inside a
-//!   call (a bug) is caught on the call's task
-//!   ([`scry_ops::isolate::isolated`]) and answered `INTERNAL` for that
-//!   call alone.
+//!   `$/cancelRequest` upstream; the daemon carries on. A call answered is
+//!   written whole whatever happens to it after (the task writes it once
+//!   the call is done, never while it can be cancelled). Its progress
+//!   lines are sent by the same task (no second task; one timer, which
+//!   fires only when the call runs past 100 ms). A panic inside a call (a bug) is caught on
+//!   the call's task ([`scry_ops::isolate::isolated`]) and answered
+//!   `INTERNAL` for that call alone.
 //! - Each call is answered inside its client's environment
 //!   ([`scry_workspace::env::scope`]): configuration discovery, command
 //!   lookup and server start read the call's variables, not the daemon's.
@@ -30,11 +34,12 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
-use tokio::sync::mpsc;
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::sync::oneshot;
 
 use super::{ClientSession, State, WsKey};
 use crate::answer::{self, Answerer, Caller, Local};
+use crate::out::Out;
 use crate::paths::{PROTOCOL, VERSION};
 use crate::proto::{self, Call, CallResult, ClientFrame, DaemonFrame, Reply};
 use scry_model::{DaemonServer, DaemonStatus, DaemonWorkspace};
@@ -97,21 +102,13 @@ impl State {
     where
         S: AsyncRead + AsyncWrite + Send + 'static,
     {
-        let (rd, mut wr) = tokio::io::split(stream);
+        let (rd, wr) = tokio::io::split(stream);
         let mut lines = proto::Frames::new(rd);
-        let (tx, mut rx) = mpsc::unbounded_channel::<Vec<u8>>();
-        let writer = tokio::spawn(async move {
-            while let Some(buf) = rx.recv().await {
-                if wr.write_all(&buf).await.is_err() {
-                    break;
-                }
-            }
-            let _ = wr.shutdown().await;
-        });
-        let send = |tx: &mpsc::UnboundedSender<Vec<u8>>, f: &DaemonFrame| {
-            let _ = tx.send(proto::encode(f));
+        let tx = Out::new(Box::new(wr), false);
+        let send = |tx: &Out, f: &DaemonFrame| {
+            tx.send(proto::encode(f));
         };
-        let refuse = |tx: &mpsc::UnboundedSender<Vec<u8>>, message: String| {
+        let refuse = |tx: &Out, message: String| {
             send(tx, &DaemonFrame::Refused { message });
         };
         let hello = match tokio::time::timeout(HELLO_WITHIN, lines.next_line()).await {
@@ -131,16 +128,14 @@ impl State {
                             "this daemon is scry {VERSION} (protocol {PROTOCOL}); the client is scry {version} (protocol {protocol})"
                         ),
                     );
-                    drop(tx);
-                    let _ = writer.await;
+                    tx.close().await;
                     return;
                 }
                 session
             }
             _ => {
                 refuse(&tx, "expected a hello frame first".into());
-                drop(tx);
-                let _ = writer.await;
+                tx.close().await;
                 return;
             }
         };
@@ -157,7 +152,8 @@ impl State {
             session: Caller::new(session_id),
             roots: Mutex::new(HashSet::new()),
         });
-        let mut calls: HashMap<u64, tokio::task::AbortHandle> = HashMap::new();
+        // Each call's cancel switch: dropping it drops the call.
+        let mut calls: HashMap<u64, oneshot::Sender<()>> = HashMap::new();
         loop {
             let line = match lines.next_line().await {
                 Ok(Some(l)) => l,
@@ -172,20 +168,25 @@ impl State {
             };
             match frame {
                 ClientFrame::Call(call) => {
-                    calls.retain(|_, h| !h.is_finished());
+                    calls.retain(|_, h| !h.is_closed());
                     let id = call.id;
                     let st = self.clone();
                     let (tx2, sess) = (tx.clone(), session.clone());
-                    let task = tokio::spawn(async move {
-                        let reply = st.call(&sess, *call, &tx2).await;
-                        let _ = tx2.send(proto::encode_answer(reply));
+                    let (cancel, cancelled) = oneshot::channel::<()>();
+                    tokio::spawn(async move {
+                        let reply = tokio::select! {
+                            biased;
+                            _ = cancelled => return,
+                            reply = st.call(&sess, *call, &tx2) => reply,
+                        };
+                        // Out of the select: the answer is written whole.
+                        tx2.send(proto::encode_answer(reply));
                     });
-                    calls.insert(id, task.abort_handle());
+                    calls.insert(id, cancel);
                 }
                 ClientFrame::Cancel { id } => {
-                    if let Some(h) = calls.remove(&id) {
+                    if calls.remove(&id).is_some() {
                         tracing::debug!(id, "call cancelled by the client");
-                        h.abort();
                     }
                 }
                 ClientFrame::Status => send(&tx, &DaemonFrame::Status(Box::new(self.status()))),
@@ -206,10 +207,9 @@ impl State {
         }
         // The client is gone: drop its calls (cancelled upstream).
         for (id, h) in calls {
-            if !h.is_finished() {
+            if !h.is_closed() {
                 tracing::debug!(id, "client gone: cancelling its call");
             }
-            h.abort();
         }
         for root in session
             .roots
@@ -228,8 +228,7 @@ impl State {
         }
         self.clients.fetch_sub(1, Ordering::SeqCst);
         *self.last_client.lock().unwrap_or_else(|e| e.into_inner()) = Instant::now();
-        drop(tx);
-        let _ = writer.await;
+        tx.close().await;
     }
 
     /// Answer one call, in its client's environment (the daemon's own
@@ -237,12 +236,7 @@ impl State {
     /// client's session, on the call's task ([`answer::isolated`]: a panic
     /// inside it answers this call `INTERNAL`; the daemon and its other
     /// calls go on).
-    async fn call(
-        &self,
-        client: &ClientSession,
-        mut call: Call,
-        tx: &mpsc::UnboundedSender<Vec<u8>>,
-    ) -> Reply {
+    async fn call(&self, client: &ClientSession, mut call: Call, tx: &Out) -> Reply {
         let env = call
             .env
             .take()
@@ -254,12 +248,7 @@ impl State {
         scry_workspace::env::scope(ctx, self.call_in_scope(client, call, tx)).await
     }
 
-    async fn call_in_scope(
-        &self,
-        client: &ClientSession,
-        call: Call,
-        tx: &mpsc::UnboundedSender<Vec<u8>>,
-    ) -> Reply {
+    async fn call_in_scope(&self, client: &ClientSession, call: Call, tx: &Out) -> Reply {
         let root = scry_base::paths::canonical(&call.root).unwrap_or(call.root.clone());
         let key: WsKey = (
             root.clone(),
@@ -279,38 +268,37 @@ impl State {
             entry.clients.fetch_add(1, Ordering::SeqCst);
         }
         let local = entry.local.for_session(client.session.clone());
-        let _progress = Progress::start(call.id, local.clone(), tx.clone());
-        answer::isolated(Arc::new(local), call).await
+        let progress = progress(call.id, local.clone(), tx);
+        // The progress lines on the call's own task: polled beside it,
+        // dropped with it.
+        tokio::select! {
+            biased;
+            reply = answer::isolated(Arc::new(local), call) => reply,
+            never = progress => match never {},
+        }
     }
 }
 
-/// Sends a call's progress line while it waits; stopped when dropped.
-struct Progress(tokio::task::JoinHandle<()>);
+/// How often a running call's progress line is looked at.
+const PROGRESS_EVERY: Duration = Duration::from_millis(100);
 
-impl Progress {
-    fn start(id: u64, local: Local, tx: mpsc::UnboundedSender<Vec<u8>>) -> Progress {
-        Progress(tokio::spawn(async move {
-            let mut last: Option<String> = None;
-            loop {
-                tokio::time::sleep(Duration::from_millis(100)).await;
-                let line = local.waiting_on();
-                if line != last {
-                    let f = DaemonFrame::Progress {
-                        id,
-                        line: line.clone(),
-                    };
-                    if tx.send(proto::encode(&f)).is_err() {
-                        return;
-                    }
-                    last = line;
-                }
+/// Send a call's progress line each time it changes, looked at every
+/// [`PROGRESS_EVERY`]; never ends (dropped with the call).
+async fn progress(id: u64, local: Local, tx: &Out) -> std::convert::Infallible {
+    let mut last: Option<String> = None;
+    loop {
+        tokio::time::sleep(PROGRESS_EVERY).await;
+        let line = local.waiting_on();
+        if line != last {
+            let f = DaemonFrame::Progress {
+                id,
+                line: line.clone(),
+            };
+            if !tx.send(proto::encode(&f)) {
+                // The client is gone: the call is dropped with it.
+                return std::future::pending().await;
             }
-        }))
-    }
-}
-
-impl Drop for Progress {
-    fn drop(&mut self) {
-        self.0.abort();
+            last = line;
+        }
     }
 }

@@ -143,7 +143,7 @@ pub struct Doc {
     pub size: u64,
     pub mtime_ns: u64,
     /// The file's status-change time and inode when converting: what
-    /// `touch -r` cannot set back (see [`stamp::Stamp`]).
+    /// `touch -r` cannot set back (see `scry_base::disk::Stamp`).
     pub ctime_ns: u64,
     pub ino: u64,
     pub verified: bool,

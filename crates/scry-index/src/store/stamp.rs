@@ -1,6 +1,6 @@
 //! What freshness compares: a file's [`Stamp`] (size, modification and
-//! status-change times, inode) before hashing it, and its
-//! [`content_hash`]. Recorded per document when converting
+//! status-change times, inode: `scry_base::disk`'s, the one stamp) before
+//! hashing it, and its [`content_hash`]. Recorded per document when converting
 //! ([`super::convert`]) and compared by the cache before a document is
 //! answered from.
 //!
@@ -13,6 +13,8 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::time::UNIX_EPOCH;
 
+use scry_base::disk::{Stamp, stamp};
+
 /// FNV-1a, 64 bits, of a file's bytes: what freshness compares.
 pub fn content_hash(bytes: &[u8]) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
@@ -21,51 +23,6 @@ pub fn content_hash(bytes: &[u8]) -> u64 {
         h = h.wrapping_mul(0x0100_0000_01b3);
     }
     h
-}
-
-/// What freshness compares before hashing a file: its size and
-/// modification time, and the status-change time and inode, which
-/// `touch -r` (`utimes`) cannot set back — a file rewritten and touched
-/// back to its old time differs in these and is hashed.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
-pub struct Stamp {
-    pub size: u64,
-    pub mtime_ns: u64,
-    pub ctime_ns: u64,
-    pub ino: u64,
-}
-
-impl Stamp {
-    /// The stamp of the file at `path` whose metadata (links followed) is
-    /// `m`: the change time and file number come from
-    /// `scry_base::platform::fs::change_stamp` (status-change time and
-    /// inode on Unix; change time and file index on Windows).
-    pub fn of(path: &Path, m: &std::fs::Metadata) -> Stamp {
-        let change = scry_base::platform::fs::change_stamp(path, m);
-        Stamp {
-            size: m.len(),
-            mtime_ns: mtime_ns(m).unwrap_or(0),
-            ctime_ns: change.ctime_ns,
-            ino: change.file_id,
-        }
-    }
-}
-
-/// A regular file's [`Stamp`] (symlinks followed).
-pub fn stamp(path: &Path) -> Option<Stamp> {
-    let m = std::fs::metadata(path).ok()?;
-    m.is_file().then(|| Stamp::of(path, &m))
-}
-
-/// A file's modification time in nanoseconds since the epoch.
-pub(super) fn mtime_ns(m: &std::fs::Metadata) -> Option<u64> {
-    Some(
-        m.modified()
-            .ok()?
-            .duration_since(UNIX_EPOCH)
-            .ok()?
-            .as_nanos() as u64,
-    )
 }
 
 /// A regular file's size and modification time (ns), not following a

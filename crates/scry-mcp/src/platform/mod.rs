@@ -7,11 +7,14 @@
 //!   its directory: modes 0600 and 0700 on Unix; on Windows the user's
 //!   profile ACL, no mode bits) and whether a token file is private;
 //! - [`signals`]: what stops `scry mcp --http` (SIGTERM or Ctrl-C on Unix;
-//!   Ctrl-C on Windows).
+//!   Ctrl-C on Windows);
+//! - [`stdio`]: stdin and stdout as async streams (on Unix a pipe or a
+//!   socket polled by the runtime itself; tokio's stdio otherwise).
 //!
-//! Invariant: no other module of scry-mcp names `std::os::unix`,
+//! Invariant: no other module of scry-mcp names `std::os::unix`, `libc`,
 //! `std::os::windows` or `tokio::signal::{unix,windows}`, nor holds a
 //! platform `cfg` outside its tests' fixtures.
 
 pub mod files;
 pub mod signals;
+pub mod stdio;

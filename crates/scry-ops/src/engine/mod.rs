@@ -62,6 +62,9 @@ pub struct Engine {
     index_notes: Arc<Mutex<Vec<Reason>>>,
     /// The SCIP index's background refresh (driven by the daemon).
     refresh: Arc<refresh::Refresh>,
+    /// Occurrence scans of names, kept by the text scanned
+    /// ([`crate::resolve::Scans`]).
+    scans: Arc<crate::resolve::Scans>,
 }
 
 /// The request that asks `action`'s question ("" for none), from the
@@ -89,6 +92,7 @@ impl Engine {
             index: Arc::new(indexed::IndexSlot::new(scry_syntax::default_cache_dir())),
             index_notes: Arc::default(),
             refresh: Arc::default(),
+            scans: Arc::default(),
         }
     }
 
@@ -216,6 +220,7 @@ impl Engine {
             budget,
             valid.question(self.ws.root()),
             asked.clone(),
+            self.scans.clone(),
         );
         let action = valid.action();
         match valid {

@@ -147,7 +147,7 @@ pub(crate) async fn target_in_file(
     let quote_single = !route.spec.single_quote_is_char;
 
     // 1. Declarations in the file's document symbols.
-    let mut decls: Arc<Vec<Declared>> = Arc::default();
+    let mut decls: Arc<resolve::Declarations> = Arc::default();
     let symbols_method = method_of::<lsp::DocumentSymbolRequest>();
     if supports(&session, symbols_method) {
         // Asked and converted once per document text (scry-lsp keeps them).
@@ -162,13 +162,13 @@ pub(crate) async fn target_in_file(
             Err(_) => {}
         }
     }
-    let mut matches = resolve::match_declarations(&decls, &want);
+    let mut matches = decls.matching(&want);
     if let Some(h) = line_hint {
         matches.sort_by_key(|d| (d.pos.line.abs_diff(h), d.pos));
     }
     // 2. Occurrences of the (last segment of the) name: linear, capped,
-    //    and within the cx.deadline.
-    let occ = resolve::occurrences(
+    //    and within the cx.deadline; kept for the same text and question.
+    let occ = cx.scans.occurrences(
         &index,
         &want,
         line_hint,

@@ -8,7 +8,10 @@
 //!   Object on Windows), in the background at the lowest priority (nice 19
 //!   and the idle I/O class; `IDLE_PRIORITY_CLASS`);
 //! - [`env`]: how variable names compare (exactly; ignoring case on
-//!   Windows, whose search path is `Path`).
+//!   Windows, whose search path is `Path`);
+//! - [`watch`]: the file watcher under `crate::watch` (inotify read by
+//!   scry itself on Linux, see that module for why; `notify` and a marker
+//!   file elsewhere).
 //!
 //! What differs below this crate stays there: files, locks and path rules
 //! in `scry_base::platform`, servers' containment and memory in
@@ -19,10 +22,12 @@
 //!
 //! Invariant: no other module of scry-workspace names `std::os::unix`,
 //! `std::os::windows`, `libc` or `windows-sys`, nor carries a
-//! `cfg(unix)`/`cfg(windows)` (tests that make Unix-only files aside).
+//! `cfg(unix)`/`cfg(windows)` (tests that make Unix-only files aside), and
+//! none names `inotify` or `notify`.
 
 pub mod env;
 pub mod indexer;
+pub mod watch;
 
 /// What scry does on other systems and cannot do on this one (`scry
 /// doctor` words them).

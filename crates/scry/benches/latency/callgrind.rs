@@ -3,11 +3,14 @@
 //! in DIR), and around each measured block of calls zeroes the counters
 //! and dumps them with a description (Callgrind's client requests, the
 //! same magic instruction sequence as `valgrind/callgrind.h`; a no-op when
-//! not under Valgrind). The daemon route's daemon is started under
-//! Callgrind too, dumping each time it answers a `daemon status` frame
-//! (`--dump-before=scry_daemon::server::State::status`), which the bench
-//! sends around its measured block. At the end, [`report`] reads the
-//! dumps and prints instructions per call.
+//! not under Valgrind). The daemon route's two processes, `scry mcp` and
+//! its daemon, are started under Callgrind too, and dumped from outside
+//! (`callgrind_control --dump=WHAT PID`, through Valgrind's gdbserver: no
+//! symbol of theirs is needed, so it works on an optimized build where
+//! everything is inlined) before a block, after it, and after as long
+//! again with no call (what runs beside the calls — the daemon's reaping
+//! tick, timers — taken off). At the end, [`report`]'s readers turn the
+//! dumps into instructions per call.
 //!
 //! Counts are of scry's processes only (the language servers are not
 //! traced): what scry adds, free of the machine's noise.
@@ -93,18 +96,48 @@ pub fn dump(what: &str) {
     request([DUMP_STATS_AT, c.as_ptr() as usize, 0, 0, 0, 0], 0);
 }
 
-/// The arguments that run the daemon under Callgrind, dumping at each
-/// `daemon status` frame, its output named `daemon-TAG.%p`.
-pub fn daemon_prefix(dir: &Path, tag: &str) -> Vec<String> {
+/// The arguments that run one of the daemon route's processes (`kind`:
+/// `daemon`, `mcp`) under Callgrind, its output named `KIND-TAG.%p`.
+pub fn prefix(dir: &Path, kind: &str, tag: &str) -> Vec<String> {
     vec![
         "--tool=callgrind".into(),
-        format!("--callgrind-out-file={}/daemon-{tag}.%p", dir.display()),
-        "--dump-before=scry_daemon::server::State::status".into(),
+        format!("--callgrind-out-file={}/{kind}-{tag}.%p", dir.display()),
     ]
 }
 
+/// `what` as a dump's description given to `callgrind_control`, which
+/// passes it through a shell: letters, digits, `.`, `:` and `-` only.
+pub fn slug(what: &str) -> String {
+    what.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | ':' | '-') {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect()
+}
+
+/// Dump the counters of process `pid` (run under Callgrind), described
+/// as [`slug`]`(what)` (`callgrind_control`, which waits until it is
+/// done).
+pub fn dump_process(pid: u32, what: &str) {
+    let ok = std::process::Command::new("callgrind_control")
+        .arg(format!("--dump={}", slug(what)))
+        .arg(pid.to_string())
+        .stdout(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok {
+        eprintln!("callgrind_control could not dump process {pid} ({what})");
+    }
+}
+
 /// Total instructions (`Ir`) of one Callgrind output file, and its
-/// description (`desc: Trigger: Client Request: …`), when it has one.
+/// description (`desc: Trigger: Client Request: …` from the bench's own
+/// requests, `desc: Trigger: dump …` from `callgrind_control`), when it
+/// has one.
 fn read_dump(path: &Path) -> Option<(u64, Option<String>)> {
     let text = std::fs::read_to_string(path).ok()?;
     let mut total = None;
@@ -115,7 +148,10 @@ fn read_dump(path: &Path) -> Option<(u64, Option<String>)> {
             .or_else(|| line.strip_prefix("summary: "))
         {
             total = t.split_whitespace().next().and_then(|n| n.parse().ok());
-        } else if let Some(d) = line.strip_prefix("desc: Trigger: Client Request: ") {
+        } else if let Some(d) = line
+            .strip_prefix("desc: Trigger: Client Request: ")
+            .or_else(|| line.strip_prefix("desc: Trigger: dump "))
+        {
             desc = Some(d.to_string());
         }
     }
@@ -130,7 +166,7 @@ fn dumps(dir: &Path, prefix: &str) -> Vec<(u64, Option<String>)> {
                 .filter_map(|e| {
                     let name = e.file_name().to_string_lossy().to_string();
                     let rest = name.strip_prefix(prefix)?.strip_prefix('.')?;
-                    // `daemon-TAG.PID.N` or `bench.PID.N`: the part after
+                    // `KIND-TAG.PID.N` or `bench.PID.N`: the part after
                     // the pid.
                     let n = rest.split('.').nth(1)?.parse().ok()?;
                     Some((n, e.path()))
@@ -142,16 +178,15 @@ fn dumps(dir: &Path, prefix: &str) -> Vec<(u64, Option<String>)> {
     v.into_iter().filter_map(|(_, p)| read_dump(&p)).collect()
 }
 
-/// Instructions per call of a daemon's `j`-th measured block: the dumps
-/// come at each `daemon status`, three per block (before it, after it,
-/// and once more right after: the cost of one status round alone, taken
-/// off).
-pub fn daemon_per_call(dir: &Path, tag: &str, j: usize, calls: usize) -> Option<f64> {
-    let d = dumps(dir, &format!("daemon-{tag}"));
-    // [3j]: everything before the block; [3j + 1]: the block and one
-    // status round; [3j + 2]: one status round.
-    let (block, status) = (d.get(3 * j + 1)?.0, d.get(3 * j + 2)?.0);
-    Some(block.saturating_sub(status) as f64 / calls as f64)
+/// Instructions of the dump described `what` among the dumps of the
+/// outputs named `PREFIX.PID.N` (a process of the daemon route), `what`
+/// as [`dump_process`] was given it.
+pub fn process_dump(dir: &Path, prefix: &str, what: &str) -> Option<u64> {
+    let what = slug(what);
+    dumps(dir, prefix)
+        .into_iter()
+        .find(|(_, d)| d.as_deref() == Some(what.as_str()))
+        .map(|(ir, _)| ir)
 }
 
 /// The in-process blocks' counts: (description, instructions per call).

@@ -34,9 +34,10 @@ use self::intern::{Infos, Interner};
 use self::selves::{ImplBlocks, impl_blocks, trait_selves};
 use self::tables::{DocBuild, ExtentRow, Row};
 use super::format::FORMAT_VERSION;
-use super::stamp::{Before, Stamp, content_hash, mtime_ns, stamp};
+use super::stamp::{Before, content_hash};
 use super::{IndexError, Meta};
 use crate::proto::{self, Field, Stream, StreamError};
+use scry_base::disk::{Stamp, mtime_ns, stamp};
 
 mod fit;
 mod intern;
