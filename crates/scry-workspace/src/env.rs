@@ -388,7 +388,6 @@ pub fn var_os(name: &str) -> Option<OsString> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::path::PathBuf;
 
     fn env(pairs: &[(&str, &str)]) -> CallEnv {
         CallEnv::from_vars(pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())))
@@ -539,6 +538,7 @@ mod tests {
         std::fs::create_dir_all(ws.join("bin")).unwrap();
         std::fs::create_dir_all(base.join("sys")).unwrap();
         std::os::unix::fs::symlink(ws.join("bin"), base.join("link")).unwrap();
+        use std::path::PathBuf;
         let path = std::env::join_paths([
             PathBuf::from("node_modules/.bin"),
             PathBuf::from(""),
