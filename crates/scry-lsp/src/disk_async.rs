@@ -167,12 +167,15 @@ mod tests {
         assert!(texts.inner.lock().unwrap().kept.is_empty());
         // Written long ago: kept after one read, and the kept text is used.
         let old = SystemTime::now() - std::time::Duration::from_secs(60);
-        std::fs::File::options()
-            .write(true)
-            .open(&p)
-            .unwrap()
-            .set_modified(old)
-            .unwrap();
+        let set_old = || {
+            std::fs::File::options()
+                .write(true)
+                .open(&p)
+                .unwrap()
+                .set_modified(old)
+                .unwrap()
+        };
+        set_old();
         let first = texts.get(&p, 100).await.unwrap();
         let again = texts.get(&p, 100).await.unwrap();
         assert!(Arc::ptr_eq(&first, &again), "the kept text");
@@ -180,12 +183,7 @@ mod tests {
         // status-change time differs, so it is read again.
         std::thread::sleep(std::time::Duration::from_millis(20));
         std::fs::write(&p, "two\n").unwrap();
-        std::fs::File::options()
-            .write(true)
-            .open(&p)
-            .unwrap()
-            .set_modified(old)
-            .unwrap();
+        set_old();
         assert_eq!(texts.get(&p, 100).await.unwrap().text(), "two\n");
     }
 

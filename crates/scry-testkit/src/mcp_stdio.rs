@@ -8,7 +8,7 @@
 //! carries nothing else.
 
 use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin};
+use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{self, Receiver};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -34,6 +34,19 @@ pub struct StdioClient {
 }
 
 impl StdioClient {
+    /// Start `cmd` with its stdin and stdout piped to a client (its stderr
+    /// the test's own) and take them over.
+    pub fn spawn(cmd: &mut Command) -> (Child, StdioClient) {
+        let mut child = cmd
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("the MCP server starts");
+        let client = StdioClient::attach(&mut child);
+        (child, client)
+    }
+
     /// Take over `child`'s stdin and stdout (both must be piped).
     pub fn attach(child: &mut Child) -> StdioClient {
         let stdout = child.stdout.take().expect("the child's stdout is piped");

@@ -559,15 +559,7 @@ impl Mcp {
 
     /// `scry ARGS` as an MCP server on stdio, initialized as `client_name`.
     fn start_with(env: &Env, args: &[&str], client_name: &str) -> Mcp {
-        let mut child = env
-            .cmd(args)
-            .env("SCRY_LOG", "off")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .unwrap();
-        let mut client = StdioClient::attach(&mut child);
+        let (child, mut client) = StdioClient::spawn(env.cmd(args).env("SCRY_LOG", "off"));
         client.initialize(client_name);
         Mcp { child, client }
     }

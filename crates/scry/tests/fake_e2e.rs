@@ -241,14 +241,7 @@ fn an_mcp_stdio_round_trip_through_the_daemon_and_without_it() {
         if no_daemon {
             cmd.env("SCRY_NO_DAEMON", "1");
         }
-        let mut child = cmd
-            .env("SCRY_LOG", "off")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .unwrap();
-        let mut c = StdioClient::attach(&mut child);
+        let (mut child, mut c) = StdioClient::spawn(cmd.env("SCRY_LOG", "off"));
         let init = c.initialize("fake-e2e");
         assert!(init["result"]["serverInfo"].is_object(), "{init}");
         c.send(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}));

@@ -2,7 +2,7 @@
 //! would (initialize, tools/list, tools/call on pyright), then stdin closed:
 //! scry must exit and leave no language-server process behind.
 
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use scry_testkit::mcp_stdio::StdioClient;
@@ -54,17 +54,13 @@ fn mcp_over_stdio_answers_and_leaves_no_server_behind() {
     }
     let (_dir, root) = scry_testkit::canonical_tempdir();
     scry_testkit::copy_fixture_to("python", &root);
-    let mut child = Command::new(env!("CARGO_BIN_EXE_scry"))
-        .args(["mcp", "--root"])
-        .arg(&root)
-        .env("SCRY_NO_DAEMON", "1")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("spawn scry mcp");
+    let (mut child, mut c) = StdioClient::spawn(
+        Command::new(env!("CARGO_BIN_EXE_scry"))
+            .args(["mcp", "--root"])
+            .arg(&root)
+            .env("SCRY_NO_DAEMON", "1"),
+    );
     let scry_pid = child.id();
-    let mut c = StdioClient::attach(&mut child);
     let init = c.initialize("e2e");
     assert_eq!(init["result"]["serverInfo"]["name"], "scry", "{init}");
 

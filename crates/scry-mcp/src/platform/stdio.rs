@@ -27,7 +27,7 @@ pub fn stdio() -> (Input, Output) {
 #[cfg(unix)]
 mod imp {
     use std::io;
-    use std::os::fd::{AsFd, AsRawFd, OwnedFd, RawFd};
+    use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
     use std::os::unix::fs::FileTypeExt;
     use std::pin::Pin;
     use std::task::{Context, Poll};
@@ -38,37 +38,37 @@ mod imp {
     use super::{Input, Output};
 
     pub fn stdio() -> (Input, Output) {
-        let input = duplicate(io::stdin().as_fd().try_clone_to_owned())
-            .and_then(|fd| {
-                let (kind, flags) = fd;
-                let raw = kind.raw();
-                let stream: Input = match kind {
-                    Kind::Pipe(fd) => Box::new(pipe::Receiver::from_owned_fd(fd).ok()?),
-                    Kind::Socket(fd) => Box::new(socket(fd)?),
-                };
-                Some(Box::new(Restoring {
-                    inner: stream,
-                    fd: raw,
-                    flags,
-                }) as Input)
+        let input: Input = match polled(io::stdin().as_fd(), |kind| -> Option<Input> {
+            Some(match kind {
+                Kind::Pipe(fd) => Box::new(pipe::Receiver::from_owned_fd(fd).ok()?),
+                Kind::Socket(fd) => Box::new(socket(fd)?),
             })
-            .unwrap_or_else(|| Box::new(tokio::io::stdin()));
-        let output = duplicate(io::stdout().as_fd().try_clone_to_owned())
-            .and_then(|fd| {
-                let (kind, flags) = fd;
-                let raw = kind.raw();
-                let stream: Output = match kind {
-                    Kind::Pipe(fd) => Box::new(pipe::Sender::from_owned_fd(fd).ok()?),
-                    Kind::Socket(fd) => Box::new(socket(fd)?),
-                };
-                Some(Box::new(Restoring {
-                    inner: stream,
-                    fd: raw,
-                    flags,
-                }) as Output)
+        }) {
+            Some(s) => Box::new(s),
+            None => Box::new(tokio::io::stdin()),
+        };
+        let output: Output = match polled(io::stdout().as_fd(), |kind| -> Option<Output> {
+            Some(match kind {
+                Kind::Pipe(fd) => Box::new(pipe::Sender::from_owned_fd(fd).ok()?),
+                Kind::Socket(fd) => Box::new(socket(fd)?),
             })
-            .unwrap_or_else(|| Box::new(tokio::io::stdout()));
+        }) {
+            Some(s) => Box::new(s),
+            None => Box::new(tokio::io::stdout()),
+        };
         (input, output)
+    }
+
+    /// A duplicate of `fd` made into a stream by `open` when it is a pipe
+    /// or a socket, its file status flags restored when it is dropped.
+    fn polled<S>(fd: BorrowedFd<'_>, open: impl FnOnce(Kind) -> Option<S>) -> Option<Restoring<S>> {
+        let (kind, flags) = duplicate(fd.try_clone_to_owned())?;
+        let raw = kind.raw();
+        Some(Restoring {
+            inner: open(kind)?,
+            fd: raw,
+            flags,
+        })
     }
 
     /// A descriptor the runtime can poll.
