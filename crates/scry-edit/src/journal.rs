@@ -76,7 +76,7 @@ pub fn content_hash(bytes: &[u8]) -> String {
 
 /// A file's state as the journal records it (content by hash).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Stamp {
+pub struct FileState {
     pub len: u64,
     pub hash: String,
     /// The permission word ([`crate::platform::attrs`]).
@@ -84,7 +84,7 @@ pub struct Stamp {
     pub mode: Option<u32>,
 }
 
-impl Stamp {
+impl FileState {
     /// Whether `path` holds this state (a regular file of this length,
     /// mode and hash; never a symlink).
     pub fn matches(&self, path: &Path) -> bool {
@@ -100,8 +100,8 @@ impl Stamp {
         std::fs::read(path).is_ok_and(|b| content_hash(&b) == self.hash)
     }
 
-    pub fn of(img: &FileImage) -> Stamp {
-        Stamp {
+    pub fn of(img: &FileImage) -> FileState {
+        FileState {
             len: img.bytes.len() as u64,
             hash: content_hash(&img.bytes),
             mode: img.mode,
@@ -110,7 +110,7 @@ impl Stamp {
 }
 
 /// Whether `path` holds `stamp` (`None`: the path does not exist).
-pub fn stamp_matches(path: &Path, stamp: &Option<Stamp>) -> bool {
+pub fn stamp_matches(path: &Path, stamp: &Option<FileState>) -> bool {
     match stamp {
         None => path.symlink_metadata().is_err(),
         Some(s) => s.matches(path),
@@ -121,9 +121,9 @@ pub fn stamp_matches(path: &Path, stamp: &Option<Stamp>) -> bool {
 pub struct JournalFile {
     pub path: PathBuf,
     /// `None`: the path did not exist before the edit.
-    pub before: Option<Stamp>,
+    pub before: Option<FileState>,
     /// `None`: the edit removed the path.
-    pub after: Option<Stamp>,
+    pub after: Option<FileState>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -406,8 +406,8 @@ impl Journal {
                 .iter()
                 .map(|c| JournalFile {
                     path: c.path.clone(),
-                    before: c.before.as_ref().map(Stamp::of),
-                    after: c.after.as_ref().map(Stamp::of),
+                    before: c.before.as_ref().map(FileState::of),
+                    after: c.after.as_ref().map(FileState::of),
                 })
                 .collect(),
             dirs_created: plan.dirs_created.clone(),

@@ -28,7 +28,7 @@ use serde_json::Value;
 
 use super::{Bytes, Snap, snapshot};
 use crate::journal::{
-    EntryState, Journal, JournalFile, Manifest, Stamp, content_hash, stamp_matches, temp_path,
+    EntryState, FileState, Journal, JournalFile, Manifest, content_hash, stamp_matches, temp_path,
 };
 use crate::platform::testing;
 
@@ -48,8 +48,8 @@ const PATHS: &[&str] = &[
 
 const TEXTS: &[&[u8]] = &[b"", b"alpha\n", b"beta\r\n", b"\xff\xfe bytes", b"new\n"];
 
-fn stamp(bytes: &[u8], mode: Option<u32>) -> Stamp {
-    Stamp {
+fn stamp(bytes: &[u8], mode: Option<u32>) -> FileState {
+    FileState {
         len: bytes.len() as u64,
         hash: content_hash(bytes),
         mode,

@@ -1,5 +1,5 @@
 //! The permission word an edit keeps on a file ([`crate::plan::FileImage`]'s
-//! `mode`, the journal's [`crate::journal::Stamp`]): read from a file's
+//! `mode`, the journal's [`crate::journal::FileState`]): read from a file's
 //! metadata, given to a staged file before it replaces its target, and the
 //! word a new file gets.
 //!

@@ -2,7 +2,7 @@
 //! file, other agents' seed files ([`crate::seed_config`]) and the project
 //! files, in layer order; deciding the project layers' trust
 //! ([`crate::trust::decide`]) and applying them ([`super::merge`]); and the
-//! [`Stamp`] of those files, by which a long-lived host knows when to read
+//! [`ConfigStamp`] of those files, by which a long-lived host knows when to read
 //! them again.
 
 use std::io;
@@ -17,21 +17,16 @@ use crate::trust::{self, TrustPolicy, TrustState};
 /// What the configuration of a workspace was read from, as the file system
 /// says now: for the user file, every project file scry and other agents'
 /// seed files may be, and the `scry trust` store, whether it exists and
-/// its change stamp (`scry_base::platform::fs::change_stamp`: the
-/// status-change time and file number), size and modification time. Taken
-/// in a few `stat`s, so a
-/// long-lived host compares it before every call ([`Stamp::now`]) and
+/// its [`scry_base::disk::Stamp`] (size, modification time, status-change
+/// time and file number). Taken in a few `stat`s, so a long-lived host compares it before every call ([`ConfigStamp::now`]) and
 /// rereads the configuration (trust included) only when it moved.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Stamp(Vec<(PathBuf, Option<FileStamp>)>);
+pub struct ConfigStamp(Vec<(PathBuf, Option<scry_base::disk::Stamp>)>);
 
-/// (change stamp, size, mtime ns) of one file.
-type FileStamp = (scry_base::platform::fs::ChangeStamp, u64, u128);
-
-impl Stamp {
+impl ConfigStamp {
     /// The stamp of the configuration of `workspace_root` in the
     /// environment in force (the call's, in the daemon).
-    pub fn now(workspace_root: &Path) -> Stamp {
+    pub fn now(workspace_root: &Path) -> ConfigStamp {
         let env = |k: &str| crate::env::var_os(k);
         let mut files: Vec<PathBuf> = Vec::new();
         files.extend(scry_base::dirs::user_config_with(&env).map(|(p, _)| p));
@@ -42,26 +37,18 @@ impl Stamp {
                 .map(|f| workspace_root.join(f)),
         );
         files.extend(scry_base::dirs::trust_store_with(&env));
-        Stamp(
+        ConfigStamp(
             files
                 .into_iter()
                 .map(|p| {
-                    let meta = std::fs::metadata(&p).ok().map(|m| file_stamp(&p, &m));
+                    let meta = std::fs::metadata(&p)
+                        .ok()
+                        .map(|m| scry_base::disk::Stamp::of(&p, &m));
                     (p, meta)
                 })
                 .collect(),
         )
     }
-}
-
-/// The stamp of the file at `p` whose metadata is `m`.
-fn file_stamp(p: &Path, m: &std::fs::Metadata) -> FileStamp {
-    let mtime = m
-        .modified()
-        .ok()
-        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-        .map_or(0, |d| d.as_nanos());
-    (scry_base::platform::fs::change_stamp(p, m), m.len(), mtime)
 }
 
 /// The project configuration layers of `workspace_root` as they are now:

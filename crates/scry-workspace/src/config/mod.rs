@@ -108,7 +108,7 @@ pub(crate) mod tests;
 pub(crate) use layers::load_with;
 #[cfg(test)]
 pub(crate) use layers::load_with_env;
-pub use layers::{Stamp, project_layers};
+pub use layers::{ConfigStamp, project_layers};
 use merge::Builder;
 
 /// Project configuration files, relative to the workspace root, in the order

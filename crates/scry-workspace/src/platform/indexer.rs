@@ -7,12 +7,12 @@
 //!   dies with the thread that started it (Linux `PR_SET_PDEATHSIG`) and,
 //!   in the background, takes nice 19 and the idle I/O class (Linux
 //!   `ioprio_set`); a [`GroupReaper`] (Linux) kills its group when the run
-//!   ends or the process that started it dies, SIGKILL included; [`Indexer::stop`]
+//!   ends or the process that started it dies, SIGKILL included; [`IndexerRun::stop`]
 //!   signals the group.
 //! - Windows: the indexer starts suspended, is put in a kill-on-close Job
 //!   Object of scry's own and resumed (process-wrap's `JobObject` does the
 //!   suspend and resume; its own job nests in scry's), so everything it
-//!   starts is in the job; the job is terminated by [`Indexer::stop`], and
+//!   starts is in the job; the job is terminated by [`IndexerRun::stop`], and
 //!   its last handle closing — the run ending, scry exiting however it
 //!   exits — ends them all. In the background its
 //!   priority class is `IDLE_PRIORITY_CLASS`, set while it is still
@@ -31,19 +31,19 @@ use std::process::{ChildStderr, Command, ExitStatus};
 pub const GAPS: &[scry_model::PlatformGap] = imp::GAPS;
 
 /// A running indexer (see the module header).
-pub struct Indexer {
+pub struct IndexerRun {
     running: imp::Running,
 }
 
 /// Start `cmd` as an indexer: its tree ended whole, at the lowest CPU and
 /// I/O priority when `background`.
-pub fn start(cmd: Command, background: bool) -> io::Result<Indexer> {
-    Ok(Indexer {
+pub fn start(cmd: Command, background: bool) -> io::Result<IndexerRun> {
+    Ok(IndexerRun {
         running: imp::start(cmd, background)?,
     })
 }
 
-impl Indexer {
+impl IndexerRun {
     /// Its pid.
     #[cfg_attr(not(all(test, windows)), allow(dead_code))] // the Windows test reads it
     pub fn id(&self) -> u32 {

@@ -235,9 +235,9 @@ pub struct Workspace {
     watcher: Mutex<Option<Option<Arc<FileWatcher>>>>,
     /// How `reload` decides trust.
     policy: TrustPolicy,
-    /// What the configuration was read from ([`crate::config::Stamp`]);
+    /// What the configuration was read from ([`crate::config::ConfigStamp`]);
     /// `None` for a configuration given by the caller (never reread).
-    stamp: Mutex<Option<crate::config::Stamp>>,
+    stamp: Mutex<Option<crate::config::ConfigStamp>>,
     /// Project-local executables passed over (untrusted workspace).
     skipped_bins: Mutex<BTreeSet<PathBuf>>,
     /// The trust notice items already told this session.
@@ -265,7 +265,7 @@ impl Workspace {
     pub fn open_with_policy(root: &Path, policy: TrustPolicy) -> Result<Workspace, ConfigError> {
         let root = scry_base::paths::canonical(root).unwrap_or_else(|_| root.to_path_buf());
         // Taken before reading: a change made meanwhile is read next time.
-        let stamp = crate::config::Stamp::now(&root);
+        let stamp = crate::config::ConfigStamp::now(&root);
         let config = Config::load_with_policy(&root, policy)?;
         let mut ws = Workspace::with_config(root, config);
         ws.policy = policy;

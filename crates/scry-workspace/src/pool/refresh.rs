@@ -1,5 +1,5 @@
 //! Rereading the configuration: [`Workspace::refresh_config`] when a file
-//! it was read from moved ([`crate::config::Stamp`]), stopping only the
+//! it was read from moved ([`crate::config::ConfigStamp`]), stopping only the
 //! servers whose effective configuration changed (all of them when trust
 //! changed); [`Workspace::reload`] stops everything and rereads.
 
@@ -12,7 +12,7 @@ use crate::config::{Config, ConfigError};
 impl Workspace {
     /// Reread the configuration when a file it was read from (the user
     /// file, the project files, the `scry trust` store) changed since
-    /// ([`crate::config::Stamp`]: a few `stat`s, so it is checked before
+    /// ([`crate::config::ConfigStamp`]: a few `stat`s, so it is checked before
     /// every call): trust and everything it gates (project commands and
     /// settings, the configured index, project-local binaries) follow at
     /// once. The servers whose effective configuration is no longer the
@@ -25,7 +25,7 @@ impl Workspace {
         let Some(old) = self.stamp.lock().unwrap_or_else(|e| e.into_inner()).clone() else {
             return Ok(false);
         };
-        let now = crate::config::Stamp::now(&self.root);
+        let now = crate::config::ConfigStamp::now(&self.root);
         if now == old {
             return Ok(false);
         }
@@ -60,7 +60,7 @@ impl Workspace {
 
     /// Stop everything and reread the configuration.
     pub async fn reload(&self) -> Result<usize, ConfigError> {
-        let stamp = crate::config::Stamp::now(&self.root);
+        let stamp = crate::config::ConfigStamp::now(&self.root);
         let config = Config::load_with_policy(&self.root, self.policy)?;
         {
             let mut s = self.stamp.lock().unwrap_or_else(|e| e.into_inner());
