@@ -73,6 +73,18 @@ impl Env {
         serde_json::from_slice(&out.stdout).unwrap()
     }
 
+    /// [`Env::status`] until `done` holds of it, at most 5 s: the last one.
+    fn status_until(&self, done: impl Fn(&Value) -> bool) -> Value {
+        let until = std::time::Instant::now() + Duration::from_secs(5);
+        loop {
+            let s = self.status();
+            if done(&s) || std::time::Instant::now() > until {
+                return s;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
     fn daemon_pid(&self) -> Option<u32> {
         let s = self.status();
         s["pid"].as_u64().map(|p| p as u32)
@@ -638,7 +650,9 @@ fn two_concurrent_mcp_sessions_share_one_server_process() {
         1,
         "one pyright for both sessions: {servers:?}"
     );
-    let s = env.status();
+    // The `daemon status` connections just made (`servers`) are counted
+    // until the daemon has read their end: asked again until they are not.
+    let s = env.status_until(|s| s["clients"] == 2);
     assert_eq!(s["clients"], 2, "{s}");
     drop(a);
     b.refs(3);
