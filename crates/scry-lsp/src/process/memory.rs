@@ -163,22 +163,23 @@ impl ProcTable {
     /// resident memory read now ([`rss_kib`]); `None` when `root` itself
     /// is not running.
     pub fn tree_memory(&self, root: u32) -> Option<TreeMemory> {
-        let root_rss = rss_kib(root)?;
-        let mut m = TreeMemory {
-            rss_kib: root_rss,
-            processes: 1,
-        };
-        for pid in tree_pids(root, &self.entries) {
-            if pid == root {
-                continue;
-            }
-            if let Some(k) = rss_kib(pid) {
-                m.rss_kib += k;
-                m.processes += 1;
-            }
-        }
-        Some(m)
+        sum(root, tree_pids(root, &self.entries))
     }
+}
+
+/// The memory of the tree led by `root` whose processes are `pids` (the
+/// root among them or not): `None` when the root is gone; a process gone
+/// meanwhile is skipped.
+fn sum(root: u32, pids: impl IntoIterator<Item = u32>) -> Option<TreeMemory> {
+    let mut m = TreeMemory {
+        rss_kib: rss_kib(root)?,
+        processes: 1,
+    };
+    for k in pids.into_iter().filter(|&p| p != root).filter_map(rss_kib) {
+        m.rss_kib += k;
+        m.processes += 1;
+    }
+    Some(m)
 }
 
 #[cfg(unix)]
@@ -289,21 +290,7 @@ mod imp {
         }
 
         pub fn tree_memory(&self, tree: &crate::process::Tree) -> Option<TreeMemory> {
-            let root = rss_kib(tree.pid())?;
-            let mut m = TreeMemory {
-                rss_kib: root,
-                processes: 1,
-            };
-            for pid in job_pids(&tree.job)? {
-                if pid == tree.pid() {
-                    continue;
-                }
-                if let Some(k) = rss_kib(pid) {
-                    m.rss_kib += k;
-                    m.processes += 1;
-                }
-            }
-            Some(m)
+            super::sum(tree.pid(), job_pids(&tree.job)?)
         }
     }
 }
