@@ -68,14 +68,17 @@ impl Declared {
     }
 }
 
-/// Declarations matching `want` in document order: exact name (or bare name
-/// of a decorated one), and when qualified, the last qualifier among the
-/// tokens of the containers or of the decorated name.
-pub fn match_declarations<'a>(decls: &'a [Declared], want: &SymbolName) -> Vec<&'a Declared> {
+/// Declarations matching `want` in document order, by walking every one:
+/// what [`Declarations::matching`] must agree with (its tests' oracle).
+#[cfg(test)]
+fn match_declarations<'a>(decls: &'a [Declared], want: &SymbolName) -> Vec<&'a Declared> {
     matching(decls.iter(), want)
 }
 
-/// [`match_declarations`] over `candidates` (in document order).
+/// The declarations among `candidates` that match `want`, in document
+/// order: exact name (or bare name of a decorated one), and when
+/// qualified, the last qualifier among the tokens of the containers or of
+/// the decorated name.
 fn matching<'a>(
     candidates: impl Iterator<Item = &'a Declared>,
     want: &SymbolName,
@@ -123,16 +126,15 @@ impl Declarations {
         &self.list
     }
 
-    /// [`match_declarations`], from the index: the same declarations in
-    /// the same order.
+    /// The declarations matching `want` ([`matching`]), looking only at
+    /// those indexed under its name. A declaration stands once under a
+    /// key (its name and its bare name are two keys when they differ), in
+    /// list order.
     pub fn matching(&self, want: &SymbolName) -> Vec<&Declared> {
         let Some(found) = self.by_name.get(&want.name) else {
             return Vec::new();
         };
-        let mut at = found.clone();
-        at.sort_unstable();
-        at.dedup();
-        matching(at.into_iter().map(|i| &self.list[i]), want)
+        matching(found.iter().map(|&i| &self.list[i]), want)
     }
 }
 
