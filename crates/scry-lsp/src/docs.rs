@@ -53,8 +53,6 @@ pub enum SyncAction {
 #[derive(Debug, Clone)]
 pub struct DiskFile {
     pub text: String,
-    pub mtime: Option<SystemTime>,
-    pub len: u64,
     /// The file's stamp as it was read, and when the read began.
     pub stamp: Stamp,
     pub read_at: SystemTime,
@@ -64,8 +62,6 @@ pub struct DiskFile {
 struct OpenDoc {
     uri: String,
     version: i32,
-    mtime: Option<SystemTime>,
-    len: u64,
     /// The stamp of the last read that found the disk equal to `index`,
     /// and when that read began ([`DocStore::unchanged`]).
     stamp: Stamp,
@@ -161,11 +157,11 @@ impl DocStore {
         self.docs.get(path).map(|d| (d.version, d.since))
     }
 
-    /// Open paths with the metadata recorded at their last sync.
-    pub fn open_files(&self) -> Vec<(PathBuf, Option<SystemTime>, u64)> {
+    /// Open paths with the stamp of their last sync.
+    pub fn open_files(&self) -> Vec<(PathBuf, Stamp)> {
         self.docs
             .iter()
-            .map(|(p, d)| (p.clone(), d.mtime, d.len))
+            .map(|(p, d)| (p.clone(), d.stamp))
             .collect()
     }
 
@@ -197,8 +193,6 @@ impl DocStore {
         let mut actions = Vec::new();
         if let Some(doc) = self.docs.get_mut(path) {
             doc.last_used = now;
-            doc.mtime = disk.mtime;
-            doc.len = disk.len;
             doc.stamp = disk.stamp;
             doc.read_at = disk.read_at;
             if doc.index.text() != disk.text {
@@ -240,8 +234,6 @@ impl DocStore {
             OpenDoc {
                 uri,
                 version: 1,
-                mtime: disk.mtime,
-                len: disk.len,
                 stamp: disk.stamp,
                 read_at: disk.read_at,
                 last_used: now,
@@ -348,8 +340,6 @@ mod tests {
     fn disk(t: &str) -> DiskFile {
         DiskFile {
             text: t.to_string(),
-            mtime: None,
-            len: t.len() as u64,
             stamp: Stamp::default(),
             read_at: SystemTime::now(),
         }

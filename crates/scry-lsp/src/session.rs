@@ -252,12 +252,9 @@ async fn read_disk(path: &Path, limit: u64) -> Result<DiskFile, SessionError> {
     if bytes[..bytes.len().min(8192)].contains(&0) {
         return Err(SessionError::NotText(path.to_path_buf()));
     }
-    let len = bytes.len() as u64;
     let text = String::from_utf8(bytes).map_err(|_| SessionError::NotText(path.to_path_buf()))?;
     Ok(DiskFile {
         text,
-        mtime: meta.modified().ok(),
-        len,
         stamp: scry_base::disk::Stamp::of(path, &meta),
         read_at,
     })
@@ -677,7 +674,7 @@ impl Session {
     pub async fn sync_open_documents(&self) -> Result<(), SessionError> {
         let mut docs = self.inner.docs.lock().await;
         let mut actions = Vec::new();
-        for (path, mtime, len) in docs.open_files() {
+        for (path, stamp) in docs.open_files() {
             let meta = match std::fs::metadata(&path) {
                 Ok(m) => m,
                 Err(_) => {
@@ -685,7 +682,7 @@ impl Session {
                     continue;
                 }
             };
-            if meta.modified().ok() == mtime && meta.len() == len {
+            if scry_base::disk::Stamp::of(&path, &meta) == stamp {
                 continue;
             }
             match read_disk(&path, self.inner.config.max_file_bytes).await {
