@@ -7,8 +7,12 @@
 //! Also the one way a `scry` command line (or a subcommand's) is parsed:
 //! [`parse`], which prints clap's help or usage error and gives the exit
 //! status (0 for `--help`/`--version`, 2 for bad usage).
+//! And the one check of a workspace root a subcommand names
+//! ([`workspace_dir`], [`not_a_directory`]): canonical, as the daemon and
+//! the trust store key a workspace, and a directory.
 
 use std::ffi::OsString;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 /// Parse `argv` (the program name first) into `T`; on `--help`,
@@ -20,6 +24,25 @@ pub fn parse<T: clap::Parser>(argv: impl IntoIterator<Item = OsString>) -> Resul
         let _ = e.print();
         ExitCode::from(code)
     })
+}
+
+/// `given` as a workspace root: canonical (`scry_base::paths::canonical`:
+/// links resolved, no `\\?\` shown on Windows) and a directory; `None`
+/// otherwise.
+pub fn workspace_dir(given: &Path) -> Option<PathBuf> {
+    scry_base::paths::canonical(given)
+        .ok()
+        .filter(|r| r.is_dir())
+}
+
+/// Refuse a root that [`workspace_dir`] refused: the usage error of
+/// `scry <command>` (exit status 2).
+pub fn not_a_directory(command: &str, given: &Path) -> ExitCode {
+    eprintln!(
+        "scry {command}: workspace root {} is not a directory (see scry {command} --help)",
+        given.display()
+    );
+    ExitCode::from(2)
 }
 
 /// clap's parser for a `--timeout-ms`-like budget: a positive whole number

@@ -78,17 +78,12 @@ pub fn main() -> ExitCode {
     let only = match status_args.as_ref().and_then(|a| a.root.as_ref()) {
         None => None,
         Some(r) => {
-            match scry_base::paths::canonical(&std::env::current_dir().unwrap_or_default().join(r))
-            {
-                Ok(r) if r.is_dir() => Some(r),
-                _ => {
-                    eprintln!(
-                        "scry daemon: workspace root {} is not a directory (see scry daemon --help)",
-                        r.display()
-                    );
-                    return ExitCode::from(2);
-                }
-            }
+            let Some(r) =
+                crate::argv::workspace_dir(&std::env::current_dir().unwrap_or_default().join(r))
+            else {
+                return crate::argv::not_a_directory("daemon", r);
+            };
+            Some(r)
         }
     };
     crate::init_tracing();

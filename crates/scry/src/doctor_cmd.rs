@@ -39,15 +39,8 @@ pub fn main(args: impl Iterator<Item = std::ffi::OsString>) -> ExitCode {
     };
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
     let root = cli.root.map(|r| cwd.join(r)).unwrap_or(cwd);
-    let root = match scry_base::paths::canonical(&root) {
-        Ok(r) if r.is_dir() => r,
-        _ => {
-            eprintln!(
-                "scry: workspace root {} is not a directory (see scry doctor --help)",
-                root.display()
-            );
-            return ExitCode::from(2);
-        }
+    let Some(root) = crate::argv::workspace_dir(&root) else {
+        return crate::argv::not_a_directory("doctor", &root);
     };
     let config = match scry_workspace::config::Config::load(&root) {
         Ok(c) => c,

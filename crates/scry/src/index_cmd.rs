@@ -90,15 +90,8 @@ pub fn main() -> ExitCode {
     }
     let mut ok = true;
     for p in paths {
-        let root = match scry_base::paths::canonical(&p) {
-            Ok(r) if r.is_dir() => r,
-            _ => {
-                eprintln!(
-                    "scry index: {} is not a directory (see scry index --help)",
-                    p.display()
-                );
-                return ExitCode::from(2);
-            }
+        let Some(root) = crate::argv::workspace_dir(&p) else {
+            return crate::argv::not_a_directory("index", &p);
         };
         let from = cli.from.as_ref().map(|f| cwd.join(f));
         if let Err(e) = index_root(&cache_dir, &root, from.as_deref(), timeout) {

@@ -80,11 +80,7 @@ pub fn main() -> ExitCode {
         };
     }
     if !root.is_dir() {
-        eprintln!(
-            "scry trust: {} is not a directory (see scry trust --help)",
-            root.display()
-        );
-        return ExitCode::from(2);
+        return crate::argv::not_a_directory("trust", &root);
     }
     grant(&store, &root)
 }

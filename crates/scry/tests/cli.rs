@@ -191,6 +191,29 @@ fn unknown_action_is_usage_error() {
 }
 
 #[test]
+fn a_subcommands_missing_root_is_one_usage_line() {
+    let env = Env::python();
+    let gone = env.root().join("gone");
+    let gone = gone.to_string_lossy();
+    for (command, args) in [
+        ("doctor", vec!["doctor", "--root", &gone]),
+        ("index", vec!["index", &gone]),
+        ("daemon", vec!["daemon", "status", "--root", &gone]),
+        ("trust", vec!["trust", &gone]),
+    ] {
+        let r = env.scry(&args);
+        assert_eq!(r.code, 2, "{command}: {}", r.stderr);
+        assert!(r.stdout.is_empty(), "{command}: stdout {:?}", r.stdout);
+        assert_eq!(
+            one_line(&r),
+            format!(
+                "scry {command}: workspace root {gone} is not a directory (see scry {command} --help)"
+            )
+        );
+    }
+}
+
+#[test]
 fn line_zero_is_usage_error() {
     let env = Env::python();
     let root = env.root_str();
