@@ -13,10 +13,70 @@ use scry_base::uri::path_to_uri;
 
 pub(crate) struct ClientHandler {
     pub name: String,
-    pub settings: Value,
-    pub root: PathBuf,
+    pub view: Arc<View>,
     pub state: Arc<ServerState>,
     pub edit_hook: EditHookSlot,
+}
+
+/// What a server is told it serves: its folders (the first is its root)
+/// and its settings, both of which grow when a folder is added
+/// ([`crate::Session::add_folder`]). Read by the server's requests
+/// (`workspace/workspaceFolders`, `workspace/configuration`).
+#[derive(Debug)]
+pub(crate) struct View {
+    folders: RwLock<Vec<PathBuf>>,
+    settings: RwLock<Value>,
+}
+
+impl View {
+    pub(crate) fn new(folders: Vec<PathBuf>, settings: Value) -> View {
+        View {
+            folders: RwLock::new(folders),
+            settings: RwLock::new(settings),
+        }
+    }
+
+    pub(crate) fn folders(&self) -> Vec<PathBuf> {
+        self.folders
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// Add `folder`; false when it was there.
+    pub(crate) fn add(&self, folder: &Path) -> bool {
+        let mut f = self.folders.write().unwrap_or_else(|e| e.into_inner());
+        if f.iter().any(|x| x == folder) {
+            return false;
+        }
+        f.push(folder.to_path_buf());
+        true
+    }
+
+    pub(crate) fn root(&self) -> PathBuf {
+        self.folders
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .first()
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    pub(crate) fn settings(&self) -> Value {
+        self.settings
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    pub(crate) fn set_settings(&self, v: Value) {
+        *self.settings.write().unwrap_or_else(|e| e.into_inner()) = v;
+    }
+}
+
+/// A folder as LSP's `WorkspaceFolder`.
+pub(crate) fn workspace_folder(p: &Path) -> Value {
+    json!({ "uri": path_to_uri(p), "name": folder_name(p) })
 }
 
 /// What answers a server's `workspace/applyEdit`. Installed by the layer
@@ -78,10 +138,11 @@ impl Handler for ClientHandler {
         match method {
             "workspace/configuration" => {
                 let items = params["items"].as_array().cloned().unwrap_or_default();
+                let settings = self.view.settings();
                 Ok(Value::Array(
                     items
                         .iter()
-                        .map(|it| lookup_section(&self.settings, it["section"].as_str()))
+                        .map(|it| lookup_section(&settings, it["section"].as_str()))
                         .collect(),
                 ))
             }
@@ -124,10 +185,13 @@ impl Handler for ClientHandler {
                 self.state.on_unregister(&ids);
                 Ok(Value::Null)
             }
-            "workspace/workspaceFolders" => Ok(json!([{
-                "uri": path_to_uri(&self.root),
-                "name": folder_name(&self.root),
-            }])),
+            "workspace/workspaceFolders" => Ok(Value::Array(
+                self.view
+                    .folders()
+                    .iter()
+                    .map(|f| workspace_folder(f))
+                    .collect(),
+            )),
             "window/showMessageRequest" => {
                 if let Some(m) = params["message"].as_str() {
                     self.state.on_message(m.to_string());
@@ -154,7 +218,7 @@ impl Handler for ClientHandler {
             return None;
         }
         let hook = self.edit_hook.get()?;
-        Some(hook.apply_edit(&self.name, &self.root, params.clone()))
+        Some(hook.apply_edit(&self.name, &self.view.root(), params.clone()))
     }
 
     fn on_notification(&self, method: &str, params: Value) {
@@ -189,8 +253,7 @@ mod tests {
     fn handler(settings: Value) -> ClientHandler {
         ClientHandler {
             name: "t".into(),
-            settings,
-            root: PathBuf::from("/w/proj"),
+            view: Arc::new(View::new(vec![PathBuf::from("/w/proj")], settings)),
             state: Arc::new(ServerState::default()),
             edit_hook: EditHookSlot::default(),
         }
@@ -234,6 +297,13 @@ mod tests {
             .on_request("workspace/workspaceFolders", Value::Null)
             .unwrap();
         assert_eq!(f[0]["uri"], "file:///w/proj");
+        assert!(h.view.add(Path::new("/w/other")));
+        assert!(!h.view.add(Path::new("/w/other")));
+        let f = h
+            .on_request("workspace/workspaceFolders", Value::Null)
+            .unwrap();
+        assert_eq!(f[1], json!({"uri": "file:///w/other", "name": "other"}));
+        assert_eq!(h.view.root(), PathBuf::from("/w/proj"));
         assert_eq!(
             h.on_request("window/showMessageRequest", json!({"message": "m"}))
                 .unwrap(),

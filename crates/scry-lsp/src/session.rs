@@ -20,7 +20,7 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, BufReader};
 
 use crate::docs::{DiskFile, DocStore, Readiness, SyncAction};
-use crate::handler::{ClientHandler, EditHookSlot, folder_name};
+use crate::handler::{ClientHandler, EditHookSlot, View, workspace_folder};
 use crate::state::ServerState;
 use scry_base::uri::path_to_uri;
 
@@ -35,7 +35,11 @@ pub struct SessionConfig {
     /// The server's whole environment: nothing else is inherited (the
     /// caller decides what a server may see and find on its `PATH`).
     pub env: Vec<(std::ffi::OsString, std::ffi::OsString)>,
+    /// Its first folder (`rootUri`, and the directory it runs in).
     pub root: PathBuf,
+    /// More folders it serves from the start (`workspaceFolders` after
+    /// `root`; a server restarted keeps the folders it had).
+    pub folders: Vec<PathBuf>,
     /// Answers to `workspace/configuration`, also sent with
     /// `workspace/didChangeConfiguration`.
     pub settings: Value,
@@ -165,6 +169,8 @@ struct Inner {
     started: Instant,
     /// Moved by every notification but `didOpen` (see the module header).
     epoch: AtomicU64,
+    /// Its folders and settings, as its requests are answered.
+    view: Arc<View>,
 }
 
 /// A handle to a running server; cheap to clone.
@@ -298,10 +304,16 @@ impl Session {
         let state = Arc::new(ServerState::new(config.startup.clone()));
         spawn_stderr_pump(&config, pid, stderr, state.clone());
 
+        let mut folders = vec![config.root.clone()];
+        for f in &config.folders {
+            if !folders.contains(f) {
+                folders.push(f.clone());
+            }
+        }
+        let view = Arc::new(View::new(folders.clone(), config.settings.clone()));
         let handler = Arc::new(ClientHandler {
             name: config.name.clone(),
-            settings: config.settings.clone(),
-            root: config.root.clone(),
+            view: view.clone(),
             state: state.clone(),
             edit_hook: config.edit_hook.clone(),
         });
@@ -320,7 +332,7 @@ impl Session {
             "locale": "en",
             "rootPath": config.root.to_string_lossy(),
             "rootUri": root_uri,
-            "workspaceFolders": [{ "uri": root_uri, "name": folder_name(&config.root) }],
+            "workspaceFolders": folders.iter().map(|f| workspace_folder(f)).collect::<Vec<_>>(),
             "capabilities": client_capabilities(),
         });
         if let Some(opts) = &config.initialization_options {
@@ -374,8 +386,92 @@ impl Session {
                 token_seq: AtomicU64::new(1),
                 started: Instant::now(),
                 epoch: AtomicU64::new(0),
+                view,
             }),
         })
+    }
+
+    /// Whether `other` is a handle to this same server.
+    pub fn same_process(&self, other: &Session) -> bool {
+        Arc::ptr_eq(&self.inner, &other.inner)
+    }
+
+    /// Every folder it serves, its root first.
+    pub fn folders(&self) -> Vec<PathBuf> {
+        self.inner.view.folders()
+    }
+
+    /// Whether `folder` is one of its folders.
+    pub fn has_folder(&self, folder: &Path) -> bool {
+        self.inner
+            .view
+            .folders()
+            .iter()
+            .any(|f| scry_base::paths::same(f, folder))
+    }
+
+    /// Whether `path` lies in one of its folders.
+    pub fn covers(&self, path: &Path) -> bool {
+        self.inner
+            .view
+            .folders()
+            .iter()
+            .any(|f| scry_base::paths::is_under(path, f))
+    }
+
+    /// Whether the server takes folders added while it runs: it said so in
+    /// its capabilities (`workspace.workspaceFolders`: `supported` and
+    /// `changeNotifications`, `true` or a registration id) or registered
+    /// `workspace/didChangeWorkspaceFolders` since.
+    pub fn takes_folders(&self) -> bool {
+        let wf = &self.inner.capabilities["workspace"]["workspaceFolders"];
+        let stated = wf["supported"].as_bool() == Some(true)
+            && match &wf["changeNotifications"] {
+                Value::Bool(b) => *b,
+                Value::String(s) => !s.is_empty(),
+                _ => false,
+            };
+        stated
+            || self
+                .inner
+                .state
+                .has_registration("workspace/didChangeWorkspaceFolders")
+    }
+
+    /// The settings it is answered with now.
+    pub fn settings(&self) -> Value {
+        self.inner.view.settings()
+    }
+
+    /// Add `folder` to a server that takes folders
+    /// ([`Session::takes_folders`]), with `settings` (the session's
+    /// settings for all its folders, when they change: sent as
+    /// `workspace/didChangeConfiguration`). Until the server has loaded it,
+    /// it counts as indexing ([`crate::state::ServerState::reloading`]).
+    /// False when it was a folder already.
+    pub fn add_folder(&self, folder: &Path, settings: Option<Value>) -> Result<bool, SessionError> {
+        if !self.inner.view.add(folder) {
+            return Ok(false);
+        }
+        if let Some(v) = settings
+            && v != self.inner.view.settings()
+        {
+            self.inner.view.set_settings(v.clone());
+            self.notify(
+                "workspace/didChangeConfiguration",
+                Some(json!({ "settings": v })),
+            )?;
+        }
+        self.inner.state.reloading(
+            format!("loading the folder {}", folder.display()),
+            crate::state::RELOAD_WITHIN,
+        );
+        self.notify(
+            "workspace/didChangeWorkspaceFolders",
+            Some(json!({ "event": { "added": [workspace_folder(folder)], "removed": [] } })),
+        )?;
+        tracing::info!(server = %self.name(), folder = %folder.display(), "folder added");
+        Ok(true)
     }
 
     pub fn name(&self) -> &str {

@@ -106,10 +106,34 @@ pub struct StartupSignal {
 /// The start-up work a [`StartupSignal`] waits on, described like progress.
 const STARTING_UP: &str = "starting up (finding the project's files)";
 
+/// A server told of a new folder that reports no work within this long is
+/// taken to have loaded it.
+pub const RELOAD_QUIET: Duration = Duration::from_secs(2);
+
+/// A server loading a new folder counts as indexing at most this long.
+pub const RELOAD_WITHIN: Duration = Duration::from_secs(120);
+
+/// The wait for a new folder's loading ([`ServerState::reloading`]).
+#[derive(Debug, Clone)]
+struct Reload {
+    what: String,
+    since: Instant,
+    until: Instant,
+    /// Work (indexing progress, `quiescent: false`) began since.
+    saw_work: bool,
+}
+
 #[derive(Debug, Default)]
 struct Inner {
     /// The start-up signal not yet seen, and when waiting for it ends.
     startup: Option<(regex::Regex, Instant)>,
+    /// The start-up signal's pattern, kept to wait for it again when a
+    /// folder is added ([`ServerState::reloading`]).
+    startup_pattern: Option<(regex::Regex, Duration)>,
+    /// A folder was added: the server counts as loading it (`what`) until
+    /// it has reported work and finished it, or said nothing for
+    /// [`RELOAD_QUIET`], and at most until `until`.
+    reload: Option<Reload>,
     progress: HashMap<String, ProgressEntry>,
     /// Tokens the server created with `window/workDoneProgress/create`.
     created: HashMap<String, Instant>,
@@ -180,6 +204,7 @@ impl ServerState {
         let started = Instant::now();
         let inner = Inner {
             saw_indexing: startup.is_some(),
+            startup_pattern: startup.as_ref().map(|s| (s.pattern.clone(), s.within)),
             startup: startup.map(|s| (s.pattern, started + s.within)),
             ..Inner::default()
         };
@@ -252,6 +277,9 @@ impl ServerState {
                 };
                 if kind == ProgressKind::Indexing {
                     s.saw_indexing = true;
+                    if let Some(r) = &mut s.reload {
+                        r.saw_work = true;
+                    }
                 }
                 tracing::debug!(%token, %title, ?kind, "progress begin");
                 if kind == ProgressKind::Indexing {
@@ -297,6 +325,9 @@ impl ServerState {
             let q = params["quiescent"].as_bool();
             if q == Some(false) {
                 s.saw_indexing = true;
+                if let Some(r) = &mut s.reload {
+                    r.saw_work = true;
+                }
             }
             if q == Some(true) && s.quiescent == Some(false) {
                 s.last_indexing_end = Some(Instant::now());
@@ -403,8 +434,22 @@ impl ServerState {
 
     /// When waiting for the start-up signal ends, while it is awaited.
     fn startup_until(&self) -> Option<Instant> {
-        self.read(|s| s.startup.as_ref().map(|(_, until)| *until))
-            .filter(|until| Instant::now() < *until)
+        self.read(|s| {
+            let startup = s.startup.as_ref().map(|(_, until)| *until);
+            // A new folder's quiet time running out wakes a wait too.
+            let reload = s.reload.as_ref().map(|r| {
+                if r.saw_work {
+                    r.until
+                } else {
+                    (r.since + RELOAD_QUIET).min(r.until)
+                }
+            });
+            let now = Instant::now();
+            match (startup.filter(|u| now < *u), reload.filter(|u| now < *u)) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            }
+        })
     }
 
     /// The indexing work in progress, if any (the longest-running first).
@@ -433,8 +478,35 @@ impl ServerState {
             {
                 return Some(STARTING_UP.to_string());
             }
+            if let Some(r) = &s.reload {
+                let now = Instant::now();
+                let quiet = !r.saw_work && now.duration_since(r.since) >= RELOAD_QUIET;
+                let done = r.saw_work && s.last_indexing_end.is_some_and(|e| e > r.since);
+                if now < r.until && !quiet && !done {
+                    return Some(r.what.clone());
+                }
+            }
             None
         })
+    }
+
+    /// A folder was added to the server (`what` says which): it counts as
+    /// indexing until it has reported work and finished it (or, with a
+    /// start-up signal, logged it again), or reported none within
+    /// [`RELOAD_QUIET`]; at most `within`.
+    pub fn reloading(&self, what: String, within: Duration) {
+        let now = Instant::now();
+        self.with(|s| {
+            if let Some((pattern, wait)) = &s.startup_pattern {
+                s.startup = Some((pattern.clone(), now + (*wait).min(within)));
+            }
+            s.reload = Some(Reload {
+                what,
+                since: now,
+                until: now + within,
+                saw_work: false,
+            });
+        });
     }
 
     /// Ready: no indexing progress active and not reported busy.

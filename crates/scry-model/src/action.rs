@@ -78,6 +78,12 @@ impl Action {
         self.facts().noun
     }
 
+    /// Whether its answer is gathered from all the server sees
+    /// ([`Facts::searches_workspace`]).
+    pub fn searches_workspace(self) -> bool {
+        self.facts().searches_workspace
+    }
+
     /// Parse a name or alias: `def`, `refs`, `impl`, `type-definition`,
     /// `type_definition`, `incoming-calls`, ... Case-insensitive.
     pub fn parse(s: &str) -> Option<Action> {
@@ -246,6 +252,10 @@ pub struct Facts {
     /// Every argument it reads.
     pub takes: &'static [Arg],
     pub writes: Writes,
+    /// Whether its answer is gathered from the whole of what the server
+    /// sees (references, implementations, callers, a rename's edits), so
+    /// what the server does not see of the workspace is missing from it.
+    pub searches_workspace: bool,
 }
 
 use Arg as A;
@@ -273,6 +283,7 @@ const fn positional(
         positional: true,
         takes: POSITIONAL,
         writes: Writes::Never,
+        searches_workspace: false,
     }
 }
 
@@ -305,24 +316,30 @@ pub const ACTIONS: [Facts; 19] = [
         "typeDefinitionProvider",
         ReplyShape::Locations,
     ),
-    positional(
-        Action::Implementation,
-        "implementation",
-        &["impl", "implementations"],
-        "implementations",
-        "textDocument/implementation",
-        "implementationProvider",
-        ReplyShape::Locations,
-    ),
-    positional(
-        Action::References,
-        "references",
-        &["refs", "ref", "reference"],
-        "references",
-        "textDocument/references",
-        "referencesProvider",
-        ReplyShape::Locations,
-    ),
+    Facts {
+        searches_workspace: true,
+        ..positional(
+            Action::Implementation,
+            "implementation",
+            &["impl", "implementations"],
+            "implementations",
+            "textDocument/implementation",
+            "implementationProvider",
+            ReplyShape::Locations,
+        )
+    },
+    Facts {
+        searches_workspace: true,
+        ..positional(
+            Action::References,
+            "references",
+            &["refs", "ref", "reference"],
+            "references",
+            "textDocument/references",
+            "referencesProvider",
+            ReplyShape::Locations,
+        )
+    },
     positional(
         Action::Hover,
         "hover",
@@ -344,6 +361,7 @@ pub const ACTIONS: [Facts; 19] = [
         positional: false,
         takes: &[A::Path, A::Timeout],
         writes: Writes::Never,
+        searches_workspace: false,
     },
     Facts {
         action: Action::WorkspaceSymbols,
@@ -358,9 +376,11 @@ pub const ACTIONS: [Facts; 19] = [
         // `symbol` stands in for `query`; `path` picks the server.
         takes: &[A::Path, A::Symbol, A::Query, A::Timeout],
         writes: Writes::Never,
+        searches_workspace: false,
     },
     Facts {
         follow_up: &["callHierarchy/incomingCalls"],
+        searches_workspace: true,
         ..positional(
             Action::IncomingCalls,
             "incoming_calls",
@@ -395,6 +415,7 @@ pub const ACTIONS: [Facts; 19] = [
         positional: false,
         takes: &[A::Path, A::Severity, A::Changes, A::Targets, A::Timeout],
         writes: Writes::Never,
+        searches_workspace: false,
     },
     Facts {
         action: Action::Rename,
@@ -417,6 +438,7 @@ pub const ACTIONS: [Facts; 19] = [
             A::Timeout,
         ],
         writes: Writes::Previewable,
+        searches_workspace: true,
     },
     Facts {
         action: Action::CodeActions,
@@ -440,6 +462,7 @@ pub const ACTIONS: [Facts; 19] = [
             A::Timeout,
         ],
         writes: Writes::Previewable,
+        searches_workspace: false,
     },
     Facts {
         action: Action::Map,
@@ -460,6 +483,7 @@ pub const ACTIONS: [Facts; 19] = [
             A::Timeout,
         ],
         writes: Writes::Never,
+        searches_workspace: false,
     },
     Facts {
         action: Action::Status,
@@ -473,6 +497,7 @@ pub const ACTIONS: [Facts; 19] = [
         positional: false,
         takes: &[A::Timeout],
         writes: Writes::Never,
+        searches_workspace: false,
     },
     Facts {
         action: Action::Capabilities,
@@ -486,6 +511,7 @@ pub const ACTIONS: [Facts; 19] = [
         positional: false,
         takes: &[A::Path, A::Timeout],
         writes: Writes::Never,
+        searches_workspace: false,
     },
     Facts {
         action: Action::Undo,
@@ -499,6 +525,7 @@ pub const ACTIONS: [Facts; 19] = [
         positional: false,
         takes: &[A::Apply, A::IdempotencyKey, A::Timeout],
         writes: Writes::Always,
+        searches_workspace: false,
     },
     Facts {
         action: Action::Request,
@@ -512,6 +539,7 @@ pub const ACTIONS: [Facts; 19] = [
         positional: false,
         takes: &[A::Path, A::Method, A::Params, A::Timeout],
         writes: Writes::Always,
+        searches_workspace: false,
     },
     Facts {
         action: Action::Reload,
@@ -525,6 +553,7 @@ pub const ACTIONS: [Facts; 19] = [
         positional: false,
         takes: &[A::Timeout],
         writes: Writes::Always,
+        searches_workspace: false,
     },
 ];
 

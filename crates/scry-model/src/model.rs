@@ -240,6 +240,35 @@ pub enum Reason {
     /// The SCIP index could not be loaded (`error`, the loader's message,
     /// which may name absolute paths): the other sources answered.
     IndexUnusable { error: String },
+    /// `server` sees the workspace through its folders (`folders`) only,
+    /// and `name` is written (as a whole word) in `files` files of its
+    /// languages outside them: in the projects `parts` (each a directory
+    /// scry would give that server as another root), the first of those
+    /// files in `shown`. `complete`: every such file was read (false when
+    /// the scan stopped at its bounds).
+    OutsideServerView {
+        server: String,
+        name: String,
+        #[serde(with = "crate::os_path::vec")]
+        folders: Vec<PathBuf>,
+        #[serde(with = "crate::os_path::vec")]
+        parts: Vec<PathBuf>,
+        #[serde(with = "crate::os_path::vec")]
+        shown: Vec<PathBuf>,
+        files: usize,
+        complete: bool,
+    },
+    /// `server` searches only the projects it has loaded (a file of each
+    /// open): `count` more projects under its folders write `name`, beyond
+    /// the ones scry opened for this question; the first of them in
+    /// `projects`.
+    ProjectsNotLoaded {
+        server: String,
+        name: String,
+        #[serde(with = "crate::os_path::vec")]
+        projects: Vec<PathBuf>,
+        count: usize,
+    },
 }
 
 /// What recovery did with one dead writer's entry: the next answer's note

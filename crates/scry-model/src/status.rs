@@ -100,8 +100,12 @@ pub enum ProviderRole {
 /// One running (or starting) server process.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RunningServer {
+    /// Its first folder (the `rootUri` it was started with).
     #[serde(with = "crate::os_path")]
     pub root: PathBuf,
+    /// Every folder it serves (the root first), each with what chose it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub folders: Vec<Folder>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pid: Option<u32>,
     pub state: RunState,
@@ -118,6 +122,42 @@ pub struct RunningServer {
     /// Its memory cap, KiB: over it, it is restarted between requests.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory_cap_kib: Option<u64>,
+}
+
+/// One folder of a server (a `workspaceFolders` entry) and what chose it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Folder {
+    #[serde(with = "crate::os_path")]
+    pub path: PathBuf,
+    pub chosen_by: RootChoice,
+}
+
+/// What made a directory a server's root for a file (the catalogue's
+/// `projectRoot` recipe, `scry_workspace::roots`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "by")]
+pub enum RootChoice {
+    /// A workspace file that claims the file's package: `file` (absolute),
+    /// with the key that made it one (`workspace` in a `Cargo.toml`,
+    /// `tool.uv.workspace` in a `pyproject.toml`), when one did.
+    Workspace {
+        #[serde(with = "crate::os_path")]
+        file: PathBuf,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        key: Option<String>,
+    },
+    /// The nearest of the server's root markers (`marker`, absolute).
+    Package {
+        #[serde(with = "crate::os_path")]
+        marker: PathBuf,
+    },
+    /// No workspace file claims the package, and the workspace root holds
+    /// `packages` packages of this language: the workspace root.
+    SeveralPackages { packages: usize },
+    /// No root marker between the file and the workspace root.
+    NoMarker,
+    /// The configuration says so (`projectRoot.strategy`: `root`).
+    Configured,
 }
 
 /// Where a server process is in its life.
@@ -496,6 +536,9 @@ pub struct DaemonServer {
     pub id: String,
     #[serde(with = "crate::os_path")]
     pub root: PathBuf,
+    /// Every folder it serves (the root first), each with what chose it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub folders: Vec<Folder>,
     pub pid: Option<u32>,
     /// Resident memory of the server's whole process tree (its children,
     /// e.g. tsserver, included), in KiB, when readable.

@@ -155,7 +155,11 @@ fn server_line(s: &ProviderStatus, width: usize, root: &Path) -> String {
             .running
             .iter()
             .map(|r| {
-                let mut words = vec![display_path(&r.root, root)];
+                let mut words = vec![if r.folders.is_empty() {
+                    display_path(&r.root, root)
+                } else {
+                    format!("folders {}", words::folders(&r.folders, root))
+                }];
                 if let Some(pid) = r.pid {
                     words.push(format!("pid {pid}"));
                 }
@@ -196,6 +200,10 @@ fn server_json(s: &ProviderStatus, root: &Path) -> Value {
         "note": s.role.as_ref().map(provider_role),
         "running": s.running.iter().map(|r| json!({
             "root": display_path(&r.root, root),
+            "folders": r.folders.iter().map(|f| json!({
+                "path": display_path(&f.path, root),
+                "chosen_by": words::root_choice(&f.chosen_by, root),
+            })).collect::<Vec<_>>(),
             "pid": r.pid,
             "state": run_state(&r.state),
             "encoding": r.encoding,
@@ -820,9 +828,13 @@ fn daemon_lines(d: &DaemonStatus, root: &Path) -> String {
     for v in &w.servers {
         let _ = write!(
             out,
-            "\n  {} (root {}, pid {}): {}",
+            "\n  {} ({}, pid {}): {}",
             v.id,
-            display_path(&v.root, root),
+            if v.folders.is_empty() {
+                format!("root {}", display_path(&v.root, root))
+            } else {
+                format!("folders {}", words::folders(&v.folders, root))
+            },
             v.pid.map_or("?".into(), |p| p.to_string()),
             v.memory_kib
                 .map_or("memory unknown".into(), |k| words::describe_usage(
@@ -892,6 +904,12 @@ pub fn daemon_status_text(s: &DaemonStatus, only: Option<&Path>) -> String {
             if !v.program.as_os_str().is_empty() {
                 out.push_str(&format!("    runs {}\n", v.program.display()));
             }
+            if !v.folders.is_empty() {
+                out.push_str(&format!(
+                    "    folders: {}\n",
+                    words::folders(&v.folders, &w.root)
+                ));
+            }
             if !v.clients.is_empty() {
                 out.push_str(&format!("    clients: {}\n", v.clients.join(", ")));
             }
@@ -908,6 +926,12 @@ pub fn daemon_status_text(s: &DaemonStatus, only: Option<&Path>) -> String {
 pub fn daemon_status_json(s: &DaemonStatus) -> Value {
     let mut v = serde_json::to_value(s).unwrap_or_default();
     for (i, w) in s.workspaces.iter().enumerate() {
+        for (j, server) in w.servers.iter().enumerate() {
+            for (k, f) in server.folders.iter().enumerate() {
+                v["workspaces"][i]["servers"][j]["folders"][k]["chosen_by"] =
+                    words::root_choice(&f.chosen_by, &w.root).into();
+            }
+        }
         if !w.memory_events.is_empty() {
             let said: Vec<String> = (w.memory_events.iter())
                 .map(|m| words::memory_action(&m.what))

@@ -251,6 +251,42 @@ pub(crate) fn reason_in(r: &Reason, root: &Path, d: Dialect) -> String {
         Reason::Memory(m) => memory_action(m),
         Reason::IndexPathRefused { why } => why.clone(),
         Reason::ConfigWarning { warning } => format!("warning: {warning}"),
+        Reason::OutsideServerView {
+            server,
+            name,
+            folders,
+            shown,
+            files,
+            complete,
+            ..
+        } => format!(
+            "{server} answered for the project at {} only, and `{name}` is also written in {} outside {}: {}{}{}",
+            paths_list(folders, root),
+            crate::common::plural(*files, "file", "files"),
+            if folders.len() == 1 { "it" } else { "them" },
+            paths_list(shown, root),
+            if *files > shown.len() { ", …" } else { "" },
+            if *complete {
+                ""
+            } else {
+                " (not every file there was read)"
+            },
+        ),
+        Reason::ProjectsNotLoaded {
+            server,
+            name,
+            projects,
+            count,
+        } => format!(
+            "{server} searches only the projects it has loaded, and {count} more {} `{name}`: {}{}",
+            if *count == 1 {
+                "project writes"
+            } else {
+                "projects write"
+            },
+            paths_list(projects, root),
+            if *count > projects.len() { ", …" } else { "" },
+        ),
         Reason::IndexUnusable { error } => format!(
             "the SCIP index is not usable ({}); answered from the other sources — rebuild it with `scry index`",
             scry_base::paths::relativise_text(error, root)
@@ -419,6 +455,46 @@ fn recovered(r: &Recovered, root: &Path) -> String {
     out
 }
 
+/// What chose a server's folder: `Cargo.toml [workspace]`, `nearest
+/// marker crates/a/Cargo.toml`, …
+pub(crate) fn root_choice(c: &scry_model::RootChoice, root: &Path) -> String {
+    use scry_model::RootChoice as C;
+    match c {
+        C::Workspace { file, key: Some(k) } => format!("{} [{k}]", display_path(file, root)),
+        C::Workspace { file, key: None } => display_path(file, root),
+        C::Package { marker } => format!("nearest marker {}", display_path(marker, root)),
+        C::SeveralPackages { packages } => {
+            format!("{packages} packages and no workspace file: the workspace root")
+        }
+        C::NoMarker => "no root marker: the workspace root".to_string(),
+        C::Configured => "projectRoot.strategy \"root\"".to_string(),
+    }
+}
+
+/// A server's folders, each with what chose it: `. (Cargo.toml
+/// [workspace]), scratch (scratch/Cargo.toml [workspace])`.
+pub(crate) fn folders(f: &[scry_model::Folder], root: &Path) -> String {
+    f.iter()
+        .map(|f| {
+            format!(
+                "{} ({})",
+                display_path(&f.path, root),
+                root_choice(&f.chosen_by, root)
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Paths shown relative to the root, joined by commas.
+fn paths_list(paths: &[std::path::PathBuf], root: &Path) -> String {
+    paths
+        .iter()
+        .map(|p| display_path(p, root))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// Why an answer is empty, as the text's `Reason:` says it: an indexing
 /// server is asked again shortly.
 pub(crate) fn empty_reason(r: &Reason, root: &Path, d: Dialect) -> String {
@@ -430,6 +506,13 @@ pub(crate) fn empty_reason(r: &Reason, root: &Path, d: Dialect) -> String {
 
 /// The `Partial:` line: why the result may be incomplete, and what to do.
 pub(crate) fn partial(r: &Reason, precision: Option<Precision>, root: &Path, d: Dialect) -> String {
+    // What the server cannot see: asking again changes nothing.
+    if let Reason::OutsideServerView { .. } | Reason::ProjectsNotLoaded { .. } = r {
+        return format!(
+            "Partial: {} — those uses are not in this answer; ask from one of those files for its project's.",
+            reason_in(r, root, d)
+        );
+    }
     match precision {
         Some(p) => format!(
             "Partial: {}; {} — ask again for the exact one.",
@@ -649,6 +732,49 @@ mod tests {
         assert_eq!(
             reason(&Reason::All(vec![un, ix]), root),
             "gopls does not support textDocument/declaration; rust-analyzer is still indexing (Indexing 45%)"
+        );
+    }
+
+    /// What a server's folder leaves out is said as a partial view, with
+    /// no promise that asking again helps.
+    #[test]
+    fn a_partial_view_names_what_lies_outside_it() {
+        let root = Path::new("/w");
+        let out = Reason::OutsideServerView {
+            server: "rust-analyzer".into(),
+            name: "shared_helper".into(),
+            folders: vec![root.to_path_buf()],
+            parts: vec![root.join("scratch")],
+            shown: vec![root.join("scratch/src/main.rs")],
+            files: 1,
+            complete: true,
+        };
+        assert_eq!(
+            partial(&out, None, root, Dialect::Cli),
+            "Partial: rust-analyzer answered for the project at . only, and `shared_helper` is also written in 1 file outside it: scratch/src/main.rs — those uses are not in this answer; ask from one of those files for its project's."
+        );
+        let out = Reason::OutsideServerView {
+            server: "rust-analyzer".into(),
+            name: "shared_helper".into(),
+            folders: vec![root.join("a"), root.join("b")],
+            parts: vec![root.join("scratch")],
+            shown: vec![root.join("scratch/src/main.rs")],
+            files: 5,
+            complete: false,
+        };
+        assert_eq!(
+            reason(&out, root),
+            "rust-analyzer answered for the project at a, b only, and `shared_helper` is also written in 5 files outside them: scratch/src/main.rs, … (not every file there was read)"
+        );
+        let left = Reason::ProjectsNotLoaded {
+            server: "typescript-language-server".into(),
+            name: "run".into(),
+            projects: vec![root.join("packages/a"), root.join("packages/b")],
+            count: 3,
+        };
+        assert_eq!(
+            partial(&left, None, root, Dialect::Mcp),
+            "Partial: typescript-language-server searches only the projects it has loaded, and 3 more projects write `run`: packages/a, packages/b, … — those uses are not in this answer; ask from one of those files for its project's."
         );
     }
 

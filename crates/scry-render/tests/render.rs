@@ -3,10 +3,10 @@
 use std::path::{Path, PathBuf};
 
 use scry_model::{
-    Action, Alternative, Answer, AskedAt, Body, CallDirection, CallEdge, CallItem, IndexAbout,
-    IndexOrigin, IndexStatus, IndexerStatus, Loc, MemoryAction, MemoryNote, OpError, ProviderRole,
-    ProviderStatus, Question, Reason, RefreshStatus, RunState, RunningServer, Selector,
-    StatusReport, SymbolItem, SymbolNode, Via,
+    Action, Alternative, Answer, AskedAt, Body, CallDirection, CallEdge, CallItem, Folder,
+    IndexAbout, IndexOrigin, IndexStatus, IndexerStatus, Loc, MemoryAction, MemoryNote, OpError,
+    ProviderRole, ProviderStatus, Question, Reason, RefreshStatus, RootChoice, RunState,
+    RunningServer, Selector, StatusReport, SymbolItem, SymbolNode, Via,
 };
 use scry_render::{
     Dialect, RenderOptions, error_json, normalize_hover, render_error, render_json, render_text,
@@ -625,6 +625,21 @@ fn status() {
     );
     ra.running = vec![RunningServer {
         root: p("fixtures/rust"),
+        folders: vec![
+            Folder {
+                path: p("fixtures/rust"),
+                chosen_by: RootChoice::Workspace {
+                    file: p("fixtures/rust/Cargo.toml"),
+                    key: Some("workspace".into()),
+                },
+            },
+            Folder {
+                path: p("tools/x"),
+                chosen_by: RootChoice::Package {
+                    marker: p("tools/x/Cargo.toml"),
+                },
+            },
+        ],
         pid: Some(123),
         state: RunState::Ready,
         encoding: Some("utf-8".into()),

@@ -111,6 +111,109 @@ pub struct ServerSpec {
     /// Checked when the configuration is read.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub startup_log: Option<String>,
+    /// How a file's root is chosen beyond the nearest root marker: the
+    /// project's own workspace files ([`crate::roots`]).
+    #[serde(skip_serializing_if = "ProjectRoot::is_default")]
+    pub project_root: ProjectRoot,
+}
+
+/// How a server's root is chosen for a file ([`crate::roots::choose`]):
+/// the project's workspace, as the project's own files say, not the
+/// nearest package.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ProjectRoot {
+    /// `workspace` (the default): the outermost directory whose workspace
+    /// file claims the file, else (with [`ProjectRoot::several_packages`])
+    /// the workspace root when it holds several packages, else the nearest
+    /// root marker. `package`: the nearest root marker only. `root`: the
+    /// scry workspace root for every file.
+    pub strategy: RootStrategy,
+    /// Where the practice comes from (the server's or the field's
+    /// documentation); read by people, never by code.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub from: String,
+    /// Workspace files, any of which may claim the files below it.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub workspaces: Vec<WorkspaceFile>,
+    /// With no workspace file claiming a file: the scry workspace root
+    /// when it holds two or more packages, a package being a directory
+    /// holding one of these files (none: this rule is off).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub several_packages: Vec<String>,
+    /// The members of the workspace that chose a root (or the packages of
+    /// [`ProjectRoot::several_packages`]) are put on this setting, for a
+    /// server that would otherwise take them for installed libraries.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub member_paths: Option<MemberPaths>,
+    /// The server searches a workspace-wide question (references, rename,
+    /// implementations, incoming calls) only in the projects it has loaded,
+    /// and loads a project — a directory holding one of these files — when
+    /// one of its files is open (tsserver). Before such a question scry
+    /// opens, in each other project under the server's folders that writes
+    /// the name, one file that does.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub projects: Vec<String>,
+}
+
+impl ProjectRoot {
+    pub fn is_default(&self) -> bool {
+        *self == ProjectRoot::default()
+    }
+}
+
+/// See [`ProjectRoot::strategy`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RootStrategy {
+    #[default]
+    Workspace,
+    Package,
+    Root,
+}
+
+/// A workspace file: in a directory above a file (or the file's own
+/// package), it makes that directory the root of the files it claims.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct WorkspaceFile {
+    /// Its path relative to the directory (`Cargo.toml`,
+    /// `build/compile_commands.json`). Read as TOML (`.toml`), YAML
+    /// (`.yaml`/`.yml`, the subset of a list of strings under a key),
+    /// `go.work`'s own format, or JSON with comments (the rest).
+    pub file: String,
+    /// A dotted key that must be there (`workspace`, `tool.uv.workspace`);
+    /// none: the file's presence is enough.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
+    /// Where its members are listed: dotted keys, `[]` after a name for
+    /// each element of a list (`references[].path`); each value a string or
+    /// a list of strings, globs relative to the directory; `!` before one
+    /// excludes. None given: it claims every file below it.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub members: Vec<String>,
+    /// Members when none of `members` is written (lerna: `packages/*`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub default_members: Vec<String>,
+    /// Keys listing directories excluded (globs, as `members`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub exclude: Vec<String>,
+    /// A compilation database: it claims the files it lists, and the
+    /// others of a package (the nearest root marker) where it lists one.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub lists: bool,
+}
+
+/// See [`ProjectRoot::member_paths`].
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct MemberPaths {
+    /// A dotted key into the server's settings, a list of paths
+    /// (`python.analysis.extraPaths`); scry appends to what is configured.
+    pub setting: String,
+    /// Per member, the first of these directories that exists (relative to
+    /// the member: `src`, `.`).
+    pub dirs: Vec<String>,
 }
 
 /// How long a server with a [`ServerSpec::startup_log`] is waited for at

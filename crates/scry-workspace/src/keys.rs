@@ -40,6 +40,7 @@ pub(crate) fn server_key(key: &str) -> Option<&'static str> {
         "memorymib" | "memory" => "memoryMiB",
         "readsenv" => "readsEnv",
         "startuplog" => "startupLog",
+        "projectroot" | "rootstrategy" => "projectRoot",
         _ => return None,
     })
 }

@@ -1,9 +1,11 @@
 //! Workspace: configuration ([`config`], layered files; other agents'
 //! files translated by [`seed_config`]), the server catalogue
 //! ([`catalog`]), routing of files to servers by file type ([`routing`])
-//! and root markers ([`roots`]), finding executables ([`command`]), the
-//! lifecycle of server processes ([`pool`]: one per server and root,
-//! started lazily, reused), running the catalogue's SCIP indexers into
+//! and roots by the project's own workspace files ([`roots`]; the
+//! workspace's [`layout`] to see what a server's folders leave out),
+//! finding executables ([`command`]), the lifecycle of server processes
+//! ([`pool`]: one per server, serving each root as a folder where the
+//! server takes folders, else one per root; started lazily, reused), running the catalogue's SCIP indexers into
 //! scry-index's cache ([`indexing`]), workspace trust ([`trust`]: what
 //! project configuration may run), the home of the environment that
 //! shapes a call ([`env`]: captured by clients, read through one
@@ -27,6 +29,7 @@ pub mod env;
 pub mod indexing;
 mod jsonc;
 mod keys;
+pub mod layout;
 pub mod memory;
 mod platform;
 pub mod pool;
@@ -36,7 +39,7 @@ pub mod seed_config;
 pub mod trust;
 pub mod watch;
 
-pub use pool::{Route, ServerMemory, ServerUse, Workspace, WorkspaceError};
+pub use pool::{OutsideView, Route, ServerMemory, ServerUse, Workspace, WorkspaceError};
 /// What one memory check reads once for every server (hosts that check
 /// several workspaces take one: [`Workspace::memory_samples`]).
 pub use scry_lsp::process::memory::{Snapshot as MemorySnapshot, TreeMemory};

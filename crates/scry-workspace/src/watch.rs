@@ -348,13 +348,13 @@ pub fn forward(sessions: &[Session], watched: &[(PathBuf, u8)], always: &[(PathB
         if !watched.is_empty() {
             let rules = rules_of(s);
             for (p, k) in watched {
-                if p.starts_with(s.root()) && rules.iter().any(|r| r.matches(p, *k)) {
+                if s.covers(p) && rules.iter().any(|r| r.matches(p, *k)) {
                     batch.push(p.clone(), *k);
                 }
             }
         }
         for (p, k) in always {
-            if p.starts_with(s.root()) {
+            if s.covers(p) {
                 // scry's own report is the authority for its own edits.
                 batch.kinds.remove(p);
                 batch.order.retain(|x| x != p);

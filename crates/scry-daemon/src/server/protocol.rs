@@ -75,6 +75,7 @@ impl State {
                         memory_cap_kib: u.cap_kib,
                         id: u.id,
                         root: u.root,
+                        folders: u.folders,
                         pid: u.pid,
                         uptime_ms: u.uptime.as_millis() as u64,
                         idle_ms: u.idle.as_millis() as u64,

@@ -36,7 +36,7 @@ use scry_base::paths::{self, Unconfined};
 use scry_base::walk::Walker;
 use scry_lsp::{Encoding, LineIndex, LspPos, Session, WaitOptions};
 use scry_workspace::catalog::{ProviderKind, ServerSpec};
-use scry_workspace::roots::{find_root, marker_root};
+use scry_workspace::roots::marker_root;
 use scry_workspace::{Route, Workspace};
 use serde_json::Value;
 use tokio::time::Instant;
@@ -97,12 +97,14 @@ pub struct Targets {
     pub notes: Vec<Reason>,
 }
 
-/// One provider's share of the work: a spec, its root and files.
+/// One provider's share of the work: a spec, its root (and, for a
+/// server, what chose it) and files.
 #[derive(Debug, Clone)]
 struct Job {
     spec: ServerSpec,
     program: PathBuf,
     root: PathBuf,
+    chosen: Option<scry_workspace::roots::Chosen>,
     files: Vec<PathBuf>,
 }
 
@@ -241,12 +243,21 @@ fn plan(ws: &Workspace, files: &[PathBuf]) -> (Vec<Job>, Vec<ProviderRun>) {
     let mut jobs: BTreeMap<(String, PathBuf), Job> = BTreeMap::new();
     let mut order: Vec<(String, PathBuf)> = Vec::new();
     let mut missing: BTreeMap<String, (String, usize)> = BTreeMap::new();
+    // A server's root by the file's directory: chosen once per directory.
+    let mut chosen_in: HashMap<(String, PathBuf), scry_workspace::roots::Chosen> = HashMap::new();
     for f in files {
         for spec in config.providers_for(f, true, &installed) {
-            let pr_root = match spec.kind {
-                ProviderKind::Lsp => find_root(spec, f, &root),
+            let (pr_root, chosen) = match spec.kind {
+                ProviderKind::Lsp => {
+                    let dir = f.parent().unwrap_or(f).to_path_buf();
+                    let c = chosen_in
+                        .entry((spec.id.clone(), dir))
+                        .or_insert_with(|| ws.choose_root(spec, f))
+                        .clone();
+                    (c.root.clone(), Some(c))
+                }
                 ProviderKind::Cli => match marker_root(spec, f, &root) {
-                    Some(r) => r,
+                    Some(r) => (r, None),
                     None => continue,
                 },
             };
@@ -262,6 +273,7 @@ fn plan(ws: &Workspace, files: &[PathBuf]) -> (Vec<Job>, Vec<ProviderRun>) {
                     spec: spec.clone(),
                     program,
                     root: pr_root,
+                    chosen,
                     files: Vec::new(),
                 }
             });
@@ -519,11 +531,16 @@ async fn lsp_job(
 ) -> JobResult {
     let start = Instant::now();
     let id = job.spec.id.clone();
+    let chosen = job.chosen.clone();
     let route = Route {
         spec: job.spec.clone(),
         program: job.program.clone(),
         root: job.root.clone(),
         language_id: job.spec.language_id.clone().unwrap_or_default(),
+        why: chosen
+            .as_ref()
+            .map_or(scry_model::RootChoice::NoMarker, |c| c.why.clone()),
+        members: chosen.map(|c| c.members).unwrap_or_default(),
     };
     let session = match tokio::time::timeout_at(deadline, ws.session(&route)).await {
         Ok(Ok(s)) => s,

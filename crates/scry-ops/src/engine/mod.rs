@@ -35,6 +35,7 @@ pub mod indexed;
 pub(crate) mod navigate;
 mod order;
 mod queries;
+mod reach;
 mod refresh;
 pub mod syntactic;
 mod target;

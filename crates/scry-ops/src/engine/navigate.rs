@@ -39,6 +39,23 @@ pub(crate) struct AskedIn<'a> {
     pub(crate) candidates: &'a [Candidate],
 }
 
+/// The files an answer's locations are in (a location's, a call's and
+/// its sites').
+fn answered_files(body: &Body) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = match body {
+        Body::Locations { locations } => locations.iter().map(|l| l.path.clone()).collect(),
+        Body::Calls { calls, .. } => calls
+            .iter()
+            .flat_map(|c| std::iter::once(&c.item.loc).chain(&c.sites))
+            .map(|l| l.path.clone())
+            .collect(),
+        _ => Vec::new(),
+    };
+    out.sort();
+    out.dedup();
+    out
+}
+
 /// `session` does not support `method`.
 pub(crate) fn unsupported(session: &Session, method: &str) -> Reason {
     Reason::Unsupported {
@@ -81,6 +98,26 @@ pub(crate) async fn positional(cx: &Ctx, action: Action, spot: &Spot) -> Result<
     }
 
     cx.settle(session).await;
+
+    // An answer from all the server sees: what it has not loaded under its
+    // folder is opened first, and what lies outside it is said after.
+    let reach = if action.searches_workspace() {
+        let name = candidates
+            .first()
+            .map(|c| super::reach::name_at(index, c.pos))
+            .unwrap_or_default();
+        match cx.ws.route(path) {
+            Ok(route) => {
+                let left =
+                    super::reach::open_projects(&cx.ws, session, &route, path, &name, cx.deadline)
+                        .await;
+                Some((route, name, left))
+            }
+            Err(_) => None,
+        }
+    } else {
+        None
+    };
 
     // The name occurs several times on the asked line (or is only used
     // in the file): ask each and compare their targets.
@@ -180,6 +217,17 @@ pub(crate) async fn positional(cx: &Ctx, action: Action, spot: &Spot) -> Result<
         });
     } else {
         answer.partial = indexing(session);
+    }
+    if let Some((route, name, left)) = reach {
+        let answered = answered_files(&answer.body);
+        let outside = super::reach::outside(&cx.ws, &route, &name, &answered, cx.deadline).await;
+        for r in [left, outside].into_iter().flatten() {
+            if answer.partial.is_none() {
+                answer.partial = Some(r);
+            } else {
+                answer.notes.push(r);
+            }
+        }
     }
     if let Some(groups) = split {
         name_other_targets(

@@ -265,6 +265,7 @@ pub(crate) async fn status(ws: &Arc<Workspace>, question: Question) -> Answer {
             let used = s.pid().and_then(|p| memory.get(&p));
             run.push(RunningServer {
                 root: s.root().to_path_buf(),
+                folders: ws.folders_of(s),
                 pid: s.pid(),
                 state,
                 encoding: Some(s.encoding().as_lsp().to_string()),
@@ -278,6 +279,7 @@ pub(crate) async fn status(ws: &Arc<Workspace>, question: Question) -> Answer {
             if id == &spec.id {
                 run.push(RunningServer {
                     root: root.clone(),
+                    folders: Vec::new(),
                     pid: None,
                     state: RunState::Starting,
                     encoding: None,

@@ -259,7 +259,11 @@ impl Workspace {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .iter()
-            .filter(|(k, _)| k.0 == id && k.1 == root)
+            .filter(|(k, s)| {
+                k.0 == id
+                    && (k.1.as_deref() == Some(root)
+                        || s.folders().first().is_some_and(|f| f.path == root))
+            })
             .map(|(_, s)| s.clone())
             .collect();
         let mut any = false;
@@ -282,9 +286,11 @@ impl Workspace {
             .iter()
             .filter_map(|(key, slot)| {
                 let s = slot.session.try_lock().ok()?.clone()?;
+                let folders = super::described_folders(&s, &slot.folders());
                 Some(ServerUse {
                     id: s.name().to_string(),
                     root: s.root().to_path_buf(),
+                    folders,
                     pid: s.pid(),
                     uptime: s.uptime(),
                     idle: slot.idle(),

@@ -1,11 +1,16 @@
-//! The servers of one workspace: routing a file to its server and root, and
-//! one process per (server, root, resolved absolute program — found on the
+//! The servers of one workspace: routing a file to its server and root
+//! ([`crate::roots::choose`]: the project's workspace, as its own files say),
+//! and one process per (server, resolved absolute program — found on the
 //! calling client's `PATH`, canonicalized —, hash of the variables the
 //! server reads ([`crate::env::CallEnv::reads_hash`] of its catalogue
 //! entry's `readsEnv`; all the servers' variables when it names none:
 //! [`crate::env::CallEnv::server_hash`]), hash of the
 //! effective server config: args, env, settings, initializationOptions),
-//! started lazily on first use, reused after, restarted when it died,
+//! serving every root of the workspace as a folder of its own when the
+//! server takes folders (`workspaceFolders` at start,
+//! `workspace/didChangeWorkspaceFolders` after); a server that does not
+//! gets a process per root. Started lazily on first use, reused after,
+//! restarted (with every folder it had) when it died,
 //! stopped on `reload` and `shutdown`. Two clients whose `PATH`s resolve
 //! the same binary share the server; ones resolving another get their own.
 //! A server is started with the environment of the call that started it
@@ -66,14 +71,22 @@ mod limits;
 mod refresh;
 mod route;
 mod sessions;
+mod view;
 
-/// Where a file goes: which server, which executable, which root.
+pub use view::OutsideView;
+
+/// Where a file goes: which server, which executable, which root (the
+/// folder the server sees the file in), and what chose that root.
 #[derive(Debug, Clone)]
 pub struct Route {
     pub spec: ServerSpec,
     pub program: PathBuf,
     pub root: PathBuf,
     pub language_id: String,
+    pub why: scry_model::RootChoice,
+    /// The members of the workspace that chose the root (for the server's
+    /// `projectRoot.memberPaths` setting).
+    pub members: crate::roots::Members,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -90,9 +103,11 @@ pub enum WorkspaceError {
     Session(#[from] SessionError),
 }
 
-/// (server id, root, canonical program, hash of the environment it is
-/// started with, hash of the effective server configuration).
-type Key = (String, PathBuf, PathBuf, u64, u64);
+/// (server id, root — `None` for the process that serves every root as a
+/// folder, or the first root of a server that takes no folders —,
+/// canonical program, hash of the environment it is started with, hash of
+/// the effective server configuration).
+type Key = (String, Option<PathBuf>, PathBuf, u64, u64);
 
 /// A command and the `PATH` it is looked up on.
 type CommandKey = (String, Option<std::ffi::OsString>);
@@ -115,6 +130,19 @@ struct SlotState {
     /// The clients that used it (label → when last), at most
     /// [`CLIENTS_KEPT`], the least recent dropped first.
     clients: Mutex<HashMap<String, Instant>>,
+    /// The folders its server serves (its root first), what chose each and
+    /// their members: kept for a restart and for `status`.
+    folders: Mutex<Vec<FolderOf>>,
+    /// Whether its last server took folders (`None`: none started yet).
+    took_folders: Mutex<Option<bool>>,
+}
+
+/// One folder of a slot's server.
+#[derive(Debug, Clone)]
+pub(crate) struct FolderOf {
+    pub(crate) path: PathBuf,
+    pub(crate) why: scry_model::RootChoice,
+    pub(crate) members: crate::roots::Members,
 }
 
 impl SlotState {
@@ -153,6 +181,33 @@ impl SlotState {
         v.into_iter().map(|(k, _)| k.clone()).collect()
     }
 
+    fn folders(&self) -> Vec<FolderOf> {
+        self.folders
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// Note `route`'s root among the folders (once).
+    fn add_folder(&self, route: &Route) {
+        let mut f = self.folders.lock().unwrap_or_else(|e| e.into_inner());
+        if !f.iter().any(|x| x.path == route.root) {
+            f.push(FolderOf {
+                path: route.root.clone(),
+                why: route.why.clone(),
+                members: route.members.clone(),
+            });
+        }
+    }
+
+    fn took_folders(&self) -> Option<bool> {
+        *self.took_folders.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn set_took_folders(&self, took: bool) {
+        *self.took_folders.lock().unwrap_or_else(|e| e.into_inner()) = Some(took);
+    }
+
     fn remember(&self, pid: u32, m: TreeMemory) {
         *self.memory.lock().unwrap_or_else(|e| e.into_inner()) = Some((Instant::now(), pid, m));
     }
@@ -172,6 +227,8 @@ type Slot = Arc<SlotState>;
 pub struct ServerUse {
     pub id: String,
     pub root: PathBuf,
+    /// Its folders (its root first), what chose each.
+    pub folders: Vec<scry_model::Folder>,
     pub pid: Option<u32>,
     pub uptime: Duration,
     /// Since a question last used it.
@@ -200,6 +257,22 @@ impl std::fmt::Debug for ServerMemory {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         self.sample.fmt(f)
     }
+}
+
+/// A session's folders, each with what chose it as the slot recorded
+/// (`NoMarker` for one it did not).
+fn described_folders(session: &Session, recorded: &[FolderOf]) -> Vec<scry_model::Folder> {
+    session
+        .folders()
+        .into_iter()
+        .map(|path| scry_model::Folder {
+            chosen_by: recorded
+                .iter()
+                .find(|f| f.path == path)
+                .map_or(scry_model::RootChoice::NoMarker, |f| f.why.clone()),
+            path,
+        })
+        .collect()
 }
 
 /// The hash of the effective server configuration: arguments, configured
@@ -246,6 +319,11 @@ pub struct Workspace {
     memory_events: Mutex<std::collections::VecDeque<MemoryEvent>>,
     /// Memory events not yet told in an answer.
     memory_untold: Mutex<Vec<MemoryAction>>,
+    /// The workspace files root recipes read, parsed once per version.
+    root_files: crate::roots::RootFiles,
+    /// The workspace's layout (walked when first needed; dropped when the
+    /// watcher sees names come or go).
+    layout: Mutex<Option<Arc<crate::layout::Layout>>>,
 }
 
 impl Workspace {
@@ -292,6 +370,8 @@ impl Workspace {
             trust_told: Mutex::new(HashSet::new()),
             memory_events: Mutex::new(std::collections::VecDeque::new()),
             memory_untold: Mutex::new(Vec::new()),
+            root_files: crate::roots::RootFiles::default(),
+            layout: Mutex::new(None),
         }
     }
 

@@ -1,6 +1,6 @@
 //! Choosing a server: where a file goes ([`Workspace::route`]: the
 //! configured servers for its file type, the first installed one, its
-//! root from the root markers), the servers for workspace-wide questions
+//! root by the server's recipe, [`crate::roots::choose`]), the servers for workspace-wide questions
 //! ([`Workspace::workspace_routes`]), where a command is installed
 //! ([`Workspace::installed`]: cached per `PATH`, the project-local bin
 //! dirs only when trusted), the environment of a child
@@ -15,7 +15,7 @@ use scry_model::TrustNotice;
 use super::{COMMANDS_KEPT, Route, Workspace, WorkspaceError};
 use crate::catalog::{ProviderKind, ServerSpec};
 use crate::command::{resolve_command, resolve_command_untrusted};
-use crate::roots::find_root;
+use crate::roots;
 use crate::trust;
 
 impl Workspace {
@@ -119,8 +119,11 @@ impl Workspace {
         let mut missing = Vec::new();
         for spec in candidates {
             if let Some(program) = self.installed(&spec.command) {
+                let chosen = self.choose_root(spec, path);
                 return Ok(Route {
-                    root: find_root(spec, path, &self.root),
+                    root: chosen.root,
+                    why: chosen.why,
+                    members: chosen.members,
                     language_id: spec.language_id_for(path),
                     spec: spec.clone(),
                     program,
@@ -140,6 +143,14 @@ impl Workspace {
         Err(err)
     }
 
+    /// The root `spec` gets for `path` ([`roots::choose`], the layout
+    /// counting packages when the recipe asks).
+    pub fn choose_root(&self, spec: &ServerSpec, path: &Path) -> roots::Chosen {
+        roots::choose(spec, path, &self.root, &self.root_files, &|names| {
+            self.layout().holding(names)
+        })
+    }
+
     /// Servers that could answer workspace-wide questions (no file given):
     /// running ones first, then installed servers whose root markers are in
     /// the workspace root.
@@ -157,6 +168,8 @@ impl Workspace {
                     program,
                     root: s.root().to_path_buf(),
                     language_id: spec.language_id.clone().unwrap_or_default(),
+                    why: scry_model::RootChoice::NoMarker,
+                    members: roots::Members::None,
                 });
             }
         }
@@ -184,11 +197,14 @@ impl Workspace {
             }
             if let Some(program) = self.installed(&spec.command) {
                 seen.insert(spec.id.clone());
+                let chosen = self.choose_root(spec, &self.root);
                 out.push(Route {
                     spec: spec.clone(),
                     program,
-                    root: self.root.clone(),
+                    root: chosen.root,
                     language_id: spec.language_id.clone().unwrap_or_default(),
+                    why: chosen.why,
+                    members: chosen.members,
                 });
             }
         }
@@ -209,6 +225,8 @@ impl Workspace {
                     spec: spec.clone(),
                     root: self.root.clone(),
                     language_id: String::new(),
+                    why: scry_model::RootChoice::NoMarker,
+                    members: roots::Members::None,
                 })
             })
             .collect()

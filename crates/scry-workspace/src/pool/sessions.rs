@@ -17,30 +17,54 @@ use crate::watch::{self, FileWatcher};
 impl Workspace {
     /// The running session for a route, started if needed. Concurrent
     /// callers for the same key (see `Key`) wait for one start: never two
-    /// processes. A session that died is replaced.
+    /// processes. A session that died is replaced (with every folder it
+    /// had). One process serves every root of the workspace when its
+    /// server takes folders (the root added to it as one); a server that
+    /// does not gets a process per root.
     pub async fn session(&self, route: &Route) -> Result<Session, WorkspaceError> {
         let call = crate::env::current();
-        let key = (
-            route.spec.id.clone(),
-            route.root.clone(),
-            scry_base::paths::canonical(&route.program).unwrap_or_else(|_| route.program.clone()),
-            call.as_ref().map_or(0, |c| match &route.spec.reads_env {
-                // Only what this server reads (its catalogue entry says).
-                Some(names) => c.env.reads_hash(names),
-                None => c.env.server_hash(),
-            }),
-            config_hash(route),
-        );
-        let slot = {
-            let mut slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
-            slots.entry(key).or_default().clone()
-        };
+        let program =
+            scry_base::paths::canonical(&route.program).unwrap_or_else(|_| route.program.clone());
+        let env = call.as_ref().map_or(0, |c| match &route.spec.reads_env {
+            // Only what this server reads (its catalogue entry says).
+            Some(names) => c.env.reads_hash(names),
+            None => c.env.server_hash(),
+        });
+        let cfg = config_hash(route);
+        let id = route.spec.id.clone();
+        let shared = self.slot((id.clone(), None, program.clone(), env, cfg));
+        if let Some(s) = self.serve_from(&shared, route, true).await? {
+            return Ok(s);
+        }
+        let own = self.slot((id, Some(route.root.clone()), program, env, cfg));
+        match self.serve_from(&own, route, false).await? {
+            Some(s) => Ok(s),
+            None => unreachable!("a slot of the route's own root always serves it"),
+        }
+    }
+
+    fn slot(&self, key: super::Key) -> Slot {
+        let mut slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
+        slots.entry(key).or_default().clone()
+    }
+
+    /// The session of `slot` for `route`: its server, the route's root
+    /// added as a folder when it is not one yet (`shared`: the slot serves
+    /// every root its server takes), or started with every folder the slot
+    /// had. `None` when the shared slot's server serves another root and
+    /// takes no folders.
+    async fn serve_from(
+        &self,
+        slot: &Slot,
+        route: &Route,
+        shared: bool,
+    ) -> Result<Option<Session>, WorkspaceError> {
         slot.touch();
         slot.used_by_current_call();
         let mut guard = slot.session.lock().await;
         if let Some(s) = guard.as_ref()
             && s.is_alive()
-            && let Some(sample) = self.over_cap_before_call(&slot, s)
+            && let Some(sample) = self.over_cap_before_call(slot, s)
         {
             // Over its cap and nobody else holds it: restart it before
             // this call sends anything.
@@ -52,16 +76,35 @@ impl Workspace {
         }
         if let Some(s) = guard.as_ref() {
             if s.is_alive() {
-                return Ok(s.clone());
+                if !shared || s.has_folder(&route.root) {
+                    return Ok(Some(s.clone()));
+                }
+                if !s.takes_folders() {
+                    return Ok(None);
+                }
+                slot.add_folder(route);
+                let settings = self.settings_for(&route.spec, &slot.folders());
+                s.add_folder(&route.root, Some(settings))?;
+                return Ok(Some(s.clone()));
             }
             let reason = s.exit_reason().await.unwrap_or_default();
             tracing::warn!(server = %route.spec.id, "restarting: previous process ended ({reason})");
             s.kill();
             *guard = None;
         }
+        let known = slot.folders();
+        if shared
+            && slot.took_folders() == Some(false)
+            && !known.is_empty()
+            && !known.iter().any(|f| f.path == route.root)
+        {
+            return Ok(None);
+        }
+        slot.add_folder(route);
+        let folders = slot.folders();
         self.ensure_watcher();
         let config = self.config();
-        self.make_room(&slot, config.limits.max_servers);
+        self.make_room(slot, config.limits.max_servers);
         let session = Session::start(SessionConfig {
             name: route.spec.id.clone(),
             program: route.program.clone(),
@@ -69,8 +112,9 @@ impl Workspace {
             // The call's environment, then the server's configured one,
             // its PATH cleaned (crate::env::for_child).
             env: self.child_env(&route.spec.env).vars().to_vec(),
-            root: route.root.clone(),
-            settings: route.spec.settings.clone(),
+            root: folders[0].path.clone(),
+            folders: folders[1..].iter().map(|f| f.path.clone()).collect(),
+            settings: self.settings_for(&route.spec, &folders),
             initialization_options: route.spec.initialization_options.clone(),
             log_dir: self.log_dir.clone(),
             max_open_documents: config.limits.max_open_documents,
@@ -79,8 +123,9 @@ impl Workspace {
             startup: route.spec.startup_signal(),
         })
         .await?;
+        slot.set_took_folders(session.takes_folders());
         *guard = Some(session.clone());
-        Ok(session)
+        Ok(Some(session))
     }
 
     /// Route and start in one step.
@@ -99,15 +144,37 @@ impl Workspace {
             .collect()
     }
 
-    /// Keys of sessions being started right now (status shows "starting").
+    /// Servers being started right now, by id and first folder (status
+    /// shows "starting").
     pub fn starting(&self) -> Vec<(String, PathBuf)> {
         self.slots
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .iter()
             .filter(|(_, s)| s.session.try_lock().is_err())
-            .map(|(k, _)| (k.0.clone(), k.1.clone()))
+            .filter_map(|(k, s)| {
+                let root =
+                    k.1.clone()
+                        .or_else(|| s.folders().first().map(|f| f.path.clone()))?;
+                Some((k.0.clone(), root))
+            })
             .collect()
+    }
+
+    /// The folders a running session serves, each with what chose it (for
+    /// `status`).
+    pub fn folders_of(&self, session: &Session) -> Vec<scry_model::Folder> {
+        let recorded = self
+            .slots_now()
+            .into_iter()
+            .find(|slot| {
+                slot.session
+                    .try_lock()
+                    .is_ok_and(|g| g.as_ref().is_some_and(|s| s.same_process(session)))
+            })
+            .map(|slot| slot.folders())
+            .unwrap_or_default();
+        super::described_folders(session, &recorded)
     }
 
     /// Stop every server (gracefully, bounded), then forget them.
@@ -167,6 +234,15 @@ impl Workspace {
         };
         if seen.is_empty() && own.is_empty() {
             return;
+        }
+        // A name that came or went, or a workspace file changed: the
+        // layout (and the roots it holds) is walked again when next needed.
+        if seen
+            .iter()
+            .chain(own)
+            .any(|(p, k)| *k != watch::CHANGED || self.names_layout(p))
+        {
+            self.forget_layout();
         }
         watch::forward(&running, &seen, own);
     }
