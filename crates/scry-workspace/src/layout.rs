@@ -273,7 +273,7 @@ mod tests {
         assert_eq!(l.holding(&["setup.py".into()]), vec![root.join("b")]);
         assert_eq!(
             l.with_types(&["py".into(), "pyi".into()]),
-            vec![root.join("a"), root.join("a/src"), root.join("b")]
+            vec![root.join("a/src"), root.join("b")]
         );
         assert_eq!(l.with_types(&["Makefile".into()]), vec![root.clone()]);
         assert!(!l.expired());

@@ -210,7 +210,7 @@ mod tests {
         assert_eq!(at(18), "shared_helper");
         assert_eq!(at(24), "shared_helper");
         assert_eq!(at(4), "n");
-        assert_eq!(at(3), "");
+        assert_eq!(at(3), "let");
         assert_eq!(at(200), "");
         assert_eq!(name_at(&ix, CharPos { line: 9, col: 0 }), "");
     }
