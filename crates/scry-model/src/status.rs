@@ -367,6 +367,10 @@ pub struct LanguageRow {
     pub files: usize,
     /// The provider that would serve them; `None` when every candidate is disabled.
     pub provider: Option<ProviderRow>,
+    /// The roots its server would be given for them (each a folder of its
+    /// own), and what chooses each; languages servers only.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub roots: Vec<Folder>,
 }
 
 /// The provider of a [`LanguageRow`]: found or not, its version, how to

@@ -540,6 +540,9 @@ pub fn doctor_text(d: &Doctor) -> String {
     for l in &r.languages {
         let label = format!("{} ({}{})", l.languages, files(l.files), capped(r, l.files));
         row(&mut out, &label, l, root);
+        if !l.roots.is_empty() {
+            let _ = writeln!(out, "    roots: {}", words::folders(&l.roots, root));
+        }
     }
     let _ = writeln!(out, "\nLinters (diagnostics only):");
     for l in &r.linters {

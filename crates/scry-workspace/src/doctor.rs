@@ -104,6 +104,7 @@ pub fn diagnose_with(config: &Config, root: &Path, path_var: Option<&OsStr>) -> 
         count.insert(&spec.id, (n, first));
     }
 
+    let root_files = crate::roots::RootFiles::default();
     let mut rows: Vec<(LanguageRow, Option<&ServerSpec>)> = Vec::new();
     let mut linters: Vec<(LanguageRow, Option<&ServerSpec>)> = Vec::new();
     for spec in &config.servers {
@@ -122,6 +123,7 @@ pub fn diagnose_with(config: &Config, root: &Path, path_var: Option<&OsStr>) -> 
                         let row = provider_row(s, None, &found, &methods, &trusted, root);
                         with_cap(row, s, &config.limits)
                     }),
+                    roots: Vec::new(),
                 },
                 chosen,
             ));
@@ -145,6 +147,7 @@ pub fn diagnose_with(config: &Config, root: &Path, path_var: Option<&OsStr>) -> 
             LanguageRow {
                 languages,
                 files: n,
+                roots: chosen.map_or_else(Vec::new, |c| roots_of(c, &files, root, &root_files)),
                 provider: chosen.map(|c| {
                     let row = provider_row(c, alt, &found, &methods, &trusted, root);
                     with_cap(row, c, &config.limits)
@@ -182,6 +185,7 @@ pub fn diagnose_with(config: &Config, root: &Path, path_var: Option<&OsStr>) -> 
                 spec.languages.join(", ")
             },
             files: n,
+            roots: Vec::new(),
             provider: Some(provider_row(
                 &as_spec,
                 None,
@@ -355,6 +359,43 @@ fn on_path(program: &str, dirs: &[PathBuf]) -> bool {
 
 /// The workspace's files (gitignore respected, the
 /// [`scry_base::walk::SKIPPED_DIRS`] skipped), at most [`MAX_FILES`], sorted.
+/// The roots `spec` would get for the files it serves among `files`
+/// ([`crate::roots::choose`], once per directory), each with what chose
+/// it, in path order.
+fn roots_of(
+    spec: &ServerSpec,
+    files: &[PathBuf],
+    root: &Path,
+    root_files: &crate::roots::RootFiles,
+) -> Vec<scry_model::Folder> {
+    let packages = |names: &[String]| -> Vec<PathBuf> {
+        let mut dirs: Vec<PathBuf> = files
+            .iter()
+            .filter(|f| {
+                f.file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| names.iter().any(|x| x == n))
+            })
+            .filter_map(|f| f.parent().map(Path::to_path_buf))
+            .collect();
+        dirs.sort();
+        dirs.dedup();
+        dirs
+    };
+    let mut dirs_seen = HashSet::new();
+    let mut out: BTreeMap<PathBuf, scry_model::RootChoice> = BTreeMap::new();
+    for f in files.iter().filter(|f| spec.serves(f)) {
+        if !dirs_seen.insert(f.parent().map(Path::to_path_buf)) {
+            continue;
+        }
+        let c = crate::roots::choose(spec, f, root, root_files, &packages);
+        out.entry(c.root).or_insert(c.why);
+    }
+    out.into_iter()
+        .map(|(path, chosen_by)| scry_model::Folder { path, chosen_by })
+        .collect()
+}
+
 fn workspace_files(root: &Path) -> (Vec<PathBuf>, bool) {
     let mut files = Vec::new();
     let mut capped = false;

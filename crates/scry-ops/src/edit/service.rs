@@ -341,7 +341,7 @@ pub(crate) async fn resync(ws: &Workspace, changes: &[FileChange]) {
         .collect();
     ws.announce_changes(&own).await;
     for s in ws.running() {
-        for c in changes.iter().filter(|c| c.path.starts_with(s.root())) {
+        for c in changes.iter().filter(|c| s.covers(&c.path)) {
             if s.document(&c.path).await.is_some()
                 && let Err(e) = s.sync_file(&c.path, "").await
             {

@@ -7,7 +7,7 @@
 //! `Query::validate`; that it is a name of the file's language, by
 //! [`check_new_name`] here, before the server is asked to rename).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use scry_base::uri::path_to_uri;
@@ -197,6 +197,14 @@ pub(crate) async fn rename(
         }
         .into());
     }
+    // A rename reaches what the server sees: what it has not loaded under
+    // its folder is opened first, and what lies outside it is said after.
+    let route = cx.ws.route(path).ok();
+    let mut left = None;
+    if let Some(route) = &route {
+        left = super::reach::open_projects(&cx.ws, session, route, path, &old_name, cx.deadline)
+            .await;
+    }
     let params = lsp::RenameParams {
         new_name: new_name.to_string(),
         work_done_progress_params: Default::default(),
@@ -244,14 +252,26 @@ pub(crate) async fn rename(
                 apply,
                 key: key.map(str::to_string),
                 kind: EditKind::Rename,
-                title: old_name,
+                title: old_name.clone(),
                 new_name: Some(new_name.to_string()),
                 deadline: Some(cx.deadline),
             },
         )
         .await?;
+    let mut edited: Vec<PathBuf> = report.edits.iter().map(|e| e.path.clone()).collect();
+    edited.sort();
+    edited.dedup();
     let mut answer = Answer::new(Action::Rename, cx.question.clone(), Body::Edit(report));
     answer.server = Some(session.name().to_string());
+    let outside = match &route {
+        Some(route) => {
+            super::reach::outside(&cx.ws, route, &old_name, &edited, cx.deadline).await
+        }
+        None => None,
+    };
+    let mut reached = [left, outside].into_iter().flatten();
+    answer.partial = reached.next();
+    answer.notes.extend(reached);
     answer.asked_at = Some(navigate::asked_at(path, index, &cand));
     answer.others = t.others.clone();
     // A preview: other occurrences of the name on the asked line that

@@ -341,7 +341,7 @@ impl Engine {
             .ws
             .running()
             .into_iter()
-            .find(|s| s.name() == route.spec.id && s.root() == route.root);
+            .find(|s| s.name() == route.spec.id && s.has_folder(&route.root));
         let Some(s) = running else {
             let id = route.spec.id.clone();
             if !start {

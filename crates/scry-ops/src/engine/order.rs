@@ -236,7 +236,7 @@ impl Engine {
         self.ws
             .running()
             .iter()
-            .any(|s| s.name() == route.spec.id && s.root() == route.root && s.is_alive())
+            .any(|s| s.name() == route.spec.id && s.has_folder(&route.root) && s.is_alive())
     }
 
     /// Why a lower source should answer after the server's `result`, or

@@ -126,7 +126,7 @@ impl Engine {
             .and_then(|p| self.ws.route(&p).ok());
         self.ws.running().into_iter().find_map(|s| {
             if let Some(r) = &route
-                && (s.name() != r.spec.id || s.root() != r.root)
+                && (s.name() != r.spec.id || !s.has_folder(&r.root))
             {
                 return None;
             }
