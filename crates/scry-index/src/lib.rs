@@ -11,6 +11,8 @@
 //! - [`symbol`]: names and kinds from SCIP symbol strings.
 //! - [`cache`]: where a workspace's converted index lives (per-user cache,
 //!   keyed by the canonical root) and the freshness of its documents.
+//! - [`join`]: the indexes of several project roots as one, paths relative
+//!   to the workspace root.
 //!
 //! Stands on scry-base alone (paths, the walker, the reader, the cache
 //! directory); running indexers needs the workspace and lives above it
@@ -22,6 +24,7 @@
 //! document is only used while its file's content hash is the one recorded.
 
 pub mod cache;
+pub mod join;
 pub mod proto;
 pub mod store;
 pub mod symbol;

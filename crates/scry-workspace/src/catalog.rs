@@ -248,6 +248,11 @@ pub struct Indexer {
     /// has its source file beside it, as the live server does.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub stubs: BTreeMap<String, String>,
+    /// Run in a root that holds no project file of its server
+    /// (`projectRoot.projects`: a package manager's workspace root), it is
+    /// given the projects below it as arguments (`./packages/app`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub project_args: bool,
 }
 
 /// A set-up problem: reported when the workspace has files this provider

@@ -8,7 +8,10 @@
 //!
 //! Indexers are catalogue data (`indexer`: command, args with `{output}`,
 //! install commands). Invariants:
-//! - run as argv in the root, never through a shell, stdin closed, with the
+//! - run as argv in each project root of its server's files (the roots
+//!   its server's recipe gives them, [`crate::roots`]: a Cargo workspace,
+//!   a uv workspace, a package; never one nothing marks), never through a
+//!   shell, stdin closed, with the
 //!   call's environment ([`crate::env`]); the command is found as a
 //!   server's is (`Workspace::installed`: `PATH`, a project-local one only
 //!   in a trusted workspace), and a project file cannot change it (`indexer`
@@ -21,9 +24,11 @@
 //!   priority: how, per OS, is [`crate::platform::indexer`] (a process
 //!   group and a sentinel, nice 19 and the idle I/O class on Linux; a
 //!   kill-on-close Job Object and `IDLE_PRIORITY_CLASS` on Windows);
-//! - the cache's `index.scip` is replaced whole (a rename) only when every
-//!   indexer that ran succeeded; several indexers' outputs are
-//!   concatenated (SCIP's repeated fields make that one valid index).
+//! - the runs' indexes are joined into one ([`scry_index::join`]: paths
+//!   relative to the workspace root, each file once), and the cache's
+//!   `index.scip` is replaced whole (a rename) when at least one run
+//!   succeeded; a run that failed is said ([`Progress::Failed`]), its
+//!   files left to the other sources.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -43,8 +48,8 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(1800);
 /// What [`build`] reports while it runs.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Progress {
-    /// An indexer starts: its command line.
-    Running(String),
+    /// An indexer starts: its command line, and where.
+    Running { line: String, at: PathBuf },
     /// Still running, seconds so far (every 5 s).
     Tick { command: String, secs: u64 },
     /// It finished, in seconds.
@@ -52,6 +57,8 @@ pub enum Progress {
     /// An indexer this workspace needs is not installed: what and how to
     /// install it.
     Missing(scry_model::IndexerStatus),
+    /// One run failed (the others' index is used): why.
+    Failed(String),
 }
 
 pub struct BuildOptions<'a> {
@@ -70,6 +77,8 @@ pub struct Planned {
     pub server: String,
     pub indexer: Indexer,
     pub program: Option<PathBuf>,
+    /// The project roots it runs in, in path order (outer first).
+    pub roots: Vec<PathBuf>,
 }
 
 impl Planned {
@@ -86,10 +95,12 @@ impl Planned {
     }
 }
 
-/// The indexers of `root`'s languages: every enabled server with an
-/// indexer whose root markers (besides `.git`) are in `root`, one per
-/// indexer command.
-pub fn plan(ws: &Workspace, root: &Path) -> Vec<Planned> {
+/// The indexers of the workspace's languages: every enabled server with
+/// an indexer whose files are in the workspace, one per indexer command,
+/// each with the project roots of those files (the roots its server's
+/// recipe gives them; one nothing marks is left out: an indexer would find
+/// no project there). Blocking (the workspace's layout).
+pub fn plan(ws: &Workspace, _root: &Path) -> Vec<Planned> {
     let config = ws.config();
     let mut seen = std::collections::HashSet::new();
     let mut out = Vec::new();
@@ -98,18 +109,21 @@ pub fn plan(ws: &Workspace, root: &Path) -> Vec<Planned> {
         if spec.disabled || !seen.insert(ix.command.clone()) {
             continue;
         }
-        let marked = spec
-            .root_markers
-            .iter()
-            .filter(|m| m.as_str() != ".git")
-            .any(|m| root.join(m).exists());
-        if marked {
-            out.push(Planned {
-                server: spec.id.clone(),
-                indexer: ix.clone(),
-                program: ws.installed(&ix.command),
-            });
+        let roots: Vec<PathBuf> = ws
+            .project_roots(spec)
+            .into_iter()
+            .filter(|(_, why)| *why != scry_model::RootChoice::NoMarker)
+            .map(|(r, _)| r)
+            .collect();
+        if roots.is_empty() {
+            continue;
         }
+        out.push(Planned {
+            server: spec.id.clone(),
+            indexer: ix.clone(),
+            program: ws.installed(&ix.command),
+            roots,
+        });
     }
     out
 }
@@ -130,35 +144,51 @@ pub fn build(
     let before = scry_index::store::stamp::Before::walk(root);
     let parts = run_indexers(ws, root, &dir, opts)?;
     let joined = (|| {
-        let mut out = std::fs::File::create(&tmp)?;
-        for part in &parts {
-            let mut f = std::fs::File::open(part)?;
-            std::io::copy(&mut f, &mut out)?;
-        }
-        out.sync_all()
+        let mut out = std::io::BufWriter::new(
+            std::fs::File::create(&tmp).map_err(scry_index::join::JoinError::Write)?,
+        );
+        let j = scry_index::join::join(&parts, &mut out)?;
+        out.into_inner()
+            .map_err(|e| scry_index::join::JoinError::Write(e.into_error()))?
+            .sync_all()?;
+        Ok::<_, scry_index::join::JoinError>(j)
     })();
     for part in &parts {
-        let _ = std::fs::remove_file(part);
+        let _ = std::fs::remove_file(&part.path);
     }
-    joined.map_err(|e| format!("cannot write {}: {e}", tmp.display()))?;
+    let joined = joined.map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        format!("cannot write {}: {e}", tmp.display())
+    })?;
+    if joined.duplicates > 0 {
+        tracing::debug!(
+            duplicates = joined.duplicates,
+            "documents indexed by two runs kept once"
+        );
+    }
     let commit = clean_commit(root, &ws.child_env(&Default::default()));
     cache::install(cache_dir, root, &tmp, commit, by, Some(&before)).map_err(|e| e.to_string())
 }
 
-/// Run every planned indexer; the paths of the indexes written.
+/// Run every planned indexer in each of its roots; the indexes written,
+/// each with its root's place in the workspace. A run that fails is said
+/// ([`Progress::Failed`]) and the others go on; none written is an error
+/// (every run's failure, or why none ran).
 fn run_indexers(
     ws: &Workspace,
     root: &Path,
     dir: &Path,
     opts: BuildOptions<'_>,
-) -> Result<Vec<PathBuf>, String> {
+) -> Result<Vec<scry_index::join::Part>, String> {
     let BuildOptions {
         timeout,
         background,
         cancel,
         progress,
     } = opts;
+    let started = Instant::now();
     let mut parts = Vec::new();
+    let mut failed: Vec<String> = Vec::new();
     let mut missing = 0;
     for p in plan(ws, root) {
         let Some(program) = &p.program else {
@@ -166,37 +196,108 @@ fn run_indexers(
             missing += 1;
             continue;
         };
-        let ix = &p.indexer;
-        let out = dir.join(format!("part{}-{}.scip", parts.len(), std::process::id()));
-        let args: Vec<String> = ix
+        for at in &p.roots {
+            let run = Run {
+                ws,
+                planned: &p,
+                program,
+                at,
+                out: dir.join(format!("part{}-{}.scip", parts.len(), std::process::id())),
+                // The build's budget, whatever the number of runs.
+                timeout: timeout.saturating_sub(started.elapsed()),
+                background,
+                cancel,
+            };
+            match run.run(progress) {
+                Ok(out) => parts.push(scry_index::join::Part {
+                    path: out,
+                    prefix: at
+                        .strip_prefix(ws.root())
+                        .map(|r| {
+                            r.components()
+                                .map(|c| c.as_os_str().to_string_lossy())
+                                .collect::<Vec<_>>()
+                                .join("/")
+                        })
+                        .unwrap_or_default(),
+                }),
+                Err(e) if cancel.is_some_and(|c| c.load(Ordering::SeqCst)) => {
+                    for part in &parts {
+                        let _ = std::fs::remove_file(&part.path);
+                    }
+                    return Err(e);
+                }
+                Err(e) => {
+                    let e = if p.roots.len() > 1 {
+                        format!("{} (in {})", e, scry_base::paths::display(at, ws.root()))
+                    } else {
+                        e
+                    };
+                    progress(Progress::Failed(e.clone()));
+                    failed.push(e);
+                }
+            }
+        }
+    }
+    if parts.is_empty() {
+        return Err(if !failed.is_empty() {
+            failed.join("; ")
+        } else if missing == 0 {
+            "no language with a SCIP indexer found here (rust-analyzer scip, scip-typescript, scip-python)".into()
+        } else {
+            "no indexer could run".into()
+        });
+    }
+    Ok(parts)
+}
+
+/// One indexer run in one root.
+struct Run<'a> {
+    ws: &'a Workspace,
+    planned: &'a Planned,
+    program: &'a Path,
+    at: &'a Path,
+    out: PathBuf,
+    timeout: Duration,
+    background: bool,
+    cancel: Option<&'a AtomicBool>,
+}
+
+impl Run<'_> {
+    /// Run it to its end; the index it wrote, or why it wrote none.
+    fn run(self, progress: &mut dyn FnMut(Progress)) -> Result<PathBuf, String> {
+        let ix = &self.planned.indexer;
+        let out = &self.out;
+        let mut args: Vec<String> = ix
             .args
             .iter()
             .map(|a| a.replace("{output}", &out.to_string_lossy()))
             .collect();
-        progress(Progress::Running(format!(
-            "{} {}",
-            ix.command,
-            args.join(" ")
-        )));
-        let server_env = ws
+        args.extend(self.project_args());
+        progress(Progress::Running {
+            line: format!("{} {}", ix.command, args.join(" ")),
+            at: self.at.to_path_buf(),
+        });
+        let server_env = self
+            .ws
             .config()
-            .server(&p.server)
+            .server(&self.planned.server)
             .map(|s| s.env.clone())
             .unwrap_or_default();
-        let mut cmd = Command::new(program);
+        let mut cmd = Command::new(self.program);
         // The call's environment, then the server's configured one, the
         // PATH cleaned (crate::env::for_child).
-        ws.child_env(&server_env).apply(&mut cmd);
+        self.ws.child_env(&server_env).apply(&mut cmd);
         cmd.args(&args)
-            .current_dir(root)
+            .current_dir(self.at)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped());
         let started = Instant::now();
         // Its whole tree (build scripts, cargo, …) ends with the run or
         // with this process (crate::platform::indexer).
-        let mut child = indexer::start(cmd, background)
-            .map_err(|e| format!("cannot run {}: {e}", program.display()))?;
+        let mut child = indexer::start(cmd, self.background)
+            .map_err(|e| format!("cannot run {}: {e}", self.program.display()))?;
         // The indexer's own messages, last lines kept for an error.
         let stderr = child.take_stderr();
         let tail = std::thread::spawn(move || {
@@ -219,18 +320,18 @@ fn run_indexers(
                 Ok(None) => {}
                 Err(e) => return Err(e.to_string()),
             }
-            if cancel.is_some_and(|c| c.load(Ordering::SeqCst)) {
+            if self.cancel.is_some_and(|c| c.load(Ordering::SeqCst)) {
                 child.stop();
-                let _ = std::fs::remove_file(&out);
+                let _ = std::fs::remove_file(out);
                 return Err(format!("{} was stopped (scry is stopping)", ix.command));
             }
-            if started.elapsed() > timeout {
+            if started.elapsed() > self.timeout {
                 child.stop();
-                let _ = std::fs::remove_file(&out);
+                let _ = std::fs::remove_file(out);
                 return Err(format!(
                     "{} ran over {} s and was stopped",
                     ix.command,
-                    timeout.as_secs()
+                    self.timeout.as_secs()
                 ));
             }
             if shown.elapsed() >= Duration::from_secs(5) {
@@ -248,10 +349,7 @@ fn run_indexers(
             secs: started.elapsed().as_secs_f64(),
         });
         if !status.success() || !out.is_file() {
-            let _ = std::fs::remove_file(&out);
-            for part in &parts {
-                let _ = std::fs::remove_file(part);
-            }
+            let _ = std::fs::remove_file(out);
             return Err(format!(
                 "{} failed ({status}){}",
                 ix.command,
@@ -262,16 +360,37 @@ fn run_indexers(
                 }
             ));
         }
-        parts.push(out);
+        Ok(self.out)
     }
-    if parts.is_empty() {
-        return Err(if missing == 0 {
-            "no language with a SCIP indexer found here (rust-analyzer scip, scip-typescript, scip-python)".into()
-        } else {
-            "no indexer could run".into()
-        });
+
+    /// With `projectArgs` ([`Indexer::project_args`]): the projects below
+    /// the root (directories holding one of its server's
+    /// `projectRoot.projects` files), relative to it, when the root itself
+    /// holds none.
+    fn project_args(&self) -> Vec<String> {
+        if !self.planned.indexer.project_args {
+            return Vec::new();
+        }
+        let config = self.ws.config();
+        let Some(spec) = config.server(&self.planned.server) else {
+            return Vec::new();
+        };
+        let names = &spec.project_root.projects;
+        if names.iter().any(|n| self.at.join(n).is_file()) {
+            return Vec::new();
+        }
+        self.ws
+            .layout()
+            .holding(names)
+            .into_iter()
+            .filter(|d| scry_base::paths::is_under(d, self.at))
+            .filter_map(|d| {
+                let rel = d.strip_prefix(self.at).ok()?;
+                // Never an option: a relative path that starts with `./`.
+                Some(format!("./{}", rel.to_string_lossy()))
+            })
+            .collect()
     }
-    Ok(parts)
 }
 
 /// `git rev-parse HEAD` when the tree has no local changes (argv, stdin

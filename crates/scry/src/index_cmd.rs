@@ -121,9 +121,10 @@ fn index_root(
         None => {
             let ws = Workspace::open(root).map_err(|e| e.to_string())?;
             let mut progress = |p: Progress| match p {
-                Progress::Running(cmd) => {
-                    eprintln!("scry index: running {cmd} in {}", root.display())
+                Progress::Running { line, at } => {
+                    eprintln!("scry index: running {line} in {}", at.display())
                 }
+                Progress::Failed(why) => eprintln!("scry index: {why}; its files are left out"),
                 Progress::Tick { command, secs } => {
                     eprint!("\rscry index: {command} … {secs} s");
                     let _ = std::io::stderr().flush();

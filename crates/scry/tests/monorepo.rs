@@ -77,8 +77,15 @@ impl Layout {
         let want: BTreeSet<String> = want.iter().map(|s| s.to_string()).collect();
         for (path, symbol) in ends {
             let a = self.refs(path, symbol).await;
-            assert!(a.precision.is_none(), "{path}: not the server's answer: {a:?}");
-            assert_eq!(self.locs(&a), want, "references of `{symbol}` asked in {path}");
+            assert!(
+                a.precision.is_none(),
+                "{path}: not the server's answer: {a:?}"
+            );
+            assert_eq!(
+                self.locs(&a),
+                want,
+                "references of `{symbol}` asked in {path}"
+            );
             assert!(a.partial.is_none(), "{path}: partial: {:?}", a.partial);
         }
     }
@@ -117,8 +124,8 @@ impl Layout {
     }
 
     async fn shutdown(self) {
-        let _ = tokio::time::timeout(std::time::Duration::from_secs(15), self.engine.shutdown())
-            .await;
+        let _ =
+            tokio::time::timeout(std::time::Duration::from_secs(15), self.engine.shutdown()).await;
     }
 }
 
@@ -168,7 +175,11 @@ async fn cargo_workspace_one_rust_analyzer_and_the_excluded_crate_said() {
         let a = l.refs(path, symbol).await;
         assert_eq!(l.locs(&a), want, "references asked in {path}");
         // The excluded crate, a workspace of its own, uses it too: said.
-        assert_eq!(outside_files(&a, &l.root), ["scratch/src/main.rs"], "{path}");
+        assert_eq!(
+            outside_files(&a, &l.root),
+            ["scratch/src/main.rs"],
+            "{path}"
+        );
     }
     // Asked there, the same process serves it as a second folder.
     let a = l.refs("scratch/src/main.rs", "shared_helper").await;
@@ -225,8 +236,11 @@ async fn typescript_npm_and_pnpm_workspaces() {
             "../../../core",
         )
     };
-    let prepared: [(&str, &dyn Fn(&Path), &str); 2] =
-        [("npm", &npm, "package.json"), ("pnpm", &pnpm, "pnpm-workspace.yaml")];
+    type Prepare<'a> = &'a dyn Fn(&Path);
+    let prepared: [(&str, Prepare, &str); 2] = [
+        ("npm", &npm, "package.json"),
+        ("pnpm", &pnpm, "pnpm-workspace.yaml"),
+    ];
     for (layout, prepare, chosen_by) in prepared {
         let Some(l) = Layout::open(
             layout,
@@ -248,19 +262,30 @@ async fn typescript_npm_and_pnpm_workspaces() {
 /// package: the answer from one says what the other holds.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn typescript_packages_without_a_workspace_say_what_they_miss() {
-    let Some(l) = Layout::open("npm", "typescript-language-server", "ts_no_workspace", |root| {
-        link(&root.join("node_modules/@fx/core"), "../../packages/core");
-        std::fs::write(root.join("package.json"), r#"{"name": "fx", "private": true}"#)
+    let Some(l) = Layout::open(
+        "npm",
+        "typescript-language-server",
+        "ts_no_workspace",
+        |root| {
+            link(&root.join("node_modules/@fx/core"), "../../packages/core");
+            std::fs::write(
+                root.join("package.json"),
+                r#"{"name": "fx", "private": true}"#,
+            )
             .expect("write package.json");
-    }) else {
+        },
+    ) else {
         return;
     };
     let a = l.refs("packages/core/src/index.ts", "sharedHelper").await;
     assert_eq!(
         l.locs(&a),
-        ["packages/core/src/index.ts:2:17", "packages/core/src/index.ts:7:10"]
-            .map(String::from)
-            .into(),
+        [
+            "packages/core/src/index.ts:2:17",
+            "packages/core/src/index.ts:7:10"
+        ]
+        .map(String::from)
+        .into(),
     );
     assert_eq!(outside_files(&a, &l.root), ["packages/app/src/main.ts"]);
     let a = l.refs("packages/app/src/main.ts", "sharedHelper").await;
@@ -275,7 +300,10 @@ async fn go_work_of_two_modules() {
         return;
     };
     l.same_from_both_ends(
-        [("core/core.go", "SharedHelper"), ("app/main.go", "SharedHelper")],
+        [
+            ("core/core.go", "SharedHelper"),
+            ("app/main.go", "SharedHelper"),
+        ],
         &[
             "app/main.go:10:19",
             "app/main.go:10:43",
@@ -309,7 +337,10 @@ async fn clangd_with_one_compilation_database() {
         return;
     };
     l.same_from_both_ends(
-        [("libs/core/core.c", "shared_helper"), ("app/main.c", "shared_helper")],
+        [
+            ("libs/core/core.c", "shared_helper"),
+            ("app/main.c", "shared_helper"),
+        ],
         &[
             "app/main.c:5:20",
             "app/main.c:5:40",
@@ -319,6 +350,58 @@ async fn clangd_with_one_compilation_database() {
         ],
     )
     .await;
-    l.one_server("clangd", &["."], "compile_commands.json").await;
+    l.one_server("clangd", &["."], "compile_commands.json")
+        .await;
     l.shutdown().await;
+}
+
+/// `scry index` builds one index for the workspace: each project root's
+/// indexer run (the Cargo workspace, the excluded crate's own workspace;
+/// the npm workspace's packages as scip-typescript's projects), its paths
+/// joined under the workspace root.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_index_for_the_workspace_whatever_its_projects() {
+    for (layout, indexer, want) in [
+        (
+            "cargo",
+            "rust-analyzer",
+            &["crates/app/src/main.rs", "crates/core/src/lib.rs", "scratch/src/main.rs"][..],
+        ),
+        (
+            "npm",
+            "scip-typescript",
+            &["packages/app/src/main.ts", "packages/core/src/index.ts"][..],
+        ),
+    ] {
+        let dir = scry_testkit::temp_copy(&format!("monorepo/{layout}"));
+        let root = scry_base::paths::canonical(dir.path()).expect("canonical copy");
+        let ws = Workspace::open(&root).expect("open workspace");
+        if !server_available(&ws, indexer, "one_index_for_the_workspace") {
+            return;
+        }
+        let cache = tempfile::tempdir().expect("cache dir");
+        let mut said = Vec::new();
+        let ix = scry_workspace::indexing::build(
+            cache.path(),
+            &ws,
+            &root,
+            scry_workspace::indexing::BuildOptions {
+                timeout: std::time::Duration::from_secs(300),
+                background: false,
+                cancel: None,
+                progress: &mut |p| said.push(format!("{p:?}")),
+            },
+        )
+        .unwrap_or_else(|e| panic!("{layout}: {e}"));
+        let paths: BTreeSet<String> = (0..ix.documents())
+            .map(|i| ix.doc_at(i).expect("document").path)
+            .collect();
+        for w in want {
+            assert!(paths.contains(*w), "{layout}: {w} not in {paths:?} ({said:?})");
+        }
+        assert!(
+            !said.iter().any(|s| s.starts_with("Failed")),
+            "{layout}: {said:?}"
+        );
+    }
 }

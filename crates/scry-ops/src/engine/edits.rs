@@ -202,8 +202,8 @@ pub(crate) async fn rename(
     let route = cx.ws.route(path).ok();
     let mut left = None;
     if let Some(route) = &route {
-        left = super::reach::open_projects(&cx.ws, session, route, path, &old_name, cx.deadline)
-            .await;
+        left =
+            super::reach::open_projects(&cx.ws, session, route, path, &old_name, cx.deadline).await;
     }
     let params = lsp::RenameParams {
         new_name: new_name.to_string(),
@@ -264,9 +264,7 @@ pub(crate) async fn rename(
     let mut answer = Answer::new(Action::Rename, cx.question.clone(), Body::Edit(report));
     answer.server = Some(session.name().to_string());
     let outside = match &route {
-        Some(route) => {
-            super::reach::outside(&cx.ws, route, &old_name, &edited, cx.deadline).await
-        }
+        Some(route) => super::reach::outside(&cx.ws, route, &old_name, &edited, cx.deadline).await,
         None => None,
     };
     let mut reached = [left, outside].into_iter().flatten();

@@ -39,7 +39,13 @@
 //!     "gopls": { "disabled": true },
 //!     // Memory cap of one server (its process tree, MiB): over it, it is
 //!     // restarted between requests.
-//!     "rust-analyzer": { "memoryMiB": 12288 }
+//!     "rust-analyzer": { "memoryMiB": 12288 },
+//!     // How a server's root is chosen (`catalog::ProjectRoot`):
+//!     // "workspace" (the default: the project's own workspace files, the
+//!     // catalogue's `workspaces`), "package" (the nearest root marker) or
+//!     // "root" (the scry workspace root for every file); more workspace
+//!     // files: "workspaces": [{"file": "x.work", "members": ["use"]}].
+//!     "typescript-language-server": { "projectRoot": { "strategy": "root" } }
 //!   },
 //!   // false: only servers named in some config file are kept (built-ins
 //!   // mentioned by id count as named). The last layer that sets it wins.

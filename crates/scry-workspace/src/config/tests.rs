@@ -502,3 +502,55 @@ fn the_configured_index_stays_inside_the_workspace() {
         .unwrap_err();
     assert!(e.to_string().contains("index.refresh"), "{e}");
 }
+
+/// A server's root recipe is configuration like the rest of its entry:
+/// a layer changes the strategy, adds a workspace file or its own rule;
+/// an unknown strategy is refused when read.
+#[test]
+fn root_recipes_are_overridden_by_layers() {
+    use crate::catalog::{RootStrategy, WorkspaceFile};
+    let c = Config::default();
+    let ra = c.server("rust-analyzer").unwrap();
+    assert_eq!(ra.project_root.strategy, RootStrategy::Workspace);
+    assert!(
+        !ra.project_root.from.is_empty(),
+        "the recipe says where it comes from"
+    );
+    for s in c
+        .servers
+        .iter()
+        .filter(|s| !s.project_root.workspaces.is_empty())
+    {
+        assert!(!s.project_root.from.is_empty(), "{}: no `from`", s.id);
+    }
+    let c = Config::from_layers(&layers(&[
+        (
+            "/u.json",
+            r#"{"servers": {"rust-analyzer": {"projectRoot": {"strategy": "package"}}}}"#,
+        ),
+        (
+            "/ws/.scry.json",
+            r#"{"servers": {"gopls": {"root_strategy": {"workspaces": [{"file": "tools.work", "members": ["use"]}]}}}}"#,
+        ),
+    ]))
+    .unwrap();
+    assert!(c.warnings.is_empty(), "{:?}", c.warnings);
+    let ra = c.server("rust-analyzer").unwrap();
+    assert_eq!(ra.project_root.strategy, RootStrategy::Package);
+    // Objects merge deeply: the catalogue's workspace files stay.
+    assert_eq!(ra.project_root.workspaces.len(), 2);
+    let gopls = c.server("gopls").unwrap();
+    assert_eq!(
+        gopls.project_root.workspaces,
+        vec![WorkspaceFile {
+            file: "tools.work".into(),
+            members: vec!["use".into()],
+            ..Default::default()
+        }]
+    );
+    let bad = Config::from_layers(&layers(&[(
+        "/ws/scry.json",
+        r#"{"servers": {"pyright": {"projectRoot": {"strategy": "nearest"}}}}"#,
+    )]));
+    assert!(matches!(bad, Err(ConfigError::Invalid { .. })), "{bad:?}");
+}

@@ -128,6 +128,23 @@ impl Workspace {
         }
     }
 
+    /// Every root `spec` gets for the workspace's files of its types, with
+    /// what chose each, in path order. Blocking (the layout).
+    pub fn project_roots(&self, spec: &ServerSpec) -> Vec<(PathBuf, scry_model::RootChoice)> {
+        let layout = self.layout();
+        let mut out: BTreeMap<PathBuf, scry_model::RootChoice> = BTreeMap::new();
+        for dir in layout.with_types(&spec.file_types) {
+            let root = self.root_for_dir(&layout, spec, &dir);
+            out.entry(root).or_insert_with(|| {
+                roots::choose(spec, &in_dir(&dir), &self.root, &self.root_files, &|n| {
+                    layout.holding(n)
+                })
+                .why
+            });
+        }
+        out.into_iter().collect()
+    }
+
     /// The projects under `folders` (directories holding one of
     /// `spec.project_root.projects`), each with the directories of `spec`'s
     /// files whose nearest project it is. Blocking (the layout).
