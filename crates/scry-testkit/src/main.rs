@@ -71,6 +71,10 @@
 //!   every open document, with `newName` (`null` when there is no
 //!   identifier there).
 //!
+//! * `FAKE_LSP_FOLDERS=1`: advertise workspace folders, changes included
+//!   (`workspace.workspaceFolders`: `supported`, `changeNotifications`);
+//!   `workspace/didChangeWorkspaceFolders` is only logged.
+//!
 //! * `FAKE_LSP_WATCH=1`: after `initialized`, send the client
 //!   `client/registerCapability` (id `fake-lsp-watch`) registering
 //!   `workspace/didChangeWatchedFiles` for `**/*.fake`; the reply is
@@ -856,6 +860,10 @@ impl Server {
         if code_actions_enabled() {
             caps["codeActionProvider"] = json!(true);
             caps["executeCommandProvider"] = json!({"commands": ["fake.upper"]});
+        }
+        if std::env::var("FAKE_LSP_FOLDERS").is_ok_and(|v| v == "1") {
+            caps["workspace"] =
+                json!({"workspaceFolders": {"supported": true, "changeNotifications": true}});
         }
         json!({
             "capabilities": caps,

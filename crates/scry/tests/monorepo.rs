@@ -365,7 +365,11 @@ async fn one_index_for_the_workspace_whatever_its_projects() {
         (
             "cargo",
             "rust-analyzer",
-            &["crates/app/src/main.rs", "crates/core/src/lib.rs", "scratch/src/main.rs"][..],
+            &[
+                "crates/app/src/main.rs",
+                "crates/core/src/lib.rs",
+                "scratch/src/main.rs",
+            ][..],
         ),
         (
             "npm",
@@ -397,7 +401,10 @@ async fn one_index_for_the_workspace_whatever_its_projects() {
             .map(|i| ix.doc_at(i).expect("document").path)
             .collect();
         for w in want {
-            assert!(paths.contains(*w), "{layout}: {w} not in {paths:?} ({said:?})");
+            assert!(
+                paths.contains(*w),
+                "{layout}: {w} not in {paths:?} ({said:?})"
+            );
         }
         assert!(
             !said.iter().any(|s| s.starts_with("Failed")),
