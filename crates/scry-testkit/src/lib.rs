@@ -118,6 +118,17 @@ pub fn xorshift(seed: u64) -> impl FnMut() -> u64 {
 /// caches (none is in the repository; a local run may have made them).
 const SKIPPED: &[&str] = &["target", ".cache", "node_modules", "__pycache__"];
 
+/// The messages the fake server logged (`FAKE_LSP_LOG`), one JSON value
+/// per line; a line that is not JSON (cut short as the server dies) left
+/// out.
+pub fn fake_log(path: &Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect()
+}
+
 /// Copy a directory tree (files and folders, recursively), leaving out
 /// build outputs and server caches.
 pub fn copy_tree(from: &Path, to: &Path) {

@@ -59,11 +59,7 @@ fn question(root: &Path, action: Action, sub: &str) -> Query {
 }
 
 fn log(path: &Path) -> Vec<Value> {
-    std::fs::read_to_string(path)
-        .unwrap_or_default()
-        .lines()
-        .filter_map(|l| serde_json::from_str(l).ok())
-        .collect()
+    scry_testkit::fake_log(path)
 }
 
 fn uri(p: &Path) -> String {

@@ -63,11 +63,7 @@ fn by_name() -> Query {
 }
 
 fn log(path: &Path) -> Vec<Value> {
-    std::fs::read_to_string(path)
-        .unwrap_or_default()
-        .lines()
-        .filter_map(|l| serde_json::from_str(l).ok())
-        .collect()
+    scry_testkit::fake_log(path)
 }
 
 fn count(path: &Path, method: &str) -> usize {

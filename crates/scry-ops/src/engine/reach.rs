@@ -51,10 +51,62 @@ pub(crate) fn name_at(index: &LineIndex, pos: CharPos) -> String {
         .collect()
 }
 
-/// A share of what is left of the call for this work: a quarter of it.
-fn share(deadline: Instant) -> std::time::Instant {
-    let left = deadline.saturating_duration_since(Instant::now());
-    std::time::Instant::now() + left / 4
+/// What a scan is given: the route's server, its root, the name, the
+/// largest file read, and when it stops (a quarter of what is left of the
+/// call).
+struct Scan {
+    ws: Arc<Workspace>,
+    spec: scry_workspace::catalog::ServerSpec,
+    root: PathBuf,
+    name: String,
+    limit: u64,
+    until: std::time::Instant,
+}
+
+impl Scan {
+    fn new(ws: &Arc<Workspace>, route: &Route, name: &str, deadline: Instant) -> Scan {
+        let left = deadline.saturating_duration_since(Instant::now());
+        Scan {
+            ws: ws.clone(),
+            spec: route.spec.clone(),
+            root: route.root.clone(),
+            name: name.to_string(),
+            limit: ws.config().limits.max_file_bytes,
+            until: std::time::Instant::now() + left / 4,
+        }
+    }
+
+    /// The files of `dirs` of the server's types that write the name, at
+    /// most `want` (`scry_workspace::layout::mentions`).
+    fn mentions(&self, dirs: &[PathBuf], want: usize) -> scry_workspace::layout::Mentions {
+        mentions(
+            dirs,
+            &self.spec.file_types,
+            &self.name,
+            self.limit,
+            want,
+            self.until,
+        )
+    }
+
+    /// `work` on this scan off the runtime's workers, given up at
+    /// `deadline` (`None` then, said in the log as `what`).
+    async fn run<T: Send + 'static>(
+        self,
+        deadline: Instant,
+        what: &str,
+        work: impl FnOnce(&Scan) -> T + Send + 'static,
+    ) -> Option<T> {
+        let server = self.spec.id.clone();
+        let task = tokio::task::spawn_blocking(move || work(&self));
+        match tokio::time::timeout_at(deadline, task).await {
+            Ok(Ok(t)) => Some(t),
+            _ => {
+                tracing::debug!(%server, "{what}: not done in time");
+                None
+            }
+        }
+    }
 }
 
 /// Open, in each project under the route's root that has no file of the
@@ -72,40 +124,27 @@ pub(crate) async fn open_projects(
     if route.spec.project_root.projects.is_empty() || name.is_empty() {
         return None;
     }
-    let until = share(deadline);
-    let limit = ws.config().limits.max_file_bytes;
-    let (w, spec, root, asked_owned, name_owned) = (
-        ws.clone(),
-        route.spec.clone(),
-        route.root.clone(),
-        asked.to_path_buf(),
-        name.to_string(),
-    );
-    let found = tokio::task::spawn_blocking(move || {
-        let projects = w.projects_under(&spec, std::slice::from_ref(&root));
-        let asked_dir = asked_owned.parent().map(Path::to_path_buf);
-        let mut files: Vec<(PathBuf, PathBuf)> = Vec::new();
-        for (project, dirs) in projects {
-            if asked_dir.as_ref().is_some_and(|d| dirs.contains(d)) {
-                continue;
+    let asked_dir = asked.parent().map(Path::to_path_buf);
+    let found = Scan::new(ws, route, name, deadline)
+        .run(deadline, "projects to open", move |scan| {
+            let projects = scan
+                .ws
+                .projects_under(&scan.spec, std::slice::from_ref(&scan.root));
+            let mut files: Vec<(PathBuf, PathBuf)> = Vec::new();
+            for (project, dirs) in projects {
+                if asked_dir.as_ref().is_some_and(|d| dirs.contains(d)) {
+                    continue;
+                }
+                if let Some(f) = scan.mentions(&dirs, 1).files.into_iter().next() {
+                    files.push((project, f));
+                }
+                if std::time::Instant::now() >= scan.until {
+                    break;
+                }
             }
-            let m = mentions(&dirs, &spec.file_types, &name_owned, limit, 1, until);
-            if let Some(f) = m.files.into_iter().next() {
-                files.push((project, f));
-            }
-            if std::time::Instant::now() >= until {
-                break;
-            }
-        }
-        files
-    });
-    let found = match tokio::time::timeout_at(deadline, found).await {
-        Ok(Ok(f)) => f,
-        _ => {
-            tracing::debug!(server = %route.spec.id, "projects to open: not found in time");
-            return None;
-        }
-    };
+            files
+        })
+        .await?;
     let mut opened = 0;
     for (_, file) in found.iter().take(MAX_OPENED) {
         if Instant::now() >= deadline {
@@ -144,47 +183,37 @@ pub(crate) async fn outside(
     if name.is_empty() {
         return None;
     }
-    let until = share(deadline);
-    let limit = ws.config().limits.max_file_bytes;
-    let (w, spec, root, name_owned, answered) = (
-        ws.clone(),
-        route.spec.clone(),
-        route.root.clone(),
-        name.to_string(),
-        answered.to_vec(),
-    );
-    let scan = tokio::task::spawn_blocking(move || {
-        let view = w.outside_view(&spec, std::slice::from_ref(&root));
-        let mut parts = Vec::new();
-        let mut files = Vec::new();
-        let mut complete = true;
-        for (part, dirs) in &view.parts {
-            let want = COUNTED.saturating_sub(files.len()).max(1);
-            let m = mentions(dirs, &spec.file_types, &name_owned, limit, want, until);
-            complete &= m.complete && m.files.len() < want;
-            let unanswered: Vec<PathBuf> = m
-                .files
-                .into_iter()
-                .filter(|f| !answered.iter().any(|a| scry_base::paths::same(a, f)))
-                .collect();
-            if !unanswered.is_empty() {
-                parts.push(part.clone());
-                files.extend(unanswered);
+    let answered = answered.to_vec();
+    let (parts, files, complete) = Scan::new(ws, route, name, deadline)
+        .run(deadline, "what the server does not see", move |scan| {
+            let view = scan
+                .ws
+                .outside_view(&scan.spec, std::slice::from_ref(&scan.root));
+            let mut parts = Vec::new();
+            let mut files = Vec::new();
+            let mut complete = true;
+            for (i, (part, dirs)) in view.parts.iter().enumerate() {
+                let want = COUNTED.saturating_sub(files.len()).max(1);
+                let m = scan.mentions(dirs, want);
+                complete &= m.complete && m.files.len() < want;
+                let unanswered: Vec<PathBuf> = m
+                    .files
+                    .into_iter()
+                    .filter(|f| !answered.iter().any(|a| scry_base::paths::same(a, f)))
+                    .collect();
+                if !unanswered.is_empty() {
+                    parts.push(part.clone());
+                    files.extend(unanswered);
+                }
+                if files.len() >= COUNTED || std::time::Instant::now() >= scan.until {
+                    // Stopped before the last part: not every file was read.
+                    complete &= i + 1 == view.parts.len();
+                    break;
+                }
             }
-            if files.len() >= COUNTED || std::time::Instant::now() >= until {
-                complete = complete && view.parts.last().is_some_and(|(p, _)| p == part);
-                break;
-            }
-        }
-        (parts, files, complete)
-    });
-    let (parts, files, complete) = match tokio::time::timeout_at(deadline, scan).await {
-        Ok(Ok(found)) => found,
-        _ => {
-            tracing::debug!(server = %route.spec.id, "what the server does not see: not read in time");
-            return None;
-        }
-    };
+            (parts, files, complete)
+        })
+        .await?;
     if files.is_empty() {
         return None;
     }

@@ -40,6 +40,14 @@ fn no_walk(_: &[String]) -> Vec<PathBuf> {
     Vec::new()
 }
 
+/// What a workspace file at `file` (with `key`, when one) chooses.
+fn by(file: PathBuf, key: Option<&str>) -> RootChoice {
+    RootChoice::Workspace {
+        file,
+        key: key.map(String::from),
+    }
+}
+
 fn root_of(id: &str, ws: &Path, rel: &str) -> Chosen {
     choose(
         &spec(id),
@@ -60,13 +68,7 @@ fn cargo_members_share_the_workspace_root_and_an_excluded_crate_is_its_own() {
     ] {
         let c = root_of("rust-analyzer", &ws, f);
         assert_eq!(c.root, ws, "{f}");
-        assert_eq!(
-            c.why,
-            RootChoice::Workspace {
-                file: ws.join("Cargo.toml"),
-                key: Some("workspace".into())
-            }
-        );
+        assert_eq!(c.why, by(ws.join("Cargo.toml"), Some("workspace")));
     }
     // Excluded from the root's workspace, a workspace of its own.
     let c = root_of("rust-analyzer", &ws, "scratch/src/main.rs");
@@ -108,10 +110,7 @@ fn python_workspaces_uv_and_a_root_pyrightconfig() {
     assert_eq!(c.root, ws);
     assert_eq!(
         c.why,
-        RootChoice::Workspace {
-            file: ws.join("pyproject.toml"),
-            key: Some("tool.uv.workspace".into())
-        }
+        by(ws.join("pyproject.toml"), Some("tool.uv.workspace"))
     );
     assert_eq!(
         member_dirs(&c.root, &c.members),
@@ -124,13 +123,7 @@ fn python_workspaces_uv_and_a_root_pyrightconfig() {
     let (_t, ws) = layout("pyright");
     let c = root_of("pyright", &ws, "packages/core/src/core_lib/__init__.py");
     assert_eq!(c.root, ws);
-    assert_eq!(
-        c.why,
-        RootChoice::Workspace {
-            file: ws.join("pyrightconfig.json"),
-            key: None
-        }
-    );
+    assert_eq!(c.why, by(ws.join("pyrightconfig.json"), None));
     assert_eq!(c.members, Members::None);
     // The package's own root without the top-level file.
     fs::remove_file(ws.join("pyrightconfig.json")).unwrap();
@@ -188,13 +181,7 @@ fn typescript_workspaces_npm_pnpm_and_solutions() {
         "packages/app/src/main.ts",
     );
     assert_eq!(c.root, ws);
-    assert_eq!(
-        c.why,
-        RootChoice::Workspace {
-            file: ws.join("package.json"),
-            key: Some("workspaces".into())
-        }
-    );
+    assert_eq!(c.why, by(ws.join("package.json"), Some("workspaces")));
     let (_t, ws) = layout("pnpm");
     let c = root_of(
         "typescript-language-server",
@@ -202,13 +189,7 @@ fn typescript_workspaces_npm_pnpm_and_solutions() {
         "packages/core/src/index.ts",
     );
     assert_eq!(c.root, ws);
-    assert_eq!(
-        c.why,
-        RootChoice::Workspace {
-            file: ws.join("pnpm-workspace.yaml"),
-            key: Some("packages".into())
-        }
-    );
+    assert_eq!(c.why, by(ws.join("pnpm-workspace.yaml"), Some("packages")));
     // The solution tsconfig alone (its references name files and dirs).
     fs::remove_file(ws.join("pnpm-workspace.yaml")).unwrap();
     fs::write(
@@ -221,13 +202,7 @@ fn typescript_workspaces_npm_pnpm_and_solutions() {
         &ws,
         "packages/app/src/main.ts",
     );
-    assert_eq!(
-        c.why,
-        RootChoice::Workspace {
-            file: ws.join("tsconfig.json"),
-            key: Some("references".into())
-        }
-    );
+    assert_eq!(c.why, by(ws.join("tsconfig.json"), Some("references")));
     assert_eq!(
         root_of(
             "typescript-language-server",
@@ -293,13 +268,7 @@ fn go_work_and_a_compilation_database() {
     for f in ["app/main.go", "core/core.go"] {
         let c = root_of("gopls", &ws, f);
         assert_eq!(c.root, ws, "{f}");
-        assert_eq!(
-            c.why,
-            RootChoice::Workspace {
-                file: ws.join("go.work"),
-                key: None
-            }
-        );
+        assert_eq!(c.why, by(ws.join("go.work"), None));
     }
     fs::create_dir_all(ws.join("other")).unwrap();
     fs::write(ws.join("other/go.mod"), "module example.com/other\n").unwrap();
@@ -316,13 +285,7 @@ fn go_work_and_a_compilation_database() {
     for f in ["app/main.c", "libs/core/core.c", "libs/core/core.h"] {
         let c = root_of("clangd", &ws, f);
         assert_eq!(c.root, ws, "{f}");
-        assert_eq!(
-            c.why,
-            RootChoice::Workspace {
-                file: ws.join("compile_commands.json"),
-                key: None
-            }
-        );
+        assert_eq!(c.why, by(ws.join("compile_commands.json"), None));
     }
     // A file the database does not list, in a package it has no file of.
     fs::create_dir_all(ws.join("tools")).unwrap();
