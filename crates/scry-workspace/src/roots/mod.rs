@@ -11,7 +11,8 @@
 //! Invariants: a root is never outside the workspace root (paths compared
 //! after [`scry_base::paths::normalise`]); markers naming a parent (`..`)
 //! never match; a marker holds at most one `*`; workspace files are read,
-//! never run (no `cargo metadata`: the workspace may be untrusted), through
+//! never run (no `cargo metadata`: the workspace may be untrusted), named
+//! by a path below the directory only (no `..`, nothing absolute), through
 //! [`files::RootFiles`] (bounded, parsed once per version); a file that
 //! cannot be read claims nothing.
 
@@ -227,10 +228,11 @@ fn claims(
     package: Option<&Path>,
     files: &RootFiles,
 ) -> Option<Members> {
+    // A path below the directory only: never absolute, never `..`.
     if w.file.is_empty()
-        || Path::new(&w.file)
+        || !Path::new(&w.file)
             .components()
-            .any(|c| c == Component::ParentDir)
+            .all(|c| matches!(c, Component::Normal(_)))
     {
         return None;
     }

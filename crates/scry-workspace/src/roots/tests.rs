@@ -309,6 +309,30 @@ fn strategies_package_and_root() {
     assert_eq!(c.root, ws.join("crates"));
 }
 
+/// A workspace file is named below its directory: one that names a parent
+/// or an absolute path is never read.
+#[test]
+fn a_workspace_file_never_leaves_its_directory() {
+    let (_t, ws) = layout("cargo");
+    let outside = ws.parent().unwrap().join("go.work");
+    fs::write(&outside, "use ./cargo\n").unwrap();
+    for file in ["../go.work", outside.to_str().unwrap()] {
+        let mut spec = spec("gopls");
+        spec.project_root.workspaces = vec![crate::catalog::WorkspaceFile {
+            file: file.into(),
+            ..Default::default()
+        }];
+        let c = choose(
+            &spec,
+            &ws.join("x.go"),
+            &ws,
+            &RootFiles::default(),
+            &no_walk,
+        );
+        assert_eq!(c.why, RootChoice::NoMarker, "{file}");
+    }
+}
+
 #[test]
 fn a_workspace_file_is_read_again_when_it_changes() {
     let (_t, ws) = layout("cargo");
