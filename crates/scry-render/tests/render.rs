@@ -395,6 +395,29 @@ fn partial_others_and_notes() {
     insta::assert_json_snapshot!("partial_others_json", json);
 }
 
+/// References complete for the project they were asked in, and the files
+/// outside it that write the name: a partial view, said so, with the data
+/// (the folder, the projects, the files) in JSON.
+#[test]
+fn references_from_a_partial_view() {
+    let mut a = references();
+    a.partial = Some(Reason::OutsideServerView {
+        server: "rust-analyzer".into(),
+        name: "total_weight".into(),
+        folders: vec![p("crates")],
+        parts: vec![p("tools/report"), p("fuzz")],
+        shown: vec![
+            p("tools/report/src/main.rs"),
+            p("fuzz/fuzz_targets/weights.rs"),
+        ],
+        files: 2,
+        complete: true,
+    });
+    let (text, json) = both(&a, &RenderOptions::default());
+    insta::assert_snapshot!("references_partial_view_text", text);
+    insta::assert_json_snapshot!("references_partial_view_json", json);
+}
+
 #[test]
 fn hover_with_html() {
     let raw = "```rust\npub struct Inventory<T>   \n```\n\n\n\n---\n\n\n<b>An inventory</b> of items&nbsp;of type &lt;T&gt;.<br>Use <code>restock</code> to add.<br/><br>\n\n\n\n\nSee also: `Vec<T>` &amp; friends.   \n\n";
