@@ -33,12 +33,6 @@ pub struct OutsideView {
     pub cut: bool,
 }
 
-/// A name a file in `dir` could have, for asking a root recipe about the
-/// directory (no such file need exist).
-fn in_dir(dir: &Path) -> PathBuf {
-    dir.join("\u{1}scry-layout")
-}
-
 impl Workspace {
     /// The workspace's layout: the one kept, or a new walk when none is or
     /// it expired. Blocking (a bounded walk: [`crate::layout`]).
@@ -100,10 +94,11 @@ impl Workspace {
         (names, types)
     }
 
-    /// The root `spec` gets for files in `dir` (kept with the layout).
+    /// The root `spec` gets for files in `dir` (kept with the layout;
+    /// asked of the directory itself, as of a file in it).
     fn root_for_dir(&self, layout: &Layout, spec: &ServerSpec, dir: &Path) -> PathBuf {
         layout.root_of(&spec.id, dir, || {
-            roots::choose(spec, &in_dir(dir), &self.root, &self.root_files, &|names| {
+            roots::choose(spec, dir, &self.root, &self.root_files, &|names| {
                 layout.holding(names)
             })
             .root
@@ -136,7 +131,7 @@ impl Workspace {
         for dir in layout.with_types(&spec.file_types) {
             let root = self.root_for_dir(&layout, spec, &dir);
             out.entry(root).or_insert_with(|| {
-                roots::choose(spec, &in_dir(&dir), &self.root, &self.root_files, &|n| {
+                roots::choose(spec, &dir, &self.root, &self.root_files, &|n| {
                     layout.holding(n)
                 })
                 .why
