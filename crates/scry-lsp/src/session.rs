@@ -1,6 +1,7 @@
 //! One running language server: its process (in its own process group), the
 //! `initialize` handshake, negotiated capabilities and encoding, progress,
-//! and document sync from disk.
+//! its folders (its root first; more added while it runs, to a server that
+//! takes them: [`Session::add_folder`]), and document sync from disk.
 //!
 //! Derived replies cached per document (`documentSymbol`) are stamped with
 //! the change epoch: every notification scry sends but `didOpen` (a text
