@@ -18,6 +18,10 @@
 //!   is no configuration key);
 //! - bounded: each indexer is stopped (its whole process tree) past
 //!   [`BuildOptions::timeout`] or when `cancel` is set;
+//! - in the background, under the trust the workspace's files say when it
+//!   starts ([`Workspace::config_is_current`]): one decided under a trust
+//!   or configuration since changed is not started, and one running is
+//!   stopped when they change (a revoke);
 //! - its tree (build scripts, cargo) ends whole when the run ends or the
 //!   process that started it dies, SIGKILL included, and
 //!   [`BuildOptions::background`] runs it at the lowest CPU and I/O
@@ -41,6 +45,11 @@ use scry_index::store::read::Index;
 use crate::Workspace;
 use crate::catalog::Indexer;
 use crate::platform::indexer;
+
+/// Why a background run did not start or was stopped: the workspace's
+/// trust or configuration changed since it was read.
+const STALE_CONFIG: &str =
+    "the workspace's trust or configuration changed since it was read (it is read again first)";
 
 /// How long an indexer may run unless told otherwise.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(1800);
@@ -293,6 +302,13 @@ impl Run<'_> {
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped());
+        // In the background (no call decided it now), the workspace's trust
+        // is what its files say at this moment: a run decided under a
+        // configuration or trust no longer current is not started.
+        let trusted = self.ws.config().trust.trust.is_trusted();
+        if self.background && !self.ws.config_is_current() {
+            return Err(STALE_CONFIG.to_string());
+        }
         let started = Instant::now();
         // Its whole tree (build scripts, cargo, …) ends with the run or
         // with this process (crate::platform::indexer).
@@ -324,6 +340,17 @@ impl Run<'_> {
                 child.stop();
                 let _ = std::fs::remove_file(out);
                 return Err(format!("{} was stopped (scry is stopping)", ix.command));
+            }
+            // Trust revoked, or the configuration changed, while it runs
+            // in the background: what it was started under no longer
+            // stands.
+            if self.background
+                && (!self.ws.config_is_current()
+                    || (trusted && !self.ws.config().trust.trust.is_trusted()))
+            {
+                child.stop();
+                let _ = std::fs::remove_file(out);
+                return Err(format!("{} was stopped: {STALE_CONFIG}", ix.command));
             }
             if started.elapsed() > self.timeout {
                 child.stop();

@@ -266,6 +266,20 @@ fn an_absolute_path_entry_inside_an_untrusted_workspace_runs_only_once_trusted()
         std::fs::remove_file(t.marker("ran-pyright")).unwrap();
         std::fs::remove_file(t.marker("ran-ruff")).unwrap();
         if daemon {
+            // With no call: the daemon's own tick stops them (its status
+            // asks no question).
+            let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
+            loop {
+                let servers = t.servers(&path);
+                if servers.iter().all(|(_, _, p)| !p.starts_with(&t.ws)) {
+                    break;
+                }
+                assert!(
+                    std::time::Instant::now() < until,
+                    "a project-local server still runs 10 s after the revoke: {servers:?}"
+                );
+                std::thread::sleep(std::time::Duration::from_millis(100));
+            }
             let s = t.ok(&path, &["status"]);
             assert!(s.contains("workspace not trusted"), "{s}");
         }

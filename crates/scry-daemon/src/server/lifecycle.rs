@@ -2,6 +2,10 @@
 //! loop), the reaping tick every half second, and the shutdown.
 //!
 //! Invariants:
+//! - Every half second each workspace's configuration is reread when one of
+//!   its files (the trust store included) moved: a revoke stops the
+//!   workspace's servers, and a background index refresh it started, with
+//!   no call to wait for.
 //! - Every half second, servers idle longer than `limits.serverIdleMs`
 //!   are stopped and the least recently used beyond `limits.maxServers`
 //!   (all workspaces together) too; every `limits.memoryCheckMs` (2 s;
@@ -178,7 +182,12 @@ impl State {
         }
         let entries = self.entries();
         let mut max = usize::MAX;
-        for (_, e) in &entries {
+        for (root, e) in &entries {
+            // Trust follows its files between calls too: a revoke stops
+            // what runs for the workspace now, not at its next call.
+            if let Err(err) = e.local.engine().workspace().refresh_config().await {
+                tracing::warn!(root = %root.display(), "the configuration cannot be read: {err}");
+            }
             let limits = e.local.engine().workspace().config().limits;
             max = max.min(limits.max_servers.max(1));
             e.local

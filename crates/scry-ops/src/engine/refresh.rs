@@ -19,7 +19,8 @@
 //!   configured CI-built one), `index.refresh` is on (the default), and an
 //!   indexer for the workspace's languages is installed; the indexers run
 //!   under the same rules as servers, in the environment of the
-//!   workspace's last call;
+//!   workspace's last call, and under the trust its files say when they
+//!   start (the configuration is reread first; a revoke stops one running);
 //! - bounded ([`scry_workspace::indexing::DEFAULT_TIMEOUT`]) and stopped with the
 //!   engine ([`Engine::shutdown`]); a failure is logged and shown in
 //!   `status` ([`Engine::refresh_status`], data that scry-render words),
@@ -94,6 +95,12 @@ impl Engine {
     /// indexers do.
     pub async fn refresh_index_if_due(&self, since_call: Duration) -> bool {
         self.refresh.hosted.store(true, Ordering::SeqCst);
+        // No call read the workspace's trust for this: read it now (a
+        // revoke since the last call is seen before anything runs).
+        if let Err(e) = self.ws.refresh_config().await {
+            tracing::warn!("index refresh: the configuration cannot be read: {e}");
+            return false;
+        }
         let config = self.ws.config();
         let every = Duration::from_millis(config.limits.index_refresh_idle_ms);
         if !config.index.refresh || since_call < every || self.refreshing() {

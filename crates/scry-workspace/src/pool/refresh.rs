@@ -58,6 +58,22 @@ impl Workspace {
         Ok(true)
     }
 
+    /// Whether the configuration in use is the one its files hold now (a
+    /// few `stat`s, [`crate::config::ConfigStamp`]): what it decided —
+    /// trust first — still stands. Always true for a configuration given
+    /// by the caller.
+    pub fn config_is_current(&self) -> bool {
+        match self
+            .stamp
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_ref()
+        {
+            Some(old) => *old == crate::config::ConfigStamp::now(&self.root),
+            None => true,
+        }
+    }
+
     /// Stop everything and reread the configuration.
     pub async fn reload(&self) -> Result<usize, ConfigError> {
         let stamp = crate::config::ConfigStamp::now(&self.root);
