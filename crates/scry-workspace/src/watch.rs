@@ -8,7 +8,10 @@
 //! respected; [`scry_base::walk::SKIPPED_DIRS`] never entered), bounded by
 //! [`MAX_DIRS`]. Directories created
 //! later are added when their event is drained, and the files already in
-//! them reported as created.
+//! them reported as created. A directory removed or moved away is no
+//! longer watched, nor is anything below it (a watch follows what it was
+//! put on: a moved directory's would report under its old path); one made
+//! again at its path (another file number) is watched anew.
 //!
 //! Determinism: events are queued by the kernel when the write happens, but
 //! handed over by a watcher's thread. [`FileWatcher::drain`] therefore
@@ -21,7 +24,7 @@
 //! only add latency. On Linux a file read (by scry or a server) wakes
 //! nothing: only changes of content and names are watched.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -84,7 +87,9 @@ pub struct FileWatcher {
     root: PathBuf,
     pending: Arc<Mutex<Pending>>,
     backend: crate::platform::watch::Backend,
-    dirs: Mutex<HashSet<PathBuf>>,
+    /// The directories watched, each with the file number it had then
+    /// (a directory removed and made again at its path is another).
+    dirs: Mutex<HashMap<PathBuf, u64>>,
     warned_full: AtomicBool,
 }
 
@@ -117,7 +122,7 @@ impl FileWatcher {
             root: root.to_path_buf(),
             pending,
             backend,
-            dirs: Mutex::new(HashSet::new()),
+            dirs: Mutex::new(HashMap::new()),
             warned_full: AtomicBool::new(false),
         };
         fw.watch_tree(root, false);
@@ -155,7 +160,7 @@ impl FileWatcher {
     /// reached (warned once).
     fn add_dir(&self, dir: &Path) -> bool {
         let mut dirs = self.dirs.lock().unwrap_or_else(|e| e.into_inner());
-        if dirs.contains(dir) {
+        if dirs.contains_key(dir) {
             return true;
         }
         if dirs.len() >= MAX_DIRS {
@@ -169,7 +174,7 @@ impl FileWatcher {
         }
         match self.backend.watch(dir) {
             Ok(()) => {
-                dirs.insert(dir.to_path_buf());
+                dirs.insert(dir.to_path_buf(), file_number(dir));
                 true
             }
             Err(e) => {
@@ -202,12 +207,16 @@ impl FileWatcher {
         // New directories: watch them (and report what is already inside).
         let mut extra = false;
         for (p, k) in &changes {
-            if *k == DELETED {
-                self.dirs
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .remove(p);
-            } else if *k == CREATED && p.is_dir() && !self.is_ignored_dir(p) {
+            // Removed and made again between two drains (a change, once
+            // coalesced): another directory, watched anew.
+            let remade = *k == CHANGED && p.is_dir() && {
+                let dirs = self.dirs.lock().unwrap_or_else(|e| e.into_inner());
+                dirs.get(p).is_none_or(|n| *n != file_number(p))
+            };
+            if *k == DELETED || remade {
+                self.forget_dirs_under(p);
+            }
+            if (*k == CREATED || remade) && p.is_dir() && !self.is_ignored_dir(p) {
                 self.watch_tree(p, true);
                 extra = true;
             }
@@ -227,6 +236,28 @@ impl FileWatcher {
         all.take()
     }
 
+    /// `path` is gone (deleted, or moved away): it and every directory
+    /// watched below it are no longer watched, so a directory made there
+    /// again is watched anew, and a watch that followed a moved directory
+    /// reports nothing under its old path.
+    fn forget_dirs_under(&self, path: &Path) {
+        let gone: Vec<PathBuf> = {
+            let mut dirs = self.dirs.lock().unwrap_or_else(|e| e.into_inner());
+            let gone: Vec<PathBuf> = dirs
+                .keys()
+                .filter(|d| d.starts_with(path))
+                .cloned()
+                .collect();
+            for d in &gone {
+                dirs.remove(d);
+            }
+            gone
+        };
+        for d in gone {
+            self.backend.unwatch(&d);
+        }
+    }
+
     fn is_ignored_dir(&self, dir: &Path) -> bool {
         if in_skipped_dir(&self.root, dir) {
             return true;
@@ -238,7 +269,7 @@ impl FileWatcher {
             .dirs
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .contains(parent)
+            .contains_key(parent)
         {
             return true;
         }
@@ -246,6 +277,11 @@ impl FileWatcher {
         gi.matched_path_or_any_parents(dir.strip_prefix(&self.root).unwrap_or(dir), true)
             .is_ignore()
     }
+}
+
+/// The file number of a directory (0 when it cannot be read).
+fn file_number(dir: &Path) -> u64 {
+    std::fs::metadata(dir).map_or(0, |m| scry_base::disk::Stamp::of(dir, &m).ino)
 }
 
 /// One registered file watcher (`FileSystemWatcher`).
@@ -463,5 +499,48 @@ mod tests {
             std::fs::read(root.join("pkg/d.py")).unwrap();
             assert_eq!(w.drain(true).await, vec![], "reads change nothing");
         }
+    }
+
+    /// A watched directory's parent renamed and the subtree made again
+    /// (issue 38): the new directories are watched, and the watches that
+    /// followed the moved ones report under their new place, or nothing
+    /// when they left the workspace.
+    #[tokio::test]
+    async fn a_subtree_moved_away_and_made_again_is_watched_anew() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = scry_base::paths::canonical(dir.path()).unwrap();
+        let root = base.join("ws");
+        std::fs::create_dir_all(root.join("pkg/sub")).unwrap();
+        std::fs::create_dir_all(root.join("lib/sub")).unwrap();
+        let w = FileWatcher::start(&root).expect("watcher");
+        // Moved within the workspace, and made again.
+        std::fs::rename(root.join("pkg"), root.join("pkg_old")).unwrap();
+        std::fs::create_dir_all(root.join("pkg/sub")).unwrap();
+        w.drain(true).await;
+        std::fs::write(root.join("pkg/sub/a.py"), "x = 1\n").unwrap();
+        std::fs::write(root.join("pkg_old/sub/b.py"), "y = 1\n").unwrap();
+        let got = w.drain(true).await;
+        assert!(
+            got.contains(&(root.join("pkg/sub/a.py"), CREATED)),
+            "{got:?}"
+        );
+        assert!(
+            got.contains(&(root.join("pkg_old/sub/b.py"), CREATED)),
+            "{got:?}"
+        );
+        assert!(
+            !got.iter().any(|(p, _)| p == &root.join("pkg/sub/b.py")),
+            "a moved directory's file reported at its old place: {got:?}"
+        );
+        // Moved out of the workspace: what happens there is not the
+        // workspace's.
+        std::fs::rename(root.join("lib"), base.join("elsewhere")).unwrap();
+        w.drain(true).await;
+        std::fs::write(base.join("elsewhere/sub/c.py"), "z = 1\n").unwrap();
+        std::fs::create_dir_all(root.join("lib/sub")).unwrap();
+        w.drain(true).await;
+        std::fs::write(root.join("lib/sub/d.py"), "w = 1\n").unwrap();
+        let got = w.drain(true).await;
+        assert_eq!(got, vec![(root.join("lib/sub/d.py"), CREATED)]);
     }
 }

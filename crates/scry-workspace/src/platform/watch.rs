@@ -44,6 +44,12 @@ impl Backend {
         self.imp.watch(dir)
     }
 
+    /// Stop watching `dir` (gone, or moved: a watch follows what it was
+    /// put on, which is no longer at that path).
+    pub fn unwatch(&self, dir: &Path) {
+        self.imp.unwatch(dir)
+    }
+
     /// Return once every change written before the call was handed to the
     /// sink (bounded where the platform cannot tell).
     pub async fn settle(&self) {
@@ -166,6 +172,26 @@ mod imp {
                 .unwrap_or_else(|e| e.into_inner())
                 .insert(wd, dir.to_path_buf());
             Ok(())
+        }
+
+        pub fn unwatch(&self, dir: &Path) {
+            let gone: Vec<WatchDescriptor> = {
+                let mut dirs = self.inner.dirs.lock().unwrap_or_else(|e| e.into_inner());
+                let wds: Vec<WatchDescriptor> = dirs
+                    .iter()
+                    .filter(|(_, d)| d.as_path() == dir)
+                    .map(|(wd, _)| wd.clone())
+                    .collect();
+                for wd in &wds {
+                    dirs.remove(wd);
+                }
+                wds
+            };
+            let mut watches = self.inner.watches.lock().unwrap_or_else(|e| e.into_inner());
+            for wd in gone {
+                // Gone already when the directory was deleted: no matter.
+                let _ = watches.remove(wd);
+            }
         }
 
         pub async fn settle(&self) {
@@ -367,6 +393,15 @@ mod imp {
 
         pub fn watch(&self, dir: &Path) -> io::Result<()> {
             self.watch_with(dir, RecursiveMode::NonRecursive)
+        }
+
+        pub fn unwatch(&self, dir: &Path) {
+            // Gone already when the directory was deleted: no matter.
+            let _ = self
+                .watcher
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .unwatch(dir);
         }
 
         pub async fn settle(&self) {
