@@ -106,6 +106,9 @@ pub struct RunningServer {
     /// Every folder it serves (the root first), each with what chose it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub folders: Vec<Folder>,
+    /// Where it finds the programs it runs from its `PATH`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub programs: Vec<PathProgram>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pid: Option<u32>,
     pub state: RunState,
@@ -122,6 +125,16 @@ pub struct RunningServer {
     /// Its memory cap, KiB: over it, it is restarted between requests.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory_cap_kib: Option<u64>,
+}
+
+/// A program a server runs from its `PATH` (pyright's `python`), and
+/// where it finds it: what tells apart two servers of one kind started for
+/// clients with other `PATH`s.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct PathProgram {
+    pub name: String,
+    #[serde(with = "crate::os_path")]
+    pub path: PathBuf,
 }
 
 /// One folder of a server (a `workspaceFolders` entry) and what chose it.
@@ -543,6 +556,9 @@ pub struct DaemonServer {
     /// Every folder it serves (the root first), each with what chose it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub folders: Vec<Folder>,
+    /// Where it finds the programs it runs from its `PATH`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub programs: Vec<PathProgram>,
     pub pid: Option<u32>,
     /// Resident memory of the server's whole process tree (its children,
     /// e.g. tsserver, included), in KiB, when readable.

@@ -167,6 +167,10 @@ fn server_line(s: &ProviderStatus, width: usize, root: &Path) -> String {
                 if let Some(enc) = &r.encoding {
                     words.push(enc.clone());
                 }
+                // What tells apart two processes of one server.
+                if s.running.len() > 1 && !r.programs.is_empty() {
+                    words.push(words::programs(&r.programs));
+                }
                 let mut line = format!("{}, {} open", words.join(" "), r.open_documents);
                 if let Some(m) = memory_words(r) {
                     line.push_str(&format!(", {m}"));
@@ -204,6 +208,7 @@ fn server_json(s: &ProviderStatus, root: &Path) -> Value {
                 "path": display_path(&f.path, root),
                 "chosen_by": words::root_choice(&f.chosen_by, root),
             })).collect::<Vec<_>>(),
+            "programs": r.programs,
             "pid": r.pid,
             "state": run_state(&r.state),
             "encoding": r.encoding,
@@ -912,6 +917,9 @@ pub fn daemon_status_text(s: &DaemonStatus, only: Option<&Path>) -> String {
                     "    folders: {}\n",
                     words::folders(&v.folders, &w.root)
                 ));
+            }
+            if !v.programs.is_empty() {
+                out.push_str(&format!("    finds {}\n", words::programs(&v.programs)));
             }
             if !v.clients.is_empty() {
                 out.push_str(&format!("    clients: {}\n", v.clients.join(", ")));

@@ -486,6 +486,15 @@ pub(crate) fn folders(f: &[scry_model::Folder], root: &Path) -> String {
         .join(", ")
 }
 
+/// Where a server finds the programs it runs from its `PATH`:
+/// `python3 at /venv/b/bin/python3, python at /venv/b/bin/python`.
+pub(crate) fn programs(p: &[scry_model::PathProgram]) -> String {
+    p.iter()
+        .map(|p| format!("{} at {}", p.name, p.path.display()))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// Paths shown relative to the root, joined by commas.
 fn paths_list(paths: &[std::path::PathBuf], root: &Path) -> String {
     paths

@@ -5,8 +5,8 @@ use std::path::{Path, PathBuf};
 use scry_model::{
     Action, Alternative, Answer, AskedAt, Body, CallDirection, CallEdge, CallItem, Folder,
     IndexAbout, IndexOrigin, IndexStatus, IndexerStatus, Loc, MemoryAction, MemoryNote, OpError,
-    ProviderRole, ProviderStatus, Question, Reason, RefreshStatus, RootChoice, RunState,
-    RunningServer, Selector, StatusReport, SymbolItem, SymbolNode, Via,
+    PathProgram, ProviderRole, ProviderStatus, Question, Reason, RefreshStatus, RootChoice,
+    RunState, RunningServer, Selector, StatusReport, SymbolItem, SymbolNode, Via,
 };
 use scry_render::{
     Dialect, RenderOptions, error_json, normalize_hover, render_error, render_json, render_text,
@@ -663,6 +663,7 @@ fn status() {
                 },
             },
         ],
+        programs: Vec::new(),
         pid: Some(123),
         state: RunState::Ready,
         encoding: Some("utf-8".into()),
@@ -676,11 +677,32 @@ fn status() {
     pylsp.role = Some(ProviderRole::AlternativeTo {
         primary: "pyright".into(),
     });
-    let pyright = server(
+    let mut pyright = server(
         "pyright",
         Some("/usr/local/bin/pyright-langserver"),
         &["py", "pyi"],
     );
+    // Two clients whose PATHs find another python: a server each, told
+    // apart by it.
+    pyright.running = ["venvA", "venvB"]
+        .iter()
+        .zip([201, 202])
+        .map(|(venv, pid)| RunningServer {
+            root: p("."),
+            folders: Vec::new(),
+            programs: vec![PathProgram {
+                name: "python3".into(),
+                path: PathBuf::from(format!("/home/u/{venv}/bin/python3")),
+            }],
+            pid: Some(pid),
+            state: RunState::Ready,
+            encoding: Some("utf-16".into()),
+            open_documents: 1,
+            memory_kib: None,
+            processes: None,
+            memory_cap_kib: None,
+        })
+        .collect();
     let mut clangd = server("clangd", Some("/usr/bin/clangd"), &["c", "h", "cpp"]);
     clangd.disabled = true;
     let mut ruff = server("ruff", Some("/usr/local/bin/ruff"), &["py", "pyi"]);

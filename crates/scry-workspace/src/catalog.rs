@@ -64,6 +64,12 @@ pub struct ServerSpec {
     /// is shared only by clients alike in all of them.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reads_env: Option<Vec<String>>,
+    /// Programs the server itself runs from its `PATH` (pyright's
+    /// `python`, rust-analyzer's `cargo`, gopls's `go`): two clients whose
+    /// `PATH`s find one of them at another place get a server each
+    /// ([`crate::pool`]), as two whose `readsEnv` variables differ do.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub path_programs: Vec<String>,
     /// Kept in the list (so status can show it) but never started.
     pub disabled: bool,
     /// Diagnostics only, never used for navigation.

@@ -138,6 +138,19 @@ fn resolve_command_search(
     (found, skipped)
 }
 
+/// Where a program started with `path_var` as its `PATH` finds `name` (a
+/// bare name): the first absolute entry holding it, as found there (not
+/// made canonical: a virtual environment's `python` is a link to its base
+/// interpreter, and the environment is what differs).
+pub fn on_path(name: &str, path_var: &OsStr) -> Option<PathBuf> {
+    if name.is_empty() || name.chars().any(std::path::is_separator) {
+        return None;
+    }
+    std::env::split_paths(path_var)
+        .filter(|d| d.is_absolute())
+        .find_map(|dir| executable_in(&dir.join(name)))
+}
+
 /// The first of the names the program `path` may have that is an
 /// executable file ([`scry_base::platform::fs::program_candidates`]:
 /// `path` itself on Unix; on Windows `path` with the extensions of the

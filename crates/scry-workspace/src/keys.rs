@@ -39,6 +39,7 @@ pub(crate) fn server_key(key: &str) -> Option<&'static str> {
         "hints" => "hints",
         "memorymib" | "memory" => "memoryMiB",
         "readsenv" => "readsEnv",
+        "pathprograms" => "pathPrograms",
         "startuplog" => "startupLog",
         "projectroot" | "rootstrategy" => "projectRoot",
         _ => return None,

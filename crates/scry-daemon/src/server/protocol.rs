@@ -76,6 +76,7 @@ impl State {
                         id: u.id,
                         root: u.root,
                         folders: u.folders,
+                        programs: u.programs,
                         pid: u.pid,
                         uptime_ms: u.uptime.as_millis() as u64,
                         idle_ms: u.idle.as_millis() as u64,

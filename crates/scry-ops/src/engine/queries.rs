@@ -266,6 +266,7 @@ pub(crate) async fn status(ws: &Arc<Workspace>, question: Question) -> Answer {
             run.push(RunningServer {
                 root: s.root().to_path_buf(),
                 folders: ws.folders_of(s),
+                programs: used.map(|u| u.programs.clone()).unwrap_or_default(),
                 pid: s.pid(),
                 state,
                 encoding: Some(s.encoding().as_lsp().to_string()),
@@ -280,6 +281,7 @@ pub(crate) async fn status(ws: &Arc<Workspace>, question: Question) -> Answer {
                 run.push(RunningServer {
                     root: root.clone(),
                     folders: Vec::new(),
+                    programs: Vec::new(),
                     pid: None,
                     state: RunState::Starting,
                     encoding: None,

@@ -287,10 +287,12 @@ impl Workspace {
             .filter_map(|(key, slot)| {
                 let s = slot.session.try_lock().ok()?.clone()?;
                 let folders = super::described_folders(&s, &slot.folders());
+                let programs = slot.programs();
                 Some(ServerUse {
                     id: s.name().to_string(),
                     root: s.root().to_path_buf(),
                     folders,
+                    programs,
                     pid: s.pid(),
                     uptime: s.uptime(),
                     idle: slot.idle(),

@@ -4,7 +4,9 @@
 //! calling client's `PATH`, canonicalized —, hash of the variables the
 //! server reads ([`crate::env::CallEnv::reads_hash`] of its catalogue
 //! entry's `readsEnv`; all the servers' variables when it names none:
-//! [`crate::env::CallEnv::server_hash`]), hash of the
+//! [`crate::env::CallEnv::server_hash`]) and of where the `PATH` it
+//! would get finds the programs it runs (`pathPrograms`:
+//! [`Workspace::path_programs`]), hash of the
 //! effective server config: args, env, settings, initializationOptions),
 //! serving every root of the workspace as a folder of its own when the
 //! server takes folders (`workspaceFolders` at start,
@@ -135,6 +137,9 @@ struct SlotState {
     folders: Mutex<Vec<FolderOf>>,
     /// Whether its last server took folders (`None`: none started yet).
     took_folders: Mutex<Option<bool>>,
+    /// Where its server finds the programs it runs from its `PATH` (part
+    /// of the slot's key: [`crate::catalog::ServerSpec::path_programs`]).
+    programs: Mutex<Vec<scry_model::PathProgram>>,
 }
 
 /// One folder of a slot's server.
@@ -200,6 +205,27 @@ impl SlotState {
         }
     }
 
+    fn set_programs(&self, found: &[(String, PathBuf)]) {
+        // Part of the slot's key: the same for every call that finds it.
+        let mut p = self.programs.lock().unwrap_or_else(|e| e.into_inner());
+        if p.is_empty() {
+            *p = found
+                .iter()
+                .map(|(name, path)| scry_model::PathProgram {
+                    name: name.clone(),
+                    path: path.clone(),
+                })
+                .collect();
+        }
+    }
+
+    fn programs(&self) -> Vec<scry_model::PathProgram> {
+        self.programs
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
     fn took_folders(&self) -> Option<bool> {
         *self.took_folders.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -229,6 +255,8 @@ pub struct ServerUse {
     pub root: PathBuf,
     /// Its folders (its root first), what chose each.
     pub folders: Vec<scry_model::Folder>,
+    /// Where it finds the programs it runs from its `PATH`.
+    pub programs: Vec<scry_model::PathProgram>,
     pub pid: Option<u32>,
     pub uptime: Duration,
     /// Since a question last used it.
@@ -300,6 +328,9 @@ pub struct Workspace {
     slots: Mutex<HashMap<Key, Slot>>,
     /// (command, the `PATH` it was looked up on) → where it was found.
     commands: Mutex<HashMap<CommandKey, Option<PathBuf>>>,
+    /// (a server's `pathPrograms` name, the `PATH` the server would get)
+    /// → where it would find it.
+    programs: Mutex<HashMap<CommandKey, Option<PathBuf>>>,
     warned: Mutex<HashSet<String>>,
     log_dir: Option<PathBuf>,
     edit_hook: EditHookSlot,
@@ -360,6 +391,7 @@ impl Workspace {
             config: RwLock::new(Arc::new(config)),
             slots: Mutex::new(HashMap::new()),
             commands: Mutex::new(HashMap::new()),
+            programs: Mutex::new(HashMap::new()),
             warned: Mutex::new(HashSet::new()),
             log_dir: scry_base::dirs::logs(),
             edit_hook: EditHookSlot::default(),

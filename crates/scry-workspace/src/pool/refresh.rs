@@ -101,6 +101,10 @@ impl Workspace {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .clear();
+        self.programs
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clear();
         self.skipped_bins
             .lock()
             .unwrap_or_else(|e| e.into_inner())

@@ -49,6 +49,38 @@ impl Workspace {
             .clone()
     }
 
+    /// Where a server of `spec` started now finds each of its
+    /// `pathPrograms` (pyright's `python`): on the `PATH` it would get (its
+    /// configured one, else the call's, cleaned as every child's is:
+    /// [`crate::env::search_path_for_child`]). Cached per (program, `PATH`).
+    pub fn path_programs(&self, spec: &ServerSpec) -> Vec<(String, PathBuf)> {
+        if spec.path_programs.is_empty() {
+            return Vec::new();
+        }
+        let given = spec
+            .env
+            .get("PATH")
+            .map(std::ffi::OsString::from)
+            .or_else(|| crate::env::var_os("PATH"))
+            .unwrap_or_default();
+        let trusted = self.config().trust.trust.is_trusted();
+        let (path, _) = crate::env::search_path_for_child(&given, &self.root, trusted);
+        let mut cache = self.programs.lock().unwrap_or_else(|e| e.into_inner());
+        if cache.len() >= COMMANDS_KEPT {
+            cache.clear();
+        }
+        spec.path_programs
+            .iter()
+            .filter_map(|name| {
+                let found = cache
+                    .entry((name.clone(), Some(path.clone())))
+                    .or_insert_with(|| crate::command::on_path(name, &path))
+                    .clone()?;
+                Some((name.clone(), found))
+            })
+            .collect()
+    }
+
     /// The whole environment of a child started for this workspace (a
     /// server, a linter, an indexer) with its configured `env`: the one
     /// rule of [`crate::env::for_child`] with this workspace's trust.

@@ -25,18 +25,28 @@ impl Workspace {
         let call = crate::env::current();
         let program =
             scry_base::paths::canonical(&route.program).unwrap_or_else(|_| route.program.clone());
-        let env = call.as_ref().map_or(0, |c| match &route.spec.reads_env {
+        let reads = call.as_ref().map_or(0, |c| match &route.spec.reads_env {
             // Only what this server reads (its catalogue entry says).
             Some(names) => c.env.reads_hash(names),
             None => c.env.server_hash(),
         });
+        // And where it would find the programs it runs from its PATH.
+        let programs = self.path_programs(&route.spec);
+        let env = {
+            use std::hash::{Hash, Hasher};
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            (reads, &programs).hash(&mut h);
+            h.finish()
+        };
         let cfg = config_hash(route);
         let id = route.spec.id.clone();
         let shared = self.slot((id.clone(), None, program.clone(), env, cfg));
+        shared.set_programs(&programs);
         if let Some(s) = self.serve_from(&shared, route, true).await? {
             return Ok(s);
         }
         let own = self.slot((id, Some(route.root.clone()), program, env, cfg));
+        own.set_programs(&programs);
         match self.serve_from(&own, route, false).await? {
             Some(s) => Ok(s),
             None => unreachable!("a slot of the route's own root always serves it"),
