@@ -52,7 +52,8 @@ impl Workspace {
     /// Where a server of `spec` started now finds each of its
     /// `pathPrograms` (pyright's `python`): on the `PATH` it would get (its
     /// configured one, else the call's, cleaned as every child's is:
-    /// [`crate::env::search_path_for_child`]). Cached per (program, `PATH`).
+    /// [`crate::env::search_path_for_child`]). Cached per (program, `PATH`
+    /// given) until the configuration is read again.
     pub fn path_programs(&self, spec: &ServerSpec) -> Vec<(String, PathBuf)> {
         if spec.path_programs.is_empty() {
             return Vec::new();
@@ -64,7 +65,9 @@ impl Workspace {
             .or_else(|| crate::env::var_os("PATH"))
             .unwrap_or_default();
         let trusted = self.config().trust.trust.is_trusted();
-        let (path, _) = crate::env::search_path_for_child(&given, &self.root, trusted);
+        // Cleaned once per `PATH` given, not per call (the cache starts
+        // afresh with every configuration read: trust included).
+        let mut cleaned = None;
         let mut cache = self.programs.lock().unwrap_or_else(|e| e.into_inner());
         if cache.len() >= COMMANDS_KEPT {
             cache.clear();
@@ -73,8 +76,13 @@ impl Workspace {
             .iter()
             .filter_map(|name| {
                 let found = cache
-                    .entry((name.clone(), Some(path.clone())))
-                    .or_insert_with(|| crate::command::on_path(name, &path))
+                    .entry((name.clone(), Some(given.clone())))
+                    .or_insert_with(|| {
+                        let path = cleaned.get_or_insert_with(|| {
+                            crate::env::search_path_for_child(&given, &self.root, trusted).0
+                        });
+                        crate::command::on_path(name, path)
+                    })
                     .clone()?;
                 Some((name.clone(), found))
             })
