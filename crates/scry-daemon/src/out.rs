@@ -14,7 +14,11 @@
 //! interleaved, and never cut by a sender that is cancelled (a sender
 //! never awaits the stream); a write error closes the writer (every later
 //! [`Out::send`] says `false`); what is owed is bounded by what the
-//! connection's calls send (answers are bounded by the render limits).
+//! connection's calls send (answers are bounded by the render limits),
+//! and the connection's reader waits for [`Out::room`] before it takes
+//! another request, so a peer that stops reading stops being read: what
+//! is owed stays under [`MAX_OWED`] plus what the calls already running
+//! send.
 
 use std::collections::VecDeque;
 use std::pin::Pin;
@@ -25,6 +29,11 @@ use tokio::io::{AsyncWrite, AsyncWriteExt};
 
 /// The stream a writer writes to.
 pub type Sink = Box<dyn AsyncWrite + Send + Unpin>;
+
+/// How many bytes a connection may owe its peer before its reader stops
+/// taking requests ([`Out::room`]): a peer that does not read its answers
+/// gets no more of them.
+pub const MAX_OWED: usize = 8 * 1024 * 1024;
 
 struct State {
     /// The stream, while no task is writing what is owed.
@@ -39,6 +48,9 @@ struct State {
     draining: bool,
     /// A write failed or the writer was closed.
     closed: bool,
+    /// Bytes owed (the frames in `owed`, less what is written of the
+    /// first).
+    owed_bytes: usize,
 }
 
 struct Inner {
@@ -47,6 +59,9 @@ struct Inner {
     flush: bool,
     /// Told when the draining task gives the stream back.
     idle: tokio::sync::Notify,
+    /// Told (every waiter) when a frame owed was written, or the writer
+    /// closed.
+    room: tokio::sync::Notify,
 }
 
 /// A connection's writer of whole frames (see the module header). Cheap
@@ -68,9 +83,11 @@ impl Out {
                     flush_owed: false,
                     draining: false,
                     closed: false,
+                    owed_bytes: 0,
                 }),
                 flush,
                 idle: tokio::sync::Notify::new(),
+                room: tokio::sync::Notify::new(),
             }),
         }
     }
@@ -84,6 +101,7 @@ impl Out {
             return false;
         }
         if st.draining {
+            st.owed_bytes += frame.len();
             st.owed.push_back(frame);
             st.flush_owed |= self.inner.flush;
             return true;
@@ -101,6 +119,7 @@ impl Out {
                 }
                 Poll::Ready(Ok(n)) => at += n,
                 Poll::Pending => {
+                    st.owed_bytes += frame.len() - at;
                     st.owed.push_back(frame);
                     st.written = at;
                     st.flush_owed |= self.inner.flush;
@@ -158,7 +177,14 @@ impl Out {
                     }
                 };
                 let ok = match frame {
-                    Some(f) => sink.write_all(&f[from..]).await.is_ok(),
+                    Some(f) => {
+                        let ok = sink.write_all(&f[from..]).await.is_ok();
+                        let mut st = inner.state.lock().unwrap_or_else(|e| e.into_inner());
+                        st.owed_bytes = st.owed_bytes.saturating_sub(f.len() - from);
+                        drop(st);
+                        inner.room.notify_waiters();
+                        ok
+                    }
                     None => !flush || sink.flush().await.is_ok(),
                 };
                 if !ok {
@@ -167,12 +193,40 @@ impl Out {
                     close(&mut st);
                     drop(st);
                     inner.idle.notify_one();
+                    inner.room.notify_waiters();
                     tracing::debug!("a connection's output closed");
                     return;
                 }
             }
         });
         true
+    }
+
+    /// Bytes owed to the stream now.
+    pub fn owed(&self) -> usize {
+        self.inner
+            .state
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .owed_bytes
+    }
+
+    /// Wait until the writer owes its stream less than `bound` bytes (or
+    /// is closed): a reader awaits it before taking another request, so a
+    /// peer that does not read is not read either.
+    pub async fn room(&self, bound: usize) {
+        loop {
+            let notified = self.inner.room.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            {
+                let st = self.inner.state.lock().unwrap_or_else(|e| e.into_inner());
+                if st.closed || st.owed_bytes < bound {
+                    return;
+                }
+            }
+            notified.await;
+        }
     }
 
     /// Write what is owed, then flush and shut the stream down; later
@@ -185,6 +239,8 @@ impl Out {
                 if !st.draining {
                     st.closed = true;
                     st.owed.clear();
+                    st.owed_bytes = 0;
+                    self.inner.room.notify_waiters();
                     break st.sink.take();
                 }
             }
@@ -201,6 +257,7 @@ fn close(st: &mut State) {
     st.closed = true;
     st.sink = None;
     st.owed.clear();
+    st.owed_bytes = 0;
     st.flush_owed = false;
 }
 
@@ -247,6 +304,30 @@ mod tests {
         let mut line = vec![0; 35];
         r.read_exact(&mut line).await.unwrap();
         assert_eq!(line, b"a long frame, longer than the pipe\n");
+    }
+
+    /// A peer that does not read: what is owed grows, and `room` waits
+    /// until the peer reads it down.
+    #[tokio::test]
+    async fn room_waits_while_the_peer_does_not_read() {
+        let (w, mut r) = tokio::io::duplex(16);
+        let out = Out::new(Box::new(w), false);
+        for _ in 0..100 {
+            assert!(out.send(vec![b'x'; 100]));
+        }
+        assert!(out.owed() > 9_000, "{}", out.owed());
+        let waited =
+            tokio::time::timeout(std::time::Duration::from_millis(200), out.room(1_000)).await;
+        assert!(waited.is_err(), "room while nothing is read");
+        let reader = tokio::spawn(async move {
+            let mut all = vec![0; 10_000];
+            r.read_exact(&mut all).await.unwrap();
+        });
+        tokio::time::timeout(std::time::Duration::from_secs(5), out.room(1_000))
+            .await
+            .expect("room once the peer reads");
+        reader.await.unwrap();
+        assert_eq!(out.owed(), 0);
     }
 
     #[tokio::test]

@@ -13,7 +13,10 @@
 //! `server.rs`), which knows what the call was.
 //!
 //! Reading is [`crate::wire::LineReader`] (bounded lines; malformed and
-//! oversized ones answered with JSON-RPC errors, which go out here);
+//! oversized ones answered with JSON-RPC errors, which go out here), and
+//! stops while more than `scry_daemon::out::MAX_OWED` bytes wait to go out
+//! (a client that does not read its answers is not read: its writes
+//! block, and scry's memory stays bounded);
 //! writing is `scry_daemon::out::Out`: each message written whole by the
 //! task that sends it (rmcp's loop), at once, and flushed, with no writer
 //! task in between unless the output is full or writes later (tokio's
@@ -45,6 +48,9 @@ pub struct Dedupe<R: AsyncRead, W> {
     /// What goes out (bounded by the calls in flight and the caps on
     /// answers); `None` once closed.
     out: Option<Out>,
+    /// How much may wait to go out before no more is read
+    /// ([`scry_daemon::out::MAX_OWED`]).
+    max_owed: usize,
     state: Arc<Mutex<InFlight>>,
     _writer: std::marker::PhantomData<fn(W)>,
 }
@@ -60,9 +66,16 @@ where
 
     /// [`Dedupe::new`] with another limit on one message's size in bytes.
     pub fn with_max_message(reader: R, writer: W, max: usize) -> Dedupe<R, W> {
+        Dedupe::with_limits(reader, writer, max, scry_daemon::out::MAX_OWED)
+    }
+
+    /// [`Dedupe::new`] with other limits: one message's size, and what
+    /// may wait to go out before the reader stops taking messages.
+    pub fn with_limits(reader: R, writer: W, max: usize, max_owed: usize) -> Dedupe<R, W> {
         Dedupe {
             read: LineReader::new(reader, max),
             out: Some(Out::new(Box::new(writer), true)),
+            max_owed,
             state: Arc::default(),
             _writer: std::marker::PhantomData,
         }
@@ -119,6 +132,11 @@ where
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
         loop {
+            // A client that does not read its answers is not read either
+            // (its writes block): what goes out waiting stays bounded.
+            if let Some(out) = &self.out {
+                out.room(self.max_owed).await;
+            }
             let msg = match self.read.next().await {
                 Incoming::Eof => return None,
                 Incoming::Message(m) => *m,

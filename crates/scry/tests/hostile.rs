@@ -562,3 +562,70 @@ fn capped_references_list_the_asked_file_first_and_say_the_true_total() {
     assert_eq!(v["omitted"]["count"], 95_002 - 100);
     assert_eq!(v["omitted"]["not_considered"], 95_002 - 10_000);
 }
+
+/// A client that writes requests and never reads its answers (issue 38):
+/// `scry mcp` stops reading it once `scry_daemon::out::MAX_OWED` of answers
+/// wait to go out, so the client's writes block and scry's memory stays
+/// bounded (before: 938 MB after 130 s, then out of memory).
+#[test]
+fn an_mcp_client_that_never_reads_is_not_read_either() {
+    use std::io::Write;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    let env = Env::new();
+    let mut child = env
+        .cmd_in(&env.ws, &["mcp", "--no-daemon"])
+        .stdin(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let mut stdin = child.stdin.take().unwrap();
+    let written = Arc::new(AtomicU64::new(0));
+    let counter = written.clone();
+    let writer = std::thread::spawn(move || {
+        let init = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"never-reads","version":"0"}}}"#;
+        let _ = writeln!(stdin, "{init}");
+        let _ = writeln!(
+            stdin,
+            r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#
+        );
+        // Each answer (the tool list) is some 3 KB: 200,000 of them would
+        // be 600 MB owed.
+        for i in 1..=200_000u64 {
+            let line = format!("{{\"jsonrpc\":\"2.0\",\"id\":{i},\"method\":\"tools/list\"}}\n");
+            if stdin.write_all(line.as_bytes()).is_err() {
+                return;
+            }
+            counter.fetch_add(line.len() as u64, Ordering::SeqCst);
+        }
+    });
+    // Stalled: nothing more written for 2 s (scry stopped reading).
+    let t = Instant::now();
+    let (mut last, mut since) = (0, Instant::now());
+    let stalled = loop {
+        std::thread::sleep(Duration::from_millis(200));
+        let now = written.load(Ordering::SeqCst);
+        if now != last {
+            (last, since) = (now, Instant::now());
+        } else if since.elapsed() > Duration::from_secs(2) {
+            break true;
+        }
+        if t.elapsed() > Duration::from_secs(60) || writer.is_finished() {
+            break false;
+        }
+    };
+    let peak = hwm_kib(pid);
+    let _ = child.kill();
+    let _ = child.wait();
+    let _ = writer.join();
+    assert!(
+        stalled,
+        "scry mcp read {} bytes of requests while its answers were never read",
+        written.load(Ordering::SeqCst)
+    );
+    assert!(
+        peak < 200 * 1024,
+        "scry mcp's peak memory {peak} KiB with a client that never reads"
+    );
+}

@@ -157,6 +157,9 @@ impl State {
         // Each call's cancel switch: dropping it drops the call.
         let mut calls: HashMap<u64, oneshot::Sender<()>> = HashMap::new();
         loop {
+            // A client that does not read its answers is not read either:
+            // what this connection owes it stays bounded.
+            tx.room(crate::out::MAX_OWED).await;
             let line = match lines.next_line().await {
                 Ok(Some(l)) => l,
                 _ => break,
