@@ -85,6 +85,15 @@ pub(crate) fn found_total(answer: &Answer, listed: usize) -> usize {
         .map_or(listed, |found| found.max(listed))
 }
 
+/// Whether the server listed more locations than were kept
+/// (`Reason::ServerCapped`): the count is then a lower bound.
+pub(crate) fn server_capped(answer: &Answer) -> bool {
+    answer
+        .notes
+        .iter()
+        .any(|n| matches!(n, scry_model::Reason::ServerCapped { .. }))
+}
+
 /// For a list that is capped (more than `max_locations`, or fewer kept than
 /// found): the locations in the file the question was asked in first,
 /// each part in its order (a cap never leaves the asked file out).

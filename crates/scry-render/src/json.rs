@@ -203,6 +203,10 @@ fn render_body(answer: &Answer, root: &Path, opts: &RenderOptions) -> Value {
                     ("locations", placed[..n].iter().map(placed_json).collect()),
                     ("total", total.into()),
                 ];
+                if crate::common::server_capped(answer) {
+                    // The server listed more than were kept.
+                    fields.push(("total_at_least", true.into()));
+                }
                 let mut omitted = omitted_items(&placed[n..], n, cap);
                 if total > listed {
                     // Found but past those the engine considered.

@@ -320,7 +320,13 @@ fn render_locations(ctx: &Ctx, locations: &[Loc]) -> Rendered {
         "of"
     };
     let base = format!(
-        "{}{}{}",
+        "{}{}{}{}",
+        // The server listed more than were kept: a lower bound.
+        if crate::common::server_capped(ctx.answer) {
+            "at least "
+        } else {
+            ""
+        },
         plural(total, one, many),
         ctx.about(prep),
         ctx.at_paren()

@@ -418,6 +418,26 @@ fn references_from_a_partial_view() {
     insta::assert_json_snapshot!("references_partial_view_json", json);
 }
 
+/// The server listed more than scry kept: the count is said as a lower
+/// bound, in text and JSON (issue 38).
+#[test]
+fn a_server_capped_list_says_at_least() {
+    let mut a = references();
+    a.notes.push(Reason::ServerCapped {
+        server: "rust-analyzer".into(),
+        kept: 5,
+    });
+    let (text, json) = both(&a, &RenderOptions::default());
+    assert!(
+        text.starts_with("at least 5 references to `total_weight`"),
+        "{text}"
+    );
+    assert_eq!(json["total"], 5);
+    assert_eq!(json["total_at_least"], true);
+    let (_, plain) = both(&references(), &RenderOptions::default());
+    assert!(plain.get("total_at_least").is_none(), "{plain}");
+}
+
 #[test]
 fn hover_with_html() {
     let raw = "```rust\npub struct Inventory<T>   \n```\n\n\n\n---\n\n\n<b>An inventory</b> of items&nbsp;of type &lt;T&gt;.<br>Use <code>restock</code> to add.<br/><br>\n\n\n\n\nSee also: `Vec<T>` &amp; friends.   \n\n";
