@@ -231,7 +231,9 @@ pub fn take(cache_dir: &Path, root: &Path, from: &Path) -> Result<Index, IndexEr
             err,
         });
     }
-    install(cache_dir, root, &tmp, None, None, None)
+    // What the conversion refuses is said of the file given, not of the
+    // cache's copy of it.
+    install(cache_dir, root, &tmp, None, None, None).map_err(|e| e.naming(&tmp, from))
 }
 
 /// The directory of `root`'s index under `cache_dir`, created if needed.

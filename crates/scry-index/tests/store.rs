@@ -720,6 +720,12 @@ fn a_refused_import_leaves_the_working_index() {
         .err()
         .unwrap();
     assert_eq!(e.code(), "INDEX_CORRUPT", "{e}");
+    // It names the file given, not the cache's copy of it (issue 38).
+    let said = e.to_string();
+    assert!(
+        said.contains("broken.scip") && !said.contains("index.scip.tmp"),
+        "{said}"
+    );
     assert_eq!(std::fs::read(dir.join("index.scip")).unwrap(), scip_before);
     let (ix, _) = cache::load(&cache_dir, &root, None).unwrap().unwrap();
     assert_eq!(ix.meta().documents, 2);

@@ -29,7 +29,7 @@
 //! cache); what one lookup holds is bounded by the caller's caps and
 //! [`query::MAX_RECORDS_PER_READ`] ([`query`]).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
@@ -65,6 +65,23 @@ pub enum IndexError {
 }
 
 impl IndexError {
+    /// The same error naming `now` where it named `was` (a copy of the
+    /// file the user gave is converted: the error names what they gave).
+    pub fn naming(mut self, was: &Path, now: &Path) -> IndexError {
+        let path = match &mut self {
+            IndexError::Io { path, .. }
+            | IndexError::Scip { path, .. }
+            | IndexError::WrongVersion { path, .. }
+            | IndexError::Format { path, .. }
+            | IndexError::NotRegular { path, .. }
+            | IndexError::TooLarge { path, .. } => path,
+        };
+        if path == was {
+            *path = now.to_path_buf();
+        }
+        self
+    }
+
     /// A stable code: `INDEX_TOO_LARGE`, `NOT_A_REGULAR_FILE`,
     /// `INDEX_UNREADABLE`, `INDEX_CORRUPT` or `INDEX_VERSION`.
     pub fn code(&self) -> &'static str {
