@@ -258,6 +258,17 @@ pub enum Reason {
         files: usize,
         complete: bool,
     },
+    /// Changes made outside scry may not have reached the servers before
+    /// this answer: of the `polled` directories scry does not watch (past
+    /// its bound, or refused by the system), `unreached` were not polled
+    /// in time; `dropped` are past the polling bound; the system's queue
+    /// of changes `overflowed`.
+    NotAllSeen {
+        polled: usize,
+        unreached: usize,
+        dropped: usize,
+        overflowed: bool,
+    },
     /// `server` searches only the projects it has loaded (a file of each
     /// open): `count` more projects under its folders write `name`, beyond
     /// the ones scry opened for this question; the first of them in

@@ -58,6 +58,24 @@ pub struct StatusReport {
     /// The memory budget of all servers together, KiB.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory_budget_kib: Option<u64>,
+    /// The file watcher, when it cannot watch every directory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub watcher: Option<Box<WatcherStatus>>,
+}
+
+/// What the file watcher watches, and what it polls instead.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WatcherStatus {
+    /// Directories watched.
+    pub watched: usize,
+    /// Directories polled before each request instead.
+    pub polled: usize,
+    /// Directories past the polling bound: changes there are not seen.
+    pub dropped: usize,
+    /// Why directories are polled (the first reason: the bound, the
+    /// system's refusal).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub why: Option<String>,
 }
 
 /// A configured provider as `status` reports it.

@@ -265,6 +265,9 @@ impl Ctx {
             .ws
             .route(path)
             .map_err(|e| workspace_error(e, method))?;
+        // What a question is about is watched first (a directory only
+        // polled before).
+        self.ws.watch_first(path);
         let session = self.start(&route, method).await?;
         session
             .sync_open_documents()

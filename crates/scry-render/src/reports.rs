@@ -88,6 +88,12 @@ pub(crate) fn status_text(report: &StatusReport, root: &Path) -> Rendered {
             .map(|e| format!("Memory: {e}")),
     );
     body.extend(
+        report
+            .watcher
+            .iter()
+            .map(|w| format!("File watcher: {}", watcher(w))),
+    );
+    body.extend(
         status_warnings(report, root)
             .iter()
             .map(|w| format!("Warning: {w}")),
@@ -130,6 +136,36 @@ pub(crate) fn status_json(report: &StatusReport, root: &Path) -> Vec<(&'static s
     if !report.indexers.is_empty() {
         let lines: Vec<String> = (report.indexers.iter()).map(|s| indexer(s, root)).collect();
         out.push(("indexers", lines.into()));
+    }
+    if let Some(w) = &report.watcher {
+        out.push((
+            "watcher",
+            json!({
+                "watched": w.watched,
+                "polled": w.polled,
+                "dropped": w.dropped,
+                "why": w.why,
+                "said": watcher(w),
+            }),
+        ));
+    }
+    out
+}
+
+/// The file watcher's line: what it watches, polls, and cannot see.
+fn watcher(w: &scry_model::WatcherStatus) -> String {
+    let mut out = format!(
+        "{} directories watched; {} more polled before each request",
+        w.watched, w.polled
+    );
+    if let Some(why) = &w.why {
+        out.push_str(&format!(" ({why})"));
+    }
+    if w.dropped > 0 {
+        out.push_str(&format!(
+            "; {} past the polling bound: changes made there outside scry are not seen",
+            w.dropped
+        ));
     }
     out
 }

@@ -272,6 +272,31 @@ pub(crate) fn reason_in(r: &Reason, root: &Path, d: Dialect) -> String {
                 " (not every file there was read)"
             },
         ),
+        Reason::NotAllSeen {
+            polled,
+            unreached,
+            dropped,
+            overflowed,
+        } => {
+            let mut parts = Vec::new();
+            if *unreached > 0 {
+                parts.push(format!(
+                    "{unreached} of the {polled} directories scry polls (it does not watch them) were not checked in time"
+                ));
+            }
+            if *dropped > 0 {
+                parts.push(format!(
+                    "{dropped} directories are past what scry watches or polls"
+                ));
+            }
+            if *overflowed {
+                parts.push("the system's queue of file changes overflowed".to_string());
+            }
+            format!(
+                "changes made outside scry may not have reached the server before this answer: {}",
+                parts.join("; ")
+            )
+        }
         Reason::ProjectsNotLoaded {
             server,
             name,
@@ -784,6 +809,21 @@ mod tests {
         assert_eq!(
             partial(&left, None, root, Dialect::Mcp),
             "Partial: typescript-language-server searches only the projects it has loaded, and 3 more projects write `run`: packages/a, packages/b, … — those uses are not in this answer; ask from one of those files for its project's."
+        );
+    }
+
+    /// What the watcher could not see before an answer is said in it.
+    #[test]
+    fn changes_not_all_seen() {
+        let r = Reason::NotAllSeen {
+            polled: 2003,
+            unreached: 800,
+            dropped: 0,
+            overflowed: true,
+        };
+        assert_eq!(
+            reason(&r, Path::new("/w")),
+            "changes made outside scry may not have reached the server before this answer: 800 of the 2003 directories scry polls (it does not watch them) were not checked in time; the system's queue of file changes overflowed"
         );
     }
 

@@ -6,7 +6,7 @@ use scry_model::{
     Action, Alternative, Answer, AskedAt, Body, CallDirection, CallEdge, CallItem, Folder,
     IndexAbout, IndexOrigin, IndexStatus, IndexerStatus, Loc, MemoryAction, MemoryNote, OpError,
     PathProgram, ProviderRole, ProviderStatus, Question, Reason, RefreshStatus, RootChoice,
-    RunState, RunningServer, Selector, StatusReport, SymbolItem, SymbolNode, Via,
+    RunState, RunningServer, Selector, StatusReport, SymbolItem, SymbolNode, Via, WatcherStatus,
 };
 use scry_render::{
     Dialect, RenderOptions, error_json, normalize_hover, render_error, render_json, render_text,
@@ -787,6 +787,12 @@ fn status() {
                 },
             }],
             memory_budget_kib: Some(16384 * 1024),
+            watcher: Some(Box::new(WatcherStatus {
+                watched: 10_000,
+                polled: 2_003,
+                dropped: 0,
+                why: Some("over the 10000-directory bound".into()),
+            })),
         }),
     );
     let (text, json) = both(&a, &RenderOptions::default());

@@ -63,3 +63,54 @@ async fn new_file_written_outside_scry_is_seen() {
     assert_eq!(gone.len(), 5, "{gone:?}");
     fx.shutdown().await;
 }
+
+/// Past the bound on watched directories (`limits.maxWatchedDirs`, here
+/// 1: only the root is watched), a directory is polled before each
+/// request, and what changes in it reaches the server as a watched
+/// change does (issue 38: such changes were never seen, the answers stale
+/// without a word); `status` says what is polled and why.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_file_written_in_a_directory_past_the_watch_bound_is_seen() {
+    let dir = common::copy_fixture("python");
+    std::fs::create_dir_all(dir.path().join("pkg")).unwrap();
+    std::fs::write(
+        dir.path().join(".scry.json"),
+        r#"{"limits": {"maxWatchedDirs": 1}}"#,
+    )
+    .unwrap();
+    let ws = scry_workspace::Workspace::open(dir.path()).expect("open workspace");
+    if !common::server_available(&ws, "pyright-langserver", "watch_bound") {
+        return;
+    }
+    let root = ws.root().to_path_buf();
+    let fx = Fixture {
+        lang: "python",
+        dir,
+        root: root.clone(),
+        engine: scry_ops::Engine::new(std::sync::Arc::new(ws)),
+        exp: common::expected()["python"].clone(),
+    };
+    let before = references(&fx).await;
+    assert_eq!(before.len(), 5, "{before:?}");
+    let status = fx.run(&query(Action::Status).build()).await;
+    let scry_model::Body::Status(report) = &status.body else {
+        panic!("status: {status:?}");
+    };
+    let watcher = report.watcher.as_ref().expect("the watcher polls");
+    assert_eq!((watcher.watched, watcher.polled), (1, 1), "{watcher:?}");
+    let in_extra = |locs: &[Pos]| locs.iter().any(|p| p.path.starts_with("pkg/extra.py"));
+    std::fs::write(
+        root.join("pkg/extra.py"),
+        "from inventory import Inventory, total_weight\n\n\ndef extra(inv: Inventory) -> int:\n    return total_weight(inv)\n",
+    )
+    .unwrap();
+    let after = references_until(&fx, |l| in_extra(l)).await;
+    assert!(
+        in_extra(&after),
+        "the call in the polled pkg/extra.py is missing: {after:?}"
+    );
+    std::fs::remove_file(root.join("pkg/extra.py")).unwrap();
+    let gone = references_until(&fx, |l| !in_extra(l)).await;
+    assert!(!in_extra(&gone), "pkg/extra.py is deleted: {gone:?}");
+    fx.shutdown().await;
+}

@@ -198,6 +198,8 @@ impl Engine {
                     .into_iter()
                     .map(|m| Reason::Memory(Box::new(m))),
             );
+            // What the file watcher could not see before the request.
+            answer.notes.extend(self.ws.take_watch_note());
         }
         result
     }

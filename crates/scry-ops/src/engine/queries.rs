@@ -336,6 +336,7 @@ pub(crate) async fn status(ws: &Arc<Workspace>, question: Question) -> Answer {
             indexers: Vec::new(),
             memory_events: ws.memory_events().iter().map(|e| e.note()).collect(),
             memory_budget_kib: Some(config.limits.memory_budget_mib.saturating_mul(1024)),
+            watcher: ws.watcher_status().map(Box::new),
         }),
     );
     if let Some(d) = ws.log_dir() {

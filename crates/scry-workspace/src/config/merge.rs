@@ -460,6 +460,7 @@ impl Builder {
                 "memorybudgetmib" => 10,
                 "memorycheckms" => 11,
                 "indexrefreshidlems" => 12,
+                "maxwatcheddirs" => 13,
                 _ => {
                     self.warnings.push(format!(
                         "{}: unknown key \"limits.{key}\" ignored",
@@ -495,7 +496,8 @@ impl Builder {
                 9 => self.limits.server_memory_mib = n,
                 10 => self.limits.memory_budget_mib = n,
                 11 => self.limits.memory_check_ms = n,
-                _ => self.limits.index_refresh_idle_ms = n,
+                12 => self.limits.index_refresh_idle_ms = n,
+                _ => self.limits.max_watched_dirs = size,
             }
         }
         Ok(())

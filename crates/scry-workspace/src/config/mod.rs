@@ -58,7 +58,10 @@
 //!               "serverMemoryMiB": 4096, "memoryBudgetMiB": 16384, "memoryCheckMs": 2000,
 //!               // the daemon's background SCIP index refresh: after this
 //!               // long with no call (default 2 min)
-//!               "indexRefreshIdleMs": 120000 },
+//!               "indexRefreshIdleMs": 120000,
+//!               // the file watcher: directories watched; the others are
+//!               // polled before each request
+//!               "maxWatchedDirs": 10000 },
 //!   // SCIP index (see [`IndexConfig`]): a CI-built index.scip read as is
 //!   // (a path inside the workspace, relative to its root; from a project
 //!   // file only when the workspace is trusted), and whether the daemon
@@ -175,6 +178,10 @@ pub struct Limits {
     /// see [`IndexConfig::refresh`]).
     #[serde(default = "default_index_refresh_idle_ms")]
     pub index_refresh_idle_ms: u64,
+    /// How many directories the file watcher watches (default 10,000);
+    /// the others are polled before each request ([`crate::watch`]).
+    #[serde(default = "default_max_watched_dirs")]
+    pub max_watched_dirs: usize,
 }
 
 impl ServerSpec {
@@ -190,6 +197,10 @@ impl ServerSpec {
 
 fn default_index_refresh_idle_ms() -> u64 {
     120_000
+}
+
+fn default_max_watched_dirs() -> usize {
+    crate::watch::MAX_DIRS
 }
 
 /// `"index"`: where the workspace's SCIP index comes from besides `scry
@@ -266,6 +277,7 @@ impl Default for Limits {
             memory_budget_mib: default_memory_budget_mib(),
             memory_check_ms: default_memory_check_ms(),
             index_refresh_idle_ms: default_index_refresh_idle_ms(),
+            max_watched_dirs: default_max_watched_dirs(),
         }
     }
 }

@@ -55,6 +55,12 @@ impl Backend {
     pub async fn settle(&self) {
         self.imp.settle().await
     }
+
+    /// Whether changes were lost (the kernel's queue overflowed, the
+    /// watcher failed) since the last call.
+    pub fn take_overflow(&self) -> bool {
+        self.imp.take_overflow()
+    }
 }
 
 #[cfg(target_os = "linux")]
@@ -93,6 +99,8 @@ mod imp {
         dirs: Mutex<HashMap<WatchDescriptor, PathBuf>>,
         sink: Sink,
         overflowed: AtomicBool,
+        /// An overflow since the last `take_overflow`.
+        lost: AtomicBool,
     }
 
     pub struct Backend {
@@ -118,6 +126,7 @@ mod imp {
                 dirs: Mutex::new(HashMap::new()),
                 sink,
                 overflowed: AtomicBool::new(false),
+                lost: AtomicBool::new(false),
             });
             // The thread's own copies of both descriptors: open while it
             // polls them, whenever the watcher is dropped.
@@ -197,6 +206,10 @@ mod imp {
         pub async fn settle(&self) {
             self.inner.read();
         }
+
+        pub fn take_overflow(&self) -> bool {
+            self.inner.lost.swap(false, Ordering::SeqCst)
+        }
     }
 
     impl Drop for Backend {
@@ -233,6 +246,7 @@ mod imp {
                 let mut dirs = self.dirs.lock().unwrap_or_else(|e| e.into_inner());
                 for e in events {
                     if e.mask.contains(EventMask::Q_OVERFLOW) {
+                        self.lost.store(true, Ordering::SeqCst);
                         if !self.overflowed.swap(true, Ordering::Relaxed) {
                             tracing::warn!(
                                 "file watching: the kernel's queue overflowed; changes made outside scry meanwhile may be missed"
@@ -303,6 +317,8 @@ mod imp {
         markers: Arc<Markers>,
         next_marker: AtomicU64,
         marker_ok: bool,
+        /// The watcher failed since the last `take_overflow`.
+        lost: Arc<AtomicBool>,
     }
 
     fn event_kinds(kind: &EventKind, n_paths: usize) -> Vec<u8> {
@@ -360,10 +376,13 @@ mod imp {
             });
             let m = markers.clone();
             let failed = AtomicBool::new(false);
+            let lost = Arc::new(AtomicBool::new(false));
+            let lost_w = lost.clone();
             let watcher =
                 notify::recommended_watcher(move |res: notify::Result<Event>| match res {
                     Ok(ev) => on_event(&m, &sink, ev),
                     Err(e) => {
+                        lost_w.store(true, Ordering::SeqCst);
                         if !failed.swap(true, Ordering::Relaxed) {
                             tracing::warn!(
                                 "file watching: {e}; changes made outside scry may be missed"
@@ -377,6 +396,7 @@ mod imp {
                 markers,
                 next_marker: AtomicU64::new(0),
                 marker_ok: false,
+                lost,
             };
             b.marker_ok = std::fs::create_dir_all(&dir).is_ok()
                 && b.watch_with(&dir, RecursiveMode::NonRecursive).is_ok();
@@ -393,6 +413,10 @@ mod imp {
 
         pub fn watch(&self, dir: &Path) -> io::Result<()> {
             self.watch_with(dir, RecursiveMode::NonRecursive)
+        }
+
+        pub fn take_overflow(&self) -> bool {
+            self.lost.swap(false, Ordering::SeqCst)
         }
 
         pub fn unwatch(&self, dir: &Path) {

@@ -355,6 +355,8 @@ pub struct Workspace {
     /// The workspace's layout (walked when first needed; dropped when the
     /// watcher sees names come or go).
     layout: Mutex<Option<Arc<crate::layout::Layout>>>,
+    /// What the watcher could not see before the last request, not yet told.
+    watch_untold: Mutex<Option<scry_model::Reason>>,
 }
 
 impl Workspace {
@@ -404,6 +406,7 @@ impl Workspace {
             memory_untold: Mutex::new(Vec::new()),
             root_files: crate::roots::RootFiles::default(),
             layout: Mutex::new(None),
+            watch_untold: Mutex::new(None),
         }
     }
 

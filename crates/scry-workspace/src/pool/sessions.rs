@@ -216,8 +216,38 @@ impl Workspace {
     fn ensure_watcher(&self) {
         let mut w = self.watcher.lock().unwrap_or_else(|e| e.into_inner());
         if w.is_none() {
-            *w = Some(FileWatcher::start(&self.root).map(Arc::new));
+            let max = self.config().limits.max_watched_dirs;
+            *w = Some(FileWatcher::start(&self.root, max).map(Arc::new));
         }
+    }
+
+    /// What the watcher could not see before the last request, once (the
+    /// next answer's note).
+    pub fn take_watch_note(&self) -> Option<scry_model::Reason> {
+        self.watch_untold
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+    }
+
+    /// Watch the directory of `path` — a file a question is about — first,
+    /// when it is only polled ([`FileWatcher::watch_first`]).
+    pub fn watch_first(&self, path: &Path) {
+        if let (Some(w), Some(dir)) = (self.file_watcher(), path.parent()) {
+            w.watch_first(dir);
+        }
+    }
+
+    /// The watcher's status when it cannot watch every directory.
+    pub fn watcher_status(&self) -> Option<scry_model::WatcherStatus> {
+        let w = self.file_watcher()?;
+        let (polled, dropped) = w.polled_counts();
+        (polled > 0 || dropped > 0).then(|| scry_model::WatcherStatus {
+            watched: w.watched_dirs(),
+            polled,
+            dropped,
+            why: w.polled_why(),
+        })
     }
 
     fn file_watcher(&self) -> Option<Arc<FileWatcher>> {
@@ -239,7 +269,26 @@ impl Workspace {
     pub async fn announce_changes(&self, own: &[(PathBuf, u8)]) {
         let running = self.running();
         let seen = match self.file_watcher() {
-            Some(w) => w.drain(running.iter().any(watch::listens)).await,
+            Some(w) => {
+                let listening = running.iter().any(watch::listens);
+                let seen = w.drain(listening).await;
+                // What could not be seen before this request is said in
+                // its answer (only where a server listens: nothing else
+                // depends on the watcher).
+                let u = w.unseen();
+                if listening && (u.unreached > 0 || u.dropped > 0 || u.overflowed) {
+                    self.watch_untold
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .replace(scry_model::Reason::NotAllSeen {
+                            polled: u.polled,
+                            unreached: u.unreached,
+                            dropped: u.dropped,
+                            overflowed: u.overflowed,
+                        });
+                }
+                seen
+            }
             None => Vec::new(),
         };
         if seen.is_empty() && own.is_empty() {

@@ -2,11 +2,18 @@
 //! servers about them (`workspace/didChangeWatchedFiles`), filtered by the
 //! file watchers each server registered.
 //!
-//! One `notify` watcher per workspace. notify's recursive mode cannot skip
-//! directories, so every directory is watched on its own (non-recursive),
-//! found by walking the root with the `ignore` crate (`.gitignore`
-//! respected; [`scry_base::walk::SKIPPED_DIRS`] never entered), bounded by
-//! [`MAX_DIRS`]. Directories created
+//! One watcher per workspace (`crate::platform::watch`). Every directory is
+//! watched on its own (non-recursive), found by walking the root with the
+//! workspace walker (`.gitignore` respected;
+//! [`scry_base::walk::SKIPPED_DIRS`] never entered), at most
+//! `limits.maxWatchedDirs` ([`MAX_DIRS`] by default). A directory past that
+//! bound, or one the kernel refuses a watch (its limit on watches), is
+//! polled instead ([`poll`]): compared with what it held at each drain,
+//! within [`POLL_WITHIN`], so a change there reaches the servers too; what a
+//! drain could not poll in its time, what lies past the polling bound, and
+//! a kernel queue that overflowed are said ([`FileWatcher::unseen`]: the
+//! next answer's note, and `status`). A directory a question is asked
+//! about is watched first ([`FileWatcher::watch_first`]). Directories created
 //! later are added when their event is drained, and the files already in
 //! them reported as created. A directory removed or moved away is no
 //! longer watched, nor is anything below it (a watch follows what it was
@@ -26,9 +33,13 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+
+mod poll;
+
+pub use poll::MAX_POLLED;
 
 use globset::{GlobBuilder, GlobMatcher};
 use scry_base::uri::{path_to_uri, uri_to_path};
@@ -39,6 +50,14 @@ use scry_base::walk::{Walker, in_skipped_dir};
 
 /// At most this many directories are watched per workspace.
 pub const MAX_DIRS: usize = 10_000;
+
+/// How long one drain polls the directories not watched (the rest are
+/// reached by the next drains, and said).
+pub const POLL_WITHIN: Duration = Duration::from_millis(100);
+
+/// How many directories a question may have watched past the bound
+/// ([`FileWatcher::watch_first`]).
+pub const ASKED_EXTRA: usize = 1_000;
 
 /// How long a drain waits for its marker to come back (where the watcher
 /// settles by a marker file: `crate::platform::watch`).
@@ -82,11 +101,34 @@ impl Pending {
     }
 }
 
+/// What the watcher cannot see now: the next answer's note and `status`'s
+/// data.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Unseen {
+    /// Directories polled instead of watched.
+    pub polled: usize,
+    /// Of those, how many the last drain did not reach in its time.
+    pub unreached: usize,
+    /// Directories past [`MAX_POLLED`]: neither watched nor polled.
+    pub dropped: usize,
+    /// The kernel's queue overflowed since the last drain: changes may
+    /// have been lost.
+    pub overflowed: bool,
+}
+
 /// The watcher of one workspace root.
 pub struct FileWatcher {
     root: PathBuf,
     pending: Arc<Mutex<Pending>>,
     backend: crate::platform::watch::Backend,
+    /// The bound on directories watched.
+    max_dirs: usize,
+    /// The directories not watched, polled.
+    polled: Mutex<poll::Polled>,
+    /// How many polled directories the last drain did not reach.
+    unreached: AtomicUsize,
+    /// The kernel's queue overflowed since the last drain.
+    overflowed: AtomicBool,
     /// The directories watched, each with the file number it had then
     /// (a directory removed and made again at its path is another).
     dirs: Mutex<HashMap<PathBuf, u64>>,
@@ -94,10 +136,11 @@ pub struct FileWatcher {
 }
 
 impl FileWatcher {
-    /// Start watching `root` (canonical). `None` when no watcher can be
-    /// created at all (logged); a partial failure (the kernel's limit on
-    /// watches) is logged once and the rest keeps working.
-    pub fn start(root: &Path) -> Option<FileWatcher> {
+    /// Start watching `root` (canonical), at most `max_dirs` directories
+    /// (the rest polled). `None` when no watcher can be created at all
+    /// (logged); a partial failure (the kernel's limit on watches) is
+    /// logged once and its directories polled.
+    pub fn start(root: &Path, max_dirs: usize) -> Option<FileWatcher> {
         let pending: Arc<Mutex<Pending>> = Arc::default();
         let (p, root_c) = (pending.clone(), root.to_path_buf());
         let sink: crate::platform::watch::Sink = Arc::new(move |batch: Vec<(PathBuf, u8)>| {
@@ -122,6 +165,10 @@ impl FileWatcher {
             root: root.to_path_buf(),
             pending,
             backend,
+            max_dirs,
+            polled: Mutex::new(poll::Polled::default()),
+            unreached: AtomicUsize::new(0),
+            overflowed: AtomicBool::new(false),
             dirs: Mutex::new(HashMap::new()),
             warned_full: AtomicBool::new(false),
         };
@@ -134,15 +181,20 @@ impl FileWatcher {
         self.dirs.lock().unwrap_or_else(|e| e.into_inner()).len()
     }
 
-    /// Watch `dir` and the directories below it that should be watched.
-    /// With `report`, the files found are queued as created (they may have
-    /// appeared before the watch did).
+    /// Watch `dir` and the directories below it that should be watched
+    /// (those past the bound, or refused, polled). With `report`, the files
+    /// found are queued as created (they may have appeared before the
+    /// watch did).
     fn watch_tree(&self, dir: &Path, report: bool) {
         let mut found = Vec::new();
         for entry in Walker::new().with_hidden().entries(dir) {
             if entry.is_dir {
-                if !self.add_dir(&entry.path) {
-                    break;
+                if let Err(why) = self.add_dir(&entry.path) {
+                    let mut polled = self.polled.lock().unwrap_or_else(|e| e.into_inner());
+                    if !polled.add(&entry.path, &why) {
+                        // Past the polling bound too: counted, not walked on.
+                        break;
+                    }
                 }
             } else if report {
                 found.push(entry.path);
@@ -156,39 +208,93 @@ impl FileWatcher {
         }
     }
 
-    /// Watch one directory. False when the bound or the kernel's limit is
-    /// reached (warned once).
-    fn add_dir(&self, dir: &Path) -> bool {
+    /// Watch one directory (up to `bound` watched). `Err`: why not (the
+    /// bound, or the kernel refused: its limit on watches), warned once; a
+    /// directory that vanished meanwhile is no error.
+    fn add_dir_within(&self, dir: &Path, bound: usize) -> Result<(), String> {
         let mut dirs = self.dirs.lock().unwrap_or_else(|e| e.into_inner());
         if dirs.contains_key(dir) {
-            return true;
+            return Ok(());
         }
-        if dirs.len() >= MAX_DIRS {
+        if dirs.len() >= bound {
             if !self.warned_full.swap(true, Ordering::Relaxed) {
                 tracing::warn!(
-                    "{}: more than {MAX_DIRS} directories; changes made outside scry in the others will not be reported",
-                    self.root.display()
+                    "{}: more than {} directories; the others are polled before each request",
+                    self.root.display(),
+                    self.max_dirs
                 );
             }
-            return false;
+            return Err(format!("over the {}-directory bound", self.max_dirs));
         }
         match self.backend.watch(dir) {
             Ok(()) => {
                 dirs.insert(dir.to_path_buf(), file_number(dir));
-                true
+                Ok(())
             }
+            Err(_) if !dir.is_dir() => Ok(()),
             Err(e) => {
                 if !self.warned_full.swap(true, Ordering::Relaxed) {
                     tracing::warn!(
-                        "cannot watch {}: {e}; changes made outside scry there will not be reported",
+                        "cannot watch {}: {e}; such directories are polled before each request",
                         dir.display()
                     );
                 }
-                // A vanished directory is no reason to stop; a full kernel
-                // table is.
-                !dir.is_dir()
+                Err(format!("the system refused a watch: {e}"))
             }
         }
+    }
+
+    fn add_dir(&self, dir: &Path) -> Result<(), String> {
+        self.add_dir_within(dir, self.max_dirs)
+    }
+
+    /// Watch `dir` — a directory a question is about — when it is only
+    /// polled, past the bound if need be (by at most [`ASKED_EXTRA`]): what
+    /// an agent asks about is watched first.
+    pub fn watch_first(&self, dir: &Path) {
+        let polled = self
+            .polled
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .contains(dir);
+        if polled
+            && self
+                .add_dir_within(dir, self.max_dirs + ASKED_EXTRA)
+                .is_ok()
+        {
+            self.polled
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .remove(dir);
+        }
+    }
+
+    /// What the watcher cannot see now (see [`Unseen`]); the overflow is
+    /// told once.
+    pub fn unseen(&self) -> Unseen {
+        let polled = self.polled.lock().unwrap_or_else(|e| e.into_inner());
+        Unseen {
+            polled: polled.len(),
+            unreached: self.unreached.load(Ordering::SeqCst),
+            dropped: polled.dropped,
+            overflowed: self.overflowed.swap(false, Ordering::SeqCst),
+        }
+    }
+
+    /// How many directories are polled, and how many are past the
+    /// polling bound.
+    pub fn polled_counts(&self) -> (usize, usize) {
+        let p = self.polled.lock().unwrap_or_else(|e| e.into_inner());
+        (p.len(), p.dropped)
+    }
+
+    /// Why directories are polled (the first reason), for `status`.
+    pub fn polled_why(&self) -> Option<String> {
+        self.polled
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .why
+            .clone()
     }
 
     /// Everything that changed since the last drain. With `barrier`, every
@@ -198,6 +304,12 @@ impl FileWatcher {
     pub async fn drain(&self, barrier: bool) -> Vec<(PathBuf, u8)> {
         if barrier {
             self.backend.settle().await;
+            if self.backend.take_overflow() {
+                self.overflowed.store(true, Ordering::SeqCst);
+            }
+            // What is not watched is polled (a drain without a barrier
+            // reaches no server: nothing to poll for).
+            self.poll();
         }
         let changes = self
             .pending
@@ -236,6 +348,34 @@ impl FileWatcher {
         all.take()
     }
 
+    /// Poll the directories not watched (within [`POLL_WITHIN`]): their
+    /// changes queued as a watcher's are, new directories in them watched
+    /// (or polled), gone ones forgotten.
+    fn poll(&self) {
+        let found = {
+            let mut polled = self.polled.lock().unwrap_or_else(|e| e.into_inner());
+            if polled.len() == 0 {
+                self.unreached.store(0, Ordering::SeqCst);
+                return;
+            }
+            polled.poll(POLL_WITHIN)
+        };
+        self.unreached.store(found.unreached, Ordering::SeqCst);
+        if !found.changes.is_empty() {
+            let mut p = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+            for (path, kind) in found.changes {
+                if !in_skipped_dir(&self.root, &path) {
+                    p.push(path, kind);
+                }
+            }
+        }
+        for d in found.new_dirs {
+            if !self.gitignored(&d) {
+                self.watch_tree(&d, true);
+            }
+        }
+    }
+
     /// `path` is gone (deleted, or moved away): it and every directory
     /// watched below it are no longer watched, so a directory made there
     /// again is watched anew, and a watch that followed a moved directory
@@ -256,6 +396,10 @@ impl FileWatcher {
         for d in gone {
             self.backend.unwatch(&d);
         }
+        self.polled
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove_under(path);
     }
 
     fn is_ignored_dir(&self, dir: &Path) -> bool {
@@ -271,6 +415,14 @@ impl FileWatcher {
             .unwrap_or_else(|e| e.into_inner())
             .contains_key(parent)
         {
+            return true;
+        }
+        self.gitignored(dir)
+    }
+
+    /// Whether `dir` is skipped or ignored by the root's `.gitignore`.
+    fn gitignored(&self, dir: &Path) -> bool {
+        if in_skipped_dir(&self.root, dir) {
             return true;
         }
         let (gi, _) = ignore::gitignore::Gitignore::new(self.root.join(".gitignore"));
@@ -468,7 +620,7 @@ mod tests {
         let root = scry_base::paths::canonical(dir.path()).unwrap();
         std::fs::create_dir_all(root.join("src")).unwrap();
         std::fs::create_dir_all(root.join("target")).unwrap();
-        let w = FileWatcher::start(&root).expect("watcher");
+        let w = FileWatcher::start(&root, MAX_DIRS).expect("watcher");
         assert_eq!(w.watched_dirs(), 2, "root and src, not target");
         std::fs::write(root.join("src/a.py"), "x = 1\n").unwrap();
         std::fs::write(root.join("target/junk"), "x").unwrap();
@@ -501,6 +653,57 @@ mod tests {
         }
     }
 
+    /// Past the bound on watches (or where the kernel refuses one), a
+    /// directory is polled: a change there is drained as a watched one is,
+    /// a directory made in it is polled too, and one asked about is
+    /// watched first (issue 38: 2,003 directories past the bound went
+    /// unseen, stale answers given as fresh).
+    #[tokio::test]
+    async fn directories_past_the_bound_are_polled() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = scry_base::paths::canonical(dir.path()).unwrap();
+        for d in ["a", "b", "c/deep"] {
+            std::fs::create_dir_all(root.join(d)).unwrap();
+        }
+        std::fs::write(root.join("c/deep/v.py"), "VALUE = 1\n").unwrap();
+        let w = FileWatcher::start(&root, 2).expect("watcher");
+        assert_eq!(w.watched_dirs(), 2, "the root and one more");
+        let u = w.unseen();
+        assert_eq!((u.polled, u.dropped), (3, 0), "{u:?}");
+        assert!(w.polled_why().unwrap().contains("2-directory bound"));
+        // Changes in polled directories, drained like watched ones.
+        std::fs::write(root.join("c/deep/v.py"), "VALUE = \"s\"\n").unwrap();
+        std::fs::write(root.join("b/new.py"), "x\n").unwrap();
+        let got = w.drain(true).await;
+        assert!(
+            got.contains(&(root.join("c/deep/v.py"), CHANGED)),
+            "{got:?}"
+        );
+        assert!(got.contains(&(root.join("b/new.py"), CREATED)), "{got:?}");
+        assert_eq!(w.unseen().unreached, 0);
+        // A directory made in a polled one: polled too, its files reported.
+        std::fs::create_dir(root.join("c/deep/more")).unwrap();
+        std::fs::write(root.join("c/deep/more/m.py"), "m\n").unwrap();
+        let got = w.drain(true).await;
+        assert!(
+            got.contains(&(root.join("c/deep/more/m.py"), CREATED)),
+            "{got:?}"
+        );
+        std::fs::write(root.join("c/deep/more/m.py"), "m = 2\n").unwrap();
+        let got = w.drain(true).await;
+        assert!(
+            got.contains(&(root.join("c/deep/more/m.py"), CHANGED)),
+            "{got:?}"
+        );
+        // What a question is about is watched first.
+        w.watch_first(&root.join("c/deep"));
+        assert_eq!(w.watched_dirs(), 3);
+        assert_eq!(w.unseen().polled, 3, "b, c and c/deep/more still polled");
+        std::fs::remove_file(root.join("c/deep/v.py")).unwrap();
+        let got = w.drain(true).await;
+        assert_eq!(got, vec![(root.join("c/deep/v.py"), DELETED)]);
+    }
+
     /// A watched directory's parent renamed and the subtree made again
     /// (issue 38): the new directories are watched, and the watches that
     /// followed the moved ones report under their new place, or nothing
@@ -512,7 +715,7 @@ mod tests {
         let root = base.join("ws");
         std::fs::create_dir_all(root.join("pkg/sub")).unwrap();
         std::fs::create_dir_all(root.join("lib/sub")).unwrap();
-        let w = FileWatcher::start(&root).expect("watcher");
+        let w = FileWatcher::start(&root, MAX_DIRS).expect("watcher");
         // Moved within the workspace, and made again.
         std::fs::rename(root.join("pkg"), root.join("pkg_old")).unwrap();
         std::fs::create_dir_all(root.join("pkg/sub")).unwrap();
