@@ -12,7 +12,7 @@
 //! it did not reach; files are compared by size, modification time and
 //! file number, so a rewrite touched back to its old time is still seen.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -48,6 +48,8 @@ pub(super) struct Found {
 #[derive(Default)]
 pub(super) struct Polled {
     dirs: Vec<(PathBuf, Listing)>,
+    /// The paths of `dirs`, to ask of one at once.
+    known: HashSet<PathBuf>,
     cursor: usize,
     /// Directories past [`MAX_POLLED`]: neither watched nor polled.
     pub dropped: usize,
@@ -88,7 +90,7 @@ impl Polled {
     /// Poll `dir` from now on (`why` it is not watched). False past
     /// [`MAX_POLLED`] (counted).
     pub fn add(&mut self, dir: &Path, why: &str) -> bool {
-        if self.dirs.iter().any(|(d, _)| d == dir) {
+        if self.known.contains(dir) {
             return true;
         }
         if self.dirs.len() >= MAX_POLLED {
@@ -98,6 +100,7 @@ impl Polled {
         self.why.get_or_insert_with(|| why.to_string());
         let listing = list(dir).unwrap_or_default();
         self.dirs.push((dir.to_path_buf(), listing));
+        self.known.insert(dir.to_path_buf());
         true
     }
 
@@ -106,17 +109,22 @@ impl Polled {
     }
 
     pub fn contains(&self, dir: &Path) -> bool {
-        self.dirs.iter().any(|(d, _)| d == dir)
+        self.known.contains(dir)
     }
 
     /// Stop polling `dir` (it is watched now, or gone).
     pub fn remove(&mut self, dir: &Path) {
-        self.dirs.retain(|(d, _)| d != dir);
+        if self.known.remove(dir) {
+            self.dirs.retain(|(d, _)| d != dir);
+        }
     }
 
     /// Stop polling `path` and every directory below it.
     pub fn remove_under(&mut self, path: &Path) {
-        self.dirs.retain(|(d, _)| !d.starts_with(path));
+        if self.known.iter().any(|d| d.starts_with(path)) {
+            self.dirs.retain(|(d, _)| !d.starts_with(path));
+            self.known.retain(|d| !d.starts_with(path));
+        }
     }
 
     /// Compare the polled directories with what they hold now, for at most
