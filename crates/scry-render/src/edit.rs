@@ -17,7 +17,8 @@
 //! The first line names every resource operation (created, overwritten,
 //! renamed, deleted files; at most [`NAMES_IN_HEADER`] names each, then a
 //! count): an edit that only creates, replaces or removes files never reads
-//! as "no file changes".
+//! as "no file changes", and one whose text edits leave every file as it
+//! was says that nothing changes.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -138,8 +139,14 @@ pub(crate) fn header(r: &EditReport, root: &Path, server: &str) -> String {
         && r.overwritten.is_empty()
         && r.renamed.is_empty()
         && r.deleted.is_empty());
-    if r.files_changed == 0 && r.edits.is_empty() && !resources && r.kind != EditKind::Undo {
-        s.push_str(" — no file changes");
+    if r.files_changed == 0 && !resources && r.kind != EditKind::Undo {
+        s.push_str(if r.edits.is_empty() {
+            " — no file changes"
+        } else {
+            // A server's edits that write what is there (a rename to the
+            // same name spelled otherwise, `r#name`): nothing changes.
+            " — the edits leave every file as it was: nothing changes"
+        });
     }
     s.push_str(server);
     if r.replayed {

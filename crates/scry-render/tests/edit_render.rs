@@ -200,3 +200,21 @@ fn resource_operations_in_the_summary_line() {
         render_text(&a, Path::new(ROOT), &RenderOptions::default())
     );
 }
+
+/// A server's edits that write what is there (renaming `total_weight` to
+/// `r#total_weight`): the header says nothing changes, not "4 edits in 3
+/// files" as if something did (issue 38).
+#[test]
+fn edits_that_change_nothing_say_so() {
+    let mut r = rename_report(true);
+    r.new_name = Some("r#total_weight".into());
+    r.files_changed = 0;
+    r.renamed = vec![];
+    let a = answer(Body::Edit(r), Action::Rename);
+    let text = render_text(&a, Path::new(ROOT), &RenderOptions::default());
+    let header = text.lines().next().unwrap_or_default();
+    assert!(
+        header.contains("the edits leave every file as it was: nothing changes"),
+        "{header}"
+    );
+}
