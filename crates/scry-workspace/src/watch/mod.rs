@@ -709,6 +709,10 @@ mod tests {
     /// followed the moved ones report under their new place, or nothing
     /// when they left the workspace.
     #[tokio::test]
+    #[cfg_attr(
+        windows,
+        ignore = "under wine a moved directory's watch still reports under its old path until it is closed: the case is inotify's, whose watch follows the inode"
+    )]
     async fn a_subtree_moved_away_and_made_again_is_watched_anew() {
         let dir = tempfile::tempdir().unwrap();
         let base = scry_base::paths::canonical(dir.path()).unwrap();
