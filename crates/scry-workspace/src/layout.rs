@@ -9,8 +9,10 @@
 //! Invariants: one walk with the workspace walker (`.gitignore` respected,
 //! skipped and vendored directories left out), bounded by [`MAX_ENTRIES`]
 //! and [`WALK_WITHIN`] (`cut` says when it stopped short); a layout is
-//! dropped when the watcher sees a name created or removed, or a marker
-//! changed, and after [`KEPT_FOR`] in any case; [`mentions`] reads regular
+//! dropped when the watcher sees a change that may make it wrong
+//! ([`Layout::changed_by`]: a marker, a directory, a file of a type new to
+//! its directory), never for a source file written, and after
+//! [`KEPT_FOR`] in any case; [`mentions`] reads regular
 //! files only, through `scry_base::disk`, within its file, byte and time
 //! bounds, and says when it stopped short.
 
@@ -33,6 +35,9 @@ pub const KEPT_FOR: Duration = Duration::from_secs(60);
 /// The directories of a workspace by what they hold.
 #[derive(Debug, Default)]
 pub struct Layout {
+    /// The file names and types it was walked for.
+    names: BTreeSet<String>,
+    types: BTreeSet<String>,
     /// Directories holding one of the names asked for, with those names.
     markers: BTreeMap<PathBuf, BTreeSet<String>>,
     /// Directories holding files of each type (extension, or a whole
@@ -51,6 +56,8 @@ impl Layout {
     pub fn walk(root: &Path, names: &BTreeSet<String>, types: &BTreeSet<String>) -> Layout {
         let started = Instant::now();
         let mut out = Layout {
+            names: names.clone(),
+            types: types.clone(),
             made: Some(started),
             ..Layout::default()
         };
@@ -89,6 +96,36 @@ impl Layout {
             }
         }
         out
+    }
+
+    /// Whether the change `kind` (`crate::watch::{CREATED, CHANGED,
+    /// DELETED}`) of `path` may make this layout wrong: a root marker or
+    /// workspace file made, changed or removed; a directory made or
+    /// removed; a file of a type noted made where none of that type was.
+    /// Any other change (a source file written, a temporary file) keeps it.
+    pub fn changed_by(&self, path: &Path, kind: u8) -> bool {
+        let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
+            return false;
+        };
+        if self.names.contains(name) {
+            return true;
+        }
+        let ty = name.rsplit_once('.').map_or(name, |(_, ext)| ext);
+        match kind {
+            crate::watch::CREATED => {
+                path.is_dir()
+                    || (self.types.contains(ty)
+                        && path.parent().is_none_or(|dir| {
+                            !self.by_type.get(ty).is_some_and(|d| d.contains(dir))
+                        }))
+            }
+            crate::watch::DELETED => {
+                // A directory the layout holds (it knows no other).
+                self.markers.contains_key(path)
+                    || self.by_type.values().any(|dirs| dirs.contains(path))
+            }
+            _ => false,
+        }
     }
 
     /// Whether it is older than [`KEPT_FOR`].
@@ -277,6 +314,18 @@ mod tests {
         );
         assert_eq!(l.with_types(&["Makefile".into()]), vec![root.clone()]);
         assert!(!l.expired());
+        // What may change it, and what does not.
+        use crate::watch::{CHANGED, CREATED, DELETED};
+        assert!(l.changed_by(&root.join("c/pyproject.toml"), CREATED));
+        assert!(l.changed_by(&root.join("a/pyproject.toml"), CHANGED));
+        assert!(l.changed_by(&root.join("a/src"), DELETED));
+        assert!(l.changed_by(&root.join("b/sub/n.py"), CREATED), "a type new there");
+        std::fs::create_dir(root.join("a/new")).unwrap();
+        assert!(l.changed_by(&root.join("a/new"), CREATED));
+        assert!(!l.changed_by(&root.join("a/src/m.py"), CHANGED));
+        assert!(!l.changed_by(&root.join("a/src/other.py"), CREATED));
+        assert!(!l.changed_by(&root.join("a/src/m.py"), DELETED));
+        assert!(!l.changed_by(&root.join("a/src/.m.py.swp"), CREATED));
         let mut computed = 0;
         for _ in 0..2 {
             l.root_of("s", &root.join("a"), || {

@@ -294,15 +294,11 @@ impl Workspace {
         if seen.is_empty() && own.is_empty() {
             return;
         }
-        // A name that came or went, or a workspace file changed: the
-        // layout (and the roots it holds) is walked again when next needed.
-        if seen
-            .iter()
-            .chain(own)
-            .any(|(p, k)| *k != watch::CHANGED || self.names_layout(p))
-        {
-            self.forget_layout();
-        }
+        // A marker, a directory or a file of a new type came, went or
+        // changed: the layout (and the roots it holds) is walked again when
+        // next needed; a source file written keeps it.
+        let changes: Vec<&(PathBuf, u8)> = seen.iter().chain(own).collect();
+        self.forget_layout_if(&changes);
         watch::forward(&running, &seen, own);
     }
 }

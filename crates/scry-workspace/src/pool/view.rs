@@ -49,19 +49,16 @@ impl Workspace {
         l
     }
 
-    /// Drop the kept layout (names came or went): the next need walks
-    /// again.
-    pub(crate) fn forget_layout(&self) {
-        *self.layout.lock().unwrap_or_else(|e| e.into_inner()) = None;
-    }
-
-    /// Whether a change of `path` may change the layout: a workspace file
-    /// or root marker of a navigation server.
-    pub(crate) fn names_layout(&self, path: &Path) -> bool {
-        let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
-            return false;
-        };
-        self.layout_names().0.contains(name)
+    /// Drop the kept layout when one of `changes` may make it wrong
+    /// ([`Layout::changed_by`]): the next need walks again.
+    pub(crate) fn forget_layout_if(&self, changes: &[&(PathBuf, u8)]) {
+        let mut kept = self.layout.lock().unwrap_or_else(|e| e.into_inner());
+        if kept
+            .as_ref()
+            .is_some_and(|l| changes.iter().any(|(p, k)| l.changed_by(p, *k)))
+        {
+            *kept = None;
+        }
     }
 
     /// The file names the layout notes (every navigation server's root
