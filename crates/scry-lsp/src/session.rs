@@ -439,11 +439,6 @@ impl Session {
                 .has_registration("workspace/didChangeWorkspaceFolders")
     }
 
-    /// The settings it is answered with now.
-    pub fn settings(&self) -> Value {
-        self.inner.view.settings()
-    }
-
     /// Add `folder` to a server that takes folders
     /// ([`Session::takes_folders`]), with `settings` (the session's
     /// settings for all its folders, when they change: sent as
@@ -836,6 +831,12 @@ impl Session {
 
     pub async fn open_documents(&self) -> usize {
         self.inner.docs.lock().await.len()
+    }
+
+    /// The paths of the documents open in the server now.
+    pub async fn open_paths(&self) -> Vec<PathBuf> {
+        let docs = self.inner.docs.lock().await;
+        docs.open_files().into_iter().map(|(p, _)| p).collect()
     }
 
     /// `shutdown` then `exit`, each bounded; then the whole process group is

@@ -319,7 +319,10 @@ mod tests {
         assert!(l.changed_by(&root.join("c/pyproject.toml"), CREATED));
         assert!(l.changed_by(&root.join("a/pyproject.toml"), CHANGED));
         assert!(l.changed_by(&root.join("a/src"), DELETED));
-        assert!(l.changed_by(&root.join("b/sub/n.py"), CREATED), "a type new there");
+        assert!(
+            l.changed_by(&root.join("b/sub/n.py"), CREATED),
+            "a type new there"
+        );
         std::fs::create_dir(root.join("a/new")).unwrap();
         assert!(l.changed_by(&root.join("a/new"), CREATED));
         assert!(!l.changed_by(&root.join("a/src/m.py"), CHANGED));

@@ -109,10 +109,11 @@ impl Scan {
     }
 }
 
-/// Open, in each project under the route's root that has no file of the
-/// question (`asked`) and writes `name`, one file that does, so a server
-/// that searches only loaded projects searches it (at most
-/// [`MAX_OPENED`]). The projects left unopened past that, when any.
+/// Open, in each project under the route's root that has no document open
+/// (the question's, `asked`, among them) and writes `name`, one file that
+/// does, so a server that searches only loaded projects searches it (at
+/// most [`MAX_OPENED`]): a project loaded by an earlier question is not
+/// read again. The projects left unopened past that, when any.
 pub(crate) async fn open_projects(
     ws: &Arc<Workspace>,
     session: &Session,
@@ -124,7 +125,15 @@ pub(crate) async fn open_projects(
     if route.spec.project_root.projects.is_empty() || name.is_empty() {
         return None;
     }
-    let asked_dir = asked.parent().map(Path::to_path_buf);
+    // A project with a document open is loaded already (the asked file's
+    // among them): not read again for this question.
+    let mut open: Vec<PathBuf> = session
+        .open_paths()
+        .await
+        .into_iter()
+        .filter_map(|p| p.parent().map(Path::to_path_buf))
+        .collect();
+    open.extend(asked.parent().map(Path::to_path_buf));
     let found = Scan::new(ws, route, name, deadline)
         .run(deadline, "projects to open", move |scan| {
             let projects = scan
@@ -132,7 +141,7 @@ pub(crate) async fn open_projects(
                 .projects_under(&scan.spec, std::slice::from_ref(&scan.root));
             let mut files: Vec<(PathBuf, PathBuf)> = Vec::new();
             for (project, dirs) in projects {
-                if asked_dir.as_ref().is_some_and(|d| dirs.contains(d)) {
+                if open.iter().any(|d| dirs.contains(d)) {
                     continue;
                 }
                 if let Some(f) = scan.mentions(&dirs, 1).files.into_iter().next() {

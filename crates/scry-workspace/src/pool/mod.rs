@@ -353,7 +353,7 @@ pub struct Workspace {
     /// The workspace files root recipes read, parsed once per version.
     root_files: crate::roots::RootFiles,
     /// The workspace's layout (walked when first needed; dropped when the
-    /// watcher sees names come or go).
+    /// watcher sees a change that may make it wrong).
     layout: Mutex<Option<Arc<crate::layout::Layout>>>,
     /// What the watcher could not see before the last request, not yet told.
     watch_untold: Mutex<Option<scry_model::Reason>>,

@@ -1,6 +1,6 @@
 //! What a server sees of the workspace: the workspace's layout
 //! ([`crate::layout::Layout`], walked when first needed, dropped when the
-//! watcher sees names come or go), the parts of the workspace holding a
+//! watcher sees a change that may make it wrong), the parts of the workspace holding a
 //! server's files that lie outside its folders ([`Workspace::
 //! outside_view`]), the projects under its folders that a server loading
 //! projects on open has not loaded ([`Workspace::projects_under`]), and
