@@ -1,119 +1,67 @@
-//! A synthetic SCIP index of any size, and its conversion, for measuring
-//! the conversion's peak memory (`/usr/bin/time -v`):
+//! A synthetic SCIP index of any size and shape, and its conversion, for
+//! measuring the conversion's peak memory beside what it counts:
 //!
 //! ```text
-//! cargo run -p scry-index --example synthetic_index -- gen DIR FILES LINES
-//! /usr/bin/time -v target/debug/examples/synthetic_index convert DIR
+//! cargo run --release -p scry-index --example synthetic_index -- gen DIR SHAPE N
+//! target/release/examples/synthetic_index convert DIR [CAP_MIB]
 //! ```
 //!
-//! `gen` writes `FILES` source files of `LINES` lines each under `DIR/ws`
-//! and `DIR/index.scip` describing them: each line defines one symbol and
-//! uses one of the next file's (two occurrences, one symbol per line), so
-//! 4,000 × 1,000 gives 4 M symbols and 8 M occurrences in about 250 MB.
-//! The index is written one document at a time (never whole in memory).
-//! `convert` converts it into `DIR/index.db` with the default memory cap
-//! and prints the figures.
+//! `gen` writes a shape of `tests/shapes/mod.rs` (`defs`, `locals`, `symbols`,
+//! `documents`) at scale `N` under `DIR` (sources in `DIR/ws`, the index
+//! in `DIR/index.scip`). `convert` converts it into `DIR/index.db` under
+//! a memory cap (default: the default cap) and prints the figures and the
+//! process's peak resident memory (Linux) beside its size before.
 
-use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use scry_index::proto::{Document, Metadata, Occurrence, ToolInfo};
 use scry_index::store::convert::{self, ConvertOptions};
+
+#[path = "../tests/shapes/mod.rs"]
+mod shapes;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
         Some("gen") if args.len() == 4 => {
             let dir = PathBuf::from(&args[1]);
-            let files: u32 = args[2].parse().expect("FILES");
-            let lines: u32 = args[3].parse().expect("LINES");
-            generate(&dir, files, lines);
+            let n: u32 = args[3].parse().expect("N");
+            let size = shapes::generate(&dir, &args[2], n);
+            println!("{}: {size} bytes", dir.join("index.scip").display());
         }
-        Some("convert") if args.len() == 2 => {
+        Some("convert") if (2..=3).contains(&args.len()) => {
             let dir = PathBuf::from(&args[1]);
             let root = scry_base::paths::canonical(&dir.join("ws")).expect("DIR/ws");
+            let mut opts = ConvertOptions::new(&root);
+            if let Some(cap) = args.get(2) {
+                opts.max_memory = cap.parse::<u64>().expect("CAP_MIB") << 20;
+            }
+            let before = peak_kib();
             let t = std::time::Instant::now();
-            let built = convert::convert(
-                &dir.join("index.scip"),
-                &dir.join("index.db"),
-                ConvertOptions::new(&root),
-            );
+            let built = convert::convert(&dir.join("index.scip"), &dir.join("index.db"), opts);
+            let peak = format!("peak {} MiB (from {} MiB)", peak_kib() >> 10, before >> 10);
             match built {
-                Ok(b) => println!("{b:?} in {:.1} s", t.elapsed().as_secs_f64()),
+                Ok(b) => println!("{b:?} in {:.1} s, {peak}", t.elapsed().as_secs_f64()),
                 Err(e) => {
-                    eprintln!("error[{}]: {e}", e.code());
+                    eprintln!("error[{}]: {e}; {peak}", e.code());
                     std::process::exit(1);
                 }
             }
         }
         _ => {
-            eprintln!("usage: synthetic_index gen DIR FILES LINES | convert DIR");
+            eprintln!("usage: synthetic_index gen DIR SHAPE N | convert DIR [CAP_MIB]");
             std::process::exit(2);
         }
     }
 }
 
-/// `fn s12() { t13(); }`-style lines; symbols `g c g 1 fF/sL().`.
-pub fn generate(dir: &Path, files: u32, lines: u32) {
-    let ws = dir.join("ws");
-    std::fs::create_dir_all(&ws).unwrap();
-    let out = std::fs::File::create(dir.join("index.scip")).unwrap();
-    let mut out = std::io::BufWriter::with_capacity(1 << 20, out);
-    let mut buf = Vec::new();
-    let meta = Metadata {
-        version: 0,
-        tool_info: Some(ToolInfo {
-            name: "synthetic".into(),
-            version: "1".into(),
-            arguments: vec![],
-        }),
-        project_root: "file:///ws".into(),
-        text_document_encoding: 1,
-    };
-    prost::encoding::message::encode(1, &meta, &mut buf);
-    out.write_all(&buf).unwrap();
-    for f in 0..files {
-        let mut text = String::new();
-        let mut occurrences = Vec::with_capacity(2 * lines as usize);
-        for l in 0..lines {
-            let def = format!("s{l}");
-            let used = format!("u{l}");
-            let line = format!("fn {def}() {{ {used}(); }}\n");
-            let (dc, uc) = (3, 3 + def.len() as i32 + 6);
-            occurrences.push(Occurrence {
-                range: vec![l as i32, dc, dc + def.len() as i32],
-                symbol: format!("g c g 1 f{f}/{def}()."),
-                symbol_roles: 1,
-                ..Default::default()
-            });
-            occurrences.push(Occurrence {
-                range: vec![l as i32, uc, uc + used.len() as i32],
-                symbol: format!("g c g 1 f{}/s{l}().", (f + 1) % files),
-                symbol_roles: 0,
-                ..Default::default()
-            });
-            text.push_str(&line);
-        }
-        let name = format!("f{f}.rs");
-        std::fs::write(ws.join(&name), text).unwrap();
-        let doc = Document {
-            relative_path: name,
-            language: "rust".into(),
-            position_encoding: 1,
-            occurrences,
-            ..Default::default()
-        };
-        buf.clear();
-        prost::encoding::message::encode(2, &doc, &mut buf);
-        out.write_all(&buf).unwrap();
-    }
-    out.flush().unwrap();
-    let size = std::fs::metadata(dir.join("index.scip")).unwrap().len();
-    println!(
-        "{}: {} bytes, {} symbols, {} occurrences",
-        dir.join("index.scip").display(),
-        size,
-        files as u64 * lines as u64,
-        2 * files as u64 * lines as u64
-    );
+/// The process's peak resident memory in KiB (`VmHWM`), 0 where unknown.
+fn peak_kib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        })
+        .unwrap_or(0)
 }

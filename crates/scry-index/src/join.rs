@@ -5,7 +5,9 @@
 //! before them ([`Part::prefix`]).
 //!
 //! Invariants: read with the streaming reader ([`crate::proto::Stream`]:
-//! one document in memory at a time, bounded); the first metadata is kept,
+//! one document's bytes in memory at a time, bounded, never decoded whole:
+//! its joined path is appended to its bytes, and protobuf takes the last
+//! of a field written twice); the first metadata is kept,
 //! the others dropped; a document whose joined path was written already
 //! (two runs over the same file) is dropped and counted, so no file is
 //! indexed twice; a path is joined as text and left for the conversion to
@@ -15,9 +17,7 @@ use std::collections::HashSet;
 use std::io::{self, Write};
 use std::path::PathBuf;
 
-use prost::Message;
-
-use crate::proto::{Field, Stream, StreamError};
+use crate::proto::{DocumentView, Stream, StreamError};
 
 /// One run's index and where its root is in the workspace.
 #[derive(Debug, Clone)]
@@ -54,13 +54,13 @@ fn joined_path(prefix: &str, relative: &str) -> String {
     }
 }
 
-/// Write one length-delimited field.
-fn field(out: &mut impl Write, tag: u64, msg: &impl Message) -> io::Result<()> {
-    let mut buf = Vec::with_capacity(msg.encoded_len() + 10);
-    prost::encoding::encode_varint(tag << 3 | 2, &mut buf);
-    prost::encoding::encode_varint(msg.encoded_len() as u64, &mut buf);
-    msg.encode(&mut buf).map_err(io::Error::other)?;
-    out.write_all(&buf)
+/// Write one length-delimited field of `bytes`.
+fn raw(out: &mut impl Write, tag: u64, bytes: &[u8]) -> io::Result<()> {
+    let mut head = Vec::with_capacity(20);
+    prost::encoding::encode_varint(tag << 3 | 2, &mut head);
+    prost::encoding::encode_varint(bytes.len() as u64, &mut head);
+    out.write_all(&head)?;
+    out.write_all(bytes)
 }
 
 /// Join `parts` into `out` (see the module header).
@@ -78,24 +78,26 @@ pub fn join(parts: &[Part], out: &mut impl Write) -> Result<Joined, JoinError> {
             source,
         };
         let mut stream = Stream::new(io::BufReader::new(file));
-        while let Some(f) = stream.next_field().map_err(read)? {
-            match f {
-                Field::Metadata(m) => {
+        while let Some((tag, mut bytes)) = stream.next_raw(u64::MAX).map_err(read)? {
+            match tag {
+                1 => {
                     if !metadata {
                         metadata = true;
-                        field(out, 1, &m)?;
+                        raw(out, 1, &bytes)?;
                     }
                 }
-                Field::Document(mut d) => {
-                    d.relative_path = joined_path(&part.prefix, &d.relative_path);
-                    if !seen.insert(d.relative_path.clone()) {
+                2 => {
+                    let d = DocumentView::parse(&bytes).map_err(read)?;
+                    let path = joined_path(&part.prefix, d.relative_path);
+                    if !seen.insert(path.clone()) {
                         joined.duplicates += 1;
                         continue;
                     }
                     joined.documents += 1;
-                    field(out, 2, &d)?;
+                    prost::encoding::string::encode(1, &path, &mut bytes);
+                    raw(out, 2, &bytes)?;
                 }
-                Field::ExternalSymbol(s) => field(out, 3, &s)?,
+                _ => raw(out, tag, &bytes)?,
             }
         }
     }
@@ -107,6 +109,7 @@ pub fn join(parts: &[Part], out: &mut impl Write) -> Result<Joined, JoinError> {
 mod tests {
     use super::*;
     use crate::proto::{Document, Metadata, ScipIndex, SymbolInformation};
+    use prost::Message;
 
     fn write(dir: &std::path::Path, name: &str, root: &str, docs: &[&str]) -> PathBuf {
         let ix = ScipIndex {

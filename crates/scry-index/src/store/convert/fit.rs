@@ -90,21 +90,24 @@ fn unquoted(r: Range, lines: &[&str]) -> Range {
 /// A document's occurrences that name a symbol, fitted to its file's
 /// `lines` (a quoted name narrowed to the name), each with its enclosing
 /// range when given and it fits; `None` when one does not fit.
-pub(super) fn occurrences<'a>(d: &'a proto::Document, lines: &[&str]) -> Option<Vec<Fitted<'a>>> {
-    let mut fitted = Vec::with_capacity(d.occurrences.len());
-    for o in &d.occurrences {
+pub(super) fn occurrences<'a>(
+    d: &proto::DocumentView<'a>,
+    lines: &[&str],
+) -> Option<Vec<Fitted<'a>>> {
+    let mut fitted = Vec::with_capacity(d.named_occurrences);
+    for o in d.occurrences() {
         if o.symbol.is_empty() {
             continue;
         }
-        let range = unquoted(fit(&o.range, lines, d.position_encoding)?, lines);
+        let range = unquoted(fit(o.range.as_slice(), lines, d.position_encoding)?, lines);
         let enclosing = if o.enclosing_range.is_empty() {
             None
         } else {
-            fit(&o.enclosing_range, lines, d.position_encoding)
+            fit(o.enclosing_range.as_slice(), lines, d.position_encoding)
         };
         fitted.push(Fitted {
             range,
-            symbol: &o.symbol,
+            symbol: o.symbol,
             roles: o.symbol_roles as u32,
             enclosing,
         });

@@ -14,6 +14,21 @@ use crate::store::stamp::content_hash;
 
 const NONE: u32 = u32::MAX;
 
+/// The real size of a hash table of `u64 → u32` that holds `cap` entries
+/// (hashbrown: a power of two of 16-byte buckets at most 7/8 full, and a
+/// control byte each).
+fn table_bytes(cap: usize) -> u64 {
+    if cap == 0 {
+        return 0;
+    }
+    let buckets = if cap < 8 {
+        (cap + 1).next_power_of_two()
+    } else {
+        (cap * 8).div_ceil(7).next_power_of_two()
+    };
+    (buckets * 17 + 16) as u64
+}
+
 /// Symbol strings, each held once: one byte arena in first-seen order (a
 /// string's key is its place), and a hash index over it.
 #[derive(Default)]
@@ -96,10 +111,41 @@ impl Interner {
         self.next = Vec::new();
     }
 
-    /// Bytes held (capacities; a hash entry taken as 16 bytes).
+    /// Bytes held (capacities; the hash index at its real size).
     pub(super) fn held(&self) -> u64 {
         (self.bytes.capacity() + self.ends.capacity() * 8 + self.next.capacity() * 4) as u64
-            + self.index.capacity() as u64 * 16
+            + table_bytes(self.index.capacity())
+    }
+
+    /// What [`Interner::reserve`] would allocate for `n` more keys of
+    /// `bytes` in all (the old and the new hash index are both held while
+    /// it is rebuilt).
+    pub(super) fn growth(&self, n: usize, bytes: usize) -> u64 {
+        let grown = |cap: usize, len: usize, more: usize, size: usize| {
+            if len + more > cap {
+                (cap * 2).max(len + more) * size
+            } else {
+                0
+            }
+        };
+        let index = if self.index.len() + n > self.index.capacity() {
+            table_bytes(self.index.len() + n)
+        } else {
+            0
+        };
+        (grown(self.bytes.capacity(), self.bytes.len(), bytes, 1)
+            + grown(self.ends.capacity(), self.ends.len(), n, 8)
+            + grown(self.next.capacity(), self.next.len(), n, 4)) as u64
+            + index
+    }
+
+    /// Room for `n` more keys of `bytes` in all, so that none grows while
+    /// they are added.
+    pub(super) fn reserve(&mut self, n: usize, bytes: usize) {
+        self.bytes.reserve(bytes);
+        self.ends.reserve(n);
+        self.next.reserve(n);
+        self.index.reserve(n);
     }
 }
 
@@ -171,6 +217,27 @@ impl Infos {
             }
             _ => &[],
         }
+    }
+
+    /// At most what [`Infos::put`] of `si` adds: its JSON (each byte of
+    /// its strings escaped to at most six) and its relationships' targets,
+    /// with room for the per-key table to double.
+    pub(super) fn growth(&self, si: &proto::SymbolInformation) -> u64 {
+        let strings: usize = si.documentation.iter().map(String::len).sum::<usize>()
+            + si.display_name.len()
+            + si.signature_documentation
+                .as_ref()
+                .map_or(0, |d| d.text.len())
+            + si.relationships
+                .iter()
+                .map(|r| r.symbol.len())
+                .sum::<usize>();
+        let at = if self.at.len() == self.at.capacity() {
+            self.at.capacity().max(4) * 16
+        } else {
+            0
+        };
+        (6 * strings + 256 + si.relationships.len() * 16 + at) as u64
     }
 
     pub(super) fn held(&self) -> u64 {

@@ -36,7 +36,7 @@ use self::tables::{DocBuild, ExtentRow, Row};
 use super::format::FORMAT_VERSION;
 use super::stamp::{Before, content_hash};
 use super::{IndexError, Meta};
-use crate::proto::{self, Field, Stream, StreamError};
+use crate::proto::{self, DocumentView, Stream, StreamError};
 use scry_base::disk::{Stamp, mtime_ns, stamp};
 
 mod fit;
@@ -159,13 +159,14 @@ pub fn convert(scip: &Path, out: &Path, mut opts: ConvertOptions<'_>) -> Result<
         .unwrap_or_default();
     let (meta, kept) = read_scip(scip, file, &mut opts)?;
     let tool = meta.tool_info.unwrap_or_default();
+    let docs_held = kept.held() - kept.keys.held() - kept.infos.held();
     let Collected {
         keys,
         infos,
         docs,
         langs,
         mut refused,
-        docs_held,
+        ..
     } = kept;
     let t = tables::order(docs, keys, infos, docs_held, opts.max_memory)
         .map_err(|need| too_large(scip, need, opts.max_memory))?;
@@ -227,29 +228,35 @@ struct Collected {
     docs: Vec<DocBuild>,
     langs: Vec<String>,
     refused: Refused,
-    /// What `docs` holds.
+    /// What the rows and paths of `docs` hold.
     docs_held: u64,
 }
 
 /// Stream `file` (the `index.scip` at `scip`) one top-level field at a
 /// time: its metadata (which must say SCIP version 0), external symbols'
-/// information and documents, each checked against the memory cap as it
-/// is kept.
+/// information and documents, each checked against the memory cap before
+/// it is read and before what it adds is allocated.
 fn read_scip(
     scip: &Path,
     file: File,
     opts: &mut ConvertOptions<'_>,
 ) -> Result<(proto::Metadata, Collected), IndexError> {
+    use prost::Message;
     let mut stream = Stream::new(BufReader::with_capacity(1 << 20, file));
     let scip_err = |why: String| IndexError::Scip {
         path: scip.to_path_buf(),
         why,
     };
+    let cap = opts.max_memory;
     let mut meta: Option<proto::Metadata> = None;
     let mut kept = Collected::default();
     let mut read = 0u64;
     loop {
-        let field = match stream.next_field() {
+        // A field is read whole: it must fit what is left, and a symbol's
+        // information decoded and written as JSON takes up to 8 times its
+        // size (a control character escaped takes six bytes).
+        let room = cap.saturating_sub(kept.held()) / 8;
+        let (tag, buf) = match stream.next_raw(room) {
             Ok(Some(f)) => f,
             Ok(None) => break,
             Err(StreamError::Io(err)) => {
@@ -258,10 +265,20 @@ fn read_scip(
                     err,
                 });
             }
+            Err(StreamError::NoRoom(n)) => {
+                return Err(too_large(scip, kept.held() + 8 * n, cap));
+            }
             Err(e) => return Err(scip_err(format!("{e} (at byte {})", stream.offset))),
         };
-        match field {
-            Field::Metadata(m) => {
+        let bad = |e: String| {
+            scip_err(format!(
+                "field {tag} does not decode: {e} (at byte {})",
+                stream.offset
+            ))
+        };
+        match tag {
+            1 => {
+                let m = proto::Metadata::decode(&buf[..]).map_err(|e| bad(e.to_string()))?;
                 if m.version != 0 {
                     return Err(IndexError::WrongVersion {
                         path: scip.to_path_buf(),
@@ -270,24 +287,28 @@ fn read_scip(
                 }
                 meta = Some(m);
             }
-            Field::ExternalSymbol(si) => {
+            3 => {
+                let si =
+                    proto::SymbolInformation::decode(&buf[..]).map_err(|e| bad(e.to_string()))?;
+                drop(buf);
+                let more = kept.keys.growth(1, si.symbol.len()) + kept.infos.growth(&si);
+                if kept.held() + more > cap {
+                    return Err(too_large(scip, kept.held() + more, cap));
+                }
+                kept.keys.reserve(1, si.symbol.len());
                 let k = kept.keys.intern(si.symbol.as_bytes());
                 kept.infos.put(k, &si, false);
-                let held = kept.held();
-                if k % 4096 == 0 && held > opts.max_memory {
-                    return Err(too_large(scip, held, opts.max_memory));
-                }
             }
-            Field::Document(d) => {
+            _ => {
                 read += 1;
                 (opts.progress)(read);
-                if !kept.document(&d, opts.root, opts.before) {
-                    continue;
-                }
+                let d = DocumentView::parse(&buf).map_err(|e| bad(e.to_string()))?;
                 let held = kept.held();
-                if held > opts.max_memory {
-                    return Err(too_large(scip, held, opts.max_memory));
-                }
+                kept.document(&d, buf.len() as u64, opts.root, opts.before, cap)
+                    .map_err(|step| match step {
+                        Step::TooLarge(need) => too_large(scip, held + need, cap),
+                        Step::Corrupt(e) => bad(e.to_string()),
+                    })?;
             }
         }
     }
@@ -297,23 +318,67 @@ fn read_scip(
     Ok((meta, kept))
 }
 
+/// Why a document was not kept (but for leaving the root, which is
+/// counted, not an error).
+enum Step {
+    /// The step would take this much more than is held.
+    TooLarge(u64),
+    Corrupt(StreamError),
+}
+
+/// The bytes fixed for a conversion whatever its input: the reader's and
+/// the writer's buffers, with room for what is small and not counted.
+const FIXED: u64 = 4 << 20;
+
+/// What an allocation of `n` bytes takes from the allocator: rounded up to
+/// 16 bytes with an 8-byte header, at least 32 (glibc's `malloc`; the
+/// others take no more).
+pub(super) fn heap(n: usize) -> u64 {
+    if n == 0 {
+        0
+    } else {
+        ((n + 8 + 15) & !15).max(32) as u64
+    }
+}
+
 impl Collected {
     /// What is held so far, as counted against the memory cap.
     fn held(&self) -> u64 {
-        self.docs_held + self.keys.held() + self.infos.held()
+        FIXED
+            + self.docs_held
+            + (self.docs.capacity() * std::mem::size_of::<DocBuild>()) as u64
+            + self.keys.held()
+            + self.infos.held()
     }
 
-    /// Keep one document: refused (and counted) when its path leaves
-    /// `root`; else its file read, its occurrences fitted to it (none kept
-    /// when one does not fit: unverified) and keyed. False when refused.
-    fn document(&mut self, d: &proto::Document, root: &Path, before: Option<&Before>) -> bool {
+    /// Keep one document (`d`, read from `read` bytes, held now): refused
+    /// (and counted) when its path leaves `root`; else its file read, its
+    /// occurrences fitted to it (none kept when one does not fit:
+    /// unverified) and keyed. Each step is checked against `cap` before it
+    /// allocates.
+    fn document(
+        &mut self,
+        d: &DocumentView<'_>,
+        read: u64,
+        root: &Path,
+        before: Option<&Before>,
+        cap: u64,
+    ) -> Result<(), Step> {
+        let c = d.named_occurrences;
         // Confined as an edit is: `..`, absolute paths and paths
         // through a symlink that leaves the root are refused.
-        let Some(rel) = confined(root, &d.relative_path) else {
-            self.refused.add(&d.relative_path);
-            return false;
+        let Some(rel) = confined(root, d.relative_path) else {
+            self.refused.add(d.relative_path);
+            return Ok(());
         };
-        let mut source = Source::read(&root.join(&rel));
+        let abs = root.join(&rel);
+        let size = std::fs::metadata(&abs).map_or(0, |m| m.len().min(MAX_SOURCE_BYTES));
+        let check = |held: u64, more: u64| match held + more > cap {
+            true => Err(Step::TooLarge(more)),
+            false => Ok(()),
+        };
+        check(self.held(), read + heap(size as usize))?;
+        let mut source = Source::read(&abs);
         // Written while the indexer ran: recorded as it was before, with
         // no content hash, so only that stamp could make it fresh again.
         if let Some(was) = rel
@@ -323,6 +388,43 @@ impl Collected {
         {
             source.stamp = *was;
             source.hash = 0;
+        }
+        let path = d.relative_path.as_bytes();
+        // What this document takes while it is worked on: its bytes, its
+        // file and lines, its fitted occurrences (and their order while
+        // impl blocks are found), its rows built twice over at most; and
+        // what its symbols add to the keys, grown now so that nothing grows
+        // half way.
+        let text = source.text.as_ref().map_or(0, |t| t.capacity());
+        let nlines = source
+            .text
+            .as_ref()
+            .map_or(1, |t| t.iter().filter(|&&b| b == b'\n').count() + 1);
+        let work = read
+            + heap(text)
+            + heap(nlines * 16)
+            + heap(c * (std::mem::size_of::<Fitted<'_>>() + 8))
+            + 2 * heap(c * 24)
+            + heap(c * 28);
+        let new_keys = c + d.symbols;
+        let new_bytes = d.symbol_bytes + c * (path.len() + 1) + d.symbol_info_bytes;
+        check(self.held(), work + self.keys.growth(new_keys, new_bytes))?;
+        self.keys.reserve(new_keys, new_bytes);
+        // Symbols' information first, one decoded at a time: each one's
+        // JSON is checked before it is kept; a local `Self` in a trait is
+        // noted for `trait_selves`.
+        let mut selves: Vec<(String, String)> = Vec::new();
+        for si in d.symbols() {
+            let si = si.map_err(Step::Corrupt)?;
+            let k = self.keys.symbol(&si.symbol, path);
+            check(self.held(), work + self.infos.growth(&si))?;
+            self.infos.put(k, &si, true);
+            if si.display_name == "Self"
+                && crate::symbol::is_local(&si.symbol)
+                && !si.enclosing_symbol.is_empty()
+            {
+                selves.push((si.symbol, si.enclosing_symbol));
+            }
         }
         let lines = source.lines();
         // Each occurrence fitted to the file: range, symbol, roles,
@@ -335,28 +437,31 @@ impl Collected {
         let verified = fitted.is_some();
         let fitted = fitted.unwrap_or_default();
         let mut found = impl_blocks(&fitted, &lines);
-        found.extra.extend(trait_selves(&fitted, &d.symbols));
+        found.extra.extend(trait_selves(&fitted, &selves));
         // Locals are per document: keyed with the path.
-        let path = d.relative_path.as_bytes();
         let (mut occs, extra, mut extents) = keyed(&mut self.keys, path, &fitted, found);
+        drop(fitted);
         if !verified {
             occs.clear();
         }
-        for si in &d.symbols {
-            let k = self.keys.symbol(&si.symbol, path);
-            self.infos.put(k, si, true);
-        }
-        let lang = self.language(&d.language);
+        let lang = self.language(d.language);
         occs.sort_unstable();
         extents.sort_unstable();
         occs.shrink_to_fit();
         extents.shrink_to_fit();
-        self.docs_held += (occs.len() + extra.len()) as u64 * 24
-            + extents.len() as u64 * 28
-            + rel.as_os_str().len() as u64
-            + std::mem::size_of::<DocBuild>() as u64;
+        let path = rel.to_string_lossy().into_owned();
+        self.docs_held += heap(occs.len() * 24)
+            + heap(extra.len() * 24)
+            + heap(extents.len() * 28)
+            + heap(path.len());
+        if self.docs.len() == self.docs.capacity() {
+            check(
+                self.held(),
+                (self.docs.capacity().max(4) * std::mem::size_of::<DocBuild>()) as u64,
+            )?;
+        }
         self.docs.push(DocBuild {
-            path: rel.to_string_lossy().into_owned(),
+            path,
             hash: source.hash,
             size: source.stamp.size,
             mtime_ns: source.stamp.mtime_ns,
@@ -364,11 +469,12 @@ impl Collected {
             ino: source.stamp.ino,
             verified,
             lang,
+            seq: self.docs.len() as u32,
             occs,
             extra,
             extents,
         });
-        true
+        Ok(())
     }
 
     /// The number of language `name`, given in first-seen order.

@@ -178,24 +178,20 @@ pub(super) fn impl_blocks<'a>(occs: &[Fitted<'a>], lines: &[&str]) -> ImplBlocks
 /// `Self`, enclosing symbol the trait) with no definition; the live server
 /// answers for the trait: defined at its name, which is among the
 /// references. Each such local gets that definition, in the by-symbol
-/// table only (as [`impl_blocks`] does for impl blocks).
+/// table only (as [`impl_blocks`] does for impl blocks). `selves`: each
+/// such local and its enclosing symbol.
 pub(super) fn trait_selves<'a>(
     occs: &[Fitted<'a>],
-    symbols: &'a [proto::SymbolInformation],
+    selves: &'a [(String, String)],
 ) -> Vec<(&'a str, Range, u32)> {
     let def = proto::ROLE_DEFINITION as u32;
-    symbols
+    selves
         .iter()
-        .filter(|si| {
-            si.display_name == "Self"
-                && crate::symbol::is_local(&si.symbol)
-                && !si.enclosing_symbol.is_empty()
-        })
-        .filter_map(|si| {
+        .filter_map(|(local, enclosing)| {
             let at = occs
                 .iter()
-                .find(|f| f.symbol == si.enclosing_symbol && f.roles & def != 0)?;
-            Some((si.symbol.as_str(), at.range, def))
+                .find(|f| f.symbol == enclosing && f.roles & def != 0)?;
+            Some((local.as_str(), at.range, def))
         })
         .collect()
 }

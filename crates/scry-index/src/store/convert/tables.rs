@@ -4,10 +4,10 @@
 //! by-symbol order of every occurrence and the names of symbols defined in
 //! the index ([`order`], in steps).
 //!
-//! Invariant: the memory this adds (8 bytes a symbol, 12 an occurrence)
-//! is counted with what reading kept before it is allocated, and refused
-//! above the cap; the keys' hash index and the implementation targets are
-//! dropped first.
+//! Invariant: the memory this adds (8 bytes a symbol, 12 an occurrence,
+//! the names as they grow) is counted with what reading kept before it is
+//! allocated, and refused above the cap; the keys' hash index and the
+//! implementation targets are dropped first.
 
 use super::fit::Range;
 use super::intern::{Infos, Interner};
@@ -30,6 +30,8 @@ pub(super) struct DocBuild {
     pub(super) ino: u64,
     pub(super) verified: bool,
     pub(super) lang: u32,
+    /// Its place in the input (the last of one path wins).
+    pub(super) seq: u32,
     /// (line, col, end_line, end_col, symbol key, roles).
     pub(super) occs: Vec<Row>,
     /// Occurrences in the by-symbol table only (see [`super::selves::impl_blocks`]).
@@ -103,7 +105,12 @@ pub(super) fn order(
     keys.freeze();
     let nsyms = keys.len();
     let rows: usize = docs.iter().map(|d| d.occs.len() + d.extra.len()).sum();
-    let held = docs_held + keys.held() + infos.held() + nsyms as u64 * 8 + rows as u64 * 12;
+    let held = docs_held
+        + keys.held()
+        + infos.held()
+        + rels.capacity() as u64 * 8
+        + super::heap(nsyms * 4) * 2
+        + super::heap(rows * 12);
     if held > max_memory {
         return Err(held);
     }
@@ -115,7 +122,7 @@ pub(super) fn order(
     implementors.sort_unstable();
     implementors.dedup();
     let bysym = by_symbol(&docs, &id_of, rows);
-    let names = names(&docs, &keys, &order, &bysym);
+    let names = names(&docs, &keys, &order, &bysym, max_memory - held).map_err(|g| held + g)?;
     Ok(Tables {
         docs,
         keys,
@@ -130,7 +137,9 @@ pub(super) fn order(
 
 /// Documents in path order; the same path twice: the last one wins.
 fn last_of_each_path(docs: &mut Vec<DocBuild>) {
-    docs.sort_by(|a, b| a.path.cmp(&b.path));
+    // Unstable, in place: a stable sort would take a buffer of half the
+    // documents.
+    docs.sort_unstable_by(|a, b| a.path.cmp(&b.path).then(a.seq.cmp(&b.seq)));
     docs.dedup_by(|later, earlier| {
         if later.path == earlier.path {
             std::mem::swap(later, earlier);
@@ -190,8 +199,15 @@ fn by_symbol(docs: &[DocBuild], id_of: &[u32], rows: usize) -> Vec<BySym> {
 }
 
 /// Names: the lower-cased source names of symbols defined in the index
-/// (not locals, not impl blocks), in name order.
-fn names(docs: &[DocBuild], keys: &Interner, order: &[u32], bysym: &[BySym]) -> Names {
+/// (not locals, not impl blocks), in name order; `Err(need)` when they
+/// would take over `room` bytes.
+fn names(
+    docs: &[DocBuild],
+    keys: &Interner,
+    order: &[u32],
+    bysym: &[BySym],
+    room: u64,
+) -> Result<Names, u64> {
     let mut name_bytes: Vec<u8> = Vec::new();
     let mut name_rows: Vec<(u64, u32, u32)> = Vec::new();
     for run in bysym.chunk_by(|a, b| a.0 == b.0) {
@@ -205,14 +221,20 @@ fn names(docs: &[DocBuild], keys: &Interner, order: &[u32], bysym: &[BySym]) -> 
             && let Some((n, _)) = crate::symbol::name_and_kind(s)
         {
             let n = n.to_lowercase();
+            let held = |rows: usize, bytes: usize| (rows * 16 + bytes) as u64;
+            // Each grows to at most twice what it holds.
+            let grown = held((name_rows.len() + 1) * 2, (name_bytes.len() + n.len()) * 2);
+            if grown > room {
+                return Err(grown.max(held(name_rows.capacity(), name_bytes.capacity())));
+            }
             name_rows.push((name_bytes.len() as u64, n.len() as u32, id));
             name_bytes.extend_from_slice(n.as_bytes());
         }
     }
     let name_of = |r: &(u64, u32, u32)| &name_bytes[r.0 as usize..r.0 as usize + r.1 as usize];
     name_rows.sort_unstable_by(|a, b| name_of(a).cmp(name_of(b)).then(a.2.cmp(&b.2)));
-    Names {
+    Ok(Names {
         bytes: name_bytes,
         rows: name_rows,
-    }
+    })
 }
