@@ -169,12 +169,25 @@ pub fn display(path: &Path, root: &Path) -> String {
 /// escape). Borrowed (no copy) when the name is UTF-8.
 pub fn escape_bytes(name: &OsStr) -> Cow<'_, str> {
     use std::fmt::Write;
-    if let Some(s) = name.to_str() {
+    // Where `\` separates (Windows) no name holds one: nothing to tell apart.
+    let literal_backslash = std::path::MAIN_SEPARATOR == '/';
+    if let Some(s) = name.to_str()
+        && !(literal_backslash && s.contains("\\x"))
+    {
         return Cow::Borrowed(s);
     }
     let mut out = String::new();
     for chunk in platform::os_str::to_bytes(name).utf8_chunks() {
-        out.push_str(chunk.valid());
+        // A `\` before an `x` is itself escaped (`\x5c`), so that a name
+        // written like an escape is never shown as the name it spells.
+        let valid = chunk.valid();
+        let mut rest = valid;
+        while let Some(i) = rest.find("\\x").filter(|_| literal_backslash) {
+            out.push_str(&rest[..i]);
+            out.push_str("\\x5c");
+            rest = &rest[i + 1..];
+        }
+        out.push_str(rest);
         for b in chunk.invalid() {
             let _ = write!(out, "\\x{b:02x}");
         }
@@ -182,11 +195,18 @@ pub fn escape_bytes(name: &OsStr) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// Whether `path`'s part below `root` (all of it when not below) is UTF-8:
+/// what a language server or a tool, which name files as text, can open.
+pub fn text_below(root: &Path, path: &Path) -> bool {
+    path.strip_prefix(root).unwrap_or(path).to_str().is_some()
+}
+
 /// The file `given` names when it was written the way scry shows a name
-/// that is not UTF-8 ([`escape_bytes`]: `\xff_x.rb`): when `given` (taken
-/// against `base` if relative) does not exist but the path with each
-/// `\xNN` read as its byte does, that path; else `given` as it is. So a
-/// name copied from an answer asks about the file the answer listed.
+/// that is not UTF-8 ([`escape_bytes`]: `\xff_x.rb`): when the path with
+/// each `\xNN` read as its byte (taken against `base` if relative) exists,
+/// that path; else `given` as it is. So a name copied from an answer asks
+/// about the file the answer listed, and one literally named like an
+/// escape (shown `\x5cxff_x.rb`) is asked about as shown.
 pub fn unescaped(base: &Path, given: &Path) -> PathBuf {
     let Some(text) = given.to_str().filter(|t| t.contains("\\x")) else {
         return given.to_path_buf();
@@ -214,8 +234,15 @@ pub fn unescaped(base: &Path, given: &Path) -> PathBuf {
     let Some(candidate) = platform::os_str::from_bytes(bytes).map(PathBuf::from) else {
         return given.to_path_buf();
     };
+    // The shown spelling first: a file literally named like the escape is
+    // shown with its `\` escaped, so `given` names it only when the other
+    // does not exist.
     let exists = |p: &Path| base.join(p).symlink_metadata().is_ok();
-    if candidate.as_os_str() != given.as_os_str() && !exists(given) && exists(&candidate) {
+    let shown_escaped = std::path::MAIN_SEPARATOR == '/';
+    if candidate.as_os_str() != given.as_os_str()
+        && exists(&candidate)
+        && (shown_escaped || !exists(given))
+    {
         candidate
     } else {
         given.to_path_buf()
@@ -414,6 +441,27 @@ mod tests {
             unescaped(t.path(), Path::new("\\xZ.rb")),
             Path::new("\\xZ.rb")
         );
+    }
+
+    /// A file literally named like the escape of another's name is shown
+    /// apart from it, and each shown name asks about its own file.
+    #[cfg(unix)]
+    #[test]
+    fn a_name_spelled_like_an_escape_is_not_the_file_it_spells() {
+        use std::os::unix::ffi::OsStrExt;
+        let t = tempfile::tempdir().unwrap();
+        let odd = PathBuf::from(OsStr::from_bytes(b"\xff\xfe_y.py"));
+        let literal = PathBuf::from("\\xff\\xfe_y.py");
+        std::fs::write(t.path().join(&odd), "").unwrap();
+        std::fs::write(t.path().join(&literal), "").unwrap();
+        let shown_odd = display(&t.path().join(&odd), t.path());
+        let shown_literal = display(&t.path().join(&literal), t.path());
+        assert_eq!(shown_odd, "\\xff\\xfe_y.py");
+        assert_eq!(shown_literal, "\\x5cxff\\x5cxfe_y.py");
+        assert_eq!(unescaped(t.path(), Path::new(&shown_odd)), odd);
+        assert_eq!(unescaped(t.path(), Path::new(&shown_literal)), literal);
+        // A backslash before anything else is left as it is.
+        assert_eq!(escape_bytes(OsStr::new("a\\b")), "a\\b");
     }
 
     #[cfg(windows)]

@@ -269,6 +269,17 @@ pub enum Reason {
         dropped: usize,
         overflowed: bool,
     },
+    /// `server` names files as text (LSP URIs) and cannot open the
+    /// workspace's files of its languages whose names are not UTF-8:
+    /// `files` of them write `name` (or, with `name` empty, `files` of the
+    /// files a check asked about are such), the first in `shown`.
+    NotUtf8Names {
+        server: String,
+        name: String,
+        #[serde(with = "crate::os_path::vec")]
+        shown: Vec<PathBuf>,
+        files: usize,
+    },
     /// `server` searches only the projects it has loaded (a file of each
     /// open): `count` more projects under its folders write `name`, beyond
     /// the ones scry opened for this question; the first of them in

@@ -272,6 +272,24 @@ pub(crate) fn reason_in(r: &Reason, root: &Path, d: Dialect) -> String {
                 " (not every file there was read)"
             },
         ),
+        Reason::NotUtf8Names {
+            server,
+            name,
+            shown,
+            files,
+        } => format!(
+            "{server} cannot open files whose names are not UTF-8 (a language server names a file as text){}: {}{}",
+            if name.is_empty() {
+                format!(
+                    ", and {files} of the files asked about {}",
+                    if *files == 1 { "is one" } else { "are" }
+                )
+            } else {
+                format!(", and `{name}` is written in {}", crate::common::plural(*files, "such file", "such files"))
+            },
+            paths_list(shown, root),
+            if *files > shown.len() { ", …" } else { "" },
+        ),
         Reason::NotAllSeen {
             polled,
             unreached,
@@ -545,6 +563,17 @@ pub(crate) fn partial(r: &Reason, precision: Option<Precision>, root: &Path, d: 
         return format!(
             "Partial: {} — those uses are not in this answer; ask from one of those files for its project's.",
             reason_in(r, root, d)
+        );
+    }
+    if let Reason::NotUtf8Names { name, .. } = r {
+        return format!(
+            "Partial: {} — {} not in this answer; give them UTF-8 names for the server to see them.",
+            reason_in(r, root, d),
+            if name.is_empty() {
+                "their problems are"
+            } else {
+                "those uses are"
+            }
         );
     }
     match precision {

@@ -319,7 +319,7 @@ impl ServerSpec {
     /// (`"plaintext"` when there is none).
     pub fn language_id_for(&self, path: &Path) -> String {
         let name = file_name(path);
-        if let Some(id) = name.and_then(|n| self.language_ids.get(n)) {
+        if let Some(id) = name.and_then(|n| self.language_ids.get(n.as_ref())) {
             return id.clone();
         }
         let ext = path.extension().and_then(|e| e.to_str());
@@ -366,8 +366,11 @@ impl ServerSpec {
     }
 }
 
-fn file_name(path: &Path) -> Option<&str> {
-    path.file_name().and_then(|n| n.to_str())
+/// A file's name as text; one that is not UTF-8 with its odd bytes
+/// replaced, so that its type still chooses its providers (which say they
+/// cannot open it: `Workspace::route`, diagnostics' plan).
+fn file_name(path: &Path) -> Option<std::borrow::Cow<'_, str>> {
+    path.file_name().map(|n| n.to_string_lossy())
 }
 
 /// The compiled-in catalogue text.

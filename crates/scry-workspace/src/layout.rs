@@ -29,6 +29,9 @@ pub const MAX_ENTRIES: usize = 200_000;
 /// A walk stops after this long.
 pub const WALK_WITHIN: Duration = Duration::from_secs(3);
 
+/// At most this many files whose names are not UTF-8 are kept a type.
+pub const MAX_UNNAMED: usize = 64;
+
 /// A layout is walked again after this long, whatever the watcher saw.
 pub const KEPT_FOR: Duration = Duration::from_secs(60);
 
@@ -43,6 +46,11 @@ pub struct Layout {
     /// Directories holding files of each type (extension, or a whole
     /// name for a type without a dot such as `Makefile`).
     by_type: HashMap<String, BTreeSet<PathBuf>>,
+    /// Files of each type whose paths (from the root) are not UTF-8: a
+    /// server names files as text and cannot open them (at most
+    /// [`MAX_UNNAMED`] a type; `unnamed_count` counts them all).
+    unnamed: HashMap<String, Vec<PathBuf>>,
+    unnamed_count: HashMap<String, usize>,
     /// The walk stopped at its bounds: what it did not reach is unknown.
     pub cut: bool,
     made: Option<Instant>,
@@ -93,6 +101,18 @@ impl Layout {
                     .entry(ty.to_string())
                     .or_default()
                     .insert(dir.to_path_buf());
+                if e.path
+                    .strip_prefix(root)
+                    .unwrap_or(&e.path)
+                    .to_str()
+                    .is_none()
+                {
+                    *out.unnamed_count.entry(ty.to_string()).or_default() += 1;
+                    let kept = out.unnamed.entry(ty.to_string()).or_default();
+                    if kept.len() < MAX_UNNAMED {
+                        kept.push(e.path.clone());
+                    }
+                }
             }
         }
         out
@@ -104,8 +124,12 @@ impl Layout {
     /// removed; a file of a type noted made where none of that type was.
     /// Any other change (a source file written, a temporary file) keeps it.
     pub fn changed_by(&self, path: &Path, kind: u8) -> bool {
-        let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
+        let Some(name) = path.file_name() else {
             return false;
+        };
+        // A name that is not UTF-8, made or removed: the layout lists them.
+        let Some(name) = name.to_str() else {
+            return kind != crate::watch::CHANGED;
         };
         if self.names.contains(name) {
             return true;
@@ -153,6 +177,21 @@ impl Layout {
             }
         }
         out.into_iter().collect()
+    }
+
+    /// The files of `types` whose paths are not UTF-8 (the first
+    /// [`MAX_UNNAMED`] a type, in walk order), and how many there are.
+    pub fn not_utf8(&self, types: &[String]) -> (Vec<PathBuf>, usize) {
+        let (mut files, mut count) = (Vec::new(), 0);
+        let mut seen = BTreeSet::new();
+        for t in types {
+            let t = t.rsplit('.').next().unwrap_or(t);
+            if seen.insert(t) {
+                files.extend(self.unnamed.get(t).into_iter().flatten().cloned());
+                count += self.unnamed_count.get(t).copied().unwrap_or(0);
+            }
+        }
+        (files, count)
     }
 
     /// The root `compute` gives `dir` for `server`, computed once per

@@ -420,7 +420,11 @@ fn build_query(cli: &Cli, action: Action, cwd: &Path, root: &Path) -> Result<Que
                 .map(|t| {
                     let base = match TargetKind::of(t) {
                         TargetKind::Glob if !scry_base::paths::is_under(cwd, root) => root,
-                        TargetKind::Path if !cwd.join(t).exists() => root,
+                        TargetKind::Path
+                            if !cwd.join(scry_base::paths::unescaped(cwd, t)).exists() =>
+                        {
+                            root
+                        }
                         _ => cwd,
                     };
                     scry_ops::diagnostics_target(t, base, root)

@@ -236,7 +236,12 @@ pub fn expand_targets(ws: &Workspace, targets: &[PathBuf]) -> Result<Targets, Op
 
 /// Plan the jobs for `files`: (provider, root) → files. Providers that
 /// apply but are not installed come back as runs.
-fn plan(ws: &Workspace, files: &[PathBuf]) -> (Vec<Job>, Vec<ProviderRun>) {
+/// A file whose name is not UTF-8 goes to no provider (each names files
+/// as text and cannot open it): it comes back as what each first provider
+/// could not open.
+type Unopened = BTreeMap<String, Vec<PathBuf>>;
+
+fn plan(ws: &Workspace, files: &[PathBuf]) -> (Vec<Job>, Vec<ProviderRun>, Unopened) {
     let config = ws.config();
     let root = ws.root().to_path_buf();
     let installed = |s: &ServerSpec| ws.installed(&s.command).is_some();
@@ -245,7 +250,14 @@ fn plan(ws: &Workspace, files: &[PathBuf]) -> (Vec<Job>, Vec<ProviderRun>) {
     let mut missing: BTreeMap<String, (String, usize)> = BTreeMap::new();
     // A server's root by the file's directory: chosen once per directory.
     let mut chosen_in: HashMap<(String, PathBuf), scry_workspace::roots::Chosen> = HashMap::new();
+    let mut unopened = Unopened::new();
     for f in files {
+        if !paths::text_below(&root, f) {
+            if let Some(spec) = config.providers_for(f, true, &installed).first() {
+                unopened.entry(spec.id.clone()).or_default().push(f.clone());
+            }
+            continue;
+        }
         for spec in config.providers_for(f, true, &installed) {
             let (pr_root, chosen) = match spec.kind {
                 ProviderKind::Lsp => {
@@ -292,7 +304,7 @@ fn plan(ws: &Workspace, files: &[PathBuf]) -> (Vec<Job>, Vec<ProviderRun>) {
         })
         .collect();
     let jobs = order.into_iter().filter_map(|k| jobs.remove(&k)).collect();
-    (jobs, runs)
+    (jobs, runs, unopened)
 }
 
 /// Run every provider for `files` within `deadline`, concurrently.
@@ -302,7 +314,7 @@ pub async fn collect(
     whole: bool,
     deadline: Instant,
 ) -> Collected {
-    let (jobs, mut runs) = plan(ws, files);
+    let (jobs, mut runs, unopened) = plan(ws, files);
     let mut set = tokio::task::JoinSet::new();
     for job in jobs {
         let ws = ws.clone();
@@ -350,7 +362,15 @@ pub async fn collect(
         providers,
         pending,
         files_checked: files.len(),
-        notes: Vec::new(),
+        notes: unopened
+            .into_iter()
+            .map(|(server, files)| Reason::NotUtf8Names {
+                server,
+                name: String::new(),
+                files: files.len(),
+                shown: files.into_iter().take(3).collect(),
+            })
+            .collect(),
     }
 }
 
@@ -411,6 +431,14 @@ pub(crate) async fn answer(
     let mut answer = Answer::new(Action::Diagnostics, question, Body::Diagnostics(report));
     answer.server = Some(checked_by.join(", ")).filter(|s| !s.is_empty());
     answer.notes = collected.notes;
+    // Files no provider could open: what was checked is not all there is.
+    if let Some(i) = answer
+        .notes
+        .iter()
+        .position(|n| matches!(n, Reason::NotUtf8Names { .. }))
+    {
+        answer.partial = Some(answer.notes.remove(i));
+    }
     Ok(answer)
 }
 

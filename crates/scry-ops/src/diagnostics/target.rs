@@ -42,7 +42,9 @@ pub fn diagnostics_target(given: &Path, base: &Path, root: &Path) -> PathBuf {
     match TargetKind::of(given) {
         TargetKind::Whole => PathBuf::from("*"),
         TargetKind::Here if base == root => PathBuf::from("*"),
-        _ if given.is_absolute() => given.to_path_buf(),
+        // A name copied from an answer, written escaped (`\xff_x.py`): the
+        // file it was shown for.
+        TargetKind::Path => base.join(scry_base::paths::unescaped(base, given)),
         _ => base.join(given),
     }
 }

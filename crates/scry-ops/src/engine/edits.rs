@@ -267,7 +267,11 @@ pub(crate) async fn rename(
         Some(route) => super::reach::outside(&cx.ws, route, &old_name, &edited, cx.deadline).await,
         None => None,
     };
-    let mut reached = [left, outside].into_iter().flatten();
+    let unopened = match &route {
+        Some(route) => super::reach::not_utf8(&cx.ws, route, &old_name, &edited, cx.deadline).await,
+        None => None,
+    };
+    let mut reached = [left, outside, unopened].into_iter().flatten();
     answer.partial = reached.next();
     answer.notes.extend(reached);
     answer.asked_at = Some(navigate::asked_at(path, index, &cand));

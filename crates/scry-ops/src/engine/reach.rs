@@ -5,9 +5,11 @@
 //! loaded are opened ([`open_projects`]; catalogue `projectRoot.projects`,
 //! tsserver); after, the parts of the workspace holding files of its
 //! languages outside that folder which write the name are said
-//! ([`outside`]): an answer from a partial view never looks complete.
+//! ([`outside`]), and so are its files whose names are not UTF-8, which a
+//! server cannot open ([`not_utf8`]): an answer from a partial view never
+//! looks complete.
 //!
-//! Invariants: both are bounded by the call's deadline (a share of what is
+//! Invariants: all are bounded by the call's deadline (a share of what is
 //! left of it) and by the layout's and the name scan's own bounds
 //! (`scry_workspace::layout`); the blocking work runs off the runtime's
 //! workers; neither fails the call — what they could not finish in time
@@ -234,6 +236,48 @@ pub(crate) async fn outside(
         files: files.len(),
         shown: files.into_iter().take(SHOWN).collect(),
         complete,
+    })
+}
+
+/// The workspace's files of the route's server whose names are not UTF-8
+/// (which it cannot open) that write `name`, but for those the answer has
+/// locations in (`answered`), as the answer's `Partial` reason; `None`
+/// when there are none. Reads at most `layout::MAX_UNNAMED` files a type,
+/// each within the file limit, until a quarter of what is left of the
+/// call.
+pub(crate) async fn not_utf8(
+    ws: &Arc<Workspace>,
+    route: &Route,
+    name: &str,
+    answered: &[PathBuf],
+    deadline: Instant,
+) -> Option<Reason> {
+    if name.is_empty() {
+        return None;
+    }
+    let answered = answered.to_vec();
+    let (shown, files) = Scan::new(ws, route, name, deadline)
+        .run(deadline, "files the server cannot open", move |scan| {
+            let (files, _) = scan.ws.layout().not_utf8(&scan.spec.file_types);
+            let writing: Vec<PathBuf> = files
+                .into_iter()
+                .filter(|f| !answered.iter().any(|a| scry_base::paths::same(a, f)))
+                .take_while(|_| std::time::Instant::now() < scan.until)
+                .filter(|f| {
+                    scry_base::disk::read(f, scan.limit).is_ok_and(|text| {
+                        scry_workspace::layout::writes_word(&text, scan.name.as_bytes())
+                    })
+                })
+                .collect();
+            let n = writing.len();
+            (writing, n)
+        })
+        .await?;
+    (files > 0).then(|| Reason::NotUtf8Names {
+        server: route.spec.id.clone(),
+        name: name.to_string(),
+        files,
+        shown: shown.into_iter().take(SHOWN).collect(),
     })
 }
 

@@ -148,6 +148,16 @@ impl Workspace {
             .filter(|s| s.kind == ProviderKind::Lsp && !s.is_linter)
             .collect();
         let describe = describe_file(path);
+        if !candidates.is_empty() && !scry_base::paths::text_below(&self.root, path) {
+            return Err(WorkspaceError::NoServer {
+                message: format!(
+                    "{} cannot open {}: its name is not UTF-8, and a language server names a file as text; give it a UTF-8 name to ask one",
+                    candidates[0].id,
+                    scry_base::paths::display(path, &self.root),
+                ),
+                trust: None,
+            });
+        }
         if candidates.is_empty() {
             return Err(WorkspaceError::NoServer {
                 message: format!(
