@@ -83,7 +83,12 @@ pub fn report_of(plan: &EditPlan, opts: &EditOptions, root: &Path) -> EditReport
     if !opts.apply {
         r.previews = previews(plan, root);
     }
-    r.files_changed = files_touched(&r);
+    // A file whose text edits leave it as it was (a rename to the same name
+    // spelled otherwise, `r#name`) is in no change of the plan: not counted.
+    let unchanged = |p: &Path| !plan.changes.iter().any(|c| c.path == p);
+    let mut counted = r.clone();
+    counted.edits.retain(|e| !unchanged(&e.path));
+    r.files_changed = files_touched(&counted);
     r
 }
 

@@ -18,7 +18,7 @@
 //! renamed, deleted files; at most [`NAMES_IN_HEADER`] names each, then a
 //! count): an edit that only creates, replaces or removes files never reads
 //! as "no file changes", and one whose text edits leave every file as it
-//! was says that nothing changes.
+//! was leads with "changes nothing".
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -111,6 +111,26 @@ fn what(r: &EditReport) -> String {
 /// The first line.
 pub(crate) fn header(r: &EditReport, root: &Path, server: &str) -> String {
     let edit_count = |r: &EditReport| edit_count(r, root);
+    let resources = !(r.created.is_empty()
+        && r.overwritten.is_empty()
+        && r.renamed.is_empty()
+        && r.deleted.is_empty());
+    let unchanged = r.files_changed == 0 && !resources && r.kind != EditKind::Undo;
+    // A server's edits that write what is there (a rename to the same name
+    // spelled otherwise, `r#name`): nothing changes, and the header leads
+    // with that, not with a count of edits as if something did.
+    if unchanged && !r.edits.is_empty() {
+        let doing = match r.kind {
+            EditKind::Rename => format!("Renaming {}", what(r)),
+            _ => format!("Applying {}", what(r)),
+        };
+        let mut s = format!(
+            "{doing} changes nothing: the server's {} write what is already there",
+            edit_count(r)
+        );
+        s.push_str(server);
+        return s;
+    }
     let mut s = match (r.kind, r.applied) {
         (EditKind::Undo, true) => format!(
             "Undid {}: restored {}",
@@ -135,18 +155,8 @@ pub(crate) fn header(r: &EditReport, root: &Path, server: &str) -> String {
             edit_count(r)
         ),
     };
-    let resources = !(r.created.is_empty()
-        && r.overwritten.is_empty()
-        && r.renamed.is_empty()
-        && r.deleted.is_empty());
-    if r.files_changed == 0 && !resources && r.kind != EditKind::Undo {
-        s.push_str(if r.edits.is_empty() {
-            " — no file changes"
-        } else {
-            // A server's edits that write what is there (a rename to the
-            // same name spelled otherwise, `r#name`): nothing changes.
-            " — the edits leave every file as it was: nothing changes"
-        });
+    if unchanged {
+        s.push_str(" — no file changes");
     }
     s.push_str(server);
     if r.replayed {

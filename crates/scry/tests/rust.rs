@@ -23,7 +23,32 @@ async fn rust_rust_analyzer() {
         return;
     };
     suite::every_check(&fx, &LANG).await;
+    a_rename_to_the_raw_spelling_changes_nothing_and_says_so(&fx).await;
     fx.shutdown().await;
+}
+
+/// Renaming `total_weight` to `r#total_weight`: rust-analyzer answers
+/// text edits that write the same name (`r#` dropped where it is not
+/// needed); the answer says nothing changes, never "N edits in M files",
+/// and no file is written.
+async fn a_rename_to_the_raw_spelling_changes_nothing_and_says_so(fx: &Fixture) {
+    let before = std::fs::read_to_string(fx.root.join("src/main.rs")).unwrap();
+    let mut q = common::query(scry_model::Action::Rename)
+        .path(fx.root.join("src/inventory.rs"))
+        .symbol("total_weight")
+        .build();
+    q.new_name = Some("r#total_weight".into());
+    q.apply = true;
+    let a = fx.run(&q).await;
+    let t = fx.text(&a);
+    assert!(
+        t.starts_with("Renaming `total_weight` → `r#total_weight` changes nothing: the server's"),
+        "{t}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(fx.root.join("src/main.rs")).unwrap(),
+        before
+    );
 }
 
 /// The first call on a cold daemon (a fresh copy, no `target/`, a new
