@@ -116,3 +116,133 @@ fn refuses_remote_without_allow_remote() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2), "--allow-remote needs --http");
 }
+
+/// Clients that write requests and never read their answers (issue 38):
+/// 64 connections (the most the server takes), each writing pipelined
+/// `tools/list` POSTs to one session. hyper reads a connection's next
+/// request only once the answer before it went out, so each connection
+/// stalls when its answers fill the socket, and the server's memory stays
+/// bounded whatever the clients write.
+#[cfg(target_os = "linux")]
+#[test]
+fn http_clients_that_never_read_are_not_read_either() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::time::Instant;
+    let dir = tempfile::tempdir().unwrap();
+    let root = scry_base::paths::canonical(dir.path()).unwrap().join("ws");
+    std::fs::create_dir_all(&root).unwrap();
+    let state = dir.path().join("state");
+    let mut child = scry()
+        .args(["mcp", "--http", "127.0.0.1:0", "--root"])
+        .arg(&root)
+        .env("XDG_STATE_HOME", &state)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("scry runs");
+    let pid = child.id();
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    err.read_line(&mut line).expect("the start line");
+    let addr = scry_testkit::mcp_http::served_at(&line);
+    let token = std::fs::read_to_string(state.join("scry/mcp-http-token"))
+        .unwrap()
+        .trim()
+        .to_string();
+    // A session: `initialize`, its id from the answer's head.
+    let (a, t) = (addr.clone(), token.clone());
+    let request = move |session: &str, body: &str, close: bool| {
+        let (addr, token) = (&a, &t);
+        format!(
+            "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nAuthorization: Bearer {token}\r\n{session}Content-Length: {}\r\n{}\r\n{body}",
+            body.len(),
+            if close { "Connection: close\r\n" } else { "" }
+        )
+    };
+    let init = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"never-reads","version":"0"}}}"#;
+    let mut s = TcpStream::connect(&addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    s.write_all(request("", init, true).as_bytes()).unwrap();
+    let mut head = String::new();
+    let _ = s.read_to_string(&mut head);
+    let id = head
+        .lines()
+        .find_map(|l| {
+            l.to_ascii_lowercase()
+                .starts_with("mcp-session-id:")
+                .then(|| l.split_once(':').unwrap().1.trim().to_string())
+        })
+        .unwrap_or_else(|| panic!("no session id: {head}"));
+    let session = format!("Mcp-Session-Id: {id}\r\nMcp-Protocol-Version: 2025-06-18\r\n");
+    let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+    let mut s = TcpStream::connect(&addr).unwrap();
+    s.write_all(request(&session, initialized, true).as_bytes())
+        .unwrap();
+    let _ = s.read_to_string(&mut String::new());
+
+    let written = Arc::new(AtomicU64::new(0));
+    let mut writers = Vec::new();
+    let mut streams = Vec::new();
+    for c in 0..64u64 {
+        let Ok(mut s) = TcpStream::connect(&addr) else {
+            break;
+        };
+        streams.push(s.try_clone().unwrap());
+        let (counter, session) = (written.clone(), session.clone());
+        let request = request.clone();
+        writers.push(std::thread::spawn(move || {
+            for i in 1..=20_000u64 {
+                let body = format!(
+                    "{{\"jsonrpc\":\"2.0\",\"id\":{},\"method\":\"tools/list\"}}",
+                    c * 1_000_000 + i
+                );
+                let r = request(&session, &body, false);
+                if s.write_all(r.as_bytes()).is_err() {
+                    return;
+                }
+                counter.fetch_add(r.len() as u64, Ordering::SeqCst);
+            }
+        }));
+    }
+    // Stalled: nothing more written for 3 s.
+    let t = Instant::now();
+    let (mut last, mut since) = (0, Instant::now());
+    let stalled = loop {
+        std::thread::sleep(Duration::from_millis(200));
+        let now = written.load(Ordering::SeqCst);
+        if now != last {
+            (last, since) = (now, Instant::now());
+        } else if since.elapsed() > Duration::from_secs(3) {
+            break true;
+        }
+        if t.elapsed() > Duration::from_secs(90) || writers.iter().all(|w| w.is_finished()) {
+            break false;
+        }
+    };
+    let peak = std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .unwrap()
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .unwrap();
+    let _ = child.kill();
+    let _ = child.wait();
+    for s in &streams {
+        let _ = s.shutdown(std::net::Shutdown::Both);
+    }
+    for w in writers {
+        let _ = w.join();
+    }
+    let wrote = written.load(Ordering::SeqCst);
+    eprintln!("64 connections wrote {wrote} bytes of requests; peak {peak} KiB");
+    assert!(
+        stalled,
+        "scry mcp --http read {wrote} bytes of requests whose answers were never read"
+    );
+    assert!(
+        peak < 200 * 1024,
+        "scry mcp --http's peak memory {peak} KiB with clients that never read"
+    );
+}
