@@ -12,7 +12,9 @@
 //! within [`POLL_WITHIN`], so a change there reaches the servers too; what a
 //! drain could not poll in its time, what lies past the polling bound, and
 //! a kernel queue that overflowed are said ([`FileWatcher::unseen`]: the
-//! next answer's note, and `status`). A directory a question is asked
+//! next answer's note, and `status`). After an overflow every watched
+//! directory is looked at again for what changed meanwhile ([`rescan`],
+//! within [`POLL_WITHIN`] a drain), and said until that is done. A directory a question is asked
 //! about is watched first ([`FileWatcher::watch_first`]). Directories created
 //! later are added when their event is drained, and the files already in
 //! them reported as created. A directory removed or moved away is no
@@ -38,6 +40,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 mod poll;
+mod rescan;
 
 pub use poll::MAX_POLLED;
 
@@ -129,6 +132,14 @@ pub struct FileWatcher {
     unreached: AtomicUsize,
     /// The kernel's queue overflowed since the last drain.
     overflowed: AtomicBool,
+    /// When the last drain that lost nothing began.
+    clean: Mutex<std::time::SystemTime>,
+    /// The rescan after an overflow, while it runs.
+    rescan: Mutex<Option<rescan::Rescan>>,
+    /// Tests: the next drain finds its changes lost, as an overflow loses
+    /// them.
+    #[cfg(test)]
+    lose: AtomicBool,
     /// The directories watched, each with the file number it had then
     /// (a directory removed and made again at its path is another).
     dirs: Mutex<HashMap<PathBuf, u64>>,
@@ -169,6 +180,10 @@ impl FileWatcher {
             polled: Mutex::new(poll::Polled::default()),
             unreached: AtomicUsize::new(0),
             overflowed: AtomicBool::new(false),
+            clean: Mutex::new(std::time::SystemTime::now()),
+            rescan: Mutex::new(None),
+            #[cfg(test)]
+            lose: AtomicBool::new(false),
             dirs: Mutex::new(HashMap::new()),
             warned_full: AtomicBool::new(false),
         };
@@ -273,11 +288,16 @@ impl FileWatcher {
     /// told once.
     pub fn unseen(&self) -> Unseen {
         let polled = self.polled.lock().unwrap_or_else(|e| e.into_inner());
+        let rescanning = self
+            .rescan
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_some();
         Unseen {
             polled: polled.len(),
             unreached: self.unreached.load(Ordering::SeqCst),
             dropped: polled.dropped,
-            overflowed: self.overflowed.swap(false, Ordering::SeqCst),
+            overflowed: self.overflowed.swap(false, Ordering::SeqCst) || rescanning,
         }
     }
 
@@ -303,13 +323,23 @@ impl FileWatcher {
     /// has arrived so far.
     pub async fn drain(&self, barrier: bool) -> Vec<(PathBuf, u8)> {
         if barrier {
+            let began = std::time::SystemTime::now();
             self.backend.settle().await;
-            if self.backend.take_overflow() {
+            if self.take_overflow() {
                 self.overflowed.store(true, Ordering::SeqCst);
+                self.start_rescan();
+            } else if self
+                .rescan
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .is_none()
+            {
+                *self.clean.lock().unwrap_or_else(|e| e.into_inner()) = began;
             }
             // What is not watched is polled (a drain without a barrier
             // reaches no server: nothing to poll for).
             self.poll();
+            self.rescan_step();
         }
         let changes = self
             .pending
@@ -346,6 +376,63 @@ impl FileWatcher {
             all.push(p, k);
         }
         all.take()
+    }
+
+    /// Whether changes were lost since the last drain (the kernel's queue
+    /// overflowed).
+    fn take_overflow(&self) -> bool {
+        #[cfg(test)]
+        if self.lose.swap(false, Ordering::SeqCst) {
+            self.pending
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .take();
+            return true;
+        }
+        self.backend.take_overflow()
+    }
+
+    /// Look at every watched directory again for what changed since the
+    /// last drain that lost nothing ([`rescan`]).
+    fn start_rescan(&self) {
+        let dirs: Vec<PathBuf> = self
+            .dirs
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .keys()
+            .cloned()
+            .collect();
+        let clean = *self.clean.lock().unwrap_or_else(|e| e.into_inner());
+        let fresh = rescan::Rescan::new(clean, dirs);
+        let mut r = self.rescan.lock().unwrap_or_else(|e| e.into_inner());
+        match r.as_mut() {
+            Some(running) => running.merge(fresh),
+            None => *r = Some(fresh),
+        }
+    }
+
+    /// The rescan's share of this drain (within [`POLL_WITHIN`]): what it
+    /// found queued as the watcher's changes are.
+    fn rescan_step(&self) {
+        let mut r = self.rescan.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(running) = r.as_mut() else {
+            return;
+        };
+        let mut found = Vec::new();
+        let done = running.step(std::time::Instant::now() + POLL_WITHIN, &mut found);
+        if done {
+            *r = None;
+        } else {
+            tracing::debug!(
+                left = running.left(),
+                "file watching: rescan after an overflow continues"
+            );
+        }
+        drop(r);
+        let mut p = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+        for (path, kind) in found {
+            p.push(path, kind);
+        }
     }
 
     /// Poll the directories not watched (within [`POLL_WITHIN`]): their
@@ -651,6 +738,35 @@ mod tests {
             std::fs::read(root.join("pkg/d.py")).unwrap();
             assert_eq!(w.drain(true).await, vec![], "reads change nothing");
         }
+    }
+
+    /// The kernel's queue overflowed (changes lost): the watched
+    /// directories are looked at again, and a file changed meanwhile is
+    /// drained as changed (before: only said, never found, issue 38).
+    #[tokio::test]
+    async fn changes_lost_to_an_overflow_are_found_by_a_rescan() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = scry_base::paths::canonical(dir.path()).unwrap();
+        std::fs::create_dir_all(root.join("pkg/sub")).unwrap();
+        std::fs::write(root.join("pkg/sub/b.py"), "VALUE = 1\n").unwrap();
+        std::fs::write(root.join("pkg/old.py"), "x = 1\n").unwrap();
+        let w = FileWatcher::start(&root, MAX_DIRS).expect("watcher");
+        let _ = w.drain(true).await;
+        // The last clean drain as if it began past the margin for coarse
+        // clocks: the file written before it is not changed.
+        std::thread::sleep(Duration::from_millis(50));
+        *w.clean.lock().unwrap() = std::time::SystemTime::now() + rescan::MARGIN;
+        std::thread::sleep(Duration::from_millis(50));
+        std::fs::write(root.join("pkg/sub/b.py"), "VALUE = \"s\"\n").unwrap();
+        w.lose.store(true, Ordering::SeqCst);
+        let got = w.drain(true).await;
+        assert!(
+            got.contains(&(root.join("pkg/sub/b.py"), CHANGED)),
+            "{got:?}"
+        );
+        assert!(!got.iter().any(|(p, _)| p.ends_with("old.py")), "{got:?}");
+        assert!(w.unseen().overflowed, "the overflow is said");
+        assert!(!w.unseen().overflowed, "once, the rescan being done");
     }
 
     /// Past the bound on watches (or where the kernel refuses one), a
