@@ -335,8 +335,8 @@ pub struct Workspace {
     log_dir: Option<PathBuf>,
     edit_hook: EditHookSlot,
     /// Watches the root for changes made outside scry (started with the
-    /// first session; `None` inside when watching is impossible).
-    watcher: Mutex<Option<Option<Arc<FileWatcher>>>>,
+    /// first session).
+    watcher: Mutex<Option<Arc<FileWatcher>>>,
     /// How `reload` decides trust.
     policy: TrustPolicy,
     /// What the configuration was read from ([`crate::config::ConfigStamp`]);

@@ -212,12 +212,12 @@ impl Workspace {
     }
 
     /// Start the workspace's file watcher if it is not running (never
-    /// fails: a watcher that cannot start is logged and left out).
+    /// fails: where no watcher can be made, it polls).
     fn ensure_watcher(&self) {
         let mut w = self.watcher.lock().unwrap_or_else(|e| e.into_inner());
         if w.is_none() {
             let max = self.config().limits.max_watched_dirs;
-            *w = Some(FileWatcher::start(&self.root, max).map(Arc::new));
+            *w = Some(Arc::new(FileWatcher::start(&self.root, max)));
         }
     }
 
@@ -255,7 +255,6 @@ impl Workspace {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .clone()
-            .flatten()
     }
 
     /// Tell every running server what changed on disk: the changes the

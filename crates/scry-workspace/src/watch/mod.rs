@@ -123,7 +123,10 @@ pub struct Unseen {
 pub struct FileWatcher {
     root: PathBuf,
     pending: Arc<Mutex<Pending>>,
-    backend: crate::platform::watch::Backend,
+    /// `None`: no watcher could be made (no inotify instance left):
+    /// every directory is polled, with `no_backend` as why.
+    backend: Option<crate::platform::watch::Backend>,
+    no_backend: Option<String>,
     /// The bound on directories watched.
     max_dirs: usize,
     /// The directories not watched, polled.
@@ -148,10 +151,11 @@ pub struct FileWatcher {
 
 impl FileWatcher {
     /// Start watching `root` (canonical), at most `max_dirs` directories
-    /// (the rest polled). `None` when no watcher can be created at all
-    /// (logged); a partial failure (the kernel's limit on watches) is
-    /// logged once and its directories polled.
-    pub fn start(root: &Path, max_dirs: usize) -> Option<FileWatcher> {
+    /// (the rest polled). When no watcher can be made at all (no inotify
+    /// instance left), or the kernel refuses a watch (its limit on
+    /// watches), the directories are polled instead (logged once, and
+    /// said in `status`).
+    pub fn start(root: &Path, max_dirs: usize) -> FileWatcher {
         let pending: Arc<Mutex<Pending>> = Arc::default();
         let (p, root_c) = (pending.clone(), root.to_path_buf());
         let sink: crate::platform::watch::Sink = Arc::new(move |batch: Vec<(PathBuf, u8)>| {
@@ -162,20 +166,33 @@ impl FileWatcher {
                 }
             }
         });
-        let backend = match crate::platform::watch::Backend::start(sink) {
-            Ok(b) => b,
+        let (backend, no_backend) = match crate::platform::watch::Backend::start(sink) {
+            Ok(b) => (Some(b), None),
             Err(e) => {
                 tracing::warn!(
-                    "cannot watch {}: {e}; changes made outside scry to files no server has open will not be reported",
+                    "cannot watch {}: {e}; its directories are polled before each request",
                     root.display()
                 );
-                return None;
+                (None, Some(format!("no file watcher could be made: {e}")))
             }
         };
+        FileWatcher::with(root, max_dirs, pending, backend, no_backend)
+    }
+
+    /// The watcher of `root` on `backend` (`None`: every directory polled,
+    /// `no_backend` saying why).
+    fn with(
+        root: &Path,
+        max_dirs: usize,
+        pending: Arc<Mutex<Pending>>,
+        backend: Option<crate::platform::watch::Backend>,
+        no_backend: Option<String>,
+    ) -> FileWatcher {
         let fw = FileWatcher {
             root: root.to_path_buf(),
             pending,
             backend,
+            no_backend,
             max_dirs,
             polled: Mutex::new(poll::Polled::default()),
             unreached: AtomicUsize::new(0),
@@ -188,7 +205,7 @@ impl FileWatcher {
             warned_full: AtomicBool::new(false),
         };
         fw.watch_tree(root, false);
-        Some(fw)
+        fw
     }
 
     /// How many directories are watched.
@@ -241,7 +258,10 @@ impl FileWatcher {
             }
             return Err(format!("over the {}-directory bound", self.max_dirs));
         }
-        match self.backend.watch(dir) {
+        let Some(backend) = &self.backend else {
+            return Err(self.no_backend.clone().unwrap_or_default());
+        };
+        match backend.watch(dir) {
             Ok(()) => {
                 dirs.insert(dir.to_path_buf(), file_number(dir));
                 Ok(())
@@ -324,7 +344,9 @@ impl FileWatcher {
     pub async fn drain(&self, barrier: bool) -> Vec<(PathBuf, u8)> {
         if barrier {
             let began = std::time::SystemTime::now();
-            self.backend.settle().await;
+            if let Some(b) = &self.backend {
+                b.settle().await;
+            }
             if self.take_overflow() {
                 self.overflowed.store(true, Ordering::SeqCst);
                 self.start_rescan();
@@ -389,7 +411,7 @@ impl FileWatcher {
                 .take();
             return true;
         }
-        self.backend.take_overflow()
+        self.backend.as_ref().is_some_and(|b| b.take_overflow())
     }
 
     /// Look at every watched directory again for what changed since the
@@ -481,7 +503,9 @@ impl FileWatcher {
             gone
         };
         for d in gone {
-            self.backend.unwatch(&d);
+            if let Some(b) = &self.backend {
+                b.unwatch(&d);
+            }
         }
         self.polled
             .lock()
@@ -707,7 +731,7 @@ mod tests {
         let root = scry_base::paths::canonical(dir.path()).unwrap();
         std::fs::create_dir_all(root.join("src")).unwrap();
         std::fs::create_dir_all(root.join("target")).unwrap();
-        let w = FileWatcher::start(&root, MAX_DIRS).expect("watcher");
+        let w = FileWatcher::start(&root, MAX_DIRS);
         assert_eq!(w.watched_dirs(), 2, "root and src, not target");
         std::fs::write(root.join("src/a.py"), "x = 1\n").unwrap();
         std::fs::write(root.join("target/junk"), "x").unwrap();
@@ -750,7 +774,7 @@ mod tests {
         std::fs::create_dir_all(root.join("pkg/sub")).unwrap();
         std::fs::write(root.join("pkg/sub/b.py"), "VALUE = 1\n").unwrap();
         std::fs::write(root.join("pkg/old.py"), "x = 1\n").unwrap();
-        let w = FileWatcher::start(&root, MAX_DIRS).expect("watcher");
+        let w = FileWatcher::start(&root, MAX_DIRS);
         let _ = w.drain(true).await;
         // The last clean drain as if it began past the margin for coarse
         // clocks: the file written before it is not changed.
@@ -769,6 +793,31 @@ mod tests {
         assert!(!w.unseen().overflowed, "once, the rescan being done");
     }
 
+    /// No watcher could be made (no inotify instance left): every
+    /// directory is polled, and a change is drained as a watched one is
+    /// (before: a log line, and changes never reached the servers).
+    #[tokio::test]
+    async fn without_a_watcher_every_directory_is_polled() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = scry_base::paths::canonical(dir.path()).unwrap();
+        std::fs::create_dir_all(root.join("pkg/sub")).unwrap();
+        std::fs::write(root.join("pkg/sub/b.py"), "VALUE = 1\n").unwrap();
+        let why = "no file watcher could be made: too many open files".to_string();
+        let w = FileWatcher::with(&root, MAX_DIRS, Arc::default(), None, Some(why.clone()));
+        assert_eq!(w.watched_dirs(), 0);
+        assert_eq!(w.polled_counts(), (3, 0), "the root, pkg and pkg/sub");
+        assert_eq!(w.polled_why(), Some(why));
+        let _ = w.drain(true).await;
+        std::fs::write(root.join("pkg/sub/b.py"), "VALUE = \"s\"\n").unwrap();
+        std::fs::write(root.join("pkg/c.py"), "x = 1\n").unwrap();
+        let got = w.drain(true).await;
+        assert!(
+            got.contains(&(root.join("pkg/sub/b.py"), CHANGED)),
+            "{got:?}"
+        );
+        assert!(got.contains(&(root.join("pkg/c.py"), CREATED)), "{got:?}");
+    }
+
     /// Past the bound on watches (or where the kernel refuses one), a
     /// directory is polled: a change there is drained as a watched one is,
     /// a directory made in it is polled too, and one asked about is
@@ -782,7 +831,7 @@ mod tests {
             std::fs::create_dir_all(root.join(d)).unwrap();
         }
         std::fs::write(root.join("c/deep/v.py"), "VALUE = 1\n").unwrap();
-        let w = FileWatcher::start(&root, 2).expect("watcher");
+        let w = FileWatcher::start(&root, 2);
         assert_eq!(w.watched_dirs(), 2, "the root and one more");
         let u = w.unseen();
         assert_eq!((u.polled, u.dropped), (3, 0), "{u:?}");
@@ -835,7 +884,7 @@ mod tests {
         let root = base.join("ws");
         std::fs::create_dir_all(root.join("pkg/sub")).unwrap();
         std::fs::create_dir_all(root.join("lib/sub")).unwrap();
-        let w = FileWatcher::start(&root, MAX_DIRS).expect("watcher");
+        let w = FileWatcher::start(&root, MAX_DIRS);
         // Moved within the workspace, and made again.
         std::fs::rename(root.join("pkg"), root.join("pkg_old")).unwrap();
         std::fs::create_dir_all(root.join("pkg/sub")).unwrap();
