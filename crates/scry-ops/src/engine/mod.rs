@@ -146,7 +146,13 @@ impl Engine {
                 self.dispatch(q, &asked, budget, started, deadline).await
             } else {
                 // The live server, the SCIP index, the syntactic index.
-                self.answer_in_order(q, &asked, budget, started, deadline)
+                // With the default budget, a lower answer may be given
+                // early while the server loads; a budget asked for is
+                // waited out for the server's own.
+                let early = timeout
+                    .is_none()
+                    .then(|| Duration::from_millis(self.ws.config().limits.early_answer_ms));
+                self.answer_in_order(q, &asked, budget, started, deadline, early)
                     .await
             }
         };

@@ -21,6 +21,13 @@
 //!    parses) is not done beside every call of a fresh server's first
 //!    minutes, on the cores the call and the server need. A server that is
 //!    not running gets none.
+//!    While the server is in a long phase (starting, loading, indexing:
+//!    [`Engine::loading`]) and a lower source has its answer, that answer
+//!    is given once the call is `early` old (`limits.earlyAnswerMs`, 2 s
+//!    by default; only with the default budget — a budget asked for waits
+//!    for the server), labelled with what the server is doing: a model
+//!    does not wait out its budget for an answer that was ready at once.
+//!    A ready server that is merely slow is waited for.
 //! 3. The wait for the server ends [`render_margin`] before the call's
 //!    deadline. The server's answer wins when it has one; the lower
 //!    answer is then dropped (its requests are never sent, a refresh under
@@ -111,6 +118,40 @@ struct Lower {
     syntactic: Option<Result<Option<Unlabelled>, OpError>>,
 }
 
+impl Lower {
+    /// Whether a lower source has an answer.
+    fn answers(&self) -> bool {
+        self.index.is_some() || matches!(self.syntactic, Some(Ok(Some(_))))
+    }
+
+    /// The first lower answer, taken out and labelled with `why` the
+    /// server did not give it; `None` (nothing taken) when there is none.
+    fn take_answer(&mut self, why: &Why) -> Option<Answer> {
+        if let Some(a) = self.index.take() {
+            return Some(a.label(why));
+        }
+        match self.syntactic.take() {
+            Some(Ok(Some(a))) => Some(a.label(why)),
+            other => {
+                self.syntactic = other;
+                None
+            }
+        }
+    }
+}
+
+/// How often a call given an early lower answer looks again whether the
+/// server is loading.
+const EARLY_RECHECK: Duration = Duration::from_millis(250);
+
+/// Sleep until `at`; forever when `None`.
+async fn sleep_until_some(at: Option<Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
+}
+
 impl Engine {
     /// Answer a read-only question from the first source that can (see the
     /// module header). `started`: when the call began; `deadline`: its end.
@@ -121,6 +162,7 @@ impl Engine {
         budget: Duration,
         started: Instant,
         deadline: Instant,
+        early: Option<Duration>,
     ) -> Result<Answer, OpError> {
         let action = q.action();
         let by_index = indexed::serves(action) && self.has_index().await;
@@ -146,6 +188,9 @@ impl Engine {
         });
         let mut server = Box::pin(self.dispatch(q, asked, budget, started, server_deadline));
         let mut ready: Option<Lower> = None;
+        // When to look whether the server is loading and a lower answer is
+        // there (again every EARLY_RECHECK while it is not).
+        let mut look_at = early.map(|e| started + e);
         let result = loop {
             tokio::select! {
                 biased;
@@ -154,6 +199,16 @@ impl Engine {
                     break Err(self.server_late(q, asked, started, server_deadline, budget));
                 }
                 l = &mut lower, if ready.is_none() => ready = Some(l),
+                () = sleep_until_some(look_at), if ready.as_ref().is_some_and(Lower::answers) => {
+                    if let Some(why) = self.loading(q, asked)
+                        && let Some(a) = ready.as_mut().and_then(|l| l.take_answer(&why))
+                    {
+                        // The server's request is cancelled; it loads on.
+                        drop(server);
+                        return Ok(a);
+                    }
+                    look_at = Some(Instant::now() + EARLY_RECHECK);
+                }
             }
         };
         // A late server's requests are cancelled now.
@@ -222,6 +277,18 @@ impl Engine {
                 BUSY_HEAD_START.min(budget / 8)
             }
             Some(_) => Duration::ZERO,
+        }
+    }
+
+    /// What the server that would answer is doing when it is in a long
+    /// phase — started for this question, starting, loading or indexing
+    /// (its `$/progress`, with its percentage where it says one) —, as the
+    /// reason a lower answer is given early; `None` when it is ready (a
+    /// slow answer is waited for) or not running at all.
+    fn loading(&self, q: &Valid, asked: &AskedPath) -> Option<Why> {
+        match self.server_waiting(q, asked, false)? {
+            r @ (Reason::Indexing { .. } | Reason::ServerStarting { .. }) => Some(Why::Partial(r)),
+            _ => None,
         }
     }
 

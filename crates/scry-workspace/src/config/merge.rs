@@ -461,6 +461,7 @@ impl Builder {
                 "memorycheckms" => 11,
                 "indexrefreshidlems" => 12,
                 "maxwatcheddirs" => 13,
+                "earlyanswerms" => 14,
                 _ => {
                     self.warnings.push(format!(
                         "{}: unknown key \"limits.{key}\" ignored",
@@ -497,7 +498,8 @@ impl Builder {
                 10 => self.limits.memory_budget_mib = n,
                 11 => self.limits.memory_check_ms = n,
                 12 => self.limits.index_refresh_idle_ms = n,
-                _ => self.limits.max_watched_dirs = size,
+                13 => self.limits.max_watched_dirs = size,
+                _ => self.limits.early_answer_ms = n,
             }
         }
         Ok(())

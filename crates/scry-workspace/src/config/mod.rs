@@ -61,7 +61,10 @@
 //!               "indexRefreshIdleMs": 120000,
 //!               // the file watcher: directories watched; the others are
 //!               // polled before each request
-//!               "maxWatchedDirs": 10000 },
+//!               "maxWatchedDirs": 10000,
+//!               // while the server loads, a labelled lower answer after
+//!               // this long (only with the default budget)
+//!               "earlyAnswerMs": 2000 },
 //!   // SCIP index (see [`IndexConfig`]): a CI-built index.scip read as is
 //!   // (a path inside the workspace, relative to its root; from a project
 //!   // file only when the workspace is trusted), and whether the daemon
@@ -182,6 +185,12 @@ pub struct Limits {
     /// the others are polled before each request ([`crate::watch`]).
     #[serde(default = "default_max_watched_dirs")]
     pub max_watched_dirs: usize,
+    /// After this long (milliseconds, default 2000), a question asked with
+    /// the default budget is given a lower source's answer (the SCIP
+    /// index's, the syntactic one), labelled, while the server that would
+    /// answer is still starting, loading or indexing.
+    #[serde(default = "default_early_answer_ms")]
+    pub early_answer_ms: u64,
 }
 
 impl ServerSpec {
@@ -197,6 +206,10 @@ impl ServerSpec {
 
 fn default_index_refresh_idle_ms() -> u64 {
     120_000
+}
+
+fn default_early_answer_ms() -> u64 {
+    2000
 }
 
 fn default_max_watched_dirs() -> usize {
@@ -278,6 +291,7 @@ impl Default for Limits {
             memory_check_ms: default_memory_check_ms(),
             index_refresh_idle_ms: default_index_refresh_idle_ms(),
             max_watched_dirs: default_max_watched_dirs(),
+            early_answer_ms: default_early_answer_ms(),
         }
     }
 }
