@@ -183,16 +183,16 @@ impl ScryMcp {
         if let Some(line) = languages.missing_line() {
             ws.warn_once(&line);
         }
-        let tools = if languages.installed.is_empty() {
-            tracing::warn!("no language server installed: scry mcp offers no tools");
-            Vec::new()
-        } else {
-            let mut t = vec![tools::lsp_tool(&languages.installed)];
-            if !opts.read_only {
-                t.push(tools::edit_tool());
-            }
-            t
-        };
+        // With no server installed, `lsp` still answers (syntactically, and
+        // `map`); there is nothing to edit with.
+        let syntactic_only = languages.installed.is_empty();
+        if syntactic_only {
+            tracing::warn!("no language server installed: scry mcp answers syntactically");
+        }
+        let mut tools = vec![tools::lsp_tool(&languages.installed)];
+        if !opts.read_only && !syntactic_only {
+            tools.push(tools::edit_tool());
+        }
         let instructions = tools::instructions(&languages, opts.read_only);
         let secrets = scrub::secrets(
             ws.config()
@@ -306,12 +306,6 @@ impl ScryMcp {
             result: Box::new(error_result(&e)),
             keep,
         };
-        if self.inner.languages.installed.is_empty() {
-            return fail(
-                ToolError::new("NO_SERVER", scrub::scrub(&self.inner.instructions, &[])),
-                true,
-            );
-        }
         // 1. Validate: nothing runs on bad arguments.
         let args::ToolCall {
             question: mut q,

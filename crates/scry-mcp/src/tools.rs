@@ -11,7 +11,6 @@ use std::sync::{Arc, OnceLock};
 use rmcp::model::{JsonObject, Tool, ToolAnnotations};
 use scry_model::Action;
 use scry_model::action::{self, Arg, Writes};
-use scry_model::limits::MAX_TIMEOUT_MS;
 use scry_workspace::Workspace;
 use scry_workspace::catalog::ProviderKind;
 use serde_json::{Value, json};
@@ -63,19 +62,20 @@ pub fn edit_args() -> &'static [&'static str] {
 }
 
 /// An argument's schema; `described`: with the short hints `lsp` gives.
+/// Bounds are checked when a call is parsed (`args`), not spelled out
+/// here, and a name (a path, a symbol) has no type: every character is
+/// paid on every model request, and a model writes names as strings.
 fn property(arg: Arg, described: bool) -> Value {
     let mut p = match arg {
-        Arg::Line | Arg::Column | Arg::ActionIndex => json!({"type": "integer", "minimum": 1}),
-        Arg::Timeout => json!({"type": "integer", "minimum": 1, "maximum": MAX_TIMEOUT_MS}),
-        Arg::Severity => json!({"type": "string", "enum": ["error", "warning", "all"]}),
+        Arg::Line | Arg::Column | Arg::ActionIndex | Arg::Timeout => json!({"type": "integer"}),
+        Arg::Severity => json!({"enum": ["error", "warning", "all"]}),
         Arg::Changes | Arg::Apply => json!({"type": "boolean"}),
         Arg::Params => json!({"type": "object"}),
-        _ => json!({"type": "string"}),
+        _ => json!({}),
     };
     let hint = match arg {
-        Arg::Path => Some("file (diagnostics: also dir, glob, *)"),
-        Arg::Column => Some("with line: exact spot"),
-        Arg::Query => Some("workspace_symbols search"),
+        Arg::Path => Some("file (diagnostics: dir, glob, *)"),
+        Arg::Timeout => Some("wait for a loading server"),
         _ => None,
     };
     if let Some(h) = hint.filter(|_| described) {
@@ -84,17 +84,25 @@ fn property(arg: Arg, described: bool) -> Value {
     p
 }
 
-/// A tool's input schema: the action enum, then each argument.
+/// A tool's input schema: the action enum, then each argument (unknown
+/// ones are refused when a call is parsed). `lsp_edit`'s lists only what
+/// `lsp` does not (its description says it takes `lsp`'s arguments too).
 fn schema(actions: &[Action], lsp: bool) -> Value {
-    let mut props = json!({action::ACTION: {"type": "string", "enum": names(actions)}});
+    let mut props = json!({action::ACTION: {"enum": names(actions)}});
+    let shared = if lsp {
+        Vec::new()
+    } else {
+        tool_args(&lsp_actions(), true)
+    };
     for a in tool_args(actions, lsp) {
-        props[a.name()] = property(a, lsp);
+        if !shared.contains(&a) {
+            props[a.name()] = property(a, lsp);
+        }
     }
     json!({
         "type": "object",
         "properties": props,
-        "required": [action::ACTION],
-        "additionalProperties": false
+        "required": [action::ACTION]
     })
 }
 
@@ -168,42 +176,33 @@ fn names(actions: &[Action]) -> Vec<&'static str> {
     actions.iter().map(|a| a.name()).collect()
 }
 
-/// The `lsp` tool for these installed languages.
+/// The `lsp` tool for these installed languages; with none, its answers
+/// are syntactic (tree-sitter) until a server is installed.
 pub fn lsp_tool(languages: &[String]) -> Tool {
+    let by = if languages.is_empty() {
+        "no language server installed: syntactic answers (tree-sitter), labelled; \
+         `scry doctor` says how to add one"
+            .to_string()
+    } else {
+        format!("language servers: {}", languages.join(", "))
+    };
     let d = format!(
-        "Code intelligence from real language servers ({}). Name the symbol \
-         (path + symbol, may be qualified: Config::load), don't count columns; line \
-         picks its occurrence (not on it: nearest, said; several targets on it: each named, \
-         column=). Run references before changing a shared symbol; diagnostics after an edit \
-         (changes:true: only new). rename/code_actions here only preview; apply with lsp_edit. \
-         map: repo overview, no server needed. Lines, columns 1-based; paths relative to the root.",
-        languages.join(", ")
+        "Code navigation ({by}): path + symbol (qualified ok: A::f), never columns; \
+         line picks the occurrence. references before changing a symbol, diagnostics \
+         after edits; rename, code_actions preview (lsp_edit applies); map: overview."
     );
     let schema = schema(&lsp_actions(), true);
-    Tool::new(LSP, d, object(schema)).with_annotations(
-        ToolAnnotations::new()
-            .read_only(true)
-            .destructive(false)
-            .idempotent(true)
-            .open_world(false),
-    )
+    Tool::new(LSP, d, object(schema)).with_annotations(ToolAnnotations::new().read_only(true))
 }
 
 /// The `lsp_edit` tool.
 pub fn edit_tool() -> Tool {
     let actions = edit_actions();
-    let d = "Writes files. rename (new_name), code_actions (action_index or action_title): \
-             apply the edit (apply:false: preview only). undo: revert scry's last edit. \
-             request: any LSP method with params (\"$uri\" = path's URI). reload: restart \
-             servers. Preview with lsp first; diagnostics after.";
+    let d = "Writes files; lsp's arguments: rename (new_name), code_actions \
+             (action_index|action_title), apply:false previews; undo: scry's last edit; \
+             request: LSP method+params; reload: restart servers.";
     let schema = schema(&actions, false);
-    Tool::new(LSP_EDIT, d, object(schema)).with_annotations(
-        ToolAnnotations::new()
-            .read_only(false)
-            .destructive(true)
-            .idempotent(false)
-            .open_world(false),
-    )
+    Tool::new(LSP_EDIT, d, object(schema)).with_annotations(ToolAnnotations::new().read_only(false))
 }
 
 /// The server's `instructions`: the workflow when tools exist, else why
@@ -211,9 +210,11 @@ pub fn edit_tool() -> Tool {
 pub fn instructions(languages: &Languages, read_only: bool) -> String {
     if languages.installed.is_empty() {
         let mut s = String::from(
-            "scry found no installed language server, so it offers no tools. Install one \
-             (rust-analyzer, pyright, typescript-language-server, gopls, clangd, ...) so that \
-             it is on PATH, or configure one in .scry.json, then restart this MCP server.",
+            "scry found no installed language server: lsp answers from its syntactic index \
+             (tree-sitter: definitions, references, symbols, hover by name, and map), each \
+             answer labelled so. For exact answers install a server (rust-analyzer, pyright, \
+             typescript-language-server, gopls, clangd, ...) on PATH, or configure one in \
+             .scry.json, then restart this MCP server.",
         );
         if let Some(m) = languages.missing_line() {
             s.push(' ');
