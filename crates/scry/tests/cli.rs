@@ -117,7 +117,16 @@ fn refs_prints_grouped_text_and_only_the_answer() {
     let root = env.root_str();
     // Debug logging on: logs must all go to stderr, stdout is the answer.
     let r = env.scry_env(
-        &["refs", "inventory.py", "total_weight", "--root", &root],
+        // A budget given: pyright's own answer, even while it loads.
+        &[
+            "refs",
+            "inventory.py",
+            "total_weight",
+            "--root",
+            &root,
+            "--timeout-ms",
+            "90000",
+        ],
         &[("SCRY_LOG", "debug")],
     );
     assert_eq!(r.code, 0, "stderr: {}", r.stderr);
@@ -141,6 +150,8 @@ fn refs_json_is_valid_with_locations() {
         "--root",
         &root,
         "--json",
+        "--timeout-ms",
+        "90000",
     ]);
     assert_eq!(r.code, 0, "stderr: {}", r.stderr);
     let v: Value = serde_json::from_str(&r.stdout).expect("stdout is one JSON document");

@@ -220,13 +220,22 @@ fn two_cli_calls_share_one_server_and_print_what_in_process_prints() {
         text(&first),
         "the same text with and without the daemon"
     );
-    let json_daemon = env.scry(&["refs", "inventory.py", "total_weight", "--json"]);
+    let json_daemon = env.scry(&[
+        "refs",
+        "inventory.py",
+        "total_weight",
+        "--json",
+        "--timeout-ms",
+        "90000",
+    ]);
     let json_local = env.scry(&[
         "refs",
         "inventory.py",
         "total_weight",
         "--json",
         "--no-daemon",
+        "--timeout-ms",
+        "90000",
     ]);
     assert_eq!(text(&json_daemon), text(&json_local));
 

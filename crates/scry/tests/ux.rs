@@ -374,14 +374,16 @@ fn progress_line_only_on_a_terminal() {
         assert!(out.status.success(), "{out:?}");
         String::from_utf8_lossy(&out.stdout).into_owned()
     };
-    let tty = on_pty("");
+    // A budget given: the wait for rust-analyzer (and its progress line),
+    // not a lower answer after 2 s.
+    let tty = on_pty("--timeout-ms 90000");
     assert!(
         tty.contains("rust-analyzer is "),
         "no progress line on the pty: {tty}"
     );
     assert!(tty.contains('…'), "{tty}");
     assert!(tty.contains("references to `total_weight`"), "{tty}");
-    let quiet = on_pty("--quiet");
+    let quiet = on_pty("--quiet --timeout-ms 90000");
     assert!(
         !quiet.contains("rust-analyzer is "),
         "--quiet drew progress: {quiet}"
@@ -390,8 +392,14 @@ fn progress_line_only_on_a_terminal() {
     // Piped: stderr carries nothing, stdout only the answer.
     let ws = fresh();
     let mut c = scry();
-    c.args(["refs", "src/inventory.rs", "total_weight"])
-        .current_dir(ws.path());
+    c.args([
+        "refs",
+        "src/inventory.rs",
+        "total_weight",
+        "--timeout-ms",
+        "90000",
+    ])
+    .current_dir(ws.path());
     envs(&mut c);
     let out = c.output().unwrap();
     assert!(out.status.success(), "{out:?}");
