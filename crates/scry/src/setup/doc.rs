@@ -28,6 +28,11 @@ impl Doc {
         match format {
             Format::Json | Format::Jsonc => {
                 let loose = format == Format::Jsonc;
+                // The tree keeps comments whatever the options say: strict
+                // JSON is checked by serde_json first.
+                if !loose && !text.trim().is_empty() {
+                    serde_json::from_str::<Value>(text).map_err(|e| e.to_string())?;
+                }
                 let opts = ParseOptions {
                     allow_comments: loose,
                     allow_trailing_commas: loose,
