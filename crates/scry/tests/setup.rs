@@ -197,7 +197,9 @@ impl Env {
         } else {
             self.project.path()
         };
-        base.join(c.file)
+        // As setup names it: the project's root canonical (macOS's /tmp
+        // is a link).
+        std::fs::canonicalize(base).unwrap().join(c.file)
     }
 
     /// `scry setup ARGS…`: (success, exit code, stdout, stderr).
@@ -434,6 +436,17 @@ fn bad_usage_is_refused() {
     let (code, _, err) = env.run(&["cursor", "--hooks"]);
     assert_eq!(code, 2);
     assert!(err.contains("error[SETUP_NO_HOOKS]"), "{err}");
+    let gone = env.project.path().join("gone");
+    let (code, out, err) = env.run(&[
+        "claude",
+        "--scope",
+        "project",
+        "--root",
+        gone.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2, "{out}");
+    assert!(err.contains("is not a directory"), "{err}");
+    assert!(!gone.exists());
     assert!(std::fs::read_dir(env.home.path()).unwrap().next().is_none());
 }
 

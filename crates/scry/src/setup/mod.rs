@@ -98,7 +98,15 @@ pub fn main() -> ExitCode {
         Err(code) => return code,
     };
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
-    let root = cli.root.as_ref().map(|r| cwd.join(r)).unwrap_or(cwd);
+    let given = cli.root.as_ref().map(|r| cwd.join(r)).unwrap_or(cwd);
+    // The project's root is used (and must be a directory) at project
+    // scope and when named; a user-scope setup works from anywhere.
+    let needs_root = cli.root.is_some() || cli.scope == Some(Scope::Project);
+    let root = match crate::argv::workspace_dir(&given) {
+        Some(r) => r,
+        None if needs_root => return crate::argv::not_a_directory("setup", &given),
+        None => given,
+    };
     let result = scry_binary().and_then(|scry| match &cli.client {
         None if cli.print || cli.remove || cli.hooks || cli.scope.is_some() => Err(usage(
             "SETUP_NO_CLIENT",
