@@ -30,6 +30,7 @@ mod doctor_cmd;
 mod first_words;
 mod index_cmd;
 mod progress;
+mod setup;
 mod trust_cmd;
 
 /// The help's text after the options: the actions (from the action table,
@@ -62,6 +63,8 @@ Examples:
   scry completions bash                      (also zsh, fish: shell completions)
   scry trust [DIR]                           (let DIR's .scry.json choose commands; --list, --revoke)
   scry mcp --root .                          (MCP server on stdio for agents: the lsp tool)
+  scry setup claude                          (register `scry mcp` with an agent: also codex, cursor,
+                                              vscode, gemini, opencode, zed, windsurf; alone: list)
   scry daemon status                         (the shared servers; also `stop`, `--foreground`;
                                               --no-daemon or SCRY_NO_DAEMON=1: run in-process)";
 
@@ -158,8 +161,15 @@ fn usage(msg: &str) -> ExitCode {
 }
 
 /// The first words handled before the action parser, by [`subcommand`].
-pub(crate) const SUBCOMMANDS: &[&str] =
-    &["doctor", "completions", "mcp", "trust", "daemon", "index"];
+pub(crate) const SUBCOMMANDS: &[&str] = &[
+    "doctor",
+    "completions",
+    "mcp",
+    "trust",
+    "daemon",
+    "index",
+    "setup",
+];
 
 /// Run the subcommand `word` (one of [`SUBCOMMANDS`]); `None` for any
 /// other word.
@@ -172,6 +182,7 @@ fn subcommand(word: &str) -> Option<ExitCode> {
         "trust" => trust_cmd::main(),
         "daemon" => daemon_cmd::main(),
         "index" => index_cmd::main(),
+        "setup" => setup::main(),
         _ => return None,
     })
 }
