@@ -476,8 +476,13 @@ fn claude_hooks_are_the_readme_recipe_with_this_binary() {
     let recipe = readme_recipe();
     let quoted = format!("'{}' diag", scry());
     for event in ["PreToolUse", "PostToolUse"] {
-        let ours = v["hooks"][event].as_array().unwrap().last().unwrap();
         let want = &recipe["hooks"][event][0];
+        let ours = v["hooks"][event]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|g| g["matcher"] == want["matcher"])
+            .unwrap();
         assert_eq!(ours["matcher"], want["matcher"]);
         let cmd = want["hooks"][0]["command"]
             .as_str()
@@ -485,7 +490,44 @@ fn claude_hooks_are_the_readme_recipe_with_this_binary() {
             .replace("scry diag", &quoted);
         assert_eq!(ours["hooks"][0]["command"], Value::from(cmd), "{event}");
     }
-    assert_eq!(v["hooks"]["PostToolUse"].as_array().unwrap().len(), 2);
+    // The user's hook, the edit check and the reminder after a search.
+    assert_eq!(v["hooks"]["PostToolUse"].as_array().unwrap().len(), 3);
+    let reminder = v["hooks"]["PostToolUse"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["matcher"] == "Grep")
+        .expect("the reminder after Grep");
+    let cmd = reminder["hooks"][0]["command"].as_str().unwrap();
+    let run = |pattern: &str| {
+        use std::io::Write;
+        let mut child = std::process::Command::new("sh")
+            .args(["-c", cmd])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let input = serde_json::json!({"tool_name": "Grep", "tool_input": {"pattern": pattern}});
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.to_string().as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    };
+    let said: Value = serde_json::from_str(&run("total_weight")).expect("hook JSON");
+    assert_eq!(said["hookSpecificOutput"]["hookEventName"], "PostToolUse");
+    let context = said["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap();
+    assert!(
+        context.contains("`total_weight`") && context.contains("references"),
+        "{context}"
+    );
+    assert_eq!(run("fn .*weight"), "", "not one identifier: nothing said");
     assert_eq!(v["permissions"]["allow"][0], "Bash(ls)");
     // The entry itself went to .mcp.json.
     let mcp: Value = serde_json::from_str(&read(&env.project.path().join(".mcp.json"))).unwrap();

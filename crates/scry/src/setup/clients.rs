@@ -128,6 +128,11 @@ pub struct HookSpec {
     /// The matcher (a regular expression) of the client's file-editing
     /// tools, whose input carries `file_path`.
     pub edit_tools: &'static str,
+    /// The matcher of the client's text-search tool (whose input carries
+    /// `pattern`) and whose hook output may add context for the model:
+    /// a search for an identifier is answered with a reminder that `lsp`
+    /// lists its references precisely. `None`: no reminder.
+    pub search_tools: Option<&'static str>,
     /// The variable the client sets to the project's root in a hook.
     pub project_env: &'static str,
     /// The hook's time limit in the client's unit (seconds or ms).
@@ -176,6 +181,7 @@ const CLAUDE_HOOKS: HookSpec = HookSpec {
     before: "PreToolUse",
     after: "PostToolUse",
     edit_tools: "Edit|MultiEdit|Write",
+    search_tools: Some("Grep"),
     project_env: "CLAUDE_PROJECT_DIR",
     timeout: 60,
 };
@@ -196,6 +202,9 @@ const GEMINI_HOOKS: HookSpec = HookSpec {
     before: "BeforeTool",
     after: "AfterTool",
     edit_tools: "write_file|replace",
+    // Gemini's hook output adds no context to a search's result that the
+    // model is known to read: no reminder.
+    search_tools: None,
     project_env: "GEMINI_PROJECT_DIR",
     timeout: 60_000,
 };

@@ -363,11 +363,20 @@ fn edit_hooks(
     let groups = hooks::groups(spec, scry);
     let mut fragment = Doc::parse("", format).expect("an empty file parses");
     let mut changed = false;
-    for (event, group) in &groups {
+    let mut events: Vec<&str> = groups.iter().map(|(e, _)| *e).collect();
+    events.dedup();
+    for event in events {
         let path = ["hooks", event];
-        fragment
-            .splice_array(&path, &|_| false, Some(group))
-            .expect("an empty file takes any path");
+        let wanted: Vec<&Value> = groups
+            .iter()
+            .filter(|(e, _)| *e == event)
+            .map(|(_, g)| g)
+            .collect();
+        for group in &wanted {
+            fragment
+                .splice_array(&path, &|_| false, Some(group))
+                .expect("an empty file takes any path");
+        }
         let current = doc.get(&path);
         let ours: Vec<&Value> = current
             .as_ref()
@@ -377,12 +386,16 @@ fn edit_hooks(
         let as_wanted = if remove {
             ours.is_empty()
         } else {
-            ours.len() == 1 && ours[0] == group
+            ours == wanted
         };
         if !as_wanted {
-            doc.splice_array(&path, &hooks::is_scry_group, (!remove).then_some(group))?;
+            doc.splice_array(&path, &hooks::is_scry_group, None)?;
             if remove {
                 doc.prune(&path)?;
+            } else {
+                for group in &wanted {
+                    doc.splice_array(&path, &|_| false, Some(group))?;
+                }
             }
             changed = true;
         }
@@ -393,7 +406,13 @@ fn edit_hooks(
             if remove {
                 "removed scry's edit-check hooks from".to_string()
             } else {
-                format!("added scry's edit-check hooks ({before} and {after} of edits) to")
+                let reminder = spec
+                    .search_tools
+                    .map(|t| format!(", and a reminder after {t}"))
+                    .unwrap_or_default();
+                format!(
+                    "added scry's edit-check hooks ({before} and {after} of edits{reminder}) to"
+                )
             }
         }),
         unchanged: if remove {
