@@ -211,6 +211,7 @@ fn a_subcommands_missing_root_is_one_usage_line() {
         ("index", vec!["index", &gone]),
         ("daemon", vec!["daemon", "status", "--root", &gone]),
         ("trust", vec!["trust", &gone]),
+        ("setup", vec!["setup", "claude", "--root", &gone]),
     ] {
         let r = env.scry(&args);
         assert_eq!(r.code, 2, "{command}: {}", r.stderr);

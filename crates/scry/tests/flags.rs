@@ -45,6 +45,7 @@ fn every_command_offers_root_and_timeout_ms_where_it_has_them() {
         (&["daemon"], true, false),
         (&["daemon", "status"], true, false),
         (&["daemon", "stop"], false, true),
+        (&["setup"], true, false),
     ];
     for (words, root, budget) in commands {
         let h = help(words);

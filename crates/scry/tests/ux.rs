@@ -97,8 +97,17 @@ fn completion_offers_every_action() {
             }
         }
         for w in &offered {
-            let subcommand =
-                ["doctor", "completions", "mcp", "trust", "daemon", "index"].contains(w);
+            // main.rs's SUBCOMMANDS.
+            let subcommand = [
+                "doctor",
+                "completions",
+                "mcp",
+                "trust",
+                "daemon",
+                "index",
+                "setup",
+            ]
+            .contains(w);
             assert!(
                 subcommand || scry_model::Action::parse(w).is_some(),
                 "{shell} offers {w}"
