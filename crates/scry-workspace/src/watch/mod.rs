@@ -788,7 +788,12 @@ mod tests {
             got.contains(&(root.join("pkg/sub/b.py"), CHANGED)),
             "{got:?}"
         );
-        assert!(!got.iter().any(|(p, _)| p.ends_with("old.py")), "{got:?}");
+        // Unix's status-change time is exact; Windows' times (under wine)
+        // may put the file written before within the margin: an unchanged
+        // file said changed costs a server one reread, never a stale answer.
+        if cfg!(unix) {
+            assert!(!got.iter().any(|(p, _)| p.ends_with("old.py")), "{got:?}");
+        }
         assert!(w.unseen().overflowed, "the overflow is said");
         assert!(!w.unseen().overflowed, "once, the rescan being done");
     }
