@@ -37,12 +37,6 @@ pub fn dir_for(cache: &Path, root: &Path) -> PathBuf {
     cache.join("index").join(format!("{key:016x}"))
 }
 
-/// The default cache directory ([`scry_base::dirs::cache`]: `$SCRY_CACHE_DIR`,
-/// XDG, `~/.cache/scry`; `%LOCALAPPDATA%\scry\cache` on Windows).
-pub fn default_cache() -> Option<PathBuf> {
-    scry_base::dirs::cache()
-}
-
 /// Where an index comes from.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Source {

@@ -96,7 +96,7 @@ fn trusted_and_indexed(root: &Path, ran: &Path) -> (Engine, PathBuf) {
     scry_workspace::trust::record(&store, root, &layers).unwrap();
     let ws = Workspace::open(root).unwrap();
     assert!(ws.config().trust.trust.is_trusted());
-    let cache = scry_index::cache::default_cache().unwrap();
+    let cache = scry_base::dirs::cache().unwrap();
     indexing::build(
         &cache,
         &ws,

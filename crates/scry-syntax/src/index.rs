@@ -36,11 +36,6 @@ pub const MAX_FILES: usize = 50_000;
 /// Bump when the extraction changes: older caches are then ignored.
 const CACHE_VERSION: u32 = 3;
 
-/// Where scry keeps caches: [`scry_base::dirs::cache`]
-/// (`$SCRY_CACHE_DIR`, else `$XDG_CACHE_HOME/scry`, else `~/.cache/scry`;
-/// `%LOCALAPPDATA%\scry\cache` on Windows).
-pub use scry_base::dirs::cache as default_cache_dir;
-
 /// A file left out of the index, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Skipped {

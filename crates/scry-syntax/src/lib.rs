@@ -19,7 +19,7 @@ pub mod lang;
 pub mod names;
 
 pub use extract::{Def, FileIndex, Implementation, Ref};
-pub use index::{MAX_FILE_BYTES, Scope, Skipped, Snapshot, SyntaxIndex, default_cache_dir};
+pub use index::{MAX_FILE_BYTES, Scope, Skipped, Snapshot, SyntaxIndex};
 pub mod map;
 pub mod query;
 

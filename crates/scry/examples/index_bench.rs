@@ -100,7 +100,7 @@ async fn main() {
     let mut out = args
         .get(5)
         .map(|p| std::fs::File::create(p).expect("create out"));
-    let cache = scry_index::cache::default_cache().expect("SCRY_CACHE_DIR or HOME");
+    let cache = scry_base::dirs::cache().expect("SCRY_CACHE_DIR or HOME");
     let Ok(Some((ix, _))) = scry_index::cache::load(&cache, &root, None) else {
         eprintln!(
             "no usable index for {} under {}: run `scry index` first",

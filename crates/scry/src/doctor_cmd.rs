@@ -51,7 +51,7 @@ pub fn main(args: impl Iterator<Item = std::ffi::OsString>) -> ExitCode {
     };
     let report = scry_workspace::doctor::diagnose(&config, &root);
     let indexes = scry_ops::engine::indexed::doctor_indexes(
-        scry_index::cache::default_cache().as_deref(),
+        scry_base::dirs::cache().as_deref(),
         &config,
         &root,
     );

@@ -68,7 +68,7 @@ pub fn main() -> ExitCode {
         Ok(c) => c,
         Err(code) => return code,
     };
-    let Some(cache_dir) = cache::default_cache() else {
+    let Some(cache_dir) = scry_base::dirs::cache() else {
         eprintln!("scry index: no cache directory (set SCRY_CACHE_DIR or HOME)");
         return ExitCode::from(1);
     };

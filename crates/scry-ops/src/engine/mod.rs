@@ -78,7 +78,7 @@ impl Engine {
     pub fn new(ws: Arc<Workspace>) -> Engine {
         let syntax = Arc::new(scry_syntax::SyntaxIndex::new(
             ws.root(),
-            scry_syntax::default_cache_dir().as_deref(),
+            scry_base::dirs::cache().as_deref(),
         ));
         let edits = Editor::new(ws.clone());
         edits.install_hook();
@@ -90,7 +90,7 @@ impl Engine {
             edits,
             changes: Arc::default(),
             syntax,
-            index: Arc::new(indexed::IndexSlot::new(scry_syntax::default_cache_dir())),
+            index: Arc::new(indexed::IndexSlot::new(scry_base::dirs::cache())),
             index_notes: Arc::default(),
             refresh: Arc::default(),
             scans: Arc::default(),
