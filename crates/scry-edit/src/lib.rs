@@ -59,3 +59,6 @@ pub mod plan;
 pub mod platform;
 pub mod report;
 pub mod writer;
+
+#[cfg(test)]
+mod tests;

@@ -4,8 +4,9 @@
 //! (`fuzz/corpus/<target>/`, [`replay_corpus`]), whether a missing tool skips a test or fails it
 //! (`SCRY_REQUIRE_SERVERS=1`), where the fake language server
 //! (`scry-fake-lsp`, this package's binary) was built, JSON clean-ups, an
-//! MCP client over a child's stdio ([`mcp_stdio`]), and readers of what
-//! `scry mcp --http` says ([`mcp_http`]).
+//! MCP client over a child's stdio ([`mcp_stdio`]), readers of what
+//! `scry mcp --http` says ([`mcp_http`]), and workspaces for the edit
+//! layer's tests ([`edits`]).
 //!
 //! Invariants: nothing here writes under the repository (fixtures are only
 //! read and copied), and nothing depends on scry's own crates, so any crate
@@ -17,6 +18,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+pub mod edits;
 pub mod mcp_http;
 pub mod mcp_stdio;
 
