@@ -56,12 +56,5 @@ fn main() {
 
 /// The process's peak resident memory in KiB (`VmHWM`), 0 where unknown.
 fn peak_kib() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("VmHWM:"))
-                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        })
-        .unwrap_or(0)
+    scry_testkit::proc::status_kib("self", "VmHWM").unwrap_or(0)
 }

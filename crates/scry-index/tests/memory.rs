@@ -92,9 +92,9 @@ fn child() {
     let root = scry_base::paths::canonical(&dir.join("ws")).unwrap();
     let mut opts = ConvertOptions::new(&root);
     opts.max_memory = cap << 20;
-    let before = status_kib("VmRSS:");
+    let before = status_kib("VmRSS");
     let r = convert::convert(&dir.join("index.scip"), &dir.join("index.db"), opts);
-    let added = status_kib("VmHWM:").saturating_sub(before);
+    let added = status_kib("VmHWM").saturating_sub(before);
     let outcome = match r {
         Ok(b) => format!("converted {b:?}"),
         Err(e) => format!("{} {e}", e.code()),
@@ -102,11 +102,7 @@ fn child() {
     println!("MEMORY {added} {outcome}");
 }
 
-/// A figure of `/proc/self/status`, in KiB.
+/// A figure of this process's `/proc/self/status`, in KiB.
 fn status_kib(key: &str) -> u64 {
-    let s = std::fs::read_to_string("/proc/self/status").unwrap();
-    s.lines()
-        .find_map(|l| l.strip_prefix(key))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap()
+    scry_testkit::proc::status_kib("self", key).unwrap()
 }

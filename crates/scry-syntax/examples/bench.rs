@@ -11,14 +11,7 @@ use std::time::Instant;
 use scry_syntax::{Focus, Scope, SyntaxIndex, map};
 
 fn rss_kib() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmRSS:"))
-                .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
-        })
-        .unwrap_or(0)
+    scry_testkit::proc::status_kib("self", "VmRSS").unwrap_or(0)
 }
 
 fn main() {

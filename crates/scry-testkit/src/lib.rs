@@ -5,8 +5,8 @@
 //! (`SCRY_REQUIRE_SERVERS=1`), where the fake language server
 //! (`scry-fake-lsp`, this package's binary) was built, JSON clean-ups, an
 //! MCP client over a child's stdio ([`mcp_stdio`]), readers of what
-//! `scry mcp --http` says ([`mcp_http`]), and workspaces for the edit
-//! layer's tests ([`edits`]).
+//! `scry mcp --http` says ([`mcp_http`]), workspaces for the edit
+//! layer's tests ([`edits`]), and a process's memory figures ([`proc`]).
 //!
 //! Invariants: nothing here writes under the repository (fixtures are only
 //! read and copied), and nothing depends on scry's own crates, so any crate
@@ -21,6 +21,7 @@ use serde_json::Value;
 pub mod edits;
 pub mod mcp_http;
 pub mod mcp_stdio;
+pub mod proc;
 
 /// The repository's root (canonical): the directory holding `crates/`,
 /// `fixtures/` and `fuzz/`, found from this package's place in it.

@@ -129,11 +129,7 @@ impl Drop for Env {
 
 /// The peak resident memory of `pid` in KiB (`VmHWM`).
 fn hwm_kib(pid: u32) -> u64 {
-    let s = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    s.lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap()
+    scry_testkit::proc::status_kib(&pid.to_string(), "VmHWM").unwrap()
 }
 
 fn pyright_installed() -> bool {
@@ -601,20 +597,12 @@ fn an_mcp_client_that_never_reads_is_not_read_either() {
         }
     });
     // Stalled: nothing more written for 2 s (scry stopped reading).
-    let t = Instant::now();
-    let (mut last, mut since) = (0, Instant::now());
-    let stalled = loop {
-        std::thread::sleep(Duration::from_millis(200));
-        let now = written.load(Ordering::SeqCst);
-        if now != last {
-            (last, since) = (now, Instant::now());
-        } else if since.elapsed() > Duration::from_secs(2) {
-            break true;
-        }
-        if t.elapsed() > Duration::from_secs(60) || writer.is_finished() {
-            break false;
-        }
-    };
+    let stalled = scry_testkit::proc::stalls(
+        &written,
+        Duration::from_secs(2),
+        Duration::from_secs(60),
+        || writer.is_finished(),
+    );
     let peak = hwm_kib(pid);
     let _ = child.kill();
     let _ = child.wait();

@@ -33,12 +33,25 @@ fn post(addr: &str, headers: &str) -> u16 {
         .expect("a status code")
 }
 
-#[test]
-fn serves_http_with_a_token_and_stops_on_sigterm() {
+/// `scry mcp --http 127.0.0.1:0` over a new workspace holding `files`: its
+/// temporary home, its state directory, the child and the line it starts
+/// with (where it serves, where the token is).
+struct Served {
+    _dir: tempfile::TempDir,
+    state: std::path::PathBuf,
+    child: std::process::Child,
+    line: String,
+    /// Kept open: a server whose stderr is closed stops.
+    _err: BufReader<std::process::ChildStderr>,
+}
+
+fn serve(files: &[(&str, &str)]) -> Served {
     let dir = tempfile::tempdir().unwrap();
     let root = scry_base::paths::canonical(dir.path()).unwrap().join("ws");
     std::fs::create_dir_all(&root).unwrap();
-    std::fs::write(root.join("a.py"), "x = 1\n").unwrap();
+    for (name, text) in files {
+        std::fs::write(root.join(name), text).unwrap();
+    }
     let state = dir.path().join("state");
     let mut child = scry()
         .args(["mcp", "--http", "127.0.0.1:0", "--root"])
@@ -52,6 +65,24 @@ fn serves_http_with_a_token_and_stops_on_sigterm() {
     let mut err = BufReader::new(child.stderr.take().unwrap());
     let mut line = String::new();
     err.read_line(&mut line).expect("the start line");
+    Served {
+        _dir: dir,
+        state,
+        child,
+        line,
+        _err: err,
+    }
+}
+
+#[test]
+fn serves_http_with_a_token_and_stops_on_sigterm() {
+    let Served {
+        _dir,
+        state,
+        mut child,
+        line,
+        _err,
+    } = serve(&[("a.py", "x = 1\n")]);
     let token_path = state.join("scry/mcp-http-token");
     let token = std::fs::read_to_string(&token_path)
         .expect("the token was generated in the state directory")
@@ -128,24 +159,14 @@ fn refuses_remote_without_allow_remote() {
 fn http_clients_that_never_read_are_not_read_either() {
     use std::sync::Arc;
     use std::sync::atomic::{AtomicU64, Ordering};
-    use std::time::Instant;
-    let dir = tempfile::tempdir().unwrap();
-    let root = scry_base::paths::canonical(dir.path()).unwrap().join("ws");
-    std::fs::create_dir_all(&root).unwrap();
-    let state = dir.path().join("state");
-    let mut child = scry()
-        .args(["mcp", "--http", "127.0.0.1:0", "--root"])
-        .arg(&root)
-        .env("XDG_STATE_HOME", &state)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("scry runs");
+    let Served {
+        _dir,
+        state,
+        mut child,
+        line,
+        _err,
+    } = serve(&[]);
     let pid = child.id();
-    let mut err = BufReader::new(child.stderr.take().unwrap());
-    let mut line = String::new();
-    err.read_line(&mut line).expect("the start line");
     let addr = scry_testkit::mcp_http::served_at(&line);
     let token = std::fs::read_to_string(state.join("scry/mcp-http-token"))
         .unwrap()
@@ -207,26 +228,13 @@ fn http_clients_that_never_read_are_not_read_either() {
         }));
     }
     // Stalled: nothing more written for 3 s.
-    let t = Instant::now();
-    let (mut last, mut since) = (0, Instant::now());
-    let stalled = loop {
-        std::thread::sleep(Duration::from_millis(200));
-        let now = written.load(Ordering::SeqCst);
-        if now != last {
-            (last, since) = (now, Instant::now());
-        } else if since.elapsed() > Duration::from_secs(3) {
-            break true;
-        }
-        if t.elapsed() > Duration::from_secs(90) || writers.iter().all(|w| w.is_finished()) {
-            break false;
-        }
-    };
-    let peak = std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .unwrap()
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-        .unwrap();
+    let stalled = scry_testkit::proc::stalls(
+        &written,
+        Duration::from_secs(3),
+        Duration::from_secs(90),
+        || writers.iter().all(|w| w.is_finished()),
+    );
+    let peak = scry_testkit::proc::status_kib(&pid.to_string(), "VmHWM").unwrap();
     let _ = child.kill();
     let _ = child.wait();
     for s in &streams {

@@ -90,16 +90,8 @@ fn daemon_pid(bin: &Path, base: &Path, ws: &Path) -> Option<u32> {
 }
 
 fn hwm_mib(pid: u32) -> Option<f64> {
-    let s = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let kib: f64 = s
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))?
-        .trim()
-        .trim_end_matches("kB")
-        .trim()
-        .parse()
-        .ok()?;
-    Some(kib / 1024.0)
+    let kib = scry_testkit::proc::status_kib(&pid.to_string(), "VmHWM")?;
+    Some(kib as f64 / 1024.0)
 }
 
 /// (seconds, killed, daemon peak MiB) per case, each case on a fresh
