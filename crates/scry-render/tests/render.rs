@@ -418,6 +418,26 @@ fn references_from_a_partial_view() {
     insta::assert_json_snapshot!("references_partial_view_json", json);
 }
 
+/// Files whose names are not UTF-8 write the name: the server cannot open
+/// them, so the references are partial, said with the files (escaped) and
+/// what to do (issue 38).
+#[test]
+fn references_missing_files_whose_names_are_not_utf8() {
+    let mut a = references();
+    a.partial = Some(Reason::NotUtf8Names {
+        server: "rust-analyzer".into(),
+        name: "total_weight".into(),
+        shown: vec![p("src/odd.rs")],
+        files: 2,
+    });
+    let (text, json) = both(&a, &RenderOptions::default());
+    insta::assert_snapshot!("references_not_utf8_text", text);
+    assert_eq!(
+        json["partial"],
+        "rust-analyzer cannot open files whose names are not UTF-8 (a language server names a file as text), and `total_weight` is written in 2 such files: src/odd.rs, …"
+    );
+}
+
 /// The server listed more than scry kept: the count is said as a lower
 /// bound, in text and JSON (issue 38).
 #[test]
