@@ -166,7 +166,9 @@ pub fn display(path: &Path, root: &Path) -> String {
 
 /// `name` as text: its UTF-8 characters as they are, every byte that is no
 /// part of one as `\xNN` (two lower-case hex digits, as Rust writes a byte
-/// escape). Borrowed (no copy) when the name is UTF-8.
+/// escape), and (where `/` separates) a `\` before an `x` as `\x5c`, so
+/// that no two names are shown alike. Borrowed (no copy) when the name is
+/// UTF-8 and holds no `\x`.
 pub fn escape_bytes(name: &OsStr) -> Cow<'_, str> {
     use std::fmt::Write;
     // Where `\` separates (Windows) no name holds one: nothing to tell apart.

@@ -586,3 +586,21 @@ fn a_linked_file_is_edited_where_the_link_leads() {
     assert_eq!(code, 1, "{err}");
     assert!(err.contains("leads nowhere"), "{err}");
 }
+
+/// A private configuration file (`~/.claude.json` holds tokens) is backed
+/// up private: the backup has the file's permissions.
+#[cfg(unix)]
+#[test]
+fn a_private_file_is_backed_up_private() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = Env::new();
+    let file = env.home.path().join(".claude.json");
+    write(&file, "{\"oauthAccount\": {\"token\": \"secret\"}}\n");
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
+    env.ok(&["claude"]);
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&file), 0o600);
+    let backup = env.home.path().join(".claude.json.scry-backup");
+    assert_eq!(mode(&backup), 0o600, "the backup is as private as the file");
+    assert!(read(&backup).contains("secret"));
+}

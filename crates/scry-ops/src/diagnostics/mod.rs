@@ -234,13 +234,14 @@ pub fn expand_targets(ws: &Workspace, targets: &[PathBuf]) -> Result<Targets, Op
     })
 }
 
-/// Plan the jobs for `files`: (provider, root) → files. Providers that
-/// apply but are not installed come back as runs.
-/// A file whose name is not UTF-8 goes to no provider (each names files
-/// as text and cannot open it): it comes back as what each first provider
-/// could not open.
+/// The files whose names are not UTF-8, by the provider that would have
+/// checked each first: every provider names files as text and cannot
+/// open them.
 type Unopened = BTreeMap<String, Vec<PathBuf>>;
 
+/// Plan the jobs for `files`: (provider, root) → files. Providers that
+/// apply but are not installed come back as runs; a file whose name is
+/// not UTF-8 goes to no provider and comes back in [`Unopened`].
 fn plan(ws: &Workspace, files: &[PathBuf]) -> (Vec<Job>, Vec<ProviderRun>, Unopened) {
     let config = ws.config();
     let root = ws.root().to_path_buf();

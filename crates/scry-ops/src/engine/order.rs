@@ -284,7 +284,7 @@ impl Engine {
     /// phase — started for this question, starting, loading or indexing
     /// (its `$/progress`, with its percentage where it says one) —, as the
     /// reason a lower answer is given early; `None` when it is ready (a
-    /// slow answer is waited for) or not running at all.
+    /// slow answer is waited for), or it exited.
     fn loading(&self, q: &Valid, asked: &AskedPath) -> Option<Why> {
         match self.server_waiting(q, asked, false)? {
             r @ (Reason::Indexing { .. } | Reason::ServerStarting { .. }) => Some(Why::Partial(r)),

@@ -8,14 +8,16 @@
 //! [`scry_base::walk::SKIPPED_DIRS`] never entered), at most
 //! `limits.maxWatchedDirs` ([`MAX_DIRS`] by default). A directory past that
 //! bound, or one the kernel refuses a watch (its limit on watches), is
-//! polled instead ([`poll`]): compared with what it held at each drain,
+//! polled instead ([`poll`]) — all of them when no watcher can be made at
+//! all —: compared with what it held at each drain,
 //! within [`POLL_WITHIN`], so a change there reaches the servers too; what a
 //! drain could not poll in its time, what lies past the polling bound, and
 //! a kernel queue that overflowed are said ([`FileWatcher::unseen`]: the
 //! next answer's note, and `status`). After an overflow every watched
 //! directory is looked at again for what changed meanwhile ([`rescan`],
-//! within [`POLL_WITHIN`] a drain), and said until that is done. A directory a question is asked
-//! about is watched first ([`FileWatcher::watch_first`]). Directories created
+//! within [`POLL_WITHIN`] a drain), and said until that is done. A
+//! directory a question is asked about is watched first
+//! ([`FileWatcher::watch_first`]). Directories created
 //! later are added when their event is drained, and the files already in
 //! them reported as created. A directory removed or moved away is no
 //! longer watched, nor is anything below it (a watch follows what it was

@@ -4,8 +4,8 @@
 //! - A file that is a symbolic link is edited where the link leads (a
 //!   dotfiles repository keeps working; the link is never replaced by a
 //!   plain file); a link that leads nowhere is an error.
-//! - Before a file is changed, its old bytes are copied to
-//!   `<file>.scry-backup` beside it (the real file, behind any link).
+//! - Before a file is changed, it is copied to `<file>.scry-backup`
+//!   beside it (the real file, behind any link), with its permissions.
 //! - The new text is written to a temporary file in the same directory,
 //!   synced, given the old file's permissions (`~/.claude.json` is often
 //!   0600), and renamed over the file (`scry_edit`'s atomic replace): the
@@ -61,10 +61,12 @@ pub fn replace(path: &Path, old: Option<&str>, text: &str) -> Result<Option<Path
         .filter(|d| !d.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir).map_err(|e| fail("make the directory of", e))?;
+    // Copied, so the backup has the file's permissions too: a private
+    // file (`~/.claude.json` holds tokens) is never backed up readable.
     let backup = match old {
-        Some(old) => {
+        Some(_) => {
             let b = backup_path(path);
-            std::fs::write(&b, old).map_err(|e| fail("back up", e))?;
+            std::fs::copy(path, &b).map_err(|e| fail("back up", e))?;
             Some(b)
         }
         None => None,
@@ -76,11 +78,13 @@ pub fn replace(path: &Path, old: Option<&str>, text: &str) -> Result<Option<Path
     let tmp = dir.join(tmp_name);
     let staged = (|| {
         let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(text.as_bytes())?;
-        f.sync_all()?;
+        // The file's permissions before its text: a private file's text
+        // is never in a readable one.
         if let Some(p) = perms {
             std::fs::set_permissions(&tmp, p)?;
         }
+        f.write_all(text.as_bytes())?;
+        f.sync_all()?;
         scry_edit::platform::replace::rename(&tmp, path)?;
         scry_edit::platform::replace::sync_dir(dir)
     })();
