@@ -1,7 +1,7 @@
 //! What a process's measurements say in tests and benchmarks: a figure of
 //! `/proc/<pid>/status` (Linux: `VmHWM`, the peak resident memory;
-//! `VmRSS`), and whether a writer that scry should stop reading has
-//! stalled.
+//! `VmRSS`), whether a writer that scry should stop reading has
+//! stalled, and a command run with its input fed as a hook's is.
 //!
 //! Invariant: reading only; `None` where the figure cannot be read (no
 //! `/proc`, the process gone).
@@ -41,4 +41,19 @@ pub fn stalls(
             return false;
         }
     }
+}
+
+/// Run `c` (its stdout and stderr piped) with `input` on its stdin, as an
+/// agent runs a hook command: its output once it exits.
+pub fn run_fed(c: &mut std::process::Command, input: &[u8]) -> std::process::Output {
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut child = c
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let _ = child.stdin.take().unwrap().write_all(input);
+    child.wait_with_output().unwrap()
 }

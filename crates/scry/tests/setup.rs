@@ -500,21 +500,11 @@ fn claude_hooks_are_the_readme_recipe_with_this_binary() {
         .expect("the reminder after Grep");
     let cmd = reminder["hooks"][0]["command"].as_str().unwrap();
     let run = |pattern: &str| {
-        use std::io::Write;
-        let mut child = std::process::Command::new("sh")
-            .args(["-c", cmd])
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
         let input = serde_json::json!({"tool_name": "Grep", "tool_input": {"pattern": pattern}});
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(input.to_string().as_bytes())
-            .unwrap();
-        let out = child.wait_with_output().unwrap();
+        let out = scry_testkit::proc::run_fed(
+            std::process::Command::new("sh").args(["-c", cmd]),
+            input.to_string().as_bytes(),
+        );
         assert!(out.status.success(), "{out:?}");
         String::from_utf8_lossy(&out.stdout).trim().to_string()
     };

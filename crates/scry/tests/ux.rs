@@ -248,27 +248,16 @@ fn diagnostics_changes_after_the_agents_own_edits() {
     };
     let (pre, post) = readme_hooks();
     let hook_on = |cmd: &str, file: &std::path::Path| -> (i32, String, String) {
-        use std::io::Write;
         let mut c = Command::new("sh");
-        c.args(["-c", cmd])
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped());
+        c.args(["-c", cmd]);
         envs(&mut c);
-        let mut child = c.spawn().unwrap();
         let input = serde_json::json!({
             "hook_event_name": "PostToolUse",
             "tool_name": "Edit",
             "tool_input": {"file_path": file, "old_string": "x", "new_string": "y"},
             "cwd": ws.path(),
         });
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(input.to_string().as_bytes())
-            .unwrap();
-        let out = child.wait_with_output().unwrap();
+        let out = scry_testkit::proc::run_fed(&mut c, input.to_string().as_bytes());
         (
             out.status.code().unwrap(),
             String::from_utf8(out.stdout).unwrap(),
