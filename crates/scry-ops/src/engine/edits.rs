@@ -263,15 +263,11 @@ pub(crate) async fn rename(
     edited.dedup();
     let mut answer = Answer::new(Action::Rename, cx.question.clone(), Body::Edit(report));
     answer.server = Some(session.name().to_string());
-    let outside = match &route {
-        Some(route) => super::reach::outside(&cx.ws, route, &old_name, &edited, cx.deadline).await,
-        None => None,
+    let unseen = match &route {
+        Some(route) => super::reach::unseen(&cx.ws, route, &old_name, &edited, cx.deadline).await,
+        None => Vec::new(),
     };
-    let unopened = match &route {
-        Some(route) => super::reach::not_utf8(&cx.ws, route, &old_name, &edited, cx.deadline).await,
-        None => None,
-    };
-    let mut reached = [left, outside, unopened].into_iter().flatten();
+    let mut reached = left.into_iter().chain(unseen);
     answer.partial = reached.next();
     answer.notes.extend(reached);
     answer.asked_at = Some(navigate::asked_at(path, index, &cand));

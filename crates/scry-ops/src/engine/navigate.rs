@@ -220,9 +220,8 @@ pub(crate) async fn positional(cx: &Ctx, action: Action, spot: &Spot) -> Result<
     }
     if let Some((route, name, left)) = reach {
         let answered = answered_files(&answer.body);
-        let outside = super::reach::outside(&cx.ws, &route, &name, &answered, cx.deadline).await;
-        let unopened = super::reach::not_utf8(&cx.ws, &route, &name, &answered, cx.deadline).await;
-        for r in [left, outside, unopened].into_iter().flatten() {
+        let unseen = super::reach::unseen(&cx.ws, &route, &name, &answered, cx.deadline).await;
+        for r in left.into_iter().chain(unseen) {
             if answer.partial.is_none() {
                 answer.partial = Some(r);
             } else {

@@ -4,12 +4,12 @@
 //! folder it answers from that a server loading projects on open has not
 //! loaded are opened ([`open_projects`]; catalogue `projectRoot.projects`,
 //! tsserver); after, the parts of the workspace holding files of its
-//! languages outside that folder which write the name are said
-//! ([`outside`]), and so are its files whose names are not UTF-8, which a
-//! server cannot open ([`not_utf8`]): an answer from a partial view never
-//! looks complete.
+//! languages outside that folder which write the name are said, and so
+//! are its files whose names are not UTF-8, which a server cannot open
+//! ([`unseen`], one scan): an answer from a partial view never looks
+//! complete.
 //!
-//! Invariants: all are bounded by the call's deadline (a share of what is
+//! Invariants: both are bounded by the call's deadline (a share of what is
 //! left of it) and by the layout's and the name scan's own bounds
 //! (`scry_workspace::layout`); the blocking work runs off the runtime's
 //! workers; neither fails the call — what they could not finish in time
@@ -179,106 +179,101 @@ pub(crate) async fn open_projects(
     })
 }
 
-/// The parts of the workspace with files of the route's server outside the
-/// root it answered from (`route.root`) that write `name` — but for the
-/// files the answer has locations in (`answered`) —, as the answer's
-/// `Partial` reason; `None` when there are none (or they could not be
-/// read in time).
-pub(crate) async fn outside(
+/// What the route's server could not see of the workspace's files that
+/// write `name` — but for the files the answer has locations in
+/// (`answered`) —, as the answer's `Partial` reasons, in one scan off the
+/// runtime: the parts outside the root it answered from (`route.root`),
+/// and the files whose names are not UTF-8, which it cannot open. Empty
+/// when there are none (or they could not be read in time).
+pub(crate) async fn unseen(
     ws: &Arc<Workspace>,
     route: &Route,
     name: &str,
     answered: &[PathBuf],
     deadline: Instant,
-) -> Option<Reason> {
+) -> Vec<Reason> {
     if name.is_empty() {
-        return None;
+        return Vec::new();
     }
     let answered = answered.to_vec();
-    let (parts, files, complete) = Scan::new(ws, route, name, deadline)
+    let found = Scan::new(ws, route, name, deadline)
         .run(deadline, "what the server does not see", move |scan| {
-            let view = scan
-                .ws
-                .outside_view(&scan.spec, std::slice::from_ref(&scan.root));
-            let mut parts = Vec::new();
-            let mut files = Vec::new();
-            let mut complete = true;
-            for (i, (part, dirs)) in view.parts.iter().enumerate() {
-                let want = COUNTED.saturating_sub(files.len()).max(1);
-                let m = scan.mentions(dirs, want);
-                complete &= m.complete && m.files.len() < want;
-                let unanswered: Vec<PathBuf> = m
-                    .files
-                    .into_iter()
-                    .filter(|f| !answered.iter().any(|a| scry_base::paths::same(a, f)))
-                    .collect();
-                if !unanswered.is_empty() {
-                    parts.push(part.clone());
-                    files.extend(unanswered);
-                }
-                if files.len() >= COUNTED || std::time::Instant::now() >= scan.until {
-                    // Stopped before the last part: not every file was read.
-                    complete &= i + 1 == view.parts.len();
-                    break;
-                }
-            }
-            (parts, files, complete)
+            let unanswered = |f: &PathBuf| !answered.iter().any(|a| scry_base::paths::same(a, f));
+            (outside(scan, &unanswered), not_utf8(scan, &unanswered))
         })
-        .await?;
-    if files.is_empty() {
-        return None;
+        .await;
+    let Some(((parts, files, complete), odd)) = found else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    if !files.is_empty() {
+        out.push(Reason::OutsideServerView {
+            server: route.spec.id.clone(),
+            name: name.to_string(),
+            folders: vec![route.root.clone()],
+            parts,
+            files: files.len(),
+            shown: files.into_iter().take(SHOWN).collect(),
+            complete,
+        });
     }
-    Some(Reason::OutsideServerView {
-        server: route.spec.id.clone(),
-        name: name.to_string(),
-        folders: vec![route.root.clone()],
-        parts,
-        files: files.len(),
-        shown: files.into_iter().take(SHOWN).collect(),
-        complete,
-    })
+    if !odd.is_empty() {
+        out.push(Reason::NotUtf8Names {
+            server: route.spec.id.clone(),
+            name: name.to_string(),
+            files: odd.len(),
+            shown: odd.into_iter().take(SHOWN).collect(),
+        });
+    }
+    out
 }
 
-/// The workspace's files of the route's server whose names are not UTF-8
-/// (which it cannot open) that write `name`, but for those the answer has
-/// locations in (`answered`), as the answer's `Partial` reason; `None`
-/// when there are none. Reads at most `layout::MAX_UNNAMED` files a type,
-/// each within the file limit, until a quarter of what is left of the
-/// call.
-pub(crate) async fn not_utf8(
-    ws: &Arc<Workspace>,
-    route: &Route,
-    name: &str,
-    answered: &[PathBuf],
-    deadline: Instant,
-) -> Option<Reason> {
-    if name.is_empty() {
-        return None;
+/// The parts of the workspace with files of the scan's server outside its
+/// root that write the name (those `unanswered` lets through), the files,
+/// and whether every such file was read.
+fn outside(
+    scan: &Scan,
+    unanswered: &dyn Fn(&PathBuf) -> bool,
+) -> (Vec<PathBuf>, Vec<PathBuf>, bool) {
+    let view = scan
+        .ws
+        .outside_view(&scan.spec, std::slice::from_ref(&scan.root));
+    let mut parts = Vec::new();
+    let mut files = Vec::new();
+    let mut complete = true;
+    for (i, (part, dirs)) in view.parts.iter().enumerate() {
+        let want = COUNTED.saturating_sub(files.len()).max(1);
+        let m = scan.mentions(dirs, want);
+        complete &= m.complete && m.files.len() < want;
+        let left: Vec<PathBuf> = m.files.into_iter().filter(|f| unanswered(f)).collect();
+        if !left.is_empty() {
+            parts.push(part.clone());
+            files.extend(left);
+        }
+        if files.len() >= COUNTED || std::time::Instant::now() >= scan.until {
+            // Stopped before the last part: not every file was read.
+            complete &= i + 1 == view.parts.len();
+            break;
+        }
     }
-    let answered = answered.to_vec();
-    let (shown, files) = Scan::new(ws, route, name, deadline)
-        .run(deadline, "files the server cannot open", move |scan| {
-            let (files, _) = scan.ws.layout().not_utf8(&scan.spec.file_types);
-            let writing: Vec<PathBuf> = files
-                .into_iter()
-                .filter(|f| !answered.iter().any(|a| scry_base::paths::same(a, f)))
-                .take_while(|_| std::time::Instant::now() < scan.until)
-                .filter(|f| {
-                    scry_base::disk::read(f, scan.limit).is_ok_and(|text| {
-                        scry_workspace::layout::writes_word(&text, scan.name.as_bytes())
-                    })
-                })
-                .collect();
-            let n = writing.len();
-            (writing, n)
+    (parts, files, complete)
+}
+
+/// The workspace's files of the scan's server whose names are not UTF-8
+/// (which it cannot open) that write the name (those `unanswered` lets
+/// through): at most `layout::MAX_UNNAMED` a type, each read within the
+/// file limit, until the scan's time is up.
+fn not_utf8(scan: &Scan, unanswered: &dyn Fn(&PathBuf) -> bool) -> Vec<PathBuf> {
+    let (files, _) = scan.ws.layout().not_utf8(&scan.spec.file_types);
+    files
+        .into_iter()
+        .filter(|f| unanswered(f))
+        .take_while(|_| std::time::Instant::now() < scan.until)
+        .filter(|f| {
+            scry_base::disk::read(f, scan.limit)
+                .is_ok_and(|text| scry_workspace::layout::writes_word(&text, scan.name.as_bytes()))
         })
-        .await?;
-    (files > 0).then(|| Reason::NotUtf8Names {
-        server: route.spec.id.clone(),
-        name: name.to_string(),
-        files,
-        shown: shown.into_iter().take(SHOWN).collect(),
-    })
+        .collect()
 }
 
 #[cfg(test)]
