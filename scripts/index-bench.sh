@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# SCIP index benchmark (crates/scry/examples/index_bench.rs; not a timed
+# SCIP index benchmark (crates/scry-lsp/examples/index_bench.rs; not a timed
 # test): per project, builds its index with `scry index` (timed), then
 # measures on cold engines the time to the first precise answer with and
 # without the index, and the index answers' agreement with the warm server

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Prepares real third-party code, available offline, for the name-accuracy
-# benchmark (crates/scry/examples/name_accuracy.rs), one project per language,
+# benchmark (crates/scry-lsp/examples/name_accuracy.rs), one project per language,
 # under ${1:-/tmp/scry-name-bench}:
 #   rust/        regex-syntax from the cargo registry (a scry dependency)
 #   python/      the pure-Python `attr` package from site-packages (attrs)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Name-accuracy benchmark over real third-party code (see
-# crates/scry/examples/name_accuracy.rs): N questions per language, asked by
+# crates/scry-lsp/examples/name_accuracy.rs): N questions per language, asked by
 # (path, symbol, line) and compared with the server's answer at the exact
 # position. Prints the misses and one summary line per language.
 #   scripts/name-accuracy.sh [N=100] [SEED=7] [LANGS="rust python typescript go c"]

@@ -21,7 +21,7 @@ if (!pkg) {
   fail(
     `no prebuilt scry for this platform (${key}); prebuilt: ${Object.keys(PLATFORMS).join(", ")}.\n` +
       "Install it otherwise: `cargo install scry-lsp` (Rust 1.88+), or from the sources: " +
-      "`cargo install --locked --path crates/scry`."
+      "`cargo install --locked --path crates/scry-lsp`."
   );
 }
 let bin;

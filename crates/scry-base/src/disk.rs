@@ -160,7 +160,7 @@ fn open(path: &Path, limit: u64) -> Result<(File, Metadata), ReadError> {
 }
 
 /// The bytes of a regular file of at most `limit` bytes, with the metadata
-/// of the opened file. Blocking: see `scry_lsp::disk_async::read_within` for async callers.
+/// of the opened file. Blocking: see `scry_lsp_session::disk_async::read_within` for async callers.
 pub fn read_with_meta(path: &Path, limit: u64) -> Result<(Vec<u8>, Metadata), ReadError> {
     let (file, meta) = open(path, limit)?;
     let mut bytes = Vec::with_capacity(meta.len() as usize);

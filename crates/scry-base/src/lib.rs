@@ -18,7 +18,7 @@
 //! `windows-sys` (Windows) only; no
 //! crate above re-exports these modules: every caller names them here
 //! (`scry_base::paths`, …; scry-lsp adds only the async read,
-//! `scry_lsp::disk_async::read_within`).
+//! `scry_lsp_session::disk_async::read_within`).
 
 pub mod dirs;
 pub mod disk;

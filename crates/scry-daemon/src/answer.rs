@@ -119,7 +119,7 @@ struct Core {
 
 /// One client session, the caller: its id (the idempotency-key prefix)
 /// and the once-per-session notices already told (`Session` is a language
-/// server's, `scry_lsp::Session`).
+/// server's, `scry_lsp_session::Session`).
 #[derive(Debug)]
 pub struct Caller {
     id: String,

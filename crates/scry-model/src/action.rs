@@ -9,7 +9,7 @@
 //! Invariants: every [`Action`] has exactly one row, at its declaration
 //! index (tested); rows are in the order the MCP tools list actions (the
 //! `lsp` tool's enum, then the actions only `lsp_edit` offers; the CLI's
-//! help groups them its own way, `crates/scry/src/words.rs`); every argument an action reads from a
+//! help groups them its own way, `crates/scry-lsp/src/words.rs`); every argument an action reads from a
 //! [`crate::Query`] is in its `takes`.
 
 /// What was asked. One enum for CLI, MCP and library callers. The facts

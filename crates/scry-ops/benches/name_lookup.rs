@@ -21,7 +21,7 @@
 
 use std::time::{Duration, Instant};
 
-use scry_lsp::LineIndex;
+use scry_lsp_session::LineIndex;
 use scry_model::name::SymbolName;
 use scry_ops::resolve;
 

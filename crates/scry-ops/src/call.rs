@@ -38,8 +38,8 @@ use std::time::Duration;
 
 use scry_base::paths::{self, Unconfined};
 use scry_base::uri::path_to_uri;
-use scry_lsp::types as lsp;
-use scry_lsp::{CharPos, LineIndex, RpcError, Session, SessionError};
+use scry_lsp_session::types as lsp;
+use scry_lsp_session::{CharPos, LineIndex, RpcError, Session, SessionError};
 use scry_workspace::{Route, Workspace, WorkspaceError};
 use serde_json::Value;
 use tokio::time::Instant;
@@ -631,7 +631,7 @@ pub(crate) fn session_error(e: SessionError, method: &str) -> OpError {
             path(program),
             "): ",
             foreign(&source),
-            scry_lsp::process::refused_argument_hint(&source)
+            scry_lsp_session::process::refused_argument_hint(&source)
         )),
         SessionError::Malformed {
             name,
@@ -666,7 +666,7 @@ pub(crate) fn workspace_error(e: WorkspaceError, method: &str) -> OpError {
 
 #[cfg(test)]
 mod tests {
-    use scry_lsp::ResponseError;
+    use scry_lsp_session::ResponseError;
 
     use super::*;
 
@@ -765,7 +765,7 @@ mod tests {
     /// `METHOD`s, so the fact cannot drift from the protocol's names.
     #[test]
     fn methods_are_the_typed_requests_methods() {
-        use scry_lsp::types as lsp;
+        use scry_lsp_session::types as lsp;
         use scry_model::Action;
         use scry_model::action::facts;
         fn m<R: lsp::Request>() -> &'static str {

@@ -1,4 +1,4 @@
-//! LSP results (parsed through `scry_lsp::types`) into the answer model:
+//! LSP results (parsed through `scry_lsp_session::types`) into the answer model:
 //! ranges converted from the server's encoding to 1-based character
 //! columns, with the source line attached.
 //!
@@ -11,8 +11,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use scry_base::uri::uri_to_path;
-use scry_lsp::types as lsp;
-use scry_lsp::{Encoding, LineIndex, LspPos, Session};
+use scry_lsp_session::types as lsp;
+use scry_lsp_session::{Encoding, LineIndex, LspPos, Session};
 use serde_json::Value;
 
 use crate::resolve::{Declared, find_name_from};
@@ -47,7 +47,7 @@ impl Files {
         // kept while unchanged), else read.
         let found = match &self.session {
             Some(s) => s.text(path).await,
-            None => scry_lsp::disk_async::read_within(
+            None => scry_lsp_session::disk_async::read_within(
                 path,
                 scry_base::disk::DEFAULT_MAX_FILE_BYTES,
                 None,
@@ -137,7 +137,7 @@ pub fn line_text(index: &LineIndex, line: u32, col: u32) -> Option<String> {
     // A third of the window before the column, the rest after it.
     let from = col.saturating_sub(LINE_WINDOW / 3).min(len - LINE_WINDOW);
     let to = from + LINE_WINDOW;
-    let at = |c: u32| index.offset(scry_lsp::CharPos { line, col: c });
+    let at = |c: u32| index.offset(scry_lsp_session::CharPos { line, col: c });
     let start = index.line_start(line)?;
     let (a, b) = (at(from) - start, at(to) - start);
     let mut out = String::with_capacity(b - a + 8);
@@ -263,7 +263,7 @@ pub fn document_symbols(
                 list: &[lsp::DocumentSymbol],
                 containers: &mut Vec<String>,
                 flat: &mut Vec<Declared>,
-                pos: &dyn Fn(&lsp::Position) -> scry_lsp::CharPos,
+                pos: &dyn Fn(&lsp::Position) -> scry_lsp_session::CharPos,
             ) -> Vec<SymbolNode> {
                 let mut out = Vec::new();
                 for s in list {
@@ -370,7 +370,7 @@ pub async fn workspace_symbols(
         let mut l = loc(files, enc, path.clone(), &range).await;
         // Ranges may cover the whole declaration: point at the name.
         if let Some(idx) = files.get(&path).await {
-            let start = scry_lsp::CharPos {
+            let start = scry_lsp_session::CharPos {
                 line: l.line - 1,
                 col: l.col - 1,
             };

@@ -10,7 +10,7 @@
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 
-use scry_lsp::{CharPos, LineIndex};
+use scry_lsp_session::{CharPos, LineIndex};
 use scry_model::name::SymbolName;
 
 pub fn is_ident_char(c: char) -> bool {

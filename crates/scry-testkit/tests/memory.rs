@@ -9,7 +9,7 @@
 //! Caps are tens of MiB and allocations well above them (a fake server
 //! alone is a few MiB), so the figures hold with a wide margin on a loaded
 //! machine; waits are generous. Linux and Windows: where
-//! `scry_lsp::process::memory` has figures (`/proc`; the server's job).
+//! `scry_lsp_session::process::memory` has figures (`/proc`; the server's job).
 #![cfg(any(target_os = "linux", windows))]
 
 use std::path::{Path, PathBuf};
@@ -150,7 +150,7 @@ impl Fixture {
 
 /// Whether `pid` has ended (a zombie, holding no memory, has).
 fn gone(pid: u32) -> bool {
-    scry_lsp::process::memory::rss_kib(pid).is_none()
+    scry_lsp_session::process::memory::rss_kib(pid).is_none()
 }
 
 async fn wait_gone(pid: u32) {
@@ -303,10 +303,10 @@ async fn the_whole_process_tree_is_counted_and_restarted_together() {
         .await;
         let child = fx.pid_file("fakels.child.pid").expect("child pid");
         wait_until("the child holds its memory", || {
-            scry_lsp::process::memory::rss_kib(child).is_some_and(|k| k > 60 * MIB)
+            scry_lsp_session::process::memory::rss_kib(child).is_some_and(|k| k > 60 * MIB)
         })
         .await;
-        let own = scry_lsp::process::memory::rss_kib(leader).expect("leader rss");
+        let own = scry_lsp_session::process::memory::rss_kib(leader).expect("leader rss");
         assert!(
             own < 40 * MIB,
             "the leader alone is under the cap: {own} KiB"
@@ -376,7 +376,7 @@ async fn a_server_in_use_is_never_restarted_under_its_call() {
         // Wait for the call to be in flight with the child holding memory.
         wait_until("the child holds its memory", || {
             fx.pid_file("fakels.child.pid")
-                .and_then(scry_lsp::process::memory::rss_kib)
+                .and_then(scry_lsp_session::process::memory::rss_kib)
                 .is_some_and(|k| k > 60 * MIB)
         })
         .await;

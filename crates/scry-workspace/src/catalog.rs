@@ -229,9 +229,9 @@ pub const STARTUP_LOG_WITHIN: std::time::Duration = std::time::Duration::from_se
 impl ServerSpec {
     /// The start-up signal to wait for (`None` also for a pattern that does
     /// not compile: configuration loading refuses those first).
-    pub fn startup_signal(&self) -> Option<scry_lsp::state::StartupSignal> {
+    pub fn startup_signal(&self) -> Option<scry_lsp_session::state::StartupSignal> {
         let pattern = regex::Regex::new(self.startup_log.as_deref()?).ok()?;
-        Some(scry_lsp::state::StartupSignal {
+        Some(scry_lsp_session::state::StartupSignal {
             pattern,
             within: STARTUP_LOG_WITHIN,
         })

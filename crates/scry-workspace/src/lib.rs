@@ -11,7 +11,7 @@
 //! shapes a call ([`env`]: captured by clients, read through one
 //! function), and of the servers' memory policy ([`memory`]: restart over
 //! a cap, stop the least recently used over the budget; each server's
-//! process tree measured by `scry_lsp::process::memory`, `/proc` on Linux,
+//! process tree measured by `scry_lsp_session::process::memory`, `/proc` on Linux,
 //! its job on Windows). What differs between Unix and Windows here (how an
 //! indexer runs) is in `platform`, one module per concern.
 //!
@@ -42,4 +42,4 @@ pub mod watch;
 pub use pool::{OutsideView, Route, ServerMemory, ServerUse, Workspace, WorkspaceError};
 /// What one memory check reads once for every server (hosts that check
 /// several workspaces take one: [`Workspace::memory_samples`]).
-pub use scry_lsp::process::memory::{Snapshot as MemorySnapshot, TreeMemory};
+pub use scry_lsp_session::process::memory::{Snapshot as MemorySnapshot, TreeMemory};

@@ -3,7 +3,7 @@
 //! using it, how long since a question used it) and the pool's budget,
 //! which servers to restart and which to stop. A pure function,
 //! [`decide`]; the pool ([`crate::pool`]) takes the samples
-//! (`scry_lsp::process::memory`) and carries the decisions out, and says what it did
+//! (`scry_lsp_session::process::memory`) and carries the decisions out, and says what it did
 //! ([`MemoryEvent`]).
 //!
 //! Rules:

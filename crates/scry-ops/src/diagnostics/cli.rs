@@ -1,7 +1,7 @@
 //! Running a command-line linter: argv only (never a shell), `{files}`
 //! expanded, in the provider's root, with its output capped before parsing
 //! and its whole process group (Job Object on Windows:
-//! `scry_lsp::process::contained`) killed when the time budget runs out.
+//! `scry_lsp_session::process::contained`) killed when the time budget runs out.
 //!
 //! Invariant: a file name never becomes an option. Every path handed to a
 //! linter starts with `./` (relative) or `/` (absolute), so a file named
@@ -120,7 +120,7 @@ pub async fn run(
 ) -> Result<CliOutput, CliError> {
     let start = tokio::time::Instant::now();
     // Its own process group (a Job Object on Windows), killed whole.
-    let mut cmd = scry_lsp::process::contained(program, |c| {
+    let mut cmd = scry_lsp_session::process::contained(program, |c| {
         env.apply_async(c);
         c.args(args)
             .current_dir(root)
@@ -132,7 +132,7 @@ pub async fn run(
         CliError::Spawn(format!(
             "could not start {}: {e}{}",
             program.display(),
-            scry_lsp::process::refused_argument_hint(&e)
+            scry_lsp_session::process::refused_argument_hint(&e)
         ))
     })?;
     let stdout = child.stdout().take();

@@ -34,7 +34,7 @@ use std::time::Duration;
 
 use scry_base::paths::{self, Unconfined};
 use scry_base::walk::Walker;
-use scry_lsp::{Encoding, LineIndex, LspPos, Session, WaitOptions};
+use scry_lsp_session::{Encoding, LineIndex, LspPos, Session, WaitOptions};
 use scry_workspace::catalog::{ProviderKind, ServerSpec};
 use scry_workspace::roots::marker_root;
 use scry_workspace::{Route, Workspace};

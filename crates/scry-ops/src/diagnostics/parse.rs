@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use regex::Regex;
-use scry_lsp::Encoding;
+use scry_lsp_session::Encoding;
 use serde_json::Value;
 
 use scry_model::Severity;

@@ -21,7 +21,7 @@ use std::sync::{Arc, Mutex, Weak};
 use scry_edit::plan::{FileChange, Protected, ServerView, build_plan, named_paths};
 use scry_edit::report::{EditOptions, report_of};
 use scry_edit::writer::Writer;
-use scry_lsp::{ApplyEditHook, DeferredReply, Session};
+use scry_lsp_session::{ApplyEditHook, DeferredReply, Session};
 use scry_workspace::Workspace;
 use scry_workspace::config::PROJECT_CONFIG_FILES;
 use scry_workspace::seed_config::SEED_CONFIG_FILES;
@@ -226,7 +226,7 @@ impl Editor {
                 }
             }
         }
-        let encoding = origin.map_or(scry_lsp::Encoding::Utf16, Session::encoding);
+        let encoding = origin.map_or(scry_lsp_session::Encoding::Utf16, Session::encoding);
         let plan = build_plan(&root, edit, encoding, &views, &server, &PROTECTED)?;
         let mut report = report_of(&plan, &opts, &root);
         let Some(held) = held.filter(|_| !plan.is_empty()) else {

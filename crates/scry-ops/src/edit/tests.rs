@@ -14,7 +14,7 @@ use scry_edit::plan::{EditPlan, FileChange, FileImage, build_plan};
 use scry_edit::platform::{process, testing};
 use scry_edit::report::EditOptions;
 use scry_edit::{crash, journal, lock};
-use scry_lsp::Encoding;
+use scry_lsp_session::Encoding;
 use scry_testkit::edits::{Ws, edit, snapshot, ws};
 use scry_workspace::Workspace;
 use scry_workspace::config::Config;
@@ -860,7 +860,7 @@ async fn kill_test_child() {
 /// happened (none for `before-journal`: nothing had been written, no entry
 /// exists). `undo` then reverts the last applied edit: the earlier one
 /// after a rollback, the rename when it was kept. In-process engine, no
-/// server (a real-server kill runs in crates/scry/tests/journal.rs).
+/// server (a real-server kill runs in crates/scry-lsp/tests/journal.rs).
 #[tokio::test]
 async fn a_writer_killed_at_every_step_of_a_60_file_rename_is_recovered() {
     if !cfg!(debug_assertions) {

@@ -11,8 +11,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use scry_base::uri::path_to_uri;
-use scry_lsp::types as lsp;
-use scry_lsp::{CharPos, LineIndex, Session};
+use scry_lsp_session::types as lsp;
+use scry_lsp_session::{CharPos, LineIndex, Session};
 use serde_json::{Value, json};
 use tokio::time::Instant;
 
@@ -51,7 +51,7 @@ fn prepared_name(v: &Value, index: &LineIndex, session: &Session) -> Option<Stri
         v
     };
     let pos = |p: &Value| {
-        Some(scry_lsp::LspPos {
+        Some(scry_lsp_session::LspPos {
             line: u32::try_from(p["line"].as_u64()?).ok()?,
             character: u32::try_from(p["character"].as_u64()?).ok()?,
         })

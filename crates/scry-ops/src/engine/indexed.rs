@@ -29,7 +29,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use scry_index::cache::{self, Fresh, Source};
 use scry_index::store::read::Index;
 use scry_index::store::{Doc, Occ, Sym};
-use scry_lsp::LineIndex;
+use scry_lsp_session::LineIndex;
 
 use super::order::{Label, Unlabelled};
 use super::syntactic::{MAX_REFERENCES, SourceLines};

@@ -365,7 +365,7 @@ impl Engine {
     /// computed it) sent: see `Editor::apply_workspace_edit`.
     pub async fn apply_workspace_edit(
         &self,
-        origin: Option<&scry_lsp::Session>,
+        origin: Option<&scry_lsp_session::Session>,
         edit: &Value,
         opts: EditOptions,
     ) -> Result<EditReport, OpError> {

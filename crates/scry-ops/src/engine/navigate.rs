@@ -10,8 +10,8 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use scry_lsp::types as lsp;
-use scry_lsp::{CharPos, LineIndex, Session};
+use scry_lsp_session::types as lsp;
+use scry_lsp_session::{CharPos, LineIndex, Session};
 use tokio::time::Instant;
 
 use super::method_for;
@@ -526,7 +526,7 @@ pub(crate) async fn ask_at(
             text: convert::hover_text(session, v).map_err(AskError::Op)?,
         }),
         ReplyShape::Calls => {
-            let items: Vec<scry_lsp::types::CallHierarchyItem> = if v.is_null() {
+            let items: Vec<scry_lsp_session::types::CallHierarchyItem> = if v.is_null() {
                 Vec::new()
             } else {
                 convert::parse(session, method, v).map_err(AskError::Op)?

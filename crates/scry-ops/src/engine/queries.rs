@@ -8,7 +8,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use scry_base::uri::path_to_uri;
-use scry_lsp::types as lsp;
+use scry_lsp_session::types as lsp;
 use scry_workspace::Workspace;
 use scry_workspace::catalog::ProviderKind;
 use serde_json::{Value, json};

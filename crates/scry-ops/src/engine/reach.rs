@@ -19,7 +19,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use scry_lsp::{CharPos, LineIndex, Session};
+use scry_lsp_session::{CharPos, LineIndex, Session};
 use scry_model::Reason;
 use scry_workspace::layout::mentions;
 use scry_workspace::{Route, Workspace};

@@ -24,7 +24,7 @@ use std::sync::Arc;
 use scry_syntax::query::{self as sq, DefHit};
 use scry_syntax::{Scope, Snapshot, map::Focus};
 
-use scry_lsp::LineIndex;
+use scry_lsp_session::LineIndex;
 
 use super::navigate::empty_body;
 use super::order::{Label, Unlabelled};

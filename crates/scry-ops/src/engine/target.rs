@@ -15,8 +15,8 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use scry_lsp::types as lsp;
-use scry_lsp::{CharPos, LineIndex, Session};
+use scry_lsp_session::types as lsp;
+use scry_lsp_session::{CharPos, LineIndex, Session};
 
 use crate::call::{AskError, Ctx, Retry, method_of, session_error, supports};
 use crate::convert::{self, Files};

@@ -22,7 +22,7 @@
 
 use std::sync::Arc;
 
-use scry_lsp::{CharPos, LineIndex};
+use scry_lsp_session::{CharPos, LineIndex};
 use scry_model::name::SymbolName;
 
 use crate::resolve::{

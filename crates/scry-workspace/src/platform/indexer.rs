@@ -362,7 +362,7 @@ mod tests {
     /// Whether `pid` is running (a zombie counts as gone: it has no
     /// resident memory).
     fn alive(pid: u32) -> bool {
-        scry_lsp::process::memory::rss_kib(pid).is_some()
+        scry_lsp_session::process::memory::rss_kib(pid).is_some()
     }
 
     /// This test binary running the ignored test `name` alone, with `env`.

@@ -15,7 +15,7 @@
 //!
 //! What differs below this crate stays there: files, locks and path rules
 //! in `scry_base::platform`, servers' containment and memory in
-//! `scry_lsp::process`.
+//! `scry_lsp_session::process`.
 //!
 //! [`gaps`]: what the concerns here cannot do on this OS that they do on
 //! others, for `scry doctor` (each concern says its own).

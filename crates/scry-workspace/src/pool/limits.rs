@@ -11,12 +11,12 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use scry_lsp::Session;
+use scry_lsp_session::Session;
 use scry_model::MemoryAction;
 
 use super::{Key, ServerMemory, ServerUse, Slot, Workspace};
 use crate::memory::{self, Decision, MemoryEvent, Sample};
-use scry_lsp::process::memory::{Snapshot, TreeMemory};
+use scry_lsp_session::process::memory::{Snapshot, TreeMemory};
 
 /// How many memory events `status` keeps per workspace.
 const MEMORY_EVENTS_KEPT: usize = 10;

@@ -29,7 +29,7 @@
 //! on the next call) and stops only the servers whose effective
 //! configuration changed (all of them when trust changed).
 //!
-//! Memory ([`crate::memory`], `scry_lsp::process::memory`): each server's process
+//! Memory ([`crate::memory`], `scry_lsp_session::process::memory`): each server's process
 //! tree is sampled — by the host's periodic check ([`Workspace::
 //! memory_samples`] + [`crate::memory::decide`] + [`Workspace::
 //! apply_memory`]; [`Workspace::check_memory`] does all three for this
@@ -59,7 +59,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
-use scry_lsp::{ApplyEditHook, EditHookSlot, Session, SessionError};
+use scry_lsp_session::{ApplyEditHook, EditHookSlot, Session, SessionError};
 use scry_model::{MemoryAction, TrustNotice};
 
 use crate::catalog::ServerSpec;
@@ -67,7 +67,7 @@ use crate::config::{Config, ConfigError};
 use crate::memory::{MemoryEvent, Sample};
 use crate::trust::TrustPolicy;
 use crate::watch::FileWatcher;
-use scry_lsp::process::memory::TreeMemory;
+use scry_lsp_session::process::memory::TreeMemory;
 
 mod limits;
 mod refresh;

@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use scry_lsp::{Session, SessionConfig};
+use scry_lsp_session::{Session, SessionConfig};
 
 use super::{Route, Slot, Workspace, WorkspaceError, config_hash};
 use crate::memory;

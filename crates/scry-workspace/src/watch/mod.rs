@@ -48,7 +48,7 @@ pub use poll::MAX_POLLED;
 
 use globset::{GlobBuilder, GlobMatcher};
 use scry_base::uri::{path_to_uri, uri_to_path};
-use scry_lsp::Session;
+use scry_lsp_session::Session;
 use serde_json::{Value, json};
 
 use scry_base::walk::{Walker, in_skipped_dir};

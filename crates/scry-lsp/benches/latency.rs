@@ -202,7 +202,7 @@ impl Handler for RawHandler {
                         items
                             .iter()
                             .map(|it| {
-                                scry_lsp::handler::lookup_section(
+                                scry_lsp_session::handler::lookup_section(
                                     &self.settings,
                                     it["section"].as_str(),
                                 )
@@ -253,7 +253,7 @@ impl Raw {
                 "rootUri": root,
                 "rootPath": dir.to_string_lossy(),
                 "workspaceFolders": [{"uri": root, "name": "bench"}],
-                "capabilities": scry_lsp::client_capabilities(),
+                "capabilities": scry_lsp_session::client_capabilities(),
             })),
         )
         .await

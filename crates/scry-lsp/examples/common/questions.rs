@@ -77,7 +77,7 @@ pub fn source_files(root: &Path, lang: &str) -> Vec<PathBuf> {
 /// Identifier tokens of a line that sit in code (not in a comment or a
 /// string): (0-based char column, token).
 pub fn code_tokens(line: &str, quote_single: bool) -> Vec<(u32, String)> {
-    let idx = scry_lsp::LineIndex::new(line);
+    let idx = scry_lsp_session::LineIndex::new(line);
     let mut toks = Vec::new();
     let mut seen = BTreeSet::new();
     for t in resolve::ident_tokens(line) {
