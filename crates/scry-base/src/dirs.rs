@@ -1,6 +1,6 @@
 //! scry's per-user places, each named once: which variable overrides it,
 //! which XDG base it sits under, and where it is by the OS's convention
-//! ([`Convention`]: below the home directory on Unix, below the known
+//! ([`Os`]: below the home directory on Unix, below the known
 //! folders `%APPDATA%` and `%LOCALAPPDATA%` on Windows, as ruff and uv put
 //! theirs).
 //!
@@ -28,12 +28,14 @@
 //! when absolute (the XDG spec says to ignore a relative one) and wins over
 //! the OS's convention on every OS; an override is taken as given. `None`
 //! only when neither the variables nor a home directory say where. Nothing
-//! here creates a directory. The convention is data ([`Convention`],
-//! [`crate::platform::DIRS`]) and every function has a `_with` form taking
+//! here creates a directory. The convention is data ([`Os`],
+//! [`crate::platform::OS`]) and every function has a `_with` form taking
 //! the environment, so both conventions are tested on every platform.
 
 use std::ffi::OsString;
 use std::path::PathBuf;
+
+use crate::platform::Os;
 
 /// Overrides the state directory.
 pub const STATE_DIR_ENV: &str = "SCRY_STATE_DIR";
@@ -75,16 +77,6 @@ fn var(env: EnvFn<'_>, k: &str) -> Option<PathBuf> {
     env(k).filter(|v| !v.is_empty()).map(PathBuf::from)
 }
 
-/// Which OS's convention places follow when no variable says where.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Convention {
-    /// Below the home directory (`~/.config`, `~/.local/state`, `~/.cache`).
-    Unix,
-    /// Below the known folders `%APPDATA%` (roaming: the configuration) and
-    /// `%LOCALAPPDATA%` (this machine's: state, caches).
-    Windows,
-}
-
 /// One of the three bases the places sit under.
 #[derive(Debug, Clone, Copy)]
 struct Base {
@@ -123,13 +115,13 @@ pub fn home() -> Option<PathBuf> {
 }
 
 pub fn home_with(env: EnvFn<'_>) -> Option<PathBuf> {
-    home_in(env, crate::platform::DIRS)
+    home_in(env, crate::platform::OS)
 }
 
-fn home_in(env: EnvFn<'_>, os: Convention) -> Option<PathBuf> {
+fn home_in(env: EnvFn<'_>, os: Os) -> Option<PathBuf> {
     var(env, "HOME").or_else(|| match os {
-        Convention::Unix => None,
-        Convention::Windows => var(env, "USERPROFILE"),
+        Os::Unix => None,
+        Os::Windows => var(env, "USERPROFILE"),
     })
 }
 
@@ -141,13 +133,13 @@ pub fn expand_home(path: &str) -> Option<PathBuf> {
 }
 
 pub fn expand_home_with(path: &str, env: EnvFn<'_>) -> Option<PathBuf> {
-    expand_home_in(path, env, crate::platform::DIRS)
+    expand_home_in(path, env, crate::platform::OS)
 }
 
-fn expand_home_in(path: &str, env: EnvFn<'_>, os: Convention) -> Option<PathBuf> {
+fn expand_home_in(path: &str, env: EnvFn<'_>, os: Os) -> Option<PathBuf> {
     let rest = path.strip_prefix("~/").or_else(|| match os {
-        Convention::Unix => None,
-        Convention::Windows => path.strip_prefix("~\\"),
+        Os::Unix => None,
+        Os::Windows => path.strip_prefix("~\\"),
     });
     match rest {
         Some(rest) => home_in(env, os).map(|h| h.join(rest)),
@@ -156,14 +148,14 @@ fn expand_home_in(path: &str, env: EnvFn<'_>, os: Convention) -> Option<PathBuf>
 }
 
 /// `<base>/scry` for `base` by the convention `os` (see the table above).
-fn base_scry(env: EnvFn<'_>, base: Base, os: Convention) -> Option<PathBuf> {
+fn base_scry(env: EnvFn<'_>, base: Base, os: Os) -> Option<PathBuf> {
     if let Some(x) = var(env, base.xdg).filter(|x| x.is_absolute()) {
         return Some(x.join("scry"));
     }
     let below = |p: PathBuf, parts: &[&str]| parts.iter().fold(p, |p, c| p.join(c));
     match os {
-        Convention::Unix => home_in(env, os).map(|h| below(h, base.unix_home).join("scry")),
-        Convention::Windows => {
+        Os::Unix => home_in(env, os).map(|h| below(h, base.unix_home).join("scry")),
+        Os::Windows => {
             let (folder, in_home, sub) = base.windows;
             var(env, folder)
                 .or_else(|| home_in(env, os).map(|h| below(h, in_home)))
@@ -178,24 +170,24 @@ pub fn state() -> Option<PathBuf> {
 }
 
 pub fn state_with(env: EnvFn<'_>) -> Option<PathBuf> {
-    state_in(env, crate::platform::DIRS)
+    state_in(env, crate::platform::OS)
 }
 
-fn state_in(env: EnvFn<'_>, os: Convention) -> Option<PathBuf> {
+fn state_in(env: EnvFn<'_>, os: Os) -> Option<PathBuf> {
     var(env, STATE_DIR_ENV).or_else(|| base_scry(env, STATE, os))
 }
 
 /// `$override_var`, else `<state>/sub`.
-fn in_state(env: EnvFn<'_>, os: Convention, override_var: &str, sub: &str) -> Option<PathBuf> {
+fn in_state(env: EnvFn<'_>, os: Os, override_var: &str, sub: &str) -> Option<PathBuf> {
     var(env, override_var).or_else(|| state_in(env, os).map(|s| s.join(sub)))
 }
 
 /// The user configuration file and whether `$SCRY_CONFIG` named it.
 pub fn user_config_with(env: EnvFn<'_>) -> Option<(PathBuf, bool)> {
-    user_config_in(env, crate::platform::DIRS)
+    user_config_in(env, crate::platform::OS)
 }
 
-fn user_config_in(env: EnvFn<'_>, os: Convention) -> Option<(PathBuf, bool)> {
+fn user_config_in(env: EnvFn<'_>, os: Os) -> Option<(PathBuf, bool)> {
     if let Some(p) = var(env, "SCRY_CONFIG") {
         return Some((p, true));
     }
@@ -222,7 +214,7 @@ pub fn journal() -> Option<PathBuf> {
 }
 
 pub fn journal_with(env: EnvFn<'_>) -> Option<PathBuf> {
-    in_state(env, crate::platform::DIRS, "SCRY_JOURNAL_DIR", "journal")
+    in_state(env, crate::platform::OS, "SCRY_JOURNAL_DIR", "journal")
 }
 
 /// The base of the CLI's `diag --changes` baselines.
@@ -236,7 +228,7 @@ pub fn logs() -> Option<PathBuf> {
 }
 
 pub fn logs_with(env: EnvFn<'_>) -> Option<PathBuf> {
-    in_state(env, crate::platform::DIRS, "SCRY_LOG_DIR", "logs")
+    in_state(env, crate::platform::OS, "SCRY_LOG_DIR", "logs")
 }
 
 /// The daemon's directory (made private by the daemon: 0700 on Unix, below
@@ -246,10 +238,10 @@ pub fn daemon() -> Option<PathBuf> {
 }
 
 pub fn daemon_with(env: EnvFn<'_>) -> Option<PathBuf> {
-    daemon_in(env, crate::platform::DIRS)
+    daemon_in(env, crate::platform::OS)
 }
 
-fn daemon_in(env: EnvFn<'_>, os: Convention) -> Option<PathBuf> {
+fn daemon_in(env: EnvFn<'_>, os: Os) -> Option<PathBuf> {
     if let Some(d) = var(env, DAEMON_DIR_ENV) {
         return Some(d);
     }
@@ -265,10 +257,10 @@ pub fn cache() -> Option<PathBuf> {
 }
 
 pub fn cache_with(env: EnvFn<'_>) -> Option<PathBuf> {
-    cache_in(env, crate::platform::DIRS)
+    cache_in(env, crate::platform::OS)
 }
 
-fn cache_in(env: EnvFn<'_>, os: Convention) -> Option<PathBuf> {
+fn cache_in(env: EnvFn<'_>, os: Os) -> Option<PathBuf> {
     var(env, "SCRY_CACHE_DIR").or_else(|| base_scry(env, CACHE, os))
 }
 
@@ -304,8 +296,8 @@ mod tests {
     use super::*;
     use std::path::Path;
 
-    const U: Convention = Convention::Unix;
-    const W: Convention = Convention::Windows;
+    const U: Os = Os::Unix;
+    const W: Os = Os::Windows;
 
     fn env(vars: &[(&str, &str)]) -> impl Fn(&str) -> Option<OsString> + use<> {
         let vars: Vec<(String, OsString)> = vars

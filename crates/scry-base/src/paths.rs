@@ -28,7 +28,7 @@
 //!   entry lies inside the workspace (as written or with symlinks resolved:
 //!   what an untrusted workspace may not run).
 //! - Whether a path lies under another, and what is left below it, follow
-//!   the OS's rules ([`Syntax`], `crate::platform::PATH_SYNTAX`): on Unix
+//!   the OS's rules ([`Os`], `crate::platform::OS`): on Unix
 //!   byte-exact components; on Windows [`windows`]' rules (case, either
 //!   separator, the `\\?\` prefix, drive letters, UNC shares), written as
 //!   plain functions over text so they are tested on every platform.
@@ -43,24 +43,14 @@ use std::borrow::Cow;
 use std::ffi::OsStr;
 use std::path::{Component, Path, PathBuf};
 
-use crate::platform;
+use crate::platform::{self, Os};
 
-/// Which OS's rules a path follows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Syntax {
-    /// `/` separates; names compare byte for byte.
-    Unix,
-    /// `\` and `/` separate; drives, UNC shares and `\\?\`; names compare
-    /// ignoring case ([`windows`]).
-    Windows,
-}
-
-/// `path` below `root` by the OS's rules ([`Syntax`]): what is left of
+/// `path` below `root` by the OS's rules ([`Os`]): what is left of
 /// `path` past `root`'s components, spelled as `path` spells it.
 fn below<'a>(path: &'a Path, root: &Path) -> Option<Cow<'a, Path>> {
-    match platform::PATH_SYNTAX {
-        Syntax::Unix => path.strip_prefix(root).ok().map(Cow::Borrowed),
-        Syntax::Windows => match (path.to_str(), root.to_str()) {
+    match platform::OS {
+        Os::Unix => path.strip_prefix(root).ok().map(Cow::Borrowed),
+        Os::Windows => match (path.to_str(), root.to_str()) {
             (Some(p), Some(r)) => windows::strip_root(p, r)
                 .map(|rest| Cow::Owned(rest.into_iter().collect::<PathBuf>())),
             // A name that is not Unicode compares exactly.
@@ -75,9 +65,9 @@ fn below<'a>(path: &'a Path, root: &Path) -> Option<Cow<'a, Path>> {
 /// ([`windows::strip_verbatim`]).
 pub fn canonical(path: &Path) -> std::io::Result<PathBuf> {
     let real = path.canonicalize()?;
-    Ok(match platform::PATH_SYNTAX {
-        Syntax::Unix => real,
-        Syntax::Windows => match real.to_str().map(windows::strip_verbatim) {
+    Ok(match platform::OS {
+        Os::Unix => real,
+        Os::Windows => match real.to_str().map(windows::strip_verbatim) {
             Some(plain) if plain.len() != real.as_os_str().len() => {
                 PathBuf::from(plain.into_owned())
             }
@@ -120,13 +110,13 @@ pub fn normalise_within(rel: &Path) -> Option<PathBuf> {
 }
 
 /// Whether `path` lies under `root` (lexically; `root` itself counts), by
-/// the OS's rules ([`Syntax`]: on Windows `C:\Repo\a` is under `c:\repo`).
+/// the OS's rules ([`Os`]: on Windows `C:\Repo\a` is under `c:\repo`).
 pub fn is_under(path: &Path, root: &Path) -> bool {
     below(path, root).is_some()
 }
 
 /// Whether `a` and `b` name one place, lexically, by the OS's rules
-/// ([`Syntax`]: on Windows `C:\Repo` and `c:\repo\` are one; on Unix the
+/// ([`Os`]: on Windows `C:\Repo` and `c:\repo\` are one; on Unix the
 /// components compare exactly). For identity (a trust record's root, a
 /// workspace's), of paths in one spelling: both canonical, or both as given.
 pub fn same(a: &Path, b: &Path) -> bool {
@@ -262,7 +252,7 @@ pub fn relativise_text<'a>(text: &'a str, root: &Path) -> Cow<'a, str> {
     if root.as_os_str().is_empty() || root.parent().is_none() {
         return Cow::Borrowed(text);
     }
-    if platform::PATH_SYNTAX == Syntax::Windows {
+    if platform::OS == Os::Windows {
         // Either separator, any case (servers write `c:/repo/…`).
         return match root.to_str() {
             Some(r) => windows::relativise_text(text, r),

@@ -3,7 +3,7 @@
 //! navigation answers) and in a server's `WorkspaceEdit` (scry-edit's plan).
 //! A URI that is not a well-formed `file://` one is `None`, never a guess.
 //!
-//! The OS's path syntax (`crate::platform::PATH_SYNTAX`) decides the
+//! The OS's path syntax (`crate::platform::OS`) decides the
 //! form; both forms are plain functions over text ([`to_uri`],
 //! [`from_uri`]), tested on every platform:
 //! - Unix: `/a/b` is `file:///a/b`; an authority (`localhost`) is dropped.
@@ -17,33 +17,33 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::paths::{Syntax, windows};
-use crate::platform::PATH_SYNTAX;
+use crate::paths::windows;
+use crate::platform::{OS, Os};
 
 /// An absolute path as a `file://` URI. Bytes outside the unreserved set
 /// (and `/`) are percent-encoded, so spaces, `#`, `?` and non-ASCII survive.
 pub fn path_to_uri(path: &Path) -> String {
-    to_uri(PATH_SYNTAX, &path.to_string_lossy())
+    to_uri(OS, &path.to_string_lossy())
 }
 
 /// The path of a `file://` URI, percent-decoded. `None` for other schemes
 /// (e.g. `jdt://`, `untitled:`) or malformed escapes.
 pub fn uri_to_path(uri: &str) -> Option<PathBuf> {
-    from_uri(PATH_SYNTAX, uri).map(PathBuf::from)
+    from_uri(OS, uri).map(PathBuf::from)
 }
 
 /// `path` (in `syntax`) as a `file://` URI.
-pub fn to_uri(syntax: Syntax, path: &str) -> String {
+pub fn to_uri(syntax: Os, path: &str) -> String {
     let mut out = String::with_capacity(path.len() + 8);
     out.push_str("file://");
     match syntax {
-        Syntax::Unix => {
+        Os::Unix => {
             if !path.starts_with('/') {
                 out.push('/');
             }
             encode(&mut out, path);
         }
-        Syntax::Windows => {
+        Os::Windows => {
             let plain = windows::strip_verbatim(path);
             let slashed = plain.replace('\\', "/");
             if let Some(unc) = slashed.strip_prefix("//") {
@@ -82,7 +82,7 @@ fn encode(out: &mut String, s: &str) {
 }
 
 /// The path (in `syntax`) of a `file://` URI.
-pub fn from_uri(syntax: Syntax, uri: &str) -> Option<String> {
+pub fn from_uri(syntax: Os, uri: &str) -> Option<String> {
     let rest = uri.strip_prefix("file://")?;
     // An authority ("localhost", or a Windows share's server) if present.
     let (authority, rest) = if rest.starts_with('/') {
@@ -93,8 +93,8 @@ pub fn from_uri(syntax: Syntax, uri: &str) -> Option<String> {
     let rest = rest.split(['?', '#']).next().unwrap_or(rest);
     let path = decode(rest)?;
     match syntax {
-        Syntax::Unix => Some(path),
-        Syntax::Windows => {
+        Os::Unix => Some(path),
+        Os::Windows => {
             let authority = decode(authority)?;
             if !authority.is_empty() && !authority.eq_ignore_ascii_case("localhost") {
                 return Some(format!(r"\\{authority}{}", path.replace('/', r"\")));
@@ -170,7 +170,7 @@ mod tests {
 
     #[test]
     fn windows_paths_as_servers_send_and_take_them() {
-        let w = Syntax::Windows;
+        let w = Os::Windows;
         assert_eq!(
             to_uri(w, r"C:\Repo\src\a b.rs"),
             "file:///C:/Repo/src/a%20b.rs"
@@ -205,7 +205,7 @@ mod tests {
         }
         // The Unix form is unchanged by the Windows rules' existence.
         assert_eq!(
-            from_uri(Syntax::Unix, "file:///c%3A/x").as_deref(),
+            from_uri(Os::Unix, "file:///c%3A/x").as_deref(),
             Some("/c:/x")
         );
     }

@@ -1,5 +1,5 @@
 //! Pieces shared by the text and JSON renderers: sorting, clipping, names,
-//! who answered ([`server`]) and the parts of a text rendering
+//! and the parts of a text rendering
 //! ([`Rendered`]).
 
 use std::collections::HashSet;
@@ -220,15 +220,6 @@ pub(crate) fn flatten_outline(symbols: &[SymbolNode]) -> Vec<(usize, &SymbolNode
     let mut out = Vec::new();
     walk(symbols, 0, &mut out);
     out
-}
-
-/// Who answered, as the answer names it: the server, or the SCIP index
-/// with what built it and when ([`crate::reports::index_label`]).
-pub(crate) fn server(a: &Answer, root: &Path) -> Option<String> {
-    match &a.from_index {
-        Some(ix) => Some(crate::reports::index_label(ix, root)),
-        None => a.server.clone(),
-    }
 }
 
 #[cfg(test)]

@@ -12,7 +12,7 @@ use scry_model::{Answer, Body, CallEdge, CallItem, Loc, SymbolItem, SymbolNode};
 use serde_json::{Map, Value, json};
 
 use crate::common::{
-    self, Placed, asked_file_first, clip_line, distinct_files, flatten_outline, found_total, place,
+    Placed, asked_file_first, clip_line, distinct_files, flatten_outline, found_total, place,
     sort_dedup,
 };
 use crate::words::{self, Dialect};
@@ -112,7 +112,7 @@ fn base(answer: &Answer, root: &Path, dialect: Dialect) -> Map<String, Value> {
         question.insert("query".into(), s.clone().into());
     }
     m.insert("question".into(), Value::Object(question));
-    let server = common::server(answer, root).or_else(|| match &answer.body {
+    let server = crate::reports::server(answer, root).or_else(|| match &answer.body {
         Body::Capabilities { server, .. } => Some(server.clone()),
         _ => None,
     });

@@ -399,6 +399,15 @@ fn origin(o: &IndexOrigin, root: &Path) -> String {
     }
 }
 
+/// Who answered, as the answer names it: the server, or the SCIP index
+/// with what built it and when ([`index_label`]).
+pub(crate) fn server(a: &scry_model::Answer, root: &Path) -> Option<String> {
+    match &a.from_index {
+        Some(ix) => Some(index_label(ix, root)),
+        None => a.server.clone(),
+    }
+}
+
 /// The server an index answer names: `SCIP index (rust-analyzer 1.95.0,
 /// built 3 min ago at 1a2b3c4d5e6f)`; a CI-built one says so (`…, CI index
 /// build/index.scip`), one the daemon rebuilt too.

@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use crate::RenderOptions;
 use crate::common::{
-    self, Placed, Rendered, asked_file_first, asked_position, clip, clip_line, distinct_files,
+    Placed, Rendered, asked_file_first, asked_position, clip, clip_line, distinct_files,
     flatten_outline, found_total, location_noun, place, plural, sort_dedup, subject_name,
 };
 use crate::display_path;
@@ -102,7 +102,7 @@ impl Ctx<'_> {
 
     /// ` — rust-analyzer`, empty when unknown.
     fn server(&self) -> String {
-        common::server(self.answer, self.root)
+        crate::reports::server(self.answer, self.root)
             .map(|s| format!(" — {s}"))
             .unwrap_or_default()
     }
@@ -566,7 +566,7 @@ fn empty_line(ctx: &Ctx) -> String {
     if let Some(via) = a.asked_at.as_ref().and_then(|asked| words::via(&asked.via)) {
         paren.push(via);
     }
-    if let Some(server) = common::server(a, ctx.root) {
+    if let Some(server) = crate::reports::server(a, ctx.root) {
         paren.push(format!("asked {server}"));
     }
     if !paren.is_empty() {

@@ -1,3 +1,8 @@
+//! The line index against text shapes that break naive column math: line
+//! terminators (CRLF, lone CR, mixed), multi-byte and astral characters in
+//! each encoding, positions inside a character (rounded down), clamping,
+//! and the ASCII fast path agreeing with the slow one (proptest).
+
 use super::*;
 use proptest::prelude::*;
 

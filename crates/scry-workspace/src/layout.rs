@@ -129,21 +129,21 @@ impl Layout {
         };
         // A name that is not UTF-8, made or removed: the layout lists them.
         let Some(name) = name.to_str() else {
-            return kind != crate::watch::CHANGED;
+            return kind != crate::platform::watch::CHANGED;
         };
         if self.names.contains(name) {
             return true;
         }
         let ty = name.rsplit_once('.').map_or(name, |(_, ext)| ext);
         match kind {
-            crate::watch::CREATED => {
+            crate::platform::watch::CREATED => {
                 path.is_dir()
                     || (self.types.contains(ty)
                         && path.parent().is_none_or(|dir| {
                             !self.by_type.get(ty).is_some_and(|d| d.contains(dir))
                         }))
             }
-            crate::watch::DELETED => {
+            crate::platform::watch::DELETED => {
                 // A directory the layout holds (it knows no other).
                 self.markers.contains_key(path)
                     || self.by_type.values().any(|dirs| dirs.contains(path))
@@ -354,7 +354,7 @@ mod tests {
         assert_eq!(l.with_types(&["Makefile".into()]), vec![root.clone()]);
         assert!(!l.expired());
         // What may change it, and what does not.
-        use crate::watch::{CHANGED, CREATED, DELETED};
+        use crate::platform::watch::{CHANGED, CREATED, DELETED};
         assert!(l.changed_by(&root.join("c/pyproject.toml"), CREATED));
         assert!(l.changed_by(&root.join("a/pyproject.toml"), CHANGED));
         assert!(l.changed_by(&root.join("a/src"), DELETED));

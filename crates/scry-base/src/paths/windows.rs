@@ -1,6 +1,6 @@
 //! Windows' path rules as plain functions over text, so that they run (and
 //! are tested) on every platform; `super` applies them where the OS is
-//! Windows (`crate::platform::PATH_SYNTAX`).
+//! Windows (`crate::platform::OS`).
 //!
 //! - A path is a prefix (a drive `C:`, a UNC share `\\server\share`, either
 //!   behind the verbatim `\\?\` that `canonicalize` adds, or a `\\.\`

@@ -12,10 +12,9 @@
 //!   WTF-8 on Windows);
 //! - [`process`]: whether a process is running, by its pid (`/proc`,
 //!   `kill(pid, 0)`; its exit code on Windows);
-//! - [`PATH_SYNTAX`]: which path rules of [`crate::paths`] the OS follows;
-//! - [`DIRS`]: where per-user places lie by the OS's convention
-//!   ([`crate::dirs`]: below the home directory, or below `%APPDATA%` and
-//!   `%LOCALAPPDATA%`).
+//! - [`OS`]: which OS's rules scry follows, an [`Os`]: the path syntax of
+//!   [`crate::paths`] and where per-user places lie ([`crate::dirs`]: below
+//!   the home directory, or below `%APPDATA%` and `%LOCALAPPDATA%`).
 //!
 //! Invariants: no other module of scry-base names `std::os::unix`,
 //! `std::os::windows`, `libc` or `windows-sys` (tests aside); the rules
@@ -27,19 +26,24 @@ pub mod lock;
 pub mod os_str;
 pub mod process;
 
-use crate::dirs::Convention;
-use crate::paths::Syntax;
+/// Which OS's rules a path or a per-user place follows. The rules are
+/// plain functions over an `Os` ([`crate::paths`], [`crate::uri`],
+/// [`crate::dirs`]), so both are tested on every platform.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Os {
+    /// `/` separates and names compare byte for byte; per-user places lie
+    /// below the home directory (`~/.config`, `~/.local/state`, `~/.cache`).
+    Unix,
+    /// `\` and `/` separate; drives, UNC shares and `\\?\`; names compare
+    /// ignoring case ([`crate::paths::windows`]); per-user places lie below
+    /// the known folders `%APPDATA%` (roaming: the configuration) and
+    /// `%LOCALAPPDATA%` (this machine's: state, caches).
+    Windows,
+}
 
-/// The path syntax of the OS scry runs on: separators, prefixes, case.
+/// The OS scry runs on.
 #[cfg(unix)]
-pub const PATH_SYNTAX: Syntax = Syntax::Unix;
-/// The path syntax of the OS scry runs on: separators, prefixes, case.
+pub const OS: Os = Os::Unix;
+/// The OS scry runs on.
 #[cfg(windows)]
-pub const PATH_SYNTAX: Syntax = Syntax::Windows;
-
-/// Where per-user places lie when no variable says ([`crate::dirs`]).
-#[cfg(unix)]
-pub const DIRS: Convention = Convention::Unix;
-/// Where per-user places lie when no variable says ([`crate::dirs`]).
-#[cfg(windows)]
-pub const DIRS: Convention = Convention::Windows;
+pub const OS: Os = Os::Windows;

@@ -31,7 +31,7 @@ use scry_index::store::read::Index;
 use scry_index::store::{Doc, Occ, Sym};
 use scry_lsp_session::LineIndex;
 
-use super::order::{Label, Unlabelled};
+use super::lower::{Label, Unlabelled};
 use super::syntactic::{MAX_REFERENCES, SourceLines};
 use super::*;
 use scry_model::limits::MAX_WORKSPACE_SYMBOLS;

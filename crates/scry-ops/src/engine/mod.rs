@@ -32,6 +32,7 @@ use scry_model::*;
 
 mod edits;
 pub mod indexed;
+mod lower;
 pub(crate) mod navigate;
 mod order;
 mod queries;

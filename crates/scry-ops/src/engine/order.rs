@@ -34,13 +34,14 @@
 //!    way finishes into the cache). When the server failed (none
 //!    installed, crashed), timed out, or answered empty while indexing,
 //!    the first lower source with an answer answers, labelled with why
-//!    ([`Unlabelled::label`]).
+//!    ([`Unlabelled::label`](super::lower::Unlabelled::label)).
 //!
 //! Invariants: `TIMEOUT` only when no source answered by the deadline (+
 //! `DEADLINE_GRACE`, [`Engine::run`]); a lower answer is never given
 //! while the server's own answer is there; writes never come here.
 
-use super::syntactic::{self, Why, has_grammar};
+use super::lower::{Unlabelled, Why};
+use super::syntactic::{self, has_grammar};
 use super::*;
 
 /// How long a running, ready server has alone before the lower sources
@@ -57,58 +58,6 @@ pub(crate) const BUSY_HEAD_START: Duration = Duration::from_millis(250);
 /// the budget, at most 300 ms.
 pub(crate) fn render_margin(budget: Duration) -> Duration {
     (budget / 10).min(Duration::from_millis(300))
-}
-
-/// A lower source's answer made before it is known why the server did not
-/// answer: [`Unlabelled::label`] adds that.
-pub(crate) struct Unlabelled {
-    pub(crate) answer: Answer,
-    pub(crate) label: Label,
-}
-
-/// Where and how the reason is said.
-pub(crate) enum Label {
-    /// A SCIP index answer: the first note says it came from the index and
-    /// why.
-    Index,
-    /// A syntactic answer: its note goes at `at` among the notes, and the
-    /// server's indexing (or lateness) makes it partial.
-    Syntactic { at: usize },
-    /// An empty syntactic answer that says why it is empty: the reason
-    /// goes at `at`.
-    Said { at: usize },
-}
-
-impl Unlabelled {
-    /// The answer, saying `why` the server did not give it.
-    pub(crate) fn label(self, why: &Why) -> Answer {
-        let mut a = self.answer;
-        match self.label {
-            Label::Index => a.notes.insert(
-                0,
-                Reason::FromIndex {
-                    because: Box::new(why.reason()),
-                },
-            ),
-            Label::Said { at } => a.notes.insert(at.min(a.notes.len()), why.reason()),
-            Label::Syntactic { at } => {
-                let at = at.min(a.notes.len());
-                match why {
-                    Why::NoServer(e) => a.notes.insert(
-                        at,
-                        Reason::Syntactic {
-                            because: Some(Box::new(Reason::Error { error: e.clone() })),
-                        },
-                    ),
-                    Why::Partial(r) => {
-                        a.partial = Some(r.clone());
-                        a.notes.insert(at, Reason::Syntactic { because: None });
-                    }
-                }
-            }
-        }
-        a
-    }
 }
 
 /// The lower sources' answers for one question, in order.

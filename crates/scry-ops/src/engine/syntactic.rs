@@ -26,8 +26,8 @@ use scry_syntax::{Scope, Snapshot, map::Focus};
 
 use scry_lsp_session::LineIndex;
 
+use super::lower::{Label, Unlabelled};
 use super::navigate::empty_body;
-use super::order::{Label, Unlabelled};
 use super::*;
 use scry_model::limits::MAX_WORKSPACE_SYMBOLS;
 use scry_model::msg;
@@ -53,25 +53,6 @@ const GRAMMAR_LANGUAGES: [&str; 12] = [
 /// Most references by name an answer considers (a note says when more were
 /// found): each becomes a location with its source line.
 pub const MAX_REFERENCES: usize = 10_000;
-
-/// Why a source below the live server answers.
-#[derive(Debug, Clone)]
-pub(crate) enum Why {
-    /// (a) or (b): the server's error.
-    NoServer(OpError),
-    /// (c): the server is still indexing (or did not answer in time).
-    Partial(Reason),
-}
-
-impl Why {
-    /// The reason as one fact (the SCIP index's `because`).
-    pub(crate) fn reason(&self) -> Reason {
-        match self {
-            Why::NoServer(e) => Reason::Error { error: e.clone() },
-            Why::Partial(r) => r.clone(),
-        }
-    }
-}
 
 /// Actions the syntactic index can answer.
 pub(crate) fn serves(action: Action) -> bool {

@@ -1,3 +1,8 @@
+//! The JSON-RPC connection against an in-memory peer: requests answered
+//! out of order, server requests always answered (a panicking handler
+//! too), notifications, a dropped request cancelled, EOF and oversized or
+//! broken streams failing every pending request instead of hanging.
+
 use std::sync::Arc;
 use std::time::Duration;
 

@@ -341,9 +341,9 @@ fn load_reads_user_then_project_files() {
         ("HOME", OsString::from("/h")),
     ]);
     let env3 = |k: &str| vars3.get(k).cloned();
-    let below: &[&str] = match scry_base::platform::DIRS {
-        scry_base::dirs::Convention::Unix => &[".config", "scry", "config.json"],
-        scry_base::dirs::Convention::Windows => &["AppData", "Roaming", "scry", "config.json"],
+    let below: &[&str] = match scry_base::platform::OS {
+        scry_base::platform::Os::Unix => &[".config", "scry", "config.json"],
+        scry_base::platform::Os::Windows => &["AppData", "Roaming", "scry", "config.json"],
     };
     assert_eq!(
         scry_base::dirs::user_config_with(&env3),

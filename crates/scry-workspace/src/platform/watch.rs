@@ -1,7 +1,7 @@
 //! The file watcher under `crate::watch::FileWatcher`: directories
 //! watched one by one (non-recursive), the changes in them handed to a
-//! sink as `(path, kind)` (kinds: `crate::watch::{CREATED, CHANGED,
-//! DELETED}`), and [`Backend::settle`]: every change written before it was
+//! sink as `(path, kind)` (kinds: [`CREATED`], [`CHANGED`],
+//! [`DELETED`]), and [`Backend::settle`]: every change written before it was
 //! called has been handed over when it returns.
 //!
 //! - Linux: inotify, read by scry itself. Only what changes a file's
@@ -16,12 +16,17 @@
 //! - Elsewhere: `notify`'s recommended watcher (its own thread), and
 //!   [`Backend::settle`] writes a marker file into a private directory
 //!   watched by the same watcher and waits (at most
-//!   [`crate::watch::BARRIER_WAIT`]) for its event; where the platform's
+//!   `BARRIER_WAIT`, 100 ms) for its event; where the platform's
 //!   events are not ordered (or the marker cannot be written) the wait is
 //!   bounded and what has arrived is what is handed over.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+
+/// The kinds of change a sink is handed: LSP `FileChangeType`.
+pub const CREATED: u8 = 1;
+pub const CHANGED: u8 = 2;
+pub const DELETED: u8 = 3;
 
 /// Where changes go: called with each batch, in order.
 pub type Sink = Arc<dyn Fn(Vec<(PathBuf, u8)>) + Send + Sync>;
@@ -75,7 +80,7 @@ mod imp {
     use inotify::{EventMask, Inotify, WatchDescriptor, WatchMask, Watches};
 
     use super::Sink;
-    use crate::watch::{CHANGED, CREATED, DELETED};
+    use super::{CHANGED, CREATED, DELETED};
 
     /// What is asked of the kernel: changes of content and names only.
     const MASK: WatchMask = WatchMask::CREATE
@@ -303,7 +308,10 @@ mod imp {
     use notify::{Event, EventKind, RecursiveMode, Watcher};
 
     use super::Sink;
-    use crate::watch::{BARRIER_WAIT, CHANGED, CREATED, DELETED};
+    use super::{CHANGED, CREATED, DELETED};
+
+    /// How long a settle waits for its marker to come back.
+    const BARRIER_WAIT: std::time::Duration = std::time::Duration::from_millis(100);
 
     struct Markers {
         dir: PathBuf,

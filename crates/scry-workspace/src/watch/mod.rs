@@ -51,6 +51,7 @@ use scry_base::uri::{path_to_uri, uri_to_path};
 use scry_lsp_session::Session;
 use serde_json::{Value, json};
 
+use crate::platform::watch::{CHANGED, CREATED, DELETED};
 use scry_base::walk::{Walker, in_skipped_dir};
 
 /// At most this many directories are watched per workspace.
@@ -63,15 +64,6 @@ pub const POLL_WITHIN: Duration = Duration::from_millis(100);
 /// How many directories a question may have watched past the bound
 /// ([`FileWatcher::watch_first`]).
 pub const ASKED_EXTRA: usize = 1_000;
-
-/// How long a drain waits for its marker to come back (where the watcher
-/// settles by a marker file: `crate::platform::watch`).
-pub const BARRIER_WAIT: Duration = Duration::from_millis(100);
-
-/// LSP `FileChangeType`.
-pub const CREATED: u8 = 1;
-pub const CHANGED: u8 = 2;
-pub const DELETED: u8 = 3;
 
 /// Pending changes, one per path, in arrival order.
 #[derive(Debug, Default)]

@@ -17,7 +17,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use super::{CHANGED, CREATED, DELETED};
+use crate::platform::watch::{CHANGED, CREATED, DELETED};
 
 /// At most this many directories are polled per workspace.
 pub const MAX_POLLED: usize = 200_000;

@@ -66,7 +66,7 @@ impl Rescan {
                 let path = e.path();
                 let s = Stamp::of(&path, &meta);
                 if s.mtime_ns >= self.since_ns || s.ctime_ns >= self.since_ns {
-                    out.push((path, super::CHANGED));
+                    out.push((path, crate::platform::watch::CHANGED));
                 }
             }
             if Instant::now() >= until {
