@@ -223,7 +223,9 @@ pub fn commit_staged(
                 message(what),
                 "; restoring failed for ",
                 message(list),
-                " — their previous content is in scry's edit journal (scry undo)"
+                " — their previous content is in scry's edit journal (",
+                example(scry_model::Example::bare(scry_model::Action::Undo)),
+                ")"
             ))
         }
     };

@@ -67,9 +67,24 @@ pub struct Example {
     pub args: Vec<(Arg, String)>,
 }
 
+impl Example {
+    /// The question that asks `action` with no arguments (`scry status`,
+    /// `action=status`).
+    pub fn bare(action: Action) -> Example {
+        Example {
+            action,
+            args: Vec::new(),
+        }
+    }
+}
+
 impl fmt::Display for Example {
-    /// As MCP arguments: `path=src/lib.rs symbol=Config`.
+    /// As MCP arguments: `path=src/lib.rs symbol=Config`; a question with
+    /// no arguments by its action (`action=status`).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.args.is_empty() {
+            return write!(f, "{}={}", crate::action::ACTION, self.action.name());
+        }
         for (i, (arg, value)) in self.args.iter().enumerate() {
             if i > 0 {
                 f.write_str(" ")?;

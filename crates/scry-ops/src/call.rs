@@ -620,7 +620,9 @@ pub(crate) fn session_error(e: SessionError, method: &str) -> OpError {
         SessionError::InitFailed { name, detail } => OpError::ServerCrashed(msg!(
             format!("{name} failed to start: "),
             foreign(detail),
-            "; see the server log (scry status) — the next call retries"
+            "; see the server log (",
+            example(scry_model::Example::bare(scry_model::Action::Status)),
+            ") — the next call retries"
         )),
         SessionError::Spawn {
             name,
@@ -648,17 +650,17 @@ pub(crate) fn session_error(e: SessionError, method: &str) -> OpError {
 
 pub(crate) fn workspace_error(e: WorkspaceError, method: &str) -> OpError {
     match e {
-        // Written by scry-workspace, quoting configured commands (which may
-        // name paths under the root): shown as foreign text; what an
+        // Written by scry-workspace in parts (a configured command, which
+        // may name paths under the root, is foreign text); what an
         // untrusted workspace ignored is worded by the reader.
         WorkspaceError::NoServer { message, trust } => OpError::NoServer(match trust {
             Some(t) => msg!(
-                foreign(message),
+                message(message),
                 " (",
                 note(scry_model::Reason::TrustIgnored(Box::new(t))),
                 ")"
             ),
-            None => msg!(foreign(message)),
+            None => message,
         }),
         WorkspaceError::Session(s) => session_error(s, method),
     }

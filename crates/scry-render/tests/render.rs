@@ -937,6 +937,32 @@ fn an_error_names_the_flag_in_each_front_ends_spelling() {
     assert!(scry_render::reason_text(&note, root()).ends_with("raise timeout_ms"));
 }
 
+/// An error that points at another question (the server log in `status`,
+/// the journal in `undo`) asks it as the front end does: `scry status` on
+/// the command line, `action=status` in MCP, never the CLI's spelling in an
+/// MCP answer.
+#[test]
+fn an_error_names_the_question_to_ask_in_each_front_ends_spelling() {
+    use scry_model::Example;
+    let e = OpError::ServerCrashed(scry_model::msg!(
+        "pyright failed to start: exit 1; see the server log (",
+        example(Example::bare(Action::Status)),
+        ") — the next call retries"
+    ));
+    let mcp = render_error(&e, root());
+    assert!(mcp.contains("see the server log (action=status)"), "{mcp}");
+    let cli = scry_render::render_error_in(&e, root(), Dialect::Cli);
+    assert!(cli.contains("see the server log (scry status)"), "{cli}");
+    let e = OpError::WriteFailed(scry_model::msg!(
+        "restoring failed for a.py — their previous content is in scry's edit journal (",
+        example(Example::bare(Action::Undo)),
+        ")"
+    ));
+    assert!(render_error(&e, root()).ends_with("edit journal (action=undo)"));
+    let cli = scry_render::render_error_in(&e, root(), Dialect::Cli);
+    assert!(cli.ends_with("edit journal (scry undo)"), "{cli}");
+}
+
 /// A refused question names its arguments, actions and example in the
 /// asking front end's syntax: MCP's arguments, the command line's flags,
 /// positionals and command.

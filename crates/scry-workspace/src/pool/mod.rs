@@ -95,10 +95,12 @@ pub struct Route {
 pub enum WorkspaceError {
     /// No server can serve this file: none configured, or none installed;
     /// with what an untrusted workspace's configuration asked for and was
-    /// ignored, when it was (worded by the reader).
+    /// ignored, when it was (worded by the reader). The message's parts
+    /// are spelled by the reader's front end (a command it names is
+    /// foreign text, the action that shows the configuration an example).
     #[error("{message}{}", trust.as_ref().map(|t| format!(" ({t:?})")).unwrap_or_default())]
     NoServer {
-        message: String,
+        message: scry_model::Message,
         trust: Option<TrustNotice>,
     },
     #[error(transparent)]

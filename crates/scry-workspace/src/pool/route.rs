@@ -154,19 +154,24 @@ impl Workspace {
                     "{} cannot open {}: its name is not UTF-8, and a language server names a file as text; give it a UTF-8 name to ask one",
                     candidates[0].id,
                     scry_base::paths::display(path, &self.root),
-                ),
+                )
+                .into(),
                 trust: None,
             });
         }
         if candidates.is_empty() {
             return Err(WorkspaceError::NoServer {
-                message: format!(
-                    "no language server is configured for {describe}; add one to .scry.json (see `scry status`)"
+                message: scry_model::msg!(
+                    format!(
+                        "no language server is configured for {describe}; add one to .scry.json (see `"
+                    ),
+                    example(scry_model::Example::bare(scry_model::Action::Status)),
+                    "`)"
                 ),
                 trust: self.trust_notice(),
             });
         }
-        let mut missing = Vec::new();
+        let mut missing = scry_model::Message::new();
         for spec in candidates {
             if let Some(program) = self.installed(&spec.command) {
                 let chosen = self.choose_root(spec, path);
@@ -179,11 +184,18 @@ impl Workspace {
                     program,
                 });
             }
-            missing.push(format!("{} (command `{}`)", spec.id, spec.command));
+            let sep = if missing.parts().is_empty() { "" } else { ", " };
+            missing = scry_model::msg!(
+                message(missing),
+                format!("{sep}{} (command `", spec.id),
+                foreign(&spec.command),
+                "`)"
+            );
         }
-        let message = format!(
-            "no installed language server for {describe}: {} not found on PATH; install it or configure another server",
-            missing.join(", "),
+        let message = scry_model::msg!(
+            format!("no installed language server for {describe}: "),
+            message(missing),
+            " not found on PATH; install it or configure another server"
         );
         let err = WorkspaceError::NoServer {
             message,
