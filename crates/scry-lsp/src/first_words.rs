@@ -114,7 +114,7 @@ mod tests {
     #[test]
     fn every_action_is_listed_once() {
         let words = first_words();
-        for f in &ACTIONS {
+        for f in ACTIONS {
             let name = spelled(f.name);
             assert_eq!(
                 words.iter().filter(|w| **w == name).count(),

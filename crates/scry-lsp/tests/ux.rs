@@ -83,7 +83,7 @@ fn completion_offers_every_action() {
         let help_words: Vec<&str> = actions_in_help
             .split(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
             .collect();
-        for f in &scry_model::action::ACTIONS {
+        for f in scry_model::action::ACTIONS {
             let name = f.name.replace('_', "-");
             assert!(offered.contains(&name.as_str()), "{shell} lacks {name}");
             for alias in f.aliases {

@@ -1,23 +1,44 @@
 //! The facts about each action, in one table ([`ACTIONS`]): its name and
 //! aliases, what its answer is called, the LSP requests it sends and the
 //! server capability they need, which parser reads the reply, which
-//! arguments it takes, and whether it writes. The engine's dispatch, the
-//! capability check, `Action::parse`, the MCP tools' action and argument
-//! lists and [`crate::Query::validate`] all read this table; nothing else
-//! lists actions.
+//! arguments it takes, whether it writes, which sources below the live
+//! server answer it ([`Lower`]) and how its answer tells same-name
+//! occurrences apart ([`Occurrences`]). The engine's dispatch and answer
+//! order, the capability check, `Action::parse`, the MCP tools' action and
+//! argument lists and [`crate::Query::validate`] all read this table;
+//! nothing else lists actions.
 //!
-//! Invariants: every [`Action`] has exactly one row, at its declaration
-//! index (tested); rows are in the order the MCP tools list actions (the
-//! `lsp` tool's enum, then the actions only `lsp_edit` offers; the CLI's
-//! help groups them its own way, `crates/scry-lsp/src/words.rs`); every argument an action reads from a
+//! Invariants: the variants are listed once (`actions!` makes the enum and
+//! [`Action::ALL`]); every [`Action`] has exactly one row, at its
+//! declaration index, checked when the crate compiles (a new action
+//! without its row does not build); rows are in the order the MCP tools
+//! list actions (the `lsp` tool's enum, then the actions only `lsp_edit`
+//! offers; the CLI's help groups them its own way,
+//! `crates/scry-lsp/src/first_words.rs`); every argument an action reads from a
 //! [`crate::Query`] is in its `takes`.
 
-/// What was asked. One enum for CLI, MCP and library callers. The facts
-/// about each action (names, LSP method, arguments, …) are in
-/// [`ACTIONS`], whose rows follow this order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Action {
+/// Declares [`Action`] and [`Action::ALL`] from one list of variants, so
+/// the list is written once; the table's rows are checked against it when
+/// the crate compiles ([`ACTIONS`]).
+macro_rules! actions {
+    ($($(#[$doc:meta])* $variant:ident,)*) => {
+        /// What was asked. One enum for CLI, MCP and library callers. The
+        /// facts about each action (names, LSP method, arguments, …) are in
+        /// [`ACTIONS`], whose rows follow this order.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+        #[serde(rename_all = "snake_case")]
+        pub enum Action {
+            $($(#[$doc])* $variant,)*
+        }
+
+        impl Action {
+            /// Every action, in declaration order.
+            pub const ALL: &'static [Action] = &[$(Action::$variant,)*];
+        }
+    };
+}
+
+actions! {
     Definition,
     Declaration,
     TypeDefinition,
@@ -41,28 +62,6 @@ pub enum Action {
 }
 
 impl Action {
-    pub const ALL: [Action; 19] = [
-        Action::Definition,
-        Action::Declaration,
-        Action::TypeDefinition,
-        Action::Implementation,
-        Action::References,
-        Action::Hover,
-        Action::Symbols,
-        Action::WorkspaceSymbols,
-        Action::IncomingCalls,
-        Action::OutgoingCalls,
-        Action::Diagnostics,
-        Action::Rename,
-        Action::CodeActions,
-        Action::Map,
-        Action::Status,
-        Action::Capabilities,
-        Action::Undo,
-        Action::Request,
-        Action::Reload,
-    ];
-
     /// Its row of the action table.
     pub fn facts(self) -> &'static Facts {
         facts(self)
@@ -129,7 +128,7 @@ pub enum Arg {
 }
 
 impl Arg {
-    pub const ALL: [Arg; 18] = [
+    pub const ALL: &'static [Arg] = &[
         Arg::Path,
         Arg::Symbol,
         Arg::Line,
@@ -256,6 +255,67 @@ pub struct Facts {
     /// sees (references, implementations, callers, a rename's edits), so
     /// what the server does not see of the workspace is missing from it.
     pub searches_workspace: bool,
+    /// Which sources below the live server may answer it.
+    pub lower: Lower,
+    /// How same-name occurrences on the asked line are told apart.
+    pub occurrences: Occurrences,
+}
+
+/// Which sources below the live server answer an action when the server
+/// cannot (the answer order: `scry-ops`' `engine/order.rs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lower {
+    /// None: the live server's answer or an error.
+    None,
+    /// The SCIP index only.
+    Index,
+    /// The SCIP index, then the syntactic index (tree-sitter).
+    IndexAndSyntax,
+}
+
+impl Lower {
+    /// Whether the SCIP index answers it.
+    pub fn index(self) -> bool {
+        self != Lower::None
+    }
+
+    /// Whether the syntactic index answers it.
+    pub fn syntax(self) -> bool {
+        self == Lower::IndexAndSyntax
+    }
+}
+
+/// How a positional answer tells apart the occurrences of the asked name
+/// on one line (or in a file, without a line) that resolve differently.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Occurrences {
+    /// By the action's own answer, which each occurrence shows (a
+    /// definition, declaration, type definition, implementation).
+    OwnAnswer,
+    /// By the definition (asked only with a line), each occurrence showing
+    /// its own answer (hover).
+    DefinitionShown,
+    /// By the definition (asked only with a line), the occurrences not
+    /// shown (references, calls: one answer each is too long), and for
+    /// actions not asked at a position.
+    Definition,
+}
+
+impl Occurrences {
+    /// Whether each occurrence shows its own answer.
+    pub fn shown(self) -> bool {
+        self != Occurrences::Definition
+    }
+
+    /// The action whose answer tells occurrences of `action` apart: its
+    /// own, else the definition when a line was given.
+    pub fn split_by(self, action: Action, line: Option<u32>) -> Option<Action> {
+        match self {
+            Occurrences::OwnAnswer => Some(action),
+            _ if line.is_some() => Some(Action::Definition),
+            _ => None,
+        }
+    }
 }
 
 use Arg as A;
@@ -284,40 +344,56 @@ const fn positional(
         takes: POSITIONAL,
         writes: Writes::Never,
         searches_workspace: false,
+        lower: Lower::None,
+        occurrences: Occurrences::Definition,
     }
 }
 
 /// The table, in the order the MCP tools list actions.
-pub const ACTIONS: [Facts; 19] = [
-    positional(
-        Action::Definition,
-        "definition",
-        &["def", "goto_definition"],
-        "definition",
-        "textDocument/definition",
-        "definitionProvider",
-        ReplyShape::Locations,
-    ),
-    positional(
-        Action::Declaration,
-        "declaration",
-        &["decl"],
-        "declaration",
-        "textDocument/declaration",
-        "declarationProvider",
-        ReplyShape::Locations,
-    ),
-    positional(
-        Action::TypeDefinition,
-        "type_definition",
-        &["typedef", "type_def"],
-        "type definition",
-        "textDocument/typeDefinition",
-        "typeDefinitionProvider",
-        ReplyShape::Locations,
-    ),
+pub const ACTIONS: &[Facts] = &[
+    Facts {
+        lower: Lower::IndexAndSyntax,
+        occurrences: Occurrences::OwnAnswer,
+        ..positional(
+            Action::Definition,
+            "definition",
+            &["def", "goto_definition"],
+            "definition",
+            "textDocument/definition",
+            "definitionProvider",
+            ReplyShape::Locations,
+        )
+    },
+    Facts {
+        lower: Lower::IndexAndSyntax,
+        occurrences: Occurrences::OwnAnswer,
+        ..positional(
+            Action::Declaration,
+            "declaration",
+            &["decl"],
+            "declaration",
+            "textDocument/declaration",
+            "declarationProvider",
+            ReplyShape::Locations,
+        )
+    },
+    Facts {
+        lower: Lower::Index,
+        occurrences: Occurrences::OwnAnswer,
+        ..positional(
+            Action::TypeDefinition,
+            "type_definition",
+            &["typedef", "type_def"],
+            "type definition",
+            "textDocument/typeDefinition",
+            "typeDefinitionProvider",
+            ReplyShape::Locations,
+        )
+    },
     Facts {
         searches_workspace: true,
+        lower: Lower::IndexAndSyntax,
+        occurrences: Occurrences::OwnAnswer,
         ..positional(
             Action::Implementation,
             "implementation",
@@ -330,6 +406,7 @@ pub const ACTIONS: [Facts; 19] = [
     },
     Facts {
         searches_workspace: true,
+        lower: Lower::IndexAndSyntax,
         ..positional(
             Action::References,
             "references",
@@ -340,15 +417,19 @@ pub const ACTIONS: [Facts; 19] = [
             ReplyShape::Locations,
         )
     },
-    positional(
-        Action::Hover,
-        "hover",
-        &[],
-        "hover information",
-        "textDocument/hover",
-        "hoverProvider",
-        ReplyShape::Hover,
-    ),
+    Facts {
+        lower: Lower::IndexAndSyntax,
+        occurrences: Occurrences::DefinitionShown,
+        ..positional(
+            Action::Hover,
+            "hover",
+            &[],
+            "hover information",
+            "textDocument/hover",
+            "hoverProvider",
+            ReplyShape::Hover,
+        )
+    },
     Facts {
         action: Action::Symbols,
         name: "symbols",
@@ -362,6 +443,8 @@ pub const ACTIONS: [Facts; 19] = [
         takes: &[A::Path, A::Timeout],
         writes: Writes::Never,
         searches_workspace: false,
+        lower: Lower::IndexAndSyntax,
+        occurrences: Occurrences::Definition,
     },
     Facts {
         action: Action::WorkspaceSymbols,
@@ -377,6 +460,8 @@ pub const ACTIONS: [Facts; 19] = [
         takes: &[A::Path, A::Symbol, A::Query, A::Timeout],
         writes: Writes::Never,
         searches_workspace: false,
+        lower: Lower::IndexAndSyntax,
+        occurrences: Occurrences::Definition,
     },
     Facts {
         follow_up: &["callHierarchy/incomingCalls"],
@@ -416,6 +501,8 @@ pub const ACTIONS: [Facts; 19] = [
         takes: &[A::Path, A::Severity, A::Changes, A::Targets, A::Timeout],
         writes: Writes::Never,
         searches_workspace: false,
+        lower: Lower::None,
+        occurrences: Occurrences::Definition,
     },
     Facts {
         action: Action::Rename,
@@ -439,6 +526,8 @@ pub const ACTIONS: [Facts; 19] = [
         ],
         writes: Writes::Previewable,
         searches_workspace: true,
+        lower: Lower::None,
+        occurrences: Occurrences::Definition,
     },
     Facts {
         action: Action::CodeActions,
@@ -463,6 +552,8 @@ pub const ACTIONS: [Facts; 19] = [
         ],
         writes: Writes::Previewable,
         searches_workspace: false,
+        lower: Lower::None,
+        occurrences: Occurrences::Definition,
     },
     Facts {
         action: Action::Map,
@@ -484,6 +575,8 @@ pub const ACTIONS: [Facts; 19] = [
         ],
         writes: Writes::Never,
         searches_workspace: false,
+        lower: Lower::None,
+        occurrences: Occurrences::Definition,
     },
     Facts {
         action: Action::Status,
@@ -498,6 +591,8 @@ pub const ACTIONS: [Facts; 19] = [
         takes: &[A::Timeout],
         writes: Writes::Never,
         searches_workspace: false,
+        lower: Lower::None,
+        occurrences: Occurrences::Definition,
     },
     Facts {
         action: Action::Capabilities,
@@ -512,6 +607,8 @@ pub const ACTIONS: [Facts; 19] = [
         takes: &[A::Path, A::Timeout],
         writes: Writes::Never,
         searches_workspace: false,
+        lower: Lower::None,
+        occurrences: Occurrences::Definition,
     },
     Facts {
         action: Action::Undo,
@@ -526,6 +623,8 @@ pub const ACTIONS: [Facts; 19] = [
         takes: &[A::Apply, A::IdempotencyKey, A::Timeout],
         writes: Writes::Always,
         searches_workspace: false,
+        lower: Lower::None,
+        occurrences: Occurrences::Definition,
     },
     Facts {
         action: Action::Request,
@@ -540,6 +639,8 @@ pub const ACTIONS: [Facts; 19] = [
         takes: &[A::Path, A::Method, A::Params, A::Timeout],
         writes: Writes::Always,
         searches_workspace: false,
+        lower: Lower::None,
+        occurrences: Occurrences::Definition,
     },
     Facts {
         action: Action::Reload,
@@ -554,8 +655,26 @@ pub const ACTIONS: [Facts; 19] = [
         takes: &[A::Timeout],
         writes: Writes::Always,
         searches_workspace: false,
+        lower: Lower::None,
+        occurrences: Occurrences::Definition,
     },
 ];
+
+// Every action has its row, at its declaration index: checked when the
+// crate compiles, so a new action without a row (or out of order) does not
+// build.
+const _: () = {
+    assert!(ACTIONS.len() == Action::ALL.len(), "one row per action");
+    let mut i = 0;
+    while i < ACTIONS.len() {
+        assert!(
+            ACTIONS[i].action as usize == i,
+            "rows follow the declaration order"
+        );
+        assert!(Action::ALL[i] as usize == i);
+        i += 1;
+    }
+};
 
 impl Facts {
     pub fn takes(&self, arg: Arg) -> bool {
@@ -605,7 +724,8 @@ pub fn actions_writing(kinds: &[Writes]) -> Vec<Action> {
 /// The arguments some of `actions` take, in [`Arg`] order.
 pub fn args_of(actions: &[Action]) -> Vec<Arg> {
     Arg::ALL
-        .into_iter()
+        .iter()
+        .copied()
         .filter(|a| actions.iter().any(|&act| facts(act).takes(*a)))
         .collect()
 }
@@ -616,7 +736,7 @@ mod tests {
 
     #[test]
     fn every_action_has_one_row() {
-        for (i, a) in Action::ALL.into_iter().enumerate() {
+        for (i, a) in Action::ALL.iter().copied().enumerate() {
             assert_eq!(a as usize, i, "Action::ALL follows the declaration order");
             assert_eq!(ACTIONS[i].action, a, "row {i}");
             let rows = ACTIONS.iter().filter(|f| f.action == a).count();
@@ -628,7 +748,7 @@ mod tests {
     #[test]
     fn names_and_aliases_are_unique_and_parse_back() {
         let mut seen = Vec::new();
-        for f in &ACTIONS {
+        for f in ACTIONS {
             for n in std::iter::once(&f.name).chain(f.aliases) {
                 assert!(!seen.contains(n), "{n} twice");
                 seen.push(*n);
@@ -662,7 +782,7 @@ mod tests {
 
     #[test]
     fn refused_arguments_have_one_owner() {
-        for a in Arg::ALL.into_iter().filter(|a| a.refused_elsewhere()) {
+        for a in Arg::ALL.iter().copied().filter(|a| a.refused_elsewhere()) {
             let owners: Vec<&str> = ACTIONS
                 .iter()
                 .filter(|f| f.takes(a))

@@ -774,7 +774,7 @@ mod tests {
             R::METHOD.as_str()
         }
         let prepare_calls = m::<lsp::CallHierarchyPrepareRequest>();
-        let expected: [(Action, Option<&str>, &[&str]); 19] = [
+        let expected: &[(Action, Option<&str>, &[&str])] = &[
             (Action::Definition, Some(m::<lsp::DefinitionRequest>()), &[]),
             (
                 Action::Declaration,
@@ -835,7 +835,8 @@ mod tests {
             (Action::Request, None, &[]),
             (Action::Reload, None, &[]),
         ];
-        for (i, (action, method, follow_up)) in expected.into_iter().enumerate() {
+        assert_eq!(expected.len(), Action::ALL.len(), "one row per action");
+        for (i, &(action, method, follow_up)) in expected.iter().enumerate() {
             assert_eq!(action, Action::ALL[i], "one row per action, in order");
             let f = facts(action);
             assert_eq!(f.method, method, "{}", f.name);

@@ -156,7 +156,7 @@ fn spot_in(path: &str, symbol: Option<&str>, line: Option<u32>, column: Option<u
 
 #[test]
 fn positional_actions_carry_their_spot() {
-    for action in Action::ALL.into_iter().filter(|a| a.needs_position()) {
+    for action in Action::ALL.iter().copied().filter(|a| a.needs_position()) {
         let v = at(action, Some("a.rs"), Some("Config"), Some(4))
             .validate()
             .unwrap();
@@ -316,7 +316,8 @@ fn other_actions_carry_their_arguments() {
 /// Each action asked with what it needs (and more), validated.
 fn each_action_valid() -> Vec<(Action, Valid)> {
     Action::ALL
-        .into_iter()
+        .iter()
+        .copied()
         .map(|action| {
             let mut q = at(action, Some("a.rs"), Some("x"), Some(1));
             q.new_name = (action == Action::Rename).then(|| "y".into());

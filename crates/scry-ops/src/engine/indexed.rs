@@ -44,21 +44,6 @@ use scry_model::{DoctorIndex, IndexAbout, IndexOrigin, IndexStatus};
 /// progress report).
 const STARTING_GRACE: Duration = Duration::from_secs(8);
 
-/// Actions the index can answer.
-pub(crate) fn serves(action: Action) -> bool {
-    matches!(
-        action,
-        Action::Definition
-            | Action::Declaration
-            | Action::TypeDefinition
-            | Action::Implementation
-            | Action::References
-            | Action::Hover
-            | Action::Symbols
-            | Action::WorkspaceSymbols
-    )
-}
-
 /// The engine's index: loaded on first need, reloaded when its source
 /// changes; a load failure is said once per distinct failure.
 pub(crate) struct IndexSlot {

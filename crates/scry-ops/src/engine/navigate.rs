@@ -332,7 +332,7 @@ pub(crate) async fn name_same_line_targets(
     }
 }
 
-/// Ask at each occurrence marked `compare` (see [`split_action`]) and
+/// Ask at each occurrence marked `compare` (told apart as the action table says: `Facts::occurrences`) and
 /// group them by target: `Some` (the first of each group, in candidate
 /// order, with its answer) when they resolve to more than one target.
 /// Also returns the answers taken for the question's own action, so
@@ -350,7 +350,7 @@ async fn split_targets(
 ) -> (Option<Vec<(Candidate, Body)>>, Vec<(CharPos, Body)>) {
     let mut own = Vec::new();
     let compare: Vec<&Candidate> = candidates.iter().filter(|c| c.compare).collect();
-    let Some(by) = split_action(action, line) else {
+    let Some(by) = action.facts().occurrences.split_by(action, line) else {
         return (None, own);
     };
     if compare.len() < 2 || !supports(session, method_for(by)) {
@@ -416,14 +416,7 @@ async fn name_other_targets(
         .iter()
         .map(|(c, _)| c.form.clone().unwrap_or_default())
         .collect();
-    let shows_target = matches!(
-        action,
-        Action::Definition
-            | Action::Declaration
-            | Action::TypeDefinition
-            | Action::Implementation
-            | Action::Hover
-    );
+    let shows_target = action.facts().occurrences.shown();
     let mut others = Vec::new();
     for (c, def) in groups.iter().filter(|(c, _)| c.pos != answered_pos) {
         let form = c.form.clone().unwrap_or_default();
@@ -440,7 +433,7 @@ async fn name_other_targets(
         }
         let body = if !shows_target {
             None
-        } else if Some(action) == split_action(action, line) {
+        } else if Some(action) == action.facts().occurrences.split_by(action, line) {
             Some(def.clone())
         } else {
             ask_at(cx, action, session, path, index, c.pos, files)
@@ -583,21 +576,6 @@ pub(crate) async fn ask_at(
                 .await
                 .map_err(AskError::Op)?,
         }),
-    }
-}
-
-/// How the occurrences marked `compare` are told apart: by the action's own
-/// answer when it shows a target; by `definition` for hover, references and
-/// calls, and then only for several occurrences on the asked line (without
-/// a line, those questions are not multiplied into definition requests).
-fn split_action(action: Action, line: Option<u32>) -> Option<Action> {
-    match action {
-        Action::Definition
-        | Action::Declaration
-        | Action::TypeDefinition
-        | Action::Implementation => Some(action),
-        _ if line.is_some() => Some(Action::Definition),
-        _ => None,
     }
 }
 

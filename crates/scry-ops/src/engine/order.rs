@@ -41,7 +41,7 @@
 //! while the server's own answer is there; writes never come here.
 
 use super::lower::{Unlabelled, Why};
-use super::syntactic::{self, has_grammar};
+use super::syntactic::has_grammar;
 use super::*;
 
 /// How long a running, ready server has alone before the lower sources
@@ -114,8 +114,9 @@ impl Engine {
         early: Option<Duration>,
     ) -> Result<Answer, OpError> {
         let action = q.action();
-        let by_index = indexed::serves(action) && self.has_index().await;
-        let by_syntax = syntactic::serves(action) && q.path().is_none_or(has_grammar);
+        let lower = action.facts().lower;
+        let by_index = lower.index() && self.has_index().await;
+        let by_syntax = lower.syntax() && q.path().is_none_or(has_grammar);
         if !by_index && !by_syntax {
             // Only the server can answer: all of the budget is its.
             return self.dispatch(q, asked, budget, started, deadline).await;

@@ -54,20 +54,6 @@ const GRAMMAR_LANGUAGES: [&str; 12] = [
 /// found): each becomes a location with its source line.
 pub const MAX_REFERENCES: usize = 10_000;
 
-/// Actions the syntactic index can answer.
-pub(crate) fn serves(action: Action) -> bool {
-    matches!(
-        action,
-        Action::Definition
-            | Action::Declaration
-            | Action::Implementation
-            | Action::References
-            | Action::Hover
-            | Action::Symbols
-            | Action::WorkspaceSymbols
-    )
-}
-
 /// Whether a path has a grammar in this build.
 pub(crate) fn has_grammar(path: &Path) -> bool {
     scry_syntax::lang::spec_for(path).is_some_and(scry_syntax::lang::built_in)
