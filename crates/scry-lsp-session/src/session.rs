@@ -483,7 +483,7 @@ impl Session {
     }
 
     /// Its whole process tree, for measuring its memory
-    /// ([`crate::process::memory::Snapshot::tree_memory`]); `None` when it
+    /// ([`crate::process::memory::ProcessTable::tree_memory`]); `None` when it
     /// cannot be measured on this OS.
     pub fn tree(&self) -> Option<&crate::process::Tree> {
         self.inner.tree.as_ref()

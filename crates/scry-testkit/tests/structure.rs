@@ -2,6 +2,8 @@
 //! (ARCHITECTURE.md), checked on every file of every crate:
 //! - every crate's directory is named as its package;
 //! - every source file starts with a `//!` header naming its job;
+//! - ARCHITECTURE.md's crate table (directory, dependencies) is what
+//!   `cargo metadata` says;
 //! - no file cycles inside a crate: no two modules use each other, directly
 //!   or through others. A module and its ancestors do not count (a parent
 //!   declares its children, a child may name its parent's items); siblings
@@ -68,6 +70,10 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
 }
 
 #[test]
+#[cfg_attr(
+    windows,
+    ignore = "checks the source tree, the same on every platform: run where cargo runs"
+)]
 fn crate_directories_are_named_as_their_packages() {
     let wrong: Vec<String> = crates()
         .into_iter()
@@ -78,6 +84,10 @@ fn crate_directories_are_named_as_their_packages() {
 }
 
 #[test]
+#[cfg_attr(
+    windows,
+    ignore = "checks the source tree, the same on every platform: run where cargo runs"
+)]
 fn every_source_file_starts_with_its_header() {
     let mut missing = Vec::new();
     for (dir, _) in crates() {
@@ -337,6 +347,10 @@ fn the_cycle_finder_finds_a_cycle_and_reads_groups() {
 }
 
 #[test]
+#[cfg_attr(
+    windows,
+    ignore = "checks the source tree, the same on every platform: run where cargo runs"
+)]
 fn no_file_cycles_inside_a_crate() {
     let mut found = Vec::new();
     for (dir, name) in crates() {
@@ -356,4 +370,96 @@ fn no_file_cycles_inside_a_crate() {
         }
     }
     assert!(found.is_empty(), "modules that use each other: {found:#?}");
+}
+
+/// Each workspace package's scry-* dependencies (normal ones, not dev),
+/// from `cargo metadata`, by package name, with its directory.
+fn metadata_crates() -> BTreeMap<String, (String, BTreeSet<String>)> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let out = std::process::Command::new(cargo)
+        .args([
+            "metadata",
+            "--format-version",
+            "1",
+            "--no-deps",
+            "--offline",
+        ])
+        .current_dir(workspace_root())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let meta: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let mut crates = BTreeMap::new();
+    for p in meta["packages"].as_array().unwrap() {
+        let manifest = Path::new(p["manifest_path"].as_str().unwrap());
+        let dir = manifest
+            .parent()
+            .unwrap()
+            .strip_prefix(workspace_root())
+            .unwrap();
+        let deps = p["dependencies"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|d| d["kind"].is_null())
+            .filter_map(|d| d["name"].as_str())
+            .filter(|n| n.starts_with("scry"))
+            .map(String::from)
+            .collect();
+        let dir = dir.to_str().unwrap().replace('\\', "/");
+        crates.insert(p["name"].as_str().unwrap().to_string(), (dir, deps));
+    }
+    crates
+}
+
+/// The crate table of ARCHITECTURE.md: package → (directory, depends on).
+fn documented_crates() -> BTreeMap<String, (String, BTreeSet<String>)> {
+    let doc = std::fs::read_to_string(workspace_root().join("ARCHITECTURE.md")).unwrap();
+    let header = "| package | directory | job | depends on |";
+    let start = doc
+        .lines()
+        .position(|l| l.trim() == header)
+        .expect("ARCHITECTURE.md has the crate table");
+    let cell = |c: &str| c.trim().trim_matches('`').to_string();
+    let mut crates = BTreeMap::new();
+    for line in doc.lines().skip(start + 2) {
+        if !line.starts_with('|') {
+            break;
+        }
+        let cells: Vec<&str> = line.trim().trim_matches('|').split('|').collect();
+        assert_eq!(cells.len(), 4, "a row of four cells: {line}");
+        let deps = cells[3]
+            .split(',')
+            .map(cell)
+            .filter(|d| d.starts_with("scry"))
+            .collect();
+        crates.insert(cell(cells[0]), (cell(cells[1]), deps));
+    }
+    crates
+}
+
+#[test]
+#[cfg_attr(
+    windows,
+    ignore = "checks the source tree, the same on every platform: run where cargo runs"
+)]
+fn the_architecture_crate_table_is_what_cargo_says() {
+    let documented = documented_crates();
+    let actual = metadata_crates();
+    for (name, (dir, deps)) in &actual {
+        let Some((doc_dir, doc_deps)) = documented.get(name) else {
+            panic!("ARCHITECTURE.md's crate table has no row for {name}");
+        };
+        assert_eq!(doc_dir, dir, "{name}'s directory");
+        assert_eq!(doc_deps, deps, "{name}'s dependencies");
+    }
+    let extra: Vec<&String> = documented
+        .keys()
+        .filter(|n| !actual.contains_key(*n))
+        .collect();
+    assert!(extra.is_empty(), "rows for no package: {extra:?}");
 }

@@ -42,4 +42,4 @@ pub mod watch;
 pub use pool::{OutsideView, Route, ServerMemory, ServerUse, Workspace, WorkspaceError};
 /// What one memory check reads once for every server (hosts that check
 /// several workspaces take one: [`Workspace::memory_samples`]).
-pub use scry_lsp_session::process::memory::{Snapshot as MemorySnapshot, TreeMemory};
+pub use scry_lsp_session::process::memory::{ProcessTable, TreeMemory};

@@ -40,7 +40,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use scry_ops::Engine;
-use scry_workspace::MemorySnapshot;
+use scry_workspace::ProcessTable;
 use scry_workspace::{ServerMemory, memory};
 
 use super::socket::{self, Bound, StartError};
@@ -328,7 +328,7 @@ impl State {
             }
             *last = Instant::now();
         }
-        let Some(table) = MemorySnapshot::take() else {
+        let Some(table) = ProcessTable::take() else {
             return;
         };
         let all: Vec<(Arc<WsEntry>, ServerMemory)> = entries

@@ -1,6 +1,6 @@
 //! Resident memory of a contained child's whole process tree
-//! ([`super::Tree`]), one signature on every OS: a [`Snapshot`] taken once
-//! per check serves any number of trees ([`Snapshot::tree_memory`]), and
+//! ([`super::Tree`]), one signature on every OS: a [`ProcessTable`] taken once
+//! per check serves any number of trees ([`ProcessTable::tree_memory`]), and
 //! [`rss_kib`] reads one process. Both sides side by side:
 //!
 //! - Linux: from `/proc`. A language server is often several processes:
@@ -86,13 +86,13 @@ pub fn rss_kib(pid: u32) -> Option<u64> {
 /// What one check reads once for every tree (the `/proc` table on Linux,
 /// nothing on Windows).
 #[derive(Debug)]
-pub struct Snapshot(imp::Snapshot);
+pub struct ProcessTable(imp::ProcessTable);
 
-impl Snapshot {
+impl ProcessTable {
     /// Take one now; `None` where this OS gives no figures (memory
     /// unknown).
-    pub fn take() -> Option<Snapshot> {
-        imp::Snapshot::take().map(Snapshot)
+    pub fn take() -> Option<ProcessTable> {
+        imp::ProcessTable::take().map(ProcessTable)
     }
 
     /// The memory of `tree` now; `None` when its leader is not running.
@@ -191,11 +191,11 @@ mod imp {
     }
 
     #[derive(Debug)]
-    pub struct Snapshot(ProcTable);
+    pub struct ProcessTable(ProcTable);
 
-    impl Snapshot {
-        pub fn take() -> Option<Snapshot> {
-            ProcTable::read().map(Snapshot)
+    impl ProcessTable {
+        pub fn take() -> Option<ProcessTable> {
+            ProcTable::read().map(ProcessTable)
         }
 
         pub fn tree_memory(&self, tree: &crate::process::Tree) -> Option<TreeMemory> {
@@ -282,11 +282,11 @@ mod imp {
     }
 
     #[derive(Debug)]
-    pub struct Snapshot;
+    pub struct ProcessTable;
 
-    impl Snapshot {
-        pub fn take() -> Option<Snapshot> {
-            Some(Snapshot)
+    impl ProcessTable {
+        pub fn take() -> Option<ProcessTable> {
+            Some(ProcessTable)
         }
 
         pub fn tree_memory(&self, tree: &crate::process::Tree) -> Option<TreeMemory> {
@@ -417,7 +417,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_contained_childs_whole_tree_is_measured() {
-        if Snapshot::take().is_none() {
+        if ProcessTable::take().is_none() {
             eprintln!("skipped: this OS gives no memory figures (memory is unknown here)");
             return;
         }
@@ -452,7 +452,7 @@ mod tests {
             held > 60 * 1024,
             "the holder's 64 MiB are resident: {held} KiB"
         );
-        let m = Snapshot::take()
+        let m = ProcessTable::take()
             .unwrap()
             .tree_memory(&tree)
             .expect("the tree's memory");
@@ -472,7 +472,7 @@ mod tests {
             tokio::time::sleep(std::time::Duration::from_millis(50)).await;
         }
         assert_eq!(
-            Snapshot::take().unwrap().tree_memory(&tree),
+            ProcessTable::take().unwrap().tree_memory(&tree),
             None,
             "gone: no tree"
         );

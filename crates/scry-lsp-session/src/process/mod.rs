@@ -67,7 +67,7 @@ pub fn die_with_starter(c: &mut tokio::process::Command) {
 }
 
 /// A started child's whole process tree, as this OS lets scry measure it
-/// ([`memory::Snapshot::tree_memory`]): its pid on Unix; on Windows its
+/// ([`memory::ProcessTable::tree_memory`]): its pid on Unix; on Windows its
 /// pid and the job that holds it and all it starts. Cheap to clone.
 #[derive(Debug, Clone)]
 pub struct Tree {

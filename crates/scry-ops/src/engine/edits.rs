@@ -16,8 +16,8 @@ use scry_lsp_session::{CharPos, LineIndex, Session};
 use serde_json::{Value, json};
 use tokio::time::Instant;
 
+use super::locate::{self, Place};
 use super::navigate::{self, AskedIn};
-use super::target::{self, Place};
 use crate::call::{self, AskError, Ctx, method_of, supports};
 use crate::edit::service::Editor;
 use crate::resolve;
@@ -105,7 +105,7 @@ pub(crate) async fn rename(
     }
     // Notes of a workspace-symbol search are not part of an edit's answer.
     let mut notes = Vec::new();
-    let t = target::find_target(cx, Action::Rename, spot, method, &mut notes).await?;
+    let t = locate::find_target(cx, Action::Rename, spot, method, &mut notes).await?;
     let (path, session, index, candidates) = (&t.path, &t.session, &t.index, &t.candidates);
     // The file a workspace-symbol search found (and, again, a given one).
     check_new_name(path, new_name)?;
@@ -314,7 +314,7 @@ pub(crate) async fn code_actions(
     let (session, index, start, end, asked, candidates) =
         if at.symbol.is_some() || (at.line.is_some() && at.column.is_some()) {
             let action = Action::CodeActions;
-            let t = target::target_in_file(cx, action, at, path.clone(), method).await?;
+            let t = locate::target_in_file(cx, action, at, path.clone(), method).await?;
             let cand = t.candidates[0].clone();
             let len = word_at(&t.index, cand.pos).chars().count() as u32;
             let end = CharPos {

@@ -32,6 +32,7 @@ use scry_model::*;
 
 mod edits;
 pub mod indexed;
+mod locate;
 mod lower;
 pub(crate) mod navigate;
 mod order;
@@ -39,7 +40,6 @@ mod queries;
 mod reach;
 mod refresh;
 pub mod syntactic;
-mod target;
 
 use scry_model::limits::MAX_TIMEOUT;
 
@@ -311,7 +311,7 @@ impl Engine {
                 apply,
                 idempotency_key,
             } => {
-                let at = target::Place {
+                let at = locate::Place {
                     symbol: symbol.as_deref(),
                     line: *line,
                     column: *column,

@@ -1,5 +1,5 @@
 //! Positional questions (definition, references, hover, calls, …): the
-//! named symbol's candidate positions ([`super::target`]) asked in order,
+//! named symbol's candidate positions ([`super::locate`]) asked in order,
 //! several on one line asked each and told apart, and where the answer
 //! came from said.
 //!
@@ -14,8 +14,8 @@ use scry_lsp_session::types as lsp;
 use scry_lsp_session::{CharPos, LineIndex, Session};
 use tokio::time::Instant;
 
+use super::locate::{Candidate, find_target};
 use super::method_for;
-use super::target::{Candidate, find_target};
 use crate::call::{self, AskError, Ctx, Retry, session_error, supports};
 use crate::convert::{self, Files, Sites};
 use crate::resolve;

@@ -13,8 +13,8 @@ use scry_workspace::Workspace;
 use scry_workspace::catalog::ProviderKind;
 use serde_json::{Value, json};
 
+use super::locate::workspace_symbol_params;
 use super::navigate::{indexing, unsupported};
-use super::target::workspace_symbol_params;
 use crate::call::{self, Ctx, Retry, session_error, supports, workspace_error};
 use crate::convert::{self, Files};
 use crate::resolve;

@@ -16,7 +16,7 @@ use scry_model::MemoryAction;
 
 use super::{Key, ServerMemory, ServerUse, Slot, Workspace};
 use crate::memory::{self, Decision, MemoryEvent, Sample};
-use scry_lsp_session::process::memory::{Snapshot, TreeMemory};
+use scry_lsp_session::process::memory::{ProcessTable, TreeMemory};
 
 /// How many memory events `status` keeps per workspace.
 const MEMORY_EVENTS_KEPT: usize = 10;
@@ -37,7 +37,7 @@ impl Workspace {
         let tree = match slot.remembered(pid, Some(every)) {
             Some(t) => t,
             None => {
-                let table = Snapshot::take()?;
+                let table = ProcessTable::take()?;
                 let tree = table.tree_memory(s.tree()?)?;
                 slot.remember(pid, tree);
                 self.check_others(&table, s, pid, tree, cap_kib);
@@ -53,7 +53,7 @@ impl Workspace {
     /// stopped for it).
     fn check_others(
         &self,
-        table: &Snapshot,
+        table: &ProcessTable,
         s: &Session,
         pid: u32,
         tree: TreeMemory,
@@ -73,7 +73,7 @@ impl Workspace {
     /// One sample per running server of this workspace, from `table`
     /// (servers being started are left out). Each is remembered for
     /// [`Workspace::usage`].
-    pub fn memory_samples(&self, table: &Snapshot) -> Vec<ServerMemory> {
+    pub fn memory_samples(&self, table: &ProcessTable) -> Vec<ServerMemory> {
         let config = self.config();
         let mut out = Vec::new();
         for slot in self.slots_now() {
@@ -142,7 +142,7 @@ impl Workspace {
     /// for a host with one workspace (the daemon decides across all of
     /// its workspaces itself).
     pub fn check_memory(&self) -> Vec<MemoryEvent> {
-        let Some(table) = Snapshot::take() else {
+        let Some(table) = ProcessTable::take() else {
             return Vec::new();
         };
         let samples = self.memory_samples(&table);
@@ -309,7 +309,7 @@ impl Workspace {
 
     /// [`Workspace::usage`] with every server's memory sampled now.
     pub fn usage_measured(&self) -> Vec<ServerUse> {
-        if let Some(table) = Snapshot::take() {
+        if let Some(table) = ProcessTable::take() {
             for slot in self.slots_now() {
                 let measured = slot.session.try_lock().ok().and_then(|g| {
                     let s = g.as_ref()?;
