@@ -284,33 +284,28 @@ macro_rules! msgf {
     };
 }
 
-/// An operation that could not answer. `Display` is one actionable line
-/// (paths absolute); [`OpError::message`] is the same line in parts, for a
-/// reader that shows paths its own way.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, serde::Serialize, serde::Deserialize)]
+/// An operation that could not answer. [`OpError::message`] is its one
+/// actionable line in parts, for a reader that shows paths its own way;
+/// `Display` prints that line (paths absolute), so each sentence is written
+/// once.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum OpError {
-    #[error("{0}")]
     InvalidArgument(Message),
-    #[error("file not found: {}", .0.display())]
     FileNotFound(#[serde(with = "crate::os_path")] PathBuf),
-    #[error("{} is outside the workspace {}; only files inside it can be asked about", .path.display(), .root.display())]
     OutsideWorkspace {
         #[serde(with = "crate::os_path")]
         path: PathBuf,
         #[serde(with = "crate::os_path")]
         root: PathBuf,
     },
-    #[error("{} is not a text file", .0.display())]
     BinaryFile(#[serde(with = "crate::os_path")] PathBuf),
     /// A FIFO, socket, device (or a symlink to one): never opened.
-    #[error("{} is not a regular file ({kind}); scry reads only regular files", .path.display())]
     NotARegularFile {
         #[serde(with = "crate::os_path")]
         path: PathBuf,
         kind: String,
     },
     /// Over `limits.maxFileBytes`: not sent to servers, indexed or scanned.
-    #[error("{} is {} KiB, over the {} KiB file limit; it is not read (raise limits.maxFileBytes to read it)", .path.display(), .len.div_ceil(1024), .limit / 1024)]
     FileTooLarge {
         #[serde(with = "crate::os_path")]
         path: PathBuf,
@@ -321,7 +316,6 @@ pub enum OpError {
     /// fixed limit (`scry_syntax::index::MAX_FILE_BYTES`), so tree-sitter
     /// could not answer either; `server` says why no server did. Code
     /// `FILE_TOO_LARGE`, like the file limit.
-    #[error("{} is {} KiB, over the {} KiB the syntactic index reads (a fixed limit), and {server}", .path.display(), .len.div_ceil(1024), .limit / 1024)]
     TooLargeForIndex {
         #[serde(with = "crate::os_path")]
         path: PathBuf,
@@ -331,40 +325,36 @@ pub enum OpError {
     },
     /// A call that failed inside scry itself (a bug): the call is answered
     /// with this, and everything else goes on.
-    #[error("{0}")]
     Internal(Message),
-    #[error("{0}")]
     NoServer(Message),
-    #[error("{0}")]
     SymbolNotFound(Message),
-    #[error("{0}")]
     ServerCrashed(Message),
-    #[error("{0}")]
     Timeout(Message),
-    #[error("{0}")]
     MalformedResponse(Message),
-    #[error("{0}")]
     ServerError(Message),
     /// An edit refused before anything was written (invalid, overlapping,
     /// cannot be renamed, …).
-    #[error("{0}")]
     EditRejected(Message),
     /// A file changed since the server (or scry's last edit) saw it; nothing
     /// was written.
-    #[error("{0}")]
     FileChanged(Message),
     /// Writing failed midway; every file was restored to its before-image.
-    #[error("{0}")]
     WriteFailed(Message),
     /// The scry daemon stopped while it held the call (killed, crashed):
     /// its outcome is unknown; the next call starts a new daemon.
-    #[error("{0}")]
     DaemonRestarted(Message),
     /// Another writer (another scry process) held the workspace's writer
     /// lock past the call's deadline; nothing was changed.
-    #[error("{0}")]
     Busy(Message),
 }
+
+impl fmt::Display for OpError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.message())
+    }
+}
+
+impl std::error::Error for OpError {}
 
 impl From<scry_base::disk::ReadError> for OpError {
     fn from(e: scry_base::disk::ReadError) -> OpError {
@@ -489,18 +479,44 @@ mod tests {
     }
 
     #[test]
-    fn message_displays_as_the_error() {
+    fn typed_errors_display_their_sentence_with_paths_absolute() {
         let errs = [
-            OpError::FileNotFound("/ws/a.rs".into()),
-            OpError::BinaryFile("/ws/a.png".into()),
-            OpError::OutsideWorkspace {
-                path: "/etc/passwd".into(),
-                root: "/ws".into(),
-            },
-            OpError::Timeout(msg!("slow on ", path("/ws/a.rs"))),
+            (
+                OpError::FileNotFound("/ws/a.rs".into()),
+                "file not found: /ws/a.rs",
+            ),
+            (
+                OpError::BinaryFile("/ws/a.png".into()),
+                "/ws/a.png is not a text file",
+            ),
+            (
+                OpError::OutsideWorkspace {
+                    path: "/etc/passwd".into(),
+                    root: "/ws".into(),
+                },
+                "/etc/passwd is outside the workspace /ws; only files inside it can be asked about",
+            ),
+            (
+                OpError::FileTooLarge {
+                    path: "/ws/big.rs".into(),
+                    len: 5 * 1024 * 1024 + 1,
+                    limit: 4 * 1024 * 1024,
+                },
+                "/ws/big.rs is 5121 KiB, over the 4096 KiB file limit; it is not read (raise limits.maxFileBytes to read it)",
+            ),
         ];
-        for e in errs {
-            assert_eq!(e.message().to_string(), e.to_string(), "{e:?}");
+        for (e, said) in errs {
+            assert_eq!(e.to_string(), said, "{e:?}");
+            let paths = e
+                .message()
+                .parts()
+                .iter()
+                .filter(|p| matches!(p, Part::Path(_)))
+                .count();
+            assert_eq!(
+                paths, 1,
+                "{e:?}: the path is a part, shown as the reader shows paths"
+            );
         }
     }
 
