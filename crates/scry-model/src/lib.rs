@@ -8,7 +8,7 @@
 //! ([`os_path`]).
 //!
 //! Invariants: no async runtime, LSP, workspace or engine behind it
-//! (`scry-base`, `serde`, `serde_json` and `thiserror` only), so the
+//! (`scry-base`, `serde` and `serde_json` only), so the
 //! renderer, the daemon's protocol and the MCP schema depend on it alone;
 //! nothing here formats an answer for a reader (that is scry-render's job).
 
