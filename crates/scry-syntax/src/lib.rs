@@ -6,7 +6,7 @@
 //! answers `precision: "syntactic"`); references are identifier nodes only,
 //! never text in comments or strings; files over the size limit and binary
 //! files are skipped and said; syntax errors are tolerated (tree-sitter
-//! recovers). Depends on scry-workspace only for the directory skip list.
+//! recovers). The walk and its skip lists are scry-base's (`scry_base::walk`).
 //! `names` checks a rename's new name against the file's language, with the
 //! rules kept in the same `languages.json`.
 

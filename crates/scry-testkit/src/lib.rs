@@ -9,8 +9,9 @@
 //! layer's tests ([`edits`]), and a process's memory figures ([`proc`]).
 //!
 //! Invariants: nothing here writes under the repository (fixtures are only
-//! read and copied), and nothing depends on scry's own crates, so any crate
-//! can take this as a dev-dependency without a cycle.
+//! read and copied), and the library depends on no scry crate but
+//! scry-base (the bottom one), so any crate above it can take this as a
+//! dev-dependency without a cycle.
 
 use std::fmt::Display;
 use std::path::{Path, PathBuf};

@@ -3,7 +3,7 @@
 //! budget), builds the action's call context (`crate::call::Ctx`:
 //! workspace, deadline, and the answer's header) and dispatches on it to
 //! the action's function — navigation (`navigate`, which asks at the
-//! positions `target` finds, and `queries`), diagnostics
+//! positions `locate` finds, and `queries`), diagnostics
 //! (`crate::diagnostics`) and edits (`edits`, through the edit service
 //! `crate::edit` and its leaf, scry-edit) — giving it its
 //! variant's arguments; those functions, the SCIP index (`indexed`) and the
