@@ -57,6 +57,8 @@ pub enum Part {
     /// A fact worded by the reader, as it words the same note in an
     /// answer.
     Note(Box<crate::Reason>),
+    /// A refused question, worded by the reader.
+    Refusal(crate::query::Invalid),
 }
 
 /// A question as an example: `action` asked with `args` (each argument
@@ -165,6 +167,12 @@ impl Message {
         self
     }
 
+    /// Appends a refused question the reader words.
+    pub fn refusal(mut self, refusal: crate::query::Invalid) -> Message {
+        self.0.push(Part::Refusal(refusal));
+        self
+    }
+
     /// Appends another message, its parts kept as they are.
     pub fn append(mut self, other: impl Into<Message>) -> Message {
         for part in other.into().0 {
@@ -176,6 +184,7 @@ impl Message {
                 Part::Action(a) => self.action(a),
                 Part::Example(e) => self.example(e),
                 Part::Note(n) => self.note(*n),
+                Part::Refusal(r) => self.refusal(r),
             };
         }
         self
@@ -198,6 +207,7 @@ impl fmt::Display for Message {
                 Part::Action(a) => f.write_str(a.name())?,
                 Part::Example(e) => write!(f, "{e}")?,
                 Part::Note(n) => write!(f, "{n:?}")?,
+                Part::Refusal(r) => write!(f, "{r}")?,
             }
         }
         Ok(())

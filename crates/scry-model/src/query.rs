@@ -17,11 +17,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::action::Action;
-use crate::action::{self, Arg, Writes};
-use crate::error::{Example, Message, OpError};
+use crate::action::{Arg, Writes};
+use crate::error::{Message, OpError};
 use crate::limits::{DEFAULT_MAP_BUDGET, MAX_MAP_BUDGET};
 use crate::model::{Question, SeverityFilter};
-use crate::msg;
 
 /// A question, as any front end puts it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -438,9 +437,9 @@ impl Valid {
 }
 
 /// What is wrong with a question: which argument of which action, and how.
-/// Its [`Invalid::message`] is what every front end shows, in its own
-/// syntax (scry-render's `Dialect`), unless it has words of its own.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// scry-render words it (`scry_render::refusal`) in each front end's own
+/// syntax (its `Dialect`), unless the front end has words of its own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Invalid {
     pub action: Action,
     pub arg: Arg,
@@ -448,7 +447,7 @@ pub struct Invalid {
 }
 
 /// What is wrong with one argument of a question ([`Invalid::problem`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum ArgProblem {
     /// 0 for a 1-based line or column.
     Zero,
@@ -478,170 +477,17 @@ pub enum ArgProblem {
 /// The most characters a new name may have.
 pub const MAX_NEW_NAME_CHARS: usize = 256;
 
-impl Invalid {
-    /// The refusal in parts: the arguments, actions and example it names
-    /// are typed ([`Part::Arg`](crate::Part::Arg), …), so each front end
-    /// writes them in its own syntax.
-    pub fn message(&self) -> Message {
-        let a = self.action;
-        let arg = self.arg;
-        let example = |args: &[(Arg, &str)]| Example {
-            action: a,
-            args: args.iter().map(|(k, v)| (*k, v.to_string())).collect(),
-        };
-        let in_file = [(Arg::Path, "src/lib.rs"), (Arg::Symbol, "Config")];
-        match (self.problem, arg) {
-            (ArgProblem::Zero, Arg::Column) => msg!(
-                arg(Arg::Column),
-                " is 1-based (characters): the first column is 1"
-            ),
-            (ArgProblem::Zero, _) => msg!(
-                arg(arg),
-                format!(" is 1-based: the first {} is 1", arg.name())
-            ),
-            (ArgProblem::WithoutLine, _) => msg!(
-                arg(Arg::Column),
-                " needs ",
-                arg(Arg::Line),
-                " as well (or name the symbol instead)"
-            ),
-            (ArgProblem::WithoutPath, _) => msg!(
-                action(a),
-                ": ",
-                arg(Arg::Line),
-                " and ",
-                arg(Arg::Column),
-                " need a ",
-                arg(Arg::Path),
-                " (the file they are in)"
-            ),
-            (ArgProblem::NotTaken, Arg::ActionIndex | Arg::ActionTitle) => msg!(
-                arg(Arg::ActionIndex),
-                " and ",
-                arg(Arg::ActionTitle),
-                " pick a code action; ",
-                action(a),
-                " takes neither"
-            ),
-            (ArgProblem::NotTaken, _) => {
-                let owner = match action::owner(arg) {
-                    Some(o) => msg!(action(o)),
-                    None => msg!("another action"),
-                };
-                msg!(arg(arg), " is for ", message(owner), ", not ", action(a))
-            }
-            (ArgProblem::Missing, Arg::Symbol) => msg!(
-                action(a),
-                " needs a ",
-                arg(Arg::Symbol),
-                ", and usually a ",
-                arg(Arg::Path),
-                ": e.g. ",
-                example(example(&in_file))
-            ),
-            (ArgProblem::Missing, Arg::NewName) => msg!(
-                action(a),
-                " needs ",
-                arg(Arg::NewName),
-                " (and ",
-                arg(Arg::Path),
-                " + ",
-                arg(Arg::Symbol),
-                "): e.g. ",
-                example(example(&[
-                    in_file[0],
-                    in_file[1],
-                    (Arg::NewName, "Settings")
-                ]))
-            ),
-            (ArgProblem::Missing, Arg::Query) => msg!(
-                action(a),
-                " needs a ",
-                arg(Arg::Query),
-                " (part of a symbol name)"
-            ),
-            (ArgProblem::Missing, Arg::Method) => msg!(
-                action(a),
-                " needs a ",
-                arg(Arg::Method),
-                " (e.g. textDocument/foldingRange) and ",
-                arg(Arg::Params)
-            ),
-            (ArgProblem::Missing, Arg::Path) if a == Action::Symbols => msg!(
-                action(a),
-                " needs a ",
-                arg(Arg::Path),
-                " (to search across files use ",
-                action(Action::WorkspaceSymbols),
-                " with a ",
-                arg(Arg::Query),
-                ")"
-            ),
-            (ArgProblem::Missing, Arg::Path) => msg!(
-                action(a),
-                " needs a ",
-                arg(Arg::Path),
-                " (and optionally a ",
-                arg(Arg::Symbol),
-                " or a ",
-                arg(Arg::Line),
-                ")"
-            ),
-            (ArgProblem::Missing, _) => msg!(action(a), " needs ", arg(arg)),
-            (ArgProblem::NoSymbolOrLine, _) => {
-                let mut args = in_file.to_vec();
-                if a.facts().takes(Arg::NewName) {
-                    args.push((Arg::NewName, "Settings"));
-                }
-                msg!(
-                    action(a),
-                    " needs a ",
-                    arg(Arg::Symbol),
-                    " (or a ",
-                    arg(Arg::Line),
-                    "): e.g. ",
-                    example(example(&args))
-                )
-            }
-            (ArgProblem::Both, _) => msg!(
-                "pick a code action by ",
-                arg(Arg::ActionIndex),
-                " or by ",
-                arg(Arg::ActionTitle),
-                ", not both"
-            ),
-            (ArgProblem::OutOfRange, _) => msg!(
-                arg(arg),
-                format!(
-                    " is a number of characters from 1 to {MAX_MAP_BUDGET} (default {DEFAULT_MAP_BUDGET})"
-                )
-            ),
-            (ArgProblem::ControlChar(c), _) => msg!(
-                arg(arg),
-                format!(
-                    " contains the control character {}; nothing was changed. Give the new identifier alone, on one line",
-                    c.escape_default()
-                )
-            ),
-            (ArgProblem::Unchanged, _) => msg!(
-                arg(arg),
-                " is the name the symbol already has: renaming it to itself changes nothing, so nothing was asked or written. Give a different ",
-                arg(arg)
-            ),
-            (ArgProblem::TooLong(n), _) => msg!(
-                arg(arg),
-                format!(
-                    " is {n} characters long (at most {MAX_NEW_NAME_CHARS}); nothing was changed. Give the new identifier alone, on one line"
-                )
-            ),
-        }
-    }
-}
-
 impl std::fmt::Display for Invalid {
-    /// [`Invalid::message`] with MCP's names.
+    /// The refusal as data, for logs and library users (scry-render words
+    /// it for a reader: `scry_render::refusal`).
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}", self.message())
+        write!(
+            f,
+            "{} refused {}: {:?}",
+            self.action.name(),
+            self.arg.name(),
+            self.problem
+        )
     }
 }
 
@@ -649,7 +495,7 @@ impl std::error::Error for Invalid {}
 
 impl From<Invalid> for OpError {
     fn from(e: Invalid) -> OpError {
-        OpError::InvalidArgument(e.message())
+        OpError::InvalidArgument(Message::new().refusal(e))
     }
 }
 

@@ -32,6 +32,8 @@ mod edit;
 mod hover;
 mod json;
 mod map;
+mod refusal;
+pub use refusal::refusal;
 mod reports;
 mod text;
 mod words;
@@ -162,7 +164,14 @@ pub fn error_text(err: &OpError, root: &Path) -> String {
 /// front end takes it.
 pub fn error_text_in(err: &OpError, root: &Path, dialect: Dialect) -> String {
     let mut out = Echo::default();
-    for part in err.message().parts() {
+    message_into(&mut out, &err.message(), root, dialect);
+    out.finish()
+}
+
+/// A message's parts onto `out`, as [`error_text_in`] shows them; a refused
+/// question's own parts in its place.
+fn message_into(out: &mut Echo, message: &scry_model::Message, root: &Path, dialect: Dialect) {
+    for part in message.parts() {
         match part {
             scry_model::Part::Text(t) => out.text(t),
             scry_model::Part::Path(p) => {
@@ -182,9 +191,11 @@ pub fn error_text_in(err: &OpError, root: &Path, dialect: Dialect) -> String {
                 inner.text(&words::reason_in(n, root, dialect));
                 out.opaque(&inner.finish());
             }
+            scry_model::Part::Refusal(r) => {
+                message_into(out, &refusal::refusal(r), root, dialect);
+            }
         }
     }
-    out.finish()
 }
 
 /// An error's text with each `quoted` span of scry's words (the caller's

@@ -1,5 +1,5 @@
-//! `Query::validate`: each refusal with its exact text, and what each
-//! action's validated form carries.
+//! `Query::validate`: each refusal as data (its words are scry-render's,
+//! tested there), and what each action's validated form carries.
 
 use super::*;
 
@@ -15,121 +15,12 @@ fn at(action: Action, path: Option<&str>, symbol: Option<&str>, line: Option<u32
     q
 }
 
-fn refusal(q: &Query) -> String {
-    match q.validate() {
-        Err(OpError::InvalidArgument(m)) => m.to_string(),
+/// The refusal of `q`: the argument and what is wrong with it (scry-render's
+/// tests check its words).
+fn refusal(q: &Query) -> (Arg, ArgProblem) {
+    match q.check() {
+        Err(e) => (e.arg, e.problem),
         other => panic!("{q:?} was not refused: {other:?}"),
-    }
-}
-
-#[test]
-fn refusals_and_their_texts() {
-    let mut cases: Vec<(Query, &str)> = Vec::new();
-    let mut zero_line = at(Action::Hover, Some("a.rs"), Some("x"), Some(0));
-    cases.push((zero_line.clone(), "line is 1-based: the first line is 1"));
-    zero_line.line = Some(3);
-    zero_line.column = Some(0);
-    cases.push((
-        zero_line,
-        "column is 1-based (characters): the first column is 1",
-    ));
-    let mut col = at(Action::Definition, Some("a.rs"), None, None);
-    col.column = Some(2);
-    cases.push((
-        col,
-        "column needs line as well (or name the symbol instead)",
-    ));
-    cases.push((
-        at(Action::References, Some("a.rs"), None, None),
-        "references needs a symbol (or a line): e.g. path=src/lib.rs symbol=Config",
-    ));
-    cases.push((
-        at(Action::Definition, None, None, None),
-        "definition needs a symbol, and usually a path: e.g. path=src/lib.rs symbol=Config",
-    ));
-    cases.push((
-        at(Action::Definition, None, None, Some(3)),
-        "definition needs a symbol, and usually a path: e.g. path=src/lib.rs symbol=Config",
-    ));
-    cases.push((
-        at(Action::Hover, None, Some("x"), Some(3)),
-        "hover: line and column need a path (the file they are in)",
-    ));
-    cases.push((
-        at(Action::Symbols, None, None, None),
-        "symbols needs a path (to search across files use workspace_symbols with a query)",
-    ));
-    let mut blank = q(Action::WorkspaceSymbols);
-    blank.query = Some("  ".into());
-    cases.push((
-        blank,
-        "workspace_symbols needs a query (part of a symbol name)",
-    ));
-    cases.push((
-        q(Action::Request),
-        "request needs a method (e.g. textDocument/foldingRange) and params",
-    ));
-    cases.push((
-        at(Action::Rename, Some("a.rs"), Some("x"), None),
-        "rename needs new_name (and path + symbol): e.g. path=src/lib.rs symbol=Config new_name=Settings",
-    ));
-    let mut rename = at(Action::Rename, Some("a.rs"), None, None);
-    rename.new_name = Some("y".into());
-    cases.push((
-        rename.clone(),
-        "rename needs a symbol (or a line): e.g. path=src/lib.rs symbol=Config new_name=Settings",
-    ));
-    rename.path = None;
-    cases.push((
-        rename.clone(),
-        "rename needs a symbol (or a line): e.g. path=src/lib.rs symbol=Config new_name=Settings",
-    ));
-    rename.line = Some(2);
-    cases.push((
-        rename,
-        "rename: line and column need a path (the file they are in)",
-    ));
-    cases.push((
-        q(Action::CodeActions),
-        "code_actions needs a path (and optionally a symbol or a line)",
-    ));
-    let mut both = at(Action::CodeActions, Some("a.rs"), None, None);
-    both.action_index = Some(1);
-    both.action_title = Some("Fix".into());
-    cases.push((
-        both,
-        "pick a code action by action_index or by action_title, not both",
-    ));
-    let mut nn = at(Action::Hover, Some("a.rs"), Some("x"), None);
-    nn.new_name = Some("y".into());
-    cases.push((nn, "new_name is for rename, not hover"));
-    let mut ix = at(Action::Hover, Some("a.rs"), Some("x"), None);
-    ix.action_title = Some("Fix".into());
-    cases.push((
-        ix,
-        "action_index and action_title pick a code action; hover takes neither",
-    ));
-    let mut sev = at(Action::Symbols, Some("a.rs"), None, None);
-    sev.severity = Some(SeverityFilter::All);
-    cases.push((sev, "severity is for diagnostics, not symbols"));
-    let mut ch = at(Action::Symbols, Some("a.rs"), None, None);
-    ch.changes = true;
-    ch.column = Some(1);
-    // `changes` is reported before the column without a line.
-    cases.push((ch, "changes is for diagnostics, not symbols"));
-    let mut budget = q(Action::Map);
-    budget.budget = Some(MAX_MAP_BUDGET + 1);
-    cases.push((
-        budget.clone(),
-        "budget is a number of characters from 1 to 15000 (default 4000)",
-    ));
-    budget.budget = Some(0);
-    cases.push((
-        budget,
-        "budget is a number of characters from 1 to 15000 (default 4000)",
-    ));
-    for (query, want) in cases {
-        assert_eq!(refusal(&query), want, "{query:?}");
     }
 }
 
@@ -482,21 +373,15 @@ fn new_names_are_checked() {
     }
     // Blank: missing, as any blank argument.
     for blank in ["", "   ", "\t"] {
-        assert_eq!(
-            refusal(&rename(blank)),
-            "rename needs new_name (and path + symbol): e.g. path=src/lib.rs symbol=Config new_name=Settings"
-        );
+        assert_eq!(refusal(&rename(blank)), (Arg::NewName, ArgProblem::Missing));
     }
     assert_eq!(
         refusal(&rename("foo\nbar")),
-        "new_name contains the control character \\n; nothing was changed. Give the new identifier alone, on one line"
+        (Arg::NewName, ArgProblem::ControlChar('\n'))
     );
     assert_eq!(
         refusal(&rename(&"y".repeat(MAX_NEW_NAME_CHARS + 1))),
-        format!(
-            "new_name is {} characters long (at most {MAX_NEW_NAME_CHARS}); nothing was changed. Give the new identifier alone, on one line",
-            MAX_NEW_NAME_CHARS + 1
-        )
+        (Arg::NewName, ArgProblem::TooLong(MAX_NEW_NAME_CHARS + 1))
     );
     // The name it already has (also as the last part of a qualified
     // name): nothing to rename, refused before any server is asked.
@@ -505,7 +390,7 @@ fn new_names_are_checked() {
         r.symbol = Some(symbol.into());
         assert_eq!(
             refusal(&r),
-            "new_name is the name the symbol already has: renaming it to itself changes nothing, so nothing was asked or written. Give a different new_name",
+            (Arg::NewName, ArgProblem::Unchanged),
             "{symbol} -> {new}"
         );
     }
@@ -515,8 +400,5 @@ fn new_names_are_checked() {
     let mut nowhere = rename("a\nb");
     nowhere.path = None;
     nowhere.symbol = None;
-    assert_eq!(
-        refusal(&nowhere),
-        "rename needs a symbol (or a line): e.g. path=src/lib.rs symbol=Config new_name=Settings"
-    );
+    assert_eq!(refusal(&nowhere), (Arg::Symbol, ArgProblem::NoSymbolOrLine));
 }

@@ -1,0 +1,167 @@
+//! A refused question (`scry_model::Invalid`: which argument of which
+//! action, and how) in words: the one place its sentences are written.
+//!
+//! Invariant: the arguments, actions and example questions a refusal names
+//! stay typed parts ([`scry_model::Part::Arg`], …), so each front end
+//! spells them in its own syntax (`Dialect`) when the message is shown.
+
+use scry_model::action::{Action, Arg};
+use scry_model::limits::{DEFAULT_MAP_BUDGET, MAX_MAP_BUDGET};
+use scry_model::query::{ArgProblem, Invalid, MAX_NEW_NAME_CHARS};
+use scry_model::{Example, Message, msg};
+
+/// The refusal in parts.
+pub fn refusal(i: &Invalid) -> Message {
+    let a = i.action;
+    let arg = i.arg;
+    let example = |args: &[(Arg, &str)]| Example {
+        action: a,
+        args: args.iter().map(|(k, v)| (*k, v.to_string())).collect(),
+    };
+    let in_file = [(Arg::Path, "src/lib.rs"), (Arg::Symbol, "Config")];
+    match (i.problem, arg) {
+        (ArgProblem::Zero, Arg::Column) => msg!(
+            arg(Arg::Column),
+            " is 1-based (characters): the first column is 1"
+        ),
+        (ArgProblem::Zero, _) => msg!(
+            arg(arg),
+            format!(" is 1-based: the first {} is 1", arg.name())
+        ),
+        (ArgProblem::WithoutLine, _) => msg!(
+            arg(Arg::Column),
+            " needs ",
+            arg(Arg::Line),
+            " as well (or name the symbol instead)"
+        ),
+        (ArgProblem::WithoutPath, _) => msg!(
+            action(a),
+            ": ",
+            arg(Arg::Line),
+            " and ",
+            arg(Arg::Column),
+            " need a ",
+            arg(Arg::Path),
+            " (the file they are in)"
+        ),
+        (ArgProblem::NotTaken, Arg::ActionIndex | Arg::ActionTitle) => msg!(
+            arg(Arg::ActionIndex),
+            " and ",
+            arg(Arg::ActionTitle),
+            " pick a code action; ",
+            action(a),
+            " takes neither"
+        ),
+        (ArgProblem::NotTaken, _) => {
+            let owner = match scry_model::action::owner(arg) {
+                Some(o) => msg!(action(o)),
+                None => msg!("another action"),
+            };
+            msg!(arg(arg), " is for ", message(owner), ", not ", action(a))
+        }
+        (ArgProblem::Missing, Arg::Symbol) => msg!(
+            action(a),
+            " needs a ",
+            arg(Arg::Symbol),
+            ", and usually a ",
+            arg(Arg::Path),
+            ": e.g. ",
+            example(example(&in_file))
+        ),
+        (ArgProblem::Missing, Arg::NewName) => msg!(
+            action(a),
+            " needs ",
+            arg(Arg::NewName),
+            " (and ",
+            arg(Arg::Path),
+            " + ",
+            arg(Arg::Symbol),
+            "): e.g. ",
+            example(example(&[
+                in_file[0],
+                in_file[1],
+                (Arg::NewName, "Settings")
+            ]))
+        ),
+        (ArgProblem::Missing, Arg::Query) => msg!(
+            action(a),
+            " needs a ",
+            arg(Arg::Query),
+            " (part of a symbol name)"
+        ),
+        (ArgProblem::Missing, Arg::Method) => msg!(
+            action(a),
+            " needs a ",
+            arg(Arg::Method),
+            " (e.g. textDocument/foldingRange) and ",
+            arg(Arg::Params)
+        ),
+        (ArgProblem::Missing, Arg::Path) if a == Action::Symbols => msg!(
+            action(a),
+            " needs a ",
+            arg(Arg::Path),
+            " (to search across files use ",
+            action(Action::WorkspaceSymbols),
+            " with a ",
+            arg(Arg::Query),
+            ")"
+        ),
+        (ArgProblem::Missing, Arg::Path) => msg!(
+            action(a),
+            " needs a ",
+            arg(Arg::Path),
+            " (and optionally a ",
+            arg(Arg::Symbol),
+            " or a ",
+            arg(Arg::Line),
+            ")"
+        ),
+        (ArgProblem::Missing, _) => msg!(action(a), " needs ", arg(arg)),
+        (ArgProblem::NoSymbolOrLine, _) => {
+            let mut args = in_file.to_vec();
+            if a.facts().takes(Arg::NewName) {
+                args.push((Arg::NewName, "Settings"));
+            }
+            msg!(
+                action(a),
+                " needs a ",
+                arg(Arg::Symbol),
+                " (or a ",
+                arg(Arg::Line),
+                "): e.g. ",
+                example(example(&args))
+            )
+        }
+        (ArgProblem::Both, _) => msg!(
+            "pick a code action by ",
+            arg(Arg::ActionIndex),
+            " or by ",
+            arg(Arg::ActionTitle),
+            ", not both"
+        ),
+        (ArgProblem::OutOfRange, _) => msg!(
+            arg(arg),
+            format!(
+                " is a number of characters from 1 to {MAX_MAP_BUDGET} (default {DEFAULT_MAP_BUDGET})"
+            )
+        ),
+        (ArgProblem::ControlChar(c), _) => msg!(
+            arg(arg),
+            format!(
+                " contains the control character {}; nothing was changed. Give the new identifier alone, on one line",
+                c.escape_default()
+            )
+        ),
+        (ArgProblem::Unchanged, _) => msg!(
+            arg(arg),
+            " is the name the symbol already has: renaming it to itself changes nothing, so nothing was asked or written. Give a different ",
+            arg(arg)
+        ),
+        (ArgProblem::TooLong(n), _) => msg!(
+            arg(arg),
+            format!(
+                " is {n} characters long (at most {MAX_NEW_NAME_CHARS}); nothing was changed. Give the new identifier alone, on one line"
+            )
+        ),
+    }
+}
