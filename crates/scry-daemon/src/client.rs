@@ -380,11 +380,9 @@ impl Mux {
                     .lock()
                     .unwrap_or_else(|e| e.into_inner())
                     .remove(&id);
-                let error = OpError::Internal(scry_model::msg!(
-                    "the question could not be sent to the scry daemon (",
-                    foreign(e),
-                    "); --no-daemon answers in-process"
-                ));
+                let error = OpError::Internal(
+                    scry_model::Message::new().fact(scry_model::Fact::QuestionNotSent { why: e }),
+                );
                 return Ok(Reply::new(id, call.root.clone(), CallResult::Error(error)));
             }
         };
@@ -518,10 +516,10 @@ impl Shared {
     /// `Err(OpError::DaemonRestarted)` ([`lost`]).
     pub async fn run(&self, call: &Call) -> Result<(Reply, u32), OpError> {
         let m = self.mux().await.map_err(|e| {
-            OpError::DaemonRestarted(scry_model::msg!(
-                "the scry daemon cannot be reached: ",
-                foreign(e)
-            ))
+            OpError::DaemonRestarted(
+                scry_model::Message::new()
+                    .fact(scry_model::Fact::DaemonUnreachable { why: e.to_string() }),
+            )
         })?;
         let r = m.call(call, &self.progress).await;
         *self.progress.lock().unwrap_or_else(|e| e.into_inner()) = None;
@@ -545,16 +543,7 @@ impl Shared {
 
 /// The call was lost with daemon `pid` (`why`); `writes`: it was an edit.
 fn lost(pid: u32, why: String, writes: bool) -> OpError {
-    let mut msg = scry_model::msg!(
-        format!("the scry daemon (pid {pid}) stopped during the call ("),
-        foreign(why),
-        "); the next call starts a new one"
-    );
-    if writes {
-        msg = msg.text(
-            "; an edit it left half-written is rolled back by the next call (which says so); \
-             undo as a dry run shows the last applied one",
-        );
-    }
-    OpError::DaemonRestarted(msg)
+    OpError::DaemonRestarted(
+        scry_model::Message::new().fact(scry_model::Fact::DaemonLost { pid, why, writes }),
+    )
 }

@@ -162,7 +162,11 @@ pub fn check_reply_paths(data: &[u8]) {
         back.into_result().expect("not a config error"),
         Err(e.clone())
     );
-    let m = OpError::Internal(scry_model::msg!("cannot read ", path(&paths[0])));
+    let m = OpError::Timeout(
+        scry_model::Message::new().fact(scry_model::Fact::ReadTimedOut {
+            path: paths[0].clone(),
+        }),
+    );
     let back = round_trip(Reply::new(
         9,
         root.to_path_buf(),

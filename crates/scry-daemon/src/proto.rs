@@ -262,11 +262,9 @@ fn encode_answer_with(
         Ok(line) => line,
         Err(e) => {
             tracing::error!(id, "cannot encode the answer: {e}");
-            let error = OpError::Internal(scry_model::msg!(
-                "the scry daemon could not encode this answer (",
-                foreign(e),
-                "); it serves on, and --no-daemon answers in-process"
-            ));
+            let error = OpError::Internal(
+                scry_model::Message::new().fact(scry_model::Fact::AnswerNotEncoded { why: e }),
+            );
             let frame = DaemonFrame::Answer(Box::new(Reply::new(
                 id,
                 root,

@@ -57,8 +57,8 @@ pub enum Part {
     /// A fact worded by the reader, as it words the same note in an
     /// answer.
     Note(Box<crate::Reason>),
-    /// A refused question, worded by the reader.
-    Refusal(crate::query::Invalid),
+    /// An error sentence's facts, worded by the reader.
+    Fact(Box<crate::fact::Fact>),
 }
 
 /// A question as an example: `action` asked with `args` (each argument
@@ -167,9 +167,9 @@ impl Message {
         self
     }
 
-    /// Appends a refused question the reader words.
-    pub fn refusal(mut self, refusal: crate::query::Invalid) -> Message {
-        self.0.push(Part::Refusal(refusal));
+    /// Appends a sentence's facts the reader words.
+    pub fn fact(mut self, fact: crate::fact::Fact) -> Message {
+        self.0.push(Part::Fact(Box::new(fact)));
         self
     }
 
@@ -184,7 +184,7 @@ impl Message {
                 Part::Action(a) => self.action(a),
                 Part::Example(e) => self.example(e),
                 Part::Note(n) => self.note(*n),
-                Part::Refusal(r) => self.refusal(r),
+                Part::Fact(r) => self.fact(*r),
             };
         }
         self
@@ -207,7 +207,7 @@ impl fmt::Display for Message {
                 Part::Action(a) => f.write_str(a.name())?,
                 Part::Example(e) => write!(f, "{e}")?,
                 Part::Note(n) => write!(f, "{n:?}")?,
-                Part::Refusal(r) => write!(f, "{r}")?,
+                Part::Fact(r) => write!(f, "{r}")?,
             }
         }
         Ok(())
@@ -242,7 +242,8 @@ impl From<&Message> for Message {
 /// `foreign(s)` is text scry did not write (anything `Display`), `arg(a)` an
 /// argument the caller may give (an [`Arg`]), `action(a)` an action it may
 /// ask, `example(e)` an example question ([`Example`]), `note(r)` a fact
-/// the reader words (a [`Reason`](crate::Reason)), `message(m)`
+/// the reader words (a [`Reason`](crate::Reason)), `fact(f)` an error
+/// sentence's facts the reader words ([`Fact`](crate::Fact)), `message(m)`
 /// appends another message's parts, and any other expression is scry's own
 /// text (`&str`, `String`, `format!(…)`).
 ///
@@ -272,6 +273,9 @@ macro_rules! msg {
     };
     (@acc $m:expr; note($n:expr) $(, $($rest:tt)*)?) => {
         $crate::msg!(@acc $m.note($n); $($($rest)*)?)
+    };
+    (@acc $m:expr; fact($o:expr) $(, $($rest:tt)*)?) => {
+        $crate::msg!(@acc $m.fact($o); $($($rest)*)?)
     };
     (@acc $m:expr; message($o:expr) $(, $($rest:tt)*)?) => {
         $crate::msg!(@acc $m.append($o); $($($rest)*)?)
@@ -375,11 +379,9 @@ impl From<scry_base::disk::ReadError> for OpError {
                 kind: kind.to_string(),
             },
             R::TooLarge { path, len, limit } => OpError::FileTooLarge { path, len, limit },
-            R::TimedOut { path } => OpError::Timeout(msg!(
-                "reading ",
-                path(path),
-                " did not finish within the time budget"
-            )),
+            R::TimedOut { path } => {
+                OpError::Timeout(Message::new().fact(crate::fact::Fact::ReadTimedOut { path }))
+            }
             R::Io { path, .. } => OpError::FileNotFound(path),
         }
     }

@@ -14,6 +14,7 @@
 
 pub mod action;
 pub mod error;
+pub mod fact;
 pub mod limits;
 pub mod map_line;
 mod model;
@@ -24,6 +25,7 @@ mod status;
 
 pub use action::Action;
 pub use error::{Example, Message, OpError, Part};
+pub use fact::Fact;
 pub use model::*;
 pub use query::{ActionChoice, ArgProblem, Invalid, Query, Spot, Valid};
 pub use status::*;

@@ -437,7 +437,7 @@ impl Valid {
 }
 
 /// What is wrong with a question: which argument of which action, and how.
-/// scry-render words it (`scry_render::refusal`) in each front end's own
+/// scry-render words it (`scry_render::fact`) in each front end's own
 /// syntax (its `Dialect`), unless the front end has words of its own.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Invalid {
@@ -479,7 +479,7 @@ pub const MAX_NEW_NAME_CHARS: usize = 256;
 
 impl std::fmt::Display for Invalid {
     /// The refusal as data, for logs and library users (scry-render words
-    /// it for a reader: `scry_render::refusal`).
+    /// it for a reader: `scry_render::fact`).
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
@@ -495,7 +495,7 @@ impl std::error::Error for Invalid {}
 
 impl From<Invalid> for OpError {
     fn from(e: Invalid) -> OpError {
-        OpError::InvalidArgument(Message::new().refusal(e))
+        OpError::InvalidArgument(Message::new().fact(crate::fact::Fact::Refused(e)))
     }
 }
 

@@ -29,15 +29,15 @@ mod clock;
 mod common;
 mod diagnostics;
 mod edit;
+mod fact;
 mod hover;
 mod json;
 mod map;
-mod refusal;
-pub use refusal::refusal;
 mod reports;
 mod text;
 mod words;
 
+pub use fact::fact;
 pub use reports::{
     daemon_status_json, daemon_status_text, doctor_json, doctor_text, index_label, indexer_missing,
 };
@@ -191,9 +191,7 @@ fn message_into(out: &mut Echo, message: &scry_model::Message, root: &Path, dial
                 inner.text(&words::reason_in(n, root, dialect));
                 out.opaque(&inner.finish());
             }
-            scry_model::Part::Refusal(r) => {
-                message_into(out, &refusal::refusal(r), root, dialect);
-            }
+            scry_model::Part::Fact(f) => message_into(out, &fact::fact(f), root, dialect),
         }
     }
 }

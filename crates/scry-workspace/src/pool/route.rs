@@ -150,28 +150,21 @@ impl Workspace {
         let describe = describe_file(path);
         if !candidates.is_empty() && !scry_base::paths::text_below(&self.root, path) {
             return Err(WorkspaceError::NoServer {
-                message: format!(
-                    "{} cannot open {}: its name is not UTF-8, and a language server names a file as text; give it a UTF-8 name to ask one",
-                    candidates[0].id,
-                    scry_base::paths::display(path, &self.root),
-                )
-                .into(),
+                message: scry_model::Message::new().fact(scry_model::Fact::NameNotUtf8 {
+                    server: candidates[0].id.clone(),
+                    shown: scry_base::paths::display(path, &self.root),
+                }),
                 trust: None,
             });
         }
         if candidates.is_empty() {
             return Err(WorkspaceError::NoServer {
-                message: scry_model::msg!(
-                    format!(
-                        "no language server is configured for {describe}; add one to .scry.json (see `"
-                    ),
-                    example(scry_model::Example::bare(scry_model::Action::Status)),
-                    "`)"
-                ),
+                message: scry_model::Message::new()
+                    .fact(scry_model::Fact::NoServerConfigured { file: describe }),
                 trust: self.trust_notice(),
             });
         }
-        let mut missing = scry_model::Message::new();
+        let mut missing = Vec::new();
         for spec in candidates {
             if let Some(program) = self.installed(&spec.command) {
                 let chosen = self.choose_root(spec, path);
@@ -184,19 +177,12 @@ impl Workspace {
                     program,
                 });
             }
-            let sep = if missing.parts().is_empty() { "" } else { ", " };
-            missing = scry_model::msg!(
-                message(missing),
-                format!("{sep}{} (command `", spec.id),
-                foreign(&spec.command),
-                "`)"
-            );
+            missing.push((spec.id.clone(), spec.command.clone()));
         }
-        let message = scry_model::msg!(
-            format!("no installed language server for {describe}: "),
-            message(missing),
-            " not found on PATH; install it or configure another server"
-        );
+        let message = scry_model::Message::new().fact(scry_model::Fact::NoServerInstalled {
+            file: describe,
+            missing,
+        });
         let err = WorkspaceError::NoServer {
             message,
             trust: self.trust_notice(),

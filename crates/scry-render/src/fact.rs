@@ -1,17 +1,83 @@
-//! A refused question (`scry_model::Invalid`: which argument of which
-//! action, and how) in words: the one place its sentences are written.
+//! Error sentences from their facts ([`scry_model::Fact`]): the one place
+//! each is written. A refused question (`scry_model::Invalid`: which
+//! argument of which action, and how) is worded by [`refusal`].
 //!
-//! Invariant: the arguments, actions and example questions a refusal names
-//! stay typed parts ([`scry_model::Part::Arg`], …), so each front end
-//! spells them in its own syntax (`Dialect`) when the message is shown.
+//! Invariant: the arguments, actions and example questions a sentence
+//! names stay typed parts ([`scry_model::Part::Arg`], …), and text scry
+//! did not write stays foreign, so each front end spells and shows them
+//! its own way (`Dialect`) when the message is shown.
 
 use scry_model::action::{Action, Arg};
 use scry_model::limits::{DEFAULT_MAP_BUDGET, MAX_MAP_BUDGET};
 use scry_model::query::{ArgProblem, Invalid, MAX_NEW_NAME_CHARS};
-use scry_model::{Example, Message, msg};
+use scry_model::{Example, Fact, Message, msg, msgf};
 
-/// The refusal in parts.
-pub fn refusal(i: &Invalid) -> Message {
+/// The sentence of `fact`, in parts.
+pub fn fact(fact: &Fact) -> Message {
+    match fact {
+        Fact::Refused(i) => refusal(i),
+        Fact::ReadTimedOut { path: p } => msg!(
+            "reading ",
+            path(p),
+            " did not finish within the time budget"
+        ),
+        Fact::DaemonUnreachable { why } => {
+            msg!("the scry daemon cannot be reached: ", foreign(why))
+        }
+        Fact::DaemonLost { pid, why, writes } => {
+            let m = msg!(
+                format!("the scry daemon (pid {pid}) stopped during the call ("),
+                foreign(why),
+                "); the next call starts a new one"
+            );
+            if *writes {
+                m.text(
+                    "; an edit it left half-written is rolled back by the next call (which says so); \
+                     undo as a dry run shows the last applied one",
+                )
+            } else {
+                m
+            }
+        }
+        Fact::AnswerNotEncoded { why } => msg!(
+            "the scry daemon could not encode this answer (",
+            foreign(why),
+            "); it serves on, and --no-daemon answers in-process"
+        ),
+        Fact::QuestionNotSent { why } => msg!(
+            "the question could not be sent to the scry daemon (",
+            foreign(why),
+            "); --no-daemon answers in-process"
+        ),
+        Fact::NameNotUtf8 { server, shown } => msgf!(
+            "{server} cannot open {shown}: its name is not UTF-8, and a language server names a file as text; give it a UTF-8 name to ask one"
+        ),
+        Fact::NoServerConfigured { file } => msg!(
+            format!("no language server is configured for {file}; add one to .scry.json (see `"),
+            example(Example::bare(Action::Status)),
+            "`)"
+        ),
+        Fact::NoServerInstalled { file, missing } => {
+            let mut m = msg!(format!("no installed language server for {file}: "));
+            for (i, (id, command)) in missing.iter().enumerate() {
+                let sep = if i == 0 { "" } else { ", " };
+                m = msg!(
+                    message(m),
+                    format!("{sep}{id} (command `"),
+                    foreign(command),
+                    "`)"
+                );
+            }
+            msg!(
+                message(m),
+                " not found on PATH; install it or configure another server"
+            )
+        }
+    }
+}
+
+/// A refused question, in parts.
+fn refusal(i: &Invalid) -> Message {
     let a = i.action;
     let arg = i.arg;
     let example = |args: &[(Arg, &str)]| Example {

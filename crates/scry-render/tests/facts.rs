@@ -1,6 +1,7 @@
-//! A refused question in words (`scry_render::refusal`, reached through
+//! Error sentences from their facts (`scry_render::fact`, reached through
 //! `error_text`): each refusal `Query::validate` makes, with its exact text
-//! in MCP's syntax (the command line's is in `render.rs`).
+//! in MCP's syntax (the command line's is in `render.rs`), and the
+//! no-server and lost-daemon sentences in both front ends' syntax.
 
 use std::path::{Path, PathBuf};
 
@@ -178,5 +179,46 @@ fn new_name_refusals() {
     assert_eq!(
         refusal(&nowhere),
         "rename needs a symbol (or a line): e.g. path=src/lib.rs symbol=Config new_name=Settings"
+    );
+}
+
+/// The no-server sentences from their facts: the configured commands are
+/// foreign text (a root they name is shown relative), the question that
+/// shows the configuration is asked as each front end asks it.
+#[test]
+fn no_server_facts_are_worded_per_front_end() {
+    use scry_model::{Fact, Message};
+    let root = Path::new("/ws");
+    let err = |fact| OpError::NoServer(Message::new().fact(fact));
+    let none = err(Fact::NoServerConfigured {
+        file: "*.rb files".into(),
+    });
+    assert_eq!(
+        scry_render::error_text(&none, root),
+        "no language server is configured for *.rb files; add one to .scry.json (see `action=status`)"
+    );
+    assert_eq!(
+        scry_render::error_text_in(&none, root, scry_render::Dialect::Cli),
+        "no language server is configured for *.rb files; add one to .scry.json (see `scry status`)"
+    );
+    let missing = err(Fact::NoServerInstalled {
+        file: "*.py files".into(),
+        missing: vec![
+            ("pyright".into(), "pyright-langserver".into()),
+            ("pylsp".into(), "/ws/.venv/bin/pylsp".into()),
+        ],
+    });
+    assert_eq!(
+        scry_render::error_text(&missing, root),
+        "no installed language server for *.py files: pyright (command `pyright-langserver`), pylsp (command `.venv/bin/pylsp`) not found on PATH; install it or configure another server"
+    );
+    let lost = OpError::DaemonRestarted(Message::new().fact(Fact::DaemonLost {
+        pid: 42,
+        why: "connection reset".into(),
+        writes: true,
+    }));
+    assert_eq!(
+        scry_render::error_text(&lost, root),
+        "the scry daemon (pid 42) stopped during the call (connection reset); the next call starts a new one; an edit it left half-written is rolled back by the next call (which says so); undo as a dry run shows the last applied one"
     );
 }
