@@ -26,7 +26,9 @@
 //! - `Display` (library users, logs, `anyhow`) prints paths absolute and
 //!   everything else as written (an argument and an action by their MCP
 //!   names, [`Arg::name`], [`Action::name`], an example as MCP arguments, a
-//!   note as its data, `Debug`); it equals [`OpError::message`] displayed.
+//!   note or a fact as its data); a typed [`OpError`] variant displays as
+//!   its code and fields. Neither is a reader's sentence: scry-render
+//!   words errors (`error_text`), typed variants and facts included.
 //! - [`OpError::code`] is stable: one code per variant.
 
 use std::fmt;
@@ -298,10 +300,9 @@ macro_rules! msgf {
     };
 }
 
-/// An operation that could not answer. [`OpError::message`] is its one
-/// actionable line in parts, for a reader that shows paths its own way;
-/// `Display` prints that line (paths absolute), so each sentence is written
-/// once.
+/// An operation that could not answer: a stable code and its facts, a
+/// typed variant's fields or a [`Message`] of parts. scry-render words it
+/// (`error_text`), the one place each sentence is written.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum OpError {
     InvalidArgument(Message),
@@ -363,8 +364,14 @@ pub enum OpError {
 }
 
 impl fmt::Display for OpError {
+    /// For logs and library users: the message as data (paths absolute,
+    /// facts and notes as their data), or a typed variant's code and
+    /// fields. A reader's words are scry-render's (`error_text`).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.message())
+        match self.message() {
+            Some(m) => write!(f, "{m}"),
+            None => write!(f, "{}: {self:?}", self.code()),
+        }
     }
 }
 
@@ -412,50 +419,17 @@ impl OpError {
         }
     }
 
-    /// The whole message in parts (what `Display` prints, with its paths
-    /// still paths). The workspace root of [`OpError::OutsideWorkspace`] is
-    /// text: it is shown absolute, as written.
-    pub fn message(&self) -> Message {
+    /// The message of a variant that carries one; `None` for the typed
+    /// variants (a file not found, too large, outside the workspace, …),
+    /// whose sentences scry-render writes from their fields.
+    pub fn message(&self) -> Option<&Message> {
         match self {
-            OpError::FileNotFound(p) => msg!("file not found: ", path(p)),
-            OpError::BinaryFile(p) => msg!(path(p), " is not a text file"),
-            OpError::NotARegularFile { path: p, kind } => msg!(
-                path(p),
-                format!(" is not a regular file ({kind}); scry reads only regular files")
-            ),
-            OpError::FileTooLarge {
-                path: p,
-                len,
-                limit,
-            } => msg!(
-                path(p),
-                format!(
-                    " is {} KiB, over the {} KiB file limit; it is not read (raise limits.maxFileBytes to read it)",
-                    len.div_ceil(1024),
-                    limit / 1024
-                )
-            ),
-            OpError::TooLargeForIndex {
-                path: p,
-                len,
-                limit,
-                server,
-            } => msg!(
-                path(p),
-                format!(
-                    " is {} KiB, over the {} KiB the syntactic index reads (a fixed limit), and ",
-                    len.div_ceil(1024),
-                    limit / 1024
-                ),
-                message(server)
-            ),
-            OpError::OutsideWorkspace { path, root } => msg!(
-                path(path),
-                format!(
-                    " is outside the workspace {}; only files inside it can be asked about",
-                    root.display()
-                )
-            ),
+            OpError::FileNotFound(_)
+            | OpError::BinaryFile(_)
+            | OpError::NotARegularFile { .. }
+            | OpError::FileTooLarge { .. }
+            | OpError::TooLargeForIndex { .. }
+            | OpError::OutsideWorkspace { .. } => None,
             OpError::InvalidArgument(m)
             | OpError::NoServer(m)
             | OpError::SymbolNotFound(m)
@@ -468,7 +442,7 @@ impl OpError {
             | OpError::WriteFailed(m)
             | OpError::DaemonRestarted(m)
             | OpError::Busy(m)
-            | OpError::Internal(m) => m.clone(),
+            | OpError::Internal(m) => Some(m),
         }
     }
 }
@@ -488,48 +462,6 @@ mod tests {
             e.to_string(),
             "/ws/proj/src/a.rs changed since the server saw it; pyright: /ws/proj/b.py"
         );
-    }
-
-    #[test]
-    fn typed_errors_display_their_sentence_with_paths_absolute() {
-        let errs = [
-            (
-                OpError::FileNotFound("/ws/a.rs".into()),
-                "file not found: /ws/a.rs",
-            ),
-            (
-                OpError::BinaryFile("/ws/a.png".into()),
-                "/ws/a.png is not a text file",
-            ),
-            (
-                OpError::OutsideWorkspace {
-                    path: "/etc/passwd".into(),
-                    root: "/ws".into(),
-                },
-                "/etc/passwd is outside the workspace /ws; only files inside it can be asked about",
-            ),
-            (
-                OpError::FileTooLarge {
-                    path: "/ws/big.rs".into(),
-                    len: 5 * 1024 * 1024 + 1,
-                    limit: 4 * 1024 * 1024,
-                },
-                "/ws/big.rs is 5121 KiB, over the 4096 KiB file limit; it is not read (raise limits.maxFileBytes to read it)",
-            ),
-        ];
-        for (e, said) in errs {
-            assert_eq!(e.to_string(), said, "{e:?}");
-            let paths = e
-                .message()
-                .parts()
-                .iter()
-                .filter(|p| matches!(p, Part::Path(_)))
-                .count();
-            assert_eq!(
-                paths, 1,
-                "{e:?}: the path is a part, shown as the reader shows paths"
-            );
-        }
     }
 
     #[test]

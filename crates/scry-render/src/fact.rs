@@ -10,7 +10,7 @@
 use scry_model::action::{Action, Arg};
 use scry_model::limits::{DEFAULT_MAP_BUDGET, MAX_MAP_BUDGET};
 use scry_model::query::{ArgProblem, Invalid, MAX_NEW_NAME_CHARS};
-use scry_model::{Example, Fact, Message, msg, msgf};
+use scry_model::{Example, Fact, Message, OpError, msg, msgf};
 
 /// The sentence of `fact`, in parts.
 pub fn fact(fact: &Fact) -> Message {
@@ -229,5 +229,53 @@ fn refusal(i: &Invalid) -> Message {
                 " is {n} characters long (at most {MAX_NEW_NAME_CHARS}); nothing was changed. Give the new identifier alone, on one line"
             )
         ),
+    }
+}
+
+/// The message of `err` in parts: a typed variant's sentence from its
+/// fields, else the message it carries. The workspace root of
+/// [`OpError::OutsideWorkspace`] is text: it is shown absolute.
+pub fn error_message(err: &OpError) -> Message {
+    match err {
+        OpError::FileNotFound(p) => msg!("file not found: ", path(p)),
+        OpError::BinaryFile(p) => msg!(path(p), " is not a text file"),
+        OpError::NotARegularFile { path: p, kind } => msg!(
+            path(p),
+            format!(" is not a regular file ({kind}); scry reads only regular files")
+        ),
+        OpError::FileTooLarge {
+            path: p,
+            len,
+            limit,
+        } => msg!(
+            path(p),
+            format!(
+                " is {} KiB, over the {} KiB file limit; it is not read (raise limits.maxFileBytes to read it)",
+                len.div_ceil(1024),
+                limit / 1024
+            )
+        ),
+        OpError::TooLargeForIndex {
+            path: p,
+            len,
+            limit,
+            server,
+        } => msg!(
+            path(p),
+            format!(
+                " is {} KiB, over the {} KiB the syntactic index reads (a fixed limit), and ",
+                len.div_ceil(1024),
+                limit / 1024
+            ),
+            message(server)
+        ),
+        OpError::OutsideWorkspace { path: p, root } => msg!(
+            path(p),
+            format!(
+                " is outside the workspace {}; only files inside it can be asked about",
+                root.display()
+            )
+        ),
+        other => other.message().cloned().unwrap_or_default(),
     }
 }

@@ -164,7 +164,7 @@ pub fn error_text(err: &OpError, root: &Path) -> String {
 /// front end takes it.
 pub fn error_text_in(err: &OpError, root: &Path, dialect: Dialect) -> String {
     let mut out = Echo::default();
-    message_into(&mut out, &err.message(), root, dialect);
+    message_into(&mut out, &fact::error_message(err), root, dialect);
     out.finish()
 }
 

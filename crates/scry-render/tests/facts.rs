@@ -222,3 +222,46 @@ fn no_server_facts_are_worded_per_front_end() {
         "the scry daemon (pid 42) stopped during the call (connection reset); the next call starts a new one; an edit it left half-written is rolled back by the next call (which says so); undo as a dry run shows the last applied one"
     );
 }
+
+/// The typed errors' sentences from their fields, paths shown as the reader
+/// shows them (relative inside the root; the root itself absolute).
+#[test]
+fn typed_errors_are_worded_from_their_fields() {
+    let root = Path::new("/ws");
+    let errs = [
+        (
+            OpError::FileNotFound("/ws/a.rs".into()),
+            "file not found: a.rs",
+        ),
+        (
+            OpError::BinaryFile("/ws/a.png".into()),
+            "a.png is not a text file",
+        ),
+        (
+            OpError::OutsideWorkspace {
+                path: "/etc/passwd".into(),
+                root: "/ws".into(),
+            },
+            "/etc/passwd is outside the workspace /ws; only files inside it can be asked about",
+        ),
+        (
+            OpError::FileTooLarge {
+                path: "/ws/big.rs".into(),
+                len: 5 * 1024 * 1024 + 1,
+                limit: 4 * 1024 * 1024,
+            },
+            "big.rs is 5121 KiB, over the 4096 KiB file limit; it is not read (raise limits.maxFileBytes to read it)",
+        ),
+        (
+            OpError::NotARegularFile {
+                path: "/ws/fifo".into(),
+                kind: "a FIFO".into(),
+            },
+            "fifo is not a regular file (a FIFO); scry reads only regular files",
+        ),
+    ];
+    for (e, said) in errs {
+        assert_eq!(scry_render::error_text(&e, root), said, "{e:?}");
+        assert!(e.to_string().starts_with(e.code()), "Display is data: {e}");
+    }
+}
