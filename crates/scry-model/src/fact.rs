@@ -1,7 +1,8 @@
 //! What an error says, as data: each [`Fact`] is one sentence's facts (who,
 //! which file, which figure), carried in a [`Message`](crate::Message) as a
 //! [`Part::Fact`](crate::Part::Fact) and worded only by scry-render
-//! (`scry_render::fact`), per front end.
+//! (`scry_render::fact`), per front end. A refused question is one
+//! ([`Invalid`]: which argument of which action, and how).
 //!
 //! Invariants: a fact holds no sentence of scry's, only what the sentence
 //! needs; text scry did not write (a server's or the OS's error) is a
@@ -10,7 +11,9 @@
 
 use std::path::PathBuf;
 
-use crate::query::Invalid;
+use serde::{Deserialize, Serialize};
+
+use crate::action::{Action, Arg};
 
 /// One error sentence's facts.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -45,6 +48,55 @@ pub enum Fact {
         file: String,
         missing: Vec<(String, String)>,
     },
+    /// A 1-based `line` past the end of a file of `lines` lines.
+    LinePastEnd {
+        line: u32,
+        #[serde(with = "crate::os_path")]
+        path: PathBuf,
+        lines: u32,
+    },
+    /// A positional question in a file with neither a symbol nor a line
+    /// and column to ask at.
+    NothingToAskAt {
+        action: crate::Action,
+        #[serde(with = "crate::os_path")]
+        path: PathBuf,
+    },
+    /// The scan of a file for `name` ran past the call's budget after
+    /// `seen` occurrences.
+    ScanTimedOut {
+        #[serde(with = "crate::os_path")]
+        path: PathBuf,
+        name: String,
+        seen: usize,
+    },
+    /// `symbol` does not occur in the file.
+    NotInFile {
+        symbol: String,
+        #[serde(with = "crate::os_path")]
+        path: PathBuf,
+    },
+    /// No workspace symbol is named `symbol` on these servers.
+    NoWorkspaceSymbol {
+        symbol: String,
+        servers: Vec<String>,
+    },
+    /// `request` without a path, and no server running to take it.
+    NoServerRunning,
+    /// No source answered `action` within its budget (`ms`).
+    CallTimedOut { action: crate::Action, ms: u128 },
+    /// The configuration could not be read again (`why`: its error).
+    ConfigUnreadable { why: String },
+    /// The repository map failed (`why`: the task's error).
+    MapFailed { why: String },
+}
+
+/// A message of one fact.
+impl Fact {
+    /// An error message holding this fact alone.
+    pub fn message(self) -> crate::Message {
+        crate::Message::new().fact(self)
+    }
 }
 
 impl std::fmt::Display for Fact {
@@ -55,3 +107,57 @@ impl std::fmt::Display for Fact {
         }
     }
 }
+
+/// What is wrong with a question: which argument of which action, and how.
+/// scry-render words it (`scry_render::fact`) in each front end's own
+/// syntax (its `Dialect`), unless the front end has words of its own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Invalid {
+    pub action: Action,
+    pub arg: Arg,
+    pub problem: ArgProblem,
+}
+
+/// What is wrong with one argument of a question ([`Invalid::problem`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ArgProblem {
+    /// 0 for a 1-based line or column.
+    Zero,
+    /// A column without a line.
+    WithoutLine,
+    /// A line (and column) without the file they are in.
+    WithoutPath,
+    /// Given to an action that does not take it.
+    NotTaken,
+    /// Needed, and missing or blank. For a positional action's symbol: with
+    /// no path either.
+    Missing,
+    /// In a file, neither a symbol nor a line.
+    NoSymbolOrLine,
+    /// Both `action_index` and `action_title`.
+    Both,
+    /// Out of its range (`budget`).
+    OutOfRange,
+    /// A control character (or a line/paragraph separator) in `new_name`.
+    ControlChar(char),
+    /// `new_name` longer than [`MAX_NEW_NAME_CHARS`](crate::query::MAX_NEW_NAME_CHARS) (its length).
+    TooLong(usize),
+    /// `new_name` is the name the symbol already has: nothing to rename.
+    Unchanged,
+}
+
+impl std::fmt::Display for Invalid {
+    /// The refusal as data, for logs and library users (scry-render words
+    /// it for a reader: `scry_render::fact`).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} refused {}: {:?}",
+            self.action.name(),
+            self.arg.name(),
+            self.problem
+        )
+    }
+}
+
+impl std::error::Error for Invalid {}

@@ -25,7 +25,7 @@ mod status;
 
 pub use action::Action;
 pub use error::{Example, Message, OpError, Part};
-pub use fact::Fact;
+pub use fact::{ArgProblem, Fact, Invalid};
 pub use model::*;
-pub use query::{ActionChoice, ArgProblem, Invalid, Query, Spot, Valid};
+pub use query::{ActionChoice, Query, Spot, Valid};
 pub use status::*;

@@ -19,6 +19,7 @@ use serde_json::Value;
 use crate::action::Action;
 use crate::action::{Arg, Writes};
 use crate::error::{Message, OpError};
+use crate::fact::{ArgProblem, Invalid};
 use crate::limits::{DEFAULT_MAP_BUDGET, MAX_MAP_BUDGET};
 use crate::model::{Question, SeverityFilter};
 
@@ -436,62 +437,8 @@ impl Valid {
     }
 }
 
-/// What is wrong with a question: which argument of which action, and how.
-/// scry-render words it (`scry_render::fact`) in each front end's own
-/// syntax (its `Dialect`), unless the front end has words of its own.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Invalid {
-    pub action: Action,
-    pub arg: Arg,
-    pub problem: ArgProblem,
-}
-
-/// What is wrong with one argument of a question ([`Invalid::problem`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum ArgProblem {
-    /// 0 for a 1-based line or column.
-    Zero,
-    /// A column without a line.
-    WithoutLine,
-    /// A line (and column) without the file they are in.
-    WithoutPath,
-    /// Given to an action that does not take it.
-    NotTaken,
-    /// Needed, and missing or blank. For a positional action's symbol: with
-    /// no path either.
-    Missing,
-    /// In a file, neither a symbol nor a line.
-    NoSymbolOrLine,
-    /// Both `action_index` and `action_title`.
-    Both,
-    /// Out of its range (`budget`).
-    OutOfRange,
-    /// A control character (or a line/paragraph separator) in `new_name`.
-    ControlChar(char),
-    /// `new_name` longer than [`MAX_NEW_NAME_CHARS`] (its length).
-    TooLong(usize),
-    /// `new_name` is the name the symbol already has: nothing to rename.
-    Unchanged,
-}
-
 /// The most characters a new name may have.
 pub const MAX_NEW_NAME_CHARS: usize = 256;
-
-impl std::fmt::Display for Invalid {
-    /// The refusal as data, for logs and library users (scry-render words
-    /// it for a reader: `scry_render::fact`).
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "{} refused {}: {:?}",
-            self.action.name(),
-            self.arg.name(),
-            self.problem
-        )
-    }
-}
-
-impl std::error::Error for Invalid {}
 
 impl From<Invalid> for OpError {
     fn from(e: Invalid) -> OpError {

@@ -9,7 +9,8 @@
 
 use scry_model::action::{Action, Arg};
 use scry_model::limits::{DEFAULT_MAP_BUDGET, MAX_MAP_BUDGET};
-use scry_model::query::{ArgProblem, Invalid, MAX_NEW_NAME_CHARS};
+use scry_model::query::MAX_NEW_NAME_CHARS;
+use scry_model::{ArgProblem, Invalid};
 use scry_model::{Example, Fact, Message, OpError, msg, msgf};
 
 /// The sentence of `fact`, in parts.
@@ -73,6 +74,67 @@ pub fn fact(fact: &Fact) -> Message {
                 " not found on PATH; install it or configure another server"
             )
         }
+        Fact::LinePastEnd {
+            line,
+            path: p,
+            lines,
+        } => msg!(
+            format!("line {line} is past the end of "),
+            path(p),
+            format!(" ({lines} lines)")
+        ),
+        Fact::NothingToAskAt { action: a, path: p } => msg!(
+            action(*a),
+            " needs a ",
+            arg(Arg::Symbol),
+            " (or ",
+            arg(Arg::Line),
+            " and ",
+            arg(Arg::Column),
+            ") in ",
+            path(p)
+        ),
+        Fact::ScanTimedOut {
+            path: p,
+            name,
+            seen,
+        } => msg!(
+            "scanning ",
+            path(p),
+            format!(" for `{name}` ran past the time budget ({seen} occurrences seen); pass "),
+            arg(Arg::Line),
+            " and ",
+            arg(Arg::Column)
+        ),
+        Fact::NotInFile { symbol, path: p } => msg!(
+            format!("`{symbol}` does not occur in "),
+            path(p),
+            "; check the spelling, or omit ",
+            arg(Arg::Path),
+            " to search the workspace"
+        ),
+        Fact::NoWorkspaceSymbol { symbol, servers } => msg!(
+            format!(
+                "no workspace symbol named `{symbol}` ({}); pass a ",
+                servers.join(", ")
+            ),
+            arg(Arg::Path),
+            " to search one file"
+        ),
+        Fact::NoServerRunning => msg!(
+            "no server is running in this process; pass a ",
+            arg(Arg::Path),
+            " to start the server for that file"
+        ),
+        Fact::CallTimedOut { action: a, ms } => msg!(
+            action(*a),
+            format!(
+                " did not finish within its {ms} ms budget (no source could answer in time); try again or raise "
+            ),
+            arg(Arg::Timeout)
+        ),
+        Fact::ConfigUnreadable { why } => msg!("configuration: ", foreign(why)),
+        Fact::MapFailed { why } => msg!("map failed: ", foreign(why)),
     }
 }
 

@@ -190,10 +190,10 @@ pub(crate) async fn rename(
     // refused a symbol named as its own new name), still before the
     // server is asked to rename.
     if old_name == new_name {
-        return Err(scry_model::query::Invalid {
+        return Err(scry_model::Invalid {
             action: Action::Rename,
             arg: scry_model::action::Arg::NewName,
-            problem: scry_model::query::ArgProblem::Unchanged,
+            problem: scry_model::ArgProblem::Unchanged,
         }
         .into());
     }
@@ -329,11 +329,14 @@ pub(crate) async fn code_actions(
                 Some(l) => {
                     let l = l - 1;
                     if l >= idx.line_count() {
-                        return Err(OpError::InvalidArgument(msg!(
-                            format!("line {} is past the end of ", l + 1),
-                            path(&path),
-                            format!(" ({} lines)", idx.line_count())
-                        )));
+                        return Err(OpError::InvalidArgument(
+                            scry_model::Fact::LinePastEnd {
+                                line: l + 1,
+                                path,
+                                lines: idx.line_count(),
+                            }
+                            .message(),
+                        ));
                     }
                     let len = idx.line_len_chars(l).unwrap_or(0);
                     (

@@ -21,9 +21,7 @@ use scry_lsp_session::{CharPos, LineIndex, Session};
 use crate::call::{AskError, Ctx, Retry, method_of, session_error, supports};
 use crate::convert::{self, Files};
 use crate::resolve::{self, Declared, MatchKind};
-use scry_model::action::Arg;
 use scry_model::error::OpError;
-use scry_model::msg;
 use scry_model::name::SymbolName;
 use scry_model::query::Spot;
 use scry_model::*;
@@ -110,11 +108,14 @@ pub(crate) async fn target_in_file(
     if let Some(l) = line_hint
         && l >= index.line_count()
     {
-        return Err(OpError::InvalidArgument(msg!(
-            format!("line {} is past the end of ", l + 1),
-            path(&path),
-            format!(" ({} lines)", index.line_count())
-        )));
+        return Err(OpError::InvalidArgument(
+            Fact::LinePastEnd {
+                line: l + 1,
+                path,
+                lines: index.line_count(),
+            }
+            .message(),
+        ));
     }
     // An exact column wins.
     if let (Some(line), Some(col)) = (at.line, at.column) {
@@ -131,17 +132,9 @@ pub(crate) async fn target_in_file(
         {
             return Ok(Target::at(path, session, index, pos, Via::FirstIdentifier));
         }
-        return Err(OpError::InvalidArgument(msg!(
-            action(action),
-            " needs a ",
-            arg(Arg::Symbol),
-            " (or ",
-            arg(Arg::Line),
-            " and ",
-            arg(Arg::Column),
-            ") in ",
-            path(&path)
-        )));
+        return Err(OpError::InvalidArgument(
+            Fact::NothingToAskAt { action, path }.message(),
+        ));
     };
     let want = SymbolName::parse(symbol);
     let quote_single = !route.spec.single_quote_is_char;
@@ -177,17 +170,14 @@ pub(crate) async fn target_in_file(
         Some(cx.deadline.into_std()),
     );
     if occ.timed_out {
-        return Err(OpError::Timeout(msg!(
-            "scanning ",
-            path(&path),
-            format!(
-                " for `{}` ran past the time budget ({} occurrences seen); pass ",
-                want.name, occ.total
-            ),
-            arg(scry_model::action::Arg::Line),
-            " and ",
-            arg(scry_model::action::Arg::Column)
-        )));
+        return Err(OpError::Timeout(
+            Fact::ScanTimedOut {
+                path,
+                name: want.name.to_string(),
+                seen: occ.total,
+            }
+            .message(),
+        ));
     }
     let n = occ.total;
     let form_of = |o: &resolve::NameMatch| {
@@ -313,13 +303,13 @@ pub(crate) async fn target_in_file(
         }
     }
     if candidates.is_empty() {
-        return Err(OpError::SymbolNotFound(msg!(
-            format!("`{symbol}` does not occur in "),
-            path(&path),
-            "; check the spelling, or omit ",
-            arg(Arg::Path),
-            " to search the workspace"
-        )));
+        return Err(OpError::SymbolNotFound(
+            Fact::NotInFile {
+                symbol: symbol.to_string(),
+                path,
+            }
+            .message(),
+        ));
     }
     Ok(Target {
         path,
@@ -369,14 +359,13 @@ pub(crate) async fn target_from_workspace(
     let sessions = cx.workspace_sessions(method, notes).await?;
     let Some(found) = lookup_workspace_symbol(cx, &want, &sessions).await? else {
         let servers: Vec<&str> = sessions.iter().map(|s| s.name()).collect();
-        return Err(OpError::SymbolNotFound(msg!(
-            format!(
-                "no workspace symbol named `{symbol}` ({}); pass a ",
-                servers.join(", ")
-            ),
-            arg(Arg::Path),
-            " to search one file"
-        )));
+        return Err(OpError::SymbolNotFound(
+            Fact::NoWorkspaceSymbol {
+                symbol: symbol.to_string(),
+                servers: servers.into_iter().map(String::from).collect(),
+            }
+            .message(),
+        ));
     };
     let path = found.loc.path.clone();
     if !path.starts_with(cx.ws.root()) {

@@ -167,14 +167,13 @@ impl Engine {
             let hard = deadline + DEADLINE_GRACE;
             match tokio::time::timeout_at(hard, answer).await {
                 Ok(r) => r,
-                Err(_) => Err(OpError::Timeout(scry_model::msg!(
-                    action(action),
-                    format!(
-                        " did not finish within its {} ms budget (no source could answer in time); try again or raise ",
-                        budget.as_millis()
-                    ),
-                    arg(scry_model::action::Arg::Timeout)
-                ))),
+                Err(_) => Err(OpError::Timeout(
+                    scry_model::Fact::CallTimedOut {
+                        action,
+                        ms: budget.as_millis(),
+                    }
+                    .message(),
+                )),
             }
         };
         // What an untrusted workspace's configuration asked to run and was
@@ -255,7 +254,9 @@ impl Engine {
             } => self.map(valid, paths, symbols, *budget).await,
             Valid::Reload => {
                 let stopped = self.ws.reload().await.map_err(|e| {
-                    OpError::InvalidArgument(scry_model::msg!("configuration: ", foreign(e)))
+                    OpError::InvalidArgument(
+                        scry_model::Fact::ConfigUnreadable { why: e.to_string() }.message(),
+                    )
                 })?;
                 Ok(Answer::new(action, cx.question, Body::Reloaded { stopped }))
             }

@@ -158,11 +158,9 @@ pub(crate) async fn capabilities(cx: &Ctx, path: Option<&Path>) -> Result<Answer
         None => {
             let running = cx.ws.running();
             let Some(s) = running.into_iter().next() else {
-                return Err(OpError::InvalidArgument(scry_model::msg!(
-                    "no server is running in this process; pass a ",
-                    arg(scry_model::action::Arg::Path),
-                    " to start the server for that file"
-                )));
+                return Err(OpError::InvalidArgument(
+                    scry_model::Fact::NoServerRunning.message(),
+                ));
             };
             s
         }

@@ -30,7 +30,6 @@ use super::lower::{Label, Unlabelled};
 use super::navigate::empty_body;
 use super::*;
 use scry_model::limits::MAX_WORKSPACE_SYMBOLS;
-use scry_model::msg;
 use scry_model::name::SymbolName;
 
 /// How the header names the answerer.
@@ -379,7 +378,9 @@ impl Engine {
             move || scry_syntax::map::map(&snap, &focus, budget)
         })
         .await
-        .map_err(|e| OpError::InvalidArgument(msg!("map failed: ", foreign(e))))?;
+        .map_err(|e| {
+            OpError::InvalidArgument(scry_model::Fact::MapFailed { why: e.to_string() }.message())
+        })?;
         let report = RepoMapReport {
             focus: shown_focus,
             files: m
