@@ -89,6 +89,65 @@ pub enum Fact {
     ConfigUnreadable { why: String },
     /// The repository map failed (`why`: the task's error).
     MapFailed { why: String },
+    /// `server` did not finish starting after `waited_ms` of the call's
+    /// `budget_ms`.
+    StartTimedOut {
+        server: String,
+        waited_ms: u128,
+        budget_ms: u128,
+    },
+    /// `server` did not answer `method` after `waited_ms` of the call's
+    /// `budget_ms`; `indexing`: its progress while it still indexes.
+    NotAnswered {
+        server: String,
+        method: String,
+        waited_ms: u128,
+        budget_ms: u128,
+        indexing: Option<String>,
+    },
+    /// A directory where a file is asked for (`asked`: as given; shown as
+    /// a path when absolute, as typed when relative).
+    IsDirectory {
+        #[serde(with = "crate::os_path")]
+        asked: PathBuf,
+    },
+    /// The server stopped answering `method` (`detail`: why).
+    ServerStopped {
+        server: String,
+        method: String,
+        detail: String,
+    },
+    /// The server answered `method` with an error (`error`: its message).
+    ServerFailed {
+        server: String,
+        method: String,
+        error: String,
+    },
+    /// The server broke the protocol (`detail`).
+    ProtocolBroken { server: String, detail: String },
+    /// A request could not be encoded (`detail`).
+    NotEncoded { detail: String },
+    /// The server failed to start (`detail`: its error).
+    StartFailed { server: String, detail: String },
+    /// The server's program could not be started (`why`: the OS's error;
+    /// `hint`: what to change, when the OS refused an argument).
+    SpawnFailed {
+        server: String,
+        #[serde(with = "crate::os_path")]
+        program: PathBuf,
+        why: String,
+        hint: String,
+    },
+    /// The server's reply to `method` could not be read (`detail`).
+    MalformedReply {
+        server: String,
+        method: String,
+        detail: String,
+    },
+    /// A diagnostics glob that does not parse (`why`).
+    BadGlob { glob: String, why: String },
+    /// A call panicked inside scry (`panic`: its message).
+    Panicked { action: String, panic: String },
 }
 
 /// A message of one fact.

@@ -46,9 +46,8 @@ use tokio::time::Instant;
 
 use crate::convert;
 use scry_model::Question;
-use scry_model::action::Arg;
 use scry_model::error::OpError;
-use scry_model::{msg, msgf};
+use scry_model::msg;
 
 /// How many times a transient error is asked again.
 pub(crate) const TRANSIENT_RETRIES: u32 = 2;
@@ -213,9 +212,9 @@ impl Ctx {
     ) -> Result<Vec<Session>, OpError> {
         let routes = self.ws.workspace_routes();
         if routes.is_empty() {
-            return Err(OpError::NoServer(msg!(note(
-                scry_model::Reason::NoServerApplies
-            ))));
+            return Err(OpError::NoServer(
+                scry_model::Message::new().note(scry_model::Reason::NoServerApplies),
+            ));
         }
         let mut sessions = Vec::new();
         for r in &routes {
@@ -240,17 +239,17 @@ impl Ctx {
                 self.ws.announce_changes(&[]).await;
                 Ok(session)
             }
-            Err(_) => Err(OpError::Timeout(msg!(
-                format!(
-                    "{} did not finish starting within {}; try again or raise ",
-                    route.spec.id,
-                    of_budget(
-                        self.deadline.saturating_duration_since(self.started),
-                        self.budget
-                    )
-                ),
-                arg(Arg::Timeout)
-            ))),
+            Err(_) => Err(OpError::Timeout(
+                scry_model::Fact::StartTimedOut {
+                    server: route.spec.id.clone(),
+                    waited_ms: self
+                        .deadline
+                        .saturating_duration_since(self.started)
+                        .as_millis(),
+                    budget_ms: self.budget.as_millis(),
+                }
+                .message(),
+            )),
         }
     }
 
@@ -448,15 +447,16 @@ impl Ctx {
     /// The error for a request that ran past the budget.
     pub(crate) fn timeout_error(&self, session: &Session, method: &str) -> OpError {
         let waited = self.deadline.saturating_duration_since(self.started);
-        let mut msg = not_answered_within(session.name(), method, waited, self.budget);
-        if let Some(ix) = session.state().indexing() {
-            let indexing = scry_model::Reason::Indexing {
+        OpError::Timeout(
+            scry_model::Fact::NotAnswered {
                 server: session.name().to_string(),
-                progress: ix,
-            };
-            msg = msg!(message(msg), "; ", note(indexing), " — ask again shortly");
-        }
-        OpError::Timeout(msg)
+                method: method.to_string(),
+                waited_ms: waited.as_millis(),
+                budget_ms: self.budget.as_millis(),
+                indexing: session.state().indexing(),
+            }
+            .message(),
+        )
     }
 
     /// A failed request as the caller's error.
@@ -477,25 +477,17 @@ pub(crate) fn not_answered_within(
     method: &str,
     waited: Duration,
     budget: Duration,
-) -> scry_model::Message {
-    msgf!(
-        "{server} did not answer {method} within {}",
-        of_budget(waited, budget)
+) -> OpError {
+    OpError::Timeout(
+        scry_model::Fact::NotAnswered {
+            server: server.to_string(),
+            method: method.to_string(),
+            waited_ms: waited.as_millis(),
+            budget_ms: budget.as_millis(),
+            indexing: None,
+        }
+        .message(),
     )
-}
-
-/// `4700 ms of the call's 5000 ms budget`, or `its 5000 ms budget` when
-/// the whole budget was waited.
-pub(crate) fn of_budget(waited: Duration, budget: Duration) -> String {
-    if waited.as_millis() >= budget.as_millis() {
-        format!("its {} ms budget", budget.as_millis())
-    } else {
-        format!(
-            "{} ms of the call's {} ms budget",
-            waited.as_millis(),
-            budget.as_millis()
-        )
-    }
 }
 
 /// Whether the session's server supports `method`: registered dynamically,
@@ -535,15 +527,12 @@ pub(crate) fn resolve_path(root: &Path, p: &Path, limit: u64) -> Result<PathBuf,
     if canon.is_dir() {
         // As asked: relative paths as written, absolute ones relative
         // to the root when inside it.
-        let shown = if p.is_absolute() {
-            msg!(path(p))
-        } else {
-            msg!(p.display().to_string())
-        };
-        return Err(OpError::InvalidArgument(msg!(
-            message(shown),
-            " is a directory; name a file"
-        )));
+        return Err(OpError::InvalidArgument(
+            scry_model::Fact::IsDirectory {
+                asked: p.to_path_buf(),
+            }
+            .message(),
+        ));
     }
     Ok(canon)
 }
@@ -603,46 +592,62 @@ pub(crate) fn params<P: serde::Serialize>(p: &P) -> Value {
 }
 
 pub(crate) fn session_error(e: SessionError, method: &str) -> OpError {
+    use scry_model::Fact;
     match e {
-        SessionError::Rpc(RpcError::Closed { server, detail, .. }) => OpError::ServerCrashed(msg!(
-            format!("{server} stopped answering {method}: "),
-            foreign(detail),
-            "; it is restarted on the next call"
-        )),
-        SessionError::Rpc(RpcError::Server { server, error, .. }) => OpError::ServerError(msg!(
-            format!("{server} failed {method}: "),
-            foreign(&error.message)
-        )),
+        SessionError::Rpc(RpcError::Closed { server, detail, .. }) => OpError::ServerCrashed(
+            Fact::ServerStopped {
+                server,
+                method: method.to_string(),
+                detail,
+            }
+            .message(),
+        ),
+        SessionError::Rpc(RpcError::Server { server, error, .. }) => OpError::ServerError(
+            Fact::ServerFailed {
+                server,
+                method: method.to_string(),
+                error: error.message,
+            }
+            .message(),
+        ),
         SessionError::Rpc(RpcError::Protocol { server, detail }) => {
-            OpError::MalformedResponse(msg!(format!("{server}: "), foreign(detail)))
+            OpError::MalformedResponse(Fact::ProtocolBroken { server, detail }.message())
         }
-        SessionError::Rpc(RpcError::Encode(d)) => OpError::InvalidArgument(msg!(foreign(d))),
-        SessionError::InitFailed { name, detail } => OpError::ServerCrashed(msg!(
-            format!("{name} failed to start: "),
-            foreign(detail),
-            "; see the server log (",
-            example(scry_model::Example::bare(scry_model::Action::Status)),
-            ") — the next call retries"
-        )),
+        SessionError::Rpc(RpcError::Encode(detail)) => {
+            OpError::InvalidArgument(Fact::NotEncoded { detail }.message())
+        }
+        SessionError::InitFailed { name, detail } => OpError::ServerCrashed(
+            Fact::StartFailed {
+                server: name,
+                detail,
+            }
+            .message(),
+        ),
         SessionError::Spawn {
             name,
             program,
             source,
-        } => OpError::NoServer(msg!(
-            format!("could not start {name} ("),
-            path(program),
-            "): ",
-            foreign(&source),
-            scry_lsp_session::process::refused_argument_hint(&source)
-        )),
+        } => OpError::NoServer(
+            Fact::SpawnFailed {
+                server: name,
+                program,
+                why: source.to_string(),
+                hint: scry_lsp_session::process::refused_argument_hint(&source).to_string(),
+            }
+            .message(),
+        ),
         SessionError::Malformed {
             name,
             method,
             detail,
-        } => OpError::MalformedResponse(msg!(
-            format!("{name} sent a malformed {method} response: "),
-            foreign(detail)
-        )),
+        } => OpError::MalformedResponse(
+            Fact::MalformedReply {
+                server: name,
+                method: method.to_string(),
+                detail,
+            }
+            .message(),
+        ),
         SessionError::Read(e) => e.into(),
         SessionError::NotText(p) => OpError::BinaryFile(p),
     }

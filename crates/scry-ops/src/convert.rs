@@ -63,10 +63,14 @@ impl Files {
 }
 
 pub fn malformed(session: &Session, method: &str, e: impl std::fmt::Display) -> OpError {
-    OpError::MalformedResponse(scry_model::msg!(
-        format!("{} sent a malformed {method} response: ", session.name()),
-        foreign(e)
-    ))
+    OpError::MalformedResponse(
+        scry_model::Fact::MalformedReply {
+            server: session.name().to_string(),
+            method: method.to_string(),
+            detail: e.to_string(),
+        }
+        .message(),
+    )
 }
 
 pub fn parse<T: serde::de::DeserializeOwned>(

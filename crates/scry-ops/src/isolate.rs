@@ -65,9 +65,13 @@ where
 
 /// The error a call that panicked is answered with.
 pub fn internal_error(action: &str, panic: &str) -> OpError {
-    OpError::Internal(scry_model::msgf!(
-        "scry failed inside this {action} call (a bug; please report it): {panic}; other calls are unaffected"
-    ))
+    OpError::Internal(
+        scry_model::Fact::Panicked {
+            action: action.to_string(),
+            panic: panic.to_string(),
+        }
+        .message(),
+    )
 }
 
 /// A test hook, compiled into debug builds only: a call whose symbol equals

@@ -135,6 +135,106 @@ pub fn fact(fact: &Fact) -> Message {
         ),
         Fact::ConfigUnreadable { why } => msg!("configuration: ", foreign(why)),
         Fact::MapFailed { why } => msg!("map failed: ", foreign(why)),
+        Fact::StartTimedOut {
+            server,
+            waited_ms,
+            budget_ms,
+        } => msg!(
+            format!(
+                "{server} did not finish starting within {}; try again or raise ",
+                of_budget(*waited_ms, *budget_ms)
+            ),
+            arg(Arg::Timeout)
+        ),
+        Fact::NotAnswered {
+            server,
+            method,
+            waited_ms,
+            budget_ms,
+            indexing,
+        } => {
+            let m = msgf!(
+                "{server} did not answer {method} within {}",
+                of_budget(*waited_ms, *budget_ms)
+            );
+            match indexing {
+                Some(progress) => {
+                    let indexing = scry_model::Reason::Indexing {
+                        server: server.clone(),
+                        progress: progress.clone(),
+                    };
+                    msg!(message(m), "; ", note(indexing), " — ask again shortly")
+                }
+                None => m,
+            }
+        }
+        Fact::IsDirectory { asked } => {
+            let shown = if asked.is_absolute() {
+                msg!(path(asked))
+            } else {
+                msg!(asked.display().to_string())
+            };
+            msg!(message(shown), " is a directory; name a file")
+        }
+        Fact::ServerStopped {
+            server,
+            method,
+            detail,
+        } => msg!(
+            format!("{server} stopped answering {method}: "),
+            foreign(detail),
+            "; it is restarted on the next call"
+        ),
+        Fact::ServerFailed {
+            server,
+            method,
+            error,
+        } => msg!(format!("{server} failed {method}: "), foreign(error)),
+        Fact::ProtocolBroken { server, detail } => {
+            msg!(format!("{server}: "), foreign(detail))
+        }
+        Fact::NotEncoded { detail } => msg!(foreign(detail)),
+        Fact::StartFailed { server, detail } => msg!(
+            format!("{server} failed to start: "),
+            foreign(detail),
+            "; see the server log (",
+            example(Example::bare(Action::Status)),
+            ") — the next call retries"
+        ),
+        Fact::SpawnFailed {
+            server,
+            program,
+            why,
+            hint,
+        } => msg!(
+            format!("could not start {server} ("),
+            path(program),
+            "): ",
+            foreign(why),
+            hint.as_str()
+        ),
+        Fact::MalformedReply {
+            server,
+            method,
+            detail,
+        } => msg!(
+            format!("{server} sent a malformed {method} response: "),
+            foreign(detail)
+        ),
+        Fact::BadGlob { glob, why } => msg!(format!("bad glob `{glob}`: "), foreign(why)),
+        Fact::Panicked { action, panic } => msgf!(
+            "scry failed inside this {action} call (a bug; please report it): {panic}; other calls are unaffected"
+        ),
+    }
+}
+
+/// `4700 ms of the call's 5000 ms budget`, or `its 5000 ms budget` when
+/// the whole budget was waited.
+fn of_budget(waited_ms: u128, budget_ms: u128) -> String {
+    if waited_ms >= budget_ms {
+        format!("its {budget_ms} ms budget")
+    } else {
+        format!("{waited_ms} ms of the call's {budget_ms} ms budget")
     }
 }
 

@@ -245,7 +245,7 @@ async fn crash_on_request_reports_crash_and_restarts() {
             matches!(err, OpError::ServerCrashed(_)),
             "expected ServerCrashed, got {err:?}"
         );
-        let msg = err.to_string();
+        let msg = scry_render::error_text(&err, std::path::Path::new("/"));
         eprintln!("error: {msg}");
         assert!(msg.contains(SERVER), "message names the server: {msg}");
         assert!(msg.contains("textDocument/definition"), "{msg}");
@@ -285,7 +285,7 @@ async fn hang_times_out_and_cancels() {
             matches!(err, OpError::Timeout(_)),
             "expected Timeout, got {err:?}"
         );
-        let msg = err.to_string();
+        let msg = scry_render::error_text(&err, std::path::Path::new("/"));
         eprintln!("error: {msg}");
         assert!(msg.contains("textDocument/definition"), "{msg}");
         assert!(msg.contains(SERVER), "{msg}");
@@ -361,7 +361,7 @@ async fn huge_response_over_the_limit_is_an_error_then_restart() {
             ),
             "expected ServerCrashed or MalformedResponse, got {err:?}"
         );
-        let msg = err.to_string();
+        let msg = scry_render::error_text(&err, std::path::Path::new("/"));
         eprintln!("error: {msg}");
         assert!(msg.contains(SERVER), "names the server: {msg}");
         assert!(msg.contains("exceeds the limit"), "names the limit: {msg}");
@@ -471,7 +471,7 @@ async fn exit_during_init_is_a_start_up_crash() {
                 matches!(err, OpError::ServerCrashed(_)),
                 "attempt {attempt}: expected ServerCrashed, got {err:?}"
             );
-            let msg = err.to_string();
+            let msg = scry_render::error_text(&err, std::path::Path::new("/"));
             eprintln!("error: {msg}");
             assert!(msg.contains(SERVER), "{msg}");
             assert!(msg.contains("failed to start"), "mentions start-up: {msg}");
@@ -514,7 +514,8 @@ async fn slow_request_times_out_and_is_cancelled() {
             matches!(err, OpError::Timeout(_)),
             "expected Timeout, got {err:?}"
         );
-        assert!(err.to_string().contains("textDocument/definition"), "{err}");
+        let said = scry_render::error_text(&err, std::path::Path::new("/"));
+        assert!(said.contains("textDocument/definition"), "{said}");
         let log = fx.log();
         let defs = requests(&log, "textDocument/definition");
         assert_eq!(defs.len(), 1, "{defs:?}");

@@ -170,10 +170,13 @@ pub fn expand_targets(ws: &Workspace, targets: &[PathBuf]) -> Result<Targets, Op
             let pattern = rel.to_string_lossy().to_string();
             let glob = globset::Glob::new(&pattern)
                 .map_err(|e| {
-                    OpError::InvalidArgument(scry_model::msg!(
-                        format!("bad glob `{s}`: "),
-                        foreign(e)
-                    ))
+                    OpError::InvalidArgument(
+                        scry_model::Fact::BadGlob {
+                            glob: s.to_string(),
+                            why: e.to_string(),
+                        }
+                        .message(),
+                    )
                 })?
                 .compile_matcher();
             names.push(pattern);

@@ -294,11 +294,11 @@ impl Engine {
             .and_then(Result::ok)
             .and_then(|p| self.ws.route(&p).ok())
             .map_or_else(|| "the language server".to_string(), |r| r.spec.id);
-        OpError::Timeout(crate::call::not_answered_within(
+        crate::call::not_answered_within(
             &server,
             method_for(q.action()),
             until.saturating_duration_since(started),
             budget,
-        ))
+        )
     }
 }

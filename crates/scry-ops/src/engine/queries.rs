@@ -203,9 +203,9 @@ pub(crate) async fn raw_request(
         None => {
             let routes = cx.ws.workspace_routes();
             let Some(r) = routes.first() else {
-                return Err(OpError::NoServer(scry_model::msg!(note(
-                    Reason::NoServerApplies
-                ))));
+                return Err(OpError::NoServer(
+                    scry_model::Message::new().note(Reason::NoServerApplies),
+                ));
             };
             (cx.start(r, method).await?, None)
         }
