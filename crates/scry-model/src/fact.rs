@@ -148,6 +148,62 @@ pub enum Fact {
     BadGlob { glob: String, why: String },
     /// A call panicked inside scry (`panic`: its message).
     Panicked { action: String, panic: String },
+    /// `new_name` breaks the file language's rules (`rule`: which one, as
+    /// scry-syntax's name check says).
+    BadNewName { rule: String },
+    /// The server does not offer `action` (rename, code actions).
+    NotOffered {
+        server: String,
+        action: crate::Action,
+    },
+    /// No occurrence of `what` could be renamed: the server refused at
+    /// each (`refusals`, its words).
+    CannotRename {
+        what: String,
+        server: String,
+        #[serde(with = "crate::os_path")]
+        path: PathBuf,
+        refusals: String,
+    },
+    /// The server refused the rename (`why`: its words).
+    RenameRefused {
+        server: String,
+        old_name: String,
+        new_name: String,
+        why: String,
+    },
+    /// The server returned no edit for the rename at a 1-based position.
+    NoRenameEdit {
+        server: String,
+        old_name: String,
+        #[serde(with = "crate::os_path")]
+        path: PathBuf,
+        line: u32,
+        col: u32,
+    },
+    /// No code action number `n`; the server offers `offered` there.
+    NoCodeActionNumber {
+        n: usize,
+        server: String,
+        offered: usize,
+    },
+    /// The chosen code action is disabled (`reason`: the server's).
+    CodeActionDisabled { title: String, reason: String },
+    /// The server asked to apply an edit for a code action, which scry
+    /// refused (`why`).
+    CodeActionEditRefused {
+        server: String,
+        title: String,
+        why: String,
+    },
+    /// No code action's title holds `title`; `available`: each as
+    /// `N. title`.
+    NoCodeActionTitled {
+        title: String,
+        available: Vec<String>,
+    },
+    /// Several code actions' titles hold `title` (each as `N. title`).
+    CodeActionTitleAmbiguous { title: String, matches: Vec<String> },
 }
 
 /// A message of one fact.

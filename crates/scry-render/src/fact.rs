@@ -222,6 +222,71 @@ pub fn fact(fact: &Fact) -> Message {
             foreign(detail)
         ),
         Fact::BadGlob { glob, why } => msg!(format!("bad glob `{glob}`: "), foreign(why)),
+        Fact::BadNewName { rule } => msg!(
+            arg(Arg::NewName),
+            format!(": {rule}; nothing was changed. Give one identifier of the file's language")
+        ),
+        Fact::NotOffered { server, action } => match action {
+            Action::CodeActions => msgf!("{server} does not offer code actions"),
+            other => msgf!("{server} does not support {}", other.noun()),
+        },
+        Fact::CannotRename {
+            what,
+            server,
+            path: p,
+            refusals,
+        } => msg!(
+            format!("`{what}` cannot be renamed: {server} refused at "),
+            path(p),
+            ":",
+            foreign(refusals),
+            "; nothing was changed"
+        ),
+        Fact::RenameRefused {
+            server,
+            old_name,
+            new_name,
+            why,
+        } => msg!(
+            format!("{server} refused to rename `{old_name}` to `{new_name}`: "),
+            foreign(why),
+            "; nothing was changed"
+        ),
+        Fact::NoRenameEdit {
+            server,
+            old_name,
+            path: p,
+            line,
+            col,
+        } => msg!(
+            format!("{server} returned no edit for renaming `{old_name}` at "),
+            path(p),
+            format!(":{line}:{col}; nothing was changed")
+        ),
+        Fact::NoCodeActionNumber { n, server, offered } => {
+            msgf!("there is no code action number {n}: {server} offers {offered} there")
+        }
+        Fact::CodeActionDisabled { title, reason } => msg!(
+            "code action `",
+            foreign(title),
+            "` is disabled: ",
+            foreign(reason)
+        ),
+        Fact::CodeActionEditRefused { server, title, why } => msg!(
+            format!("{server} asked to apply an edit for `"),
+            foreign(title),
+            "`, which scry refused: ",
+            foreign(why)
+        ),
+        Fact::NoCodeActionTitled { title, available } => msg!(
+            format!("no code action titled `{title}`; available: "),
+            foreign(available.join("; "))
+        ),
+        Fact::CodeActionTitleAmbiguous { title, matches } => msg!(
+            format!("`{title}` matches {} code actions (", matches.len()),
+            foreign(matches.join("; ")),
+            "); pick one by number"
+        ),
         Fact::Panicked { action, panic } => msgf!(
             "scry failed inside this {action} call (a bug; please report it): {panic}; other calls are unaffected"
         ),

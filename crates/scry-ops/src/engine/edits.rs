@@ -22,10 +22,10 @@ use crate::call::{self, AskError, Ctx, method_of, supports};
 use crate::edit::service::Editor;
 use crate::resolve;
 use scry_edit::report::{EditOptions, empty_report, merge_reports};
+use scry_model::Fact;
 use scry_model::error::OpError;
 use scry_model::query::{ActionChoice, Spot};
 use scry_model::*;
-use scry_model::{msg, msgf};
 
 /// How many candidate positions rename tries.
 const MAX_RENAME_CANDIDATES: usize = 6;
@@ -70,10 +70,12 @@ fn prepared_name(v: &Value, index: &LineIndex, session: &Session) -> Option<Stri
 /// saying which rule it breaks.
 fn check_new_name(path: &Path, new_name: &str) -> Result<(), OpError> {
     scry_syntax::names::check_for(path, new_name).map_err(|e| {
-        OpError::InvalidArgument(msg!(
-            arg(scry_model::action::Arg::NewName),
-            format!(": {e}; nothing was changed. Give one identifier of the file's language")
-        ))
+        OpError::InvalidArgument(
+            Fact::BadNewName {
+                rule: e.to_string(),
+            }
+            .message(),
+        )
     })
 }
 
@@ -110,10 +112,13 @@ pub(crate) async fn rename(
     // The file a workspace-symbol search found (and, again, a given one).
     check_new_name(path, new_name)?;
     if !supports(session, method) {
-        return Err(OpError::EditRejected(msgf!(
-            "{} does not support rename",
-            session.name()
-        )));
+        return Err(OpError::EditRejected(
+            Fact::NotOffered {
+                server: session.name().to_string(),
+                action: Action::Rename,
+            }
+            .message(),
+        ));
     }
     cx.settle(session).await;
     let prepare = session.capabilities()["renameProvider"]["prepareProvider"]
@@ -178,13 +183,15 @@ pub(crate) async fn rename(
     }
     let Some((cand, old_name)) = chosen else {
         let what = spot.symbol().unwrap_or("the symbol");
-        return Err(OpError::EditRejected(msg!(
-            format!("`{what}` cannot be renamed: {} refused at ", session.name()),
-            path(path),
-            ":",
-            foreign(refusals.join("; ")),
-            "; nothing was changed"
-        )));
+        return Err(OpError::EditRejected(
+            Fact::CannotRename {
+                what: what.to_string(),
+                server: session.name().to_string(),
+                path: path.clone(),
+                refusals: refusals.join("; "),
+            }
+            .message(),
+        ));
     };
     // Asked by line: the old name is known only now (`Query::validate`
     // refused a symbol named as its own new name), still before the
@@ -219,30 +226,29 @@ pub(crate) async fn rename(
             let msg = e
                 .server_message()
                 .map_or_else(|| e.to_string(), str::to_string);
-            return Err(OpError::EditRejected(msg!(
-                format!(
-                    "{} refused to rename `{old_name}` to `{new_name}`: ",
-                    session.name()
-                ),
-                foreign(msg),
-                "; nothing was changed"
-            )));
+            return Err(OpError::EditRejected(
+                Fact::RenameRefused {
+                    server: session.name().to_string(),
+                    old_name,
+                    new_name: new_name.to_string(),
+                    why: msg,
+                }
+                .message(),
+            ));
         }
         Err(e) => return Err(cx.fail(session, method, e)),
     };
     if edit.is_null() {
-        return Err(OpError::EditRejected(msg!(
-            format!(
-                "{} returned no edit for renaming `{old_name}` at ",
-                session.name()
-            ),
-            path(&path),
-            format!(
-                ":{}:{}; nothing was changed",
-                cand.pos.line + 1,
-                cand.pos.col + 1
-            )
-        )));
+        return Err(OpError::EditRejected(
+            Fact::NoRenameEdit {
+                server: session.name().to_string(),
+                old_name,
+                path: path.clone(),
+                line: cand.pos.line + 1,
+                col: cand.pos.col + 1,
+            }
+            .message(),
+        ));
     }
     let report = edits
         .apply_workspace_edit(
@@ -361,10 +367,13 @@ pub(crate) async fn code_actions(
         candidates: &candidates,
     };
     if !supports(&session, method) {
-        return Err(OpError::EditRejected(msgf!(
-            "{} does not offer code actions",
-            session.name()
-        )));
+        return Err(OpError::EditRejected(
+            Fact::NotOffered {
+                server: session.name().to_string(),
+                action: Action::CodeActions,
+            }
+            .message(),
+        ));
     }
     cx.settle(&session).await;
     let uri = path_to_uri(&path);
@@ -434,11 +443,14 @@ pub(crate) async fn code_actions(
         }
         Some(ActionChoice::Index(n)) => {
             if *n == 0 || *n > infos.len() {
-                return Err(OpError::InvalidArgument(msgf!(
-                    "there is no code action number {n}: {} offers {} there",
-                    session.name(),
-                    infos.len()
-                )));
+                return Err(OpError::InvalidArgument(
+                    Fact::NoCodeActionNumber {
+                        n: *n,
+                        server: session.name().to_string(),
+                        offered: infos.len(),
+                    }
+                    .message(),
+                ));
             }
             n - 1
         }
@@ -446,12 +458,13 @@ pub(crate) async fn code_actions(
     };
     let info = infos[chosen].clone();
     if let Some(reason) = &info.disabled {
-        return Err(OpError::EditRejected(msg!(
-            "code action `",
-            foreign(&info.title),
-            "` is disabled: ",
-            foreign(reason)
-        )));
+        return Err(OpError::EditRejected(
+            Fact::CodeActionDisabled {
+                title: info.title.clone(),
+                reason: reason.clone(),
+            }
+            .message(),
+        ));
     }
     let mut action = items[chosen].clone();
     // A bare Command, or a CodeAction.
@@ -525,12 +538,14 @@ pub(crate) async fn code_actions(
             match r {
                 Ok(rep) => parts.push(rep),
                 Err(e) => {
-                    return Err(OpError::EditRejected(msg!(
-                        format!("{} asked to apply an edit for `", session.name()),
-                        foreign(&info.title),
-                        "`, which scry refused: ",
-                        foreign(e)
-                    )));
+                    return Err(OpError::EditRejected(
+                        Fact::CodeActionEditRefused {
+                            server: session.name().to_string(),
+                            title: info.title.clone(),
+                            why: e.to_string(),
+                        }
+                        .message(),
+                    ));
                 }
             }
         }
@@ -650,25 +665,25 @@ fn pick_by_title(infos: &[CodeActionInfo], t: &str) -> Result<usize, OpError> {
         .collect();
     match hits.as_slice() {
         [i] => Ok(*i),
-        [] => Err(OpError::InvalidArgument(msg!(
-            format!("no code action titled `{t}`; available: "),
-            foreign(
-                infos
+        [] => Err(OpError::InvalidArgument(
+            Fact::NoCodeActionTitled {
+                title: t.to_string(),
+                available: infos
                     .iter()
                     .map(|a| format!("{}. {}", a.index, a.title))
-                    .collect::<Vec<_>>()
-                    .join("; ")
-            )
-        ))),
-        many => Err(OpError::InvalidArgument(msg!(
-            format!("`{t}` matches {} code actions (", many.len()),
-            foreign(
-                many.iter()
+                    .collect(),
+            }
+            .message(),
+        )),
+        many => Err(OpError::InvalidArgument(
+            Fact::CodeActionTitleAmbiguous {
+                title: t.to_string(),
+                matches: many
+                    .iter()
                     .map(|i| format!("{}. {}", infos[*i].index, infos[*i].title))
-                    .collect::<Vec<_>>()
-                    .join("; ")
-            ),
-            "); pick one by number"
-        ))),
+                    .collect(),
+            }
+            .message(),
+        )),
     }
 }
