@@ -9,7 +9,6 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use scry_base::uri::path_to_uri as uri;
-use scry_edit::apply::{WriteOptions, commit};
 use scry_edit::plan::{EditPlan, FileChange, FileImage, build_plan};
 use scry_edit::platform::{process, testing};
 use scry_edit::report::EditOptions;
@@ -961,6 +960,8 @@ async fn check_killed(point: &str, w: &Ws, original: &[(PathBuf, Vec<u8>, u32)])
 #[cfg(unix)]
 mod unix {
     use std::os::unix::fs::PermissionsExt;
+
+    use scry_edit::apply::{WriteOptions, commit};
 
     use super::*;
 
