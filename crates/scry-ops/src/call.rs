@@ -447,15 +447,12 @@ impl Ctx {
     /// The error for a request that ran past the budget.
     pub(crate) fn timeout_error(&self, session: &Session, method: &str) -> OpError {
         let waited = self.deadline.saturating_duration_since(self.started);
-        OpError::Timeout(
-            scry_model::Fact::NotAnswered {
-                server: session.name().to_string(),
-                method: method.to_string(),
-                waited_ms: waited.as_millis(),
-                budget_ms: self.budget.as_millis(),
-                indexing: session.state().indexing(),
-            }
-            .message(),
+        not_answered_within(
+            session.name(),
+            method,
+            waited,
+            self.budget,
+            session.state().indexing(),
         )
     }
 
@@ -471,12 +468,14 @@ impl Ctx {
 
 /// `rust-analyzer did not answer textDocument/references within 4700 ms of
 /// the call's 5000 ms budget`: how long was waited, truthfully (the rest of
-/// the budget is kept for another source and for answering).
+/// the budget is kept for another source and for answering); `indexing`:
+/// the server's progress while it still indexes.
 pub(crate) fn not_answered_within(
     server: &str,
     method: &str,
     waited: Duration,
     budget: Duration,
+    indexing: Option<String>,
 ) -> OpError {
     OpError::Timeout(
         scry_model::Fact::NotAnswered {
@@ -484,7 +483,7 @@ pub(crate) fn not_answered_within(
             method: method.to_string(),
             waited_ms: waited.as_millis(),
             budget_ms: budget.as_millis(),
-            indexing: None,
+            indexing,
         }
         .message(),
     )

@@ -299,6 +299,7 @@ impl Engine {
             method_for(q.action()),
             until.saturating_duration_since(started),
             budget,
+            None,
         )
     }
 }
