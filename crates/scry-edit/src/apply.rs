@@ -30,8 +30,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::plan::{EditPlan, FileChange, FileImage};
 use crate::platform::{attrs, replace};
-use scry_model::error::{Message, OpError};
-use scry_model::msg;
+use scry_model::EditFact;
+use scry_model::edit_fact::{Unrestored, WriteStep};
+use scry_model::error::OpError;
 
 /// Knobs of the writer; the failure seam is for tests (compiled with the
 /// `test-hooks` feature only, never into a release).
@@ -147,7 +148,7 @@ fn restore(path: &Path, image: &Option<FileImage>, tmp: &Path) -> std::io::Resul
     }
 }
 
-fn rollback(changes: &[FileChange], temps: &[PathBuf], done: &Done) -> Vec<Message> {
+fn rollback(changes: &[FileChange], temps: &[PathBuf], done: &Done) -> Vec<Unrestored> {
     let mut failed = Vec::new();
     for d in &done.dirs_removed {
         let _ = std::fs::create_dir(d);
@@ -155,7 +156,10 @@ fn rollback(changes: &[FileChange], temps: &[PathBuf], done: &Done) -> Vec<Messa
     for &k in done.committed.iter().rev() {
         let c = &changes[k];
         if let Err(e) = restore(&c.path, &c.before, &temps[k]) {
-            failed.push(msg!(path(&c.path), ": ", foreign(e)));
+            failed.push(Unrestored {
+                path: c.path.clone(),
+                why: e.to_string(),
+            });
         }
     }
     for t in done.staged.iter().flatten() {
@@ -200,34 +204,18 @@ pub fn commit_staged(
     // 1. Still as planned?
     for c in &plan.changes {
         if !disk_matches(&c.path, &c.before) {
-            return Err(OpError::FileChanged(msg!(
-                path(&c.path),
-                " changed on disk while the edit was prepared; nothing was written — ask again"
-            )));
+            return Err(OpError::FileChanged(
+                EditFact::ChangedWhilePrepared {
+                    path: c.path.clone(),
+                }
+                .message(),
+            ));
         }
     }
     let mut done = Done::default();
-    let fail = |what: Message, done: &Done| {
-        let failed = rollback(&plan.changes, &temps, done);
-        if failed.is_empty() {
-            OpError::WriteFailed(msg!(
-                message(what),
-                "; every file was restored, nothing of the edit remains"
-            ))
-        } else {
-            let mut list = Message::new();
-            for (i, f) in failed.into_iter().enumerate() {
-                list = msg!(message(list), if i == 0 { "" } else { ", " }, message(f));
-            }
-            OpError::WriteFailed(msg!(
-                message(what),
-                "; restoring failed for ",
-                message(list),
-                " — their previous content is in scry's edit journal (",
-                example(scry_model::Example::bare(scry_model::Action::Undo)),
-                ")"
-            ))
-        }
+    let fail = |step: WriteStep, done: &Done| {
+        let unrestored = rollback(&plan.changes, &temps, done);
+        OpError::WriteFailed(EditFact::WriteFailed { step, unrestored }.message())
     };
     // 2. Directories, then staged contents.
     for d in &plan.dirs_created {
@@ -236,7 +224,10 @@ pub fn commit_staged(
         }
         if let Err(e) = std::fs::create_dir(d) {
             return Err(fail(
-                msg!("cannot create directory ", path(d), ": ", foreign(e)),
+                WriteStep::CreateDir {
+                    path: d.clone(),
+                    why: e.to_string(),
+                },
                 &done,
             ));
         }
@@ -253,7 +244,10 @@ pub fn commit_staged(
                     }
                     Err(e) => {
                         return Err(fail(
-                            msg!("cannot write ", path(&c.path), ": ", foreign(e)),
+                            WriteStep::Stage {
+                                path: c.path.clone(),
+                                why: e.to_string(),
+                            },
                             &done,
                         ));
                     }
@@ -281,12 +275,12 @@ pub fn commit_staged(
             }
             Err(e) => {
                 return Err(fail(
-                    msg!(
-                        "writing ",
-                        path(&c.path),
-                        format!(" failed (file {} of {n}): ", k + 1),
-                        foreign(e)
-                    ),
+                    WriteStep::Replace {
+                        path: c.path.clone(),
+                        k: k + 1,
+                        n,
+                        why: e.to_string(),
+                    },
                     &done,
                 ));
             }
@@ -298,7 +292,10 @@ pub fn commit_staged(
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
             Err(e) => {
                 return Err(fail(
-                    msg!("cannot remove directory ", path(d), ": ", foreign(e)),
+                    WriteStep::RemoveDir {
+                        path: d.clone(),
+                        why: e.to_string(),
+                    },
                     &done,
                 ));
             }

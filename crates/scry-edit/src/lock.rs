@@ -31,8 +31,8 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
+use scry_model::EditFact;
 use scry_model::error::OpError;
-use scry_model::msg;
 
 use scry_base::platform::lock as file_lock;
 
@@ -78,25 +78,24 @@ pub async fn acquire(path: &Path, root: &Path, deadline: Instant) -> Result<Writ
             Ok(Some(l)) => return Ok(l),
             Ok(None) => {}
             Err(e) => {
-                return Err(OpError::WriteFailed(msg!(
-                    "cannot take the workspace's writer lock ",
-                    path(path),
-                    ": ",
-                    foreign(e),
-                    "; nothing was changed (free space there, or set SCRY_JOURNAL_DIR to a \
-                     writable directory)"
-                )));
+                return Err(OpError::WriteFailed(
+                    EditFact::LockFailed {
+                        lock: path.to_path_buf(),
+                        why: e.to_string(),
+                    }
+                    .message(),
+                ));
             }
         }
         let now = Instant::now();
         if now >= deadline {
-            return Err(OpError::Busy(msg!(
-                "another scry process is writing in ",
-                path(root),
-                " (an edit or undo holds its writer lock ",
-                path(path),
-                "); nothing was changed — retry when it has finished"
-            )));
+            return Err(OpError::Busy(
+                EditFact::Busy {
+                    root: root.to_path_buf(),
+                    lock: path.to_path_buf(),
+                }
+                .message(),
+            ));
         }
         tokio::time::sleep(POLL.min(deadline - now)).await;
     }

@@ -17,8 +17,9 @@ use serde_json::Value;
 
 use scry_base::paths::{self, Unconfined};
 use scry_base::uri::uri_to_path;
-use scry_model::error::{Message, OpError};
-use scry_model::msg;
+use scry_model::EditFact;
+use scry_model::edit_fact::{MoveProblem, Protection};
+use scry_model::error::OpError;
 
 /// Most files one edit may touch (a directory rename counts every file).
 pub const MAX_FILES: usize = 5000;
@@ -108,8 +109,15 @@ impl EditPlan {
     }
 }
 
-fn rejected(msg: impl Into<Message>) -> OpError {
-    OpError::EditRejected(msg.into())
+fn rejected(fact: EditFact) -> OpError {
+    OpError::EditRejected(fact.message())
+}
+
+fn cannot_read(p: &Path, e: impl std::fmt::Display) -> OpError {
+    rejected(EditFact::CannotRead {
+        path: p.to_path_buf(),
+        why: e.to_string(),
+    })
 }
 
 /// The path an edit may touch: absolute, `..` and symlinks resolved (for a
@@ -128,24 +136,18 @@ pub fn confine(root: &Path, path: &Path, protected: &Protected) -> Result<PathBu
         Ok(full) => full,
         Err(Unconfined::Outside) => return Err(outside()),
         Err(Unconfined::DanglingLink) => {
-            return Err(rejected(msg!(
-                path(path),
-                " is a symbolic link that leads nowhere; scry does not write through it"
-            )));
+            return Err(rejected(EditFact::DanglingLink {
+                path: path.to_path_buf(),
+            }));
         }
     };
     if full == root {
-        return Err(rejected(format!(
-            "the edit names the workspace root {} itself; refused",
-            root.display()
-        )));
+        return Err(rejected(EditFact::WorkspaceRoot {
+            root: root.to_path_buf(),
+        }));
     }
     if let Some(why) = refused(root, &full, protected) {
-        return Err(rejected(msg!(
-            "the edit touches ",
-            path(&full),
-            format!(" {why}; refused")
-        )));
+        return Err(rejected(EditFact::Protected { path: full, why }));
     }
     Ok(full)
 }
@@ -156,35 +158,29 @@ pub fn confine(root: &Path, path: &Path, protected: &Protected) -> Result<PathBu
 /// other agents' files scry reads at the root; and the user configuration
 /// file when it lies in the workspace). A server must not change what scry
 /// runs or trusts.
-pub fn refused(root: &Path, path: &Path, protected: &Protected) -> Option<&'static str> {
+pub fn refused(root: &Path, path: &Path, protected: &Protected) -> Option<Protection> {
     let rel = path.strip_prefix(root).ok()?;
     if rel.components().any(|c| c.as_os_str() == ".git") {
-        return Some("inside .git");
+        return Some(Protection::InsideGit);
     }
     if protected.anywhere.iter().any(|f| rel.ends_with(f)) {
-        return Some("(scry's own configuration)");
+        return Some(Protection::ScryConfig);
     }
     if protected.at_root.iter().any(|f| rel == Path::new(f)) {
-        return Some("(configuration scry reads)");
+        return Some(Protection::ReadConfig);
     }
     if scry_base::dirs::user_config().is_some_and(|u| u == path) {
-        return Some("(scry's user configuration)");
+        return Some(Protection::UserConfig);
     }
     None
 }
 
 fn uri_path(root: &Path, protected: &Protected, v: &Value, what: &str) -> Result<PathBuf, OpError> {
     let Some(uri) = v.as_str() else {
-        return Err(rejected(format!(
-            "malformed workspace edit: {what} is not a URI"
-        )));
+        return Err(rejected(EditFact::NotAUri { field: what.into() }));
     };
     let Some(p) = uri_to_path(uri) else {
-        return Err(rejected(msg!(
-            "the edit names ",
-            foreign(uri),
-            ", which is not a file in the workspace"
-        )));
+        return Err(rejected(EditFact::NotAFile { uri: uri.into() }));
     };
     confine(root, &p, protected)
 }
@@ -214,24 +210,24 @@ fn disk_node(p: &Path) -> Result<Node, OpError> {
     let meta = match p.symlink_metadata() {
         Ok(m) => m,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Node::Absent),
-        Err(e) => return Err(rejected(msg!("cannot read ", path(p), ": ", foreign(e)))),
+        Err(e) => return Err(cannot_read(p, e)),
     };
     if meta.file_type().is_symlink() {
-        return Err(rejected(msg!(
-            path(p),
-            " is a symbolic link; scry does not edit, move or delete links"
-        )));
+        return Err(rejected(EditFact::Symlink {
+            path: p.to_path_buf(),
+        }));
     }
     if meta.is_dir() {
         return Ok(Node::Dir);
     }
     if !meta.is_file() {
-        return Err(rejected(msg!(path(p), " is not a regular file")));
+        return Err(rejected(EditFact::NotRegular {
+            path: p.to_path_buf(),
+        }));
     }
     // The one safe reader: a file swapped for a FIFO since the stat is
     // refused, never blocked on (no size limit: a before-image is whole).
-    let bytes = scry_base::disk::read(p, u64::MAX)
-        .map_err(|e| rejected(msg!("cannot read ", path(p), ": ", foreign(e))))?;
+    let bytes = scry_base::disk::read(p, u64::MAX).map_err(|e| cannot_read(p, e))?;
     let mode = Some(crate::platform::attrs::of(&meta));
     Ok(Node::File(FileImage { bytes, mode }))
 }
@@ -266,18 +262,15 @@ impl<'a> Vfs<'a> {
         if let Node::File(f) = &n {
             self.bytes += f.bytes.len();
             if self.bytes > MAX_BYTES {
-                return Err(rejected(format!(
-                    "the edit touches more than {} MiB of files; refused",
-                    MAX_BYTES >> 20
-                )));
+                return Err(rejected(EditFact::TooManyBytes {
+                    mib: MAX_BYTES >> 20,
+                }));
             }
         }
         self.initial.insert(p.to_path_buf(), n.clone());
         self.nodes.insert(p.to_path_buf(), n.clone());
         if self.nodes.len() > MAX_FILES {
-            return Err(rejected(format!(
-                "the edit touches more than {MAX_FILES} paths; refused"
-            )));
+            return Err(rejected(EditFact::TooManyPaths { max: MAX_FILES }));
         }
         Ok(n)
     }
@@ -304,12 +297,10 @@ impl<'a> Vfs<'a> {
                 Node::Dir => {}
                 Node::Absent => self.set(&a, Node::Dir)?,
                 Node::File(_) => {
-                    return Err(rejected(msg!(
-                        path(&a),
-                        " is a file, so ",
-                        path(p),
-                        " cannot be created inside it"
-                    )));
+                    return Err(rejected(EditFact::InsideAFile {
+                        file: a,
+                        path: p.to_path_buf(),
+                    }));
                 }
             }
         }
@@ -330,10 +321,10 @@ impl<'a> Vfs<'a> {
                 for e in rd.flatten() {
                     let p = e.path();
                     if names.len() > MAX_FILES {
-                        return Err(rejected(msg!(
-                            path(dir),
-                            format!(" holds more than {MAX_FILES} files; refused")
-                        )));
+                        return Err(rejected(EditFact::DirTooLarge {
+                            path: dir.to_path_buf(),
+                            max: MAX_FILES,
+                        }));
                     }
                     if e.file_type().map(|t| t.is_dir()).unwrap_or(false) {
                         stack.push(p.clone());
@@ -423,25 +414,20 @@ impl<'a> Builder<'a> {
         let image = match self.vfs.get(path)? {
             Node::File(f) => f,
             Node::Absent => {
-                return Err(rejected(msg!(
-                    "the edit changes ",
-                    path(path),
-                    ", which does not exist"
-                )));
+                return Err(rejected(EditFact::ChangesMissing {
+                    path: path.to_path_buf(),
+                }));
             }
             Node::Dir => {
-                return Err(rejected(msg!(
-                    "the edit changes ",
-                    path(path),
-                    ", a directory"
-                )));
+                return Err(rejected(EditFact::ChangesDirectory {
+                    path: path.to_path_buf(),
+                }));
             }
         };
         let Ok(text) = String::from_utf8(image.bytes.clone()) else {
-            return Err(rejected(msg!(
-                path(path),
-                " is not UTF-8 text; scry does not edit it"
-            )));
+            return Err(rejected(EditFact::NotUtf8 {
+                path: path.to_path_buf(),
+            }));
         };
         // The server computed the edit on what it had: that must be what the
         // disk holds, in the version scry sent.
@@ -449,25 +435,26 @@ impl<'a> Builder<'a> {
             && let Some(view) = self.views.get(path)
         {
             if view.text.text() != text {
-                return Err(OpError::FileChanged(msg!(
-                    path(path),
-                    format!(
-                        " changed on disk since {} read it; nothing was written — ask again",
-                        self.server
-                    )
-                )));
+                return Err(OpError::FileChanged(
+                    EditFact::ChangedSinceRead {
+                        path: path.to_path_buf(),
+                        server: self.server.into(),
+                    }
+                    .message(),
+                ));
             }
             if let Some(v) = version
                 && v != i64::from(view.version)
             {
-                return Err(OpError::FileChanged(msg!(
-                    format!("{} computed the edit for version {v} of ", self.server),
-                    path(path),
-                    format!(
-                        ", but scry synced version {}; nothing was written — ask again",
-                        view.version
-                    )
-                )));
+                return Err(OpError::FileChanged(
+                    EditFact::VersionMismatch {
+                        server: self.server.into(),
+                        path: path.to_path_buf(),
+                        version: v,
+                        synced: view.version,
+                    }
+                    .message(),
+                ));
             }
         }
         let idx = LineIndex::new(text);
@@ -475,39 +462,33 @@ impl<'a> Builder<'a> {
         for (i, e) in edits.iter().enumerate() {
             let (Some(s), Some(en)) = (lsp_pos(&e["range"]["start"]), lsp_pos(&e["range"]["end"]))
             else {
-                return Err(rejected(msg!(
-                    "malformed text edit for ",
-                    path(path),
-                    ": no range"
-                )));
+                return Err(rejected(EditFact::TextEditWithout {
+                    path: path.to_path_buf(),
+                    field: "range".into(),
+                }));
             };
             let Some(new_text) = e["newText"].as_str() else {
-                return Err(rejected(msg!(
-                    "malformed text edit for ",
-                    path(path),
-                    ": no newText"
-                )));
+                return Err(rejected(EditFact::TextEditWithout {
+                    path: path.to_path_buf(),
+                    field: "newText".into(),
+                }));
             };
             let bad = |p: LspPos| {
-                rejected(msg!(
-                    format!("{} sent an edit for ", self.server),
-                    path(path),
-                    format!(
-                        " at {}:{} ({} units), which is not a position in the file; nothing was written",
-                        p.line + 1,
-                        p.character + 1,
-                        self.encoding
-                    )
-                ))
+                rejected(EditFact::NotAPosition {
+                    server: self.server.into(),
+                    path: path.to_path_buf(),
+                    line: p.line + 1,
+                    col: p.character + 1,
+                    encoding: self.encoding.to_string(),
+                })
             };
             let so = exact_offset(&idx, s, self.encoding).ok_or_else(|| bad(s))?;
             let eo = exact_offset(&idx, en, self.encoding).ok_or_else(|| bad(en))?;
             if eo < so {
-                return Err(rejected(msg!(
-                    format!("{} sent an edit for ", self.server),
-                    path(path),
-                    " whose range ends before it starts"
-                )));
+                return Err(rejected(EditFact::RangeReversed {
+                    server: self.server.into(),
+                    path: path.to_path_buf(),
+                }));
             }
             ranges.push((so, eo, i, new_text));
         }
@@ -515,11 +496,12 @@ impl<'a> Builder<'a> {
         for w in ranges.windows(2) {
             if w[0].1 > w[1].0 {
                 let p = idx.char_pos(w[1].0);
-                return Err(rejected(msg!(
-                    format!("{} sent overlapping edits in ", self.server),
-                    path(path),
-                    format!(" (at {}:{}); nothing was written", p.line + 1, p.col + 1)
-                )));
+                return Err(rejected(EditFact::Overlapping {
+                    server: self.server.into(),
+                    path: path.to_path_buf(),
+                    line: p.line + 1,
+                    col: p.col + 1,
+                }));
             }
         }
         let old = idx.text();
@@ -594,11 +576,7 @@ impl<'a> Builder<'a> {
         let p = uri_path(root, self.protected, &v["uri"], "CreateFile.uri")?;
         match self.vfs.get(&p)? {
             Node::Dir => {
-                return Err(rejected(msg!(
-                    "CreateFile ",
-                    path(&p),
-                    ": a directory is there"
-                )));
+                return Err(rejected(EditFact::CreateOverDirectory { path: p }));
             }
             Node::File(f) => {
                 if opt(v, "overwrite") {
@@ -612,11 +590,7 @@ impl<'a> Builder<'a> {
                     self.vfs.touched.insert(p.clone());
                     self.plan.overwritten.push(p);
                 } else if !opt(v, "ignoreIfExists") {
-                    return Err(rejected(msg!(
-                        "CreateFile ",
-                        path(&p),
-                        ": the file already exists"
-                    )));
+                    return Err(rejected(EditFact::CreateExists { path: p }));
                 }
                 return Ok(());
             }
@@ -643,22 +617,19 @@ impl<'a> Builder<'a> {
             return Ok(());
         }
         // Every refusal names the operation first.
-        let refused = |why: Message| {
-            rejected(msg!(
-                "RenameFile ",
-                path(&from),
-                " → ",
-                path(&to),
-                ": ",
-                message(why)
-            ))
+        let refused = |why: MoveProblem| {
+            rejected(EditFact::MoveRefused {
+                from: from.clone(),
+                to: to.clone(),
+                why,
+            })
         };
         if to.starts_with(&from) {
-            return Err(refused("a directory cannot move into itself".into()));
+            return Err(refused(MoveProblem::IntoItself));
         }
         let node = self.vfs.get(&from)?;
         if node == Node::Absent {
-            return Err(refused(msg!(path(&from), " does not exist")));
+            return Err(refused(MoveProblem::Missing));
         }
         match self.vfs.get(&to)? {
             Node::Absent => {}
@@ -667,7 +638,7 @@ impl<'a> Builder<'a> {
             }
             _ if opt(v, "ignoreIfExists") && !opt(v, "overwrite") => return Ok(()),
             _ => {
-                return Err(refused(msg!(path(&to), " already exists")));
+                return Err(refused(MoveProblem::Exists));
             }
         }
         self.vfs.ensure_parents(&to)?;
@@ -709,21 +680,13 @@ impl<'a> Builder<'a> {
                 if opt(v, "ignoreIfNotExists") {
                     return Ok(());
                 }
-                return Err(rejected(msg!(
-                    "DeleteFile ",
-                    path(&p),
-                    ": it does not exist"
-                )));
+                return Err(rejected(EditFact::DeleteMissing { path: p }));
             }
             Node::File(_) => self.vfs.set(&p, Node::Absent)?,
             Node::Dir => {
                 let sub = self.vfs.subtree(&p)?;
                 if !sub.is_empty() && !opt(v, "recursive") {
-                    return Err(rejected(msg!(
-                        "DeleteFile ",
-                        path(&p),
-                        ": the directory is not empty and the edit did not ask for a recursive delete"
-                    )));
+                    return Err(rejected(EditFact::DeleteNonEmpty { path: p }));
                 }
                 for (q, _) in sub.iter().rev() {
                     self.vfs.set(q, Node::Absent)?;
@@ -811,7 +774,9 @@ pub fn build_plan(
     protected: &Protected,
 ) -> Result<EditPlan, OpError> {
     if !edit.is_object() {
-        return Err(rejected(format!("{server} sent no workspace edit")));
+        return Err(rejected(EditFact::NoWorkspaceEdit {
+            server: server.into(),
+        }));
     }
     let mut b = Builder {
         vfs: Vfs::new(root),
@@ -831,11 +796,10 @@ pub fn build_plan(
                 Some("rename") => b.rename(op)?,
                 Some("delete") => b.delete(op)?,
                 Some(k) => {
-                    return Err(rejected(msg!(
-                        format!("{server} sent an unknown resource operation `"),
-                        foreign(k),
-                        "`"
-                    )));
+                    return Err(rejected(EditFact::UnknownOperation {
+                        server: server.into(),
+                        kind: k.into(),
+                    }));
                 }
                 None => {
                     let path = uri_path(
@@ -846,9 +810,9 @@ pub fn build_plan(
                     )?;
                     let version = op["textDocument"]["version"].as_i64();
                     let Some(edits) = op["edits"].as_array() else {
-                        return Err(rejected(format!(
-                            "malformed workspace edit from {server}: a document change without edits"
-                        )));
+                        return Err(rejected(EditFact::NoEdits {
+                            server: server.into(),
+                        }));
                     };
                     b.text_edits(&path, version, edits)?;
                 }
@@ -860,21 +824,20 @@ pub fn build_plan(
         for (uri, edits) in map {
             let path = uri_path(root, protected, &Value::String(uri.clone()), "changes key")?;
             let Some(edits) = edits.as_array() else {
-                return Err(rejected(msg!(
-                    format!("malformed workspace edit from {server}: edits of "),
-                    foreign(uri),
-                    " are not a list"
-                )));
+                return Err(rejected(EditFact::EditsNotAList {
+                    server: server.into(),
+                    uri: uri.clone(),
+                }));
             };
             items.push((path, edits));
         }
         items.sort_by(|a, b| a.0.cmp(&b.0));
         for w in items.windows(2) {
             if w[0].0 == w[1].0 {
-                return Err(rejected(msg!(
-                    format!("{server} sent two edit lists for "),
-                    path(&w[0].0)
-                )));
+                return Err(rejected(EditFact::TwoEditLists {
+                    server: server.into(),
+                    path: w[0].0.clone(),
+                }));
             }
         }
         for (path, edits) in items {
@@ -887,11 +850,10 @@ pub fn build_plan(
     let all = plan.changes.iter().map(|c| &c.path);
     for p in all.chain(&plan.dirs_created).chain(&plan.dirs_removed) {
         if let Some(why) = refused(root, p, protected) {
-            return Err(rejected(msg!(
-                "the edit touches ",
-                path(p),
-                format!(" {why}; refused")
-            )));
+            return Err(rejected(EditFact::Protected {
+                path: p.clone(),
+                why,
+            }));
         }
     }
     Ok(plan)

@@ -11,8 +11,8 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
+use scry_model::EditFact;
 use scry_model::error::OpError;
-use scry_model::msg;
 use scry_model::{EditKind, EditReport, EditedLine, FileMove, FilePreview};
 
 use crate::diff::plan_diffs;
@@ -148,10 +148,7 @@ pub(crate) fn journal_title(opts: &EditOptions) -> String {
 /// The stored answer of the edit of entry `m`, marked replayed.
 pub fn replay(m: &Manifest) -> Result<EditReport, OpError> {
     let mut r: EditReport = serde_json::from_value(m.report.clone()).map_err(|e| {
-        OpError::EditRejected(msg!(
-            "an edit was already applied under this idempotency key, but its answer cannot be read back: ",
-            foreign(e)
-        ))
+        OpError::EditRejected(EditFact::ReplayUnreadable { why: e.to_string() }.message())
     })?;
     r.replayed = true;
     Ok(r)

@@ -9,7 +9,9 @@ use std::path::Path;
 use std::sync::Arc;
 
 use scry_base::uri::path_to_uri as uri;
+use scry_model::edit_fact::WriteStep;
 use scry_model::error::OpError;
+use scry_model::{EditFact, Fact};
 use scry_testkit::edits::{Ws, edit, snapshot, ws};
 use scry_text::{Encoding, LineIndex};
 use serde_json::{Value, json};
@@ -35,6 +37,14 @@ fn plan(w: &Ws, e: &Value) -> Result<EditPlan, OpError> {
         "test-server",
         &NONE_PROTECTED,
     )
+}
+
+/// The one fact `err` says (the sentence is scry-render's, tested there).
+fn fact_of(err: &OpError) -> &EditFact {
+    match err.fact() {
+        Some(Fact::Edit(f)) => f,
+        _ => panic!("not one edit fact: {err:?}"),
+    }
 }
 
 fn rejected_and_untouched(w: &Ws, e: Value) {
@@ -156,7 +166,10 @@ fn stale_views_and_versions_refuse_naming_the_file() {
     let e = json!({"documentChanges": [{"textDocument": {"uri": a, "version": 3}, "edits": [edit(0,0,0,3,"two")]}]});
     let err = build_plan(&w.root, &e, Encoding::Utf16, &views, "srv", &NONE_PROTECTED).unwrap_err();
     assert_eq!(err.code(), "FILE_CHANGED");
-    assert!(err.to_string().contains("a.txt"), "{err}");
+    assert!(
+        matches!(fact_of(&err), EditFact::ChangedSinceRead { path: p, server } if *p == path && server == "srv"),
+        "{err}"
+    );
     views.insert(
         path.clone(),
         ServerView {
@@ -166,7 +179,10 @@ fn stale_views_and_versions_refuse_naming_the_file() {
     );
     let err = build_plan(&w.root, &e, Encoding::Utf16, &views, "srv", &NONE_PROTECTED).unwrap_err();
     assert_eq!(err.code(), "FILE_CHANGED");
-    assert!(err.to_string().contains("version 3"), "{err}");
+    assert!(
+        matches!(fact_of(&err), EditFact::VersionMismatch { path: p, version: 3, synced: 4, .. } if *p == path),
+        "{err}"
+    );
     views.get_mut(&path).unwrap().version = 3;
     let p = build_plan(&w.root, &e, Encoding::Utf16, &views, "srv", &NONE_PROTECTED).unwrap();
     // Changed on disk between plan and commit.
@@ -292,7 +308,11 @@ fn failure_at_file_k_of_n_restores_everything() {
         let err = commit(&p, &WriteOptions { fail_at: Some(k) }).unwrap_err();
         assert_eq!(err.code(), "WRITE_FAILED");
         assert!(
-            err.to_string().contains(&format!("file {} of 5", k + 1)),
+            matches!(
+                fact_of(&err),
+                EditFact::WriteFailed { step: WriteStep::Replace { k: at, n: 5, .. }, unrestored }
+                    if *at == k + 1 && unrestored.is_empty()
+            ),
             "{err}"
         );
         assert_eq!(

@@ -27,8 +27,9 @@
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
+use scry_model::edit_fact::Unrecovered;
 use scry_model::error::OpError;
-use scry_model::{EditReport, Recovered, msg};
+use scry_model::{EditFact, EditReport, Recovered};
 use serde_json::Value;
 
 use crate::apply::{WriteOptions, commit_staged};
@@ -169,26 +170,24 @@ impl Writer {
         }
         self.notify(done.iter().cloned());
         if !j.pending().is_empty() {
-            let mut m = scry_model::error::Message::new();
-            for r in &done {
-                for (p, e) in &r.failed {
-                    m = m
-                        .text(format!(
-                            "recovery of the interrupted edit {} (journal entry {}) could not restore ",
-                            r.title, r.id
-                        ))
-                        .path(p)
-                        .text(": ")
-                        .foreign(e)
-                        .text("; ");
+            let failed = done
+                .iter()
+                .flat_map(|r| {
+                    r.failed.iter().map(|(p, e)| Unrecovered {
+                        title: r.title.clone(),
+                        id: r.id.clone(),
+                        path: p.clone(),
+                        why: e.to_string(),
+                    })
+                })
+                .collect();
+            return Err(OpError::WriteFailed(
+                EditFact::RecoveryFailed {
+                    failed,
+                    journal: j.dir().to_path_buf(),
                 }
-            }
-            return Err(OpError::WriteFailed(m.append(msg!(
-                "scry writes nothing in this workspace until that is resolved (the \
-                 before-images are in ",
-                path(j.dir()),
-                ")"
-            ))));
+                .message(),
+            ));
         }
         Ok(())
     }
@@ -277,11 +276,13 @@ impl Held<'_> {
             Some(j) => match j.begin(plan, &journal_title(opts), opts.key.as_deref(), None) {
                 Ok(m) => Some(m),
                 Err(e) => {
-                    return Err(OpError::WriteFailed(msg!(
-                        foreign(e),
-                        "; the edit was refused and nothing was changed (undo needs the \
-                         journal: free space there, or set SCRY_JOURNAL_DIR to a writable directory)"
-                    )));
+                    return Err(OpError::WriteFailed(
+                        EditFact::JournalUnwritable {
+                            why: e.to_string(),
+                            undo: false,
+                        }
+                        .message(),
+                    ));
                 }
             },
             None => None,
@@ -321,7 +322,11 @@ impl Held<'_> {
         let root = &self.writer.root;
         let Some(journal) = &self.journal else {
             return Err(OpError::EditRejected(
-                "nothing to undo: the edit journal is disabled (no state directory)".into(),
+                EditFact::NothingToUndo {
+                    root: root.clone(),
+                    journal: None,
+                }
+                .message(),
             ));
         };
         if apply
@@ -333,33 +338,34 @@ impl Held<'_> {
             return Ok((r, None));
         }
         let Some(mut m) = journal.last_applied() else {
-            return Err(OpError::EditRejected(msg!(
-                format!(
-                    "nothing to undo: scry has applied no edit in {} (journal ",
-                    root.display()
-                ),
-                path(journal.dir()),
-                ")"
-            )));
+            return Err(OpError::EditRejected(
+                EditFact::NothingToUndo {
+                    root: root.clone(),
+                    journal: Some(journal.dir().to_path_buf()),
+                }
+                .message(),
+            ));
         };
         let mut plan = EditPlan::default();
         for (i, f) in m.files.iter().enumerate() {
             if !stamp_matches(&f.path, &f.after) {
-                return Err(OpError::FileChanged(msg!(
-                    path(&f.path),
-                    " changed since scry's edit `",
-                    foreign(&m.title),
-                    "`; undo refused, nothing was written"
-                )));
+                return Err(OpError::FileChanged(
+                    EditFact::ChangedSinceEdit {
+                        path: f.path.clone(),
+                        title: m.title.clone(),
+                    }
+                    .message(),
+                ));
             }
             let before = match &f.before {
                 None => None,
                 Some(_) => Some(journal.before_image(&m, i).ok_or_else(|| {
-                    OpError::EditRejected(msg!(
-                        "the journal lost the previous content of ",
-                        path(&f.path),
-                        "; undo refused"
-                    ))
+                    OpError::EditRejected(
+                        EditFact::JournalLost {
+                            path: f.path.clone(),
+                        }
+                        .message(),
+                    )
                 })?),
             };
             // The current file (as scry left it), with its real permissions.
@@ -384,11 +390,13 @@ impl Held<'_> {
         let own = journal
             .begin(&plan, &title, None, Some(&m.id))
             .map_err(|e| {
-                OpError::WriteFailed(msg!(
-                    foreign(e),
-                    "; undo refused, nothing was changed (free space there, or set \
-                     SCRY_JOURNAL_DIR to a writable directory)"
-                ))
+                OpError::WriteFailed(
+                    EditFact::JournalUnwritable {
+                        why: e.to_string(),
+                        undo: true,
+                    }
+                    .message(),
+                )
             })?;
         crate::crash::point("after-journal");
         let temps = Journal::temps(&own);

@@ -302,16 +302,19 @@ fn every_op_error_keeps_its_code() {
     assert_eq!(t.text(), "error[FILE_NOT_FOUND]: file not found: a.rs");
     // Edit errors name files relative to the workspace, like the CLI.
     let t = ToolError::from_op(
-        &OpError::FileChanged(scry_model::msg!(
-            path("/ws/src/a.rs"),
-            " changed since the server saw it; nothing was written"
-        )),
+        &OpError::FileChanged(
+            scry_model::EditFact::ChangedSinceRead {
+                path: PathBuf::from("/ws/src/a.rs"),
+                server: "rust-analyzer".into(),
+            }
+            .message(),
+        ),
         root,
         &[],
     );
     assert_eq!(
         t.text(),
-        "error[FILE_CHANGED]: src/a.rs changed since the server saw it; nothing was written"
+        "error[FILE_CHANGED]: src/a.rs changed on disk since rust-analyzer read it; nothing was written — ask again"
     );
     // Secrets from the environment never come back.
     let secret = "hunter2-very-secret".to_string();

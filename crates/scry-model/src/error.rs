@@ -21,8 +21,9 @@
 //!   command line).
 //! - A fact that scry-render words as a note too (the trust notice in a
 //!   routing error) is a [`Part::Note`], worded by the reader.
-//! - Built with [`msg!`](crate::msg) (parts) or [`msgf!`](crate::msgf)
-//!   (scry's text only, `format!`-style).
+//! - Below the renderer a message is a fact ([`Message::fact`]: a
+//!   [`Fact`](crate::Fact)); scry-render writes sentences (its `msg!` and
+//!   `msgf!` macros), and a foreign error's text passes through as is.
 //! - `Display` (library users, logs, `anyhow`) prints paths absolute and
 //!   everything else as written (an argument and an action by their MCP
 //!   names, [`Arg::name`], [`Action::name`], an example as MCP arguments, a
@@ -101,8 +102,8 @@ impl fmt::Display for Example {
 
 /// The message of an error: scry's text, paths and foreign text, in order.
 ///
-/// Build one with [`msg!`](crate::msg) (`msg!(path(p), " changed since the
-/// server saw it")`), the builder methods ([`Message::text`],
+/// Build one from a fact ([`Fact::message`](crate::Fact::message)),
+/// scry-render's `msg!`, the builder methods ([`Message::text`],
 /// [`Message::path`], [`Message::foreign`], [`Message::append`]), or from
 /// plain text (`"…".into()`, `format!(…).into()`). Adjacent text parts are
 /// merged, so equal messages compare equal however they were built.
@@ -238,66 +239,6 @@ impl From<&Message> for Message {
     fn from(m: &Message) -> Message {
         m.clone()
     }
-}
-
-/// A [`Message`] from its parts, in order: `path(p)` is a path,
-/// `foreign(s)` is text scry did not write (anything `Display`), `arg(a)` an
-/// argument the caller may give (an [`Arg`]), `action(a)` an action it may
-/// ask, `example(e)` an example question ([`Example`]), `note(r)` a fact
-/// the reader words (a [`Reason`](crate::Reason)), `fact(f)` an error
-/// sentence's facts the reader words ([`Fact`](crate::Fact)), `message(m)`
-/// appends another message's parts, and any other expression is scry's own
-/// text (`&str`, `String`, `format!(…)`).
-///
-/// ```
-/// # use std::path::Path;
-/// let p = Path::new("/ws/proj/src/a.rs");
-/// let m = scry_model::msg!(path(p), " changed; ", foreign("server: /ws/proj/b.rs"));
-/// assert_eq!(m.to_string(), "/ws/proj/src/a.rs changed; server: /ws/proj/b.rs");
-/// ```
-#[macro_export]
-macro_rules! msg {
-    (@acc $m:expr;) => { $m };
-    (@acc $m:expr; path($p:expr) $(, $($rest:tt)*)?) => {
-        $crate::msg!(@acc $m.path($p); $($($rest)*)?)
-    };
-    (@acc $m:expr; foreign($f:expr) $(, $($rest:tt)*)?) => {
-        $crate::msg!(@acc $m.foreign($f); $($($rest)*)?)
-    };
-    (@acc $m:expr; arg($a:expr) $(, $($rest:tt)*)?) => {
-        $crate::msg!(@acc $m.arg($a); $($($rest)*)?)
-    };
-    (@acc $m:expr; action($a:expr) $(, $($rest:tt)*)?) => {
-        $crate::msg!(@acc $m.action($a); $($($rest)*)?)
-    };
-    (@acc $m:expr; example($e:expr) $(, $($rest:tt)*)?) => {
-        $crate::msg!(@acc $m.example($e); $($($rest)*)?)
-    };
-    (@acc $m:expr; note($n:expr) $(, $($rest:tt)*)?) => {
-        $crate::msg!(@acc $m.note($n); $($($rest)*)?)
-    };
-    (@acc $m:expr; fact($o:expr) $(, $($rest:tt)*)?) => {
-        $crate::msg!(@acc $m.fact($o); $($($rest)*)?)
-    };
-    (@acc $m:expr; message($o:expr) $(, $($rest:tt)*)?) => {
-        $crate::msg!(@acc $m.append($o); $($($rest)*)?)
-    };
-    (@acc $m:expr; $t:expr $(, $($rest:tt)*)?) => {
-        $crate::msg!(@acc $m.text($t); $($($rest)*)?)
-    };
-    ($($parts:tt)*) => {
-        $crate::msg!(@acc $crate::error::Message::new(); $($parts)*)
-    };
-}
-
-/// A [`Message`] of scry's own text only, written like `format!`:
-/// `msgf!("{} does not support rename", session.name())`. A message that
-/// names a path or quotes a server's text is built with [`msg!`](crate::msg).
-#[macro_export]
-macro_rules! msgf {
-    ($($fmt:tt)*) => {
-        $crate::error::Message::from(format!($($fmt)*))
-    };
 }
 
 /// An operation that could not answer: a stable code and its facts, a
@@ -445,6 +386,15 @@ impl OpError {
             | OpError::Internal(m) => Some(m),
         }
     }
+
+    /// The fact of an error whose message is one fact and nothing else
+    /// (most are): what a program matches on instead of a sentence.
+    pub fn fact(&self) -> Option<&crate::fact::Fact> {
+        match self.message()?.parts() {
+            [Part::Fact(f)] => Some(f),
+            _ => None,
+        }
+    }
 }
 
 #[cfg(test)]
@@ -453,11 +403,12 @@ mod tests {
 
     #[test]
     fn display_prints_paths_absolute() {
-        let e = OpError::FileChanged(msg!(
-            path("/ws/proj/src/a.rs"),
-            " changed since the server saw it; ",
-            foreign("pyright: /ws/proj/b.py")
-        ));
+        let e = OpError::FileChanged(
+            Message::new()
+                .path("/ws/proj/src/a.rs")
+                .text(" changed since the server saw it; ")
+                .foreign("pyright: /ws/proj/b.py"),
+        );
         assert_eq!(
             e.to_string(),
             "/ws/proj/src/a.rs changed since the server saw it; pyright: /ws/proj/b.py"
@@ -466,14 +417,12 @@ mod tests {
 
     #[test]
     fn builder_merges_text_and_keeps_parts() {
-        let inner = msg!("refused: ", path("/ws/b.rs"));
-        let m = msg!(
-            "a",
-            format!("b{}", 1),
-            message(&inner),
-            foreign(""),
-            foreign(42)
-        );
+        let inner = Message::from("refused: ").path("/ws/b.rs");
+        let m = Message::from("a")
+            .text(format!("b{}", 1))
+            .append(&inner)
+            .foreign("")
+            .foreign(42);
         assert_eq!(
             m.parts(),
             &[
@@ -491,7 +440,7 @@ mod tests {
 
     #[test]
     fn arguments_actions_and_examples_are_parts_each_reader_spells() {
-        let m = msg!("try again or raise ", arg(Arg::Timeout));
+        let m = Message::from("try again or raise ").arg(Arg::Timeout);
         assert_eq!(m.parts()[1], Part::Arg(Arg::Timeout));
         assert_eq!(m.to_string(), "try again or raise timeout_ms");
         let example = Example {
@@ -501,13 +450,11 @@ mod tests {
                 (Arg::Symbol, "Config".into()),
             ],
         };
-        let m = msg!(
-            message(m),
-            "; use ",
-            action(Action::WorkspaceSymbols),
-            ", e.g. ",
-            example(example.clone())
-        );
+        let m = m
+            .text("; use ")
+            .action(Action::WorkspaceSymbols)
+            .text(", e.g. ")
+            .example(example.clone());
         assert_eq!(m.parts()[3], Part::Action(Action::WorkspaceSymbols));
         assert_eq!(m.parts()[5], Part::Example(example));
         assert_eq!(
@@ -523,12 +470,12 @@ mod tests {
 
     #[test]
     fn serde_round_trip() {
-        let e = OpError::ServerError(msg!(
-            "rust-analyzer failed on ",
-            path("/ws/a.rs"),
-            ": ",
-            foreign("boom")
-        ));
+        let e = OpError::ServerError(
+            Message::from("rust-analyzer failed on ")
+                .path("/ws/a.rs")
+                .text(": ")
+                .foreign("boom"),
+        );
         let json = serde_json::to_string(&e).unwrap();
         assert_eq!(
             json,

@@ -14,6 +14,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use crate::action::{Action, Arg};
+use crate::edit_fact::EditFact;
 
 /// One error sentence's facts.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -204,6 +205,11 @@ pub enum Fact {
     },
     /// Several code actions' titles hold `title` (each as `N. title`).
     CodeActionTitleAmbiguous { title: String, matches: Vec<String> },
+    /// Planning, writing or undoing a workspace edit ([`EditFact`]).
+    Edit(EditFact),
+    /// What an untrusted workspace's configuration asked for and scry
+    /// ignored, said after the sentence it explains.
+    Untrusted(Box<crate::TrustNotice>),
 }
 
 /// A message of one fact.
@@ -211,6 +217,13 @@ impl Fact {
     /// An error message holding this fact alone.
     pub fn message(self) -> crate::Message {
         crate::Message::new().fact(self)
+    }
+}
+
+impl EditFact {
+    /// An error message holding this fact alone.
+    pub fn message(self) -> crate::Message {
+        Fact::Edit(self).message()
     }
 }
 

@@ -2,8 +2,8 @@
 //! data: the actions and their table ([`action`]), the question as a front
 //! end parsed it and as validated ([`Query`], [`Valid`]), the answers and
 //! their reasons (the crate root), what `status`, `doctor` and `daemon
-//! status` report (the crate root too), errors ([`OpError`], built with
-//! [`msg!`]/[`msgf!`]), the limits ([`limits`]), symbol names ([`name`]),
+//! status` report (the crate root too), errors ([`OpError`], their facts
+//! [`Fact`] and [`EditFact`], worded by scry-render), the limits ([`limits`]), symbol names ([`name`]),
 //! the map's line formats ([`map_line`]) and the serde form of paths
 //! ([`os_path`]).
 //!
@@ -13,6 +13,7 @@
 //! nothing here formats an answer for a reader (that is scry-render's job).
 
 pub mod action;
+pub mod edit_fact;
 pub mod error;
 pub mod fact;
 pub mod limits;
@@ -24,6 +25,7 @@ pub mod query;
 mod status;
 
 pub use action::Action;
+pub use edit_fact::EditFact;
 pub use error::{Example, Message, OpError, Part};
 pub use fact::{ArgProblem, Fact, Invalid};
 pub use model::*;

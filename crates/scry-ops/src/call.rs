@@ -45,9 +45,9 @@ use serde_json::Value;
 use tokio::time::Instant;
 
 use crate::convert;
+use scry_model::Fact;
 use scry_model::Question;
 use scry_model::error::OpError;
-use scry_model::msg;
 
 /// How many times a transient error is asked again.
 pub(crate) const TRANSIENT_RETRIES: u32 = 2;
@@ -658,12 +658,7 @@ pub(crate) fn workspace_error(e: WorkspaceError, method: &str) -> OpError {
         // may name paths under the root, is foreign text); what an
         // untrusted workspace ignored is worded by the reader.
         WorkspaceError::NoServer { message, trust } => OpError::NoServer(match trust {
-            Some(t) => msg!(
-                message(message),
-                " (",
-                note(scry_model::Reason::TrustIgnored(Box::new(t))),
-                ")"
-            ),
+            Some(t) => message.fact(Fact::Untrusted(Box::new(t))),
             None => message,
         }),
         WorkspaceError::Session(s) => session_error(s, method),

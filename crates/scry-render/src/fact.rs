@@ -7,16 +7,19 @@
 //! did not write stays foreign, so each front end spells and shows them
 //! its own way (`Dialect`) when the message is shown.
 
+use crate::{msg, msgf};
 use scry_model::action::{Action, Arg};
 use scry_model::limits::{DEFAULT_MAP_BUDGET, MAX_MAP_BUDGET};
 use scry_model::query::MAX_NEW_NAME_CHARS;
 use scry_model::{ArgProblem, Invalid};
-use scry_model::{Example, Fact, Message, OpError, msg, msgf};
+use scry_model::{Example, Fact, Message, OpError};
 
 /// The sentence of `fact`, in parts.
 pub fn fact(fact: &Fact) -> Message {
     match fact {
         Fact::Refused(i) => refusal(i),
+        Fact::Edit(e) => crate::edit_fact::sentence(e),
+        Fact::Untrusted(t) => msg!(" (", note(scry_model::Reason::TrustIgnored(t.clone())), ")"),
         Fact::ReadTimedOut { path: p } => msg!(
             "reading ",
             path(p),

@@ -29,10 +29,12 @@ mod clock;
 mod common;
 mod diagnostics;
 mod edit;
+mod edit_fact;
 mod fact;
 mod hover;
 mod json;
 mod map;
+mod msg;
 mod reports;
 mod text;
 mod words;
@@ -41,6 +43,9 @@ pub use fact::fact;
 pub use reports::{
     daemon_status_json, daemon_status_text, doctor_json, doctor_text, index_label, indexer_missing,
 };
+/// What the sentence macros ([`msg!`], [`msgf!`]) expand to.
+#[doc(hidden)]
+pub use scry_model as __model;
 pub use words::{Dialect, memory_action};
 
 /// Limits on what one rendering shows.
@@ -400,7 +405,7 @@ mod tests {
     fn echoed_input_in_errors_is_bounded_with_a_marker() {
         let root = Path::new("/ws/proj");
         let long = "x".repeat(100_000);
-        let e = OpError::SymbolNotFound(scry_model::msg!(
+        let e = OpError::SymbolNotFound(crate::msg!(
             format!("`{long}` does not occur in "),
             path("/ws/proj/a.py"),
             "; check the spelling"
@@ -414,7 +419,7 @@ mod tests {
         assert_eq!(line.matches('x').count(), MAX_ECHO_CHARS - 1);
         // At the bound, as it is; a path too long to name a file is cut.
         let at = "y".repeat(MAX_ECHO_CHARS);
-        let e = OpError::SymbolNotFound(scry_model::msg!(format!("`{at}` is not here")));
+        let e = OpError::SymbolNotFound(crate::msg!(format!("`{at}` is not here")));
         assert_eq!(
             render_error(&e, root),
             format!("error[SYMBOL_NOT_FOUND]: `{at}` is not here")
@@ -428,7 +433,7 @@ mod tests {
         );
         assert!(line.chars().count() < 1100);
         // A server's text quoting the input, too.
-        let e = OpError::ServerError(scry_model::msg!(
+        let e = OpError::ServerError(crate::msg!(
             "pyright: ",
             foreign(format!("`{long}` is unknown"))
         ));
@@ -443,7 +448,7 @@ mod tests {
             render_error(&e, root),
             "error[FILE_NOT_FOUND]: file not found: src/x.rs"
         );
-        let e = OpError::ServerError(scry_model::msg!(
+        let e = OpError::ServerError(crate::msg!(
             "rust-analyzer failed on ",
             path("/ws/proj/src/a.rs"),
             ":\n  ",
@@ -458,7 +463,7 @@ mod tests {
     #[test]
     fn foreign_text_naming_the_root_is_relativised() {
         let root = Path::new("/ws/proj");
-        let e = OpError::ServerError(scry_model::msg!(
+        let e = OpError::ServerError(crate::msg!(
             "pyright failed: ",
             foreign("cannot read /ws/proj/src/a.py (see /ws/project/b.py)")
         ));
@@ -474,7 +479,7 @@ mod tests {
     #[test]
     fn paths_outside_the_root_stay_absolute() {
         let root = Path::new("/ws/proj");
-        let e = OpError::FileChanged(scry_model::msg!(
+        let e = OpError::FileChanged(crate::msg!(
             path("/ws/proj2/a.rs"),
             " and ",
             path("/ws/proj/b.rs"),
@@ -493,7 +498,7 @@ mod tests {
     #[test]
     fn control_characters_in_message_paths_are_escaped() {
         let root = Path::new("/ws/proj");
-        let e = OpError::EditRejected(scry_model::msg!(
+        let e = OpError::EditRejected(crate::msg!(
             "cannot rename ",
             path("/ws/proj/a\nerror[E1]: b\u{1b}[2J.py"),
             "; nothing was changed"

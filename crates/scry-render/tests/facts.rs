@@ -265,3 +265,222 @@ fn typed_errors_are_worded_from_their_fields() {
         assert!(e.to_string().starts_with(e.code()), "Display is data: {e}");
     }
 }
+
+/// Every edit fact's sentence (planning, writing, undoing a workspace
+/// edit), as MCP shows it, and the one that names a command as the command
+/// line spells it.
+#[test]
+fn edit_facts_are_worded() {
+    use scry_model::EditFact as E;
+    use scry_model::edit_fact::{MoveProblem, Protection, Unrecovered, Unrestored, WriteStep};
+    let root = Path::new("/ws");
+    let p = |s: &str| PathBuf::from(format!("/ws/{s}"));
+    let srv = || "rust-analyzer".to_string();
+    let step = WriteStep::Replace {
+        path: p("b.rs"),
+        k: 2,
+        n: 3,
+        why: "Permission denied (os error 13)".into(),
+    };
+    let facts = vec![
+        E::DanglingLink { path: p("l") },
+        E::WorkspaceRoot { root: "/ws".into() },
+        E::Protected {
+            path: p(".git/config"),
+            why: Protection::InsideGit,
+        },
+        E::Protected {
+            path: p(".scry.json"),
+            why: Protection::ScryConfig,
+        },
+        E::Protected {
+            path: p("lsp.json"),
+            why: Protection::ReadConfig,
+        },
+        E::Protected {
+            path: p("u.json"),
+            why: Protection::UserConfig,
+        },
+        E::NotAUri {
+            field: "CreateFile.uri".into(),
+        },
+        E::NotAFile {
+            uri: "http://x/a.rs".into(),
+        },
+        E::CannotRead {
+            path: p("a.rs"),
+            why: "Permission denied (os error 13)".into(),
+        },
+        E::Symlink { path: p("l") },
+        E::NotRegular { path: p("fifo") },
+        E::TooManyBytes { mib: 256 },
+        E::TooManyPaths { max: 5000 },
+        E::InsideAFile {
+            file: p("a.rs"),
+            path: p("a.rs/b.rs"),
+        },
+        E::DirTooLarge {
+            path: p("vendor"),
+            max: 5000,
+        },
+        E::ChangesMissing { path: p("gone.rs") },
+        E::ChangesDirectory { path: p("src") },
+        E::NotUtf8 { path: p("a.bin") },
+        E::ChangedSinceRead {
+            path: p("a.rs"),
+            server: srv(),
+        },
+        E::VersionMismatch {
+            server: srv(),
+            path: p("a.rs"),
+            version: 3,
+            synced: 4,
+        },
+        E::TextEditWithout {
+            path: p("a.rs"),
+            field: "newText".into(),
+        },
+        E::NotAPosition {
+            server: srv(),
+            path: p("a.rs"),
+            line: 9,
+            col: 80,
+            encoding: "UTF-16".into(),
+        },
+        E::RangeReversed {
+            server: srv(),
+            path: p("a.rs"),
+        },
+        E::Overlapping {
+            server: srv(),
+            path: p("a.rs"),
+            line: 2,
+            col: 5,
+        },
+        E::CreateOverDirectory { path: p("src") },
+        E::CreateExists { path: p("a.rs") },
+        E::MoveRefused {
+            from: p("src"),
+            to: p("src/inner"),
+            why: MoveProblem::IntoItself,
+        },
+        E::MoveRefused {
+            from: p("a.rs"),
+            to: p("b.rs"),
+            why: MoveProblem::Missing,
+        },
+        E::MoveRefused {
+            from: p("a.rs"),
+            to: p("b.rs"),
+            why: MoveProblem::Exists,
+        },
+        E::DeleteMissing { path: p("a.rs") },
+        E::DeleteNonEmpty { path: p("src") },
+        E::NoWorkspaceEdit { server: srv() },
+        E::UnknownOperation {
+            server: srv(),
+            kind: "copy".into(),
+        },
+        E::NoEdits { server: srv() },
+        E::EditsNotAList {
+            server: srv(),
+            uri: "file:///ws/a.rs".into(),
+        },
+        E::TwoEditLists {
+            server: srv(),
+            path: p("a.rs"),
+        },
+        E::ChangedWhilePrepared { path: p("a.rs") },
+        E::WriteFailed {
+            step: step.clone(),
+            unrestored: vec![],
+        },
+        E::WriteFailed {
+            step: WriteStep::CreateDir {
+                path: p("new"),
+                why: "No space left on device (os error 28)".into(),
+            },
+            unrestored: vec![],
+        },
+        E::WriteFailed {
+            step: WriteStep::Stage {
+                path: p("a.rs"),
+                why: "No space left on device (os error 28)".into(),
+            },
+            unrestored: vec![],
+        },
+        E::WriteFailed {
+            step: WriteStep::RemoveDir {
+                path: p("old"),
+                why: "Directory not empty (os error 39)".into(),
+            },
+            unrestored: vec![],
+        },
+        E::WriteFailed {
+            step,
+            unrestored: vec![
+                Unrestored {
+                    path: p("a.rs"),
+                    why: "Read-only file system (os error 30)".into(),
+                },
+                Unrestored {
+                    path: p("c.rs"),
+                    why: "Read-only file system (os error 30)".into(),
+                },
+            ],
+        },
+        E::LockFailed {
+            lock: "/state/journal/ws.lock".into(),
+            why: "Not a directory (os error 20)".into(),
+        },
+        E::Busy {
+            root: "/ws".into(),
+            lock: "/state/journal/ws.lock".into(),
+        },
+        E::ReplayUnreadable {
+            why: "missing field `files`".into(),
+        },
+        E::RecoveryFailed {
+            failed: vec![Unrecovered {
+                title: "rename `a` → `b`".into(),
+                id: "000000000007-deadbeef00".into(),
+                path: p("a.rs"),
+                why: "Permission denied (os error 13)".into(),
+            }],
+            journal: "/state/journal/ws".into(),
+        },
+        E::JournalUnwritable {
+            why: "No space left on device (os error 28)".into(),
+            undo: false,
+        },
+        E::JournalUnwritable {
+            why: "No space left on device (os error 28)".into(),
+            undo: true,
+        },
+        E::NothingToUndo {
+            root: "/ws".into(),
+            journal: None,
+        },
+        E::NothingToUndo {
+            root: "/ws".into(),
+            journal: Some("/state/journal/ws".into()),
+        },
+        E::ChangedSinceEdit {
+            path: p("a.rs"),
+            title: "rename `a` → `b`".into(),
+        },
+        E::JournalLost { path: p("a.rs") },
+    ];
+    let mut out = String::new();
+    for f in facts {
+        let names_undo = matches!(&f, E::WriteFailed { unrestored, .. } if !unrestored.is_empty());
+        let err = OpError::EditRejected(f.message());
+        out.push_str(&scry_render::error_text(&err, root));
+        out.push('\n');
+        if names_undo {
+            let cli = scry_render::error_text_in(&err, root, scry_render::Dialect::Cli);
+            out.push_str(&format!("(command line) {cli}\n"));
+        }
+    }
+    insta::assert_snapshot!(out);
+}

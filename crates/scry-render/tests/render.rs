@@ -898,7 +898,7 @@ fn errors() {
             root: PathBuf::from(ROOT),
         },
         OpError::BinaryFile(p("assets/logo.png")),
-        OpError::SymbolNotFound(scry_model::msg!(
+        OpError::SymbolNotFound(scry_render::msg!(
             "no symbol `restok` in ",
             path(p("src/inventory.rs")),
             "; did you mean `restock` (line 14)?"
@@ -917,7 +917,7 @@ fn errors() {
 #[test]
 fn an_error_names_the_flag_in_each_front_ends_spelling() {
     use scry_model::action::Arg;
-    let e = OpError::Timeout(scry_model::msg!(
+    let e = OpError::Timeout(scry_render::msg!(
         "references did not finish within its 30000 ms budget; try again or raise ",
         arg(Arg::Timeout)
     ));
@@ -944,7 +944,7 @@ fn an_error_names_the_flag_in_each_front_ends_spelling() {
 #[test]
 fn an_error_names_the_question_to_ask_in_each_front_ends_spelling() {
     use scry_model::Example;
-    let e = OpError::ServerCrashed(scry_model::msg!(
+    let e = OpError::ServerCrashed(scry_render::msg!(
         "pyright failed to start: exit 1; see the server log (",
         example(Example::bare(Action::Status)),
         ") — the next call retries"
@@ -953,7 +953,7 @@ fn an_error_names_the_question_to_ask_in_each_front_ends_spelling() {
     assert!(mcp.contains("see the server log (action=status)"), "{mcp}");
     let cli = scry_render::render_error_in(&e, root(), Dialect::Cli);
     assert!(cli.contains("see the server log (scry status)"), "{cli}");
-    let e = OpError::WriteFailed(scry_model::msg!(
+    let e = OpError::WriteFailed(scry_render::msg!(
         "restoring failed for a.py — their previous content is in scry's edit journal (",
         example(Example::bare(Action::Undo)),
         ")"
@@ -1018,7 +1018,7 @@ fn a_refused_question_is_worded_in_each_front_ends_syntax() {
         "error[INVALID_ARGUMENT]: hover: --line and --column need a PATH (the file they are in)"
     );
     // An engine error naming an argument.
-    let e = OpError::SymbolNotFound(scry_model::msg!(
+    let e = OpError::SymbolNotFound(scry_render::msg!(
         "`restok` does not occur in ",
         path(p("src/inventory.rs")),
         "; check the spelling, or omit ",
