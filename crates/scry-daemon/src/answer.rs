@@ -5,28 +5,28 @@
 //! the same bytes.
 //!
 //! Two answerers:
-//! - [`Local`]: an `Engine`, and everything that wraps `Engine::run` —
-//!   the configuration refresh (before every call, on every route: a
-//!   stamp of the files, so trust changes take effect at once), the
-//!   idempotency-key prefix of the
-//!   client session, the per-workspace write lock, the `changes` baseline
-//!   (loaded before and saved after, one `changes` call at a time:
-//!   [`Baseline`], the workspace's file for the CLI, each MCP session's own
-//!   on every route), the trust notice once
-//!   per client session, the "daemon not used" note on `status`, the
-//!   recovery notes of an error, the `edit_diagnostics` side channel, and
-//!   stopping the servers. The daemon is a `Local` per workspace behind a
-//!   socket (`crate::server`).
+//! - [`Local`]: an `Engine`, and the layers that wrap `Engine::answer` for
+//!   a client session, in the order they wrap it, one function each in
+//!   `Local::run`: the configuration refresh (every call, every route: a
+//!   stamp of the files, so trust changes take effect at once) and the
+//!   reply's limits; the idempotency-key prefix of the client session; the
+//!   per-workspace write lock; the `changes` baseline (loaded before and
+//!   kept after, one `changes` call at a time: [`Baseline`], the
+//!   workspace's file for the CLI, each MCP session's own on every route);
+//!   then the engine (its deadline, and the notices said once, each
+//!   session told the trust notice once: `scry_ops::Told`); then the
+//!   "daemon not used" note on `status` and the `edit_diagnostics` side
+//!   channel. The daemon is a `Local` per workspace behind a socket
+//!   (`crate::server`).
 //! - [`Daemon`]: the client of the daemon ([`crate::client::Shared`]), with
 //!   the one retry policy (a read-only call lost with the daemon is asked
 //!   once more of a new one; else `DAEMON_RESTARTED`, worded once in
 //!   `client`), and the pid note on `status`.
 //!
-//! Invariants: nothing but a `Local` calls `Engine::run` for a front end;
+//! Invariants: nothing but a `Local` calls the engine for a front end;
 //! the reply's root and limits are the answering workspace's (a front end
 //! never renders with its own); dropping an answer's future cancels it.
 
-use std::collections::HashSet;
 use std::path::PathBuf;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
@@ -123,7 +123,7 @@ struct Core {
 #[derive(Debug)]
 pub struct Caller {
     id: String,
-    told: Mutex<HashSet<scry_model::TrustNotice>>,
+    told: scry_ops::Told,
     /// Its `changes` baseline (`Baseline::Session`), as the engine exports
     /// it; `None` before its first `changes` call.
     changes: Mutex<Option<serde_json::Value>>,
@@ -133,21 +133,13 @@ impl Caller {
     pub fn new(id: String) -> Arc<Caller> {
         Arc::new(Caller {
             id,
-            told: Mutex::new(HashSet::new()),
+            told: scry_ops::Told::default(),
             changes: Mutex::new(None),
         })
     }
 
     pub fn id(&self) -> &str {
         &self.id
-    }
-
-    /// Whether `notice` is new to this session (and so is told now).
-    fn first_time(&self, notice: &scry_model::TrustNotice) -> bool {
-        self.told
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(notice.clone())
     }
 }
 
@@ -209,102 +201,38 @@ impl Local {
         &self.core.engine
     }
 
+    /// Answer `call` through the layers around the engine, in the order
+    /// they wrap it: the configuration, the session's idempotency keys,
+    /// the write lock, the `changes` baseline, then `Engine::answer` (its
+    /// deadline and once-said notices, for this session), then what only a
+    /// front end's answer carries. Each layer is one function below.
     async fn run(&self, call: &Call) -> Reply {
         let core = &*self.core;
-        let ws = core.engine.workspace().clone();
         let mut reply = Reply::new(
             call.id,
-            ws.root().to_path_buf(),
+            core.engine.workspace().root().to_path_buf(),
             CallResult::Config(String::new()),
         );
-        if core.refresh
-            && let Err(e) = ws.refresh_config().await
-        {
-            reply.result = CallResult::Config(e.to_string());
+        if let Err(e) = self.configured(&mut reply).await {
+            reply.result = CallResult::Config(e);
             return reply;
         }
-        let limits = ws.config().limits;
-        reply.max_locations = limits.max_locations;
-        reply.max_chars = limits.max_chars;
-        let mut q = call.question.clone();
-        if let Some(Some(k)) = q.idempotency_key_mut() {
-            *k = format!("{}:{k}", self.session.id);
-        }
-        let changes = matches!(q, Valid::Diagnostics { changes: true, .. });
-        let _write = if q.writes() {
-            Some(core.writes.lock().await)
-        } else {
-            None
-        };
-        let baseline = if core.baseline == Baseline::Session
-            || crate::client::keeps_own_baseline(&self.session.id)
+        let q = self.keyed(&call.question);
+        let _write = self.writing(&q).await;
+        let changes = self.changes_baseline(&q).await;
+        let ran = core
+            .engine
+            .answer(&q, call.timeout, &self.session.told)
+            .await;
+        let mut result = ran.result;
+        reply.notes = ran.notes;
+        if let Some(baseline) = changes
+            && result.is_ok()
         {
-            Baseline::Session
-        } else {
-            Baseline::File
-        };
-        let _changes = if changes {
-            let held = core.changes.lock().await;
-            match baseline {
-                Baseline::File => crate::changes::load(&core.engine),
-                Baseline::Session => {
-                    let mine = self
-                        .session
-                        .changes
-                        .lock()
-                        .unwrap_or_else(|e| e.into_inner());
-                    core.engine
-                        .import_changes_baseline(mine.as_ref().unwrap_or(&serde_json::Value::Null));
-                }
-            }
-            Some(held)
-        } else {
-            None
-        };
-        let mut result = core.engine.run(&q, call.timeout).await;
-        if changes && result.is_ok() {
-            match baseline {
-                Baseline::File => {
-                    if let Err(w) = crate::changes::save(&core.engine) {
-                        reply.warnings.push(w);
-                    }
-                }
-                Baseline::Session => {
-                    *self
-                        .session
-                        .changes
-                        .lock()
-                        .unwrap_or_else(|e| e.into_inner()) =
-                        Some(core.engine.export_changes_baseline());
-                }
-            }
+            self.keep_changes_baseline(baseline, &mut reply.warnings);
         }
-        match &mut result {
-            Ok(a) if a.action == Action::Status => {
-                if let Some(why) = &core.unavailable {
-                    a.notes
-                        .push(scry_model::Reason::DaemonNotUsed { why: why.clone() });
-                }
-            }
-            // The trust notice once per client session (the engine tells
-            // it once per workspace).
-            Ok(a) => {
-                if let Some(n) = ws.trust_notice() {
-                    let fresh = self.session.first_time(&n);
-                    let said = scry_model::Reason::TrustIgnored(Box::new(n));
-                    a.notes.retain(|x| *x != said);
-                    if fresh {
-                        a.notes.push(said);
-                    }
-                }
-            }
-            // What recovery of a dead writer's edit did goes with an error
-            // too (the engine adds it to answers only).
-            Err(_) => {
-                reply.notes = (core.engine.take_recovery_notes().into_iter())
-                    .map(|r| scry_model::Reason::Recovered(Box::new(r)))
-                    .collect();
-            }
+        if let Ok(a) = &mut result {
+            self.daemon_note(a);
         }
         reply.result = match result {
             Ok(a) => {
@@ -317,6 +245,108 @@ impl Local {
         };
         reply
     }
+
+    /// The configuration, reread when a file it came from changed (so a
+    /// grant or a revoke of trust takes effect on this call), and the
+    /// reply's render limits from it; `Err`: the configuration error.
+    async fn configured(&self, reply: &mut Reply) -> Result<(), String> {
+        let ws = self.core.engine.workspace();
+        if self.core.refresh {
+            ws.refresh_config().await.map_err(|e| e.to_string())?;
+        }
+        let limits = ws.config().limits;
+        reply.max_locations = limits.max_locations;
+        reply.max_chars = limits.max_chars;
+        Ok(())
+    }
+
+    /// The question with its idempotency key (an edit's) prefixed by the
+    /// client session's id: two sessions' keys never meet.
+    fn keyed(&self, question: &Valid) -> Valid {
+        let mut q = question.clone();
+        if let Some(Some(k)) = q.idempotency_key_mut() {
+            *k = format!("{}:{k}", self.session.id);
+        }
+        q
+    }
+
+    /// Held by a write for its whole call: two clients' edits never
+    /// interleave.
+    async fn writing(&self, q: &Valid) -> Option<tokio::sync::MutexGuard<'_, ()>> {
+        match q.writes() {
+            true => Some(self.core.writes.lock().await),
+            false => None,
+        }
+    }
+
+    /// For a `changes` call: one at a time, with the calling session's
+    /// baseline (or the workspace file's) loaded into the engine until
+    /// [`Local::keep_changes_baseline`].
+    async fn changes_baseline(&self, q: &Valid) -> Option<HeldBaseline<'_>> {
+        if !matches!(q, Valid::Diagnostics { changes: true, .. }) {
+            return None;
+        }
+        let core = &*self.core;
+        let kept = if core.baseline == Baseline::Session
+            || crate::client::keeps_own_baseline(&self.session.id)
+        {
+            Baseline::Session
+        } else {
+            Baseline::File
+        };
+        let held = core.changes.lock().await;
+        match kept {
+            Baseline::File => crate::changes::load(&core.engine),
+            Baseline::Session => {
+                let mine = self
+                    .session
+                    .changes
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner());
+                core.engine
+                    .import_changes_baseline(mine.as_ref().unwrap_or(&serde_json::Value::Null));
+            }
+        }
+        Some(HeldBaseline { kept, _held: held })
+    }
+
+    /// After a `changes` call answered: its new baseline kept where it
+    /// came from (a file that cannot be written is a warning).
+    fn keep_changes_baseline(&self, baseline: HeldBaseline<'_>, warnings: &mut Vec<String>) {
+        let engine = &self.core.engine;
+        match baseline.kept {
+            Baseline::File => {
+                if let Err(w) = crate::changes::save(engine) {
+                    warnings.push(w);
+                }
+            }
+            Baseline::Session => {
+                *self
+                    .session
+                    .changes
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner()) = Some(engine.export_changes_baseline());
+            }
+        }
+    }
+
+    /// `status` answered in place of the daemon says why the daemon was
+    /// not used.
+    fn daemon_note(&self, a: &mut scry_model::Answer) {
+        if a.action == Action::Status
+            && let Some(why) = &self.core.unavailable
+        {
+            a.notes
+                .push(scry_model::Reason::DaemonNotUsed { why: why.clone() });
+        }
+    }
+}
+
+/// A `changes` call's baseline: where it is kept, and the lock that makes
+/// such calls one at a time until it is kept again.
+struct HeldBaseline<'a> {
+    kept: Baseline,
+    _held: tokio::sync::MutexGuard<'a, ()>,
 }
 
 impl Answerer for Local {

@@ -14,4 +14,4 @@ pub mod isolate;
 pub mod resolve;
 
 pub use diagnostics::{Collected, DiagnosticsBaseline, TargetKind, diagnostics_target};
-pub use engine::Engine;
+pub use engine::{Engine, Ran, Told};

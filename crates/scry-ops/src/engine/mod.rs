@@ -1,4 +1,8 @@
-//! The engine: one entry point, [`Engine::run`], for every action. It
+//! The engine: one entry point for every action, [`Engine::answer`] (a
+//! front end's, for one client session; [`Engine::run`] is the same for
+//! the engine's own session, a library user's). It bounds the call by its
+//! one deadline (`Engine::bounded`), adds the notices said once after it
+//! (`notices`, with what the session was told: [`Told`]), and in between
 //! takes the question a front end validated ([`Valid`], with its time
 //! budget), builds the action's call context (`crate::call::Ctx`:
 //! workspace, deadline, and the answer's header) and dispatches on it to
@@ -35,6 +39,7 @@ pub mod indexed;
 mod locate;
 mod lower;
 pub(crate) mod navigate;
+mod notices;
 mod order;
 mod queries;
 mod reach;
@@ -42,6 +47,16 @@ mod refresh;
 pub mod syntactic;
 
 use scry_model::limits::MAX_TIMEOUT;
+
+pub use notices::Told;
+
+/// A front end's answer ([`Engine::answer`]): the result, and for an
+/// error the notes to say beside it.
+#[derive(Debug)]
+pub struct Ran {
+    pub result: Result<Answer, OpError>,
+    pub notes: Vec<Reason>,
+}
 
 /// How long past its deadline a read-only call may take to answer before it
 /// is dropped and answered `TIMEOUT`.
@@ -67,6 +82,8 @@ pub struct Engine {
     /// Occurrence scans of names, kept by the text scanned
     /// ([`crate::resolve::Scans`]).
     scans: Arc<crate::resolve::Scans>,
+    /// What the engine's own client session was told ([`Engine::run`]).
+    told: Arc<Told>,
 }
 
 /// The request that asks `action`'s question ("" for none), from the
@@ -95,6 +112,7 @@ impl Engine {
             index_notes: Arc::default(),
             refresh: Arc::default(),
             scans: Arc::default(),
+            told: Arc::default(),
         }
     }
 
@@ -133,81 +151,57 @@ impl Engine {
     }
 
     /// Answer one validated question within `timeout` (default: the
-    /// configuration's, at most [`MAX_TIMEOUT`]).
+    /// configuration's, at most [`MAX_TIMEOUT`]), for the engine's own
+    /// client session (a library user's; front ends use [`Engine::answer`]).
     pub async fn run(&self, q: &Valid, timeout: Option<Duration>) -> Result<Answer, OpError> {
+        let mut result = self.bounded(q, timeout).await;
+        self.notices(&self.told, &mut result, false);
+        result
+    }
+
+    /// Answer one validated question within `timeout` for a client
+    /// session that has been `told` what it has: the answer with the
+    /// notices waiting for it, or the error and the notes to say beside
+    /// it ([`Ran`]).
+    pub async fn answer(&self, q: &Valid, timeout: Option<Duration>, told: &Told) -> Ran {
+        let mut result = self.bounded(q, timeout).await;
+        let notes = self.notices(told, &mut result, true);
+        Ran { result, notes }
+    }
+
+    /// The question answered by its deadline: the one deadline whatever
+    /// the workspace holds. A read-only call that has not answered by its
+    /// deadline (+ a grace to answer) is dropped (its requests cancelled)
+    /// and answered `TIMEOUT`; a write is never cut midway (its own steps
+    /// are bounded).
+    async fn bounded(&self, q: &Valid, timeout: Option<Duration>) -> Result<Answer, OpError> {
         let budget = self.budget(timeout);
         let started = Instant::now();
         let deadline = started + budget;
         crate::isolate::test_panic_hook(q.symbol());
-        let action = q.action();
         // The question's path, resolved once for the whole call.
         let asked = AskedPath::new(q.path());
-        let answer = async {
-            if q.writes() {
-                self.dispatch(q, &asked, budget, started, deadline).await
-            } else {
-                // The live server, the SCIP index, the syntactic index.
-                // With the default budget, a lower answer may be given
-                // early while the server loads; a budget asked for is
-                // waited out for the server's own.
-                let early = timeout
-                    .is_none()
-                    .then(|| Duration::from_millis(self.ws.config().limits.early_answer_ms));
-                self.answer_in_order(q, &asked, budget, started, deadline, early)
-                    .await
-            }
-        };
-        // One deadline whatever the workspace holds: a read-only call that
-        // has not answered by its deadline (+ a grace to answer) is dropped
-        // (its requests cancelled) and answered TIMEOUT. A write is never
-        // cut midway: its own steps are bounded.
-        let mut result = if q.writes() {
-            answer.await
-        } else {
-            let hard = deadline + DEADLINE_GRACE;
-            match tokio::time::timeout_at(hard, answer).await {
-                Ok(r) => r,
-                Err(_) => Err(OpError::Timeout(
-                    scry_model::Fact::CallTimedOut {
-                        action,
-                        ms: budget.as_millis(),
-                    }
-                    .message(),
-                )),
-            }
-        };
-        // What an untrusted workspace's configuration asked to run and was
-        // ignored: said once per session, in the first answer after it.
-        if let Ok(answer) = &mut result
-            && answer.action != Action::Status
-            && let Some(n) = self.ws.take_trust_notice()
-        {
-            answer.notes.push(Reason::TrustIgnored(Box::new(n)));
+        if q.writes() {
+            return self.dispatch(q, &asked, budget, started, deadline).await;
         }
-        // What recovery of a dead writer's edit did, and what the memory
-        // policy did to this workspace's servers since the last answer (a
-        // restart over a cap, a stop over the budget), with the figures:
-        // each said once, in the next answer.
-        if let Ok(answer) = &mut result {
-            answer.notes.extend(
-                self.edits
-                    .take_notices()
-                    .into_iter()
-                    .map(|r| Reason::Recovered(Box::new(r))),
-            );
-            answer.notes.extend(std::mem::take(
-                &mut *self.index_notes.lock().unwrap_or_else(|e| e.into_inner()),
-            ));
-            answer.notes.extend(
-                self.ws
-                    .take_memory_notes()
-                    .into_iter()
-                    .map(|m| Reason::Memory(Box::new(m))),
-            );
-            // What the file watcher could not see before the request.
-            answer.notes.extend(self.ws.take_watch_note());
+        // The live server, the SCIP index, the syntactic index. With the
+        // default budget, a lower answer may be given early while the
+        // server loads; a budget asked for is waited out for the server's
+        // own.
+        let early = timeout
+            .is_none()
+            .then(|| Duration::from_millis(self.ws.config().limits.early_answer_ms));
+        let answer = self.answer_in_order(q, &asked, budget, started, deadline, early);
+        match tokio::time::timeout_at(deadline + DEADLINE_GRACE, answer).await {
+            Ok(r) => r,
+            Err(_) => Err(OpError::Timeout(
+                scry_model::Fact::CallTimedOut {
+                    action: q.action(),
+                    ms: budget.as_millis(),
+                }
+                .message(),
+            )),
         }
-        result
     }
 
     /// One function per validated action, each given its variant's

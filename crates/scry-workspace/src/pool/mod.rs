@@ -45,7 +45,8 @@
 //!
 //! Commands are looked up in the project-local bin dirs only when the
 //! workspace is trusted ([`crate::trust`]); what an untrusted workspace
-//! passed over is told once per session ([`Workspace::take_trust_notice`]).
+//! passed over is said by [`Workspace::trust_notice`] (told once per client
+//! session by the engine).
 //!
 //! Here: the pool's data (routes, slots, keys, [`Workspace`]) and opening a
 //! workspace; by job: `route` (choosing a server, commands, the trust
@@ -346,8 +347,6 @@ pub struct Workspace {
     stamp: Mutex<Option<crate::config::ConfigStamp>>,
     /// Project-local executables passed over (untrusted workspace).
     skipped_bins: Mutex<BTreeSet<PathBuf>>,
-    /// The trust notice items already told this session.
-    trust_told: Mutex<HashSet<TrustNotice>>,
     /// What the memory policy did, last first out (for `status`).
     memory_events: Mutex<std::collections::VecDeque<MemoryEvent>>,
     /// Memory events not yet told in an answer.
@@ -403,7 +402,6 @@ impl Workspace {
             policy: TrustPolicy::FromEnvironment,
             stamp: Mutex::new(None),
             skipped_bins: Mutex::new(BTreeSet::new()),
-            trust_told: Mutex::new(HashSet::new()),
             memory_events: Mutex::new(std::collections::VecDeque::new()),
             memory_untold: Mutex::new(Vec::new()),
             root_files: crate::roots::RootFiles::default(),

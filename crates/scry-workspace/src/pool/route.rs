@@ -114,17 +114,6 @@ impl Workspace {
         trust::notice(&self.config().trust, &bins)
     }
 
-    /// [`Workspace::trust_notice`], but only when it says something not
-    /// told before in this session (so each answer does not repeat it).
-    pub fn take_trust_notice(&self) -> Option<TrustNotice> {
-        let notice = self.trust_notice()?;
-        self.trust_told
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(notice.clone())
-            .then_some(notice)
-    }
-
     /// Log a warning once per workspace (missing servers and the like).
     pub fn warn_once(&self, msg: &str) -> bool {
         let fresh = self
