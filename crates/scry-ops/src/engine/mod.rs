@@ -155,7 +155,7 @@ impl Engine {
     /// client session (a library user's; front ends use [`Engine::answer`]).
     pub async fn run(&self, q: &Valid, timeout: Option<Duration>) -> Result<Answer, OpError> {
         let mut result = self.bounded(q, timeout).await;
-        self.notices(&self.told, &mut result, false);
+        notices::add(self, &self.told, &mut result, false);
         result
     }
 
@@ -165,7 +165,7 @@ impl Engine {
     /// it ([`Ran`]).
     pub async fn answer(&self, q: &Valid, timeout: Option<Duration>, told: &Told) -> Ran {
         let mut result = self.bounded(q, timeout).await;
-        let notes = self.notices(told, &mut result, true);
+        let notes = notices::add(self, told, &mut result, true);
         Ran { result, notes }
     }
 

@@ -1,5 +1,5 @@
 //! What an answer says besides its body, said once: gathered after the
-//! call, in one place ([`Engine::notices`]). What an untrusted
+//! call, in one place (`add`). What an untrusted
 //! workspace's configuration asked to run and was ignored (once per
 //! client session: [`Told`]); what recovery of a dead writer's edit did;
 //! what loading the SCIP index has to say; what the memory policy did to
@@ -36,45 +36,46 @@ impl Told {
     }
 }
 
-impl Engine {
-    /// Add the waiting notices to `result` (see the module documentation);
-    /// for an error, the recovery notes to say beside it, when `beside` (a
-    /// front end that can say them), else they wait for the next answer.
-    pub(super) fn notices(
-        &self,
-        told: &Told,
-        result: &mut Result<Answer, OpError>,
-        beside: bool,
-    ) -> Vec<Reason> {
-        let recovered = || {
-            self.edits
-                .take_notices()
-                .into_iter()
-                .map(|r| Reason::Recovered(Box::new(r)))
-        };
-        let answer = match result {
-            Ok(a) => a,
-            Err(_) if beside => return recovered().collect(),
-            Err(_) => return Vec::new(),
-        };
-        answer.notes.extend(recovered());
-        answer.notes.extend(std::mem::take(
-            &mut *self.index_notes.lock().unwrap_or_else(|e| e.into_inner()),
-        ));
-        answer.notes.extend(
-            self.ws
-                .take_memory_notes()
-                .into_iter()
-                .map(|m| Reason::Memory(Box::new(m))),
-        );
-        // What the file watcher could not see before the request.
-        answer.notes.extend(self.ws.take_watch_note());
-        if answer.action != Action::Status
-            && let Some(n) = self.ws.trust_notice()
-            && told.first_time(&n)
-        {
-            answer.notes.push(Reason::TrustIgnored(Box::new(n)));
-        }
-        Vec::new()
+/// Add the notices waiting in `engine` to `result` (see the module
+/// documentation); for an error, the recovery notes to say beside it, when
+/// `beside` (a front end that can say them), else they wait for the next
+/// answer.
+pub(super) fn add(
+    engine: &Engine,
+    told: &Told,
+    result: &mut Result<Answer, OpError>,
+    beside: bool,
+) -> Vec<Reason> {
+    let recovered = || {
+        engine
+            .edits
+            .take_notices()
+            .into_iter()
+            .map(|r| Reason::Recovered(Box::new(r)))
+    };
+    let answer = match result {
+        Ok(a) => a,
+        Err(_) if beside => return recovered().collect(),
+        Err(_) => return Vec::new(),
+    };
+    answer.notes.extend(recovered());
+    answer.notes.extend(std::mem::take(
+        &mut *engine.index_notes.lock().unwrap_or_else(|e| e.into_inner()),
+    ));
+    answer.notes.extend(
+        engine
+            .ws
+            .take_memory_notes()
+            .into_iter()
+            .map(|m| Reason::Memory(Box::new(m))),
+    );
+    // What the file watcher could not see before the request.
+    answer.notes.extend(engine.ws.take_watch_note());
+    if answer.action != Action::Status
+        && let Some(n) = engine.ws.trust_notice()
+        && told.first_time(&n)
+    {
+        answer.notes.push(Reason::TrustIgnored(Box::new(n)));
     }
+    Vec::new()
 }
