@@ -19,7 +19,7 @@ use clap::{CommandFactory, Parser};
 use scry_daemon::answer::{self, Baseline, Choice};
 use scry_daemon::proto::{Call, Reply};
 use scry_model::action::Arg;
-use scry_model::{Action, ArgProblem, Invalid, OpError, Query, SeverityFilter};
+use scry_model::{Action, ArgProblem, Invalid, OpError, Query, SeverityFilter, UsageFact};
 use scry_ops::{Engine, TargetKind};
 use scry_render::{Dialect, error_json_in, render_error_in, render_json, render_text};
 use scry_workspace::Workspace;
@@ -329,17 +329,26 @@ fn user_path(p: &Path, cwd: &Path, root: &Path) -> PathBuf {
     }
 }
 
+/// A usage error's sentence (scry-render words it, the command line's way).
+fn usage_error(fact: UsageFact) -> String {
+    scry_render::fact_text(
+        &scry_model::Fact::Usage(fact),
+        Path::new(""),
+        scry_render::Dialect::Cli,
+    )
+}
+
 fn positive(name: &str, v: Option<i64>) -> Result<Option<u32>, String> {
+    let flag = name.to_string();
     match v {
         None => Ok(None),
         Some(n) if n >= 1 && n <= u32::MAX as i64 => Ok(Some(n as u32)),
-        Some(n) if n >= 1 => Err(format!(
-            "--{name} {n} is out of range: at most {}",
-            u32::MAX
-        )),
-        Some(n) => Err(format!(
-            "--{name} must be a positive 1-based number, got {n}"
-        )),
+        Some(n) if n >= 1 => Err(usage_error(UsageFact::OverMax {
+            flag,
+            n,
+            max: u32::MAX.into(),
+        })),
+        Some(n) => Err(usage_error(UsageFact::NotPositive { flag, n })),
     }
 }
 
@@ -349,7 +358,7 @@ fn build_query(cli: &Cli, action: Action, cwd: &Path, root: &Path) -> Result<Que
     q.column = positive("column", cli.column)?;
     q.query = cli.query.clone();
     if cli.symbol.len() > 1 && action != Action::Map {
-        return Err("--symbol is given once (several only for map)".into());
+        return Err(usage_error(UsageFact::SymbolTwice));
     }
     q.symbol = cli.symbol.first().cloned();
     q.method = cli.method.clone();
@@ -413,7 +422,7 @@ fn build_query(cli: &Cli, action: Action, cwd: &Path, root: &Path) -> Result<Que
                     Err(_) => q.action_title = Some(a.clone()),
                 }
             } else if cli.dry_run {
-                return Err("--dry-run with code-actions needs --apply N|TITLE".into());
+                return Err(usage_error(UsageFact::DryRunWithoutApply));
             }
         }
         Action::Diagnostics => {
@@ -460,16 +469,16 @@ fn build_query(cli: &Cli, action: Action, cwd: &Path, root: &Path) -> Result<Que
             arg: Arg::Changes,
             problem: ArgProblem::NotTaken,
             ..
-        }) => return Err("--changes is for diagnostics (scry diag --changes FILE...)".into()),
+        }) => return Err(usage_error(UsageFact::ChangesNotDiagnostics)),
         Err(Invalid {
             arg: Arg::NewName,
             problem: ArgProblem::Missing,
             ..
-        }) => return Err("rename needs PATH SYMBOL NEW_NAME".into()),
+        }) => return Err(usage_error(UsageFact::RenameArguments)),
         _ => {}
     }
     if let Some(extra) = pos.next() {
-        return Err(format!("unexpected argument `{extra}`"));
+        return Err(usage_error(UsageFact::Unexpected { arg: extra }));
     }
     Ok(q)
 }

@@ -224,3 +224,55 @@ fn daemon_status_takes_root_and_stop_takes_timeout_ms() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     assert!(text(&out).contains("stopped"), "{}", text(&out));
 }
+
+/// The command line's own usage errors: one line on stderr naming what to
+/// change, exit 2, before any server or file is touched.
+#[test]
+fn usage_errors_are_one_line_and_exit_2() {
+    let base = tempfile::tempdir().unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(ws.path().join("a.py"), "x = 1\n").unwrap();
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["rename", "a.py", "x"],
+            "scry: rename needs PATH SYMBOL NEW_NAME (see scry --help)",
+        ),
+        (
+            &["refs", "a.py", "x", "--changes"],
+            "scry: --changes is for diagnostics (scry diag --changes FILE...) (see scry --help)",
+        ),
+        (
+            &["refs", "a.py", "x", "surplus"],
+            "scry: unexpected argument `surplus` (see scry --help)",
+        ),
+        (
+            &["refs", "a.py", "--symbol", "x", "--symbol", "y"],
+            "scry: --symbol is given once (several only for map) (see scry --help)",
+        ),
+        (
+            &["hover", "a.py", "--line", "0"],
+            "scry: --line must be a positive 1-based number, got 0 (see scry --help)",
+        ),
+        (
+            &["hover", "a.py", "--line", "4294967296"],
+            "scry: --line 4294967296 is out of range: at most 4294967295 (see scry --help)",
+        ),
+        (
+            &["code-actions", "a.py", "x", "--dry-run"],
+            "scry: --dry-run with code-actions needs --apply N|TITLE (see scry --help)",
+        ),
+    ];
+    for (args, said) in cases {
+        let out = scry_in(base.path(), ws.path(), args)
+            .env("PATH", "/nonexistent")
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", text(&out));
+        assert_eq!(
+            String::from_utf8_lossy(&out.stderr).trim_end(),
+            *said,
+            "{args:?}: {}",
+            text(&out)
+        );
+    }
+}

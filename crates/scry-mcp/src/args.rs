@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use rmcp::model::JsonObject;
 use scry_base::paths::{self, Unconfined};
-use scry_model::{Action, OpError, Query, SeverityFilter, Valid};
+use scry_model::{Action, OpError, Query, SeverityFilter, ToolFact, Valid};
 use scry_ops::{Engine, TargetKind};
 use serde_json::Value;
 
@@ -22,8 +22,8 @@ use scry_model::limits::MAX_TIMEOUT_MS;
 
 use crate::tools;
 
-fn invalid(msg: impl Into<scry_model::Message>) -> OpError {
-    OpError::InvalidArgument(msg.into())
+fn invalid(fact: ToolFact) -> OpError {
+    OpError::InvalidArgument(fact.message())
 }
 
 fn string(args: &JsonObject, key: &str) -> Result<Option<String>, OpError> {
@@ -31,10 +31,10 @@ fn string(args: &JsonObject, key: &str) -> Result<Option<String>, OpError> {
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(s)) if s.trim().is_empty() => Ok(None),
         Some(Value::String(s)) => Ok(Some(s.clone())),
-        Some(other) => Err(invalid(format!(
-            "{key} must be a string, got {}",
-            short(other)
-        ))),
+        Some(other) => Err(invalid(ToolFact::NotAString {
+            key: key.into(),
+            got: other.to_string(),
+        })),
     }
 }
 
@@ -64,28 +64,22 @@ fn number(args: &JsonObject, key: &str, max: u64) -> Result<Option<u64>, OpError
     };
     match n {
         Some(n) if n >= 1 && n <= i128::from(max) => Ok(Some(n as u64)),
-        Some(n) if n >= 1 => Err(invalid(format!(
-            "{key} {} is out of range: at most {max}",
-            short(v)
-        ))),
-        Some(0) if key == A::Line.name() || key == A::Column.name() => Err(invalid(format!(
-            "{key} is 1-based: the first {key} is 1, got 0"
-        ))),
-        Some(n) => Err(invalid(format!("{key} must be a positive number, got {n}"))),
-        None => Err(invalid(format!(
-            "{key} must be a positive integer, got {}",
-            short(v)
-        ))),
-    }
-}
-
-fn short(v: &Value) -> String {
-    let s = v.to_string();
-    if s.chars().count() > 40 {
-        let cut: String = s.chars().take(40).collect();
-        format!("{cut}…")
-    } else {
-        s
+        Some(n) if n >= 1 => Err(invalid(ToolFact::OverMax {
+            key: key.into(),
+            got: v.to_string(),
+            max,
+        })),
+        Some(0) if key == A::Line.name() || key == A::Column.name() => {
+            Err(invalid(ToolFact::ZeroForOneBased { key: key.into() }))
+        }
+        Some(n) => Err(invalid(ToolFact::NotPositive {
+            key: key.into(),
+            got: n.to_string(),
+        })),
+        None => Err(invalid(ToolFact::NotAnInteger {
+            key: key.into(),
+            got: v.to_string(),
+        })),
     }
 }
 
@@ -99,44 +93,39 @@ fn check_unknown(args: &JsonObject, allowed: &[&str], tool: &str) -> Result<(), 
         return Ok(());
     }
     unknown.sort();
-    Err(invalid(format!(
-        "unknown argument{} {} for {tool}; it takes {}",
-        if unknown.len() > 1 { "s" } else { "" },
-        unknown
-            .iter()
-            .map(|k| format!("`{k}`"))
-            .collect::<Vec<_>>()
-            .join(", "),
-        allowed.join(", ")
-    )))
+    Err(invalid(ToolFact::UnknownArguments {
+        tool: tool.into(),
+        unknown: unknown.into_iter().map(String::from).collect(),
+        takes: allowed.iter().map(|k| k.to_string()).collect(),
+    }))
 }
 
 fn action(args: &JsonObject, allowed: &[Action], tool: &str) -> Result<Action, OpError> {
-    let list = || {
-        allowed
-            .iter()
-            .map(|a| a.name())
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
     let Some(name) = string(args, action::ACTION)? else {
-        return Err(invalid(format!(
-            "{tool} needs an action: one of {}",
-            list()
-        )));
+        return Err(invalid(ToolFact::NoAction {
+            tool: tool.into(),
+            allowed: allowed.to_vec(),
+        }));
     };
     match Action::parse(&name) {
         Some(a) if allowed.contains(&a) => Ok(a),
-        Some(a) if tool == tools::LSP && tools::edit_actions().contains(&a) => Err(invalid(
-            format!("{} is an action of lsp_edit, not lsp", a.name()),
-        )),
-        Some(a) if tool == tools::LSP_EDIT && tools::lsp_actions().contains(&a) => Err(invalid(
-            format!("{} is an action of lsp (read-only), not lsp_edit", a.name()),
-        )),
-        _ => Err(invalid(format!(
-            "unknown action `{name}` for {tool}: use one of {}",
-            list()
-        ))),
+        Some(a) if tool == tools::LSP && tools::edit_actions().contains(&a) => {
+            Err(invalid(ToolFact::OtherToolsAction {
+                action: a,
+                writes: true,
+            }))
+        }
+        Some(a) if tool == tools::LSP_EDIT && tools::lsp_actions().contains(&a) => {
+            Err(invalid(ToolFact::OtherToolsAction {
+                action: a,
+                writes: false,
+            }))
+        }
+        _ => Err(invalid(ToolFact::UnknownAction {
+            tool: tool.into(),
+            name,
+            allowed: allowed.to_vec(),
+        })),
     }
 }
 
@@ -146,10 +135,10 @@ fn boolean(args: &JsonObject, key: &str) -> Result<Option<bool>, OpError> {
         Some(Value::Bool(b)) => Ok(Some(*b)),
         Some(Value::String(s)) if s.trim().eq_ignore_ascii_case("true") => Ok(Some(true)),
         Some(Value::String(s)) if s.trim().eq_ignore_ascii_case("false") => Ok(Some(false)),
-        Some(other) => Err(invalid(format!(
-            "{key} must be true or false, got {}",
-            short(other)
-        ))),
+        Some(other) => Err(invalid(ToolFact::NotABoolean {
+            key: key.into(),
+            got: other.to_string(),
+        })),
     }
 }
 
@@ -203,9 +192,10 @@ pub fn parse(tool: &str, args: Option<&JsonObject>, engine: &Engine) -> Result<T
     let writes = if tool == tools::LSP {
         q.query = string(args, A::Query.name())?;
         if let Some(s) = string(args, A::Severity.name())? {
-            q.severity = Some(SeverityFilter::parse(&s).ok_or_else(|| {
-                invalid(format!("severity must be error, warning or all, got `{s}`"))
-            })?);
+            q.severity = Some(
+                SeverityFilter::parse(&s)
+                    .ok_or_else(|| invalid(ToolFact::BadSeverity { got: s.clone() }))?,
+            );
         }
         q.changes = boolean(args, A::Changes.name())?.unwrap_or(false);
         // lsp never writes: rename and code actions are previews.
@@ -219,13 +209,12 @@ pub fn parse(tool: &str, args: Option<&JsonObject>, engine: &Engine) -> Result<T
             Some(v @ (Value::Object(_) | Value::Array(_))) => Some(v.clone()),
             Some(Value::String(s)) => Some(
                 serde_json::from_str(s)
-                    .map_err(|e| invalid(format!("params is a string but not JSON: {e}")))?,
+                    .map_err(|e| invalid(ToolFact::ParamsNotJson { why: e.to_string() }))?,
             ),
             Some(other) => {
-                return Err(invalid(format!(
-                    "params must be a JSON object, got {}",
-                    short(other)
-                )));
+                return Err(invalid(ToolFact::ParamsNotAnObject {
+                    got: other.to_string(),
+                }));
             }
         };
         true
@@ -240,9 +229,7 @@ pub fn parse(tool: &str, args: Option<&JsonObject>, engine: &Engine) -> Result<T
             ..
         } = question
     {
-        return Err(invalid(
-            "code_actions in lsp_edit applies one action: pass action_index (from the list lsp code_actions gives) or action_title",
-        ));
+        return Err(invalid(ToolFact::CodeActionToApply));
     }
     match &mut question {
         Valid::Diagnostics { targets, path, .. } => {
@@ -325,9 +312,8 @@ mod tests {
             let Value::Object(args) = json!({"line": v.clone()}) else {
                 unreachable!()
             };
-            let e = number(&args, "line", u32::MAX as u64)
-                .unwrap_err()
-                .to_string();
+            let e = number(&args, "line", u32::MAX as u64).unwrap_err();
+            let e = scry_render::error_text(&e, Path::new("/ws"));
             assert!(
                 e.contains("out of range") && e.contains("at most 4294967295"),
                 "{v}: {e}"
@@ -337,7 +323,8 @@ mod tests {
         let Value::Object(args) = json!({"line": -3}) else {
             unreachable!()
         };
-        let e = number(&args, "line", 10).unwrap_err().to_string();
+        let e = number(&args, "line", 10).unwrap_err();
+        let e = scry_render::error_text(&e, Path::new("/ws"));
         assert!(e.contains("positive"), "{e}");
         let Value::Object(args) = json!({"line": "12"}) else {
             unreachable!()

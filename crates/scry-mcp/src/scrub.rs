@@ -107,6 +107,17 @@ impl ToolError {
         }
     }
 
+    /// A refusal of the MCP front end's own (`code`, and `fact` worded by
+    /// the renderer).
+    pub fn refused(code: &'static str, fact: scry_model::ToolFact) -> ToolError {
+        let text = scry_render::fact_text(
+            &scry_model::Fact::Tool(fact),
+            Path::new(""),
+            scry_render::Dialect::Mcp,
+        );
+        ToolError::new(code, text)
+    }
+
     /// `error[CODE]: message`, the renderer's shape.
     pub fn text(&self) -> String {
         scry_render::error_line(self.code, &self.message)

@@ -25,7 +25,7 @@ use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, Peer, ServerHandler};
 use scry_daemon::answer::{self, Answerer, Baseline, Local};
 use scry_daemon::proto::{Call, CallResult, Reply};
-use scry_model::{Action, Reason, Valid};
+use scry_model::{Action, Reason, ToolFact, Valid};
 use scry_ops::Engine;
 use scry_render::{display_path, reason_text, render_json, render_text};
 use serde::Serialize;
@@ -322,38 +322,15 @@ impl ScryMcp {
         };
         // 2. Permission.
         if writes && self.inner.opts.read_only {
-            let what = if tool == LSP {
-                format!(
-                    "applying {} is refused (lsp only previews edits)",
-                    q.action().name()
-                )
-            } else {
-                format!(
-                    "{tool} ({}) changes state and is refused",
-                    q.action().name()
-                )
+            let fact = ToolFact::ReadOnly {
+                tool: tool.into(),
+                action: q.action(),
             };
-            return fail(
-                ToolError::new(
-                    "READ_ONLY",
-                    format!(
-                        "scry mcp runs with --read-only: {what}; restart it without --read-only to allow lsp_edit"
-                    ),
-                ),
-                true,
-            );
+            return fail(ToolError::refused("READ_ONLY", fact), true);
         }
         if writes && tool == LSP {
-            return fail(
-                ToolError::new(
-                    "INVALID_ARGUMENT",
-                    format!(
-                        "lsp only previews {} (nothing is written); apply it with lsp_edit",
-                        q.action().name()
-                    ),
-                ),
-                true,
-            );
+            let fact = ToolFact::PreviewOnly { action: q.action() };
+            return fail(ToolError::refused("INVALID_ARGUMENT", fact), true);
         }
         let writes = tool == LSP_EDIT;
         if writes {
@@ -373,16 +350,10 @@ impl ScryMcp {
         }
         let Ok(_permit) = self.inner.permits.clone().try_acquire_owned() else {
             // Not kept: nothing ran, so a retry with the same id may run.
-            return fail(
-                ToolError::new(
-                    "BUSY",
-                    format!(
-                        "{} calls are already running; wait for one to finish, then retry",
-                        self.inner.opts.max_in_flight
-                    ),
-                ),
-                false,
-            );
+            let fact = ToolFact::TooManyCalls {
+                max: self.inner.opts.max_in_flight,
+            };
+            return fail(ToolError::refused("BUSY", fact), false);
         };
         // 3. Execute (cancellable, with progress).
         self.inner.executions.fetch_add(1, Ordering::SeqCst);
@@ -565,12 +536,11 @@ impl ServerHandler for ScryMcp {
                 if *fp == fingerprint {
                     r.clone()
                 } else {
-                    error_result(&ToolError::new(
+                    error_result(&ToolError::refused(
                         "INVALID_ARGUMENT",
-                        format!(
-                            "request id {} was already used for a different call in this session; send a new id",
-                            context.id
-                        ),
+                        ToolFact::IdReused {
+                            id: context.id.to_string(),
+                        },
                     ))
                 }
             })
@@ -592,7 +562,7 @@ impl ServerHandler for ScryMcp {
             }
             // rmcp sends nothing for a cancelled request; this is not seen.
             Ran::Cancelled => {
-                Ok(error_result(&ToolError::new("CANCELLED", "the call was cancelled")).into())
+                Ok(error_result(&ToolError::refused("CANCELLED", ToolFact::Cancelled)).into())
             }
         }
     }

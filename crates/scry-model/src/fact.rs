@@ -207,6 +207,10 @@ pub enum Fact {
     CodeActionTitleAmbiguous { title: String, matches: Vec<String> },
     /// Planning, writing or undoing a workspace edit ([`EditFact`]).
     Edit(EditFact),
+    /// A refused MCP tool call ([`ToolFact`](crate::ToolFact)).
+    Tool(crate::tool_fact::ToolFact),
+    /// A refused command line ([`UsageFact`](crate::UsageFact)).
+    Usage(crate::usage_fact::UsageFact),
     /// What an untrusted workspace's configuration asked for and scry
     /// ignored, said after the sentence it explains.
     Untrusted(Box<crate::TrustNotice>),
@@ -217,6 +221,13 @@ impl Fact {
     /// An error message holding this fact alone.
     pub fn message(self) -> crate::Message {
         crate::Message::new().fact(self)
+    }
+}
+
+impl crate::tool_fact::ToolFact {
+    /// An error message holding this fact alone.
+    pub fn message(self) -> crate::Message {
+        Fact::Tool(self).message()
     }
 }
 

@@ -23,6 +23,8 @@ pub mod name;
 pub mod os_path;
 pub mod query;
 mod status;
+pub mod tool_fact;
+pub mod usage_fact;
 
 pub use action::Action;
 pub use edit_fact::EditFact;
@@ -31,3 +33,5 @@ pub use fact::{ArgProblem, Fact, Invalid};
 pub use model::*;
 pub use query::{ActionChoice, Query, Spot, Valid};
 pub use status::*;
+pub use tool_fact::ToolFact;
+pub use usage_fact::UsageFact;

@@ -19,6 +19,8 @@ pub fn fact(fact: &Fact) -> Message {
     match fact {
         Fact::Refused(i) => refusal(i),
         Fact::Edit(e) => crate::edit_fact::sentence(e),
+        Fact::Tool(t) => crate::tool_fact::sentence(t),
+        Fact::Usage(u) => crate::usage_fact::sentence(u),
         Fact::Untrusted(t) => msg!(" (", note(scry_model::Reason::TrustIgnored(t.clone())), ")"),
         Fact::ReadTimedOut { path: p } => msg!(
             "reading ",

@@ -37,6 +37,8 @@ mod map;
 mod msg;
 mod reports;
 mod text;
+mod tool_fact;
+mod usage_fact;
 mod words;
 
 pub use fact::fact;
@@ -170,6 +172,14 @@ pub fn error_text(err: &OpError, root: &Path) -> String {
 pub fn error_text_in(err: &OpError, root: &Path, dialect: Dialect) -> String {
     let mut out = Echo::default();
     message_into(&mut out, &fact::error_message(err), root, dialect);
+    out.finish()
+}
+
+/// The sentence of `fact` alone (a front end's own refusal, whose code is
+/// the front end's), shown as [`error_text_in`] shows a message.
+pub fn fact_text(fact: &scry_model::Fact, root: &Path, dialect: Dialect) -> String {
+    let mut out = Echo::default();
+    message_into(&mut out, &fact::fact(fact), root, dialect);
     out.finish()
 }
 

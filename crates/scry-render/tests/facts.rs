@@ -484,3 +484,91 @@ fn edit_facts_are_worded() {
     }
     insta::assert_snapshot!(out);
 }
+
+/// Every refusal of an MCP tool call's own, as MCP shows it (a client's
+/// value quoted cut to 40 characters).
+#[test]
+fn tool_facts_are_worded() {
+    use scry_model::ToolFact as T;
+    let key = || "line".to_string();
+    let facts = vec![
+        T::NotAString {
+            key: "symbol".into(),
+            got: "[1,2]".into(),
+        },
+        T::OverMax {
+            key: key(),
+            got: "4294967296".into(),
+            max: 4294967295,
+        },
+        T::ZeroForOneBased { key: key() },
+        T::NotPositive {
+            key: key(),
+            got: "-3".into(),
+        },
+        T::NotAnInteger {
+            key: key(),
+            got: format!("\"{}\"", "x".repeat(60)),
+        },
+        T::NotABoolean {
+            key: "apply".into(),
+            got: "\"yes\"".into(),
+        },
+        T::UnknownArguments {
+            tool: "lsp".into(),
+            unknown: vec!["file".into()],
+            takes: vec!["action".into(), "path".into()],
+        },
+        T::UnknownArguments {
+            tool: "lsp".into(),
+            unknown: vec!["file".into(), "pos".into()],
+            takes: vec!["action".into(), "path".into()],
+        },
+        T::NoAction {
+            tool: "lsp".into(),
+            allowed: vec![Action::Definition, Action::References],
+        },
+        T::OtherToolsAction {
+            action: Action::Rename,
+            writes: true,
+        },
+        T::OtherToolsAction {
+            action: Action::Hover,
+            writes: false,
+        },
+        T::UnknownAction {
+            tool: "lsp".into(),
+            name: "goto".into(),
+            allowed: vec![Action::Definition, Action::References],
+        },
+        T::BadSeverity {
+            got: "fatal".into(),
+        },
+        T::ParamsNotJson {
+            why: "expected value at line 1 column 1".into(),
+        },
+        T::ParamsNotAnObject { got: "3".into() },
+        T::CodeActionToApply,
+        T::ReadOnly {
+            tool: "lsp".into(),
+            action: Action::Rename,
+        },
+        T::ReadOnly {
+            tool: "lsp_edit".into(),
+            action: Action::Rename,
+        },
+        T::PreviewOnly {
+            action: Action::Rename,
+        },
+        T::TooManyCalls { max: 8 },
+        T::IdReused { id: "7".into() },
+        T::Cancelled,
+    ];
+    let mut out = String::new();
+    for f in facts {
+        let err = OpError::InvalidArgument(f.message());
+        out.push_str(&scry_render::error_text(&err, Path::new("/ws")));
+        out.push('\n');
+    }
+    insta::assert_snapshot!(out);
+}
