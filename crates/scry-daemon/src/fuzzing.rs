@@ -76,7 +76,7 @@ fn answer(paths: &[PathBuf]) -> Answer {
     );
     a.notes.push(Reason::NotIndexed {
         path: paths[0].clone(),
-        why: "binary".into(),
+        why: scry_model::Unindexed::Binary,
     });
     a
 }

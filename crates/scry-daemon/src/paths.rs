@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use crate::platform;
 
 /// The wire protocol's version (see [`crate::proto`]).
-pub const PROTOCOL: u32 = 6;
+pub const PROTOCOL: u32 = 7;
 /// scry's version, carried in the address and the hello.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 

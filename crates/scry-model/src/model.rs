@@ -109,6 +109,39 @@ impl Via {
     }
 }
 
+/// Why the syntactic index left a file out (scry-render words it).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "why")]
+pub enum Unindexed {
+    /// Not a regular file (`kind`: what it is, "a FIFO").
+    NotRegular { kind: String },
+    /// `kib` KiB, over the `limit_kib` KiB file limit.
+    TooLarge { kib: u64, limit_kib: u64 },
+    /// Could not be read.
+    Unreadable,
+    /// Holds NUL bytes.
+    Binary,
+    /// Not UTF-8 text.
+    NotUtf8,
+    /// No grammar serves its kind of file.
+    NoGrammar,
+    /// `grammar` serves it but cannot be loaded (`built_in`: it is built
+    /// into this binary).
+    GrammarMissing { grammar: String, built_in: bool },
+    /// `more` further source files, over the index's `limit` of files
+    /// (said of the workspace root).
+    OverFileLimit { more: usize, limit: usize },
+}
+
+/// A file the syntactic index left out: where (relative to the root) and
+/// why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Skipped {
+    #[serde(with = "crate::os_path")]
+    pub path: PathBuf,
+    pub why: Unindexed,
+}
+
 /// Why an answer is empty or may be incomplete, or a remark on it (notes).
 /// Data: scry-render words each kind in one place.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -120,9 +153,14 @@ pub enum Reason {
     ServerStarting { server: String },
     /// `server` is not running (it exited or was stopped).
     ServerNotRunning { server: String },
-    /// `server` does not support `what` (an LSP method, or a feature named
-    /// in words: "workspace symbols").
-    Unsupported { server: String, what: String },
+    /// `server` does not support `method` (an LSP method).
+    Unsupported { server: String, method: String },
+    /// `server` does not support what `action` asks (said by its noun:
+    /// "workspace symbols").
+    ActionUnsupported {
+        server: String,
+        action: crate::Action,
+    },
     /// `server` returned nothing at the `places` positions tried.
     NothingThere { server: String, places: usize },
     /// `provider` could not be used: its error.
@@ -148,12 +186,11 @@ pub enum Reason {
         #[serde(with = "crate::os_path")]
         path: PathBuf,
     },
-    /// A file the syntactic index left out, and why ("binary", "over the
-    /// size limit").
+    /// A file the syntactic index left out, and why.
     NotIndexed {
         #[serde(with = "crate::os_path")]
         path: PathBuf,
-        why: String,
+        why: Unindexed,
     },
     /// No source file a grammar serves was found (`languages`: the
     /// grammars scry-syntax has).
@@ -518,9 +555,10 @@ pub struct RepoMapReport {
     pub omitted_definitions: usize,
     /// The character budget of the listing.
     pub budget: usize,
-    /// Files not indexed (binary, over the size limit), with the reason.
+    /// Files not indexed (binary, over the size limit), relative to the
+    /// root, with the reason.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub skipped: Vec<String>,
+    pub skipped: Vec<Skipped>,
 }
 
 /// The payload of an answer. Adjacently tagged: an internal `kind` tag

@@ -47,7 +47,7 @@ pub(crate) fn render_map(m: &RepoMapReport, root: &Path) -> Rendered {
             .skipped
             .iter()
             .take(SKIPPED_SHOWN)
-            .cloned()
+            .map(crate::words::skipped)
             .collect::<Vec<_>>()
             .join(", ");
         if m.skipped.len() > SKIPPED_SHOWN {
@@ -87,6 +87,13 @@ pub(crate) fn map_json(m: &RepoMapReport, root: &Path) -> Vec<(&'static str, Val
             json!({"files": m.omitted_files, "definitions": m.omitted_definitions, "reason": "budget"}),
         ),
         ("budget", m.budget.into()),
-        ("skipped", m.skipped.clone().into()),
+        (
+            "skipped",
+            m.skipped
+                .iter()
+                .map(crate::words::skipped)
+                .collect::<Vec<_>>()
+                .into(),
+        ),
     ]
 }

@@ -126,6 +126,39 @@ fn indexing(server: &str, progress: &str) -> String {
 }
 
 /// `server does not support what`: the one wording.
+/// Why the syntactic index left a file out.
+pub(crate) fn unindexed(why: &scry_model::Unindexed) -> String {
+    use scry_model::Unindexed as U;
+    match why {
+        U::NotRegular { kind } => format!("not a regular file ({kind})"),
+        U::TooLarge { kib, limit_kib } => format!("{kib} KiB, over the {limit_kib} KiB limit"),
+        U::Unreadable => "unreadable".into(),
+        U::Binary => "binary (contains NUL bytes)".into(),
+        U::NotUtf8 => "not UTF-8 text".into(),
+        U::NoGrammar => "no grammar".into(),
+        U::GrammarMissing {
+            grammar,
+            built_in: true,
+        } => format!("grammar {grammar} unavailable"),
+        U::GrammarMissing {
+            grammar,
+            built_in: false,
+        } => format!("grammar {grammar} not built into this binary"),
+        U::OverFileLimit { more, limit } => {
+            format!("{more} more source files not indexed: over the {limit}-file limit")
+        }
+    }
+}
+
+/// A file the syntactic index left out, as a map lists it: `path (why)`.
+pub(crate) fn skipped(s: &scry_model::Skipped) -> String {
+    format!(
+        "{} ({})",
+        scry_base::paths::display(&s.path, Path::new("")),
+        unindexed(&s.why)
+    )
+}
+
 fn unsupported(server: &str, what: &str) -> String {
     format!("{server} does not support {what}")
 }
@@ -143,7 +176,8 @@ pub(crate) fn reason_in(r: &Reason, root: &Path, d: Dialect) -> String {
         Reason::Indexing { server, progress } => indexing(server, progress),
         Reason::ServerStarting { server } => format!("{server} is starting"),
         Reason::ServerNotRunning { server } => format!("{server} is not running"),
-        Reason::Unsupported { server, what } => unsupported(server, what),
+        Reason::Unsupported { server, method } => unsupported(server, method),
+        Reason::ActionUnsupported { server, action } => unsupported(server, action.noun()),
         Reason::NothingThere { server, places } if *places > 1 => {
             format!("{server} returned nothing at the {places} places tried")
         }
@@ -170,8 +204,9 @@ pub(crate) fn reason_in(r: &Reason, root: &Path, d: Dialect) -> String {
             display_path(path, root)
         ),
         Reason::NotIndexed { path, why } => format!(
-            "{} is not in the syntactic index: {why}",
-            display_path(path, root)
+            "{} is not in the syntactic index: {}",
+            display_path(path, root),
+            unindexed(why)
         ),
         Reason::NoGrammarFiles { languages } => format!(
             "no source file a grammar serves was found (scry-syntax: {})",
@@ -790,7 +825,7 @@ mod tests {
         );
         let un = Reason::Unsupported {
             server: "gopls".into(),
-            what: "textDocument/declaration".into(),
+            method: "textDocument/declaration".into(),
         };
         assert_eq!(
             reason(&Reason::All(vec![un, ix]), root),
@@ -988,5 +1023,60 @@ mod tests {
             describe_usage(3 * 1024, Some(2), Some(4 * 1024 * 1024)),
             "3.0 MiB in 2 processes (cap 4.0 GiB)"
         );
+    }
+
+    /// Why the syntactic index left a file out, each reason's words, and a
+    /// map's `path (why)`.
+    #[test]
+    fn unindexed_files_are_worded() {
+        use scry_model::{Skipped, Unindexed as U};
+        let cases = [
+            (
+                U::NotRegular {
+                    kind: "a FIFO".into(),
+                },
+                "not a regular file (a FIFO)",
+            ),
+            (
+                U::TooLarge {
+                    kib: 1025,
+                    limit_kib: 1024,
+                },
+                "1025 KiB, over the 1024 KiB limit",
+            ),
+            (U::Unreadable, "unreadable"),
+            (U::Binary, "binary (contains NUL bytes)"),
+            (U::NotUtf8, "not UTF-8 text"),
+            (U::NoGrammar, "no grammar"),
+            (
+                U::GrammarMissing {
+                    grammar: "tree-sitter-ruby".into(),
+                    built_in: true,
+                },
+                "grammar tree-sitter-ruby unavailable",
+            ),
+            (
+                U::GrammarMissing {
+                    grammar: "tree-sitter-ruby".into(),
+                    built_in: false,
+                },
+                "grammar tree-sitter-ruby not built into this binary",
+            ),
+            (
+                U::OverFileLimit {
+                    more: 7,
+                    limit: 50000,
+                },
+                "7 more source files not indexed: over the 50000-file limit",
+            ),
+        ];
+        for (why, said) in cases {
+            assert_eq!(unindexed(&why), said);
+        }
+        let s = Skipped {
+            path: "src/a.bin".into(),
+            why: U::Binary,
+        };
+        assert_eq!(skipped(&s), "src/a.bin (binary (contains NUL bytes))");
     }
 }

@@ -36,13 +36,9 @@ pub const MAX_FILES: usize = 50_000;
 /// Bump when the extraction changes: older caches are then ignored.
 const CACHE_VERSION: u32 = 3;
 
-/// A file left out of the index, and why.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Skipped {
-    /// Relative to the root.
-    pub path: PathBuf,
-    pub reason: String,
-}
+/// A file left out of the index, and why (relative to the root).
+pub use scry_model::Skipped;
+use scry_model::Unindexed;
 
 /// The index at one moment: immutable, cheap to share.
 #[derive(Debug, Default)]
@@ -147,12 +143,20 @@ fn mtime_of(m: &std::fs::Metadata) -> u64 {
 }
 
 /// Why a file's bytes are not indexed as text, if they are not.
-fn binary_reason(bytes: &[u8]) -> Option<&'static str> {
+/// A file of `len` bytes, over [`MAX_FILE_BYTES`].
+fn too_large(len: u64) -> Unindexed {
+    Unindexed::TooLarge {
+        kib: len.div_ceil(1024),
+        limit_kib: MAX_FILE_BYTES / 1024,
+    }
+}
+
+fn binary_reason(bytes: &[u8]) -> Option<Unindexed> {
     if bytes[..bytes.len().min(8192)].contains(&0) {
-        return Some("binary (contains NUL bytes)");
+        return Some(Unindexed::Binary);
     }
     if std::str::from_utf8(bytes).is_err() {
-        return Some("not UTF-8 text");
+        return Some(Unindexed::NotUtf8);
     }
     None
 }
@@ -233,10 +237,10 @@ impl SyntaxIndex {
         if paths.len() > MAX_FILES {
             skipped.push(Skipped {
                 path: PathBuf::from("."),
-                reason: format!(
-                    "{} more source files not indexed: over the {MAX_FILES}-file limit",
-                    paths.len() - MAX_FILES
-                ),
+                why: Unindexed::OverFileLimit {
+                    more: paths.len() - MAX_FILES,
+                    limit: MAX_FILES,
+                },
             });
             paths.truncate(MAX_FILES);
         }
@@ -250,11 +254,7 @@ impl SyntaxIndex {
             if meta.len() > MAX_FILE_BYTES {
                 skipped.push(Skipped {
                     path: rel,
-                    reason: format!(
-                        "{} KiB, over the {} KiB limit",
-                        meta.len().div_ceil(1024),
-                        MAX_FILE_BYTES / 1024
-                    ),
+                    why: too_large(meta.len()),
                 });
                 continue;
             }
@@ -284,7 +284,7 @@ impl SyntaxIndex {
                     changed = true;
                     files.insert(rel, e);
                 }
-                Scanned::Skipped(reason) => skipped.push(Skipped { path: rel, reason }),
+                Scanned::Skipped(why) => skipped.push(Skipped { path: rel, why }),
                 Scanned::NotWanted => {}
             }
         }
@@ -380,16 +380,14 @@ impl SyntaxIndex {
         let bytes = match scry_base::disk::read(&self.root.join(rel), MAX_FILE_BYTES) {
             Ok(b) => b,
             Err(scry_base::disk::ReadError::NotRegular { kind, .. }) => {
-                return Scanned::Skipped(format!("not a regular file ({kind})"));
+                return Scanned::Skipped(Unindexed::NotRegular {
+                    kind: kind.to_string(),
+                });
             }
             Err(scry_base::disk::ReadError::TooLarge { len, .. }) => {
-                return Scanned::Skipped(format!(
-                    "{} KiB, over the {} KiB limit",
-                    len.div_ceil(1024),
-                    MAX_FILE_BYTES / 1024
-                ));
+                return Scanned::Skipped(too_large(len));
             }
-            Err(_) => return Scanned::Skipped("unreadable".into()),
+            Err(_) => return Scanned::Skipped(Unindexed::Unreadable),
         };
         let hash = content_hash(&bytes);
         if let Some(e) = old
@@ -404,19 +402,17 @@ impl SyntaxIndex {
             return Scanned::NotWanted;
         }
         if let Some(r) = binary_reason(&bytes) {
-            return Scanned::Skipped(r.into());
+            return Scanned::Skipped(r);
         }
         let text = std::str::from_utf8(&bytes).unwrap_or_default();
         let Some(spec) = lang::spec_for(rel) else {
-            return Scanned::Skipped("no grammar".into());
+            return Scanned::Skipped(Unindexed::NoGrammar);
         };
         let Some(l) = lang::lang(&spec.id) else {
-            let why = if lang::built_in(spec) {
-                "unavailable"
-            } else {
-                "not built into this binary"
-            };
-            return Scanned::Skipped(format!("grammar {} {why}", spec.grammar));
+            return Scanned::Skipped(Unindexed::GrammarMissing {
+                grammar: spec.grammar.to_string(),
+                built_in: lang::built_in(spec),
+            });
         };
         let index = index_text(&l, parser, text);
         let _ = size;
@@ -506,7 +502,7 @@ impl SyntaxIndex {
 enum Scanned {
     /// The entry, and whether it was parsed (false: same content).
     Indexed(Entry, bool),
-    Skipped(String),
+    Skipped(Unindexed),
     /// Not parsed: the scope does not want it.
     NotWanted,
 }
@@ -729,17 +725,23 @@ end
         write(&root, "broken.rs", b"fn ok() {}\nfn broken( {\n");
         let ix = SyntaxIndex::new(&root, None);
         let s = ix.refresh();
-        let skipped: Vec<(String, &str)> = s
+        let skipped: Vec<(String, &Unindexed)> = s
             .skipped
             .iter()
-            .map(|k| (k.path.display().to_string(), k.reason.as_str()))
+            .map(|k| (k.path.display().to_string(), &k.why))
             .collect();
         assert_eq!(
             skipped,
             vec![
-                ("bin.c".to_string(), "binary (contains NUL bytes)"),
-                ("huge.rs".to_string(), "1025 KiB, over the 1024 KiB limit"),
-                ("latin1.py".to_string(), "not UTF-8 text"),
+                ("bin.c".to_string(), &Unindexed::Binary),
+                (
+                    "huge.rs".to_string(),
+                    &Unindexed::TooLarge {
+                        kib: 1025,
+                        limit_kib: 1024
+                    }
+                ),
+                ("latin1.py".to_string(), &Unindexed::NotUtf8),
             ]
         );
         let broken = &s.files[Path::new("broken.rs")];

@@ -60,7 +60,7 @@ fn answered_files(body: &Body) -> Vec<PathBuf> {
 pub(crate) fn unsupported(session: &Session, method: &str) -> Reason {
     Reason::Unsupported {
         server: session.name().to_string(),
-        what: method.to_string(),
+        method: method.to_string(),
     }
 }
 

@@ -74,9 +74,9 @@ pub(crate) async fn workspace_symbols(
     let mut servers = Vec::new();
     for s in &sessions {
         if !supports(s, method) {
-            notes.push(Reason::Unsupported {
+            notes.push(Reason::ActionUnsupported {
                 server: s.name().to_string(),
-                what: "workspace symbols".into(),
+                action: Action::WorkspaceSymbols,
             });
             continue;
         }

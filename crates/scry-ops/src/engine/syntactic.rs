@@ -140,7 +140,7 @@ impl Engine {
             .and_then(|rel| snap.skipped.iter().find(|s| &s.path == rel))
             .map(|s| Reason::NotIndexed {
                 path: root.join(&s.path),
-                why: s.reason.to_string(),
+                why: s.why.clone(),
             });
         let body = match q.action() {
             Action::Symbols => {
@@ -404,14 +404,7 @@ impl Engine {
             omitted_files: m.omitted_files,
             omitted_definitions: m.omitted_defs,
             budget,
-            skipped: snap
-                .skipped
-                .iter()
-                .map(|s| {
-                    let shown = scry_base::paths::display(&s.path, Path::new(""));
-                    format!("{shown} ({})", s.reason)
-                })
-                .collect(),
+            skipped: snap.skipped.clone(),
         };
         let mut answer = Answer::new(q.action(), q.question(&root), Body::Map(report));
         answer.server = Some(LABEL.to_string());
