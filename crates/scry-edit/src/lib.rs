@@ -17,7 +17,8 @@
 //! hook that kills the writer at a chosen step (debug builds only); [`diff`]
 //! previews a plan as unified diffs; [`report`] says what an edit did (the
 //! answer's `EditReport`); [`writer`] is the one sequence every write takes
-//! (in-process lock, writer lock, recovery, journal, commit, undo);
+//! (in-process lock, writer lock, recovery, the plan: `Writer::prepare`;
+//! then journal and commit: `Ready::commit`; undo);
 //! [`platform`] is everything that differs between Unix and Windows (the
 //! permission word kept, the atomic replace, the lock, the hook's death).
 //!
@@ -60,5 +61,7 @@ pub mod platform;
 pub mod report;
 pub mod writer;
 
+#[cfg(test)]
+mod safety_tests;
 #[cfg(test)]
 mod tests;

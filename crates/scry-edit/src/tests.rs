@@ -1,8 +1,9 @@
 //! The edit layer alone, without servers or the engine: confinement of
 //! every path an edit names, validation of ranges and views, faithful text
 //! edits (line endings, BOM, permissions), resource operations, and the
-//! transactional commit with an injected failure at any file. (Through
-//! the engine — journal, undo, recovery, the writer lock — in scry-ops.)
+//! transactional commit with an injected failure at any file. (Journal,
+//! undo, recovery and the writer lock on the whole edit path: in
+//! `safety_tests`.)
 
 use std::collections::HashMap;
 use std::path::Path;

@@ -24,8 +24,11 @@
 //! diagnostics delta around these calls); the crash test hook's points
 //! ([`crate::crash`]) are passed in the order its header lists.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
+
+use scry_text::Encoding;
 
 use scry_model::edit_fact::Unrecovered;
 use scry_model::error::OpError;
@@ -35,8 +38,8 @@ use serde_json::Value;
 use crate::apply::{WriteOptions, commit_staged};
 use crate::journal::{self, EntryState, Journal, stamp_matches};
 use crate::lock::{self, WriterLock};
-use crate::plan::{EditPlan, FileChange, FileImage};
-use crate::report::{EditOptions, journal_title, previews, replay, undo_report};
+use crate::plan::{EditPlan, FileChange, FileImage, Protected, ServerView, build_plan};
+use crate::report::{EditOptions, journal_title, previews, replay, report_of, undo_report};
 
 /// How long a write without a deadline waits for another writer.
 pub const DEFAULT_WRITER_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
@@ -248,6 +251,87 @@ impl Writer {
     pub fn replayed(&self, key: &str) -> Option<EditReport> {
         let j = self.journal()?;
         j.find_key(key).and_then(|m| replay(&m).ok())
+    }
+}
+
+/// What a `WorkspaceEdit` is planned against: the encoding of its
+/// positions, what the server that computed it saw of its files, the
+/// server's name (for refusals) and the files no edit may write.
+pub struct Against<'a> {
+    pub encoding: Encoding,
+    pub views: &'a HashMap<PathBuf, ServerView>,
+    pub server: &'a str,
+    pub protected: &'a Protected<'a>,
+}
+
+/// A `WorkspaceEdit` prepared ([`Writer::prepare`]): answered already (a
+/// preview, an edit that changes nothing, a replay under its key), or
+/// ready to write.
+pub enum Prepared<'a> {
+    Answered(Box<EditReport>),
+    Ready(Box<Ready<'a>>),
+}
+
+/// An edit validated and planned under the writer's locks, not written
+/// yet: what the caller does before the write (a diagnostics baseline of
+/// the files it changes) goes between [`Writer::prepare`] and
+/// [`Ready::commit`].
+pub struct Ready<'a> {
+    held: Held<'a>,
+    pub plan: EditPlan,
+    report: EditReport,
+    opts: EditOptions,
+}
+
+impl Ready<'_> {
+    /// Write it ([`Held::commit`]): the report (with its journal entry's
+    /// id) and the plan written.
+    pub fn commit(self) -> Result<(EditReport, EditPlan), OpError> {
+        let mut report = self.report;
+        self.held.commit(&self.plan, &self.opts, &mut report)?;
+        Ok((report, self.plan))
+    }
+}
+
+impl Writer {
+    /// The one path of every `WorkspaceEdit` up to its write: under the
+    /// writer's locks when it applies (waiting until `opts.deadline`), a
+    /// replay of the edit already applied under `opts.key`, else the
+    /// validated plan of `edit` against `against`, and its report.
+    pub async fn prepare(
+        &self,
+        edit: &Value,
+        against: &Against<'_>,
+        opts: EditOptions,
+    ) -> Result<Prepared<'_>, OpError> {
+        let held = if opts.apply {
+            Some(self.hold(opts.deadline).await?)
+        } else {
+            None
+        };
+        if let (Some(h), Some(key)) = (&held, &opts.key)
+            && let Some(replayed) = h.replay(key)
+        {
+            return replayed.map(|r| Prepared::Answered(Box::new(r)));
+        }
+        let plan = build_plan(
+            &self.root,
+            edit,
+            against.encoding,
+            against.views,
+            against.server,
+            against.protected,
+        )?;
+        let report = report_of(&plan, &opts, &self.root);
+        Ok(match held.filter(|_| !plan.is_empty()) {
+            None => Prepared::Answered(Box::new(report)),
+            Some(held) => Prepared::Ready(Box::new(Ready {
+                held,
+                plan,
+                report,
+                opts,
+            })),
+        })
     }
 }
 

@@ -18,9 +18,9 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, Weak};
 
-use scry_edit::plan::{FileChange, Protected, ServerView, build_plan, named_paths};
-use scry_edit::report::{EditOptions, report_of};
-use scry_edit::writer::Writer;
+use scry_edit::plan::{FileChange, Protected, ServerView, named_paths};
+use scry_edit::report::EditOptions;
+use scry_edit::writer::{Against, Prepared, Writer};
 use scry_lsp_session::{ApplyEditHook, DeferredReply, Session};
 use scry_workspace::Workspace;
 use scry_workspace::config::PROJECT_CONFIG_FILES;
@@ -206,17 +206,6 @@ impl Editor {
     ) -> Result<EditReport, OpError> {
         let root = self.ws.root().to_path_buf();
         let server = origin.map_or("the server", |s| s.name()).to_string();
-        let st = self.state.clone();
-        let held = if opts.apply {
-            Some(st.writer.hold(opts.deadline).await?)
-        } else {
-            None
-        };
-        if let (Some(h), Some(key)) = (&held, &opts.key)
-            && let Some(replayed) = h.replay(key)
-        {
-            return replayed;
-        }
         // What the server saw of the files it edits.
         let mut views = HashMap::new();
         if let Some(s) = origin {
@@ -226,15 +215,20 @@ impl Editor {
                 }
             }
         }
-        let encoding = origin.map_or(scry_lsp_session::Encoding::Utf16, Session::encoding);
-        let plan = build_plan(&root, edit, encoding, &views, &server, &PROTECTED)?;
-        let mut report = report_of(&plan, &opts, &root);
-        let Some(held) = held.filter(|_| !plan.is_empty()) else {
-            return Ok(report);
+        let against = Against {
+            encoding: origin.map_or(scry_lsp_session::Encoding::Utf16, Session::encoding),
+            views: &views,
+            server: &server,
+            protected: &PROTECTED,
         };
-        let changed: Vec<PathBuf> = plan.changes.iter().map(|c| c.path.clone()).collect();
+        let st = self.state.clone();
+        let ready = match st.writer.prepare(edit, &against, opts).await? {
+            Prepared::Answered(report) => return Ok(*report),
+            Prepared::Ready(ready) => ready,
+        };
+        let changed: Vec<PathBuf> = ready.plan.changes.iter().map(|c| c.path.clone()).collect();
         let baseline = self.diagnostics_baseline_for_edit(&changed).await;
-        held.commit(&plan, &opts, &mut report)?;
+        let (mut report, plan) = ready.commit()?;
         resync(&self.ws, &plan.changes).await;
         report.diagnostics = self.diagnostics_after_edit_hook(baseline, &changed).await;
         Ok(report)
