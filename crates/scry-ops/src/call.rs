@@ -304,6 +304,21 @@ impl Ctx {
         serde_json::from_value(v).map_err(|e| AskError::Op(convert::malformed(session, method, e)))
     }
 
+    /// A request sent as `method` (the action table's) whose reply has
+    /// the shape `T` (`lsp::DefinitionResponse` for the five
+    /// location-shaped requests), parsed as `Option<T>` (`null`: `None`;
+    /// one that does not parse is `MALFORMED_RESPONSE`); bounded by the
+    /// deadline.
+    pub(crate) async fn ask_shaped<T: serde::de::DeserializeOwned>(
+        &self,
+        session: &Session,
+        method: &str,
+        params: Value,
+    ) -> Result<Option<T>, AskError> {
+        let v = self.ask(session, method, params).await?;
+        serde_json::from_value(v).map_err(|e| AskError::Op(convert::malformed(session, method, e)))
+    }
+
     /// A request typed by `R` as [`Ctx::ask_typed`], whose reply stays JSON
     /// for a parser more lenient than `R::Result` (a `null` that means a
     /// refusal, a server's own fields passed back, variants read by hand).

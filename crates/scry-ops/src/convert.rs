@@ -160,17 +160,15 @@ fn uri_path(uri: &lsp::Uri) -> Option<PathBuf> {
 }
 
 /// Any of the location-shaped results: `Location`, `Location[]`,
-/// `LocationLink[]`, null.
+/// `LocationLink[]`, null (`None`).
 pub async fn locations(
     session: &Session,
-    method: &str,
-    v: Value,
+    reply: Option<lsp::DefinitionResponse>,
     files: &mut Files,
-) -> Result<Vec<Loc>, OpError> {
-    if v.is_null() {
-        return Ok(Vec::new());
-    }
-    let resp: lsp::DefinitionResponse = parse(session, method, v)?;
+) -> Vec<Loc> {
+    let Some(resp) = reply else {
+        return Vec::new();
+    };
     let mut pairs: Vec<(PathBuf, lsp::Range)> = Vec::new();
     match resp {
         lsp::DefinitionResponse::Definition(lsp::Definition::Location(l)) => {
@@ -198,7 +196,7 @@ pub async fn locations(
     for (p, r) in pairs {
         out.push(loc(files, enc, p, &r).await);
     }
-    Ok(out)
+    out
 }
 
 pub fn kind_name(k: lsp::SymbolKind) -> String {
@@ -396,15 +394,7 @@ pub async fn workspace_symbols(
 /// Hover contents as plain text (markdown kept; the renderer normalises).
 /// `MarkedString` is deprecated in LSP but still sent by servers.
 #[allow(deprecated)]
-pub fn hover_text(session: &Session, v: Value) -> Result<String, OpError> {
-    if v.is_null() {
-        return Ok(String::new());
-    }
-    let h: lsp::Hover = parse(
-        session,
-        <lsp::HoverRequest as lsp::Request>::METHOD.as_str(),
-        v,
-    )?;
+pub fn hover_text(h: &lsp::Hover) -> String {
     fn marked(m: &lsp::MarkedString) -> String {
         match m {
             lsp::MarkedString::String(s) => s.clone(),
@@ -413,7 +403,7 @@ pub fn hover_text(session: &Session, v: Value) -> Result<String, OpError> {
             }
         }
     }
-    Ok(match &h.contents {
+    match &h.contents {
         lsp::Contents::MarkupContent(m) => m.value.clone(),
         lsp::Contents::MarkedString(m) => marked(m),
         lsp::Contents::MarkedStringList(list) => list
@@ -421,7 +411,7 @@ pub fn hover_text(session: &Session, v: Value) -> Result<String, OpError> {
             .map(marked)
             .collect::<Vec<_>>()
             .join("\n\n---\n\n"),
-    })
+    }
 }
 
 pub async fn call_item(

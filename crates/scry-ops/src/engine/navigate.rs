@@ -498,32 +498,29 @@ pub(crate) async fn ask_at(
     files: &mut Files,
 ) -> Result<Body, AskError> {
     let at = call::at(path, index, session, pos);
-    let params = if action == Action::References {
-        call::params(&lsp::ReferenceParams {
-            context: lsp::ReferenceContext {
-                include_declaration: true,
-            },
-            work_done_progress_params: Default::default(),
-            partial_result_params: Default::default(),
-            text_document_position_params: at,
-        })
-    } else {
-        // definition, declaration, typeDefinition, implementation,
-        // hover, prepareCallHierarchy: the position alone.
-        call::params(&at)
-    };
-    let method = method_for(action);
-    let v = cx.ask(session, method, params).await?;
+    // One typed request per reply shape: its params and its reply are the
+    // `gen-lsp-types` types of the shape; the method is the action
+    // table's (a location-shaped reply answers five requests).
     match action.facts().reply {
-        ReplyShape::Hover => Ok(Body::Hover {
-            text: convert::hover_text(session, v).map_err(AskError::Op)?,
-        }),
-        ReplyShape::Calls => {
-            let items: Vec<scry_lsp_session::types::CallHierarchyItem> = if v.is_null() {
-                Vec::new()
-            } else {
-                convert::parse(session, method, v).map_err(AskError::Op)?
+        ReplyShape::Hover => {
+            let p = lsp::HoverParams {
+                work_done_progress_params: Default::default(),
+                text_document_position_params: at,
             };
+            let hover = cx.ask_typed::<lsp::HoverRequest>(session, p).await?;
+            Ok(Body::Hover {
+                text: hover.as_ref().map(convert::hover_text).unwrap_or_default(),
+            })
+        }
+        ReplyShape::Calls => {
+            let p = lsp::CallHierarchyPrepareParams {
+                work_done_progress_params: Default::default(),
+                text_document_position_params: at,
+            };
+            let items = cx
+                .ask_typed::<lsp::CallHierarchyPrepareRequest>(session, p)
+                .await?
+                .unwrap_or_default();
             let direction = if action == Action::IncomingCalls {
                 CallDirection::Incoming
             } else {
@@ -571,11 +568,28 @@ pub(crate) async fn ask_at(
                 calls,
             })
         }
-        _ => Ok(Body::Locations {
-            locations: convert::locations(session, method, v, files)
-                .await
-                .map_err(AskError::Op)?,
-        }),
+        _ => {
+            let params = if action == Action::References {
+                call::params(&lsp::ReferenceParams {
+                    context: lsp::ReferenceContext {
+                        include_declaration: true,
+                    },
+                    work_done_progress_params: Default::default(),
+                    partial_result_params: Default::default(),
+                    text_document_position_params: at,
+                })
+            } else {
+                // definition, declaration, typeDefinition, implementation:
+                // the position alone.
+                call::params(&at)
+            };
+            let reply = cx
+                .ask_shaped::<lsp::DefinitionResponse>(session, method_for(action), params)
+                .await?;
+            Ok(Body::Locations {
+                locations: convert::locations(session, reply, files).await,
+            })
+        }
     }
 }
 
