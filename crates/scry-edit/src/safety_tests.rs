@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use scry_base::uri::path_to_uri as uri;
-use scry_testkit::edits::{Ws, edit, snapshot, ws};
+use scry_testkit::edits::{Ws, edit, edit_fact, snapshot, ws};
 use scry_text::Encoding;
 use serde_json::{Value, json};
 
@@ -21,7 +21,7 @@ use crate::{crash, journal, lock};
 use scry_model::EditKind;
 use scry_model::edit_fact::WriteStep;
 use scry_model::error::OpError;
-use scry_model::{EditFact, EditReport, Fact, Recovered};
+use scry_model::{EditFact, EditReport, Recovered};
 
 /// No configuration file protected (the engine's list is tested in
 /// scry-ops).
@@ -93,14 +93,6 @@ impl Editor {
 
     fn take_recovery_notes(&self) -> Vec<Recovered> {
         self.writer.take_notices()
-    }
-}
-
-/// The one fact an edit error says (its sentence is scry-render's).
-fn edit_fact(err: &OpError) -> &EditFact {
-    match err.fact() {
-        Some(Fact::Edit(f)) => f,
-        _ => panic!("not one edit fact: {err:?}"),
     }
 }
 

@@ -10,10 +10,10 @@ use std::path::Path;
 use std::sync::Arc;
 
 use scry_base::uri::path_to_uri as uri;
+use scry_model::EditFact;
 use scry_model::edit_fact::WriteStep;
 use scry_model::error::OpError;
-use scry_model::{EditFact, Fact};
-use scry_testkit::edits::{Ws, edit, snapshot, ws};
+use scry_testkit::edits::{Ws, edit, edit_fact, snapshot, ws};
 use scry_text::{Encoding, LineIndex};
 use serde_json::{Value, json};
 
@@ -38,14 +38,6 @@ fn plan(w: &Ws, e: &Value) -> Result<EditPlan, OpError> {
         "test-server",
         &NONE_PROTECTED,
     )
-}
-
-/// The one fact `err` says (the sentence is scry-render's, tested there).
-fn fact_of(err: &OpError) -> &EditFact {
-    match err.fact() {
-        Some(Fact::Edit(f)) => f,
-        _ => panic!("not one edit fact: {err:?}"),
-    }
 }
 
 fn rejected_and_untouched(w: &Ws, e: Value) {
@@ -168,7 +160,7 @@ fn stale_views_and_versions_refuse_naming_the_file() {
     let err = build_plan(&w.root, &e, Encoding::Utf16, &views, "srv", &NONE_PROTECTED).unwrap_err();
     assert_eq!(err.code(), "FILE_CHANGED");
     assert!(
-        matches!(fact_of(&err), EditFact::ChangedSinceRead { path: p, server } if *p == path && server == "srv"),
+        matches!(edit_fact(&err), EditFact::ChangedSinceRead { path: p, server } if *p == path && server == "srv"),
         "{err}"
     );
     views.insert(
@@ -181,7 +173,7 @@ fn stale_views_and_versions_refuse_naming_the_file() {
     let err = build_plan(&w.root, &e, Encoding::Utf16, &views, "srv", &NONE_PROTECTED).unwrap_err();
     assert_eq!(err.code(), "FILE_CHANGED");
     assert!(
-        matches!(fact_of(&err), EditFact::VersionMismatch { path: p, version: 3, synced: 4, .. } if *p == path),
+        matches!(edit_fact(&err), EditFact::VersionMismatch { path: p, version: 3, synced: 4, .. } if *p == path),
         "{err}"
     );
     views.get_mut(&path).unwrap().version = 3;
@@ -310,7 +302,7 @@ fn failure_at_file_k_of_n_restores_everything() {
         assert_eq!(err.code(), "WRITE_FAILED");
         assert!(
             matches!(
-                fact_of(&err),
+                edit_fact(&err),
                 EditFact::WriteFailed { step: WriteStep::Replace { k: at, n: 5, .. }, unrestored }
                     if *at == k + 1 && unrestored.is_empty()
             ),

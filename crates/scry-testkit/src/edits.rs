@@ -1,16 +1,27 @@
 //! Workspaces for the edit layer's tests (scry-edit's, and scry-ops's
 //! through the engine): a temporary root with files and a directory
 //! outside it holding a secret (what a hostile edit aims at), an LSP
-//! `TextEdit` as JSON, and every file under a directory with its bytes (to
-//! prove a refused edit wrote nothing).
+//! `TextEdit` as JSON, every file under a directory with its bytes (to
+//! prove a refused edit wrote nothing), and the fact an edit error says.
 //!
 //! Invariant: everything lives in a temporary directory dropped with the
 //! [`Ws`]; paths are canonical (as scry's roots are).
 
 use std::path::{Path, PathBuf};
 
+use scry_model::error::OpError;
+use scry_model::{EditFact, Fact};
 use serde_json::{Value, json};
 use tempfile::TempDir;
+
+/// The one fact an edit error says (what a test matches; the sentence is
+/// scry-render's, tested there). Panics on any other error.
+pub fn edit_fact(err: &OpError) -> &EditFact {
+    match err.fact() {
+        Some(Fact::Edit(f)) => f,
+        _ => panic!("not one edit fact: {err:?}"),
+    }
+}
 
 /// A workspace root and a directory beside it, outside it.
 pub struct Ws {

@@ -8,21 +8,13 @@ use std::collections::HashMap;
 use scry_base::uri::path_to_uri as uri;
 use scry_edit::plan::{EditPlan, build_plan};
 use scry_lsp_session::Encoding;
-use scry_testkit::edits::{Ws, edit, snapshot, ws};
+use scry_testkit::edits::{Ws, edit, edit_fact, snapshot, ws};
 use serde_json::{Value, json};
 
 use super::service::PROTECTED;
+use scry_model::EditFact;
 use scry_model::edit_fact::Protection;
 use scry_model::error::OpError;
-use scry_model::{EditFact, Fact};
-
-/// The one fact an edit error says (its sentence is scry-render's).
-fn edit_fact(err: &OpError) -> &EditFact {
-    match err.fact() {
-        Some(Fact::Edit(f)) => f,
-        _ => panic!("not one edit fact: {err:?}"),
-    }
-}
 
 fn plan(w: &Ws, e: &Value) -> Result<EditPlan, OpError> {
     build_plan(
