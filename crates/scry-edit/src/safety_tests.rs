@@ -19,7 +19,6 @@ use crate::report::EditOptions;
 use crate::writer::{Against, Prepared, Writer};
 use crate::{crash, journal, lock};
 use scry_model::EditKind;
-use scry_model::edit_fact::WriteStep;
 use scry_model::error::OpError;
 use scry_model::{EditFact, EditReport, Recovered};
 
@@ -974,6 +973,7 @@ mod unix {
     use std::os::unix::fs::PermissionsExt;
 
     use crate::apply::{WriteOptions, commit};
+    use scry_model::edit_fact::WriteStep;
 
     use super::*;
 
