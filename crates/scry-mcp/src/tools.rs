@@ -1,8 +1,9 @@
-//! The two tools, their schemas and descriptions.
+//! The two tools, their schemas, and which languages their descriptions
+//! name (the words themselves are scry-render's: `scry_render::mcp`).
 //!
-//! Everything a model reads on every request lives here, so it is kept
-//! short: one schema and one description per tool, naming only the
-//! languages whose servers are installed. Which actions each tool offers
+//! What a model reads on every request is kept short: one schema and one
+//! description per tool, naming only the languages whose servers are
+//! installed. Which actions each tool offers
 //! and which arguments it takes come from scry-ops' action table
 //! (`scry_model::action`).
 
@@ -73,12 +74,7 @@ fn property(arg: Arg, described: bool) -> Value {
         Arg::Params => json!({"type": "object"}),
         _ => json!({}),
     };
-    let hint = match arg {
-        Arg::Path => Some("file (diagnostics: dir, glob, *)"),
-        Arg::Timeout => Some("wait for a loading server"),
-        _ => None,
-    };
-    if let Some(h) = hint.filter(|_| described) {
+    if let Some(h) = scry_render::mcp::arg_hint(arg).filter(|_| described) {
         p["description"] = json!(h);
     }
     p
@@ -150,18 +146,7 @@ impl Languages {
 
     /// One line about what is missing, for the log (None when nothing is).
     pub fn missing_line(&self) -> Option<String> {
-        if self.missing.is_empty() {
-            return None;
-        }
-        let parts: Vec<String> = self
-            .missing
-            .iter()
-            .map(|(l, c)| format!("{l} ({c})"))
-            .collect();
-        Some(format!(
-            "no language server installed for: {}; these languages are left out of the tool description",
-            parts.join(", ")
-        ))
+        scry_render::mcp::missing_languages(&self.missing)
     }
 }
 
@@ -179,18 +164,7 @@ fn names(actions: &[Action]) -> Vec<&'static str> {
 /// The `lsp` tool for these installed languages; with none, its answers
 /// are syntactic (tree-sitter) until a server is installed.
 pub fn lsp_tool(languages: &[String]) -> Tool {
-    let by = if languages.is_empty() {
-        "no language server installed: syntactic answers (tree-sitter), labelled; \
-         `scry doctor` says how to add one"
-            .to_string()
-    } else {
-        format!("language servers: {}", languages.join(", "))
-    };
-    let d = format!(
-        "Code navigation ({by}): path + symbol (qualified ok: A::f), never columns; \
-         line picks the occurrence. references before changing a symbol, diagnostics \
-         after edits; rename, code_actions preview (lsp_edit applies); map: overview."
-    );
+    let d = scry_render::mcp::lsp_description(languages);
     let schema = schema(&lsp_actions(), true);
     Tool::new(LSP, d, object(schema)).with_annotations(ToolAnnotations::new().read_only(true))
 }
@@ -198,9 +172,7 @@ pub fn lsp_tool(languages: &[String]) -> Tool {
 /// The `lsp_edit` tool.
 pub fn edit_tool() -> Tool {
     let actions = edit_actions();
-    let d = "Writes files; lsp's arguments: rename (new_name), code_actions \
-             (action_index|action_title), apply:false previews; undo: scry's last edit; \
-             request: LSP method+params; reload: restart servers.";
+    let d = scry_render::mcp::edit_description();
     let schema = schema(&actions, false);
     Tool::new(LSP_EDIT, d, object(schema)).with_annotations(ToolAnnotations::new().read_only(false))
 }
@@ -208,34 +180,5 @@ pub fn edit_tool() -> Tool {
 /// The server's `instructions`: the workflow when tools exist, else why
 /// there are none and how to fix it.
 pub fn instructions(languages: &Languages, read_only: bool) -> String {
-    if languages.installed.is_empty() {
-        let mut s = String::from(
-            "scry found no installed language server: lsp answers from its syntactic index \
-             (tree-sitter: definitions, references, symbols, hover by name, and map), each \
-             answer labelled so. For exact answers install a server (rust-analyzer, pyright, \
-             typescript-language-server, gopls, clangd, ...) on PATH, or configure one in \
-             .scry.json, then restart this MCP server.",
-        );
-        if let Some(m) = languages.missing_line() {
-            s.push(' ');
-            s.push_str(&m);
-            s.push('.');
-        }
-        return s;
-    }
-    let mut s = format!(
-        "scry answers code questions with real language servers ({}): call lsp with an \
-         action, a path and the symbol's name. Check references before changing a shared \
-         symbol; run diagnostics after an edit.",
-        languages.installed.join(", ")
-    );
-    if read_only {
-        s.push_str(
-            " Read-only: rename and code_actions in lsp preview edits; lsp_edit is not \
-             available and nothing is written.",
-        );
-    } else {
-        s.push_str(" Preview a rename with lsp, apply it with lsp_edit (undo reverts it).");
-    }
-    s
+    scry_render::mcp::instructions(&languages.installed, &languages.missing, read_only)
 }

@@ -34,6 +34,7 @@ mod fact;
 mod hover;
 mod json;
 mod map;
+pub mod mcp;
 mod msg;
 mod reports;
 mod text;
