@@ -237,6 +237,21 @@ pub enum Reason {
     /// A configuration warning (worded where the configuration is read,
     /// as `status`'s warnings are), told beside an MCP answer.
     ConfigWarning { warning: String },
+    /// The remote SCIP index (`index.remote`, `url`: the template, its
+    /// query left out) is not used, or not yet: `problem`.
+    IndexRemote {
+        url: String,
+        #[serde(flatten)]
+        problem: crate::RemoteProblem,
+    },
+    /// An answer from an index built at an earlier commit: `locations` in
+    /// `files` files changed since were moved to the working tree's lines
+    /// across the git diff; `dropped` were on changed lines and left out.
+    IndexTranslated {
+        locations: usize,
+        files: usize,
+        dropped: usize,
+    },
     /// The SCIP index could not be loaded (`error`, the loader's message,
     /// which may name absolute paths): the other sources answered.
     IndexUnusable { error: String },

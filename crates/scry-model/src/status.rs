@@ -279,6 +279,49 @@ pub enum IndexOrigin {
         #[serde(with = "crate::os_path")]
         path: PathBuf,
     },
+    /// Fetched from `index.remote` (`host`: the server it came from, or
+    /// empty for a `file:` URL), for the commit `behind` commits before
+    /// HEAD (0: HEAD's own); `fetched_secs` ago.
+    Remote {
+        host: String,
+        behind: u32,
+        fetched_secs: u64,
+    },
+}
+
+/// Why a remote SCIP index (`index.remote`) is not what answered: each is
+/// a note on the answer, and the next source answers.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "problem")]
+pub enum RemoteProblem {
+    /// The fetch is under way (in the background); the next question may
+    /// get it.
+    Fetching,
+    /// The workspace is not a git checkout with a HEAD commit.
+    NoCommit,
+    /// No index was found for HEAD or any of the `tried` commits before it
+    /// (each answered 404, or the search's time ran out: `timed_out`).
+    NoIndex { tried: u32, timed_out: bool },
+    /// The server answered `status` (not 200 or 404).
+    Status { status: u16 },
+    /// The server redirected to another host (`to`): not followed.
+    Redirected { to: String },
+    /// Nothing came from the server for `secs` seconds.
+    Stalled { secs: u64 },
+    /// The index is over `limit` bytes.
+    TooLarge { limit: u64 },
+    /// The index's bytes do not have the SHA-256 its `.sha256` file gives.
+    DigestMismatch,
+    /// The `.sha256` file is not in sha256sum's format.
+    DigestUnreadable,
+    /// The server could not be reached or the transfer failed (`error`:
+    /// the HTTP client's words).
+    Unreachable { error: String },
+    /// The fetched index was refused by the conversion (`error`: its
+    /// message, as the local import words it).
+    Unusable { error: String },
+    /// The URL template is not usable (`why`: what is wrong with it).
+    BadUrl { why: String },
 }
 
 /// The daemon's background refresh of the SCIP index.
