@@ -279,14 +279,18 @@ pub enum IndexOrigin {
         #[serde(with = "crate::os_path")]
         path: PathBuf,
     },
-    /// Fetched from `index.remote` (`host`: the server it came from, or
-    /// empty for a `file:` URL), for the commit `behind` commits before
-    /// HEAD (0: HEAD's own); `fetched_secs` ago.
-    Remote {
-        host: String,
-        behind: u32,
-        fetched_secs: u64,
-    },
+    /// Fetched from `index.remote`.
+    Remote(Box<RemoteOrigin>),
+}
+
+/// Where a fetched index came from: `host` (the server, or empty for a
+/// `file:` URL), for the commit `behind` commits before HEAD (0: HEAD's
+/// own), fetched `fetched_secs` ago.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RemoteOrigin {
+    pub host: String,
+    pub behind: u32,
+    pub fetched_secs: u64,
 }
 
 /// Why a remote SCIP index (`index.remote`) is not what answered: each is

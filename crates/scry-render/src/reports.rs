@@ -396,6 +396,32 @@ fn origin(o: &IndexOrigin, root: &Path) -> String {
         IndexOrigin::Built => "scry index".into(),
         IndexOrigin::RebuiltByDaemon => "the daemon's background refresh".into(),
         IndexOrigin::Configured { path } => format!("CI index {}", display_path(path, root)),
+        IndexOrigin::Remote(r) => format!(
+            "the remote index ({}), fetched {} ago, {}",
+            fetched_from(r),
+            clock::age(r.fetched_secs),
+            behind(r.behind)
+        ),
+    }
+}
+
+/// Where a fetched index came from: `ci.example`, or `a file` (a `file:`
+/// URL).
+fn fetched_from(r: &scry_model::RemoteOrigin) -> String {
+    if r.host.is_empty() {
+        "a file".into()
+    } else {
+        r.host.clone()
+    }
+}
+
+/// How far the index's commit is from HEAD: `at HEAD`, `1 commit behind`,
+/// `3 commits behind`.
+fn behind(n: u32) -> String {
+    match n {
+        0 => "at HEAD".into(),
+        1 => "1 commit behind".into(),
+        n => format!("{n} commits behind"),
     }
 }
 
@@ -422,6 +448,17 @@ pub fn index_label(a: &IndexAbout, root: &Path) -> String {
                 "SCIP index ({}, {})",
                 provenance(a),
                 origin(&a.origin, root)
+            )
+        }
+        // `SCIP index @1a2b3c4d5e6f (3 commits behind; rust-analyzer 1.95.0,
+        // built 2 h ago; fetched from ci.example)`.
+        IndexOrigin::Remote(r) => {
+            let at: String = a.commit.as_deref().unwrap_or("").chars().take(12).collect();
+            format!(
+                "SCIP index @{at} ({}; {}; fetched from {})",
+                behind(r.behind),
+                provenance(a),
+                fetched_from(r)
             )
         }
     }

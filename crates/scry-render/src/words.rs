@@ -330,10 +330,77 @@ pub(crate) fn reason_in(r: &Reason, root: &Path, d: Dialect) -> String {
             paths_list(projects, root),
             if *count > projects.len() { ", …" } else { "" },
         ),
+        Reason::IndexRemote { url, problem } => {
+            format!("the remote SCIP index ({url}) {}", remote_problem(problem, root))
+        }
+        Reason::IndexTranslated {
+            locations,
+            files,
+            dropped,
+        } => {
+            let moved = format!(
+                "the index was built at an earlier commit: {locations} location(s) in {files} file(s) changed since were moved to their lines now across the git diff"
+            );
+            match dropped {
+                0 => moved,
+                n => format!(
+                    "{moved}; {n} on lines changed since were left out (ask again when the live server is ready for them)"
+                ),
+            }
+        }
         Reason::IndexUnusable { error } => format!(
             "the SCIP index is not usable ({}); answered from the other sources — rebuild it with `scry index`",
             scry_base::paths::relativise_text(error, root)
         ),
+    }
+}
+
+/// What happened to the remote index, after "the remote SCIP index (URL)".
+fn remote_problem(p: &scry_model::RemoteProblem, root: &Path) -> String {
+    use scry_model::RemoteProblem as P;
+    let other = "; answered from the other sources";
+    match p {
+        P::Fetching => {
+            "is being fetched in the background; answered from the other sources meanwhile (ask again shortly)".into()
+        }
+        P::NoCommit => format!("is not used: the workspace is not a git checkout with a commit{other}"),
+        P::NoIndex {
+            tried,
+            timed_out: false,
+        } => format!(
+            "has no index for HEAD or the {} commit(s) before it{other}",
+            tried.saturating_sub(1)
+        ),
+        P::NoIndex {
+            tried,
+            timed_out: true,
+        } => format!(
+            "was not found in time ({tried} commit(s) from HEAD back tried){other}"
+        ),
+        P::Status { status } => format!("answered HTTP {status}{other}"),
+        P::Redirected { to } if to.is_empty() => {
+            format!("redirected to another place; not followed{other}")
+        }
+        P::Redirected { to } => format!("redirected to another host ({to}); not followed{other}"),
+        P::Stalled { secs } => {
+            format!("sent nothing for {secs} s; the fetch was given up{other}")
+        }
+        P::TooLarge { limit } => format!(
+            "is over the size limit ({} MiB); not fetched{other}",
+            limit / (1024 * 1024)
+        ),
+        P::DigestMismatch => {
+            format!("does not match the SHA-256 its .sha256 file gives: refused{other}")
+        }
+        P::DigestUnreadable => {
+            format!("has a .sha256 file not in sha256sum's format: refused{other}")
+        }
+        P::Unreachable { error } => format!("could not be fetched ({error}){other}"),
+        P::Unusable { error } => format!(
+            "was refused ({}){other}",
+            scry_base::paths::relativise_text(error, root)
+        ),
+        P::BadUrl { why } => format!("is not usable ({why}){other}"),
     }
 }
 

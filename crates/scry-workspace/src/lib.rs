@@ -33,6 +33,7 @@ pub mod layout;
 pub mod memory;
 mod platform;
 pub mod pool;
+pub mod remote_index;
 pub mod roots;
 pub mod routing;
 pub mod seed_config;
