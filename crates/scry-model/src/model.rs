@@ -408,7 +408,9 @@ pub enum Precision {
     /// resolved.
     Syntactic,
     /// A SCIP index built earlier: resolved by the indexer, at the
-    /// positions the files had then (never used for a changed file).
+    /// positions the files had then (never used for a changed file, but
+    /// for a fetched index of an earlier commit, whose positions move
+    /// across the git diff: `Reason::IndexTranslated`).
     Index,
 }
 

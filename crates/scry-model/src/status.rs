@@ -644,3 +644,40 @@ pub struct DaemonServer {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub clients: Vec<String>,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Reason;
+
+    /// What the daemon's wire carries of a fetched index comes back equal.
+    #[test]
+    fn a_remote_index_note_and_origin_round_trip_as_json() {
+        for problem in [
+            RemoteProblem::Fetching,
+            RemoteProblem::NoIndex {
+                tried: 3,
+                timed_out: true,
+            },
+            RemoteProblem::Redirected {
+                to: "x.example".into(),
+            },
+            RemoteProblem::Unusable { error: "e".into() },
+        ] {
+            let r = Reason::IndexRemote {
+                url: "https://ci.example/{commit}.scip".into(),
+                problem,
+            };
+            let json = serde_json::to_string(&r).unwrap();
+            assert_eq!(serde_json::from_str::<Reason>(&json).unwrap(), r, "{json}");
+        }
+        let o = IndexOrigin::Remote(Box::new(RemoteOrigin {
+            host: "ci.example".into(),
+            behind: 2,
+            fetched_secs: 9,
+        }));
+        let json = serde_json::to_value(&o).unwrap();
+        assert_eq!(json["remote"]["behind"], 2);
+        assert_eq!(serde_json::from_value::<IndexOrigin>(json).unwrap(), o);
+    }
+}

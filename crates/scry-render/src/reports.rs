@@ -368,10 +368,15 @@ fn memory_events(events: &[MemoryNote]) -> Vec<String> {
 /// `rust-analyzer 1.95.0, built 3 min ago at 1a2b3c4d5e6f` (the commit,
 /// else the build's time).
 fn provenance(a: &IndexAbout) -> String {
-    let at = match &a.commit {
+    let at: String = match &a.commit {
         Some(c) => c.chars().take(12).collect(),
         None => clock::utc_date(a.built_at_secs),
     };
+    format!("{} at {at}", tool_and_age(a))
+}
+
+/// `rust-analyzer 1.95.0, built 3 min ago`.
+fn tool_and_age(a: &IndexAbout) -> String {
     let tool = [a.tool.as_str(), a.tool_version.as_str()]
         .iter()
         .filter(|s| !s.is_empty())
@@ -379,7 +384,7 @@ fn provenance(a: &IndexAbout) -> String {
         .collect::<Vec<_>>()
         .join(" ");
     format!(
-        "{}, built {} ago at {at}",
+        "{}, built {} ago",
         if tool.is_empty() {
             "unknown indexer"
         } else {
@@ -457,7 +462,7 @@ pub fn index_label(a: &IndexAbout, root: &Path) -> String {
             format!(
                 "SCIP index @{at} ({}; {}; fetched from {})",
                 behind(r.behind),
-                provenance(a),
+                tool_and_age(a),
                 fetched_from(r)
             )
         }
@@ -1075,6 +1080,36 @@ mod tests {
         assert_eq!(
             index_label(&a, root),
             "SCIP index (unknown indexer, built 3 min ago at 2026-12-02 00:40 UTC, CI index build/index.scip)"
+        );
+        // Fetched: the commit first, how far behind HEAD, where from.
+        let remote = |behind, host: &str| {
+            IndexOrigin::Remote(Box::new(scry_model::RemoteOrigin {
+                host: host.into(),
+                behind,
+                fetched_secs: 7200,
+            }))
+        };
+        let commit = Some("1a2b3c4d5e6f7a8b");
+        assert_eq!(
+            index_label(&about(remote(3, "ci.example"), commit), root),
+            "SCIP index @1a2b3c4d5e6f (3 commits behind; rust-analyzer 1.95.0, built 3 min ago; fetched from ci.example)"
+        );
+        assert_eq!(
+            index_label(&about(remote(0, ""), commit), root),
+            "SCIP index @1a2b3c4d5e6f (at HEAD; rust-analyzer 1.95.0, built 3 min ago; fetched from a file)"
+        );
+        // Its status line names the commit, the remote and the fetch's age.
+        let status = IndexStatus {
+            about: about(remote(1, "ci.example"), commit),
+            documents: 12,
+            changed: 2,
+            refused: 0,
+            refused_first: None,
+            stale_unrefreshed: false,
+        };
+        assert_eq!(
+            index_status(&status, root),
+            "rust-analyzer 1.95.0, built 3 min ago at 1a2b3c4d5e6f; 12 files covered, 2 changed since; from the remote index (ci.example), fetched 2 h ago, 1 commit behind"
         );
     }
 

@@ -1049,6 +1049,60 @@ mod tests {
     }
 
     #[test]
+    fn a_remote_index_problem_and_a_translation_are_worded() {
+        use scry_model::RemoteProblem as P;
+        let root = Path::new("/ws");
+        let remote = |problem| Reason::IndexRemote {
+            url: "https://ci.example/{commit}.scip".into(),
+            problem,
+        };
+        for (p, says) in [
+            (
+                P::DigestMismatch,
+                "the remote SCIP index (https://ci.example/{commit}.scip) does not match the SHA-256 its .sha256 file gives: refused; answered from the other sources",
+            ),
+            (
+                P::NoIndex {
+                    tried: 3,
+                    timed_out: false,
+                },
+                "the remote SCIP index (https://ci.example/{commit}.scip) has no index for HEAD or the 2 commit(s) before it; answered from the other sources",
+            ),
+            (
+                P::Redirected {
+                    to: "evil.example".into(),
+                },
+                "the remote SCIP index (https://ci.example/{commit}.scip) redirected to another host (evil.example); not followed; answered from the other sources",
+            ),
+            (
+                P::Stalled { secs: 15 },
+                "the remote SCIP index (https://ci.example/{commit}.scip) sent nothing for 15 s; the fetch was given up; answered from the other sources",
+            ),
+            (
+                P::TooLarge { limit: 2 << 30 },
+                "the remote SCIP index (https://ci.example/{commit}.scip) is over the size limit (2048 MiB); not fetched; answered from the other sources",
+            ),
+            (
+                P::Unusable {
+                    error: "/ws/x.scip is not a usable SCIP index: cut".into(),
+                },
+                "the remote SCIP index (https://ci.example/{commit}.scip) was refused (x.scip is not a usable SCIP index: cut); answered from the other sources",
+            ),
+        ] {
+            assert_eq!(reason(&remote(p), root), says);
+        }
+        let t = Reason::IndexTranslated {
+            locations: 4,
+            files: 2,
+            dropped: 1,
+        };
+        assert_eq!(
+            reason(&t, root),
+            "the index was built at an earlier commit: 4 location(s) in 2 file(s) changed since were moved to their lines now across the git diff; 1 on lines changed since were left out (ask again when the live server is ready for them)"
+        );
+    }
+
+    #[test]
     fn usage_in_words() {
         assert_eq!(describe_usage(512, Some(1), None), "512 KiB");
         assert_eq!(

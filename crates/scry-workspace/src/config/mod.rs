@@ -294,7 +294,8 @@ impl RemoteIndex {
         }
     }
 
-    /// The host the template names (empty for `file:`).
+    /// The host (and port, when given) the template names; empty for
+    /// `file:`.
     pub fn host(&self) -> String {
         let rest = self.url.split_once("://").map_or("", |(_, r)| r);
         let auth = rest.split(['/', '?', '#']).next().unwrap_or("");
