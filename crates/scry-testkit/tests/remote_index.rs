@@ -273,7 +273,23 @@ async fn a_fetched_index_of_an_earlier_commit_answers_for_the_working_tree() {
         ),
         q(Action::Definition, "src/main.rs", "total_weight", None, 30),
     ];
-    let answers = ask(&ctx, &root, &asked).await;
+    let mut status = Query::new(Action::Status);
+    status.timeout = Some(Duration::from_secs(30));
+    let mut answers = ask(&ctx, &root, &[asked.to_vec(), vec![status]].concat()).await;
+    // `status` names the commit, the remote, the fetch's age.
+    let (status, _) = answers.pop().unwrap();
+    let text = scry_render::render_text(&status, &root, &Default::default());
+    assert!(
+        text.contains(&format!(" ago at {}; ", &commit_a[..12])),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!(
+            "from the remote index (127.0.0.1:{}), fetched ",
+            server.port
+        )) && text.contains(" ago, 2 commits behind"),
+        "{text}"
+    );
     for (a, in_time) in &answers {
         assert!(in_time, "late: {a:?}");
         assert_eq!(
