@@ -5,7 +5,12 @@
 //!
 //! ```text
 //! cargo run --release -p scry-testkit --example remote_index_bench -- DIR [N]
+//! target/release/examples/remote_index_bench --checkout REPO SCIP FILE SYMBOL
 //! ```
+//!
+//! With `--checkout`, a real git checkout `REPO` (its HEAD committed) and
+//! its index `SCIP` (e.g. `rust-analyzer scip`'s) are used instead, and the
+//! question is the definition of `SYMBOL` asked in `FILE` (by name).
 //!
 //! Prints, as numbers: the index's size; the first answer's time on an
 //! empty cache (search, download, digest, conversion, answer); the first
@@ -117,20 +122,36 @@ fn rss_mib() -> (u64, u64) {
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let dir = PathBuf::from(args.first().expect("DIR"));
-    let n: u32 = args.get(1).map_or(100_000, |s| s.parse().expect("N"));
-    let t = Instant::now();
-    let (ws, scip) = generate(&dir, n);
-    let root = scry_base::paths::canonical(&ws).unwrap();
-    println!(
-        "repository and index ready in {:.1} s",
-        t.elapsed().as_secs_f64()
-    );
+    let (dir, root, scip, n, asked) = if args.first().is_some_and(|a| a == "--checkout") {
+        let [_, repo, scip, file, symbol] = args.as_slice() else {
+            panic!("--checkout REPO SCIP FILE SYMBOL")
+        };
+        let dir = std::env::temp_dir().join(format!("remote-index-bench-{}", std::process::id()));
+        let root = scry_base::paths::canonical(Path::new(repo)).unwrap();
+        let q = (PathBuf::from(file), symbol.clone(), None);
+        (dir, root, PathBuf::from(scip), 0, q)
+    } else {
+        let dir = PathBuf::from(args.first().expect("DIR"));
+        let n: u32 = args.get(1).map_or(100_000, |s| s.parse().expect("N"));
+        let t = Instant::now();
+        let (ws, scip) = generate(&dir, n);
+        println!(
+            "repository and index ready in {:.1} s",
+            t.elapsed().as_secs_f64()
+        );
+        let k = n / 2;
+        let q = (
+            PathBuf::from(format!("pkg{}/m{k}.rs", k % 100)),
+            format!("f{}", (k + 1) % n),
+            Some(2),
+        );
+        (dir, scry_base::paths::canonical(&ws).unwrap(), scip, n, q)
+    };
     let index = std::fs::read(&scip).unwrap();
     let head = git(&root, &["rev-parse", "HEAD"]);
     let server = Server::start();
     server.route(&format!("/{head}.scip"), Route::Body(index.clone()));
-    println!("index: {} files, {} bytes", n, index.len());
+    println!("index: {} bytes ({n} files generated)", index.len());
 
     let user = dir.join("user");
     let _ = std::fs::remove_dir_all(&user);
@@ -160,11 +181,8 @@ async fn main() {
         env: Arc::new(CallEnv::from_vars(vars)),
         client: "bench".into(),
     };
-    let k = n / 2;
     let mut q = Query::new(Action::Definition);
-    q.path = Some(PathBuf::from(format!("pkg{}/m{k}.rs", k % 100)));
-    q.symbol = Some(format!("f{}", (k + 1) % n));
-    q.line = Some(2);
+    (q.path, q.symbol, q.line) = (Some(asked.0), Some(asked.1), asked.2);
     q.timeout = Some(Duration::from_secs(120));
     scry_workspace::env::scope(ctx, async move {
         for run in ["cold, empty cache", "cold, cached"] {
