@@ -296,6 +296,39 @@ pub fn install_remote(
     Index::open(&db)
 }
 
+/// Keep the `keep` most recently written fetched indexes of `root` and
+/// remove the others, and temporary files of fetches over a day old (a
+/// process that died mid-download). Best effort: what cannot be removed
+/// stays.
+pub fn prune_remote(cache: &Path, root: &Path, keep: usize) {
+    let dir = dir_for(cache, root).join("remote");
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return;
+    };
+    let now = std::time::SystemTime::now();
+    let mut dbs = Vec::new();
+    for e in entries.flatten() {
+        let path = e.path();
+        let Ok(modified) = e.metadata().and_then(|m| m.modified()) else {
+            continue;
+        };
+        let name = e.file_name().to_string_lossy().into_owned();
+        if name.ends_with(".db") {
+            dbs.push((modified, path));
+        } else if name.ends_with(".tmp")
+            && now
+                .duration_since(modified)
+                .is_ok_and(|age| age.as_secs() > 24 * 3600)
+        {
+            let _ = std::fs::remove_file(&path);
+        }
+    }
+    dbs.sort_by(|a, b| b.0.cmp(&a.0));
+    for (_, path) in dbs.into_iter().skip(keep) {
+        let _ = std::fs::remove_file(path);
+    }
+}
+
 /// The directory of `root`'s index under `cache_dir`, created if needed.
 pub fn prepare(cache_dir: &Path, root: &Path) -> Result<PathBuf, String> {
     let dir = dir_for(cache_dir, root);

@@ -4,12 +4,14 @@
 //! facts that place it (which commits, which files changed since, their
 //! text then, each file's diff hunks).
 //!
-//! - [`fetch`]: the search, nearest commit first: a converted index
-//!   already in the cache is used without the network; else the URL for
-//!   the commit is fetched (404: the next ancestor), its `.sha256` checked
-//!   when the server has one, and the download converted
+//! - [`fetch`]: the search, nearest commit first: the remote is asked
+//!   only for commits nearer than the nearest whose converted index is in
+//!   the cache (404: the next ancestor), which answers when they have
+//!   none or the remote fails; a download's `.sha256` is checked when the
+//!   server has one, and it is converted
 //!   ([`scry_index::cache::install_remote`]) against the files as they
-//!   were at that commit ([`at_commit`]).
+//!   were at that commit ([`at_commit`]); the cache keeps the last
+//!   [`KEEP_COMMITS`] fetched.
 //! - [`hunks`]: one file's `git diff -U0` from the index's commit to the
 //!   working tree (committed and uncommitted changes).
 //!
@@ -176,8 +178,9 @@ pub fn at_commit<'a>(
 
 /// Look for the index of HEAD, else of its nearest ancestor (at most
 /// `remote.ancestors` back, within [`REMOTE_INDEX_SEARCH_MS`] and before
-/// `deadline`), in `cache` first, then at the remote; the first found is
-/// verified, converted and returned. `trusted`: the workspace's trust (for
+/// `deadline`): the nearest in `cache` answers unless the remote has a
+/// nearer one (verified, converted and returned); a failure of the remote
+/// is the error only when the cache has none. `trusted`: the workspace's trust (for
 /// git's environment).
 pub async fn fetch(
     cache: &Path,
@@ -195,28 +198,33 @@ pub async fn fetch(
     if commits.is_empty() {
         return Err(RemoteProblem::NoCommit);
     }
+    // The nearest commit whose index is in the cache: the remote is asked
+    // only for nearer ones, and it answers when the remote fails.
+    let (c, r, cs) = (cache.to_path_buf(), root.to_path_buf(), commits.clone());
+    let mut cached = tokio::task::spawn_blocking(move || {
+        cs.iter().enumerate().find_map(|(behind, commit)| {
+            let index = scry_index::cache::open_remote(&c, &r, commit)?;
+            Some(Fetched {
+                commit: commit.clone(),
+                behind: behind as u32,
+                index,
+            })
+        })
+    })
+    .await
+    .ok()
+    .flatten();
+    let nearer = cached.as_ref().map_or(commits.len(), |f| f.behind as usize);
     let mut tried = 0u32;
-    for (behind, commit) in commits.iter().enumerate() {
+    for (behind, commit) in commits.iter().enumerate().take(nearer) {
+        let mut fallback = |p: RemoteProblem| cached.take().ok_or(p);
         if Instant::now() >= deadline {
-            return Err(RemoteProblem::NoIndex {
+            return fallback(RemoteProblem::NoIndex {
                 tried,
                 timed_out: true,
             });
         }
         tried += 1;
-        let (c, r, cm) = (cache.to_path_buf(), root.to_path_buf(), commit.clone());
-        let cached =
-            tokio::task::spawn_blocking(move || scry_index::cache::open_remote(&c, &r, &cm))
-                .await
-                .ok()
-                .flatten();
-        if let Some(index) = cached {
-            return Ok(Fetched {
-                commit: commit.clone(),
-                behind: behind as u32,
-                index,
-            });
-        }
         let tmp = temp_path(cache, root, "scip");
         let got =
             match tokio::time::timeout_at(deadline.into(), download(remote, commit, &tmp)).await {
@@ -234,7 +242,7 @@ pub async fn fetch(
             }
             Err(p) => {
                 let _ = std::fs::remove_file(&tmp);
-                return Err(p);
+                return fallback(p);
             }
         }
         let (c, r, cm, g) = (
@@ -250,24 +258,35 @@ pub async fn fetch(
         })
         .await;
         return match installed {
-            Ok(Ok(index)) => Ok(Fetched {
-                commit: commit.clone(),
-                behind: behind as u32,
-                index,
-            }),
-            Ok(Err(e)) => Err(RemoteProblem::Unusable {
+            Ok(Ok(index)) => {
+                let (c, r) = (cache.to_path_buf(), root.to_path_buf());
+                let _ = tokio::task::spawn_blocking(move || {
+                    scry_index::cache::prune_remote(&c, &r, KEEP_COMMITS)
+                })
+                .await;
+                Ok(Fetched {
+                    commit: commit.clone(),
+                    behind: behind as u32,
+                    index,
+                })
+            }
+            Ok(Err(e)) => fallback(RemoteProblem::Unusable {
                 error: e.to_string(),
             }),
-            Err(e) => Err(RemoteProblem::Unusable {
+            Err(e) => fallback(RemoteProblem::Unusable {
                 error: e.to_string(),
             }),
         };
     }
-    Err(RemoteProblem::NoIndex {
+    cached.ok_or(RemoteProblem::NoIndex {
         tried,
         timed_out: false,
     })
 }
+
+/// How many fetched commits' indexes the cache keeps per workspace (the
+/// most recently fetched).
+pub const KEEP_COMMITS: usize = 4;
 
 /// A temporary file in the cache's directory for `root`'s fetched indexes.
 fn temp_path(cache: &Path, root: &Path, ext: &str) -> PathBuf {

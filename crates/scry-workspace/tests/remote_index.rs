@@ -232,6 +232,14 @@ async fn the_nearest_ancestors_index_is_fetched_verified_converted_at_its_commit
         .map(|r| r.path.clone())
         .collect();
     assert_eq!(asked, [format!("/ix/{b}.scip")]);
+    // Offline (nothing listens): the cached index still answers.
+    let gone = Server::start();
+    let offline = remote(format!("{}/ix/{{commit}}.scip", gone.base()));
+    drop(gone);
+    let again = fetch(cache.path(), &root, true, &offline, deadline)
+        .await
+        .expect("cached, offline");
+    assert_eq!((again.commit.as_str(), again.behind), (a.as_str(), 1));
     // A digest that is absent (404) is no check.
     let server2 = Server::start();
     server2.route(&format!("/ix/{b}.scip"), Route::Body(index.clone()));
@@ -380,4 +388,45 @@ async fn documents_outside_the_root_are_refused_in_a_fetched_index() {
     let got = got.expect("the index, its hostile documents refused");
     assert_eq!(got.index.meta().refused, 3);
     assert_eq!(got.index.documents(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_cache_keeps_the_last_fetched_commits_and_clears_old_downloads() {
+    let (_d, root, _a, b) = history();
+    let server = Server::start();
+    server.route(&format!("/ix/{b}.scip"), Route::Body(scip(&[])));
+    let cache = tempfile::tempdir().unwrap();
+    let dir = scry_index::cache::dir_for(cache.path(), &root).join("remote");
+    std::fs::create_dir_all(&dir).unwrap();
+    let now = std::time::SystemTime::now();
+    let aged = |name: &str, secs: u64| {
+        let f = std::fs::File::create(dir.join(name)).unwrap();
+        f.set_modified(now - Duration::from_secs(secs)).unwrap();
+    };
+    for i in 0..5u64 {
+        aged(&format!("old{i}.db"), 36_000 - i * 60);
+    }
+    aged("fetch.1.1.scip.tmp", 3 * 24 * 3600);
+    aged("fetch.1.2.scip.tmp", 60);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let r = remote(format!("{}/ix/{{commit}}.scip", server.base()));
+    let got = fetch(cache.path(), &root, true, &r, deadline)
+        .await
+        .expect("HEAD's");
+    assert_eq!(got.commit, b);
+    let mut left: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    let mut want = vec![
+        format!("{b}.db"),
+        "fetch.1.2.scip.tmp".to_string(),
+        "old2.db".into(),
+        "old3.db".into(),
+        "old4.db".into(),
+    ];
+    want.sort();
+    assert_eq!(left, want);
 }
