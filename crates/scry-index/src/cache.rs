@@ -323,7 +323,7 @@ pub fn prune_remote(cache: &Path, root: &Path, keep: usize) {
             let _ = std::fs::remove_file(&path);
         }
     }
-    dbs.sort_by(|a, b| b.0.cmp(&a.0));
+    dbs.sort_by_key(|d| std::cmp::Reverse(d.0));
     for (_, path) in dbs.into_iter().skip(keep) {
         let _ = std::fs::remove_file(path);
     }
