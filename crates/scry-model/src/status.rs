@@ -324,6 +324,9 @@ pub enum RemoteProblem {
     /// The fetched index was refused by the conversion (`error`: its
     /// message, as the local import words it).
     Unusable { error: String },
+    /// The configured header's environment variable (`env`) is not set:
+    /// nothing was asked without it.
+    HeaderUnset { env: String },
     /// The URL template is not usable (`why`: what is wrong with it).
     BadUrl { why: String },
 }

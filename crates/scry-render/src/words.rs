@@ -401,6 +401,9 @@ fn remote_problem(p: &scry_model::RemoteProblem, root: &Path) -> String {
             scry_base::paths::relativise_text(error, root)
         ),
         P::BadUrl { why } => format!("is not usable ({why}){other}"),
+        P::HeaderUnset { env } => format!(
+            "is not asked: its header's value comes from the environment variable {env}, which is not set (in the daemon: set it where the daemon starts){other}"
+        ),
     }
 }
 
@@ -1073,6 +1076,12 @@ mod tests {
                     to: "evil.example".into(),
                 },
                 "the remote SCIP index (https://ci.example/{commit}.scip) redirected to another host (evil.example); not followed; answered from the other sources",
+            ),
+            (
+                P::HeaderUnset {
+                    env: "SCRY_INDEX_TOKEN".into(),
+                },
+                "the remote SCIP index (https://ci.example/{commit}.scip) is not asked: its header's value comes from the environment variable SCRY_INDEX_TOKEN, which is not set (in the daemon: set it where the daemon starts); answered from the other sources",
             ),
             (
                 P::Stalled { secs: 15 },

@@ -387,9 +387,13 @@ async fn get(
         secs: stall.as_secs().max(1),
     };
     let mut req = client(stall)?.get(url);
-    if let Some(h) = &remote.header
-        && let Some(v) = crate::env::var_os(&h.env).and_then(|v| v.into_string().ok())
-    {
+    if let Some(h) = &remote.header {
+        let unset = || RemoteProblem::HeaderUnset { env: h.env.clone() };
+        let v = crate::env::var_os(&h.env)
+            .and_then(|v| v.into_string().ok())
+            .filter(|v| !v.is_empty())
+            .ok_or_else(unset)?;
+        let v = reqwest::header::HeaderValue::from_str(&v).map_err(|_| unset())?;
         req = req.header(h.name.as_str(), v);
     }
     let mut resp = tokio::time::timeout(stall, req.send())

@@ -337,6 +337,22 @@ async fn every_failure_is_its_problem_in_time_and_nothing_is_installed() {
     );
     nothing_installed(cache.path());
 
+    // A header whose variable is not set: nothing is asked.
+    let mut unset = url("none");
+    unset.header = Some(RemoteHeader {
+        name: "Authorization".into(),
+        env: "SCRY_TEST_REMOTE_TOKEN_UNSET_41".into(),
+    });
+    let before = server.seen().len();
+    let (got, _c) = fetch_fresh(&root, &unset).await;
+    assert_eq!(
+        got.err(),
+        Some(RemoteProblem::HeaderUnset {
+            env: "SCRY_TEST_REMOTE_TOKEN_UNSET_41".into()
+        })
+    );
+    assert_eq!(server.seen().len(), before);
+
     // A server error.
     server.route(&format!("/err/{b}.scip"), Route::Status(500));
     let (got, _c) = fetch_fresh(&root, &url("err")).await;
