@@ -158,10 +158,13 @@ async fn main() {
     let bin = user.join("bin");
     std::fs::create_dir_all(&bin).unwrap();
     let git_bin = std::env::split_paths(&std::env::var_os("PATH").unwrap())
-        .map(|d| d.join("git"))
+        .flat_map(|d| [d.join("git"), d.join("git.exe")])
         .find(|p| p.is_file())
         .expect("git");
+    #[cfg(unix)]
     std::os::unix::fs::symlink(git_bin, bin.join("git")).unwrap();
+    #[cfg(not(unix))]
+    std::fs::copy(git_bin, bin.join("git.exe")).unwrap();
     std::fs::write(
         user.join("config.json"),
         format!(
