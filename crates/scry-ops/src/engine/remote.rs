@@ -11,7 +11,8 @@
 //! with a note ([`RemoteProblem::Fetching`]). When HEAD moves, the next
 //! question starts a new search and the index fetched for the old HEAD
 //! answers until it ends. A failed search is retried after
-//! [`RETRY_AFTER`] or when HEAD moves, never on every question.
+//! [`RETRY_AFTER`] or when HEAD moves, never on every question; so is one
+//! that found only an ancestor's index (HEAD's may be published since).
 //!
 //! Translation ([`RemoteLoaded::hunks`]): a document whose file changed
 //! since the index's commit is answered from through that file's `git
@@ -55,12 +56,15 @@ struct RemoteState {
     said: Option<RemoteProblem>,
 }
 
-/// One search, for `head`: `done` turns true when it ended; `failed`
-/// holds its problem and when it ended.
+/// One search, for `head` with the template `url`: `done` turns true when
+/// it ended; `failed` holds its problem and when it ended, `found` when it
+/// found an index.
 struct Search {
     head: String,
+    url: String,
     done: watch::Receiver<bool>,
     failed: Option<(RemoteProblem, Instant)>,
+    found: Option<Instant>,
 }
 
 /// A fetched index, open: the commit it was built at, how far behind
@@ -146,15 +150,12 @@ impl Engine {
                 st.loaded = None;
                 return Err(say_once(&mut st, RemoteProblem::NoCommit).map(note));
             };
-            // A search for this HEAD: none yet, another HEAD's, or one that
-            // failed long enough ago starts one.
-            let due = st.search.as_ref().is_none_or(|s| {
-                s.head != head
-                    || s.failed
-                        .as_ref()
-                        .is_some_and(|(_, at)| at.elapsed() > RETRY_AFTER)
-            });
-            if due {
+            // A search for this HEAD: none yet, another HEAD's or
+            // template's, one that failed long enough ago, or one that
+            // found only an ancestor's index long enough ago (CI may have
+            // published a nearer one since) starts one.
+            let behind = st.loaded.as_ref().is_some_and(|l| l.behind > 0);
+            if search_due(st.search.as_ref(), &head, &remote.url, behind) {
                 st.search = Some(self.start_search(cache, remote, &root, trusted, git, head));
             }
             // What was fetched answers (for an earlier HEAD while the new
@@ -193,6 +194,7 @@ impl Engine {
         head: String,
     ) -> Search {
         let (tx, rx) = watch::channel(false);
+        let url = remote.url.clone();
         let engine = self.clone();
         let (cache, remote, root, h) = (
             cache.to_path_buf(),
@@ -223,6 +225,9 @@ impl Engine {
                         hunks: Mutex::default(),
                     }));
                     st.said = None;
+                    if let Some(s) = st.search.as_mut().filter(|_| current) {
+                        s.found = Some(Instant::now());
+                    }
                 }
                 Err(p) if current => {
                     if let Some(s) = st.search.as_mut() {
@@ -236,10 +241,25 @@ impl Engine {
         }));
         Search {
             head,
+            url,
             done: rx,
             failed: None,
+            found: None,
         }
     }
+}
+
+/// Whether a new search starts: none yet, or the last was for another
+/// HEAD or template, failed over [`RETRY_AFTER`] ago, or found only an
+/// ancestor's index (`behind`) over [`RETRY_AFTER`] ago.
+fn search_due(last: Option<&Search>, head: &str, url: &str, behind: bool) -> bool {
+    let long_ago = |at: &Instant| at.elapsed() > RETRY_AFTER;
+    last.is_none_or(|s| {
+        s.head != head
+            || s.url != url
+            || s.failed.as_ref().is_some_and(|(_, at)| long_ago(at))
+            || (behind && s.found.as_ref().is_some_and(long_ago))
+    })
 }
 
 /// `p`, unless it was the last problem said.
@@ -249,4 +269,62 @@ fn say_once(st: &mut RemoteState, p: RemoteProblem) -> Option<RemoteProblem> {
     }
     st.said = Some(p.clone());
     Some(p)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_search_is_due_for_a_new_head_or_template_and_again_only_after_a_while() {
+        let (_tx, done) = watch::channel(true);
+        let long_ago = Instant::now()
+            .checked_sub(RETRY_AFTER + Duration::from_secs(1))
+            .expect("a clock running for over five minutes");
+        let search = |failed: Option<Instant>, found: Option<Instant>| Search {
+            head: "h".into(),
+            url: "u".into(),
+            done: done.clone(),
+            failed: failed.map(|at| (RemoteProblem::DigestMismatch, at)),
+            found,
+        };
+        assert!(search_due(None, "h", "u", false));
+        let running = search(None, None);
+        assert!(!search_due(Some(&running), "h", "u", false));
+        assert!(search_due(Some(&running), "h2", "u", false));
+        assert!(search_due(Some(&running), "h", "u2", false));
+        // Failed: not on every question, again after a while.
+        assert!(!search_due(
+            Some(&search(Some(Instant::now()), None)),
+            "h",
+            "u",
+            false
+        ));
+        assert!(search_due(
+            Some(&search(Some(long_ago), None)),
+            "h",
+            "u",
+            false
+        ));
+        // Found HEAD's own: never again for this HEAD; an ancestor's: again
+        // after a while.
+        assert!(!search_due(
+            Some(&search(None, Some(long_ago))),
+            "h",
+            "u",
+            false
+        ));
+        assert!(!search_due(
+            Some(&search(None, Some(Instant::now()))),
+            "h",
+            "u",
+            true
+        ));
+        assert!(search_due(
+            Some(&search(None, Some(long_ago))),
+            "h",
+            "u",
+            true
+        ));
+    }
 }
