@@ -78,6 +78,22 @@ impl Hunks {
         shift(self.0.iter().map(|h| (h.old_span(), h.new_span())), line)
     }
 
+    /// Line `line` (0-based) of the old side, changed, paired with its new
+    /// line: only inside a hunk that replaced as many lines as it removed
+    /// (line by line, the n-th with the n-th); `None` otherwise. What was
+    /// on it may still be there, edited around (re-found by name).
+    pub fn paired(&self, line: u32) -> Option<u32> {
+        let l = line + 1;
+        let h = self.0.iter().find(|h| {
+            let (b, e) = h.old_span();
+            (b..e).contains(&l)
+        })?;
+        if h.old_lines != h.new_lines {
+            return None;
+        }
+        Some(h.new_span().0 + (l - h.old_span().0) - 1)
+    }
+
     /// Line `line` (0-based) of the new side on the old side, `None` when
     /// it is a changed one.
     pub fn backward(&self, line: u32) -> Option<u32> {
@@ -143,6 +159,12 @@ mod tests {
         for old in [0, 2, 3, 8, 10, 21, 40] {
             assert_eq!(h.forward(old).and_then(|n| h.backward(n)), Some(old));
         }
+        // Changed lines pair only where as many replaced as removed.
+        assert_eq!(h.paired(9), None); // 1 line became 3
+        assert_eq!(h.paired(19), None); // deleted
+        assert_eq!(h.paired(4), None); // not changed
+        let one = hunks("@@ -5,2 +7,2 @@\n");
+        assert_eq!((one.paired(4), one.paired(5), one.paired(6)), (Some(6), Some(7), None));
     }
 
     #[test]

@@ -246,10 +246,13 @@ pub enum Reason {
     },
     /// An answer from an index built at an earlier commit: `locations` in
     /// `files` files changed since were moved to the working tree's lines
-    /// across the git diff; `dropped` were on changed lines and left out.
+    /// across the git diff; of those on changed lines, `refound` were found
+    /// again by name on the line they became and `dropped` were left out.
     IndexTranslated {
         locations: usize,
         files: usize,
+        #[serde(default)]
+        refound: usize,
         dropped: usize,
     },
     /// The SCIP index could not be loaded (`error`, the loader's message,

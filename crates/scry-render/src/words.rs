@@ -336,17 +336,23 @@ pub(crate) fn reason_in(r: &Reason, root: &Path, d: Dialect) -> String {
         Reason::IndexTranslated {
             locations,
             files,
+            refound,
             dropped,
         } => {
-            let moved = format!(
+            let mut words = format!(
                 "the index was built at an earlier commit: {locations} location(s) in {files} file(s) changed since were moved to their lines now across the git diff"
             );
-            match dropped {
-                0 => moved,
-                n => format!(
-                    "{moved}; {n} on lines changed since were left out (ask again when the live server is ready for them)"
-                ),
+            if *refound > 0 {
+                words.push_str(&format!(
+                    "; {refound} on lines changed since were found again by name on the line they became"
+                ));
             }
+            if *dropped > 0 {
+                words.push_str(&format!(
+                    "; {dropped} on lines changed since were left out (ask again when the live server is ready for them)"
+                ));
+            }
+            words
         }
         Reason::IndexUnusable { error } => format!(
             "the SCIP index is not usable ({}); answered from the other sources — rebuild it with `scry index`",
@@ -1103,11 +1109,22 @@ mod tests {
         let t = Reason::IndexTranslated {
             locations: 4,
             files: 2,
+            refound: 0,
             dropped: 1,
         };
         assert_eq!(
             reason(&t, root),
             "the index was built at an earlier commit: 4 location(s) in 2 file(s) changed since were moved to their lines now across the git diff; 1 on lines changed since were left out (ask again when the live server is ready for them)"
+        );
+        let t = Reason::IndexTranslated {
+            locations: 4,
+            files: 2,
+            refound: 2,
+            dropped: 0,
+        };
+        assert_eq!(
+            reason(&t, root),
+            "the index was built at an earlier commit: 4 location(s) in 2 file(s) changed since were moved to their lines now across the git diff; 2 on lines changed since were found again by name on the line they became"
         );
     }
 

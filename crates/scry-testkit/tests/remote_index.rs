@@ -227,6 +227,13 @@ async fn a_fetched_index_of_an_earlier_commit_answers_for_the_working_tree() {
         "inv.items.iter().map(|&i| item_weight(i)).sum()",
         "inv.items.iter().map(|&i| item_weight(i) + 0).sum()",
     );
+    // ... and report.rs no longer calls total_weight on its line 8.
+    edit(
+        &root,
+        "src/report.rs",
+        "let w = total_weight(inv);",
+        "let w = inv.items.len();",
+    );
     git(&root, &["commit", "-qam", "C"]);
     // Uncommitted: two lines at the top of main.rs.
     edit(
@@ -260,7 +267,7 @@ async fn a_fetched_index_of_an_earlier_commit_answers_for_the_working_tree() {
             Action::References,
             "src/report.rs",
             "total_weight",
-            Some(8),
+            Some(3),
             30,
         ),
         q(Action::Definition, "src/report.rs", "restock", Some(6), 30),
@@ -310,7 +317,9 @@ async fn a_fetched_index_of_an_earlier_commit_answers_for_the_working_tree() {
         assert!(label.ends_with(&from), "{label}");
     }
     // total_weight: its definition (inventory.rs, moved by B and C), its
-    // uses in main.rs (moved by the uncommitted edit) and report.rs.
+    // uses in main.rs (moved by the uncommitted edit) and report.rs's
+    // `use`; its call on the line C rewrote without it is left out, and
+    // the answer says so.
     let refs = &answers[0].0;
     all_name(refs, "total_weight");
     // Its uses in code (not in a comment or a string).
@@ -325,10 +334,14 @@ async fn a_fetched_index_of_an_earlier_commit_answers_for_the_working_tree() {
     }
     want.sort();
     assert_eq!(places(&root, refs), want, "{refs:?}");
+    let n = notes(&root, refs);
     assert!(
-        notes(&root, refs).contains("were moved to their lines now across the git diff"),
-        "{}",
-        notes(&root, refs)
+        n.contains("were moved to their lines now across the git diff"),
+        "{n}"
+    );
+    assert!(
+        n.contains("; 1 on lines changed since were left out"),
+        "{n}"
     );
     // restock's definition, moved by C.
     let def = &answers[1].0;
@@ -340,20 +353,23 @@ async fn a_fetched_index_of_an_earlier_commit_answers_for_the_working_tree() {
             lines_where(&root, "src/inventory.rs", |l| l.contains("pub fn restock"))[0]
         )]
     );
-    // item_weight: its definition moved; its use on the line C changed is
-    // dropped, and the answer says so.
+    // item_weight: its definition moved; its use on the line C changed
+    // (still calling it) found again by name there, and the answer says so.
     let iw = &answers[2].0;
     all_name(iw, "item_weight");
     assert_eq!(
         places(&root, iw),
-        [(
-            "src/inventory.rs".to_string(),
-            lines_where(&root, "src/inventory.rs", |l| l
-                .contains("pub fn item_weight"))[0]
-        )]
+        lines_where(&root, "src/inventory.rs", |l| l.contains("item_weight"))
+            .into_iter()
+            .map(|l| ("src/inventory.rs".to_string(), l))
+            .collect::<Vec<_>>()
     );
     let n = notes(&root, iw);
-    assert!(n.contains("1 on lines changed since were left out"), "{n}");
+    assert!(
+        n.contains("; 1 on lines changed since were found again by name on the line they became"),
+        "{n}"
+    );
+    assert!(!n.contains("left out"), "{n}");
     // Asked in the file with an uncommitted edit, by name.
     let d = &answers[3].0;
     all_name(d, "total_weight");

@@ -656,10 +656,11 @@ impl Engine {
                 files: left_out.files.len(),
             });
         }
-        if left_out.translated > 0 || left_out.dropped > 0 {
+        if left_out.translated + left_out.refound + left_out.dropped > 0 {
             answer.notes.push(Reason::IndexTranslated {
                 locations: left_out.translated,
                 files: left_out.translated_files.len(),
+                refound: left_out.refound,
                 dropped: left_out.dropped,
             });
         }
@@ -784,6 +785,8 @@ impl Engine {
         let mut out = Vec::new();
         let mut from = 0;
         let mut doc: Option<(u32, Doc, Fate)> = None;
+        // What a location on a changed line is re-found by.
+        let name = scry_index::symbol::name_and_kind(&s.symbol).map(|n| n.0);
         while from < s.occ_count && out.len() < MAX_REFERENCES {
             let chunk = ix.symbol_occurrences(s, from, 4096)?;
             if chunk.is_empty() {
@@ -828,9 +831,20 @@ impl Engine {
                                 left_out.translated_files.push(d.path.clone());
                             }
                         }
+                        // On a changed line: found again by name on the line
+                        // it became, else dropped.
                         _ => {
-                            left_out.dropped += 1;
-                            continue;
+                            let limit = self.ws.config().limits.max_file_bytes;
+                            let found = name
+                                .as_deref()
+                                .and_then(|n| left_out.refind(root, limit, &d.path, h, &o, n));
+                            let Some((line, col)) = found else {
+                                left_out.dropped += 1;
+                                continue;
+                            };
+                            o.end_col = col + (o.end_col - o.col);
+                            (o.line, o.end_line, o.col) = (line, line, col);
+                            left_out.refound += 1;
                         }
                     },
                 }
@@ -1080,7 +1094,11 @@ struct LeftOut {
     remote: Option<Arc<RemoteLoaded>>,
     translated: usize,
     translated_files: Vec<String>,
+    /// On changed lines: found again by name, and not.
+    refound: usize,
     dropped: usize,
+    /// The working tree's text of files re-found in, read once.
+    texts: HashMap<String, Option<LineIndex>>,
 }
 
 impl LeftOut {
@@ -1094,6 +1112,51 @@ impl LeftOut {
             return None;
         }
         r.hunks(root, &d.path)
+    }
+
+    /// Where occurrence `o` (of `name`, on a changed line of `rel`) is
+    /// now: on the line it became (a hunk replacing line for line), at
+    /// its column when `name` is still written there, else where the line
+    /// writes `name` once as a whole word; `None` otherwise.
+    fn refind(
+        &mut self,
+        root: &Path,
+        limit: u64,
+        rel: &str,
+        h: &scry_index::translate::Hunks,
+        o: &Occ,
+        name: &str,
+    ) -> Option<(u32, u32)> {
+        let n: Vec<char> = name.chars().collect();
+        if o.line != o.end_line || (o.end_col - o.col) as usize != n.len() || n.is_empty() {
+            return None;
+        }
+        let now = h.paired(o.line)?;
+        let text = self
+            .texts
+            .entry(rel.to_string())
+            .or_insert_with(|| {
+                scry_base::disk::read_text(&root.join(rel), limit)
+                    .ok()
+                    .flatten()
+                    .map(LineIndex::new)
+            })
+            .as_ref()?;
+        let line: Vec<char> = text.line(now)?.chars().collect();
+        let word = |c: &char| c.is_alphanumeric() || *c == '_';
+        let at = |c: usize| {
+            line.get(c..c + n.len()) == Some(&n[..])
+                && (c == 0 || !word(&line[c - 1]))
+                && line.get(c + n.len()).is_none_or(|x| !word(x))
+        };
+        if at(o.col as usize) {
+            return Some((now, o.col));
+        }
+        let mut hits = (0..line.len()).filter(|&c| at(c));
+        match (hits.next(), hits.next()) {
+            (Some(c), None) => Some((now, c as u32)),
+            _ => None,
+        }
     }
 }
 
