@@ -164,7 +164,10 @@ mod tests {
         assert_eq!(h.paired(19), None); // deleted
         assert_eq!(h.paired(4), None); // not changed
         let one = hunks("@@ -5,2 +7,2 @@\n");
-        assert_eq!((one.paired(4), one.paired(5), one.paired(6)), (Some(6), Some(7), None));
+        assert_eq!(
+            (one.paired(4), one.paired(5), one.paired(6)),
+            (Some(6), Some(7), None)
+        );
     }
 
     #[test]
