@@ -296,6 +296,26 @@ pub fn install_remote(
     Index::open(&db)
 }
 
+/// The fetched indexes of `root` in the cache that open as such (their
+/// commit, when converted), newest first.
+pub fn remote_fetched(cache: &Path, root: &Path) -> Vec<(String, std::time::SystemTime)> {
+    let dir = dir_for(cache, root).join("remote");
+    let mut out: Vec<(String, std::time::SystemTime)> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let commit = name.strip_suffix(".db")?.to_string();
+            let at = e.metadata().and_then(|m| m.modified()).ok()?;
+            open_remote(cache, root, &commit)?;
+            Some((commit, at))
+        })
+        .collect();
+    out.sort_by_key(|(_, at)| std::cmp::Reverse(*at));
+    out
+}
+
 /// Keep the `keep` most recently written fetched indexes of `root` and
 /// remove the others, and temporary files of fetches over a day old (a
 /// process that died mid-download). Best effort: what cannot be removed

@@ -570,6 +570,15 @@ pub enum DoctorIndex {
     Current { status: IndexStatus, answers: bool },
     /// Not converted yet (the next question converts it).
     NotConverted { origin: IndexOrigin, answers: bool },
+    /// A remote index is configured (`url`, shown without its query):
+    /// `cached` commits' indexes fetched, the newest `newest` (its commit,
+    /// fetched `age_secs` ago); `answers`: no local index takes its place.
+    Remote {
+        url: String,
+        cached: u32,
+        newest: Option<(String, u64)>,
+        answers: bool,
+    },
 }
 
 /// A tree-sitter grammar this binary was built without (`doctor` names

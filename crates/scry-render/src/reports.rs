@@ -562,6 +562,27 @@ fn doctor_index(ix: &DoctorIndex, root: &Path) -> String {
         DoctorIndex::Current { status, answers } => {
             format!("{}; {}", index_status(status, root), read(*answers))
         }
+        DoctorIndex::Remote {
+            url,
+            cached,
+            newest,
+            answers,
+        } => {
+            let fetched = match newest {
+                Some((commit, age)) => format!(
+                    "{cached} commit(s) fetched, the newest {} ago (@{})",
+                    clock::age(*age),
+                    commit.chars().take(12).collect::<String>()
+                ),
+                None => "nothing fetched yet (the next question fetches it)".into(),
+            };
+            let read = if *answers {
+                "answers cold questions"
+            } else {
+                "not read: a local index takes its place"
+            };
+            format!("remote index {url}: {fetched}; {read}")
+        }
         DoctorIndex::NotConverted { origin: o, answers } => format!(
             "{}: not converted yet (the next question converts it); {}",
             origin(o, root),
@@ -1097,6 +1118,27 @@ mod tests {
         assert_eq!(
             index_label(&about(remote(0, ""), commit), root),
             "SCIP index @1a2b3c4d5e6f (at HEAD; rust-analyzer 1.95.0, built 3 min ago; fetched from a file)"
+        );
+        // doctor's line.
+        let d = DoctorIndex::Remote {
+            url: "https://ci.example/{commit}.scip".into(),
+            cached: 2,
+            newest: Some(("1a2b3c4d5e6f7a8b".into(), 120)),
+            answers: true,
+        };
+        assert_eq!(
+            doctor_index(&d, root),
+            "remote index https://ci.example/{commit}.scip: 2 commit(s) fetched, the newest 2 min ago (@1a2b3c4d5e6f); answers cold questions"
+        );
+        let d = DoctorIndex::Remote {
+            url: "https://ci.example/{commit}.scip".into(),
+            cached: 0,
+            newest: None,
+            answers: false,
+        };
+        assert_eq!(
+            doctor_index(&d, root),
+            "remote index https://ci.example/{commit}.scip: nothing fetched yet (the next question fetches it); not read: a local index takes its place"
         );
         // Its status line names the commit, the remote and the fetch's age.
         let status = IndexStatus {

@@ -382,6 +382,29 @@ async fn a_fetched_index_of_an_earlier_commit_answers_for_the_working_tree() {
         )]
     );
 
+    // `doctor` names the remote, what was fetched, and that it answers.
+    let r = root.clone();
+    let doctor = scry_workspace::env::scope(ctx.clone(), async move {
+        let ws = Workspace::open(&r).unwrap();
+        let cache = scry_base::dirs::cache().unwrap();
+        scry_ops::engine::indexed::doctor_indexes(Some(&cache), &ws.config(), &r)
+    })
+    .await;
+    match doctor.as_slice() {
+        [
+            scry_model::DoctorIndex::Remote {
+                url,
+                cached: 1,
+                newest: Some((commit, _)),
+                answers: true,
+            },
+        ] => {
+            assert_eq!(commit, &commit_a);
+            assert_eq!(url, &format!("{}/ok/{{commit}}.scip", server.base()));
+        }
+        other => panic!("{other:?}"),
+    }
+
     // A second engine (another process would do the same) takes A's index
     // from the cache: the server is asked only for HEAD's.
     let before = server.seen().len();

@@ -160,6 +160,19 @@ pub fn doctor_indexes(
     });
     let picked = cache::pick(cache, root, configured.as_deref()).map(Path::to_path_buf);
     let built = Source::Built(cache::dir_for(cache, root).join("index.scip"));
+    if let Some((remote, _)) = &config.index.remote {
+        let local = picked.is_some() || built.scip().exists();
+        let fetched = cache::remote_fetched(cache, root);
+        out.push(DoctorIndex::Remote {
+            url: remote.shown(),
+            cached: fetched.len() as u32,
+            newest: fetched.first().map(|(commit, at)| {
+                let age = SystemTime::now().duration_since(*at).unwrap_or_default();
+                (commit.clone(), age.as_secs())
+            }),
+            answers: !local,
+        });
+    }
     let sources = configured
         .map(Source::Configured)
         .into_iter()
