@@ -4,7 +4,8 @@
 //! Layout: `<cache>/index/<key>/` with `<key>` a hash of the canonical
 //! root: `index.scip` (what `scry index` had the indexer write) and
 //! `index.db` (its converted form); a configured CI-built index is
-//! converted to `ci.db` there, the `index.scip` itself never written.
+//! converted to `ci.db` there, the `index.scip` itself never written; a
+//! fetched one (`index.remote`) to `remote/<commit>.db` ([`install_remote`]).
 //! [`load`] converts again when the `index.scip`'s size or time differs
 //! from the one the converted file records, one conversion at a time in a
 //! process.
@@ -228,6 +229,124 @@ pub fn take(cache_dir: &Path, root: &Path, from: &Path) -> Result<Index, IndexEr
     // What the conversion refuses is said of the file given, not of the
     // cache's copy of it.
     install(cache_dir, root, &tmp, None, None, None).map_err(|e| e.naming(&tmp, from))
+}
+
+/// Where the converted form of a fetched index of `root` at `commit`
+/// lives: `<dir>/remote/<commit>.db` (one per commit, so a second process
+/// or question reuses it without the network).
+pub fn remote_db(cache: &Path, root: &Path, commit: &str) -> PathBuf {
+    dir_for(cache, root)
+        .join("remote")
+        .join(format!("{commit}.db"))
+}
+
+/// The converted fetched index of `root` at `commit`, when there is one
+/// for that root and commit (`None`: not fetched yet, or unreadable).
+pub fn open_remote(cache: &Path, root: &Path, commit: &str) -> Option<Index> {
+    let ix = Index::open(&remote_db(cache, root, commit)).ok()?;
+    let m = ix.meta();
+    (m.root == root && m.commit.as_deref() == Some(commit)).then_some(ix)
+}
+
+/// Convert `scip` (a fetched, verified `index.scip` of `root` at
+/// `commit`, a temporary file removed here in every case) under every rule
+/// the local import follows, with `at_commit` giving each document's file
+/// as it was at that commit; put in place ([`remote_db`]) only when that
+/// succeeded, atomically.
+pub fn install_remote(
+    cache: &Path,
+    root: &Path,
+    commit: &str,
+    scip: &Path,
+    at_commit: &dyn Fn(&str) -> convert::AtCommit,
+) -> Result<Index, IndexError> {
+    let db = remote_db(cache, root, commit);
+    let made = db
+        .parent()
+        .map(std::fs::create_dir_all)
+        .transpose()
+        .map_err(|err| IndexError::Io {
+            path: db.clone(),
+            err,
+        });
+    let new_db = db.with_extension(format!("new{}", std::process::id()));
+    let converted = made.and_then(|_| {
+        convert::convert(
+            scip,
+            &new_db,
+            ConvertOptions {
+                commit: Some(commit.to_string()),
+                built_by: Some("remote".into()),
+                at_commit: Some(at_commit),
+                ..ConvertOptions::new(root)
+            },
+        )
+    });
+    let _ = std::fs::remove_file(scip);
+    let placed = converted.and_then(|_| {
+        std::fs::rename(&new_db, &db).map_err(|err| IndexError::Io {
+            path: db.clone(),
+            err,
+        })
+    });
+    if let Err(e) = placed {
+        let _ = std::fs::remove_file(&new_db);
+        return Err(e);
+    }
+    Index::open(&db)
+}
+
+/// The fetched indexes of `root` in the cache that open as such (their
+/// commit, when converted), newest first.
+pub fn remote_fetched(cache: &Path, root: &Path) -> Vec<(String, std::time::SystemTime)> {
+    let dir = dir_for(cache, root).join("remote");
+    let mut out: Vec<(String, std::time::SystemTime)> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let commit = name.strip_suffix(".db")?.to_string();
+            let at = e.metadata().and_then(|m| m.modified()).ok()?;
+            open_remote(cache, root, &commit)?;
+            Some((commit, at))
+        })
+        .collect();
+    out.sort_by_key(|(_, at)| std::cmp::Reverse(*at));
+    out
+}
+
+/// Keep the `keep` most recently written fetched indexes of `root` and
+/// remove the others, and temporary files of fetches over a day old (a
+/// process that died mid-download). Best effort: what cannot be removed
+/// stays.
+pub fn prune_remote(cache: &Path, root: &Path, keep: usize) {
+    let dir = dir_for(cache, root).join("remote");
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return;
+    };
+    let now = std::time::SystemTime::now();
+    let mut dbs = Vec::new();
+    for e in entries.flatten() {
+        let path = e.path();
+        let Ok(modified) = e.metadata().and_then(|m| m.modified()) else {
+            continue;
+        };
+        let name = e.file_name().to_string_lossy().into_owned();
+        if name.ends_with(".db") {
+            dbs.push((modified, path));
+        } else if name.ends_with(".tmp")
+            && now
+                .duration_since(modified)
+                .is_ok_and(|age| age.as_secs() > 24 * 3600)
+        {
+            let _ = std::fs::remove_file(&path);
+        }
+    }
+    dbs.sort_by_key(|d| std::cmp::Reverse(d.0));
+    for (_, path) in dbs.into_iter().skip(keep) {
+        let _ = std::fs::remove_file(path);
+    }
 }
 
 /// The directory of `root`'s index under `cache_dir`, created if needed.

@@ -11,6 +11,8 @@
 //! - [`symbol`]: names and kinds from SCIP symbol strings.
 //! - [`cache`]: where a workspace's converted index lives (per-user cache,
 //!   keyed by the canonical root) and the freshness of its documents.
+//! - [`translate`]: a line moved across a file's git diff hunks (an index
+//!   built at an earlier commit answering for the working tree).
 //! - [`join`]: the indexes of several project roots as one, paths relative
 //!   to the workspace root.
 //!
@@ -28,3 +30,4 @@ pub mod join;
 pub mod proto;
 pub mod store;
 pub mod symbol;
+pub mod translate;

@@ -1,10 +1,12 @@
-//! `scry index [--root DIR]… [--from FILE] [--timeout-ms N]`: build the
+//! `scry index [--root DIR]… [--from FILE] [--output FILE] [--timeout-ms N]`: build the
 //! SCIP index of each workspace root given (`--root`, repeatable, or
 //! positional roots; default: the current directory)
 //! with its languages' indexers, or take a CI-built `index.scip` as is, and
 //! convert it for scry (`scry_index::cache`: the per-user cache, keyed by
 //! the canonical root). Later questions answer from it while the live
-//! server starts or indexes (`scry_ops::engine::indexed`).
+//! server starts or indexes (`scry_ops::engine::indexed`). `--output`
+//! also writes the `index.scip` to a file (CI publishes it per commit for
+//! `index.remote`), atomically.
 //!
 //! The indexers are run by `scry_workspace::indexing` (catalogue data, argv, the
 //! same trust rule as servers; the daemon's background refresh runs them
@@ -32,7 +34,8 @@ use scry_workspace::indexing::{self, BuildOptions, Progress};
                   A file changed since the index is never answered from it. \
                   --from takes an index.scip built elsewhere (CI) as is; or name it in the \
                   configuration, \"index\": {\"path\": \"build/index.scip\"}, and every call reads it. \
-                  The daemon rebuilds a stale index when the workspace is idle (\"index\": {\"refresh\": false} turns it off)."
+                  The daemon rebuilds a stale index when the workspace is idle (\"index\": {\"refresh\": false} turns it off). \
+                  In CI, --output FILE writes the index.scip too, to publish it per commit for \"index\": {\"remote\": {\"url\": \"https://…/{commit}.scip\"}}."
 )]
 struct IndexCli {
     /// Workspace roots, as with --root.
@@ -44,6 +47,10 @@ struct IndexCli {
     /// Use this index.scip (built in CI, say) instead of running an indexer.
     #[arg(long, value_name = "FILE")]
     from: Option<PathBuf>,
+    /// Also write the index.scip to FILE (replaced atomically), e.g. to
+    /// publish it for `index.remote`; one root only.
+    #[arg(long, value_name = "FILE")]
+    output: Option<PathBuf>,
     #[arg(long = "timeout-ms", value_name = "N", help = timeout_help(),
           value_parser = crate::argv::positive_number)]
     timeout_ms: Option<u64>,
@@ -88,13 +95,24 @@ pub fn main() -> ExitCode {
         eprintln!("scry index: --from takes one workspace root (see scry index --help)");
         return ExitCode::from(2);
     }
+    if cli.output.is_some() && paths.len() > 1 {
+        eprintln!("scry index: --output takes one workspace root (see scry index --help)");
+        return ExitCode::from(2);
+    }
+    let output = cli.output.as_ref().map(|o| cwd.join(o));
     let mut ok = true;
     for p in paths {
         let Some(root) = crate::argv::workspace_dir(&p) else {
             return crate::argv::not_a_directory("index", &p);
         };
         let from = cli.from.as_ref().map(|f| cwd.join(f));
-        if let Err(e) = index_root(&cache_dir, &root, from.as_deref(), timeout) {
+        if let Err(e) = index_root(
+            &cache_dir,
+            &root,
+            from.as_deref(),
+            output.as_deref(),
+            timeout,
+        ) {
             eprintln!("scry index: {}: {e}", root.display());
             ok = false;
         }
@@ -106,11 +124,13 @@ pub fn main() -> ExitCode {
     }
 }
 
-/// Build (or take) and convert the index of one root.
+/// Build (or take) and convert the index of one root; with `output`,
+/// write its `index.scip` there too.
 fn index_root(
     cache_dir: &Path,
     root: &Path,
     from: Option<&Path>,
+    output: Option<&Path>,
     timeout: Duration,
 ) -> Result<(), String> {
     let t = Instant::now();
@@ -162,5 +182,23 @@ fn index_root(
     let source = cache::Source::Built(cache::dir_for(cache_dir, root).join("index.scip"));
     let about = scry_ops::engine::indexed::about(&ix, &source);
     println!("  {}", scry_render::index_label(&about, root));
+    if let Some(out) = output {
+        write_output(source.scip(), out)?;
+        println!("  written to {}", out.display());
+    }
     Ok(())
+}
+
+/// Copy `scip` to `out` through a temporary file beside it, renamed over
+/// it: a reader (a static server publishing it) never sees half a file.
+fn write_output(scip: &Path, out: &Path) -> Result<(), String> {
+    let name = out.file_name().unwrap_or_default().to_string_lossy();
+    let tmp = out.with_file_name(format!(".{name}.tmp{}", std::process::id()));
+    let copied = std::fs::copy(scip, &tmp)
+        .and_then(|_| std::fs::File::open(&tmp)?.sync_all())
+        .and_then(|_| std::fs::rename(&tmp, out));
+    copied.map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        format!("cannot write {}: {e}", out.display())
+    })
 }

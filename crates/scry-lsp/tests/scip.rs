@@ -692,3 +692,49 @@ fn scry_index_from_a_fifo_is_refused_at_once() {
         "{err}"
     );
 }
+
+/// `scry index --output FILE` writes the index.scip it built to FILE (what
+/// CI publishes per commit for `index.remote`), byte for byte the one it
+/// converted; one root only.
+#[test]
+fn scry_index_writes_the_index_to_a_given_file() {
+    if !scry_testkit::require_on_path("rust-analyzer", "scip_output") {
+        return;
+    }
+    let ws = scry_testkit::temp_copy("rust");
+    let root = scry_base::paths::canonical(ws.path()).unwrap();
+    let base = tempfile::tempdir().unwrap();
+    std::fs::write(base.path().join("config.json"), "{}").unwrap();
+    let out_dir = tempfile::tempdir().unwrap();
+    let out = out_dir.path().join("ix.scip");
+    let o = scry_in(base.path(), &root, &["index", "--output"])
+        .arg(&out)
+        .output()
+        .expect("run scry index");
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(stdout.contains("written to "), "{stdout}");
+    let cached = scry_index::cache::dir_for(&base.path().join("cache"), &root).join("index.scip");
+    let written = std::fs::read(&out).unwrap();
+    assert!(!written.is_empty());
+    assert_eq!(written, std::fs::read(cached).unwrap());
+    // Nothing else left beside it.
+    let beside: Vec<_> = std::fs::read_dir(out_dir.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert_eq!(beside, [std::ffi::OsString::from("ix.scip")]);
+    let o = scry_in(
+        base.path(),
+        &root,
+        &["index", "--output", "x.scip", ".", "."],
+    )
+    .output()
+    .expect("run scry index");
+    assert_eq!(o.status.code(), Some(2));
+}

@@ -31,3 +31,16 @@ pub const MAX_WORKSPACE_SYMBOLS: usize = 200;
 pub const MAX_DELTA_ITEMS: usize = 8;
 
 const _: () = assert!(MAX_MAP_BUDGET < MAX_CHARS);
+
+/// The largest remote SCIP index fetched (`index.remote`): a download
+/// over it is stopped and refused.
+pub const MAX_REMOTE_INDEX_BYTES: u64 = 2 * 1024 * 1024 * 1024;
+/// How many commits back from HEAD a remote index is looked for (HEAD's
+/// own first, then its ancestors, nearest first).
+pub const MAX_REMOTE_INDEX_ANCESTORS: u32 = 50;
+/// How long looking for and fetching a remote index may take in all.
+pub const REMOTE_INDEX_SEARCH_MS: u64 = 120_000;
+/// How long a remote server may send nothing (connecting, or mid-body)
+/// before the fetch is given up as stalled (default of
+/// `index.remote.stallMs`).
+pub const REMOTE_INDEX_STALL_MS: u64 = 15_000;

@@ -274,6 +274,24 @@ pub enum Reason {
     /// A configuration warning (worded where the configuration is read,
     /// as `status`'s warnings are), told beside an MCP answer.
     ConfigWarning { warning: String },
+    /// The remote SCIP index (`index.remote`, `url`: the template, its
+    /// query left out) is not used, or not yet: `problem`.
+    IndexRemote {
+        url: String,
+        #[serde(flatten)]
+        problem: crate::RemoteProblem,
+    },
+    /// An answer from an index built at an earlier commit: `locations` in
+    /// `files` files changed since were moved to the working tree's lines
+    /// across the git diff; of those on changed lines, `refound` were found
+    /// again by name on the line they became and `dropped` were left out.
+    IndexTranslated {
+        locations: usize,
+        files: usize,
+        #[serde(default)]
+        refound: usize,
+        dropped: usize,
+    },
     /// The SCIP index could not be loaded (`error`, the loader's message,
     /// which may name absolute paths): the other sources answered.
     IndexUnusable { error: String },
@@ -430,7 +448,9 @@ pub enum Precision {
     /// resolved.
     Syntactic,
     /// A SCIP index built earlier: resolved by the indexer, at the
-    /// positions the files had then (never used for a changed file).
+    /// positions the files had then (never used for a changed file, but
+    /// for a fetched index of an earlier commit, whose positions move
+    /// across the git diff: `Reason::IndexTranslated`).
     Index,
 }
 

@@ -279,6 +279,56 @@ pub enum IndexOrigin {
         #[serde(with = "crate::os_path")]
         path: PathBuf,
     },
+    /// Fetched from `index.remote`.
+    Remote(Box<RemoteOrigin>),
+}
+
+/// Where a fetched index came from: `host` (the server, or empty for a
+/// `file:` URL), for the commit `behind` commits before HEAD (0: HEAD's
+/// own), fetched `fetched_secs` ago.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RemoteOrigin {
+    pub host: String,
+    pub behind: u32,
+    pub fetched_secs: u64,
+}
+
+/// Why a remote SCIP index (`index.remote`) is not what answered: each is
+/// a note on the answer, and the next source answers.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "problem")]
+pub enum RemoteProblem {
+    /// The fetch is under way (in the background); the next question may
+    /// get it.
+    Fetching,
+    /// The workspace is not a git checkout with a HEAD commit.
+    NoCommit,
+    /// No index was found for HEAD or any of the `tried` commits before it
+    /// (each answered 404, or the search's time ran out: `timed_out`).
+    NoIndex { tried: u32, timed_out: bool },
+    /// The server answered `status` (not 200 or 404).
+    Status { status: u16 },
+    /// The server redirected to another host (`to`): not followed.
+    Redirected { to: String },
+    /// Nothing came from the server for `secs` seconds.
+    Stalled { secs: u64 },
+    /// The index is over `limit` bytes.
+    TooLarge { limit: u64 },
+    /// The index's bytes do not have the SHA-256 its `.sha256` file gives.
+    DigestMismatch,
+    /// The `.sha256` file is not in sha256sum's format.
+    DigestUnreadable,
+    /// The server could not be reached or the transfer failed (`error`:
+    /// the HTTP client's words).
+    Unreachable { error: String },
+    /// The fetched index was refused by the conversion (`error`: its
+    /// message, as the local import words it).
+    Unusable { error: String },
+    /// The configured header's environment variable (`env`) is not set:
+    /// nothing was asked without it.
+    HeaderUnset { env: String },
+    /// The URL template is not usable (`why`: what is wrong with it).
+    BadUrl { why: String },
 }
 
 /// The daemon's background refresh of the SCIP index.
@@ -520,6 +570,15 @@ pub enum DoctorIndex {
     Current { status: IndexStatus, answers: bool },
     /// Not converted yet (the next question converts it).
     NotConverted { origin: IndexOrigin, answers: bool },
+    /// A remote index is configured (`url`, shown without its query):
+    /// `cached` commits' indexes fetched, the newest `newest` (its commit,
+    /// fetched `age_secs` ago); `answers`: no local index takes its place.
+    Remote {
+        url: String,
+        cached: u32,
+        newest: Option<(String, u64)>,
+        answers: bool,
+    },
 }
 
 /// A tree-sitter grammar this binary was built without (`doctor` names
@@ -596,4 +655,41 @@ pub struct DaemonServer {
     /// first.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub clients: Vec<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Reason;
+
+    /// What the daemon's wire carries of a fetched index comes back equal.
+    #[test]
+    fn a_remote_index_note_and_origin_round_trip_as_json() {
+        for problem in [
+            RemoteProblem::Fetching,
+            RemoteProblem::NoIndex {
+                tried: 3,
+                timed_out: true,
+            },
+            RemoteProblem::Redirected {
+                to: "x.example".into(),
+            },
+            RemoteProblem::Unusable { error: "e".into() },
+        ] {
+            let r = Reason::IndexRemote {
+                url: "https://ci.example/{commit}.scip".into(),
+                problem,
+            };
+            let json = serde_json::to_string(&r).unwrap();
+            assert_eq!(serde_json::from_str::<Reason>(&json).unwrap(), r, "{json}");
+        }
+        let o = IndexOrigin::Remote(Box::new(RemoteOrigin {
+            host: "ci.example".into(),
+            behind: 2,
+            fetched_secs: 9,
+        }));
+        let json = serde_json::to_value(&o).unwrap();
+        assert_eq!(json["remote"]["behind"], 2);
+        assert_eq!(serde_json::from_value::<IndexOrigin>(json).unwrap(), o);
+    }
 }

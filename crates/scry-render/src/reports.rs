@@ -368,10 +368,15 @@ fn memory_events(events: &[MemoryNote]) -> Vec<String> {
 /// `rust-analyzer 1.95.0, built 3 min ago at 1a2b3c4d5e6f` (the commit,
 /// else the build's time).
 fn provenance(a: &IndexAbout) -> String {
-    let at = match &a.commit {
+    let at: String = match &a.commit {
         Some(c) => c.chars().take(12).collect(),
         None => clock::utc_date(a.built_at_secs),
     };
+    format!("{} at {at}", tool_and_age(a))
+}
+
+/// `rust-analyzer 1.95.0, built 3 min ago`.
+fn tool_and_age(a: &IndexAbout) -> String {
     let tool = [a.tool.as_str(), a.tool_version.as_str()]
         .iter()
         .filter(|s| !s.is_empty())
@@ -379,7 +384,7 @@ fn provenance(a: &IndexAbout) -> String {
         .collect::<Vec<_>>()
         .join(" ");
     format!(
-        "{}, built {} ago at {at}",
+        "{}, built {} ago",
         if tool.is_empty() {
             "unknown indexer"
         } else {
@@ -396,6 +401,32 @@ fn origin(o: &IndexOrigin, root: &Path) -> String {
         IndexOrigin::Built => "scry index".into(),
         IndexOrigin::RebuiltByDaemon => "the daemon's background refresh".into(),
         IndexOrigin::Configured { path } => format!("CI index {}", display_path(path, root)),
+        IndexOrigin::Remote(r) => format!(
+            "the remote index ({}), fetched {} ago, {}",
+            fetched_from(r),
+            clock::age(r.fetched_secs),
+            behind(r.behind)
+        ),
+    }
+}
+
+/// Where a fetched index came from: `ci.example`, or `a file` (a `file:`
+/// URL).
+fn fetched_from(r: &scry_model::RemoteOrigin) -> String {
+    if r.host.is_empty() {
+        "a file".into()
+    } else {
+        r.host.clone()
+    }
+}
+
+/// How far the index's commit is from HEAD: `at HEAD`, `1 commit behind`,
+/// `3 commits behind`.
+fn behind(n: u32) -> String {
+    match n {
+        0 => "at HEAD".into(),
+        1 => "1 commit behind".into(),
+        n => format!("{n} commits behind"),
     }
 }
 
@@ -422,6 +453,17 @@ pub fn index_label(a: &IndexAbout, root: &Path) -> String {
                 "SCIP index ({}, {})",
                 provenance(a),
                 origin(&a.origin, root)
+            )
+        }
+        // `SCIP index @1a2b3c4d5e6f (3 commits behind; rust-analyzer 1.95.0,
+        // built 2 h ago; fetched from ci.example)`.
+        IndexOrigin::Remote(r) => {
+            let at: String = a.commit.as_deref().unwrap_or("").chars().take(12).collect();
+            format!(
+                "SCIP index @{at} ({}; {}; fetched from {})",
+                behind(r.behind),
+                tool_and_age(a),
+                fetched_from(r)
             )
         }
     }
@@ -519,6 +561,27 @@ fn doctor_index(ix: &DoctorIndex, root: &Path) -> String {
         ),
         DoctorIndex::Current { status, answers } => {
             format!("{}; {}", index_status(status, root), read(*answers))
+        }
+        DoctorIndex::Remote {
+            url,
+            cached,
+            newest,
+            answers,
+        } => {
+            let fetched = match newest {
+                Some((commit, age)) => format!(
+                    "{cached} commit(s) fetched, the newest {} ago (@{})",
+                    clock::age(*age),
+                    commit.chars().take(12).collect::<String>()
+                ),
+                None => "nothing fetched yet (the next question fetches it)".into(),
+            };
+            let read = if *answers {
+                "answers cold questions"
+            } else {
+                "not read: a local index takes its place"
+            };
+            format!("remote index {url}: {fetched}; {read}")
         }
         DoctorIndex::NotConverted { origin: o, answers } => format!(
             "{}: not converted yet (the next question converts it); {}",
@@ -1038,6 +1101,57 @@ mod tests {
         assert_eq!(
             index_label(&a, root),
             "SCIP index (unknown indexer, built 3 min ago at 2026-12-02 00:40 UTC, CI index build/index.scip)"
+        );
+        // Fetched: the commit first, how far behind HEAD, where from.
+        let remote = |behind, host: &str| {
+            IndexOrigin::Remote(Box::new(scry_model::RemoteOrigin {
+                host: host.into(),
+                behind,
+                fetched_secs: 7200,
+            }))
+        };
+        let commit = Some("1a2b3c4d5e6f7a8b");
+        assert_eq!(
+            index_label(&about(remote(3, "ci.example"), commit), root),
+            "SCIP index @1a2b3c4d5e6f (3 commits behind; rust-analyzer 1.95.0, built 3 min ago; fetched from ci.example)"
+        );
+        assert_eq!(
+            index_label(&about(remote(0, ""), commit), root),
+            "SCIP index @1a2b3c4d5e6f (at HEAD; rust-analyzer 1.95.0, built 3 min ago; fetched from a file)"
+        );
+        // doctor's line.
+        let d = DoctorIndex::Remote {
+            url: "https://ci.example/{commit}.scip".into(),
+            cached: 2,
+            newest: Some(("1a2b3c4d5e6f7a8b".into(), 120)),
+            answers: true,
+        };
+        assert_eq!(
+            doctor_index(&d, root),
+            "remote index https://ci.example/{commit}.scip: 2 commit(s) fetched, the newest 2 min ago (@1a2b3c4d5e6f); answers cold questions"
+        );
+        let d = DoctorIndex::Remote {
+            url: "https://ci.example/{commit}.scip".into(),
+            cached: 0,
+            newest: None,
+            answers: false,
+        };
+        assert_eq!(
+            doctor_index(&d, root),
+            "remote index https://ci.example/{commit}.scip: nothing fetched yet (the next question fetches it); not read: a local index takes its place"
+        );
+        // Its status line names the commit, the remote and the fetch's age.
+        let status = IndexStatus {
+            about: about(remote(1, "ci.example"), commit),
+            documents: 12,
+            changed: 2,
+            refused: 0,
+            refused_first: None,
+            stale_unrefreshed: false,
+        };
+        assert_eq!(
+            index_status(&status, root),
+            "rust-analyzer 1.95.0, built 3 min ago at 1a2b3c4d5e6f; 12 files covered, 2 changed since; from the remote index (ci.example), fetched 2 h ago, 1 commit behind"
         );
     }
 

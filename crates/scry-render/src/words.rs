@@ -365,9 +365,85 @@ pub(crate) fn reason_in(r: &Reason, root: &Path, d: Dialect) -> String {
             paths_list(projects, root),
             if *count > projects.len() { ", …" } else { "" },
         ),
+        Reason::IndexRemote { url, problem } => {
+            format!("the remote SCIP index ({url}) {}", remote_problem(problem, root))
+        }
+        Reason::IndexTranslated {
+            locations,
+            files,
+            refound,
+            dropped,
+        } => {
+            let mut words = format!(
+                "the index was built at an earlier commit: {locations} location(s) in {files} file(s) changed since were moved to their lines now across the git diff"
+            );
+            if *refound > 0 {
+                words.push_str(&format!(
+                    "; {refound} on lines changed since were found again by name on the line they became"
+                ));
+            }
+            if *dropped > 0 {
+                words.push_str(&format!(
+                    "; {dropped} on lines changed since were left out (ask again when the live server is ready for them)"
+                ));
+            }
+            words
+        }
         Reason::IndexUnusable { error } => format!(
             "the SCIP index is not usable ({}); answered from the other sources — rebuild it with `scry index`",
             scry_base::paths::relativise_text(error, root)
+        ),
+    }
+}
+
+/// What happened to the remote index, after "the remote SCIP index (URL)".
+fn remote_problem(p: &scry_model::RemoteProblem, root: &Path) -> String {
+    use scry_model::RemoteProblem as P;
+    let other = "; answered from the other sources";
+    match p {
+        P::Fetching => {
+            "is being fetched in the background; answered from the other sources meanwhile (ask again shortly)".into()
+        }
+        P::NoCommit => format!("is not used: the workspace is not a git checkout with a commit{other}"),
+        P::NoIndex {
+            tried,
+            timed_out: false,
+        } => format!(
+            "has no index for HEAD or the {} commit(s) before it{other}",
+            tried.saturating_sub(1)
+        ),
+        P::NoIndex {
+            tried,
+            timed_out: true,
+        } => format!(
+            "was not found in time ({tried} commit(s) from HEAD back tried){other}"
+        ),
+        P::Status { status } => format!("answered HTTP {status}{other}"),
+        P::Redirected { to } if to.is_empty() => {
+            format!("redirected to another place; not followed{other}")
+        }
+        P::Redirected { to } => format!("redirected to another host ({to}); not followed{other}"),
+        P::Stalled { secs } => {
+            format!("sent nothing for {secs} s; the fetch was given up{other}")
+        }
+        P::TooLarge { limit } => format!(
+            "is over the size limit ({} MiB); not fetched{other}",
+            limit / (1024 * 1024)
+        ),
+        P::DigestMismatch => {
+            format!("does not match the SHA-256 its .sha256 file gives: refused{other}")
+        }
+        P::DigestUnreadable => {
+            format!("has a .sha256 file not in sha256sum's format: refused{other}")
+        }
+        P::Unreachable { error } => format!("could not be fetched ({error}){other}"),
+        P::Unusable { error } => format!(
+            "was refused ({}){other}",
+            scry_base::paths::relativise_text(error, root)
+        ),
+        P::BadUrl { why } => format!("is not usable ({why}){other}"),
+        P::HeaderUnset { env } => format!(
+            "is not asked: its header's value comes from the environment variable {env}, which is not set (in the daemon: set it where the daemon starts){other}"
         ),
     }
 }
@@ -1013,6 +1089,77 @@ mod tests {
         assert_eq!(
             reason(&r, Path::new("/ws")),
             "the SCIP index is not usable (.scry/index.scip: truncated); answered from the other sources — rebuild it with `scry index`"
+        );
+    }
+
+    #[test]
+    fn a_remote_index_problem_and_a_translation_are_worded() {
+        use scry_model::RemoteProblem as P;
+        let root = Path::new("/ws");
+        let remote = |problem| Reason::IndexRemote {
+            url: "https://ci.example/{commit}.scip".into(),
+            problem,
+        };
+        for (p, says) in [
+            (
+                P::DigestMismatch,
+                "the remote SCIP index (https://ci.example/{commit}.scip) does not match the SHA-256 its .sha256 file gives: refused; answered from the other sources",
+            ),
+            (
+                P::NoIndex {
+                    tried: 3,
+                    timed_out: false,
+                },
+                "the remote SCIP index (https://ci.example/{commit}.scip) has no index for HEAD or the 2 commit(s) before it; answered from the other sources",
+            ),
+            (
+                P::Redirected {
+                    to: "evil.example".into(),
+                },
+                "the remote SCIP index (https://ci.example/{commit}.scip) redirected to another host (evil.example); not followed; answered from the other sources",
+            ),
+            (
+                P::HeaderUnset {
+                    env: "SCRY_INDEX_TOKEN".into(),
+                },
+                "the remote SCIP index (https://ci.example/{commit}.scip) is not asked: its header's value comes from the environment variable SCRY_INDEX_TOKEN, which is not set (in the daemon: set it where the daemon starts); answered from the other sources",
+            ),
+            (
+                P::Stalled { secs: 15 },
+                "the remote SCIP index (https://ci.example/{commit}.scip) sent nothing for 15 s; the fetch was given up; answered from the other sources",
+            ),
+            (
+                P::TooLarge { limit: 2 << 30 },
+                "the remote SCIP index (https://ci.example/{commit}.scip) is over the size limit (2048 MiB); not fetched; answered from the other sources",
+            ),
+            (
+                P::Unusable {
+                    error: "/ws/x.scip is not a usable SCIP index: cut".into(),
+                },
+                "the remote SCIP index (https://ci.example/{commit}.scip) was refused (x.scip is not a usable SCIP index: cut); answered from the other sources",
+            ),
+        ] {
+            assert_eq!(reason(&remote(p), root), says);
+        }
+        let t = Reason::IndexTranslated {
+            locations: 4,
+            files: 2,
+            refound: 0,
+            dropped: 1,
+        };
+        assert_eq!(
+            reason(&t, root),
+            "the index was built at an earlier commit: 4 location(s) in 2 file(s) changed since were moved to their lines now across the git diff; 1 on lines changed since were left out (ask again when the live server is ready for them)"
+        );
+        let t = Reason::IndexTranslated {
+            locations: 4,
+            files: 2,
+            refound: 2,
+            dropped: 0,
+        };
+        assert_eq!(
+            reason(&t, root),
+            "the index was built at an earlier commit: 4 location(s) in 2 file(s) changed since were moved to their lines now across the git diff; 2 on lines changed since were found again by name on the line they became"
         );
     }
 

@@ -6,7 +6,7 @@
 //! (`scry-fake-lsp`, this package's binary) was built, JSON clean-ups, an
 //! MCP client over a child's stdio ([`mcp_stdio`]), readers of what
 //! `scry mcp --http` says ([`mcp_http`]), workspaces for the edit
-//! layer's tests ([`edits`]), and a process's memory figures ([`proc`]).
+//! layer's tests ([`edits`]), a loopback HTTP server ([`http`]), and a process's memory figures ([`proc`]).
 //!
 //! Invariants: nothing here writes under the repository (fixtures are only
 //! read and copied), and the library depends on no scry crate but
@@ -20,6 +20,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 pub mod edits;
+pub mod http;
 pub mod mcp_http;
 pub mod mcp_stdio;
 pub mod proc;

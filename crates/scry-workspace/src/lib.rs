@@ -6,7 +6,8 @@
 //! finding executables ([`command`]), the lifecycle of server processes
 //! ([`pool`]: one per server, serving each root as a folder where the
 //! server takes folders, else one per root; started lazily, reused), running the catalogue's SCIP indexers into
-//! scry-index's cache ([`indexing`]), workspace trust ([`trust`]: what
+//! scry-index's cache ([`indexing`]), the remote index fetched by commit
+//! ([`remote_index`]), workspace trust ([`trust`]: what
 //! project configuration may run), the home of the environment that
 //! shapes a call ([`env`]: captured by clients, read through one
 //! function), and of the servers' memory policy ([`memory`]: restart over
@@ -33,6 +34,7 @@ pub mod layout;
 pub mod memory;
 mod platform;
 pub mod pool;
+pub mod remote_index;
 pub mod roots;
 pub mod routing;
 pub mod seed_config;

@@ -16,7 +16,11 @@
 //! of an index is data too ([`status_of`], [`doctor_indexes`]);
 //! a file changed since the index (size/mtime, then content hash) is never
 //! answered from its old positions: a question about such a file is left to
-//! the other sources, and locations in such files are left out with a count;
+//! the other sources, and locations in such files are left out with a count
+//! — but for a fetched index (`index.remote`, see `remote`), whose
+//! documents of files changed since its commit move across the git diff
+//! (those on changed lines dropped, and both counted,
+//! `Reason::IndexTranslated`); a local index wins over a fetched one;
 //! the answer says how many indexed files changed; an index that cannot be
 //! read (missing, corrupt, truncated, another version) is a note once and
 //! the other sources answer; the source lines come from the disk.
@@ -32,6 +36,7 @@ use scry_index::store::{Doc, Occ, Sym};
 use scry_lsp_session::LineIndex;
 
 use super::lower::{Label, Unlabelled};
+use super::remote::{RemoteLoaded, RemoteSlot};
 use super::syntactic::{MAX_REFERENCES, SourceLines};
 use super::*;
 use scry_model::limits::MAX_WORKSPACE_SYMBOLS;
@@ -50,6 +55,8 @@ pub(crate) struct IndexSlot {
     pub(crate) cache: Option<PathBuf>,
     state: Mutex<SlotState>,
     pub(crate) fresh: Fresh,
+    /// The fetched index (`index.remote`), when no local one exists.
+    pub(crate) remote: RemoteSlot,
 }
 
 #[derive(Default)]
@@ -66,6 +73,7 @@ impl IndexSlot {
             cache,
             state: Mutex::default(),
             fresh: Fresh::default(),
+            remote: RemoteSlot::default(),
         }
     }
 }
@@ -74,6 +82,19 @@ impl IndexSlot {
 pub(crate) struct Loaded {
     pub(crate) ix: Arc<Index>,
     pub(crate) source: Source,
+    /// A fetched index: where from, and the translation of its positions.
+    pub(crate) remote: Option<Arc<RemoteLoaded>>,
+}
+
+impl Loaded {
+    /// What built the index and when, and where it came from.
+    fn about(&self) -> IndexAbout {
+        let mut a = about(&self.ix, &self.source);
+        if let Some(r) = &self.remote {
+            a.origin = r.origin();
+        }
+        a
+    }
 }
 
 /// What `status` and `doctor` report of a workspace's index: what built
@@ -139,6 +160,19 @@ pub fn doctor_indexes(
     });
     let picked = cache::pick(cache, root, configured.as_deref()).map(Path::to_path_buf);
     let built = Source::Built(cache::dir_for(cache, root).join("index.scip"));
+    if let Some((remote, _)) = &config.index.remote {
+        let local = picked.is_some() || built.scip().exists();
+        let fetched = cache::remote_fetched(cache, root);
+        out.push(DoctorIndex::Remote {
+            url: remote.shown(),
+            cached: fetched.len() as u32,
+            newest: fetched.first().map(|(commit, at)| {
+                let age = SystemTime::now().duration_since(*at).unwrap_or_default();
+                (commit.clone(), age.as_secs())
+            }),
+            answers: !local,
+        });
+    }
     let sources = configured
         .map(Source::Configured)
         .into_iter()
@@ -184,6 +218,15 @@ impl Engine {
     /// CI-built index (`index.path`) and the one `scry index` built, the
     /// newer is read ([`cache::pick`]).
     pub(crate) async fn index(&self) -> Result<Option<Loaded>, Option<Reason>> {
+        self.index_within(Duration::ZERO).await
+    }
+
+    /// [`Engine::index`], waiting up to `wait` for a remote index being
+    /// fetched (`index.remote`, read when there is no local index).
+    pub(crate) async fn index_within(
+        &self,
+        wait: Duration,
+    ) -> Result<Option<Loaded>, Option<Reason>> {
         let Some(cache_dir) = self.index.cache.clone() else {
             return Ok(None);
         };
@@ -204,6 +247,20 @@ impl Engine {
             }
         };
         let want = cache::pick(&cache_dir, &root, configured.as_deref()).map(Path::to_path_buf);
+        // No local index: the remote one, when one is configured.
+        if want.is_none()
+            && !cache::dir_for(&cache_dir, &root)
+                .join("index.scip")
+                .exists()
+            && let Some((remote, _)) = self.ws.config().index.remote.clone()
+        {
+            let r = self.remote_index(&cache_dir, &remote, wait).await?;
+            return Ok(Some(Loaded {
+                ix: r.ix.clone(),
+                source: Source::Configured(cache::remote_db(&cache_dir, &root, &r.commit)),
+                remote: Some(r),
+            }));
+        }
         let current = {
             let st = self.index.state.lock().unwrap_or_else(|e| e.into_inner());
             st.loaded.clone()
@@ -222,6 +279,7 @@ impl Engine {
                 return Ok(Some(Loaded {
                     ix: ix.clone(),
                     source: source.clone(),
+                    remote: None,
                 }));
             }
         }
@@ -244,7 +302,11 @@ impl Engine {
                 let ix = Arc::new(ix);
                 st.loaded = Some((ix.clone(), source.clone()));
                 st.said = None;
-                Ok(Some(Loaded { ix, source }))
+                Ok(Some(Loaded {
+                    ix,
+                    source,
+                    remote: None,
+                }))
             }
             Ok(Ok(None)) => {
                 st.loaded = None;
@@ -274,6 +336,7 @@ impl Engine {
                 let root = self.ws.root().to_path_buf();
                 let changed = self.index.fresh.changed(&root, &l.ix);
                 let mut status = status_of(&l.ix, &l.source, changed);
+                status.about = l.about();
                 status.stale_unrefreshed = changed.0 > 0 && !self.refreshes_by_itself();
                 Ok(Some(status))
             }
@@ -284,8 +347,9 @@ impl Engine {
 
     /// Whether the workspace has a usable index (a problem with it is
     /// noted once, as [`Engine::indexed_answer`] would).
-    pub(crate) async fn has_index(&self) -> bool {
-        match self.index().await {
+    /// `wait`: how long a remote index being fetched is waited for.
+    pub(crate) async fn has_index(&self, wait: Duration) -> bool {
+        match self.index_within(wait).await {
             Ok(Some(_)) => true,
             Ok(None) => false,
             Err(note) => {
@@ -414,7 +478,10 @@ impl Engine {
             q.question(&root),
             navigate::empty_body(q.action()),
         );
-        let mut left_out = LeftOut::default();
+        let mut left_out = LeftOut {
+            remote: l.remote.clone(),
+            ..LeftOut::default()
+        };
         let mut external = None;
         let mut several = None;
         let body = if q.action() == Action::WorkspaceSymbols {
@@ -448,10 +515,30 @@ impl Engine {
             let Some(doc) = ix.document(&rel.to_string_lossy())? else {
                 return Ok(None);
             };
+            // The asked line as the index saw it: the same when the file
+            // is as indexed; else, for an index of an earlier commit,
+            // moved back across the diff (a changed line cannot be asked).
+            let mut asked_line = q.line();
+            let mut then_text = None;
             if !fresh.is_fresh(&root, &doc) {
                 // Never answered from old positions: the other sources
                 // answer (the syntactic one labels itself).
-                return Ok(None);
+                let Some(h) = left_out.translatable(&root, &doc) else {
+                    return Ok(None);
+                };
+                if q.action() == Action::Symbols {
+                    return Ok(None);
+                }
+                if let Some(line) = q.line() {
+                    let Some(then) = h.backward(line - 1) else {
+                        return Ok(None);
+                    };
+                    asked_line = Some(then + 1);
+                }
+                let Some(text) = l.remote.as_ref().and_then(|r| r.text_then(&doc.path)) else {
+                    return Ok(None);
+                };
+                then_text = Some(text);
             }
             if q.action() == Action::Symbols {
                 let outline = self.outline(ix, &doc)?;
@@ -463,11 +550,15 @@ impl Engine {
                     symbols: outline,
                 }
             } else {
-                let Some(text) = scry_base::disk::read_text(&abs, limit).ok().flatten() else {
-                    return Ok(None);
+                let text = match then_text {
+                    Some(t) => t,
+                    None => match scry_base::disk::read_text(&abs, limit).ok().flatten() {
+                        Some(t) => t,
+                        None => return Ok(None),
+                    },
                 };
                 let text = LineIndex::new(text);
-                let Some(occ) = self.occurrence_asked(ix, &doc, &text, q)? else {
+                let Some(occ) = self.occurrence_asked(ix, &doc, &text, q, asked_line)? else {
                     return Ok(None);
                 };
                 let sym = ix.symbol_at(occ.symbol)?;
@@ -570,12 +661,20 @@ impl Engine {
             return Ok(None);
         }
         answer.body = body;
-        answer.from_index = Some(Box::new(about(ix, &l.source)));
+        answer.from_index = Some(Box::new(l.about()));
         answer.precision = Some(Precision::Index);
         if left_out.locations > 0 {
             answer.notes.push(Reason::IndexLeftOut {
                 locations: left_out.locations,
                 files: left_out.files.len(),
+            });
+        }
+        if left_out.translated + left_out.refound + left_out.dropped > 0 {
+            answer.notes.push(Reason::IndexTranslated {
+                locations: left_out.translated,
+                files: left_out.translated_files.len(),
+                refound: left_out.refound,
+                dropped: left_out.dropped,
             });
         }
         if let Some(name) = external {
@@ -596,15 +695,17 @@ impl Engine {
         }))
     }
 
-    /// The occurrence the question is about in `doc` (fresh): on the asked
-    /// line (at the column, or written as the name), else the name's
-    /// definition in the file, else its first occurrence.
+    /// The occurrence the question is about in `doc` (its `text` as the
+    /// index saw it): on the asked `line` (1-based, as the index saw it: at
+    /// the column, or written as the name), else the name's definition in
+    /// the file, else its first occurrence.
     fn occurrence_asked(
         &self,
         ix: &Index,
         doc: &Doc,
         text: &LineIndex,
         q: &Valid,
+        line: Option<u32>,
     ) -> std::io::Result<Option<Occ>> {
         let name = q
             .symbol()
@@ -626,7 +727,7 @@ impl Engine {
             Some(n) => written(o).as_deref() == Some(n.as_str()),
             None => true,
         };
-        if let Some(line) = q.line() {
+        if let Some(line) = line {
             let on = ix.occurrences_on_line(doc, line - 1)?;
             let at: Vec<Occ> = match q.column() {
                 Some(c) => on
@@ -696,7 +797,9 @@ impl Engine {
         let root = self.ws.root();
         let mut out = Vec::new();
         let mut from = 0;
-        let mut doc: Option<(u32, Doc, bool)> = None;
+        let mut doc: Option<(u32, Doc, Fate)> = None;
+        // What a location on a changed line is re-found by.
+        let name = scry_index::symbol::name_and_kind(&s.symbol).map(|n| n.0);
         while from < s.occ_count && out.len() < MAX_REFERENCES {
             let chunk = ix.symbol_occurrences(s, from, 4096)?;
             if chunk.is_empty() {
@@ -709,18 +812,55 @@ impl Engine {
                 }
                 if doc.as_ref().is_none_or(|(id, _, _)| *id != so.doc) {
                     let d = ix.doc_at(so.doc)?;
-                    let f = self.index.fresh.is_fresh(root, &d);
+                    let f = if self.index.fresh.is_fresh(root, &d) {
+                        Fate::Fresh
+                    } else {
+                        match left_out.translatable(root, &d) {
+                            Some(h) => Fate::Moved(h),
+                            None => Fate::Stale,
+                        }
+                    };
                     doc = Some((so.doc, d, f));
                 }
-                let Some((_, d, fresh)) = &doc else { continue };
-                if !fresh {
-                    left_out.locations += 1;
-                    if !left_out.files.contains(&d.path) {
-                        left_out.files.push(d.path.clone());
+                let Some((_, d, fate)) = &doc else { continue };
+                let mut o = so.occ;
+                match fate {
+                    Fate::Fresh => {}
+                    Fate::Stale => {
+                        left_out.locations += 1;
+                        if !left_out.files.contains(&d.path) {
+                            left_out.files.push(d.path.clone());
+                        }
+                        continue;
                     }
-                    continue;
+                    // Both ends must translate (a range across a
+                    // changed line is not the one indexed).
+                    Fate::Moved(h) => match (h.forward(o.line), h.forward(o.end_line)) {
+                        (Some(l), Some(el)) => {
+                            o.line = l;
+                            o.end_line = el;
+                            left_out.translated += 1;
+                            if !left_out.translated_files.contains(&d.path) {
+                                left_out.translated_files.push(d.path.clone());
+                            }
+                        }
+                        // On a changed line: found again by name on the line
+                        // it became, else dropped.
+                        _ => {
+                            let limit = self.ws.config().limits.max_file_bytes;
+                            let found = name
+                                .as_deref()
+                                .and_then(|n| left_out.refind(root, limit, &d.path, h, &o, n));
+                            let Some((line, col)) = found else {
+                                left_out.dropped += 1;
+                                continue;
+                            };
+                            o.end_col = col + (o.end_col - o.col);
+                            (o.line, o.end_line, o.col) = (line, line, col);
+                            left_out.refound += 1;
+                        }
+                    },
                 }
-                let o = so.occ;
                 // A module's own definition (its whole file) is where a
                 // definition answer goes, not one of its references: the
                 // live servers list the `mod` line and the uses.
@@ -956,10 +1096,91 @@ fn stub_beside_source(path: &Path, stubs: &BTreeMap<String, String>) -> bool {
         .is_some_and(|source| path.with_extension(source).is_file())
 }
 
+/// What an answer left out (locations in files changed since the index)
+/// or moved (an index of an earlier commit: locations translated across
+/// the git diff, or dropped on changed lines).
 #[derive(Default)]
 struct LeftOut {
     locations: usize,
     files: Vec<String>,
+    /// The fetched index answering, when it is one.
+    remote: Option<Arc<RemoteLoaded>>,
+    translated: usize,
+    translated_files: Vec<String>,
+    /// On changed lines: found again by name, and not.
+    refound: usize,
+    dropped: usize,
+    /// The working tree's text of files re-found in, read once.
+    texts: HashMap<String, Option<LineIndex>>,
+}
+
+impl LeftOut {
+    /// The hunks that move `d`'s positions (its file changed since the
+    /// index) to the working tree: only for a fetched index, a document
+    /// converted against its file at the index's commit, and a file git
+    /// can diff.
+    fn translatable(&self, root: &Path, d: &Doc) -> Option<Arc<scry_index::translate::Hunks>> {
+        let r = self.remote.as_ref()?;
+        if !d.verified || d.hash == 0 {
+            return None;
+        }
+        r.hunks(root, &d.path)
+    }
+
+    /// Where occurrence `o` (of `name`, on a changed line of `rel`) is
+    /// now: on the line it became (a hunk replacing line for line), at
+    /// its column when `name` is still written there, else where the line
+    /// writes `name` once as a whole word; `None` otherwise.
+    fn refind(
+        &mut self,
+        root: &Path,
+        limit: u64,
+        rel: &str,
+        h: &scry_index::translate::Hunks,
+        o: &Occ,
+        name: &str,
+    ) -> Option<(u32, u32)> {
+        let n: Vec<char> = name.chars().collect();
+        if o.line != o.end_line || (o.end_col - o.col) as usize != n.len() || n.is_empty() {
+            return None;
+        }
+        let now = h.paired(o.line)?;
+        let text = self
+            .texts
+            .entry(rel.to_string())
+            .or_insert_with(|| {
+                scry_base::disk::read_text(&root.join(rel), limit)
+                    .ok()
+                    .flatten()
+                    .map(LineIndex::new)
+            })
+            .as_ref()?;
+        let line: Vec<char> = text.line(now)?.chars().collect();
+        let word = |c: &char| c.is_alphanumeric() || *c == '_';
+        let at = |c: usize| {
+            line.get(c..c + n.len()) == Some(&n[..])
+                && (c == 0 || !word(&line[c - 1]))
+                && line.get(c + n.len()).is_none_or(|x| !word(x))
+        };
+        if at(o.col as usize) {
+            return Some((now, o.col));
+        }
+        let mut hits = (0..line.len()).filter(|&c| at(c));
+        match (hits.next(), hits.next()) {
+            (Some(c), None) => Some((now, c as u32)),
+            _ => None,
+        }
+    }
+}
+
+/// What becomes of a document's locations in an answer.
+enum Fate {
+    /// Its file is as indexed.
+    Fresh,
+    /// Changed since, and translated through these hunks.
+    Moved(Arc<scry_index::translate::Hunks>),
+    /// Changed since: left out, counted.
+    Stale,
 }
 
 #[cfg(test)]

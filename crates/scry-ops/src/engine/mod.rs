@@ -44,6 +44,7 @@ mod order;
 mod queries;
 mod reach;
 mod refresh;
+mod remote;
 pub mod syntactic;
 
 use scry_model::limits::MAX_TIMEOUT;

@@ -115,7 +115,9 @@ impl Engine {
     ) -> Result<Answer, OpError> {
         let action = q.action();
         let lower = action.facts().lower;
-        let by_index = lower.index() && self.has_index().await;
+        // A remote index being fetched is waited for half the budget at
+        // most: the other sources have the rest.
+        let by_index = lower.index() && self.has_index(budget / 2).await;
         let by_syntax = lower.syntax() && q.path().is_none_or(has_grammar);
         if !by_index && !by_syntax {
             // Only the server can answer: all of the budget is its.

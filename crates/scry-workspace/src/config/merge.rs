@@ -10,11 +10,12 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
-use super::{Config, ConfigError, IndexConfig, Limits};
+use super::{Config, ConfigError, IndexConfig, Limits, RemoteHeader, RemoteIndex};
 use crate::catalog::{self, ServerSpec};
 use crate::jsonc::strip_jsonc;
 use crate::keys::{canon, server_key};
 use crate::trust::{self, TrustState};
+use scry_model::limits;
 
 struct Entry {
     id: String,
@@ -214,6 +215,18 @@ impl Builder {
                 }
                 ("path" | "scip" | "file", Value::Null) => self.index.path = None,
                 ("refresh", Value::Bool(b)) => self.index.refresh = b,
+                ("remote", Value::Null) => self.index.remote = None,
+                ("remote", v) => {
+                    let remote = remote(v).map_err(|m| invalid(format!("\"index.remote\" {m}")))?;
+                    if self.untrusted {
+                        self.ignored.push((
+                            path.to_path_buf(),
+                            format!("index.remote \"{}\"", remote.shown()),
+                        ));
+                    } else {
+                        self.index.remote = Some((remote, path.to_path_buf()));
+                    }
+                }
                 ("path" | "scip" | "file" | "refresh", other) => {
                     return Err(invalid(format!(
                         "\"index.{key}\" must be {}, not {other}",
@@ -537,6 +550,94 @@ impl Builder {
             index: self.index,
         }
     }
+}
+
+/// `"remote": "https://…/{commit}.scip"` or `{"url": …, "header": {"name":
+/// …, "env": …}, "stallMs": …, "ancestors": …, "maxBytes": …}`, checked: the URL holds
+/// `{commit}` and is https, http or file; a header names an environment
+/// variable, never a value.
+fn remote(v: Value) -> Result<RemoteIndex, String> {
+    let mut r = RemoteIndex {
+        url: String::new(),
+        header: None,
+        stall_ms: limits::REMOTE_INDEX_STALL_MS,
+        ancestors: limits::MAX_REMOTE_INDEX_ANCESTORS,
+        max_bytes: limits::MAX_REMOTE_INDEX_BYTES,
+    };
+    let map = match v {
+        Value::String(url) => Map::from_iter([("url".to_string(), Value::String(url))]),
+        Value::Object(m) => m,
+        other => {
+            return Err(format!(
+                "must be a URL or an object, not {}",
+                type_name(&other)
+            ));
+        }
+    };
+    for (key, v) in map {
+        match (canon(&key).as_str(), v) {
+            ("url", Value::String(u)) => r.url = u.trim().to_string(),
+            ("header", Value::Object(h)) => {
+                let field = |k: &str| match h.iter().find(|(hk, _)| canon(hk) == k) {
+                    Some((_, Value::String(s))) if !s.trim().is_empty() => Ok(s.trim().to_string()),
+                    _ => Err(format!("\"header\" needs \"{k}\" (a string)")),
+                };
+                let (name, env) = (field("name")?, field("env")?);
+                if let Some((k, _)) = h
+                    .iter()
+                    .find(|(k, _)| !matches!(canon(k).as_str(), "name" | "env"))
+                {
+                    return Err(format!(
+                        "\"header\" takes \"name\" and \"env\" (the environment variable holding its value), not \"{k}\""
+                    ));
+                }
+                if !name
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"-_".contains(&b))
+                {
+                    return Err(format!("\"header.name\" \"{name}\" is not a header name"));
+                }
+                r.header = Some(RemoteHeader { name, env });
+            }
+            ("header", Value::Null) => r.header = None,
+            ("stallms", Value::Number(n)) if n.as_u64().is_some_and(|n| n > 0) => {
+                r.stall_ms = n.as_u64().unwrap_or(limits::REMOTE_INDEX_STALL_MS)
+            }
+            ("ancestors", Value::Number(n)) if n.as_u64().is_some() => {
+                r.ancestors =
+                    n.as_u64()
+                        .unwrap_or(0)
+                        .min(limits::MAX_REMOTE_INDEX_ANCESTORS as u64) as u32
+            }
+            ("maxbytes", Value::Number(n)) if n.as_u64().is_some_and(|n| n > 0) => {
+                r.max_bytes = n.as_u64().unwrap_or(0).min(limits::MAX_REMOTE_INDEX_BYTES)
+            }
+            (k, other) => {
+                return Err(format!(
+                    "has \"{key}\" {}",
+                    match k {
+                        "url" | "header" | "stallms" | "ancestors" | "maxbytes" =>
+                            format!("of the wrong type ({other})"),
+                        _ => "(an unknown key)".to_string(),
+                    }
+                ));
+            }
+        }
+    }
+    let scheme = r.url.split_once("://").map(|(s, _)| s.to_ascii_lowercase());
+    if !matches!(scheme.as_deref(), Some("https" | "http" | "file")) {
+        return Err(format!(
+            "\"url\" \"{}\" must start with https://, http:// or file://",
+            r.url
+        ));
+    }
+    if !r.url.contains("{commit}") {
+        return Err(format!(
+            "\"url\" \"{}\" must hold {{commit}} (the commit's full hash)",
+            r.url
+        ));
+    }
+    Ok(r)
 }
 
 fn type_name(v: &Value) -> &'static str {

@@ -21,7 +21,7 @@
 //!
 //! Every layer but the user file is a *project* layer: unless the workspace
 //! is trusted, what it says about what runs (`command`, `args`, `env`, new
-//! servers) and the index it names (`index.path`) are ignored, and
+//! servers) and the index it names (`index.path`, `index.remote`) are ignored, and
 //! `trustedRoots` is read from the user file only (see [`crate::trust`]).
 //!
 //! # Format
@@ -70,7 +70,14 @@
 //!   // file only when the workspace is trusted), and whether the daemon
 //!   // rebuilds the `scry index` one in the background (default true; it
 //!   // only ever runs where an indexer is installed)
-//!   "index": { "path": "build/index.scip", "refresh": true }
+//!   "index": { "path": "build/index.scip", "refresh": true,
+//!              // an index CI publishes per commit: HEAD's, else the
+//!              // nearest ancestor's (`ancestors` back), its `.sha256`
+//!              // checked when there is one; the header's value is read
+//!              // from the environment variable named, never from a file
+//!              "remote": { "url": "https://ci.example/scip/{commit}.scip",
+//!                          "header": { "name": "Authorization", "env": "SCRY_INDEX_TOKEN" },
+//!                          "stallMs": 15000, "ancestors": 50, "maxBytes": 2147483648 } }
 //! }
 //! ```
 //!
@@ -231,6 +238,69 @@ pub struct IndexConfig {
     /// indexed file changed since (default true: it only runs an indexer
     /// that is installed, under the same rules as servers).
     pub refresh: bool,
+    /// A CI-built index fetched by commit (`"remote"`), and the file that
+    /// set it. A project file's is honoured only in a trusted workspace,
+    /// as `path` is.
+    pub remote: Option<(RemoteIndex, PathBuf)>,
+}
+
+/// `"index": {"remote": {…}}`: where CI publishes an index per commit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RemoteIndex {
+    /// The URL template: `{commit}` is a full commit hash; its scheme is
+    /// `https`, `http` or `file`.
+    pub url: String,
+    /// A request header (`name`) whose value is read from the environment
+    /// variable `env` at each fetch: never a secret in a file.
+    pub header: Option<RemoteHeader>,
+    /// How long the server may send nothing before the fetch is given up
+    /// (default [`limits::REMOTE_INDEX_STALL_MS`]).
+    pub stall_ms: u64,
+    /// How many commits back from HEAD an index is looked for (default
+    /// [`limits::MAX_REMOTE_INDEX_ANCESTORS`], at most that).
+    pub ancestors: u32,
+    /// The largest index fetched (default and at most
+    /// [`limits::MAX_REMOTE_INDEX_BYTES`]).
+    pub max_bytes: u64,
+}
+
+/// A request header of a remote index: its name and the environment
+/// variable holding its value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RemoteHeader {
+    pub name: String,
+    pub env: String,
+}
+
+impl RemoteIndex {
+    /// The template's URL for `commit`.
+    pub fn url_for(&self, commit: &str) -> String {
+        self.url.replace("{commit}", commit)
+    }
+
+    /// The template as shown in notes: without its query (which may hold
+    /// a token) and credentials.
+    pub fn shown(&self) -> String {
+        let no_query = self.url.split(['?', '#']).next().unwrap_or("");
+        match no_query.split_once("://") {
+            Some((scheme, rest)) => match rest.split_once('/') {
+                Some((auth, path)) => {
+                    let host = auth.rsplit('@').next().unwrap_or(auth);
+                    format!("{scheme}://{host}/{path}")
+                }
+                None => format!("{scheme}://{}", rest.rsplit('@').next().unwrap_or(rest)),
+            },
+            None => no_query.to_string(),
+        }
+    }
+
+    /// The host (and port, when given) the template names; empty for
+    /// `file:`.
+    pub fn host(&self) -> String {
+        let rest = self.url.split_once("://").map_or("", |(_, r)| r);
+        let auth = rest.split(['/', '?', '#']).next().unwrap_or("");
+        auth.rsplit('@').next().unwrap_or(auth).to_string()
+    }
 }
 
 impl Default for IndexConfig {
@@ -238,6 +308,7 @@ impl Default for IndexConfig {
         IndexConfig {
             path: None,
             refresh: true,
+            remote: None,
         }
     }
 }

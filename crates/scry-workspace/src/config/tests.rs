@@ -554,3 +554,79 @@ fn root_recipes_are_overridden_by_layers() {
     )]));
     assert!(matches!(bad, Err(ConfigError::Invalid { .. })), "{bad:?}");
 }
+
+#[test]
+fn a_remote_index_is_checked_once_and_needs_trust_as_index_path_does() {
+    use super::{RemoteHeader, RemoteIndex};
+    let tmp = tempfile::tempdir().unwrap();
+    let ws = tmp.path().join("ws");
+    fs::create_dir_all(&ws).unwrap();
+    let cfg = r#"{"index": {"remote": {"url": "https://user:pw@ci.example/scip/{commit}.scip?token=s3cret",
+        "header": {"name": "Authorization", "env": "SCRY_INDEX_TOKEN"}, "stallMs": 500, "ancestors": 9999}}}"#;
+    fs::write(ws.join(".scry.json"), cfg).unwrap();
+    let vars: HashMap<&str, OsString> =
+        HashMap::from([("SCRY_STATE_DIR", tmp.path().join("state").into_os_string())]);
+    let env = |k: &str| vars.get(k).cloned();
+    let t = load_with(&ws, &env, TrustPolicy::Trusted).unwrap();
+    let (r, file) = t.index.remote.clone().expect("a trusted project's remote");
+    assert_eq!(file, ws.join(".scry.json"));
+    assert_eq!(
+        r,
+        RemoteIndex {
+            url: "https://user:pw@ci.example/scip/{commit}.scip?token=s3cret".into(),
+            header: Some(RemoteHeader {
+                name: "Authorization".into(),
+                env: "SCRY_INDEX_TOKEN".into()
+            }),
+            stall_ms: 500,
+            ancestors: scry_model::limits::MAX_REMOTE_INDEX_ANCESTORS,
+            max_bytes: scry_model::limits::MAX_REMOTE_INDEX_BYTES,
+        }
+    );
+    assert_eq!(
+        r.url_for("abc"),
+        "https://user:pw@ci.example/scip/abc.scip?token=s3cret"
+    );
+    // Shown without credentials or query.
+    assert_eq!(r.shown(), "https://ci.example/scip/{commit}.scip");
+    assert_eq!(r.host(), "ci.example");
+
+    // Untrusted: ignored and said, as index.path is.
+    let u = load_with(&ws, &env, TrustPolicy::Untrusted).unwrap();
+    assert_eq!(u.index.remote, None);
+    let what: Vec<&str> = u.trust.ignored.iter().map(|(_, w)| w.as_str()).collect();
+    assert_eq!(
+        what,
+        ["index.remote \"https://ci.example/scip/{commit}.scip\""]
+    );
+
+    // A bare URL is the template; what is not usable is refused at once.
+    let one = |v: &str| {
+        Config::from_layers(&[(
+            ws.join(".scry.json"),
+            format!(r#"{{"index": {{"remote": {v}}}}}"#),
+        )])
+    };
+    let c = one(r#""file:///srv/{commit}.scip""#).unwrap();
+    assert_eq!(c.index.remote.unwrap().0.host(), "");
+    for (bad, says) in [
+        (r#""ftp://x/{commit}""#, "must start with https://"),
+        (r#""https://x/latest.scip""#, "must hold {commit}"),
+        (
+            r#"{"url": "https://x/{commit}", "header": {"name": "A", "value": "s3cret"}}"#,
+            "needs \"env\"",
+        ),
+        (
+            r#"{"url": "https://x/{commit}", "header": {"name": "A b", "env": "T"}}"#,
+            "not a header name",
+        ),
+        (
+            r#"{"url": "https://x/{commit}", "token": "x"}"#,
+            "unknown key",
+        ),
+        ("3", "must be a URL or an object"),
+    ] {
+        let e = one(bad).unwrap_err().to_string();
+        assert!(e.contains("index.remote") && e.contains(says), "{bad}: {e}");
+    }
+}

@@ -86,6 +86,24 @@ pub struct ConvertOptions<'a> {
     /// occurrences may be of the text before; it is recorded with the
     /// stamp it had then and no content hash — stale until the next build.
     pub before: Option<&'a Before>,
+    /// For an index built at another commit than the working tree's (a
+    /// fetched one): each document's file as it was at that commit
+    /// ([`AtCommit`]). A file that differs is fitted to its text then and
+    /// records that text's hash and no stamp, so it is stale until the
+    /// file is that text again, while its positions stay right for that
+    /// commit (what translation across the diff starts from).
+    pub at_commit: Option<&'a dyn Fn(&str) -> AtCommit>,
+}
+
+/// A document's file at the index's commit, compared with the working
+/// tree's.
+pub enum AtCommit {
+    /// The same bytes as the working tree's file.
+    Same,
+    /// Different: its bytes then.
+    Text(Vec<u8>),
+    /// Not known: recorded stale, never answered from.
+    Unknown,
 }
 
 impl<'a> ConvertOptions<'a> {
@@ -100,6 +118,7 @@ impl<'a> ConvertOptions<'a> {
             built_by: None,
             source: None,
             before: None,
+            at_commit: None,
         }
     }
 }
@@ -304,7 +323,7 @@ fn read_scip(
                 (opts.progress)(read);
                 let d = DocumentView::parse(&buf).map_err(|e| bad(e.to_string()))?;
                 let held = kept.held();
-                kept.document(&d, buf.len() as u64, opts.root, opts.before, cap)
+                kept.document(&d, buf.len() as u64, opts, cap)
                     .map_err(|step| match step {
                         Step::TooLarge(need) => too_large(scip, held + need, cap),
                         Step::Corrupt(e) => bad(e.to_string()),
@@ -360,10 +379,10 @@ impl Collected {
         &mut self,
         d: &DocumentView<'_>,
         read: u64,
-        root: &Path,
-        before: Option<&Before>,
+        opts: &ConvertOptions<'_>,
         cap: u64,
     ) -> Result<(), Step> {
+        let (root, before) = (opts.root, opts.before);
         let c = d.named_occurrences;
         // Confined as an edit is: `..`, absolute paths and paths
         // through a symlink that leaves the root are refused.
@@ -388,6 +407,25 @@ impl Collected {
         {
             source.stamp = *was;
             source.hash = 0;
+        }
+        // Built at another commit: the file as it was then.
+        match rel.to_str().and_then(|r| Some(opts.at_commit?(r))) {
+            None | Some(AtCommit::Same) => {}
+            Some(AtCommit::Text(t)) => {
+                check(self.held(), heap(t.len()))?;
+                source = Source {
+                    stamp: Stamp {
+                        size: t.len() as u64,
+                        ..Stamp::default()
+                    },
+                    hash: content_hash(&t),
+                    text: Some(t),
+                };
+            }
+            Some(AtCommit::Unknown) => {
+                source.stamp = Stamp::default();
+                source.hash = 0;
+            }
         }
         let path = d.relative_path.as_bytes();
         // What this document takes while it is worked on: its bytes, its
