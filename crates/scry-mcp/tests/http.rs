@@ -218,6 +218,10 @@ async fn refuses_remote_addresses_and_bad_token_files() {
 }
 
 fn client_config(server: &HttpServer, token: Option<&str>) -> StreamableHttpClientTransportConfig {
+    // The rmcp client's reqwest is the workspace's, built without a TLS
+    // provider of its own (scry's remote index installs ring): this
+    // process installs it too before a client is built.
+    let _ = rustls::crypto::ring::default_provider().install_default();
     let c = StreamableHttpClientTransportConfig::with_uri(server.url());
     match token {
         Some(t) => c.auth_header(t),

@@ -116,15 +116,20 @@ impl Workspace {
 
     /// Log a warning once per workspace (missing servers and the like).
     pub fn warn_once(&self, msg: &str) -> bool {
-        let fresh = self
-            .warned
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(msg.to_string());
+        let fresh = self.first_warning(msg);
         if fresh {
             tracing::warn!("{msg}");
         }
         fresh
+    }
+
+    /// Whether the warning keyed `key` is new to this workspace (and so
+    /// is logged now).
+    fn first_warning(&self, key: &str) -> bool {
+        self.warned
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(key.to_string())
     }
 
     /// The navigation server for `path` (not linters), or why there is none.
@@ -168,16 +173,19 @@ impl Workspace {
             }
             missing.push((spec.id.clone(), spec.command.clone()));
         }
+        // Logged once per kind of file (the answer says it in words).
+        if self.first_warning(&format!("no server: {describe}")) {
+            let commands: Vec<&str> = missing.iter().map(|(_, c)| c.as_str()).collect();
+            tracing::warn!(file = %describe, missing = ?commands, "no installed language server");
+        }
         let message = scry_model::Message::new().fact(scry_model::Fact::NoServerInstalled {
             file: describe,
             missing,
         });
-        let err = WorkspaceError::NoServer {
+        Err(WorkspaceError::NoServer {
             message,
             trust: self.trust_notice(),
-        };
-        self.warn_once(&err.to_string());
-        Err(err)
+        })
     }
 
     /// The root `spec` gets for `path` ([`roots::choose`], the layout
