@@ -220,7 +220,9 @@ async fn refuses_remote_addresses_and_bad_token_files() {
 fn client_config(server: &HttpServer, token: Option<&str>) -> StreamableHttpClientTransportConfig {
     // The rmcp client's reqwest is the workspace's, built without a TLS
     // provider of its own (scry's remote index installs ring): this
-    // process installs it too before a client is built.
+    // process installs it too before a client is built (ring, as scry:
+    // `scry_workspace::remote_index`).
+    #[allow(deprecated)]
     let _ = rustls::crypto::ring::default_provider().install_default();
     let c = StreamableHttpClientTransportConfig::with_uri(server.url());
     match token {
