@@ -19,8 +19,8 @@
 //! answer; and the process's peak and current resident memory (Linux,
 //! `/proc/self/status`). `DIR` is reused when it holds the repository.
 
+use scry_testkit::git;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -29,17 +29,6 @@ use scry_index::proto::{Document, Metadata, Occurrence, ToolInfo};
 use scry_model::{Action, Precision, Query};
 use scry_testkit::http::{Route, Server};
 use scry_workspace::env::{CallContext, CallEnv};
-
-fn git(root: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .args(["-c", "user.name=b", "-c", "user.email=b@b"])
-        .args(args)
-        .current_dir(root)
-        .output()
-        .expect("git");
-    assert!(out.status.success(), "git {args:?}");
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
-}
 
 fn occ(line: i32, col: i32, len: usize, symbol: String, roles: i32) -> Occurrence {
     Occurrence {

@@ -6,12 +6,15 @@
 //! (`scry-fake-lsp`, this package's binary) was built, JSON clean-ups, an
 //! MCP client over a child's stdio ([`mcp_stdio`]), readers of what
 //! `scry mcp --http` says ([`mcp_http`]), workspaces for the edit
-//! layer's tests ([`edits`]), a loopback HTTP server ([`http`]), and a process's memory figures ([`proc`]).
+//! layer's tests ([`edits`]), a loopback HTTP server ([`http`]), a
+//! process's memory figures ([`proc`]) and git run in a test repository
+//! ([`git`]).
 //!
 //! Invariants: nothing here writes under the repository (fixtures are only
 //! read and copied), and the library depends on no scry crate but
-//! scry-base (the bottom one), so any crate above it can take this as a
-//! dev-dependency without a cycle.
+//! scry-base (the bottom one) and scry-model (the vocabulary, on scry-base
+//! alone), so any crate above them can take this as a dev-dependency
+//! without a cycle.
 
 use std::fmt::Display;
 use std::path::{Path, PathBuf};
@@ -24,6 +27,24 @@ pub mod http;
 pub mod mcp_http;
 pub mod mcp_stdio;
 pub mod proc;
+
+/// `git ARGS` in `root` (a test's repository: a fixed author, no signing),
+/// its trimmed output; panics, with git's stderr, when it fails.
+pub fn git(root: &std::path::Path, args: &[&str]) -> String {
+    let out = std::process::Command::new("git")
+        .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+        .args(["-c", "commit.gpgsign=false"])
+        .args(args)
+        .current_dir(root)
+        .output()
+        .expect("git runs");
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
 
 /// The repository's root (canonical): the directory holding `crates/`,
 /// `fixtures/` and `fuzz/`, found from this package's place in it.

@@ -14,6 +14,7 @@
 //! it under `SCRY_REQUIRE_SERVERS=1`.
 #![cfg(unix)]
 
+use scry_testkit::git;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
@@ -25,22 +26,6 @@ use scry_testkit::http::{Route, Server};
 use scry_workspace::Workspace;
 use scry_workspace::env::{CallContext, CallEnv};
 use sha2::Digest;
-
-fn git(root: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .args(["-c", "user.name=t", "-c", "user.email=t@t"])
-        .args(["-c", "commit.gpgsign=false"])
-        .args(args)
-        .current_dir(root)
-        .output()
-        .expect("git runs");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
-}
 
 /// Replace `from` by `to` in `root/rel` (exactly once).
 fn edit(root: &Path, rel: &str, from: &str, to: &str) {

@@ -7,8 +7,8 @@
 //! index each end as their problem, in time, with nothing installed; an
 //! index naming paths outside the root has those documents refused.
 
+use scry_testkit::git;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use prost::Message;
@@ -18,28 +18,6 @@ use scry_testkit::http::{Route, Server};
 use scry_workspace::config::{RemoteHeader, RemoteIndex};
 use scry_workspace::remote_index::{Git, fetch};
 use sha2::Digest;
-
-fn git(root: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .args([
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@t",
-            "-c",
-            "commit.gpgsign=false",
-        ])
-        .args(args)
-        .current_dir(root)
-        .output()
-        .expect("git runs");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
-}
 
 const A: &str = "fn alpha() {}\nfn beta() {\n    alpha();\n}\n";
 
