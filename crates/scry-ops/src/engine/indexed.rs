@@ -681,13 +681,20 @@ impl Engine {
             answer.notes.push(Reason::IndexExternal { name });
         }
         answer.notes.extend(several);
-        let (changed, total) = fresh.changed(&root, ix);
-        if changed > 0 {
-            answer.notes.push(Reason::IndexChanged {
-                changed,
-                total,
-                refreshed: self.refreshes_by_itself(),
-            });
+        // A fetched index's files changed since its commit are translated,
+        // and the answer counts what moved or was left out: the count of
+        // files changed since it was built would say it twice, at the cost
+        // of a stat of every indexed file per answer (`status` still
+        // says it).
+        if l.remote.is_none() {
+            let (changed, total) = fresh.changed(&root, ix);
+            if changed > 0 {
+                answer.notes.push(Reason::IndexChanged {
+                    changed,
+                    total,
+                    refreshed: self.refreshes_by_itself(),
+                });
+            }
         }
         Ok(Some(Unlabelled {
             answer,
